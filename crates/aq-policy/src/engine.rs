@@ -1,0 +1,170 @@
+//! From a command line to a [`Verdict`]: analyze, run every rule over every
+//! command, apply the policy's actions, keep the strictest.
+
+use serde::Serialize;
+
+use aq_shell::{Analysis, Problem};
+
+use crate::catalog::RuleId;
+use crate::decision::{Decision, Risk};
+use crate::policy::Policy;
+use crate::rules::{self, Hit, HitRule};
+
+/// The decision on one command line, with its evidence.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    /// The strictest action over every rule that fired; `allow` when none did.
+    pub decision: Decision,
+    /// Every rule that fired, strictest first.
+    pub rules: Vec<RuleMatch>,
+    /// Every simple command found, after unwrapping.
+    pub commands: Vec<CommandReport>,
+    /// Parts of the line that could not be read statically.
+    pub problems: Vec<Problem>,
+}
+
+impl Verdict {
+    /// The rule that decided, if any.
+    pub fn deciding_rule(&self) -> Option<&RuleMatch> {
+        self.rules.first()
+    }
+}
+
+/// One rule that fired.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleMatch {
+    /// The rule's id.
+    pub id: String,
+    /// Its action under the effective policy.
+    pub action: Decision,
+    /// Its risk.
+    pub risk: Risk,
+    /// Why it matters.
+    pub why: String,
+    /// What to do instead.
+    pub safer: Option<String>,
+    /// The command (index into [`Verdict::commands`]) it fired on.
+    pub command: Option<usize>,
+    /// What exactly matched.
+    pub evidence: String,
+}
+
+/// One simple command of the line, as the rules saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandReport {
+    /// The command as a person reads it.
+    pub text: String,
+    /// The program name, when known statically.
+    pub program: Option<String>,
+    /// Wrappers and nested shells it was found in.
+    pub via: Vec<String>,
+    /// The strictest action of the rules that fired on it.
+    pub decision: Decision,
+    /// Ids of the rules that fired on it.
+    pub rules: Vec<String>,
+}
+
+/// Decides command lines under one policy.
+#[derive(Debug, Clone, Default)]
+pub struct Engine {
+    policy: Policy,
+}
+
+impl Engine {
+    /// An engine with this policy.
+    pub fn new(policy: Policy) -> Self {
+        Engine { policy }
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Decides a command line as passed to `bash -c`.
+    pub fn evaluate(&self, line: &str) -> Verdict {
+        self.decide(aq_shell::analyze(line))
+    }
+
+    /// Decides an argument vector as passed to `execve`.
+    pub fn evaluate_argv(&self, argv: &[String]) -> Verdict {
+        self.decide(aq_shell::analyze_argv(argv))
+    }
+
+    fn decide(&self, analysis: Analysis) -> Verdict {
+        let hits = rules::run(&analysis, &self.policy);
+        let mut matches: Vec<RuleMatch> = hits.iter().map(|h| self.to_match(h)).collect();
+        matches.sort_by(|a, b| b.action.cmp(&a.action).then(b.risk.cmp(&a.risk)));
+        matches.dedup_by(|a, b| a.id == b.id && a.command == b.command && a.evidence == b.evidence);
+        let decision = matches
+            .iter()
+            .map(|m| m.action)
+            .max()
+            .unwrap_or(Decision::Allow);
+        let commands = analysis
+            .commands
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let fired: Vec<&RuleMatch> =
+                    matches.iter().filter(|m| m.command == Some(i)).collect();
+                CommandReport {
+                    text: c.display(),
+                    program: c.program().map(str::to_string),
+                    via: c.via.clone(),
+                    decision: fired
+                        .iter()
+                        .map(|m| m.action)
+                        .max()
+                        .unwrap_or(Decision::Allow),
+                    rules: fired.iter().map(|m| m.id.clone()).collect(),
+                }
+            })
+            .collect();
+        Verdict {
+            decision,
+            rules: matches,
+            commands,
+            problems: analysis.problems,
+        }
+    }
+
+    fn to_match(&self, hit: &Hit) -> RuleMatch {
+        match &hit.rule {
+            HitRule::Builtin(id) => {
+                let info = id.info();
+                RuleMatch {
+                    id: id.as_str().to_string(),
+                    action: self.policy.action(*id),
+                    risk: info.risk,
+                    why: info.why.to_string(),
+                    safer: info.safer.map(str::to_string),
+                    command: hit.command,
+                    evidence: hit.evidence.clone(),
+                }
+            }
+            HitRule::Custom(i) => {
+                let rule = &self.policy.custom_rules[*i];
+                RuleMatch {
+                    id: rule.id.clone(),
+                    action: rule.action,
+                    risk: rule.risk,
+                    why: rule.why.clone(),
+                    safer: rule.safer.clone(),
+                    command: hit.command,
+                    evidence: hit.evidence.clone(),
+                }
+            }
+        }
+    }
+}
+
+/// Convenience: decide one line under the built-in policy.
+pub fn evaluate(line: &str) -> Verdict {
+    Engine::default().evaluate(line)
+}
+
+/// Whether a rule id names a built-in rule.
+pub fn is_builtin_rule(id: &str) -> bool {
+    id.parse::<RuleId>().is_ok()
+}

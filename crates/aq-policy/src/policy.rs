@@ -1,0 +1,62 @@
+//! The effective policy as plain values: what the engine needs to decide.
+//! Reading and layering policy files is `config.rs`'s job; this is the result.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::catalog::RuleId;
+use crate::decision::{Decision, Risk};
+
+/// The effective policy: built-in defaults plus what policy files changed.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Policy {
+    /// Actions changed by rule id (`[rules.actions]`).
+    pub actions: BTreeMap<RuleId, Decision>,
+    /// Extra sensitive paths (globs; `~` is the home directory), treated like
+    /// built-in credential files.
+    pub sensitive_paths: Vec<String>,
+    /// The user's own rules.
+    pub custom_rules: Vec<CustomRule>,
+}
+
+impl Policy {
+    /// The action of a built-in rule under this policy.
+    pub fn action(&self, id: RuleId) -> Decision {
+        self.actions.get(&id).copied().unwrap_or(id.info().action)
+    }
+}
+
+/// A rule written in a policy file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CustomRule {
+    /// Its id (kebab-case, distinct from built-in ids).
+    pub id: String,
+    /// What happens when it matches.
+    pub action: Decision,
+    /// How bad a match is.
+    pub risk: Risk,
+    /// Why, for a person.
+    pub why: String,
+    /// What to do instead.
+    pub safer: Option<String>,
+    /// What it matches.
+    pub matcher: CommandMatcher,
+}
+
+/// What a custom rule matches. Every field that is set must match; within a
+/// list any entry may match. Program and argument entries are globs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CommandMatcher {
+    /// Program names (`curl`, `terraform`), matched on the base name.
+    pub program: Vec<String>,
+    /// The first non-option argument (`push`, `apply`).
+    pub subcommand: Vec<String>,
+    /// Options, any of which must be present (`--force`, `-f`).
+    pub flags: Vec<String>,
+    /// Argument globs, any of which must match some argument.
+    pub args: Vec<String>,
+    /// Path globs, any of which must match some path-like argument or
+    /// redirection target (`~/.config/secret/*`, `*.sqlite`).
+    pub paths: Vec<String>,
+}

@@ -1,0 +1,277 @@
+//! Interpreter one-liners (`python -c`, `perl -e`, `node -e`, `ruby -e`,
+//! `php -r`): the shell commands inside them are unwrapped by `aq-shell`;
+//! here the code itself is read for sockets wired to shells, downloads that
+//! are executed, network use and writes to startup files.
+
+use aq_shell::Code;
+
+use super::Ctx;
+use crate::catalog::RuleId;
+use crate::paths::{self, Persistence};
+
+fn any(text: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|n| text.contains(n))
+}
+
+/// Whether the code opens network connections.
+pub(crate) fn uses_network(code: &Code) -> bool {
+    let t = code.text.as_str();
+    match code.lang.as_str() {
+        "python" => any(
+            t,
+            &[
+                "urllib",
+                "requests.",
+                "import requests",
+                "http.client",
+                "httpx",
+                "aiohttp",
+                "socket",
+                "urlopen",
+                "ftplib",
+                "smtplib",
+                "telnetlib",
+                "paramiko",
+                "websocket",
+            ],
+        ),
+        "node" => any(
+            t,
+            &[
+                "require('http",
+                "require(\"http",
+                "require('https",
+                "require(\"https",
+                "require('net",
+                "require(\"net",
+                "require('dgram",
+                "from 'http",
+                "fetch(",
+                "http.get",
+                "https.get",
+                "https.request",
+                "http.request",
+                "net.connect",
+                "net.Socket",
+                "createConnection",
+                "axios",
+                "WebSocket",
+                "node:http",
+                "node:https",
+                "node:net",
+            ],
+        ),
+        "perl" => any(
+            t,
+            &[
+                "IO::Socket",
+                "LWP",
+                "HTTP::Tiny",
+                "Net::",
+                "Socket",
+                "getstore",
+                "get(",
+            ],
+        ),
+        "ruby" => any(
+            t,
+            &[
+                "TCPSocket",
+                "Net::HTTP",
+                "open-uri",
+                "URI.open",
+                "Socket",
+                "UDPSocket",
+                "HTTParty",
+                "Faraday",
+            ],
+        ),
+        "php" => any(
+            t,
+            &[
+                "fsockopen",
+                "curl_exec",
+                "curl_init",
+                "file_get_contents(\"http",
+                "file_get_contents('http",
+                "stream_socket_client",
+                "fopen(\"http",
+                "fopen('http",
+                "socket_create",
+            ],
+        ),
+        "lua" => any(t, &["socket", "http.request"]),
+        "awk" => t.contains("/inet/"),
+        "r" => any(t, &["download.file", "url(", "httr", "curl::"]),
+        "tcl" => t.contains("socket "),
+        _ => false,
+    }
+}
+
+fn uses_socket(code: &Code) -> bool {
+    let t = code.text.as_str();
+    match code.lang.as_str() {
+        "python" => t.contains("socket"),
+        "node" => any(
+            t,
+            &[
+                "net.connect",
+                "net.Socket",
+                "createConnection",
+                "require('net",
+                "require(\"net",
+                "node:net",
+            ],
+        ),
+        "perl" => any(t, &["IO::Socket", "Socket", "socket("]),
+        "ruby" => any(t, &["TCPSocket", "Socket"]),
+        "php" => any(t, &["fsockopen", "stream_socket_client", "socket_create"]),
+        "lua" => t.contains("socket"),
+        "awk" => t.contains("/inet/"),
+        "tcl" => t.contains("socket "),
+        _ => false,
+    }
+}
+
+/// Whether the code hands control to a shell or to the process's file
+/// descriptors (what turns a socket into a remote shell).
+fn wires_shell(code: &Code) -> bool {
+    let t = code.text.as_str();
+    any(
+        t,
+        &[
+            "dup2",
+            "pty.spawn",
+            "/bin/sh",
+            "/bin/bash",
+            "/bin/zsh",
+            "cmd.exe",
+            "subprocess",
+            "os.system",
+            "os.exec",
+            "child_process",
+            "spawn(",
+            "exec(",
+            "exec ",
+            "open(STDIN",
+            "STDIN",
+            "popen",
+            "proc_open",
+            "system(",
+            "IO.popen",
+            "|&",
+            "sh -i",
+        ],
+    )
+}
+
+/// Whether the code runs what it received as code.
+fn evaluates(code: &Code) -> bool {
+    let t = code.text.as_str();
+    match code.lang.as_str() {
+        "python" => any(
+            t,
+            &["exec(", "eval(", "os.system", "subprocess", "compile("],
+        ),
+        "node" => any(
+            t,
+            &[
+                "eval(",
+                "new Function",
+                "vm.run",
+                "child_process",
+                "execSync",
+                "spawn",
+            ],
+        ),
+        "perl" => any(t, &["eval", "system", "exec", "`"]),
+        "ruby" => any(t, &["eval", "system", "exec", "`", "IO.popen"]),
+        "php" => any(
+            t,
+            &[
+                "eval(",
+                "system(",
+                "exec(",
+                "passthru",
+                "shell_exec",
+                "assert(",
+            ],
+        ),
+        "lua" => any(t, &["loadstring", "load(", "dofile", "os.execute"]),
+        _ => false,
+    }
+}
+
+fn writes(code: &Code) -> bool {
+    let t = code.text.as_str();
+    any(
+        t,
+        &[
+            "'a'",
+            "\"a\"",
+            "'w'",
+            "\"w\"",
+            "write",
+            ">>",
+            "appendFile",
+            "writeFile",
+            "File.open",
+            "fopen",
+            "print {",
+        ],
+    )
+}
+
+pub(crate) fn check(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(code) = &c.code else { return };
+    let lang = code.lang.clone();
+    if uses_socket(code) && wires_shell(code) {
+        ctx.hit(
+            RuleId::NetReverseShell,
+            i,
+            format!("{lang} code connects a socket to a shell"),
+        );
+        return;
+    }
+    let persist = code
+        .literals
+        .iter()
+        .filter_map(|l| {
+            let p = l.trim();
+            let expanded = p
+                .strip_prefix("~/")
+                .map(|r| format!("~/{r}"))
+                .unwrap_or_else(|| p.to_string());
+            paths::persistence_kind(&expanded).map(|k| (k, expanded))
+        })
+        .next();
+    if let Some((kind, path)) = persist.filter(|_| writes(code)) {
+        let rule = match kind {
+            Persistence::ShellRc => RuleId::PersistShellRc,
+            Persistence::AuthorizedKeys => RuleId::PersistSshAuthorizedKeys,
+            Persistence::Cron => RuleId::PersistCrontab,
+            Persistence::Systemd => RuleId::PersistSystemd,
+            Persistence::Launchd => RuleId::PersistLaunchd,
+            Persistence::SystemStartup => RuleId::PersistSystemStartup,
+            Persistence::GitHook => RuleId::PersistGitHook,
+        };
+        ctx.hit(rule, i, format!("{lang} code writes {path}"));
+    }
+    let code = ctx.commands()[i].code.as_ref().expect("checked above");
+    if uses_network(code) {
+        if evaluates(code) {
+            ctx.hit(
+                RuleId::NetDownloadExec,
+                i,
+                format!("{lang} code fetches from the network and runs what it gets"),
+            );
+        } else if lang != "awk" {
+            ctx.hit(
+                RuleId::InterpNetwork,
+                i,
+                format!("{lang} code opens network connections"),
+            );
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! Running code: shells and interpreters fed from downloads, decoders or
+//! strings; script files; command names computed at run time; files
+//! downloaded and run on the same line.
+
+use aq_shell::{Command, Input, interpreter_lang, is_shell};
+
+use super::{Ctx, flag_values_text, has_flag, is_flag, operands};
+use crate::catalog::RuleId;
+use crate::paths::NormPath;
+
+/// Programs that fetch data from the network onto stdout or into a file.
+pub(crate) fn is_downloader(c: &Command) -> bool {
+    let Some(name) = c.program() else {
+        return false;
+    };
+    match name {
+        "curl" | "wget" | "fetch" | "http" | "https" | "xh" | "aria2c" | "axel" | "lynx"
+        | "links" | "w3m" | "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ftp" | "tftp"
+        | "sftp" | "ssh" | "curlie" | "httpie" | "gh" | "s3cmd" | "rclone" => true,
+        "openssl" => c.args().first().is_some_and(|a| a.text == "s_client"),
+        "aws" => c.args().iter().any(|a| a.text == "s3"),
+        "gsutil" => c.args().iter().any(|a| a.text == "cat" || a.text == "cp"),
+        "git" => c.args().iter().any(|a| {
+            a.text == "archive" && c.args().iter().any(|r| r.text.starts_with("--remote"))
+        }),
+        _ => {
+            // Interpreter one-liners that fetch.
+            c.code
+                .as_ref()
+                .is_some_and(|code| super::code::uses_network(code))
+        }
+    }
+}
+
+/// Programs that decode hidden text.
+pub(crate) fn is_decoder(c: &Command) -> bool {
+    let Some(name) = c.program() else {
+        return false;
+    };
+    let decode_flag = has_flag(c, Some('d'), &["decode"]) || has_flag(c, Some('D'), &[]);
+    match name {
+        "base64" | "base32" | "basenc" | "gbase64" => decode_flag,
+        "xxd" => has_flag(c, Some('r'), &["revert"]),
+        "openssl" => c.args().iter().any(|a| {
+            a.text == "-d" || a.text == "-base64" && c.args().iter().any(|b| b.text == "-d")
+        }),
+        "uudecode" | "rev" | "gunzip" | "zcat" | "xzcat" | "bzcat" | "zstdcat" => true,
+        "gzip" | "xz" | "bzip2" | "zstd" => decode_flag,
+        "printf" => c
+            .args()
+            .iter()
+            .any(|a| a.text.contains("\\x") || a.text.contains("\\0")),
+        _ => false,
+    }
+}
+
+/// Whether a command runs code from its stdin, a `-c` string or a named script,
+/// and if so where that code comes from: command indices.
+fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
+    let c = &ctx.commands()[i];
+    let name = c.program()?;
+    let shell = is_shell(name);
+    let sourcing = matches!(name, "source" | ".");
+    let lang = interpreter_lang(name).filter(|l| *l != "awk");
+    if !(shell || sourcing || lang.is_some() || name == "eval") {
+        return None;
+    }
+    let mut sources = Vec::new();
+    // Words that are code or name the script.
+    let ops = operands(c);
+    for w in c.args() {
+        if !w.feeds.is_empty() {
+            sources.extend(ctx.word_sources(w));
+        }
+    }
+    let reads_stdin = if shell {
+        has_flag(c, Some('s'), &[])
+            || ops.is_empty()
+            || ops
+                .first()
+                .is_some_and(|o| o.text == "-" || o.text == "/dev/stdin")
+            || has_flag(c, Some('i'), &[])
+    } else if sourcing {
+        ops.first()
+            .is_some_and(|o| o.text == "/dev/stdin" || o.text == "-")
+    } else if name == "eval" {
+        false
+    } else {
+        c.code.is_none()
+            && (ops.is_empty()
+                || ops
+                    .first()
+                    .is_some_and(|o| o.text == "-" || o.text == "/dev/stdin"))
+    };
+    if reads_stdin {
+        sources.extend(ctx.upstream(i));
+        for s in &c.stdin {
+            if let Input::Text(t) = s {
+                sources.extend(ctx.word_sources(t));
+            }
+        }
+    }
+    Some(sources)
+}
+
+pub(crate) fn check(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    if c.argv.is_empty() {
+        return;
+    }
+    let first = &c.argv[0];
+    if first.dynamic || c.program().is_none() {
+        let sources = ctx.word_sources(first);
+        if let Some(d) = ctx.any_source(&sources, is_downloader) {
+            let what = ctx.commands()[d].display();
+            ctx.hit(
+                RuleId::NetPipeToShell,
+                i,
+                format!("the command to run comes from `{what}`"),
+            );
+        } else {
+            ctx.hit(
+                RuleId::ExecDynamicCommand,
+                i,
+                format!("`{}` is only known at run time", first.text),
+            );
+        }
+        return;
+    }
+    let name = c.program().unwrap_or_default().to_string();
+    if let Some(sources) = code_sources(ctx, i) {
+        if let Some(d) = ctx.any_source(&sources, is_downloader) {
+            let what = ctx.commands()[d].display();
+            ctx.hit(
+                RuleId::NetPipeToShell,
+                i,
+                format!("`{name}` runs code from `{what}`"),
+            );
+            return;
+        }
+        if let Some(d) = ctx.any_source(&sources, is_decoder) {
+            let what = ctx.commands()[d].display();
+            ctx.hit(
+                RuleId::ExecDecodedPayload,
+                i,
+                format!("`{name}` runs code decoded by `{what}`"),
+            );
+            return;
+        }
+        let c = &ctx.commands()[i];
+        let shell_like = is_shell(&name) || name == "eval";
+        if shell_like {
+            let ops = operands(c);
+            let has_c = c
+                .args()
+                .iter()
+                .any(|a| is_flag(a) && !a.text.starts_with("--") && a.text[1..].contains('c'));
+            if name == "eval" || has_c {
+                ctx.hit(
+                    RuleId::ExecShellString,
+                    i,
+                    format!("`{}` runs a shell string", c.display()),
+                );
+            } else if let Some(script) = ops
+                .first()
+                .filter(|o| o.text != "-" && o.text != "/dev/stdin")
+            {
+                ctx.hit(
+                    RuleId::ExecScriptFile,
+                    i,
+                    format!("`{name}` runs the script `{}`", script.text),
+                );
+            } else if !sources.is_empty() || c.stdin.iter().any(|s| !matches!(s, Input::Pipe(_))) {
+                ctx.hit(
+                    RuleId::ExecShellString,
+                    i,
+                    format!("`{name}` runs a script from its input"),
+                );
+            } else if has_flag(c, Some('i'), &[]) || ops.is_empty() {
+                ctx.hit(
+                    RuleId::ExecShellString,
+                    i,
+                    format!("`{name}` starts an interactive shell"),
+                );
+            }
+        } else if matches!(name.as_str(), "source" | ".") {
+            check_source(ctx, i);
+        } else if !sources.is_empty() && ctx.commands()[i].code.is_none() {
+            ctx.hit(
+                RuleId::ExecShellString,
+                i,
+                format!("`{name}` runs a program read from a pipe"),
+            );
+        }
+        return;
+    }
+    // A script run by path: `./deploy.sh`, `scripts/x.bash`.
+    let c = &ctx.commands()[i];
+    let written = &c.argv[0].text;
+    if written.contains('/')
+        && (name.ends_with(".sh") || name.ends_with(".bash") || name.ends_with(".zsh"))
+    {
+        ctx.hit(
+            RuleId::ExecScriptFile,
+            i,
+            format!("runs the script `{written}`"),
+        );
+    }
+}
+
+/// `source FILE` / `. FILE`: environment files and activation scripts are
+/// ordinary; other scripts are script files.
+fn check_source(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(file) = operands(c).first().map(|w| w.text.clone()) else {
+        return;
+    };
+    let p = NormPath::new(&file);
+    let name = p.name();
+    if crate::paths::is_dotenv_secret(name) {
+        ctx.hit(
+            RuleId::SecretSourceEnv,
+            i,
+            format!("loads `{file}` into the environment"),
+        );
+        return;
+    }
+    let routine = name == "activate"
+        || name == "activate.fish"
+        || p.ends_with_text(&[".cargo", "env"])
+        || name == "nvm.sh"
+        || name == "env.sh" && p.in_home
+        || p.in_home && crate::paths::is_shell_rc(&file)
+        || name == "virtualenvwrapper.sh"
+        || name == "sdkman-init.sh"
+        || name == "asdf.sh";
+    if !routine {
+        ctx.hit(
+            RuleId::ExecScriptFile,
+            i,
+            format!("runs the script `{file}` in this shell"),
+        );
+    }
+}
+
+/// Files a downloader writes: `curl -o F`, `curl -O URL`, `wget -O F`,
+/// `wget URL`, `curl URL > F`.
+fn downloaded_files(c: &Command) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(name) = c.program() else { return out };
+    match name {
+        "curl" => {
+            out.extend(flag_values_text(c, &["-o"], &["output"]));
+            if has_flag(c, Some('O'), &["remote-name"]) {
+                out.extend(urls(c).iter().map(|u| url_basename(u)));
+            }
+        }
+        "wget" => {
+            let named = flag_values_text(c, &["-O"], &["output-document"]);
+            if named.is_empty() {
+                out.extend(urls(c).iter().map(|u| url_basename(u)));
+            }
+            out.extend(named);
+        }
+        _ => {}
+    }
+    for r in &c.redirects {
+        if r.kind.writes() && r.fd.is_none_or(|f| f == 1) {
+            out.push(r.target.text.clone());
+        }
+    }
+    out.retain(|f| f != "-" && !f.is_empty());
+    out
+}
+
+fn urls(c: &Command) -> Vec<String> {
+    c.args()
+        .iter()
+        .filter(|a| a.text.contains("://"))
+        .map(|a| a.text.clone())
+        .collect()
+}
+
+fn url_basename(url: &str) -> String {
+    let path = url.split("://").nth(1).unwrap_or(url);
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    path.rsplit('/')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("index.html")
+        .to_string()
+}
+
+fn same_file(a: &str, b: &str) -> bool {
+    let (pa, pb) = (NormPath::new(a), NormPath::new(b));
+    pa.parts == pb.parts && pa.in_home == pb.in_home && pa.absolute == pb.absolute
+}
+
+/// A file downloaded earlier on the line and then run.
+pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
+    let commands = ctx.commands();
+    let mut downloaded: Vec<(usize, String)> = Vec::new();
+    let mut found = Vec::new();
+    for (i, c) in commands.iter().enumerate() {
+        if is_downloader(c) {
+            downloaded.extend(downloaded_files(c).into_iter().map(|f| (i, f)));
+            continue;
+        }
+        if downloaded.is_empty() || c.argv.is_empty() {
+            continue;
+        }
+        let name = c.program().unwrap_or("");
+        let mut run_targets: Vec<&str> = vec![c.argv[0].text.as_str()];
+        if is_shell(name) || matches!(name, "source" | ".") || interpreter_lang(name).is_some() {
+            if let Some(op) = operands(c).first() {
+                run_targets.push(op.text.as_str());
+            }
+        }
+        for (d, file) in &downloaded {
+            if run_targets.iter().any(|t| same_file(t, file)) {
+                found.push((i, *d, file.clone()));
+            }
+        }
+    }
+    for (i, d, file) in found {
+        let what = ctx.commands()[d].display();
+        ctx.hit(
+            RuleId::NetDownloadExec,
+            i,
+            format!("runs `{file}`, downloaded by `{what}`"),
+        );
+    }
+}
+
+trait EndsWithText {
+    fn ends_with_text(&self, tail: &[&str]) -> bool;
+}
+
+impl EndsWithText for NormPath {
+    fn ends_with_text(&self, tail: &[&str]) -> bool {
+        self.parts.len() >= tail.len()
+            && self.parts[self.parts.len() - tail.len()..]
+                .iter()
+                .zip(tail)
+                .all(|(a, b)| a == b)
+    }
+}

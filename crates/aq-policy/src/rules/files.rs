@@ -1,0 +1,481 @@
+//! Files: recursive deletes, permission changes, disks, what gets written
+//! where (startup files, cron, systemd, history, logs, system files).
+
+use aq_shell::Command;
+
+use super::{Ctx, flag_values_text, has_flag, operands};
+use crate::catalog::RuleId;
+use crate::paths::{self, NormPath, Persistence};
+
+pub(crate) fn check(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(name) = c.program() else {
+        check_assignments(ctx, i);
+        check_writes(ctx, i);
+        return;
+    };
+    match name {
+        "rm" | "unlink" | "rmdir" | "shred" | "srm" | "trash" | "trash-put" | "gio" => {
+            check_remove(ctx, i)
+        }
+        "chmod" | "chown" | "chgrp" | "setfacl" | "chattr" => check_permissions(ctx, i),
+        "find" => check_find_delete(ctx, i),
+        "dd" => {
+            for of in dd_operand(c, "of") {
+                if paths::is_block_device(&of) {
+                    ctx.hit(
+                        RuleId::DiskOverwrite,
+                        i,
+                        format!("dd writes to the device {of}"),
+                    );
+                }
+            }
+        }
+        n if n.starts_with("mkfs")
+            || matches!(
+                n,
+                "mke2fs"
+                    | "mkswap"
+                    | "wipefs"
+                    | "fdisk"
+                    | "sfdisk"
+                    | "sgdisk"
+                    | "parted"
+                    | "gdisk"
+                    | "cfdisk"
+                    | "blkdiscard"
+                    | "newfs"
+                    | "diskutil"
+            ) =>
+        {
+            let target = operands(c)
+                .iter()
+                .map(|w| w.text.clone())
+                .find(|t| t.starts_with("/dev/"));
+            let dangerous =
+                target.is_some() || matches!(n, "wipefs" | "blkdiscard") || n.starts_with("mkfs");
+            if dangerous
+                && !(n == "diskutil"
+                    && !c
+                        .args()
+                        .iter()
+                        .any(|a| a.text.starts_with("erase") || a.text == "partitionDisk"))
+                && !(n == "fdisk" && has_flag(c, Some('l'), &["list"]))
+                && !(n == "parted" && has_flag(c, Some('l'), &["list"]))
+            {
+                ctx.hit(
+                    RuleId::DiskOverwrite,
+                    i,
+                    format!(
+                        "`{n}` formats or repartitions {}",
+                        target.unwrap_or_else(|| "a disk".into())
+                    ),
+                );
+            }
+        }
+        "history" => {
+            if c.args()
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-c" | "-d" | "-cw" | "-wc"))
+            {
+                ctx.hit(RuleId::AntiHistoryTamper, i, "clears the shell history");
+            }
+        }
+        "set" => {
+            let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+            if args.windows(2).any(|w| w[0] == "+o" && w[1] == "history") {
+                ctx.hit(RuleId::AntiHistoryTamper, i, "turns shell history off");
+            }
+        }
+        "unset" => {
+            if c.args()
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "HISTFILE" | "HISTSIZE" | "HISTFILESIZE"))
+            {
+                ctx.hit(RuleId::AntiHistoryTamper, i, "unsets the history file");
+            }
+        }
+        "export" | "declare" | "typeset" | "local" | "readonly" | "env" => {
+            check_history_assignment(ctx, i, true)
+        }
+        "shopt" => {
+            if c.args().iter().any(|a| a.text == "-u")
+                && c.args().iter().any(|a| a.text == "histappend")
+            {
+                ctx.hit(
+                    RuleId::AntiHistoryTamper,
+                    i,
+                    "stops appending to the history file",
+                );
+            }
+        }
+        "auditctl" => {
+            let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+            if args.windows(2).any(|w| w[0] == "-e" && w[1] == "0") || args.contains(&"-D") {
+                ctx.hit(
+                    RuleId::AntiAuditDisable,
+                    i,
+                    "turns kernel auditing off or deletes its rules",
+                );
+            }
+        }
+        "journalctl" => {
+            if c.args().iter().any(|a| {
+                a.text.starts_with("--vacuum") || a.text == "--rotate" && c.args().len() == 1
+            }) {
+                ctx.hit(RuleId::AntiAuditDisable, i, "deletes the system journal");
+            }
+        }
+        _ => {}
+    }
+    check_assignments(ctx, i);
+    check_writes(ctx, i);
+}
+
+/// `HISTFILE=/dev/null`, `HISTSIZE=0` before or as a command.
+fn check_assignments(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    if c.assignments
+        .iter()
+        .any(|a| is_history_var_tamper(&a.name, &a.value.text))
+    {
+        ctx.hit(
+            RuleId::AntiHistoryTamper,
+            i,
+            "redirects or shrinks the shell history",
+        );
+    }
+}
+
+fn check_history_assignment(ctx: &mut Ctx, i: usize, _declared: bool) {
+    let c = &ctx.commands()[i];
+    let tampered = c.args().iter().any(|a| {
+        a.text
+            .split_once('=')
+            .is_some_and(|(n, v)| is_history_var_tamper(n, v))
+    });
+    if tampered {
+        ctx.hit(
+            RuleId::AntiHistoryTamper,
+            i,
+            "redirects or shrinks the shell history",
+        );
+    }
+}
+
+fn is_history_var_tamper(name: &str, value: &str) -> bool {
+    match name {
+        "HISTFILE" => true,
+        "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST" => value.trim() == "0" || value.is_empty(),
+        _ => false,
+    }
+}
+
+fn is_recursive(c: &Command) -> bool {
+    has_flag(c, Some('r'), &["recursive"]) || has_flag(c, Some('R'), &[])
+}
+
+fn check_remove(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let recursive = is_recursive(c) || c.program() == Some("rmdir");
+    let no_preserve = c.args().iter().any(|a| a.text == "--no-preserve-root");
+    for op in operands(c) {
+        let t = op.text.as_str();
+        if paths::is_history_file(t) {
+            ctx.hit(
+                RuleId::AntiHistoryTamper,
+                i,
+                format!("deletes the history file {t}"),
+            );
+            continue;
+        }
+        if paths::is_system_log(t) {
+            ctx.hit(
+                RuleId::AntiAuditDisable,
+                i,
+                format!("deletes the system log {t}"),
+            );
+            continue;
+        }
+        if !recursive {
+            if paths::is_block_device(t) && c.program() == Some("shred") {
+                ctx.hit(RuleId::DiskOverwrite, i, format!("shreds the device {t}"));
+            }
+            continue;
+        }
+        if is_root_like(t) || no_preserve {
+            ctx.hit(
+                RuleId::FsRmRecursiveRoot,
+                i,
+                format!("recursively deletes {t}"),
+            );
+        } else if op.dynamic
+            && !op.vars.is_empty()
+            && !op.text.contains('/')
+            && from_build_output_find(ctx, i)
+        {
+            // find ... -name target -exec rm -rf {} +
+        } else if op.dynamic {
+            if !from_build_output_find(ctx, i) {
+                ctx.hit(
+                    RuleId::FsRmRecursive,
+                    i,
+                    format!("recursively deletes `{t}`, which is only known at run time"),
+                );
+            }
+        } else if !paths::is_build_output(t) {
+            ctx.hit(RuleId::FsRmRecursive, i, format!("recursively deletes {t}"));
+        }
+    }
+}
+
+/// `/`, `~`, `$HOME`, `..`, system directories, `.git`, and "everything in" them.
+fn is_root_like(t: &str) -> bool {
+    let p = NormPath::new(t);
+    paths::is_system_dir(t)
+        || paths::is_everything_in_system_dir(t)
+        || matches!(t.trim_end_matches('/'), ".." | "../*" | "../.*" | "../..")
+        || p.parts.first().is_some_and(|f| f == "..")
+            && p.parts.iter().all(|c| c == ".." || c == "*")
+        || p.name() == ".git"
+        || (p.parts.is_empty() && !p.absolute && !p.in_home && t.starts_with(".."))
+}
+
+/// Whether `i` is run by `find -exec` / `xargs` over a build-output name
+/// search (`find . -name __pycache__ -exec rm -rf {} +`).
+fn from_build_output_find(ctx: &Ctx, i: usize) -> bool {
+    let commands = ctx.commands();
+    let parent = commands.iter().position(|c| c.runs == Some(i));
+    let finder = match parent {
+        Some(p) if commands[p].program() == Some("find") => Some(p),
+        Some(p) if commands[p].program() == Some("xargs") => ctx
+            .upstream(p)
+            .into_iter()
+            .find(|&u| commands[u].program() == Some("find")),
+        _ => None,
+    };
+    let Some(f) = finder else { return false };
+    let names = flag_values_text(&commands[f], &["-name", "-iname", "-path"], &[]);
+    !names.is_empty()
+        && names
+            .iter()
+            .all(|n| paths::is_build_output(n.trim_matches('*').trim_start_matches("./")))
+}
+
+fn check_find_delete(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    if !c.args().iter().any(|a| a.text == "-delete") {
+        return;
+    }
+    let roots: Vec<String> = c
+        .args()
+        .iter()
+        .take_while(|a| !a.text.starts_with('-') && a.text != "(" && a.text != "!")
+        .map(|a| a.text.clone())
+        .collect();
+    if roots.iter().any(|r| is_root_like(r)) {
+        ctx.hit(
+            RuleId::FsRmRecursiveRoot,
+            i,
+            format!("deletes everything find matches under {}", roots.join(" ")),
+        );
+        return;
+    }
+    let names = flag_values_text(c, &["-name", "-iname"], &[]);
+    let harmless = !names.is_empty()
+        && names
+            .iter()
+            .all(|n| paths::is_build_output(n.trim_start_matches("*")) || n.ends_with(".pyc"));
+    if !harmless {
+        ctx.hit(RuleId::FsRmRecursive, i, "find -delete removes every match");
+    }
+}
+
+fn check_permissions(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let name = c.program().unwrap_or_default();
+    if name == "chmod" && has_flag(c, Some('R'), &["recursive"])
+        || name != "chmod" && is_recursive(c)
+    {
+        if let Some(t) = operands(c).iter().find(|o| is_root_like(&o.text)) {
+            ctx.hit(
+                RuleId::FsChmodRecursiveRoot,
+                i,
+                format!("recursively changes {}", t.text),
+            );
+            return;
+        }
+    }
+    if name == "chattr"
+        && !c.args().iter().any(|a| {
+            a.text.starts_with('+')
+                || a.text.starts_with('-')
+                    && a.text.len() > 1
+                    && !a.text[1..].starts_with(char::is_alphabetic)
+        })
+    {
+        return;
+    }
+    ctx.hit(RuleId::FsPermissions, i, format!("`{}`", c.display()));
+}
+
+/// `of=...` / `if=...` operands of dd.
+pub(crate) fn dd_operand(c: &Command, key: &str) -> Vec<String> {
+    c.args()
+        .iter()
+        .filter_map(|a| a.text.strip_prefix(&format!("{key}=")).map(str::to_string))
+        .collect()
+}
+
+/// Paths a command writes: redirections, `tee`, `cp`/`mv`/`install`/`ln`
+/// destinations, `dd of=`, `sed -i` files, `truncate`.
+pub(crate) fn written_paths(c: &Command) -> Vec<String> {
+    let mut out: Vec<String> = c
+        .redirects
+        .iter()
+        .filter(|r| r.kind.writes())
+        .map(|r| r.target.text.clone())
+        .collect();
+    let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
+    match c.program().unwrap_or("") {
+        "tee" | "truncate" | "touch" => out.extend(
+            ops.iter()
+                .map(|s| s.to_string())
+                .filter(|s| !s.starts_with("-s") || c.program() != Some("truncate")),
+        ),
+        "cp" | "mv" | "install" | "ln" | "rsync" | "ditto" => {
+            let target = flag_values_text(c, &["-t"], &["target-directory"]);
+            if !target.is_empty() {
+                out.extend(target);
+            } else if ops.len() >= 2 || c.program() == Some("ln") && ops.len() == 1 {
+                let dest = ops[ops.len() - 1];
+                // `cp x.service ~/.config/systemd/user/` writes x.service there.
+                if dest.ends_with('/') {
+                    for src in &ops[..ops.len() - 1] {
+                        let base = src.rsplit('/').find(|s| !s.is_empty()).unwrap_or(src);
+                        out.push(format!("{dest}{base}"));
+                    }
+                }
+                out.push(dest.to_string());
+            }
+        }
+        "dd" => out.extend(dd_operand(c, "of")),
+        "sed" | "perl" if has_flag(c, Some('i'), &["in-place"]) => {
+            out.extend(
+                ops.iter()
+                    .skip(usize::from(
+                        c.program() == Some("sed") && !c.args().iter().any(|a| a.text == "-e"),
+                    ))
+                    .map(|s| s.to_string()),
+            );
+        }
+        _ => {}
+    }
+    out.retain(|p| {
+        !matches!(
+            p.as_str(),
+            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "-" | "/dev/tty"
+        ) && !p.starts_with('&')
+    });
+    out
+}
+
+fn check_writes(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let name = c.program().unwrap_or("");
+    let targets = written_paths(c);
+    let linking_history =
+        name == "ln" && operands(c).first().is_some_and(|s| s.text == "/dev/null");
+    for t in targets {
+        if paths::is_block_device(&t) {
+            ctx.hit(
+                RuleId::DiskOverwrite,
+                i,
+                format!("writes to the device {t}"),
+            );
+            continue;
+        }
+        if paths::is_history_file(&t) {
+            if name != "touch" || linking_history {
+                ctx.hit(
+                    RuleId::AntiHistoryTamper,
+                    i,
+                    format!("overwrites the history file {t}"),
+                );
+            }
+            continue;
+        }
+        if paths::is_system_log(&t) {
+            ctx.hit(
+                RuleId::AntiAuditDisable,
+                i,
+                format!("overwrites the system log {t}"),
+            );
+            continue;
+        }
+        match paths::persistence_kind(&t) {
+            Some(Persistence::ShellRc) if name != "touch" => ctx.hit(
+                RuleId::PersistShellRc,
+                i,
+                format!("writes the shell startup file {t}"),
+            ),
+            Some(Persistence::AuthorizedKeys) => {
+                ctx.hit(RuleId::PersistSshAuthorizedKeys, i, format!("writes {t}"))
+            }
+            Some(Persistence::Cron) => ctx.hit(
+                RuleId::PersistCrontab,
+                i,
+                format!("writes the cron table {t}"),
+            ),
+            Some(Persistence::Systemd) => ctx.hit(
+                RuleId::PersistSystemd,
+                i,
+                format!("installs the systemd unit {t}"),
+            ),
+            Some(Persistence::Launchd) => ctx.hit(
+                RuleId::PersistLaunchd,
+                i,
+                format!("installs the launch agent {t}"),
+            ),
+            Some(Persistence::SystemStartup) => {
+                ctx.hit(RuleId::PersistSystemStartup, i, format!("writes {t}"))
+            }
+            Some(Persistence::GitHook) if name != "touch" => ctx.hit(
+                RuleId::PersistGitHook,
+                i,
+                format!("writes the git hook {t}"),
+            ),
+            Some(_) => {}
+            None => {
+                if is_system_file(&t) && name != "touch" {
+                    ctx.hit(RuleId::FsWriteSystem, i, format!("writes {t}"));
+                }
+            }
+        }
+    }
+}
+
+/// Files under system directories (not scratch space).
+fn is_system_file(t: &str) -> bool {
+    let p = NormPath::new(t);
+    p.absolute
+        && p.parts.first().is_some_and(|f| {
+            matches!(
+                f.as_str(),
+                "etc"
+                    | "usr"
+                    | "bin"
+                    | "sbin"
+                    | "boot"
+                    | "lib"
+                    | "lib64"
+                    | "lib32"
+                    | "opt"
+                    | "root"
+                    | "sys"
+                    | "proc"
+                    | "System"
+                    | "Library"
+            ) || f == "var" && !p.parts.get(1).is_some_and(|s| s == "tmp")
+        })
+}

@@ -1,0 +1,407 @@
+//! The rule checks. Each family module looks at one command at a time (with
+//! the whole line for context: pipes, substitutions, earlier downloads) and
+//! reports hits; `run` adds the line-level checks and the custom rules.
+
+mod code;
+mod exec;
+mod files;
+mod known;
+mod net;
+mod secrets;
+mod tools;
+
+use aq_shell::{Analysis, Command, Input, ProblemKind, Word};
+
+use crate::catalog::RuleId;
+use crate::decision::Decision;
+use crate::paths;
+use crate::policy::{CommandMatcher, Policy};
+
+pub(crate) use known::is_known_program;
+
+/// Which rule fired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HitRule {
+    Builtin(RuleId),
+    /// Index into the policy's custom rules.
+    Custom(usize),
+}
+
+/// A rule that fired, on which command, and why.
+#[derive(Debug, Clone)]
+pub(crate) struct Hit {
+    pub rule: HitRule,
+    pub command: Option<usize>,
+    pub evidence: String,
+}
+
+/// What the checks can see.
+pub(crate) struct Ctx<'a> {
+    pub analysis: &'a Analysis,
+    pub policy: &'a Policy,
+    hits: Vec<Hit>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn commands(&self) -> &'a [Command] {
+        &self.analysis.commands
+    }
+
+    pub fn hit(&mut self, rule: RuleId, command: usize, evidence: impl Into<String>) {
+        self.hits.push(Hit {
+            rule: HitRule::Builtin(rule),
+            command: Some(command),
+            evidence: evidence.into(),
+        });
+    }
+
+    fn hit_line(&mut self, rule: RuleId, evidence: impl Into<String>) {
+        self.hits.push(Hit {
+            rule: HitRule::Builtin(rule),
+            command: None,
+            evidence: evidence.into(),
+        });
+    }
+
+    fn fired_on(&self, command: usize) -> bool {
+        self.hits.iter().any(|h| h.command == Some(command))
+    }
+
+    /// Commands whose output reaches `i`'s stdin, through pipes, transitively.
+    pub fn upstream(&self, i: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut todo: Vec<usize> = self.commands()[i]
+            .stdin
+            .iter()
+            .filter_map(|s| {
+                if let Input::Pipe(p) = s {
+                    Some(*p)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        while let Some(p) = todo.pop() {
+            if out.contains(&p) || out.len() > 256 {
+                continue;
+            }
+            out.push(p);
+            let c = &self.commands()[p];
+            todo.extend(c.stdin.iter().filter_map(|s| {
+                if let Input::Pipe(q) = s {
+                    Some(*q)
+                } else {
+                    None
+                }
+            }));
+            // What a command prints can come from its substitutions too.
+            for w in &c.argv {
+                todo.extend(w.feeds.iter().copied());
+            }
+            if let Some(r) = c.runs {
+                todo.push(r);
+            }
+        }
+        out
+    }
+
+    /// Commands whose output ends up in `word`, transitively.
+    pub fn word_sources(&self, word: &Word) -> Vec<usize> {
+        let mut out = Vec::new();
+        for &f in &word.feeds {
+            if f < self.commands().len() && !out.contains(&f) {
+                out.push(f);
+                out.extend(self.upstream(f));
+            }
+        }
+        out
+    }
+
+    /// Whether any of `sources` (or what they wrap) satisfies `pred`.
+    pub fn any_source(&self, sources: &[usize], pred: impl Fn(&Command) -> bool) -> Option<usize> {
+        sources.iter().copied().find(|&s| {
+            let mut at = Some(s);
+            let mut steps = 0;
+            while let Some(i) = at {
+                let c = &self.commands()[i];
+                if pred(c) {
+                    return true;
+                }
+                at = c.runs;
+                steps += 1;
+                if steps > 32 {
+                    break;
+                }
+            }
+            false
+        })
+    }
+
+    /// Commands that read `i`'s output through a pipe.
+    pub fn downstream(&self, i: usize) -> Vec<usize> {
+        self.commands()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.stdin.contains(&Input::Pipe(i)))
+            .map(|(j, _)| j)
+            .collect()
+    }
+
+    /// Whether a path is a credential file, built in or from the policy.
+    pub fn secret_kind(&self, path: &str) -> Option<String> {
+        if let Some(k) = paths::secret_kind(path) {
+            return Some(k.to_string());
+        }
+        let p = paths::NormPath::new(path);
+        let normalized = if p.in_home {
+            format!("~/{}", p.parts.join("/"))
+        } else if p.absolute {
+            format!("/{}", p.parts.join("/"))
+        } else {
+            p.parts.join("/")
+        };
+        self.policy
+            .sensitive_paths
+            .iter()
+            .find(|pat| paths::glob_match(pat, &normalized) || paths::glob_match(pat, p.name()))
+            .map(|pat| format!("a sensitive path of the policy ({pat})"))
+    }
+}
+
+/// Runs every rule over an analysis.
+pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
+    let mut ctx = Ctx {
+        analysis,
+        policy,
+        hits: Vec::new(),
+    };
+    for p in &analysis.problems {
+        let rule = match p.kind {
+            ProblemKind::Unparsable => RuleId::ParseUnparsable,
+            ProblemKind::TooLong | ProblemKind::TooDeep | ProblemKind::TooLarge => {
+                RuleId::ParseTooComplex
+            }
+        };
+        ctx.hit_line(rule, p.detail.clone());
+    }
+    for f in &analysis.self_spawning_functions {
+        ctx.hit_line(
+            RuleId::ProcForkBomb,
+            format!("function `{f}` starts copies of itself"),
+        );
+    }
+    for i in 0..analysis.commands.len() {
+        exec::check(&mut ctx, i);
+        files::check(&mut ctx, i);
+        secrets::check(&mut ctx, i);
+        net::check(&mut ctx, i);
+        tools::check(&mut ctx, i);
+        code::check(&mut ctx, i);
+    }
+    exec::check_download_then_run(&mut ctx);
+
+    // Custom rules.
+    let mut custom_allowed = vec![false; analysis.commands.len()];
+    for (ri, rule) in policy.custom_rules.iter().enumerate() {
+        for (i, c) in analysis.commands.iter().enumerate() {
+            if let Some(evidence) = custom_match(&rule.matcher, c) {
+                if rule.action == Decision::Allow {
+                    custom_allowed[i] = true;
+                }
+                ctx.hits.push(Hit {
+                    rule: HitRule::Custom(ri),
+                    command: Some(i),
+                    evidence,
+                });
+            }
+        }
+    }
+    // A custom allow rule lifts the asks of built-in rules on the command it
+    // names; it never lowers a block.
+    ctx.hits.retain(|h| match (&h.rule, h.command) {
+        (HitRule::Builtin(id), Some(c)) if custom_allowed[c] => {
+            policy.action(*id) == Decision::Block
+        }
+        _ => true,
+    });
+
+    // Whatever no rule recognised is unknown.
+    for (i, c) in analysis.commands.iter().enumerate() {
+        if ctx.fired_on(i) || c.argv.is_empty() {
+            continue;
+        }
+        let Some(name) = c.program() else { continue };
+        if analysis.functions.iter().any(|f| f == name)
+            || is_known_program(name)
+            || c.runs.is_some()
+        {
+            continue;
+        }
+        ctx.hit(
+            RuleId::ExecUnknownProgram,
+            i,
+            format!("`{name}` is not a program the rules know"),
+        );
+    }
+    ctx.hits
+}
+
+fn custom_match(m: &CommandMatcher, c: &Command) -> Option<String> {
+    let name = c.program()?;
+    if !m.program.is_empty()
+        && !m
+            .program
+            .iter()
+            .any(|p| paths::glob_match(p, name) || p == name)
+    {
+        return None;
+    }
+    let args = c.args();
+    if !m.subcommand.is_empty() {
+        let sub = args.iter().find(|a| !a.text.starts_with('-'))?;
+        if !m
+            .subcommand
+            .iter()
+            .any(|s| paths::glob_match(s, &sub.text) || *s == sub.text)
+        {
+            return None;
+        }
+    }
+    if !m.flags.is_empty()
+        && !m.flags.iter().any(|f| {
+            args.iter()
+                .any(|a| a.text == *f || a.text.starts_with(&format!("{f}=")))
+        })
+    {
+        return None;
+    }
+    if !m.args.is_empty()
+        && !m.args.iter().any(|g| {
+            args.iter()
+                .any(|a| paths::glob_match(g, &a.text) || *g == a.text)
+        })
+    {
+        return None;
+    }
+    if !m.paths.is_empty() {
+        let candidates = args
+            .iter()
+            .map(|a| a.text.as_str())
+            .chain(c.redirects.iter().map(|r| r.target.text.as_str()));
+        let mut found = false;
+        for cand in candidates {
+            let p = paths::NormPath::new(cand);
+            let norm = if p.in_home {
+                format!("~/{}", p.parts.join("/"))
+            } else if p.absolute {
+                format!("/{}", p.parts.join("/"))
+            } else {
+                p.parts.join("/")
+            };
+            if m.paths
+                .iter()
+                .any(|g| paths::glob_match(g, &norm) || paths::glob_match(g, p.name()))
+            {
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            return None;
+        }
+    }
+    Some(c.display())
+}
+
+// ---- helpers shared by the families ---------------------------------------
+
+/// Whether a word is an option (`-x`, `--long`), not `-` alone.
+pub(crate) fn is_flag(w: &Word) -> bool {
+    w.text.len() > 1 && w.text.starts_with('-')
+}
+
+/// Whether a short-option cluster or long option is present (`-r` matches
+/// `-rf`; `--force` matches `--force` and `--force=...`).
+pub(crate) fn has_flag(c: &Command, short: Option<char>, long: &[&str]) -> bool {
+    c.args().iter().take_while(|a| a.text != "--").any(|a| {
+        let t = a.text.as_str();
+        if let Some(l) = t.strip_prefix("--") {
+            return long
+                .iter()
+                .any(|x| l == *x || l.starts_with(&format!("{x}=")));
+        }
+        match (short, t.strip_prefix('-')) {
+            (Some(s), Some(cluster)) => {
+                !cluster.is_empty()
+                    && cluster.chars().all(|c| c.is_ascii_alphanumeric())
+                    && cluster.contains(s)
+            }
+            _ => false,
+        }
+    })
+}
+
+/// The value of an option: `-o F`, `-oF`, `--output F`, `--output=F`.
+pub(crate) fn flag_value<'c>(c: &'c Command, short: &[&str], long: &[&str]) -> Vec<&'c Word> {
+    let args = c.args();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if short.contains(&t) || long.iter().any(|l| t == format!("--{l}")) {
+            if let Some(v) = args.get(i + 1) {
+                out.push(v);
+            }
+            i += 2;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Same as [`flag_value`] but also `--long=value` and `-Xvalue` spellings, as text.
+pub(crate) fn flag_values_text(c: &Command, short: &[&str], long: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = flag_value(c, short, long)
+        .into_iter()
+        .map(|w| w.text.clone())
+        .collect();
+    for a in c.args() {
+        let t = a.text.as_str();
+        for l in long {
+            if let Some(v) = t.strip_prefix(&format!("--{l}=")) {
+                out.push(v.to_string());
+            }
+        }
+        for s in short {
+            if t.len() > s.len() && t.starts_with(s) && s.len() == 2 {
+                out.push(t[s.len()..].to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The first argument that is not an option.
+pub(crate) fn subcommand(c: &Command) -> Option<&str> {
+    c.args()
+        .iter()
+        .find(|a| !is_flag(a))
+        .map(|a| a.text.as_str())
+}
+
+/// Arguments that are not options (after `--`, everything).
+pub(crate) fn operands(c: &Command) -> Vec<&Word> {
+    let mut out = Vec::new();
+    let mut after_dashes = false;
+    for a in c.args() {
+        if !after_dashes && a.text == "--" {
+            after_dashes = true;
+            continue;
+        }
+        if after_dashes || !is_flag(a) {
+            out.push(a);
+        }
+    }
+    out
+}

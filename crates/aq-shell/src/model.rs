@@ -1,0 +1,225 @@
+//! What a command line does, as plain values: the commands it runs, the words
+//! they get, where their input comes from and what went wrong reading it.
+
+use serde::Serialize;
+
+/// Everything one command line would run, in the order bash would meet it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Analysis {
+    /// Every simple command, after unwrapping wrappers and nested shells.
+    pub commands: Vec<Command>,
+    /// Why parts of the line could not be read statically.
+    pub problems: Vec<Problem>,
+    /// Functions the line defines that call themselves in a pipeline or in the
+    /// background: the shape of a fork bomb.
+    pub self_spawning_functions: Vec<String>,
+    /// Names of functions the line defines (calls to them are not programs).
+    pub functions: Vec<String>,
+}
+
+/// One program invocation with its arguments as the program would receive them.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Command {
+    /// The argument vector; `argv[0]` is the program name as written.
+    pub argv: Vec<Word>,
+    /// `NAME=value` words before the command (or alone on the line).
+    pub assignments: Vec<Assignment>,
+    /// Redirections that apply to this command.
+    pub redirects: Vec<Redirect>,
+    /// Where standard input comes from, when the line says.
+    pub stdin: Vec<Input>,
+    /// Wrappers and nested shells this command was found inside, outermost first
+    /// (`sudo`, `bash -c`, `$(...)`, `python -c`).
+    pub via: Vec<String>,
+    /// How many nested shells, evals or substitutions deep this command is.
+    pub depth: u32,
+    /// For a wrapper (`sudo`, `env`, `xargs`, `sh -c` ...), the index of the
+    /// first command it runs.
+    pub runs: Option<usize>,
+    /// Code handed to an interpreter on the command line (`python -c`, `awk`).
+    pub code: Option<Code>,
+    /// Whether this command runs with raised privileges (`sudo`, `doas`, `su`).
+    pub privileged: bool,
+}
+
+impl Command {
+    /// The program name with any directory removed (`/usr/bin/curl` gives `curl`).
+    pub fn program(&self) -> Option<&str> {
+        let w = self.argv.first()?;
+        if w.dynamic {
+            return None;
+        }
+        Some(w.text.rsplit('/').next().unwrap_or(&w.text))
+    }
+
+    /// The arguments after the program name.
+    pub fn args(&self) -> &[Word] {
+        self.argv.get(1..).unwrap_or(&[])
+    }
+
+    /// The command as a person would read it, quoted where needed.
+    pub fn display(&self) -> String {
+        let mut parts: Vec<String> = self
+            .assignments
+            .iter()
+            .map(|a| format!("{}={}", a.name, quote_for_display(&a.value.text)))
+            .collect();
+        parts.extend(self.argv.iter().map(|w| quote_for_display(&w.text)));
+        for r in &self.redirects {
+            let fd = r.fd.map(|f| f.to_string()).unwrap_or_default();
+            parts.push(format!(
+                "{fd}{}{}",
+                r.kind.symbol(),
+                quote_for_display(&r.target.text)
+            ));
+        }
+        parts.join(" ")
+    }
+}
+
+fn quote_for_display(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric() || "-_./:=@%+,~*?[]{}$^!#".contains(c) || !c.is_ascii()
+        });
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// A word after quote removal and the expansions that can be known statically.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Word {
+    /// The text the program would get. Parts that cannot be known keep their
+    /// source spelling (`$X`, `$(...)`).
+    pub text: String,
+    /// Whether some part of the text is only known at run time.
+    pub dynamic: bool,
+    /// Commands whose output is spliced into this word (`$(...)`, backticks) or
+    /// whose pipe it names (`<(...)`), as indices into [`Analysis::commands`].
+    pub feeds: Vec<usize>,
+    /// Variables the word reads whose value is not known.
+    pub vars: Vec<String>,
+    /// Whether the word has unquoted glob characters (`*`, `?`, `[`).
+    pub glob: bool,
+}
+
+impl Word {
+    /// A fully known word.
+    pub fn literal(text: impl Into<String>) -> Self {
+        Word {
+            text: text.into(),
+            ..Word::default()
+        }
+    }
+}
+
+/// A `NAME=value` assignment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Assignment {
+    /// Variable name.
+    pub name: String,
+    /// Value after expansion.
+    pub value: Word,
+}
+
+/// A redirection and its target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Redirect {
+    /// The file descriptor written before the operator, if any.
+    pub fd: Option<i32>,
+    /// Which way data moves.
+    pub kind: RedirectKind,
+    /// The file (or `/dev/fd/N` for a process substitution).
+    pub target: Word,
+}
+
+/// Direction of a redirection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RedirectKind {
+    /// `<`
+    Read,
+    /// `>` or `>|` or `&>`
+    Write,
+    /// `>>` or `&>>`
+    Append,
+    /// `<>`
+    ReadWrite,
+    /// `<&` / `>&` to a descriptor
+    Duplicate,
+}
+
+impl RedirectKind {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            RedirectKind::Read => "<",
+            RedirectKind::Write => ">",
+            RedirectKind::Append => ">>",
+            RedirectKind::ReadWrite => "<>",
+            RedirectKind::Duplicate => ">&",
+        }
+    }
+
+    /// Whether the target is written to.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite
+        )
+    }
+
+    /// Whether the target is read from.
+    pub fn reads(self) -> bool {
+        matches!(self, RedirectKind::Read | RedirectKind::ReadWrite)
+    }
+}
+
+/// A source of a command's standard input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Input {
+    /// The output of another command of the line (a pipe).
+    Pipe(usize),
+    /// A file (`< file`).
+    File(Word),
+    /// Literal text: a here-document or here-string.
+    Text(Word),
+}
+
+/// Code given to an interpreter on the command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Code {
+    /// The language (`python`, `perl`, `ruby`, `node`, `php`, `awk`, ...).
+    pub lang: String,
+    /// The program text.
+    pub text: String,
+    /// The string literals in the program, for path and URL checks.
+    pub literals: Vec<String>,
+}
+
+/// Why part of a line could not be read statically.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// What kind of problem.
+    pub kind: ProblemKind,
+    /// Details for a person.
+    pub detail: String,
+}
+
+/// The kinds of [`Problem`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProblemKind {
+    /// The text is not valid shell grammar.
+    Unparsable,
+    /// The line is longer than the analyzer reads.
+    TooLong,
+    /// Nested shells, substitutions or groups go deeper than the analyzer follows.
+    TooDeep,
+    /// The line expands to more commands or words than the analyzer follows.
+    TooLarge,
+}

@@ -1,0 +1,576 @@
+//! Walks the bash syntax tree and lists every simple command, with the input
+//! each one reads and the variables assigned before it.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use brush_parser::ast;
+
+use crate::model::{
+    Analysis, Assignment, Command, Input, Problem, ProblemKind, Redirect, RedirectKind, Word,
+};
+use crate::wrappers::{self, Inner};
+use crate::{MAX_COMMANDS, MAX_DEPTH};
+
+/// The analyzer's state while it walks one line.
+pub(crate) struct Walker {
+    pub(crate) out: Analysis,
+    pub(crate) options: brush_parser::ParserOptions,
+    /// Variables with literal values, innermost scope last.
+    scopes: Vec<HashMap<String, Word>>,
+    /// Wrappers and nested shells around what is being walked now.
+    via: Vec<String>,
+    depth: u32,
+    privileged: bool,
+    stopped: bool,
+}
+
+impl Walker {
+    pub(crate) fn new() -> Self {
+        let mut globals = HashMap::new();
+        globals.insert("HOME".to_string(), Word::literal("~"));
+        Walker {
+            out: Analysis::default(),
+            options: brush_parser::ParserOptions::default(),
+            scopes: vec![globals],
+            via: Vec::new(),
+            depth: 0,
+            privileged: false,
+            stopped: false,
+        }
+    }
+
+    pub(crate) fn problem(&mut self, kind: ProblemKind, detail: impl Into<String>) {
+        let detail = detail.into();
+        if !self
+            .out
+            .problems
+            .iter()
+            .any(|p| p.kind == kind && p.detail == detail)
+        {
+            self.out.problems.push(Problem { kind, detail });
+        }
+    }
+
+    pub(crate) fn lookup_var(&self, name: &str) -> Option<Word> {
+        self.scopes.iter().rev().find_map(|s| s.get(name)).cloned()
+    }
+
+    fn set_var(&mut self, name: &str, value: Word) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name.to_string(), value);
+        }
+    }
+
+    /// Parses `script` as a nested shell program (a `-c` string, `eval`, a
+    /// substitution, a here-document fed to a shell) and walks it. Returns the
+    /// range of commands it added.
+    pub(crate) fn walk_nested_script(
+        &mut self,
+        script: &str,
+        label: &str,
+        stdin: &[Input],
+    ) -> Range<usize> {
+        let start = self.out.commands.len();
+        if self.depth >= MAX_DEPTH {
+            self.problem(
+                ProblemKind::TooDeep,
+                format!("nesting deeper than {MAX_DEPTH} levels is not followed"),
+            );
+            return start..start;
+        }
+        let program = match crate::parse_program(script) {
+            Ok(p) => p,
+            Err(problem) => {
+                self.problem(problem.kind, format!("{label}: {}", problem.detail));
+                return start..start;
+            }
+        };
+        self.depth += 1;
+        self.via.push(label.to_string());
+        self.scopes.push(HashMap::new());
+        self.walk_program_with_stdin(&program, stdin);
+        self.scopes.pop();
+        self.via.pop();
+        self.depth -= 1;
+        start..self.out.commands.len()
+    }
+
+    pub(crate) fn walk_program(&mut self, program: &ast::Program) {
+        self.walk_program_with_stdin(program, &[]);
+    }
+
+    fn walk_program_with_stdin(&mut self, program: &ast::Program, stdin: &[Input]) {
+        for list in &program.complete_commands {
+            self.walk_compound_list(list, stdin);
+        }
+    }
+
+    fn walk_compound_list(&mut self, list: &ast::CompoundList, stdin: &[Input]) -> Vec<usize> {
+        let mut outputs = Vec::new();
+        for item in &list.0 {
+            let and_or = &item.0;
+            outputs.extend(self.walk_pipeline(&and_or.first, stdin));
+            for next in &and_or.additional {
+                let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
+                outputs.extend(self.walk_pipeline(p, stdin));
+            }
+        }
+        outputs
+    }
+
+    /// Walks a pipeline; each command's stdin is the previous one's output.
+    fn walk_pipeline(&mut self, pipeline: &ast::Pipeline, stdin: &[Input]) -> Vec<usize> {
+        let mut input: Vec<Input> = stdin.to_vec();
+        let mut outputs = Vec::new();
+        for cmd in &pipeline.seq {
+            outputs = self.walk_command(cmd, &input);
+            input = outputs.iter().map(|&i| Input::Pipe(i)).collect();
+        }
+        outputs
+    }
+
+    /// Walks one command; returns the commands whose output leaves it.
+    fn walk_command(&mut self, cmd: &ast::Command, stdin: &[Input]) -> Vec<usize> {
+        if self.stopped {
+            return Vec::new();
+        }
+        if self.out.commands.len() >= MAX_COMMANDS {
+            self.stopped = true;
+            self.problem(
+                ProblemKind::TooLarge,
+                format!("more than {MAX_COMMANDS} commands; the rest is not analyzed"),
+            );
+            return Vec::new();
+        }
+        match cmd {
+            ast::Command::Simple(simple) => self.walk_simple(simple, stdin),
+            ast::Command::Compound(compound, redirects) => {
+                let mut stdin = stdin.to_vec();
+                let redirects = redirects
+                    .as_ref()
+                    .map(|r| self.collect_redirects(&r.0, &mut stdin))
+                    .unwrap_or_default();
+                let start = self.out.commands.len();
+                let outputs = self.walk_compound(compound, &stdin);
+                // Redirections on a group apply to every command inside it.
+                for c in &mut self.out.commands[start..] {
+                    c.redirects.extend(redirects.iter().cloned());
+                }
+                outputs
+            }
+            ast::Command::Function(def) => {
+                self.walk_function(def);
+                Vec::new()
+            }
+            ast::Command::ExtendedTest(test, _) => {
+                self.walk_extended_test(&test.expr);
+                Vec::new()
+            }
+        }
+    }
+
+    fn walk_compound(&mut self, compound: &ast::CompoundCommand, stdin: &[Input]) -> Vec<usize> {
+        use ast::CompoundCommand as C;
+        match compound {
+            C::Arithmetic(_) | C::ArithmeticForClause(_) => {
+                if let C::ArithmeticForClause(f) = compound {
+                    return self.walk_compound_list(&f.body.list, stdin);
+                }
+                Vec::new()
+            }
+            C::BraceGroup(g) => self.walk_compound_list(&g.list, stdin),
+            C::Subshell(s) => {
+                self.scopes.push(HashMap::new());
+                let out = self.walk_compound_list(&s.list, stdin);
+                self.scopes.pop();
+                out
+            }
+            C::ForClause(f) => {
+                if let Some(values) = &f.values {
+                    for v in values {
+                        self.expand_word(&v.value);
+                    }
+                }
+                // The loop variable takes values we do not follow one by one.
+                let mut w = Word::literal(format!("${}", f.variable_name));
+                w.dynamic = true;
+                w.vars.push(f.variable_name.clone());
+                self.set_var(&f.variable_name, w);
+                self.walk_compound_list(&f.body.list, stdin)
+            }
+            C::CaseClause(c) => {
+                self.expand_word(&c.value.value);
+                let mut out = Vec::new();
+                for item in &c.cases {
+                    if let Some(body) = &item.cmd {
+                        out.extend(self.walk_compound_list(body, stdin));
+                    }
+                }
+                out
+            }
+            C::IfClause(i) => {
+                let mut out = self.walk_compound_list(&i.condition, stdin);
+                out.extend(self.walk_compound_list(&i.then, stdin));
+                for e in i.elses.iter().flatten() {
+                    if let Some(cond) = &e.condition {
+                        out.extend(self.walk_compound_list(cond, stdin));
+                    }
+                    out.extend(self.walk_compound_list(&e.body, stdin));
+                }
+                out
+            }
+            C::WhileClause(w) | C::UntilClause(w) => {
+                let mut out = self.walk_compound_list(&w.0, stdin);
+                out.extend(self.walk_compound_list(&w.1.list, stdin));
+                out
+            }
+            C::Coprocess(c) => self.walk_command(&c.body, stdin),
+        }
+    }
+
+    fn walk_function(&mut self, def: &ast::FunctionDefinition) {
+        let name = def.fname.value.clone();
+        self.out.functions.push(name.clone());
+        let start = self.out.commands.len();
+        self.walk_compound(&def.body.0, &[]);
+        let body = &self.out.commands[start..];
+        let self_calls = body
+            .iter()
+            .filter(|c| c.program() == Some(name.as_str()))
+            .count();
+        let piped_self_call = body.iter().any(|c| {
+            c.program() == Some(name.as_str())
+                && c.stdin.iter().any(|i| matches!(i, Input::Pipe(p) if body_has(*p, start, &self.out.commands, &name)))
+        });
+        if self_calls >= 2 || piped_self_call {
+            self.out.self_spawning_functions.push(name);
+        }
+    }
+
+    fn walk_extended_test(&mut self, expr: &ast::ExtendedTestExpr) {
+        use ast::ExtendedTestExpr as E;
+        match expr {
+            E::And(a, b) | E::Or(a, b) => {
+                self.walk_extended_test(a);
+                self.walk_extended_test(b);
+            }
+            E::Not(a) | E::Parenthesized(a) => self.walk_extended_test(a),
+            E::UnaryTest(_, w) => {
+                self.expand_scalar(&w.value);
+            }
+            E::BinaryTest(_, a, b) => {
+                self.expand_scalar(&a.value);
+                self.expand_scalar(&b.value);
+            }
+        }
+    }
+
+    fn walk_simple(&mut self, simple: &ast::SimpleCommand, stdin: &[Input]) -> Vec<usize> {
+        let mut stdin = stdin.to_vec();
+        let mut assignments = Vec::new();
+        let mut redirect_items = Vec::new();
+        let mut argv: Vec<Word> = Vec::new();
+        let mut declared = Vec::new();
+
+        if let Some(prefix) = &simple.prefix {
+            for item in &prefix.0 {
+                match item {
+                    ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) => {
+                        if let Some(asg) = self.expand_assignment(a) {
+                            assignments.push(asg);
+                        }
+                    }
+                    ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirect_items.push(r),
+                    ast::CommandPrefixOrSuffixItem::Word(w) => {
+                        argv.extend(self.expand_word(&w.value))
+                    }
+                    ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+                        argv.push(self.process_substitution(kind, sub));
+                    }
+                }
+            }
+        }
+        if let Some(name) = &simple.word_or_name {
+            argv.extend(self.expand_word(&name.value));
+        }
+        if let Some(suffix) = &simple.suffix {
+            for item in &suffix.0 {
+                match item {
+                    ast::CommandPrefixOrSuffixItem::Word(w) => {
+                        argv.extend(self.expand_word(&w.value))
+                    }
+                    ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirect_items.push(r),
+                    ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                        if let Some(asg) = self.expand_assignment(a) {
+                            declared.push(asg.clone());
+                            let mut word = asg.value.clone();
+                            word.text = format!("{}={}", asg.name, asg.value.text);
+                            argv.push(word);
+                        } else {
+                            argv.extend(self.expand_word(&w.value));
+                        }
+                    }
+                    ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+                        argv.push(self.process_substitution(kind, sub));
+                    }
+                }
+            }
+        }
+
+        let redirects = {
+            let items: Vec<ast::IoRedirect> = redirect_items.into_iter().cloned().collect();
+            self.collect_redirects(&items, &mut stdin)
+        };
+
+        if argv.is_empty() {
+            // `NAME=value` alone sets a shell variable for the rest of the line.
+            for a in &assignments {
+                self.set_var(&a.name, a.value.clone());
+            }
+        } else if matches!(
+            argv[0].text.as_str(),
+            "export" | "declare" | "typeset" | "local" | "readonly"
+        ) {
+            for a in &declared {
+                self.set_var(&a.name, a.value.clone());
+            }
+        }
+
+        let command = Command {
+            argv,
+            assignments,
+            redirects,
+            stdin,
+            via: self.via.clone(),
+            depth: self.depth,
+            runs: None,
+            code: None,
+            privileged: self.privileged,
+        };
+        let idx = self.push_command(command);
+        vec![idx]
+    }
+
+    /// Adds a command, then whatever it runs in turn (wrappers, nested
+    /// shells, interpreter code). Returns its index.
+    pub(crate) fn push_command(&mut self, mut command: Command) -> usize {
+        command.code = crate::embedded::code_of(&command);
+        let idx = self.out.commands.len();
+        let inners = wrappers::unwrap(&command);
+        let shell_outs = command
+            .code
+            .as_ref()
+            .map(crate::embedded::shell_strings)
+            .unwrap_or_default();
+        let stdin = command.stdin.clone();
+        let privileged = command.privileged;
+        self.out.commands.push(command);
+        if inners.is_empty() && shell_outs.is_empty() {
+            return idx;
+        }
+        if self.depth >= MAX_DEPTH {
+            self.problem(
+                ProblemKind::TooDeep,
+                format!("wrappers nested deeper than {MAX_DEPTH} levels are not followed"),
+            );
+            return idx;
+        }
+        let mut first_inner = None;
+        for inner in inners {
+            let start = self.out.commands.len();
+            match inner {
+                Inner::Argv {
+                    label,
+                    argv,
+                    privileged: raises,
+                    keeps_stdin,
+                } => {
+                    let child = Command {
+                        argv,
+                        stdin: if keeps_stdin {
+                            stdin.clone()
+                        } else {
+                            Vec::new()
+                        },
+                        via: {
+                            let mut v = self.via.clone();
+                            v.push(label);
+                            v
+                        },
+                        depth: self.depth + 1,
+                        privileged: privileged || raises,
+                        ..Command::default()
+                    };
+                    self.depth += 1;
+                    let was = self.privileged;
+                    self.privileged = child.privileged;
+                    self.via.push(child.via.last().cloned().unwrap_or_default());
+                    self.push_command(child);
+                    self.via.pop();
+                    self.privileged = was;
+                    self.depth -= 1;
+                }
+                Inner::Script {
+                    label,
+                    script,
+                    privileged: raises,
+                    stdin_script,
+                } => {
+                    let was = self.privileged;
+                    self.privileged = privileged || raises;
+                    let script_stdin = if stdin_script {
+                        stdin.clone()
+                    } else {
+                        Vec::new()
+                    };
+                    self.walk_nested_script(&script, &label, &script_stdin);
+                    self.privileged = was;
+                }
+            }
+            if first_inner.is_none() && self.out.commands.len() > start {
+                first_inner = Some(start);
+            }
+        }
+        for (label, script) in shell_outs {
+            self.walk_nested_script(&script, &label, &[]);
+        }
+        if let Some(first) = first_inner {
+            self.out.commands[idx].runs = Some(first);
+        }
+        idx
+    }
+
+    fn expand_assignment(&mut self, a: &ast::Assignment) -> Option<Assignment> {
+        let name = match &a.name {
+            ast::AssignmentName::VariableName(n) => n.clone(),
+            ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+        };
+        let value = match &a.value {
+            ast::AssignmentValue::Scalar(w) => self.expand_scalar(&w.value),
+            ast::AssignmentValue::Array(items) => {
+                let mut w = Word::default();
+                for (_, v) in items {
+                    let e = self.expand_scalar(&v.value);
+                    if !w.text.is_empty() {
+                        w.text.push(' ');
+                    }
+                    w.text.push_str(&e.text);
+                    w.dynamic |= e.dynamic;
+                    w.feeds.extend(e.feeds);
+                    w.vars.extend(e.vars);
+                }
+                w
+            }
+        };
+        Some(Assignment { name, value })
+    }
+
+    fn process_substitution(
+        &mut self,
+        kind: &ast::ProcessSubstitutionKind,
+        sub: &ast::SubshellCommand,
+    ) -> Word {
+        let label = match kind {
+            ast::ProcessSubstitutionKind::Read => "<(...)",
+            ast::ProcessSubstitutionKind::Write => ">(...)",
+        };
+        let start = self.out.commands.len();
+        self.depth += 1;
+        self.via.push(label.to_string());
+        self.walk_compound_list(&sub.list, &[]);
+        self.via.pop();
+        self.depth -= 1;
+        Word {
+            text: "/dev/fd/63".to_string(),
+            dynamic: true,
+            feeds: (start..self.out.commands.len()).collect(),
+            vars: Vec::new(),
+            glob: false,
+        }
+    }
+
+    fn collect_redirects(
+        &mut self,
+        items: &[ast::IoRedirect],
+        stdin: &mut Vec<Input>,
+    ) -> Vec<Redirect> {
+        let mut out = Vec::new();
+        for r in items {
+            match r {
+                ast::IoRedirect::File(fd, kind, target) => {
+                    let target_word = match target {
+                        ast::IoFileRedirectTarget::Filename(w) => self.expand_scalar(&w.value),
+                        ast::IoFileRedirectTarget::Fd(n) => Word::literal(format!("&{n}")),
+                        ast::IoFileRedirectTarget::ProcessSubstitution(k, sub) => {
+                            self.process_substitution(k, sub)
+                        }
+                        ast::IoFileRedirectTarget::Duplicate(w) => self.expand_scalar(&w.value),
+                    };
+                    let is_fd_target = matches!(target, ast::IoFileRedirectTarget::Fd(_))
+                        || target_word.text == "-"
+                        || target_word
+                            .text
+                            .chars()
+                            .all(|c| c.is_ascii_digit() || c == '-');
+                    let kind = match kind {
+                        ast::IoFileRedirectKind::Read => RedirectKind::Read,
+                        ast::IoFileRedirectKind::Write | ast::IoFileRedirectKind::Clobber => {
+                            RedirectKind::Write
+                        }
+                        ast::IoFileRedirectKind::Append => RedirectKind::Append,
+                        ast::IoFileRedirectKind::ReadAndWrite => RedirectKind::ReadWrite,
+                        ast::IoFileRedirectKind::DuplicateInput if !is_fd_target => {
+                            RedirectKind::Read
+                        }
+                        // `>& file` sends stdout and stderr to a file.
+                        ast::IoFileRedirectKind::DuplicateOutput if !is_fd_target => {
+                            RedirectKind::Write
+                        }
+                        _ => RedirectKind::Duplicate,
+                    };
+                    let reads_stdin = kind.reads() && fd.is_none_or(|f| f == 0);
+                    if reads_stdin {
+                        stdin.push(Input::File(target_word.clone()));
+                    }
+                    out.push(Redirect {
+                        fd: *fd,
+                        kind,
+                        target: target_word,
+                    });
+                }
+                ast::IoRedirect::HereDocument(_, doc) => {
+                    let body = if doc.requires_expansion {
+                        self.expand_heredoc(&doc.doc.value)
+                    } else {
+                        Word::literal(doc.doc.value.clone())
+                    };
+                    stdin.push(Input::Text(body));
+                }
+                ast::IoRedirect::HereString(_, w) => {
+                    let mut body = self.expand_scalar(&w.value);
+                    body.text.push('\n');
+                    stdin.push(Input::Text(body));
+                }
+                ast::IoRedirect::OutputAndError(w, append) => {
+                    let target = self.expand_scalar(&w.value);
+                    let kind = if *append {
+                        RedirectKind::Append
+                    } else {
+                        RedirectKind::Write
+                    };
+                    out.push(Redirect {
+                        fd: None,
+                        kind,
+                        target,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+fn body_has(p: usize, start: usize, commands: &[Command], name: &str) -> bool {
+    p >= start && commands.get(p).is_some_and(|c| c.program() == Some(name))
+}

@@ -1,0 +1,781 @@
+//! Wrappers: programs whose job is to run another program or a shell string
+//! (`sudo`, `env`, `xargs`, `sh -c`, `eval`, `find -exec`, `ssh host CMD` ...).
+//! Each entry knows which of its options take a value, so the command it
+//! runs is found where the wrapper itself would find it.
+
+use crate::model::{Command, Input, Word};
+
+/// What a wrapper runs.
+pub(crate) enum Inner {
+    /// A program with its arguments.
+    Argv {
+        label: String,
+        argv: Vec<Word>,
+        privileged: bool,
+        keeps_stdin: bool,
+    },
+    /// A shell string to parse and walk.
+    Script {
+        label: String,
+        script: String,
+        privileged: bool,
+        /// Whether the nested script's commands inherit the wrapper's stdin.
+        stdin_script: bool,
+    },
+}
+
+/// Shells that take `-c STRING` or read a script from stdin or a file.
+pub const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "rbash", "tcsh", "csh",
+];
+
+/// Option spelling of a wrapper: which short and long options take a value.
+struct Opts<'a> {
+    short_value: &'a str,
+    long_value: &'a [&'a str],
+}
+
+impl Opts<'_> {
+    /// Index (into `args`) of the first operand, after options and `--`.
+    fn first_operand(&self, args: &[Word]) -> usize {
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].text.as_str();
+            if a == "--" {
+                return i + 1;
+            }
+            if let Some(long) = a.strip_prefix("--") {
+                if !long.contains('=') && self.long_value.contains(&long) {
+                    i += 1;
+                }
+                i += 1;
+                continue;
+            }
+            if a.len() > 1
+                && a.starts_with('-')
+                && !a[1..].starts_with(|c: char| c.is_ascii_digit())
+            {
+                let cluster: Vec<char> = a[1..].chars().collect();
+                for (k, c) in cluster.iter().enumerate() {
+                    if self.short_value.contains(*c) {
+                        if k + 1 == cluster.len() {
+                            i += 1;
+                        }
+                        break;
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            return i;
+        }
+        args.len()
+    }
+}
+
+/// Lists what `command` runs, if it is a wrapper.
+pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
+    let Some(name) = command.program() else {
+        return Vec::new();
+    };
+    let args = command.args();
+    let argv_from = |label: &str, from: usize, privileged: bool| -> Vec<Inner> {
+        match args.get(from..) {
+            Some(rest) if !rest.is_empty() => vec![Inner::Argv {
+                label: label.to_string(),
+                argv: rest.to_vec(),
+                privileged,
+                keeps_stdin: true,
+            }],
+            _ => Vec::new(),
+        }
+    };
+    let o = |short_value, long_value| Opts {
+        short_value,
+        long_value,
+    };
+    match name {
+        "env" => unwrap_env(args),
+        "sudo" => {
+            let i = o(
+                "ugpChDrtTUR",
+                &[
+                    "user",
+                    "group",
+                    "prompt",
+                    "close-from",
+                    "host",
+                    "chdir",
+                    "role",
+                    "type",
+                    "other-user",
+                    "chroot",
+                    "command-timeout",
+                ],
+            )
+            .first_operand(args);
+            argv_from("sudo", i, true)
+        }
+        "doas" => argv_from("doas", o("uC", &[]).first_operand(args), true),
+        "su" => {
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i < args.len() {
+                let a = args[i].text.as_str();
+                if a == "-c" || a == "--command" {
+                    if let Some(s) = args.get(i + 1) {
+                        out.push(script("su -c", s, true));
+                    }
+                    i += 1;
+                } else if let Some(s) = a.strip_prefix("--command=") {
+                    out.push(Inner::Script {
+                        label: "su -c".into(),
+                        script: s.into(),
+                        privileged: true,
+                        stdin_script: false,
+                    });
+                }
+                i += 1;
+            }
+            out
+        }
+        "command" => {
+            // `command -v NAME` and `-V` only look a name up.
+            if args.iter().any(|a| a.text == "-v" || a.text == "-V") {
+                return Vec::new();
+            }
+            argv_from("command", o("", &[]).first_operand(args), false)
+        }
+        "builtin" | "nohup" | "exec" | "setsid" | "stdbuf" | "ionice" | "nice" | "time"
+        | "chrt" | "taskset" | "unbuffer" | "caffeinate" | "systemd-run" | "firejail" | "proot"
+        | "fakeroot" | "catchsegv" | "strace" | "ltrace" | "valgrind" | "torsocks"
+        | "proxychains" | "proxychains4" => {
+            let opts = match name {
+                "exec" => o("a", &[]),
+                "stdbuf" => o("ioe", &["input", "output", "error"]),
+                "ionice" => o("cnp", &["class", "classdata", "pid"]),
+                "nice" => o("n", &["adjustment"]),
+                "time" => o("fo", &["format", "output"]),
+                "chrt" | "taskset" => o("p", &[]),
+                "systemd-run" => o(
+                    "upPE",
+                    &[
+                        "unit",
+                        "property",
+                        "description",
+                        "slice",
+                        "setenv",
+                        "working-directory",
+                    ],
+                ),
+                "strace" => o("eopsSPIbuEa", &[]),
+                "ltrace" => o("eopsnuaA", &[]),
+                _ => o("", &[]),
+            };
+            let mut i = opts.first_operand(args);
+            // chrt PRIO CMD / taskset MASK CMD: a value comes before the command.
+            if matches!(name, "chrt" | "taskset") {
+                i += 1;
+            }
+            argv_from(name, i, false)
+        }
+        "timeout" => {
+            let i = o("sk", &["signal", "kill-after"]).first_operand(args);
+            argv_from("timeout", i + 1, false)
+        }
+        "chroot" => {
+            let i = o("", &["userspec", "groups"]).first_operand(args);
+            argv_from("chroot", i + 1, true)
+        }
+        "flock" => {
+            let i =
+                o("wEc", &["timeout", "wait", "conflict-exit-code", "command"]).first_operand(args);
+            let mut out = Vec::new();
+            for (k, a) in args.iter().enumerate() {
+                if (a.text == "-c" || a.text == "--command") && k + 1 < args.len() {
+                    out.push(script("flock -c", &args[k + 1], false));
+                }
+            }
+            if out.is_empty() {
+                out = argv_from("flock", i + 1, false);
+            }
+            out
+        }
+        "watch" => {
+            let i = o("nqd", &["interval", "differences"]).first_operand(args);
+            joined_script("watch", &args[i.min(args.len())..])
+        }
+        "script" => {
+            let mut out = Vec::new();
+            for (k, a) in args.iter().enumerate() {
+                if a.text == "-c" || a.text == "--command" {
+                    if let Some(s) = args.get(k + 1) {
+                        out.push(script("script -c", s, false));
+                    }
+                } else if let Some(s) = a.text.strip_prefix("--command=") {
+                    out.push(Inner::Script {
+                        label: "script -c".into(),
+                        script: s.into(),
+                        privileged: false,
+                        stdin_script: false,
+                    });
+                }
+            }
+            out
+        }
+        "xargs" => {
+            let i = o(
+                "IinLlPdEsae",
+                &[
+                    "replace",
+                    "max-lines",
+                    "max-args",
+                    "max-procs",
+                    "delimiter",
+                    "eof",
+                    "max-chars",
+                    "arg-file",
+                    "process-slot-var",
+                ],
+            )
+            .first_operand(args);
+            let mut inner = argv_from("xargs", i, false);
+            if inner.is_empty() {
+                // xargs runs echo by default.
+                inner.push(Inner::Argv {
+                    label: "xargs".into(),
+                    argv: vec![Word::literal("echo")],
+                    privileged: false,
+                    keeps_stdin: false,
+                });
+            }
+            for inner in &mut inner {
+                if let Inner::Argv {
+                    argv, keeps_stdin, ..
+                } = inner
+                {
+                    *keeps_stdin = false;
+                    argv.push(arguments_from_input());
+                }
+            }
+            inner
+        }
+        "parallel" => {
+            let i = o(
+                "jSaIX",
+                &[
+                    "jobs", "sshlogin", "arg-file", "delay", "timeout", "joblog", "results",
+                ],
+            )
+            .first_operand(args);
+            let end = args
+                .iter()
+                .position(|a| a.text.starts_with(":::"))
+                .unwrap_or(args.len());
+            let template = &args[i.min(end)..end];
+            if template.len() == 1 {
+                vec![script("parallel", &template[0], false)]
+            } else if template.is_empty() {
+                Vec::new()
+            } else {
+                vec![Inner::Argv {
+                    label: "parallel".into(),
+                    argv: template.to_vec(),
+                    privileged: false,
+                    keeps_stdin: false,
+                }]
+            }
+        }
+        "find" => unwrap_find(args),
+        "busybox" | "toybox" => {
+            let i = o("", &[]).first_operand(args);
+            argv_from(name, i, false)
+        }
+        "git" => unwrap_git(args),
+        "ssh" => unwrap_ssh(args),
+        "docker" | "podman" | "nerdctl" => unwrap_container(name, args),
+        "kubectl" | "oc" => unwrap_kubectl(name, args),
+        "eval" => joined_script("eval", args),
+        "tar" | "bsdtar" | "gtar" => unwrap_tar(args),
+        "rsync" => {
+            let mut out = Vec::new();
+            for (k, a) in args.iter().enumerate() {
+                if a.text == "-e" || a.text == "--rsh" {
+                    if let Some(s) = args.get(k + 1) {
+                        out.push(script("rsync -e", s, false));
+                    }
+                } else if let Some(s) = a.text.strip_prefix("--rsh=") {
+                    out.push(Inner::Script {
+                        label: "rsync -e".into(),
+                        script: s.into(),
+                        privileged: false,
+                        stdin_script: false,
+                    });
+                }
+            }
+            out
+        }
+        "nsenter" => {
+            let i = o(
+                "tSGnmuipUCrwe",
+                &["target", "setuid", "setgid", "root", "wd"],
+            )
+            .first_operand(args);
+            argv_from("nsenter", i, true)
+        }
+        "unshare" => {
+            let i =
+                o("", &["map-user", "map-group", "setgroups", "propagation"]).first_operand(args);
+            argv_from("unshare", i, false)
+        }
+        _ if is_shell(name) => unwrap_shell(name, command),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether `name` is a shell (`sh`, `bash`, `zsh`, ... `bash5`).
+pub fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&name)
+        || SHELLS.iter().any(|s| {
+            name.strip_prefix(s)
+                .is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        })
+}
+
+fn script(label: &str, w: &Word, privileged: bool) -> Inner {
+    Inner::Script {
+        label: label.to_string(),
+        script: w.text.clone(),
+        privileged,
+        stdin_script: false,
+    }
+}
+
+fn joined_script(label: &str, words: &[Word]) -> Vec<Inner> {
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let text = words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    vec![Inner::Script {
+        label: label.to_string(),
+        script: text,
+        privileged: false,
+        stdin_script: false,
+    }]
+}
+
+/// The arguments xargs or find append, read from input at run time.
+fn arguments_from_input() -> Word {
+    Word {
+        text: "{}".into(),
+        dynamic: true,
+        ..Word::default()
+    }
+}
+
+fn unwrap_env(args: &[Word]) -> Vec<Inner> {
+    let mut i = 0;
+    let mut out = Vec::new();
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if a == "-S" || a == "--split-string" {
+            if let Some(s) = args.get(i + 1) {
+                let mut rest = vec![s.text.clone()];
+                rest.extend(args[i + 2..].iter().map(|w| w.text.clone()));
+                out.push(Inner::Script {
+                    label: "env -S".into(),
+                    script: rest.join(" "),
+                    privileged: false,
+                    stdin_script: true,
+                });
+            }
+            return out;
+        }
+        if let Some(s) = a
+            .strip_prefix("--split-string=")
+            .or_else(|| a.strip_prefix("-S").filter(|s| !s.is_empty()))
+        {
+            let mut rest = vec![s.to_string()];
+            rest.extend(args[i + 1..].iter().map(|w| w.text.clone()));
+            out.push(Inner::Script {
+                label: "env -S".into(),
+                script: rest.join(" "),
+                privileged: false,
+                stdin_script: true,
+            });
+            return out;
+        }
+        if matches!(a, "-u" | "--unset" | "-C" | "--chdir" | "-P") {
+            i += 2;
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            i += 1;
+            continue;
+        }
+        if a.contains('=') && !a.starts_with('=') {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    match args.get(i..) {
+        Some(rest) if !rest.is_empty() => vec![Inner::Argv {
+            label: "env".into(),
+            argv: rest.to_vec(),
+            privileged: false,
+            keeps_stdin: true,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+fn unwrap_shell(name: &str, command: &Command) -> Vec<Inner> {
+    let args = command.args();
+    let mut i = 0;
+    let mut has_c = false;
+    let mut reads_stdin = false;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        if a == "--" || a == "-" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            if matches!(long, "rcfile" | "init-file") {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
+            let flags = &a[1..];
+            if flags.contains('c') {
+                has_c = true;
+            }
+            if flags.contains('s') {
+                reads_stdin = true;
+            }
+            if flags.ends_with('o') || flags.ends_with('O') {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let label = format!("{name} -c");
+    if has_c {
+        return match args.get(i) {
+            Some(s) => vec![Inner::Script {
+                label,
+                script: s.text.clone(),
+                privileged: false,
+                stdin_script: true,
+            }],
+            None => Vec::new(),
+        };
+    }
+    if i < args.len() && !reads_stdin {
+        // A script file: its content is not known here.
+        return Vec::new();
+    }
+    // The shell reads its script from stdin: a here-document or here-string
+    // is a script we can read.
+    let mut out = Vec::new();
+    for input in &command.stdin {
+        if let Input::Text(text) = input {
+            out.push(Inner::Script {
+                label: format!("{name} <<"),
+                script: text.text.clone(),
+                privileged: false,
+                stdin_script: false,
+            });
+        }
+    }
+    out
+}
+
+fn unwrap_find(args: &[Word]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        if matches!(a, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let start = i + 1;
+            let mut end = start;
+            while end < args.len() && args[end].text != ";" && args[end].text != "+" {
+                end += 1;
+            }
+            if end > start {
+                let argv: Vec<Word> = args[start..end]
+                    .iter()
+                    .map(|w| {
+                        if w.text.contains("{}") {
+                            Word {
+                                dynamic: true,
+                                ..w.clone()
+                            }
+                        } else {
+                            w.clone()
+                        }
+                    })
+                    .collect();
+                out.push(Inner::Argv {
+                    label: format!("find {a}"),
+                    argv,
+                    privileged: false,
+                    keeps_stdin: false,
+                });
+            }
+            i = end;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `git -c KEY=VALUE` keys whose value is a program git runs.
+fn git_config_runs_program(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key.starts_with("alias.")
+        || matches!(
+            key.as_str(),
+            "core.sshcommand"
+                | "core.pager"
+                | "core.editor"
+                | "core.fsmonitor"
+                | "core.askpass"
+                | "sequence.editor"
+                | "diff.external"
+                | "gpg.program"
+                | "credential.helper"
+                | "uploadpack.packobjectshook"
+        )
+        || key.starts_with("pager.")
+        || (key.starts_with("filter.")
+            && (key.ends_with(".clean") || key.ends_with(".smudge") || key.ends_with(".process")))
+        || (key.starts_with("diff.") && (key.ends_with(".command") || key.ends_with(".textconv")))
+        || key.ends_with(".program")
+        || key.ends_with(".cmd")
+}
+
+fn unwrap_git(args: &[Word]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        let config = if a == "-c" {
+            i += 1;
+            args.get(i).map(|w| w.text.as_str())
+        } else {
+            a.strip_prefix("--config-env=")
+                .or_else(|| a.strip_prefix("-c").filter(|s| s.contains('=')))
+        };
+        if let Some((key, value)) = config.and_then(|c| c.split_once('=')) {
+            if git_config_runs_program(key) {
+                let value = value.strip_prefix('!').unwrap_or(value);
+                if key.to_ascii_lowercase().starts_with("alias.")
+                    && !config.unwrap_or("").contains("=!")
+                {
+                    // A plain alias expands to git arguments, not a shell command.
+                } else {
+                    out.push(Inner::Script {
+                        label: format!("git -c {key}"),
+                        script: value.to_string(),
+                        privileged: false,
+                        stdin_script: false,
+                    });
+                }
+            }
+        }
+        if !a.starts_with('-') {
+            break;
+        }
+        if matches!(
+            a,
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--super-prefix"
+        ) {
+            i += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn unwrap_ssh(args: &[Word]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    let short_value = "BbcDEeFIiJLlmOopQRSWw";
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            let cluster: Vec<char> = a[1..].chars().collect();
+            for (k, c) in cluster.iter().enumerate() {
+                if short_value.contains(*c) {
+                    let value: String = if k + 1 == cluster.len() {
+                        i += 1;
+                        args.get(i).map(|w| w.text.clone()).unwrap_or_default()
+                    } else {
+                        cluster[k + 1..].iter().collect()
+                    };
+                    if *c == 'o' {
+                        let lower = value.to_ascii_lowercase();
+                        if let Some(cmd) = ["proxycommand", "localcommand", "remotecommand"]
+                            .iter()
+                            .find_map(|opt| {
+                                lower
+                                    .strip_prefix(opt)
+                                    .and_then(|rest| rest.strip_prefix(['=', ' ']))
+                                    .map(|r| value[value.len() - r.len()..].to_string())
+                            })
+                        {
+                            out.push(Inner::Script {
+                                label: "ssh -o".into(),
+                                script: cmd,
+                                privileged: false,
+                                stdin_script: false,
+                            });
+                        }
+                    }
+                    break;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    // args[i] is the host; the rest is the remote command.
+    if i + 1 < args.len() {
+        out.extend(joined_script("ssh", &args[i + 1..]));
+    }
+    out
+}
+
+fn unwrap_container(name: &str, args: &[Word]) -> Vec<Inner> {
+    let global = Opts {
+        short_value: "cHl",
+        long_value: &["context", "host", "log-level", "config"],
+    };
+    let i = global.first_operand(args);
+    if args.get(i).map(|w| w.text.as_str()) != Some("exec") {
+        return Vec::new();
+    }
+    let rest = &args[i + 1..];
+    let exec_opts = Opts {
+        short_value: "euw",
+        long_value: &["env", "env-file", "user", "workdir", "detach-keys"],
+    };
+    let c = exec_opts.first_operand(rest);
+    match rest.get(c + 1..) {
+        Some(cmd) if !cmd.is_empty() => vec![Inner::Argv {
+            label: format!("{name} exec"),
+            argv: cmd.to_vec(),
+            privileged: false,
+            keeps_stdin: true,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+fn unwrap_kubectl(name: &str, args: &[Word]) -> Vec<Inner> {
+    let Some(pos) = args.iter().position(|w| w.text == "exec") else {
+        return Vec::new();
+    };
+    match args[pos..].iter().position(|w| w.text == "--") {
+        Some(dash) => {
+            let cmd = &args[pos + dash + 1..];
+            if cmd.is_empty() {
+                Vec::new()
+            } else {
+                vec![Inner::Argv {
+                    label: format!("{name} exec"),
+                    argv: cmd.to_vec(),
+                    privileged: false,
+                    keeps_stdin: true,
+                }]
+            }
+        }
+        None => Vec::new(),
+    }
+}
+
+fn unwrap_tar(args: &[Word]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        let value = if matches!(
+            t,
+            "-I" | "--to-command"
+                | "--use-compress-program"
+                | "--info-script"
+                | "--new-volume-script"
+                | "-F"
+        ) {
+            args.get(k + 1).map(|w| w.text.clone())
+        } else if let Some((opt, v)) = t.split_once('=') {
+            match opt {
+                "--to-command"
+                | "--use-compress-program"
+                | "--info-script"
+                | "--new-volume-script" => Some(v.to_string()),
+                "--checkpoint-action" => v.strip_prefix("exec=").map(str::to_string),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if let Some(v) = value {
+            out.push(Inner::Script {
+                label: "tar".into(),
+                script: v,
+                privileged: false,
+                stdin_script: false,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<Word> {
+        s.split(' ').map(Word::literal).collect()
+    }
+
+    #[test]
+    fn options_with_values_are_skipped() {
+        let sudo = Opts {
+            short_value: "u",
+            long_value: &["user"],
+        };
+        assert_eq!(sudo.first_operand(&words("-u root rm -rf /")), 2);
+        assert_eq!(sudo.first_operand(&words("-uroot rm")), 1);
+        assert_eq!(sudo.first_operand(&words("--user root rm")), 2);
+        assert_eq!(sudo.first_operand(&words("--user=root rm")), 1);
+        assert_eq!(sudo.first_operand(&words("-- rm")), 1);
+    }
+
+    #[test]
+    fn shells_with_versions_are_shells() {
+        assert!(is_shell("bash"));
+        assert!(is_shell("bash5"));
+        assert!(is_shell("zsh"));
+        assert!(!is_shell("bashful"));
+    }
+}
