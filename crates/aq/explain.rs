@@ -1,0 +1,104 @@
+//! `aq explain`: the decision on a command line as a person or a tool reads it.
+
+use std::fmt::Write as _;
+
+use aq_policy::{Engine, RuleId, Verdict};
+
+use crate::cli::ExplainArgs;
+use crate::exit::ExitCode;
+
+pub fn run(args: &ExplainArgs) -> Result<ExitCode, String> {
+    let engine = Engine::default();
+    if args.rules {
+        print!("{}", render_rules(args.json));
+        return Ok(ExitCode::Ok);
+    }
+    let line = args.command.join(" ");
+    let verdict = engine.evaluate(&line);
+    if args.json {
+        let out = serde_json::json!({
+            "command": line,
+            "decision": verdict.decision,
+            "rules": verdict.rules,
+            "commands": verdict.commands,
+            "problems": verdict.problems,
+        });
+        println!("{out}");
+    } else {
+        print!("{}", render_text(&line, &verdict));
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// The human-readable explanation.
+pub fn render_text(line: &str, v: &Verdict) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "command:  {line}");
+    let _ = writeln!(s, "decision: {}", v.decision.as_str().to_uppercase());
+    if !v.commands.is_empty() {
+        let _ = writeln!(s, "\ncommands found:");
+        for (i, c) in v.commands.iter().enumerate() {
+            let via = if c.via.is_empty() {
+                String::new()
+            } else {
+                format!("  (inside {})", c.via.join(" > "))
+            };
+            let _ = writeln!(s, "  {}. [{}] {}{via}", i + 1, c.decision.as_str(), c.text);
+        }
+    }
+    if v.rules.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nno rule fired: every program is known and nothing risky was found."
+        );
+    } else {
+        let _ = writeln!(s, "\nrules:");
+        for r in &v.rules {
+            let on = r
+                .command
+                .map(|c| format!(" (command {})", c + 1))
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "  {} -> {} [risk: {}]{on}",
+                r.id,
+                r.action.as_str(),
+                r.risk.as_str()
+            );
+            let _ = writeln!(s, "    why:   {}", r.why);
+            if let Some(safer) = &r.safer {
+                let _ = writeln!(s, "    safer: {safer}");
+            }
+            if !r.evidence.is_empty() {
+                let _ = writeln!(s, "    found: {}", r.evidence);
+            }
+        }
+    }
+    s
+}
+
+fn render_rules(json: bool) -> String {
+    if json {
+        let rules: Vec<_> = RuleId::ALL
+            .iter()
+            .map(|id| {
+                let info = id.info();
+                serde_json::json!({"id": id.as_str(), "action": info.action, "risk": info.risk, "why": info.why, "safer": info.safer})
+            })
+            .collect();
+        return format!("{}\n", serde_json::Value::Array(rules));
+    }
+    let mut s = String::new();
+    for id in RuleId::ALL {
+        let info = id.info();
+        let _ = writeln!(
+            s,
+            "{:28} {:5} {:8} {}",
+            id.as_str(),
+            info.action.as_str(),
+            info.risk.as_str(),
+            info.why
+        );
+    }
+    s
+}
