@@ -74,6 +74,12 @@ macro_rules! rules {
                 }
             }
         }
+
+impl serde::Serialize for RuleId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
     };
 }
 
@@ -458,11 +464,5 @@ mod tests {
                 assert!(!info.examples.is_empty(), "{id} needs examples");
             }
         }
-    }
-}
-
-impl serde::Serialize for RuleId {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
     }
 }

@@ -81,10 +81,8 @@ pub(crate) fn code_of(command: &Command) -> Option<Code> {
                 i += 1;
             } else if a == "-" {
                 saw_script = false;
-            } else if !a.starts_with('-') && text.is_empty() {
-                saw_script = true;
-                break;
-            } else if lang == "python" && a == "-m" {
+            } else if (!a.starts_with('-') && text.is_empty()) || (lang == "python" && a == "-m") {
+                // A script file or a module: the code is not on the line.
                 saw_script = true;
                 break;
             }
@@ -201,9 +199,12 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
             from = at + name.len();
             // Must be a whole name, not the tail of a longer identifier.
             let before = text[..at].chars().next_back();
-            if before.is_some_and(|c| {
-                c.is_ascii_alphanumeric() || c == '_' || (c == '.' && !name.contains('.'))
-            }) {
+            // Python names carry their module (`os.system`); elsewhere a
+            // method call (`cp.execSync`, `Kernel.system`) is still a call.
+            let dotted_ok = code.lang != "python" || name.contains('.');
+            if before
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || (c == '.' && !dotted_ok))
+            {
                 continue;
             }
             let rest = &text[from..];

@@ -208,7 +208,9 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
         "script" => {
             let mut out = Vec::new();
             for (k, a) in args.iter().enumerate() {
-                if a.text == "-c" || a.text == "--command" {
+                let short_c =
+                    a.text.starts_with('-') && !a.text.starts_with("--") && a.text.ends_with('c');
+                if short_c || a.text == "--command" {
                     if let Some(s) = args.get(k + 1) {
                         out.push(script("script -c", s, false));
                     }
@@ -273,18 +275,41 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                 .position(|a| a.text.starts_with(":::"))
                 .unwrap_or(args.len());
             let template = &args[i.min(end)..end];
-            if template.len() == 1 {
-                vec![script("parallel", &template[0], false)]
-            } else if template.is_empty() {
-                Vec::new()
+            // Each input after `:::` is appended to the template (or fills `{}`).
+            let inputs: Vec<&Word> = args
+                .get(end + 1..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|a| !a.text.starts_with(":::"))
+                .take(8)
+                .collect();
+            let runs: Vec<Option<&Word>> = if inputs.is_empty() {
+                vec![None]
             } else {
-                vec![Inner::Argv {
-                    label: "parallel".into(),
-                    argv: template.to_vec(),
-                    privileged: false,
-                    keeps_stdin: false,
-                }]
+                inputs.into_iter().map(Some).collect()
+            };
+            let mut out = Vec::new();
+            for input in runs {
+                let mut argv = template.to_vec();
+                if let Some(input) = input {
+                    if let Some(slot) = argv.iter_mut().find(|w| w.text.contains("{}")) {
+                        slot.text = slot.text.replace("{}", &input.text);
+                    } else {
+                        argv.push(input.clone());
+                    }
+                }
+                match argv.len() {
+                    0 => {}
+                    1 => out.push(script("parallel", &argv[0], false)),
+                    _ => out.push(Inner::Argv {
+                        label: "parallel".into(),
+                        argv,
+                        privileged: false,
+                        keeps_stdin: false,
+                    }),
+                }
             }
+            out
         }
         "find" => unwrap_find(args),
         "busybox" | "toybox" => {
@@ -580,22 +605,17 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
             a.strip_prefix("--config-env=")
                 .or_else(|| a.strip_prefix("-c").filter(|s| s.contains('=')))
         };
-        if let Some((key, value)) = config.and_then(|c| c.split_once('=')) {
-            if git_config_runs_program(key) {
-                let value = value.strip_prefix('!').unwrap_or(value);
-                if key.to_ascii_lowercase().starts_with("alias.")
-                    && !config.unwrap_or("").contains("=!")
-                {
-                    // A plain alias expands to git arguments, not a shell command.
-                } else {
-                    out.push(Inner::Script {
-                        label: format!("git -c {key}"),
-                        script: value.to_string(),
-                        privileged: false,
-                        stdin_script: false,
-                    });
-                }
-            }
+        if let Some((key, value)) = config.and_then(|c| c.split_once('='))
+            && git_config_runs_program(key)
+            // A plain alias expands to git arguments, not a shell command.
+            && (!key.to_ascii_lowercase().starts_with("alias.") || value.starts_with('!'))
+        {
+            out.push(Inner::Script {
+                label: format!("git -c {key}"),
+                script: value.strip_prefix('!').unwrap_or(value).to_string(),
+                privileged: false,
+                stdin_script: false,
+            });
         }
         if !a.starts_with('-') {
             break;

@@ -25,9 +25,7 @@ pub(crate) fn is_downloader(c: &Command) -> bool {
         }),
         _ => {
             // Interpreter one-liners that fetch.
-            c.code
-                .as_ref()
-                .is_some_and(|code| super::code::uses_network(code))
+            c.code.as_ref().is_some_and(super::code::uses_network)
         }
     }
 }
@@ -311,10 +309,10 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
         }
         let name = c.program().unwrap_or("");
         let mut run_targets: Vec<&str> = vec![c.argv[0].text.as_str()];
-        if is_shell(name) || matches!(name, "source" | ".") || interpreter_lang(name).is_some() {
-            if let Some(op) = operands(c).first() {
-                run_targets.push(op.text.as_str());
-            }
+        if (is_shell(name) || matches!(name, "source" | ".") || interpreter_lang(name).is_some())
+            && let Some(op) = operands(c).first()
+        {
+            run_targets.push(op.text.as_str());
         }
         for (d, file) in &downloaded {
             if run_targets.iter().any(|t| same_file(t, file)) {

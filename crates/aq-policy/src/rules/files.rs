@@ -52,17 +52,17 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 .iter()
                 .map(|w| w.text.clone())
                 .find(|t| t.starts_with("/dev/"));
-            let dangerous =
-                target.is_some() || matches!(n, "wipefs" | "blkdiscard") || n.starts_with("mkfs");
-            if dangerous
-                && !(n == "diskutil"
-                    && !c
-                        .args()
-                        .iter()
-                        .any(|a| a.text.starts_with("erase") || a.text == "partitionDisk"))
-                && !(n == "fdisk" && has_flag(c, Some('l'), &["list"]))
-                && !(n == "parted" && has_flag(c, Some('l'), &["list"]))
-            {
+            let listing = matches!(n, "fdisk" | "parted") && has_flag(c, Some('l'), &["list"]);
+            let diskutil_erases = c
+                .args()
+                .iter()
+                .any(|a| a.text.starts_with("erase") || a.text == "partitionDisk");
+            let dangerous = match n {
+                "diskutil" => diskutil_erases,
+                "wipefs" | "blkdiscard" => true,
+                _ => (target.is_some() || n.starts_with("mkfs")) && !listing,
+            };
+            if dangerous {
                 ctx.hit(
                     RuleId::DiskOverwrite,
                     i,
@@ -73,13 +73,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 );
             }
         }
-        "history" => {
+        "history"
             if c.args()
                 .iter()
-                .any(|a| matches!(a.text.as_str(), "-c" | "-d" | "-cw" | "-wc"))
-            {
-                ctx.hit(RuleId::AntiHistoryTamper, i, "clears the shell history");
-            }
+                .any(|a| matches!(a.text.as_str(), "-c" | "-d" | "-cw" | "-wc")) =>
+        {
+            ctx.hit(RuleId::AntiHistoryTamper, i, "clears the shell history");
         }
         "set" => {
             let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
@@ -87,27 +86,25 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 ctx.hit(RuleId::AntiHistoryTamper, i, "turns shell history off");
             }
         }
-        "unset" => {
+        "unset"
             if c.args()
                 .iter()
-                .any(|a| matches!(a.text.as_str(), "HISTFILE" | "HISTSIZE" | "HISTFILESIZE"))
-            {
-                ctx.hit(RuleId::AntiHistoryTamper, i, "unsets the history file");
-            }
+                .any(|a| matches!(a.text.as_str(), "HISTFILE" | "HISTSIZE" | "HISTFILESIZE")) =>
+        {
+            ctx.hit(RuleId::AntiHistoryTamper, i, "unsets the history file");
         }
         "export" | "declare" | "typeset" | "local" | "readonly" | "env" => {
             check_history_assignment(ctx, i, true)
         }
-        "shopt" => {
+        "shopt"
             if c.args().iter().any(|a| a.text == "-u")
-                && c.args().iter().any(|a| a.text == "histappend")
-            {
-                ctx.hit(
-                    RuleId::AntiHistoryTamper,
-                    i,
-                    "stops appending to the history file",
-                );
-            }
+                && c.args().iter().any(|a| a.text == "histappend") =>
+        {
+            ctx.hit(
+                RuleId::AntiHistoryTamper,
+                i,
+                "stops appending to the history file",
+            );
         }
         "auditctl" => {
             let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
@@ -119,12 +116,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 );
             }
         }
-        "journalctl" => {
+        "journalctl"
             if c.args().iter().any(|a| {
                 a.text.starts_with("--vacuum") || a.text == "--rotate" && c.args().len() == 1
-            }) {
-                ctx.hit(RuleId::AntiAuditDisable, i, "deletes the system journal");
-            }
+            }) =>
+        {
+            ctx.hit(RuleId::AntiAuditDisable, i, "deletes the system journal");
         }
         _ => {}
     }
@@ -294,17 +291,16 @@ fn check_find_delete(ctx: &mut Ctx, i: usize) {
 fn check_permissions(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or_default();
-    if name == "chmod" && has_flag(c, Some('R'), &["recursive"])
-        || name != "chmod" && is_recursive(c)
+    if (name == "chmod" && has_flag(c, Some('R'), &["recursive"])
+        || name != "chmod" && is_recursive(c))
+        && let Some(t) = operands(c).iter().find(|o| is_root_like(&o.text))
     {
-        if let Some(t) = operands(c).iter().find(|o| is_root_like(&o.text)) {
-            ctx.hit(
-                RuleId::FsChmodRecursiveRoot,
-                i,
-                format!("recursively changes {}", t.text),
-            );
-            return;
-        }
+        ctx.hit(
+            RuleId::FsChmodRecursiveRoot,
+            i,
+            format!("recursively changes {}", t.text),
+        );
+        return;
     }
     if name == "chattr"
         && !c.args().iter().any(|a| {
@@ -476,6 +472,6 @@ fn is_system_file(t: &str) -> bool {
                     | "proc"
                     | "System"
                     | "Library"
-            ) || f == "var" && !p.parts.get(1).is_some_and(|s| s == "tmp")
+            ) || f == "var" && p.parts.get(1).is_none_or(|s| s != "tmp")
         })
 }

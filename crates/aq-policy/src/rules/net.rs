@@ -160,10 +160,8 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 format!("`{name}` talks to another host"),
             );
         }
-        "rsync" => {
-            if operands(c).iter().any(|o| is_remote_spec(&o.text)) {
-                ctx.hit(RuleId::NetFetch, i, "rsync copies to or from another host");
-            }
+        "rsync" if operands(c).iter().any(|o| is_remote_spec(&o.text)) => {
+            ctx.hit(RuleId::NetFetch, i, "rsync copies to or from another host");
         }
         "git" => {
             if matches!(

@@ -195,14 +195,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let net = is_network_tool(&name);
     let mut found: Vec<(Role, String, String)> = Vec::new();
     for s in &c.stdin {
-        if let Input::File(w) = s {
-            if let Some(kind) = ctx.secret_kind(&w.text) {
-                found.push((
-                    if net { Role::Send } else { Role::Read },
-                    w.text.clone(),
-                    kind,
-                ));
-            }
+        if let Input::File(w) = s
+            && let Some(kind) = ctx.secret_kind(&w.text)
+        {
+            found.push((
+                if net { Role::Send } else { Role::Read },
+                w.text.clone(),
+                kind,
+            ));
         }
     }
     if net {
@@ -225,7 +225,8 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 found.push((Role::Send, p, kind));
             }
         }
-    } else if !args_are_data(&name) {
+    } else if !args_are_data(&name) && c.runs.is_none() {
+        // A wrapper's arguments are its inner command's, judged there.
         let role = role_of(&name);
         let ops = file_operands(c, &name);
         let n_ops = ops.len();
@@ -246,11 +247,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     found.push((role, cand.to_string(), kind));
                     break;
                 }
-                if role == Role::Copy {
-                    if let Some(dir) = paths::secret_dir(cand) {
-                        found.push((Role::Copy, cand.to_string(), dir.to_string()));
-                        break;
-                    }
+                if role == Role::Copy
+                    && let Some(dir) = paths::secret_dir(cand)
+                {
+                    found.push((Role::Copy, cand.to_string(), dir.to_string()));
+                    break;
                 }
                 if paths::credential_location(cand)
                     || paths::secret_dir(cand).is_some_and(|_| !NormPath::new(cand).is_home())
@@ -380,10 +381,10 @@ fn flag_value_words<'c>(c: &'c Command, flags: &[&str]) -> Vec<&'c Word> {
     let args = c.args();
     let mut out = Vec::new();
     for (k, a) in args.iter().enumerate() {
-        if flags.contains(&a.text.as_str()) {
-            if let Some(v) = args.get(k + 1) {
-                out.push(v);
-            }
+        if flags.contains(&a.text.as_str())
+            && let Some(v) = args.get(k + 1)
+        {
+            out.push(v);
         }
     }
     out
@@ -506,10 +507,10 @@ fn check_secret_vars(ctx: &mut Ctx, i: usize) {
         if found.is_none() {
             // `cat <<< "$TOKEN"`
             for s in &c.stdin {
-                if let Input::Text(t) = s {
-                    if let Some(v) = t.vars.iter().find(|v| is_secret_var(v)) {
-                        found = Some(v.clone());
-                    }
+                if let Input::Text(t) = s
+                    && let Some(v) = t.vars.iter().find(|v| is_secret_var(v))
+                {
+                    found = Some(v.clone());
                 }
             }
         }
@@ -544,14 +545,14 @@ fn check_hunt(ctx: &mut Ctx, i: usize, name: &str) {
             } else {
                 explicit.join(" ")
             };
-            if let Some(root) = ops.iter().find(|o| is_broad_root(&o.text)) {
-                if secretish_pattern(&pattern) {
-                    ctx.hit(
-                        RuleId::SecretHunt,
-                        i,
-                        format!("searches {} for `{pattern}`", root.text),
-                    );
-                }
+            if let Some(root) = ops.iter().find(|o| is_broad_root(&o.text))
+                && secretish_pattern(&pattern)
+            {
+                ctx.hit(
+                    RuleId::SecretHunt,
+                    i,
+                    format!("searches {} for `{pattern}`", root.text),
+                );
             }
         }
         "find" | "locate" | "mlocate" | "plocate" | "fd" | "fdfind" => {

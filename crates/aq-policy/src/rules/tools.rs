@@ -71,21 +71,22 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         n if n.starts_with("python") => {
             // `python -m pip install ...`
             let args = c.args();
-            if let Some(k) = args.iter().position(|a| a.text == "-m") {
-                if args.get(k + 1).is_some_and(|m| {
+            if let Some(k) = args.iter().position(|a| a.text == "-m")
+                && args.get(k + 1).is_some_and(|m| {
                     matches!(
                         m.text.as_str(),
                         "pip" | "pip3" | "ensurepip" | "pipx" | "uv"
                     )
-                }) && args.get(k + 2).is_some_and(|s| {
+                })
+                && args.get(k + 2).is_some_and(|s| {
                     matches!(s.text.as_str(), "install" | "uninstall" | "download")
-                }) {
-                    ctx.hit(
-                        RuleId::PkgInstall,
-                        i,
-                        format!("`{}` installs packages", c.display()),
-                    );
-                }
+                })
+            {
+                ctx.hit(
+                    RuleId::PkgInstall,
+                    i,
+                    format!("`{}` installs packages", c.display()),
+                );
             }
         }
         "aws" | "gcloud" | "az" | "kubectl" | "oc" | "helm" | "terraform" | "tofu" | "pulumi"
@@ -127,12 +128,11 @@ fn check_git(ctx: &mut Ctx, i: usize) {
     // option is at least an ask.
     let args = c.args();
     for (k, a) in args.iter().enumerate() {
-        if a.text == "-c" {
-            if let Some(kv) = args.get(k + 1) {
-                if git_key_runs_program(&kv.text) {
-                    ctx.hit(RuleId::GitConfigExec, i, format!("git -c {}", kv.text));
-                }
-            }
+        if a.text == "-c"
+            && let Some(kv) = args.get(k + 1)
+            && git_key_runs_program(&kv.text)
+        {
+            ctx.hit(RuleId::GitConfigExec, i, format!("git -c {}", kv.text));
         }
         if a.text.starts_with("--upload-pack")
             || a.text.starts_with("--receive-pack")
@@ -265,17 +265,16 @@ fn check_git(ctx: &mut Ctx, i: usize) {
                 ctx.hit(RuleId::GitConfigExec, i, format!("sets {}", ops[0]));
             }
         }
-        "diff" | "log" | "show" | "format-patch" => {
-            if has("--ext-diff")
+        "diff" | "log" | "show" | "format-patch"
+            if (has("--ext-diff")
                 || has("--output")
-                || sub_args.iter().any(|a| a.starts_with("--output"))
-            {
-                ctx.hit(
-                    RuleId::GitConfigExec,
-                    i,
-                    "runs an external diff program or writes output to a file",
-                );
-            }
+                || sub_args.iter().any(|a| a.starts_with("--output"))) =>
+        {
+            ctx.hit(
+                RuleId::GitConfigExec,
+                i,
+                "runs an external diff program or writes output to a file",
+            );
         }
         _ => {}
     }
@@ -446,10 +445,10 @@ fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
                 reasons.push(format!("{ns}=host"));
             }
         }
-        if let Some(opt) = value("--security-opt") {
-            if opt.contains("unconfined") || opt.contains("no-new-privileges=false") {
-                reasons.push(format!("--security-opt {opt}"));
-            }
+        if let Some(opt) = value("--security-opt")
+            && (opt.contains("unconfined") || opt.contains("no-new-privileges=false"))
+        {
+            reasons.push(format!("--security-opt {opt}"));
         }
         if let Some(dev) = value("--device") {
             reasons.push(format!("--device {dev}"));
@@ -467,15 +466,13 @@ fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
                 reasons.push(format!("mounts {host}"));
             }
         }
-        if let Some(m) = value("--mount") {
-            if let Some(src) = m
+        if let Some(m) = value("--mount")
+            && let Some(src) = m
                 .split(',')
                 .find_map(|p| p.strip_prefix("source=").or_else(|| p.strip_prefix("src=")))
-            {
-                if host_mount_is_dangerous(src) {
-                    reasons.push(format!("mounts {src}"));
-                }
-            }
+            && host_mount_is_dangerous(src)
+        {
+            reasons.push(format!("mounts {src}"));
         }
     }
     if reasons.is_empty() {
@@ -684,15 +681,14 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                 | "reinstall-all"
                 | "uninstall"
         ),
-        "uv" => {
-            matches!(
-                sub,
-                "add" | "remove" | "sync" | "lock" | "run" | "tool" | "python" | "self"
-            ) && !(sub == "run" && !uv_run_fetches(c))
-                && !(sub == "python" && matches!(second, "list" | "find" | "dir"))
-                && !(sub == "tool" && matches!(second, "list" | "dir"))
-                || sub == "pip" && matches!(second, "install" | "uninstall" | "sync" | "compile")
-        }
+        "uv" => match sub {
+            "add" | "remove" | "sync" | "lock" | "self" => true,
+            "run" => uv_run_fetches(c),
+            "python" => !matches!(second, "list" | "find" | "dir"),
+            "tool" => !matches!(second, "list" | "dir"),
+            "pip" => matches!(second, "install" | "uninstall" | "sync" | "compile"),
+            _ => false,
+        },
         "uvx" => true,
         "poetry" => matches!(
             sub,
