@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 mod catalog;
+mod config;
 mod decision;
 mod engine;
 pub mod paths;
@@ -22,6 +23,10 @@ mod policy;
 mod rules;
 
 pub use catalog::{RuleId, RuleInfo};
+pub use config::{
+    ActionSetting, ConfigError, EffectivePolicy, IgnoredEntry, Location, POLICY_VERSION,
+    PolicyLayer, Provenance, RuleDefinition, SensitivePath, Trust, parse_layer,
+};
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
 pub use policy::{CommandMatcher, CustomRule, Policy};

@@ -11,7 +11,7 @@ use crate::decision::{Decision, Risk};
 /// The effective policy: built-in defaults plus what policy files changed.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Policy {
-    /// Actions changed by rule id (`[rules.actions]`).
+    /// Actions changed by rule id (`[rules]` in a policy file).
     pub actions: BTreeMap<RuleId, Decision>,
     /// Extra sensitive paths (globs; `~` is the home directory), treated like
     /// built-in credential files.

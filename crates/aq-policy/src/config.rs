@@ -1,0 +1,1004 @@
+//! Policy files: TOML text in, a validated [`PolicyLayer`] out, and layers
+//! merged into the effective [`Policy`] with the file that set each value.
+//!
+//! Pure: the caller reads the files and hands in `(source name, text)`; the
+//! source name (normally the path) is only used in messages and provenance.
+//!
+//! The merge lives here, next to the engine, rather than in the binary,
+//! because tighten-only is a security property: an untrusted layer (a
+//! repository's `agent-quarantine.toml`) must not be able to weaken the
+//! policy an agent runs under, and that is only testable if it is pure.
+//! A loosening entry in such a layer is ignored, keeping the stricter value
+//! (failing closed), and reported as an [`IgnoredEntry`].
+//!
+//! # Schema (version 1)
+//!
+//! ```toml
+//! version = 1                          # optional; 1 is the only version
+//!
+//! [rules]                              # built-in rule id = allow | ask | block
+//! "pkg-install" = "allow"
+//!
+//! [paths]
+//! sensitive = ["~/.config/acme/token", "*.kdbx"]
+//!
+//! [[rule]]                             # a rule of your own
+//! id = "no-terraform-apply"            # kebab-case, not a built-in id
+//! action = "block"                     # allow | ask | block
+//! risk = "high"                        # low | medium (default) | high | critical
+//! why = "applies infrastructure changes"
+//! safer = "run terraform plan and let a person apply"   # optional
+//! program = ["terraform"]              # at least one matcher list is set:
+//! subcommand = ["apply", "destroy"]    #   program, subcommand, flags,
+//! flags = []                           #   args, paths
+//! ```
+//!
+//! Unknown keys, unknown rule ids and unknown values are errors carrying the
+//! file, line and column.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::ops::Range;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::catalog::RuleId;
+use crate::decision::{Decision, Risk};
+use crate::policy::{CommandMatcher, CustomRule, Policy};
+
+/// The policy file version this build reads.
+pub const POLICY_VERSION: i64 = 1;
+
+/// What to say when a file does not follow the schema.
+const SCHEMA_HELP: &str =
+    "the schema is described in docs/policy.md; `aq policy init` writes a commented starter file";
+
+// ---- where things are -------------------------------------------------------
+
+/// A place in a policy file: `source:line:column`, both counted from 1.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    /// The file (as the caller named it).
+    pub source: String,
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in characters, from 1.
+    pub column: usize,
+}
+
+impl Location {
+    /// The line and column of a byte offset in `text`.
+    pub fn at_offset(source: &str, text: &str, offset: usize) -> Self {
+        let offset = floor_char_boundary(text, offset.min(text.len()));
+        let before = &text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = text[line_start..offset].chars().count() + 1;
+        Location {
+            source: source.to_string(),
+            line,
+            column,
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.source, self.line, self.column)
+    }
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+// ---- errors -------------------------------------------------------------------
+
+/// A policy file that cannot be used: where, what, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// Where the problem is.
+    pub at: Location,
+    /// What is wrong.
+    pub message: String,
+    /// The offending line and a caret under the problem, when known.
+    pub excerpt: Option<String>,
+    /// What to do about it.
+    pub help: Option<String>,
+}
+
+impl ConfigError {
+    fn new(source: &str, text: &str, span: Option<Range<usize>>, message: String) -> Self {
+        let span = span.unwrap_or(0..0);
+        ConfigError {
+            at: Location::at_offset(source, text, span.start),
+            message,
+            excerpt: excerpt(text, span),
+            help: None,
+        }
+    }
+
+    fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.at, self.message)?;
+        if let Some(excerpt) = &self.excerpt {
+            write!(f, "\n{excerpt}")?;
+        }
+        if let Some(help) = &self.help {
+            write!(f, "\n  help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The line holding `span.start`, with a caret line under the span.
+fn excerpt(text: &str, span: Range<usize>) -> Option<String> {
+    if text.is_empty() {
+        return None;
+    }
+    let start = floor_char_boundary(text, span.start.min(text.len()));
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let line = text[line_start..line_end].trim_end_matches('\r');
+    let line_no = text[..start].matches('\n').count() + 1;
+    let pad = text[line_start..start].chars().count();
+    let end = floor_char_boundary(text, span.end.clamp(start, line_end));
+    let width = text[start..end].chars().count().max(1);
+    let gutter = " ".repeat(line_no.to_string().len());
+    Some(format!(
+        " {line_no} | {line}\n {gutter} | {}{}",
+        " ".repeat(pad),
+        "^".repeat(width)
+    ))
+}
+
+// ---- one file -----------------------------------------------------------------
+
+/// A built-in rule's action, as one file sets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionSetting {
+    /// The rule.
+    pub rule: RuleId,
+    /// The action the file asks for.
+    pub action: Decision,
+    /// Where.
+    pub at: Location,
+}
+
+/// A sensitive path pattern, as one file adds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SensitivePath {
+    /// The glob (`~` is the home directory).
+    pub pattern: String,
+    /// Where.
+    pub at: Location,
+}
+
+/// A custom rule, as one file defines it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleDefinition {
+    /// The rule.
+    pub rule: CustomRule,
+    /// Where its `[[rule]]` table starts.
+    pub at: Location,
+}
+
+/// One policy file, parsed and checked, not yet merged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyLayer {
+    /// The file it came from.
+    pub source: String,
+    /// `[rules]`, in file order.
+    pub actions: Vec<ActionSetting>,
+    /// `[paths] sensitive`, in file order.
+    pub sensitive_paths: Vec<SensitivePath>,
+    /// `[[rule]]` tables, in file order.
+    pub custom_rules: Vec<RuleDefinition>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    version: Option<Spanned<i64>>,
+    #[serde(default)]
+    rules: BTreeMap<Spanned<String>, Spanned<Decision>>,
+    #[serde(default)]
+    paths: RawPaths,
+    #[serde(default)]
+    rule: Vec<Spanned<RawRule>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPaths {
+    #[serde(default)]
+    sensitive: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    id: Spanned<String>,
+    action: Decision,
+    risk: Option<Risk>,
+    why: Spanned<String>,
+    safer: Option<String>,
+    #[serde(default)]
+    program: Vec<Spanned<String>>,
+    #[serde(default)]
+    subcommand: Vec<Spanned<String>>,
+    #[serde(default)]
+    flags: Vec<Spanned<String>>,
+    #[serde(default)]
+    args: Vec<Spanned<String>>,
+    #[serde(default)]
+    paths: Vec<Spanned<String>>,
+}
+
+/// Parses and checks one policy file.
+///
+/// `source` names the file in messages and provenance; nothing is read.
+pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError> {
+    let raw: RawFile = toml::from_str(text).map_err(|e| {
+        ConfigError::new(source, text, e.span(), e.message().trim().to_string()).help(SCHEMA_HELP)
+    })?;
+    let err =
+        |span: Range<usize>, message: String| ConfigError::new(source, text, Some(span), message);
+    let loc = |offset: usize| Location::at_offset(source, text, offset);
+
+    if let Some(v) = &raw.version
+        && *v.get_ref() != POLICY_VERSION
+    {
+        return Err(err(
+            v.span(),
+            format!("unsupported policy file version {}", v.get_ref()),
+        )
+        .help(format!(
+            "this aq reads version {POLICY_VERSION}; write `version = {POLICY_VERSION}` and follow docs/policy.md"
+        )));
+    }
+
+    // Custom rules first: `[rules]` errors can then say when an id is one of them.
+    let mut custom_rules = Vec::new();
+    let mut seen_ids = BTreeSet::new();
+    for table in &raw.rule {
+        let r = table.get_ref();
+        let id = r.id.get_ref();
+        if let Ok(builtin) = id.parse::<RuleId>() {
+            return Err(err(r.id.span(), format!("`{id}` is a built-in rule id")).help(format!(
+                "pick another id for your own rule; to change the built-in rule's action write `\"{builtin}\" = \"block\"` under [rules]"
+            )));
+        }
+        if !is_kebab_case(id) {
+            return Err(err(r.id.span(), format!("rule id `{id}` is not kebab-case"))
+                .help("use lowercase letters, digits and single dashes, starting with a letter, e.g. `no-terraform-apply`"));
+        }
+        if !seen_ids.insert(id.clone()) {
+            return Err(err(
+                r.id.span(),
+                format!("rule id `{id}` is defined twice in this file"),
+            )
+            .help("give each [[rule]] its own id"));
+        }
+        if r.why.get_ref().trim().is_empty() {
+            return Err(err(r.why.span(), format!("rule `{id}` has an empty `why`"))
+                .help("say in a sentence why the rule matters; it is shown when the rule fires"));
+        }
+        let lists = [
+            ("program", &r.program),
+            ("subcommand", &r.subcommand),
+            ("flags", &r.flags),
+            ("args", &r.args),
+            ("paths", &r.paths),
+        ];
+        for (name, list) in lists {
+            if let Some(empty) = list.iter().find(|p| p.get_ref().trim().is_empty()) {
+                return Err(err(
+                    empty.span(),
+                    format!("rule `{id}`: empty pattern in `{name}`"),
+                )
+                .help(
+                    "remove the empty string; an empty pattern would match nothing or everything",
+                ));
+            }
+        }
+        if lists.iter().all(|(_, list)| list.is_empty()) {
+            return Err(err(table.span(), format!("rule `{id}` matches nothing"))
+                .help("set at least one of `program`, `subcommand`, `flags`, `args` or `paths`, e.g. program = [\"terraform\"]"));
+        }
+        let strings = |list: &[Spanned<String>]| -> Vec<String> {
+            list.iter().map(|s| s.get_ref().clone()).collect()
+        };
+        custom_rules.push(RuleDefinition {
+            rule: CustomRule {
+                id: id.clone(),
+                action: r.action,
+                risk: r.risk.unwrap_or(Risk::Medium),
+                why: r.why.get_ref().clone(),
+                safer: r.safer.clone().filter(|s| !s.trim().is_empty()),
+                matcher: CommandMatcher {
+                    program: strings(&r.program),
+                    subcommand: strings(&r.subcommand),
+                    flags: strings(&r.flags),
+                    args: strings(&r.args),
+                    paths: strings(&r.paths),
+                },
+            },
+            at: loc(table.span().start),
+        });
+    }
+
+    let mut entries: Vec<_> = raw.rules.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    let mut actions = Vec::new();
+    for (key, value) in entries {
+        let name = key.get_ref();
+        let rule = match name.parse::<RuleId>() {
+            Ok(rule) => rule,
+            Err(_) if seen_ids.contains(name) => {
+                return Err(err(
+                    key.span(),
+                    format!("`{name}` is one of your own rules, not a built-in one"),
+                )
+                .help(format!(
+                    "set its action with `action = ...` in the [[rule]] whose id is `{name}`"
+                )));
+            }
+            Err(_) => {
+                let hint = match closest_rule_id(name) {
+                    Some(near) => format!(
+                        "did you mean `{near}`? `aq explain --rules` lists every built-in rule id"
+                    ),
+                    None => "`aq explain --rules` lists every built-in rule id".to_string(),
+                };
+                return Err(err(key.span(), format!("unknown rule id `{name}`")).help(hint));
+            }
+        };
+        actions.push(ActionSetting {
+            rule,
+            action: *value.get_ref(),
+            at: loc(key.span().start),
+        });
+    }
+
+    let mut sensitive_paths = Vec::new();
+    for p in &raw.paths.sensitive {
+        let pattern = p.get_ref().trim();
+        if pattern.is_empty() {
+            return Err(err(p.span(), "empty pattern in `sensitive`".to_string())
+                .help("remove the empty string, or name a path or glob such as \"~/.config/acme/token\" or \"*.kdbx\""));
+        }
+        sensitive_paths.push(SensitivePath {
+            pattern: pattern.to_string(),
+            at: loc(p.span().start),
+        });
+    }
+
+    Ok(PolicyLayer {
+        source: source.to_string(),
+        actions,
+        sensitive_paths,
+        custom_rules,
+    })
+}
+
+/// `a-z0-9` words joined by single dashes, starting with a letter.
+fn is_kebab_case(id: &str) -> bool {
+    id.starts_with(|c: char| c.is_ascii_lowercase())
+        && id.split('-').all(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+}
+
+/// The built-in id nearest to a misspelled one, when it is close.
+fn closest_rule_id(name: &str) -> Option<RuleId> {
+    RuleId::ALL
+        .iter()
+        .map(|id| (edit_distance(name, id.as_str()), *id))
+        .filter(|(d, _)| *d <= 3)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, id)| id)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+// ---- layers -------------------------------------------------------------------
+
+/// How much a layer may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// Anything: the user's own file, `--policy FILE`, a trusted project file.
+    Full,
+    /// Only make the policy stricter: an untrusted project file. Loosening
+    /// entries are ignored and reported.
+    TightenOnly,
+}
+
+/// A loosening entry of a [`Trust::TightenOnly`] layer that was not applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IgnoredEntry {
+    /// Where it is written.
+    pub at: Location,
+    /// The entry, as written (`"pkg-install" = "allow"`, `[[rule]] id = "x"`).
+    pub entry: String,
+    /// What stays in force instead.
+    pub kept: String,
+}
+
+impl fmt::Display for IgnoredEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: ignored {}: an untrusted project file may only tighten the policy ({}); if you trust this file, run `aq policy trust {}`",
+            self.at, self.entry, self.kept, self.at.source
+        )
+    }
+}
+
+/// Which file set each value that differs from the built-in policy. The
+/// vectors run parallel to those of [`Policy`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// Who set each changed action.
+    pub actions: BTreeMap<RuleId, Location>,
+    /// Who added each of [`Policy::sensitive_paths`].
+    pub sensitive_paths: Vec<Location>,
+    /// Who defined each of [`Policy::custom_rules`].
+    pub custom_rules: Vec<Location>,
+}
+
+/// The policy in force after some layers, with where each change came from.
+/// Starts as the built-in policy; [`EffectivePolicy::apply`] adds a layer.
+#[derive(Debug, Clone, Default)]
+pub struct EffectivePolicy {
+    /// What the engine runs with.
+    pub policy: Policy,
+    /// Which file set what.
+    pub provenance: Provenance,
+    /// Loosening entries of untrusted layers that were left out.
+    pub ignored: Vec<IgnoredEntry>,
+}
+
+impl EffectivePolicy {
+    /// The built-in policy, no file applied.
+    pub fn builtin() -> Self {
+        Self::default()
+    }
+
+    /// Applies one more layer on top; later layers win. Under
+    /// [`Trust::TightenOnly`], an action lower than the one in force and a
+    /// custom `allow` rule are ignored (recorded in [`Self::ignored`]).
+    ///
+    /// Fails when a custom rule id is already defined by an earlier layer.
+    pub fn apply(&mut self, layer: &PolicyLayer, trust: Trust) -> Result<(), ConfigError> {
+        // Check first, so a failed layer changes nothing.
+        for def in &layer.custom_rules {
+            if let Some(i) = self
+                .policy
+                .custom_rules
+                .iter()
+                .position(|r| r.id == def.rule.id)
+            {
+                let earlier = &self.provenance.custom_rules[i];
+                return Err(ConfigError {
+                    at: def.at.clone(),
+                    message: format!("rule id `{}` is already defined at {earlier}", def.rule.id),
+                    excerpt: None,
+                    help: Some("rename one of the two rules: custom rule ids are unique across the user, project and --policy files".to_string()),
+                });
+            }
+        }
+
+        for set in &layer.actions {
+            let current = self.policy.action(set.rule);
+            if trust == Trust::TightenOnly && set.action < current {
+                let by = match self.provenance.actions.get(&set.rule) {
+                    Some(at) => format!("set at {at}"),
+                    None => "built-in".to_string(),
+                };
+                self.ignored.push(IgnoredEntry {
+                    at: set.at.clone(),
+                    entry: format!("`\"{}\" = \"{}\"`", set.rule, set.action),
+                    kept: format!("`{}` stays `{current}`, {by}", set.rule),
+                });
+                continue;
+            }
+            self.policy.actions.insert(set.rule, set.action);
+            self.provenance.actions.insert(set.rule, set.at.clone());
+        }
+
+        for p in &layer.sensitive_paths {
+            if self.policy.sensitive_paths.contains(&p.pattern) {
+                continue;
+            }
+            self.policy.sensitive_paths.push(p.pattern.clone());
+            self.provenance.sensitive_paths.push(p.at.clone());
+        }
+
+        for def in &layer.custom_rules {
+            if trust == Trust::TightenOnly && def.rule.action == Decision::Allow {
+                self.ignored.push(IgnoredEntry {
+                    at: def.at.clone(),
+                    entry: format!("custom rule `{}` with action `allow`", def.rule.id),
+                    kept: "built-in rules keep asking for what it would allow".to_string(),
+                });
+                continue;
+            }
+            self.policy.custom_rules.push(def.rule.clone());
+            self.provenance.custom_rules.push(def.at.clone());
+        }
+        Ok(())
+    }
+
+    /// The file that set a built-in rule's action, or `None` for built-in.
+    pub fn action_source(&self, rule: RuleId) -> Option<&Location> {
+        self.provenance.actions.get(&rule)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Engine;
+
+    fn layer(text: &str) -> PolicyLayer {
+        parse_layer("policy.toml", text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn error(text: &str) -> ConfigError {
+        match parse_layer("policy.toml", text) {
+            Ok(l) => panic!("expected an error, parsed {l:?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn effective(layers: &[(&str, &str, Trust)]) -> EffectivePolicy {
+        let mut eff = EffectivePolicy::builtin();
+        for (source, text, trust) in layers {
+            let l = parse_layer(source, text).unwrap_or_else(|e| panic!("{e}"));
+            eff.apply(&l, *trust).unwrap_or_else(|e| panic!("{e}"));
+        }
+        eff
+    }
+
+    const TERRAFORM: &str = r#"
+version = 1
+
+[[rule]]
+id = "no-terraform-apply"
+action = "block"
+risk = "high"
+why = "applies infrastructure changes to real accounts"
+safer = "run terraform plan and let a person apply"
+program = ["terraform"]
+subcommand = ["apply", "destroy"]
+"#;
+
+    #[test]
+    fn empty_file_is_the_builtin_policy() {
+        let l = layer("");
+        assert!(l.actions.is_empty() && l.sensitive_paths.is_empty() && l.custom_rules.is_empty());
+        let eff = effective(&[("policy.toml", "# nothing\n", Trust::Full)]);
+        assert!(eff.policy.actions.is_empty());
+        assert!(eff.ignored.is_empty());
+    }
+
+    #[test]
+    fn full_file_parses_into_the_policy_structs() {
+        let text = r#"version = 1
+[rules]
+"pkg-install" = "allow"
+"git-push" = "block"
+
+[paths]
+sensitive = ["~/.config/acme/token", "*.kdbx"]
+"#;
+        let l = layer(&format!("{text}{}", TERRAFORM.replace("version = 1\n", "")));
+        assert_eq!(
+            l.actions,
+            vec![
+                ActionSetting {
+                    rule: RuleId::PkgInstall,
+                    action: Decision::Allow,
+                    at: Location {
+                        source: "policy.toml".into(),
+                        line: 3,
+                        column: 1
+                    },
+                },
+                ActionSetting {
+                    rule: RuleId::GitPush,
+                    action: Decision::Block,
+                    at: Location {
+                        source: "policy.toml".into(),
+                        line: 4,
+                        column: 1
+                    },
+                },
+            ]
+        );
+        let patterns: Vec<_> = l
+            .sensitive_paths
+            .iter()
+            .map(|p| p.pattern.as_str())
+            .collect();
+        assert_eq!(patterns, ["~/.config/acme/token", "*.kdbx"]);
+        assert_eq!(l.sensitive_paths[1].at.line, 7);
+        assert_eq!(
+            l.custom_rules[0].rule,
+            CustomRule {
+                id: "no-terraform-apply".into(),
+                action: Decision::Block,
+                risk: Risk::High,
+                why: "applies infrastructure changes to real accounts".into(),
+                safer: Some("run terraform plan and let a person apply".into()),
+                matcher: CommandMatcher {
+                    program: vec!["terraform".into()],
+                    subcommand: vec!["apply".into(), "destroy".into()],
+                    ..CommandMatcher::default()
+                },
+            }
+        );
+        assert_eq!(l.custom_rules[0].at.line, 10);
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_at_its_line_and_column() {
+        let e = error("version = 1\n\n[paths]\n  sensitve = [\"x\"]\n");
+        assert_eq!(
+            e.at,
+            Location {
+                source: "policy.toml".into(),
+                line: 4,
+                column: 3
+            }
+        );
+        assert!(e.message.contains("unknown field `sensitve`"), "{e}");
+        assert!(
+            e.message.contains("`sensitive`"),
+            "lists the accepted keys: {e}"
+        );
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with("policy.toml:4:3: unknown field"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(" 4 |   sensitve = [\"x\"]\n   |   ^^^^^^^^"),
+            "{shown}"
+        );
+        assert!(shown.contains("help: "), "{shown}");
+
+        let e = error("colour = \"red\"\n");
+        assert_eq!((e.at.line, e.at.column), (1, 1));
+        let e = error(&format!("{TERRAFORM}prgram = [\"x\"]\n"));
+        assert!(e.message.contains("unknown field `prgram`"), "{e}");
+        assert_eq!(e.at.line, 12);
+    }
+
+    #[test]
+    fn syntax_error_has_a_location() {
+        let e = error("[rules]\n\"pkg-install\" = allow\n");
+        assert_eq!((e.at.line, e.at.column), (2, 17), "{e}");
+    }
+
+    #[test]
+    fn bad_action_value_lists_the_accepted_values() {
+        let e = error("[rules]\n\"pkg-install\" = \"deny\"\n");
+        assert_eq!((e.at.line, e.at.column), (2, 17), "{e}");
+        assert!(e.message.contains("`deny`"), "{e}");
+        assert!(e.message.contains("`allow`, `ask`, `block`"), "{e}");
+
+        let e = error(&TERRAFORM.replace("risk = \"high\"", "risk = \"severe\""));
+        assert!(
+            e.message.contains("`low`, `medium`, `high`, `critical`"),
+            "{e}"
+        );
+        let e = error(&TERRAFORM.replace("action = \"block\"", "action = \"Block\""));
+        assert!(e.message.contains("unknown variant `Block`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_rule_id_says_how_to_list_the_ids() {
+        let e = error("[rules]\n\"pkg-instal\" = \"allow\"\n");
+        assert_eq!((e.at.line, e.at.column), (2, 1), "{e}");
+        assert_eq!(e.message, "unknown rule id `pkg-instal`");
+        let help = e.help.unwrap_or_default();
+        assert!(help.contains("did you mean `pkg-install`?"), "{help}");
+        assert!(help.contains("aq explain --rules"), "{help}");
+
+        let e = error("[rules]\nfrobnicate = \"allow\"\n");
+        assert!(!e.help.unwrap_or_default().contains("did you mean"));
+
+        let e = error(&format!(
+            "{TERRAFORM}\n[rules]\n\"no-terraform-apply\" = \"ask\"\n"
+        ));
+        assert!(e.message.contains("one of your own rules"), "{e}");
+    }
+
+    #[test]
+    fn custom_rules_are_checked() {
+        let cases = [
+            (
+                TERRAFORM.replace("no-terraform-apply", "secret-read"),
+                "is a built-in rule id",
+            ),
+            (
+                TERRAFORM.replace("no-terraform-apply", "No_Terraform"),
+                "is not kebab-case",
+            ),
+            (
+                TERRAFORM.replace("no-terraform-apply", "no--apply"),
+                "is not kebab-case",
+            ),
+            (
+                format!("{TERRAFORM}{TERRAFORM}").replace("version = 1", ""),
+                "defined twice",
+            ),
+            (
+                TERRAFORM.replace(
+                    "program = [\"terraform\"]\nsubcommand = [\"apply\", \"destroy\"]\n",
+                    "",
+                ),
+                "matches nothing",
+            ),
+            (
+                TERRAFORM.replace("[\"terraform\"]", "[\"\"]"),
+                "empty pattern in `program`",
+            ),
+            (
+                TERRAFORM.replace(
+                    "why = \"applies infrastructure changes to real accounts\"\n",
+                    "",
+                ),
+                "missing field `why`",
+            ),
+            (
+                TERRAFORM.replace(
+                    "\"applies infrastructure changes to real accounts\"",
+                    "\"  \"",
+                ),
+                "empty `why`",
+            ),
+            (
+                TERRAFORM.replace("[\"terraform\"]", "\"terraform\""),
+                "invalid type",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = error(&text);
+            assert!(
+                e.message.contains(want),
+                "want {want:?}, got: {e}\nfor:\n{text}"
+            );
+            assert!(e.at.line > 1, "{e}");
+        }
+    }
+
+    #[test]
+    fn only_version_one_is_read() {
+        let e = error("version = 2\n");
+        assert_eq!((e.at.line, e.at.column), (1, 11));
+        assert!(e.help.unwrap_or_default().contains("version = 1"));
+    }
+
+    #[test]
+    fn user_layer_can_lower_and_raise() {
+        let eff = effective(&[(
+            "user.toml",
+            "[rules]\n\"pkg-install\" = \"allow\"\n\"git-push\" = \"block\"\n",
+            Trust::Full,
+        )]);
+        assert_eq!(eff.policy.action(RuleId::PkgInstall), Decision::Allow);
+        assert_eq!(eff.policy.action(RuleId::GitPush), Decision::Block);
+        assert_eq!(
+            eff.action_source(RuleId::PkgInstall).map(|l| l.line),
+            Some(2)
+        );
+        assert_eq!(eff.action_source(RuleId::SecretRead), None);
+        assert!(eff.ignored.is_empty());
+    }
+
+    #[test]
+    fn untrusted_project_cannot_lower_but_can_raise() {
+        let project = r#"
+[rules]
+"secret-read" = "allow"
+"pkg-install" = "allow"
+"git-push" = "block"
+"#;
+        let eff = effective(&[("project.toml", project, Trust::TightenOnly)]);
+        assert_eq!(eff.policy.action(RuleId::SecretRead), Decision::Block);
+        assert_eq!(eff.policy.action(RuleId::PkgInstall), Decision::Ask);
+        assert_eq!(eff.policy.action(RuleId::GitPush), Decision::Block);
+        assert_eq!(
+            eff.action_source(RuleId::GitPush)
+                .map(|l| l.source.as_str()),
+            Some("project.toml")
+        );
+        assert_eq!(eff.action_source(RuleId::PkgInstall), None);
+        let ignored: Vec<_> = eff
+            .ignored
+            .iter()
+            .map(|i| (i.at.line, i.entry.as_str()))
+            .collect();
+        assert_eq!(
+            ignored,
+            [
+                (3, "`\"secret-read\" = \"allow\"`"),
+                (4, "`\"pkg-install\" = \"allow\"`")
+            ]
+        );
+        let shown = eff.ignored[1].to_string();
+        assert!(shown.starts_with("project.toml:4:1: ignored"), "{shown}");
+        assert!(
+            shown.contains("`pkg-install` stays `ask`, built-in"),
+            "{shown}"
+        );
+        assert!(shown.contains("aq policy trust project.toml"), "{shown}");
+    }
+
+    #[test]
+    fn untrusted_project_is_measured_against_the_user_layer() {
+        let user = "[rules]\n\"pkg-install\" = \"allow\"\n\"git-push\" = \"allow\"\n";
+        let project = "[rules]\n\"pkg-install\" = \"allow\"\n\"git-push\" = \"ask\"\n\"docker-run\" = \"allow\"\n";
+        let eff = effective(&[
+            ("user.toml", user, Trust::Full),
+            ("project.toml", project, Trust::TightenOnly),
+        ]);
+        // Equal to what the user set: kept. Raised: applied. Lowered: ignored.
+        assert_eq!(eff.policy.action(RuleId::PkgInstall), Decision::Allow);
+        assert_eq!(eff.policy.action(RuleId::GitPush), Decision::Ask);
+        assert_eq!(eff.policy.action(RuleId::DockerRun), Decision::Ask);
+        assert_eq!(eff.ignored.len(), 1);
+        assert!(eff.ignored[0].entry.contains("docker-run"));
+
+        // And a project that lowers what the user raised keeps the user's value.
+        let user = "[rules]\n\"pkg-install\" = \"block\"\n";
+        let project = "[rules]\n\"pkg-install\" = \"ask\"\n";
+        let eff = effective(&[
+            ("user.toml", user, Trust::Full),
+            ("project.toml", project, Trust::TightenOnly),
+        ]);
+        assert_eq!(eff.policy.action(RuleId::PkgInstall), Decision::Block);
+        assert!(
+            eff.ignored[0].kept.contains("set at user.toml:2:1"),
+            "{:?}",
+            eff.ignored
+        );
+    }
+
+    #[test]
+    fn trusted_project_can_lower() {
+        let project = "[rules]\n\"pkg-install\" = \"allow\"\n\"secret-read\" = \"ask\"\n";
+        let eff = effective(&[("project.toml", project, Trust::Full)]);
+        assert_eq!(eff.policy.action(RuleId::PkgInstall), Decision::Allow);
+        assert_eq!(eff.policy.action(RuleId::SecretRead), Decision::Ask);
+        assert!(eff.ignored.is_empty());
+    }
+
+    #[test]
+    fn untrusted_project_cannot_add_allow_rules_but_can_add_the_rest() {
+        let project = r#"
+[paths]
+sensitive = ["*.kdbx"]
+
+[[rule]]
+id = "allow-npm"
+action = "allow"
+why = "npm is fine here"
+program = ["npm"]
+
+[[rule]]
+id = "ask-make-deploy"
+action = "ask"
+why = "deploys"
+program = ["make"]
+args = ["deploy"]
+"#;
+        let eff = effective(&[("project.toml", project, Trust::TightenOnly)]);
+        let ids: Vec<_> = eff
+            .policy
+            .custom_rules
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect();
+        assert_eq!(ids, ["ask-make-deploy"]);
+        assert_eq!(eff.provenance.custom_rules[0].line, 11);
+        assert_eq!(eff.policy.sensitive_paths, ["*.kdbx"]);
+        assert_eq!(eff.ignored.len(), 1);
+        assert_eq!(eff.ignored[0].at.line, 5);
+        assert!(eff.ignored[0].entry.contains("allow-npm"));
+
+        let engine = Engine::new(eff.policy);
+        assert_eq!(
+            engine.evaluate("npm install left-pad").decision,
+            Decision::Ask
+        );
+        assert_eq!(engine.evaluate("cat vault.kdbx").decision, Decision::Block);
+    }
+
+    #[test]
+    fn custom_rule_ids_are_unique_across_layers() {
+        let mut eff = EffectivePolicy::builtin();
+        eff.apply(&layer(TERRAFORM), Trust::Full).unwrap();
+        let again = parse_layer("project.toml", TERRAFORM).unwrap();
+        let e = eff.apply(&again, Trust::TightenOnly).unwrap_err();
+        assert!(e.to_string().starts_with("project.toml:4:1: rule id `no-terraform-apply` is already defined at policy.toml:4:1"), "{e}");
+        assert_eq!(eff.policy.custom_rules.len(), 1);
+    }
+
+    #[test]
+    fn custom_block_rule_fires_through_the_engine() {
+        let eff = effective(&[("policy.toml", TERRAFORM, Trust::TightenOnly)]);
+        let engine = Engine::new(eff.policy);
+        for line in [
+            "terraform apply -auto-approve",
+            "cd infra && terraform destroy",
+            "sudo terraform apply",
+            "bash -lc 'terraform apply'",
+        ] {
+            let v = engine.evaluate(line);
+            assert_eq!(v.decision, Decision::Block, "{line}");
+            let rule = v.deciding_rule().unwrap();
+            assert_eq!(rule.id, "no-terraform-apply", "{line}");
+            assert_eq!(rule.risk, Risk::High);
+            assert_eq!(rule.why, "applies infrastructure changes to real accounts");
+            assert_eq!(
+                rule.safer.as_deref(),
+                Some("run terraform plan and let a person apply")
+            );
+        }
+        let v = engine.evaluate("terraform plan");
+        assert!(
+            v.rules.iter().all(|r| r.id != "no-terraform-apply"),
+            "{:?}",
+            v.rules
+        );
+    }
+
+    #[test]
+    fn custom_allow_rule_lifts_asks_in_a_trusted_layer() {
+        let text = "[[rule]]\nid = \"allow-npm-ci\"\naction = \"allow\"\nwhy = \"reproducible installs\"\nprogram = [\"npm\"]\nsubcommand = [\"ci\"]\n";
+        let eff = effective(&[("policy.toml", text, Trust::Full)]);
+        let engine = Engine::new(eff.policy);
+        assert_eq!(engine.evaluate("npm ci").decision, Decision::Allow);
+        assert_eq!(engine.evaluate("npm install x").decision, Decision::Ask);
+    }
+
+    #[test]
+    fn location_counts_characters_from_one() {
+        let text = "a\nbé c\n";
+        let l = Location::at_offset("f", text, text.find('c').unwrap());
+        assert_eq!((l.line, l.column), (2, 4));
+        assert_eq!(Location::at_offset("f", text, 0).to_string(), "f:1:1");
+        assert_eq!(Location::at_offset("f", text, 999).line, 3);
+    }
+}
