@@ -1,0 +1,77 @@
+//! Finding the real program behind a shim.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// Looks `name` up on `path` (a `PATH` value) as `execvp` would, skipping
+/// `shim_dir` and any directory that resolves to it, so a shim never finds
+/// itself. Returns the first executable regular file.
+pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<PathBuf> {
+    if name.as_bytes().contains(&b'/') {
+        return Some(PathBuf::from(name));
+    }
+    let shim_real = std::fs::canonicalize(shim_dir).ok();
+    for dir in path.as_bytes().split(|&b| b == b':') {
+        // An empty entry means the current directory, which a shim never
+        // searches: the agent controls it.
+        if dir.is_empty() || dir == b"." {
+            continue;
+        }
+        let dir = Path::new(OsStr::from_bytes(dir));
+        if dir == shim_dir
+            || shim_real
+                .as_deref()
+                .is_some_and(|s| std::fs::canonicalize(dir).ok().as_deref() == Some(s))
+        {
+            continue;
+        }
+        let candidate = dir.join(name);
+        if let Ok(meta) = std::fs::metadata(&candidate)
+            && meta.is_file()
+            && meta.permissions().mode() & 0o111 != 0
+        {
+            return Some(candidate);
+        }
+    }
+    None
+}
+
+/// `PATH` with the shim directory removed (what the real program sees as
+/// "the original PATH" plus, when shims stay active, the shim dir in front).
+pub fn path_without(path: &OsStr, shim_dir: &Path) -> std::ffi::OsString {
+    let kept: Vec<&[u8]> = path
+        .as_bytes()
+        .split(|&b| b == b':')
+        .filter(|d| !d.is_empty() && Path::new(OsStr::from_bytes(d)) != shim_dir)
+        .collect();
+    std::ffi::OsString::from(OsStr::from_bytes(&kept.join(&b':')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shim_dir_is_skipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let shims = tmp.path().join("shims");
+        let real = tmp.path().join("bin");
+        std::fs::create_dir_all(&shims).unwrap();
+        std::fs::create_dir_all(&real).unwrap();
+        for d in [&shims, &real] {
+            let f = d.join("tool");
+            std::fs::write(&f, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let path = format!("{}::.:{}", shims.display(), real.display());
+        let found = find_real_program(OsStr::new("tool"), OsStr::new(&path), &shims).unwrap();
+        assert_eq!(found, real.join("tool"));
+        assert!(find_real_program(OsStr::new("nope"), OsStr::new(&path), &shims).is_none());
+        assert_eq!(
+            path_without(OsStr::new(&path), &shims),
+            OsStr::new(&format!(".:{}", real.display()))
+        );
+    }
+}
