@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::catalog::RuleId;
 use crate::decision::{Decision, Risk};
 
 /// The effective policy: built-in defaults plus what policy files changed.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Policy {
     /// Actions changed by rule id (`[rules]` in a policy file).
     pub actions: BTreeMap<RuleId, Decision>,
@@ -28,7 +28,7 @@ impl Policy {
 }
 
 /// A rule written in a policy file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CustomRule {
     /// Its id (kebab-case, distinct from built-in ids).
     pub id: String,
@@ -46,7 +46,7 @@ pub struct CustomRule {
 
 /// What a custom rule matches. Every field that is set must match; within a
 /// list any entry may match. Program and argument entries are globs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandMatcher {
     /// Program names (`curl`, `terraform`), matched on the base name.
     pub program: Vec<String>,
