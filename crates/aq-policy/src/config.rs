@@ -213,7 +213,7 @@ pub struct PolicyLayer {
 struct RawFile {
     version: Option<Spanned<i64>>,
     #[serde(default)]
-    rules: BTreeMap<Spanned<String>, Spanned<Decision>>,
+    rules: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
     #[serde(default)]
     paths: RawPaths,
     #[serde(default)]
@@ -231,8 +231,8 @@ struct RawPaths {
 #[serde(deny_unknown_fields)]
 struct RawRule {
     id: Spanned<String>,
-    action: Decision,
-    risk: Option<Risk>,
+    action: Spanned<String>,
+    risk: Option<Spanned<String>>,
     why: Spanned<String>,
     safer: Option<String>,
     #[serde(default)]
@@ -292,6 +292,18 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             )
             .help("give each [[rule]] its own id"));
         }
+        let action = r
+            .action
+            .get_ref()
+            .parse::<Decision>()
+            .map_err(|m| err(r.action.span(), format!("rule `{id}`: {m}")))?;
+        let risk = match &r.risk {
+            Some(risk) => risk
+                .get_ref()
+                .parse::<Risk>()
+                .map_err(|m| err(risk.span(), format!("rule `{id}`: {m}")))?,
+            None => Risk::Medium,
+        };
         if r.why.get_ref().trim().is_empty() {
             return Err(err(r.why.span(), format!("rule `{id}` has an empty `why`"))
                 .help("say in a sentence why the rule matters; it is shown when the rule fires"));
@@ -324,8 +336,8 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         custom_rules.push(RuleDefinition {
             rule: CustomRule {
                 id: id.clone(),
-                action: r.action,
-                risk: r.risk.unwrap_or(Risk::Medium),
+                action,
+                risk,
                 why: r.why.get_ref().clone(),
                 safer: r.safer.clone().filter(|s| !s.trim().is_empty()),
                 matcher: CommandMatcher {
@@ -366,9 +378,17 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
                 return Err(err(key.span(), format!("unknown rule id `{name}`")).help(hint));
             }
         };
+        let action = match value.get_ref() {
+            toml::Value::String(s) => s.parse::<Decision>(),
+            other => Err(format!(
+                "expected \"allow\", \"ask\" or \"block\", found {} `{other}`",
+                other.type_str()
+            )),
+        }
+        .map_err(|m| err(value.span(), format!("`{rule}`: {m}")))?;
         actions.push(ActionSetting {
             rule,
-            action: *value.get_ref(),
+            action,
             at: loc(key.span().start),
         });
     }
@@ -713,16 +733,24 @@ sensitive = ["~/.config/acme/token", "*.kdbx"]
     fn bad_action_value_lists_the_accepted_values() {
         let e = error("[rules]\n\"pkg-install\" = \"deny\"\n");
         assert_eq!((e.at.line, e.at.column), (2, 17), "{e}");
-        assert!(e.message.contains("`deny`"), "{e}");
-        assert!(e.message.contains("`allow`, `ask`, `block`"), "{e}");
+        assert_eq!(
+            e.message,
+            "`pkg-install`: unknown decision `deny`; expected one of: allow, ask, block"
+        );
+        let e = error("[rules]\n\"pkg-install\" = 1\n");
+        assert!(e.message.contains("found integer `1`"), "{e}");
 
         let e = error(&TERRAFORM.replace("risk = \"high\"", "risk = \"severe\""));
+        assert_eq!((e.at.line, e.at.column), (7, 8), "{e}");
         assert!(
-            e.message.contains("`low`, `medium`, `high`, `critical`"),
+            e.message
+                .contains("expected one of: low, medium, high, critical"),
             "{e}"
         );
         let e = error(&TERRAFORM.replace("action = \"block\"", "action = \"Block\""));
-        assert!(e.message.contains("unknown variant `Block`"), "{e}");
+        assert!(e.message.contains("unknown decision `Block`"), "{e}");
+        let e = error(&TERRAFORM.replace("action = \"block\"", "action = true"));
+        assert!(e.message.contains("invalid type: boolean `true`"), "{e}");
     }
 
     #[test]
@@ -734,6 +762,9 @@ sensitive = ["~/.config/acme/token", "*.kdbx"]
         assert!(help.contains("did you mean `pkg-install`?"), "{help}");
         assert!(help.contains("aq explain --rules"), "{help}");
 
+        // The key is checked before the value.
+        let e = error("[rules]\ncolour = 3\n");
+        assert_eq!(e.message, "unknown rule id `colour`");
         let e = error("[rules]\nfrobnicate = \"allow\"\n");
         assert!(!e.help.unwrap_or_default().contains("did you mean"));
 
