@@ -1,16 +1,21 @@
 //! `aq explain`: the decision on a command line as a person or a tool reads it.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
-use aq_policy::{Engine, RuleId, Verdict};
+use aq_policy::{Engine, Policy, RuleId, Verdict};
 
 use crate::cli::ExplainArgs;
 use crate::exit::ExitCode;
+use crate::policy_files;
 
-pub fn run(args: &ExplainArgs) -> Result<ExitCode, String> {
-    let engine = Engine::default();
+/// Explains under the effective policy (built-in, user, project, `--policy`).
+pub fn run(args: &ExplainArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
+    let loaded = policy_files::load(policy_flag)?;
+    loaded.warn_ignored();
+    let engine = Engine::new(loaded.effective.policy);
     if args.rules {
-        print!("{}", render_rules(args.json));
+        print!("{}", render_rules(engine.policy(), args.json));
         return Ok(ExitCode::Ok);
     }
     let line = args.command.join(" ");
@@ -77,13 +82,15 @@ pub fn render_text(line: &str, v: &Verdict) -> String {
     s
 }
 
-fn render_rules(json: bool) -> String {
+/// Every built-in rule with its action under `policy` (`aq policy show` says
+/// which file changed it).
+fn render_rules(policy: &Policy, json: bool) -> String {
     if json {
         let rules: Vec<_> = RuleId::ALL
             .iter()
             .map(|id| {
                 let info = id.info();
-                serde_json::json!({"id": id.as_str(), "action": info.action, "risk": info.risk, "why": info.why, "safer": info.safer})
+                serde_json::json!({"id": id.as_str(), "action": policy.action(*id), "risk": info.risk, "why": info.why, "safer": info.safer})
             })
             .collect();
         return format!("{}\n", serde_json::Value::Array(rules));
@@ -95,7 +102,7 @@ fn render_rules(json: bool) -> String {
             s,
             "{:28} {:5} {:8} {}",
             id.as_str(),
-            info.action.as_str(),
+            policy.action(*id).as_str(),
             info.risk.as_str(),
             info.why
         );

@@ -1,0 +1,401 @@
+//! Policy files on disk: where they are, reading them, and the trust store.
+//!
+//! The layers, in order (later wins, see `aq_policy::EffectivePolicy`):
+//!
+//! 1. the built-in policy;
+//! 2. the user file, `$XDG_CONFIG_HOME/agent-quarantine/policy.toml`
+//!    (default `~/.config/...`), with full power;
+//! 3. the project file, `agent-quarantine.toml` at the workspace root (the
+//!    git root of the current directory, else the current directory). It
+//!    comes with the repository, so it may only tighten the policy unless the
+//!    user trusted it with `aq policy trust`;
+//! 4. `--policy FILE`, an explicit user choice with the user file's power.
+//!
+//! Trust lives outside the workspace, in
+//! `$XDG_CONFIG_HOME/agent-quarantine/trusted.toml`: the canonical path and
+//! the SHA-256 of the content. A changed file is no longer trusted, so a
+//! repository cannot slip a loosening change in after the user said yes.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use aq_policy::{EffectivePolicy, PolicyLayer, Trust};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The project file's name, at the workspace root.
+pub const PROJECT_FILE: &str = "agent-quarantine.toml";
+/// The user file's name, in the config directory.
+const USER_FILE: &str = "policy.toml";
+/// The trust store's name, in the config directory.
+const TRUST_FILE: &str = "trusted.toml";
+
+/// Which layer a file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// The user's own file.
+    User,
+    /// The workspace's `agent-quarantine.toml`.
+    Project,
+    /// `--policy FILE`.
+    Flag,
+}
+
+impl FileKind {
+    /// The name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileKind::User => "user",
+            FileKind::Project => "project",
+            FileKind::Flag => "--policy",
+        }
+    }
+}
+
+/// Whether a project file is trusted, as the trust store says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustState {
+    /// Trusted, and unchanged since.
+    Trusted,
+    /// Never trusted (or trust withdrawn).
+    Untrusted,
+    /// Trusted once, but the content changed since: trust lapsed.
+    Changed,
+}
+
+// ---- where --------------------------------------------------------------------
+
+/// `$XDG_CONFIG_HOME/agent-quarantine`, else `$HOME/.config/agent-quarantine`.
+/// A relative `XDG_CONFIG_HOME` is ignored, as the XDG spec says.
+pub fn config_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|h| h.join(".config"))
+        })?;
+    Some(base.join("agent-quarantine"))
+}
+
+/// The user file, when a home or config directory is known.
+pub fn user_file() -> Option<PathBuf> {
+    config_dir().map(|d| d.join(USER_FILE))
+}
+
+fn no_config_dir() -> String {
+    "cannot tell where your config directory is: set XDG_CONFIG_HOME or HOME".to_string()
+}
+
+/// The workspace root: the nearest directory from `cwd` up holding `.git`
+/// (a directory, or a file in worktrees and submodules), else `cwd`.
+pub fn workspace_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
+}
+
+/// The project file of the current directory's workspace (it may not exist).
+pub fn project_file() -> Result<PathBuf, String> {
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    Ok(workspace_root(&cwd).join(PROJECT_FILE))
+}
+
+// ---- reading ------------------------------------------------------------------
+
+/// A policy file that exists, read and parsed.
+#[derive(Debug)]
+pub struct LoadedFile {
+    /// Its layer.
+    pub kind: FileKind,
+    /// Its path, as found or given.
+    pub path: PathBuf,
+    /// How much it may change.
+    pub trust: Trust,
+    /// For a project file, what the trust store says.
+    pub trust_state: Option<TrustState>,
+    /// Its content, checked.
+    pub layer: PolicyLayer,
+}
+
+/// The effective policy and the files it came from.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The files found, in layer order.
+    pub files: Vec<LoadedFile>,
+    /// Where the user and project files were looked for.
+    pub looked_for: Vec<(FileKind, PathBuf)>,
+    /// The merged policy.
+    pub effective: EffectivePolicy,
+}
+
+impl Loaded {
+    /// Prints each ignored loosening entry as a warning on stderr.
+    pub fn warn_ignored(&self) {
+        if self.effective.ignored.is_empty() {
+            return;
+        }
+        for f in &self.files {
+            if f.trust_state == Some(TrustState::Changed) {
+                eprintln!(
+                    "aq: warning: {} changed since it was trusted, so it may only tighten the policy until `aq policy trust` is run again",
+                    f.path.display()
+                );
+            }
+        }
+        for entry in &self.effective.ignored {
+            eprintln!("aq: warning: {entry}");
+        }
+    }
+}
+
+/// Reads a file's text; `Ok(None)` when it does not exist.
+pub fn read_text(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| format!("{}: not UTF-8 text; a policy file is TOML", path.display())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Reads and checks one policy file that must exist.
+pub fn parse_file(path: &Path) -> Result<(String, PolicyLayer), String> {
+    let text = read_text(path)?.ok_or_else(|| format!("{}: no such file", path.display()))?;
+    let layer =
+        aq_policy::parse_layer(&path.display().to_string(), &text).map_err(|e| e.to_string())?;
+    Ok((text, layer))
+}
+
+/// Finds, reads and merges every layer. Missing user and project files are
+/// skipped; a missing `--policy` file, an unreadable or invalid file, and a
+/// broken trust store are errors (a policy that cannot be read is not
+/// silently replaced by a weaker one).
+pub fn load(flag: Option<&Path>) -> Result<Loaded, String> {
+    let mut looked_for = Vec::new();
+    let mut files = Vec::new();
+
+    if let Some(path) = user_file() {
+        looked_for.push((FileKind::User, path.clone()));
+        if let Some(text) = read_text(&path)? {
+            let layer = parse(&path, &text)?;
+            files.push(LoadedFile {
+                kind: FileKind::User,
+                path,
+                trust: Trust::Full,
+                trust_state: None,
+                layer,
+            });
+        }
+    }
+
+    let path = project_file()?;
+    looked_for.push((FileKind::Project, path.clone()));
+    if let Some(text) = read_text(&path)? {
+        let layer = parse(&path, &text)?;
+        let state = TrustStore::load()?.state_of(&path, text.as_bytes());
+        files.push(LoadedFile {
+            kind: FileKind::Project,
+            path,
+            trust: if state == TrustState::Trusted {
+                Trust::Full
+            } else {
+                Trust::TightenOnly
+            },
+            trust_state: Some(state),
+            layer,
+        });
+    }
+
+    if let Some(path) = flag {
+        if !path.exists() {
+            return Err(format!(
+                "{}: no such file (given with --policy)",
+                path.display()
+            ));
+        }
+        let (_, layer) = parse_file(path)?;
+        files.push(LoadedFile {
+            kind: FileKind::Flag,
+            path: path.to_path_buf(),
+            trust: Trust::Full,
+            trust_state: None,
+            layer,
+        });
+    }
+
+    let mut effective = EffectivePolicy::builtin();
+    for f in &files {
+        effective
+            .apply(&f.layer, f.trust)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(Loaded {
+        files,
+        looked_for,
+        effective,
+    })
+}
+
+fn parse(path: &Path, text: &str) -> Result<PolicyLayer, String> {
+    aq_policy::parse_layer(&path.display().to_string(), text).map_err(|e| e.to_string())
+}
+
+// ---- trust --------------------------------------------------------------------
+
+/// The SHA-256 of a file's content, in lowercase hex.
+pub fn digest(content: &[u8]) -> String {
+    let mut hex = String::with_capacity(64);
+    for b in Sha256::digest(content).iter() {
+        let _ = write!(hex, "{b:02x}");
+    }
+    hex
+}
+
+/// The path a file is trusted under: canonical when it exists, else made
+/// absolute (so `untrust` still works on a deleted file).
+pub fn trust_key(path: &Path) -> Result<PathBuf, String> {
+    match std::fs::canonicalize(path) {
+        Ok(p) => Ok(p),
+        Err(_) => {
+            std::path::absolute(path).map_err(|e| format!("cannot resolve {}: {e}", path.display()))
+        }
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustFile {
+    #[serde(default)]
+    file: Vec<TrustEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustEntry {
+    path: String,
+    sha256: String,
+}
+
+const TRUST_HEADER: &str = "\
+# Policy files trusted with `aq policy trust`: each may loosen the policy while
+# its content has this SHA-256. Written by aq; change it with
+# `aq policy trust FILE` and `aq policy untrust FILE`.
+
+";
+
+/// The trusted files, as stored outside every workspace.
+#[derive(Debug)]
+pub struct TrustStore {
+    path: Option<PathBuf>,
+    entries: Vec<TrustEntry>,
+}
+
+impl TrustStore {
+    /// Reads the store; no store yet means nothing is trusted.
+    pub fn load() -> Result<Self, String> {
+        let Some(path) = config_dir().map(|d| d.join(TRUST_FILE)) else {
+            return Ok(TrustStore {
+                path: None,
+                entries: Vec::new(),
+            });
+        };
+        let entries = match read_text(&path)? {
+            None => Vec::new(),
+            Some(text) => {
+                let file: TrustFile = toml::from_str(&text).map_err(|e| {
+                    format!(
+                        "{}: broken trust store: {e}\n  help: fix or delete it, then trust the project files again with `aq policy trust`",
+                        path.display()
+                    )
+                })?;
+                file.file
+            }
+        };
+        Ok(TrustStore {
+            path: Some(path),
+            entries,
+        })
+    }
+
+    /// Where it is stored.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Whether the file at `path`, holding `content`, is trusted.
+    pub fn state_of(&self, path: &Path, content: &[u8]) -> TrustState {
+        let Ok(key) = trust_key(path) else {
+            return TrustState::Untrusted;
+        };
+        let key = key.to_string_lossy();
+        match self.entries.iter().find(|e| e.path == key) {
+            None => TrustState::Untrusted,
+            Some(e) if e.sha256 == digest(content) => TrustState::Trusted,
+            Some(_) => TrustState::Changed,
+        }
+    }
+
+    /// Trusts `key` (see [`trust_key`]) with this content digest, replacing
+    /// an earlier entry for it.
+    pub fn trust(&mut self, key: &Path, sha256: String) {
+        let path = key.to_string_lossy().into_owned();
+        self.entries.retain(|e| e.path != path);
+        self.entries.push(TrustEntry { path, sha256 });
+    }
+
+    /// Withdraws trust from `key`; whether it was trusted.
+    pub fn untrust(&mut self, key: &Path) -> bool {
+        let path = key.to_string_lossy();
+        let before = self.entries.len();
+        self.entries.retain(|e| e.path != path);
+        self.entries.len() != before
+    }
+
+    /// Writes the store (to a temporary file, then renamed over it).
+    pub fn save(&self) -> Result<(), String> {
+        let path = self.path.as_ref().ok_or_else(no_config_dir)?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let body = toml::to_string(&TrustFile {
+            file: self.entries.clone(),
+        })
+        .map_err(|e| format!("cannot write the trust store: {e}"))?;
+        let tmp = path.with_extension("toml.tmp");
+        std::fs::write(&tmp, format!("{TRUST_HEADER}{body}"))
+            .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_is_sha256_hex() {
+        assert_eq!(
+            digest(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn workspace_root_is_the_nearest_git_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let deep = repo.join("a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(workspace_root(&deep), deep);
+        std::fs::create_dir(repo.join(".git")).unwrap();
+        assert_eq!(workspace_root(&deep), repo);
+    }
+}
