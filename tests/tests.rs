@@ -1,1 +1,6 @@
+//! End-to-end tests of the `aq` binary: one test binary, one module per area.
+//! `util` runs the real `aq` in a scratch home and workspace.
 
+mod util;
+
+mod policy;
