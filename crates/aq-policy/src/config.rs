@@ -50,6 +50,9 @@ use crate::policy::{CommandMatcher, CustomRule, Policy};
 /// The policy file version this build reads.
 pub const POLICY_VERSION: i64 = 1;
 
+/// How to write a glob.
+const GLOB_HELP: &str = "globs use `*` (not across `/`), `**` (any directories), `?` and `[...]`; write `[[]` for a literal `[`";
+
 /// What to say when a file does not follow the schema.
 const SCHEMA_HELP: &str =
     "the schema is described in docs/policy.md; `aq policy init` writes a commented starter file";
@@ -316,6 +319,13 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             ("paths", &r.paths),
         ];
         for (name, list) in lists {
+            if name != "flags"
+                && let Some((p, m)) = list
+                    .iter()
+                    .find_map(|p| check_glob(p.get_ref()).err().map(|m| (p, m)))
+            {
+                return Err(err(p.span(), format!("rule `{id}`, `{name}`: {m}")).help(GLOB_HELP));
+            }
             if let Some(empty) = list.iter().find(|p| p.get_ref().trim().is_empty()) {
                 return Err(err(
                     empty.span(),
@@ -400,6 +410,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             return Err(err(p.span(), "empty pattern in `sensitive`".to_string())
                 .help("remove the empty string, or name a path or glob such as \"~/.config/acme/token\" or \"*.kdbx\""));
         }
+        check_glob(pattern).map_err(|m| err(p.span(), m).help(GLOB_HELP))?;
         sensitive_paths.push(SensitivePath {
             pattern: pattern.to_string(),
             at: loc(p.span().start),
@@ -412,6 +423,14 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         sensitive_paths,
         custom_rules,
     })
+}
+
+/// A glob that can never match is an error, not a rule that silently does
+/// nothing.
+fn check_glob(pattern: &str) -> Result<(), String> {
+    glob::Pattern::new(pattern)
+        .map(drop)
+        .map_err(|e| format!("invalid glob `{pattern}`: {}", e.msg))
 }
 
 /// `a-z0-9` words joined by single dashes, starting with a letter.
@@ -805,6 +824,10 @@ sensitive = ["~/.config/acme/token", "*.kdbx"]
                 "empty pattern in `program`",
             ),
             (
+                TERRAFORM.replace("[\"terraform\"]", "[\"terra[form\"]"),
+                "invalid glob `terra[form`",
+            ),
+            (
                 TERRAFORM.replace(
                     "why = \"applies infrastructure changes to real accounts\"\n",
                     "",
@@ -831,6 +854,14 @@ sensitive = ["~/.config/acme/token", "*.kdbx"]
             );
             assert!(e.at.line > 1, "{e}");
         }
+    }
+
+    #[test]
+    fn invalid_sensitive_glob_is_an_error() {
+        let e = error("[paths]\nsensitive = [\"ok\", \"[unclosed\"]\n");
+        assert_eq!((e.at.line, e.at.column), (2, 20), "{e}");
+        assert!(e.message.starts_with("invalid glob `[unclosed`"), "{e}");
+        assert!(e.help.unwrap_or_default().contains("`[[]`"));
     }
 
     #[test]
