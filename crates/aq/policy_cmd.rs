@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use aq_policy::{CustomRule, EffectivePolicy, Location, RuleId, Trust};
+use aq_policy::{CustomRule, EffectivePolicy, Location, RuleId};
 use serde_json::{Value, json};
 
 use crate::cli::{CheckArgs, InitArgs, ShowArgs, TrustArgs};
@@ -331,7 +331,6 @@ fn render_show_json(loaded: &Loaded) -> Value {
                 "layer": f.kind.as_str(),
                 "path": f.path.display().to_string(),
                 "trust": trust_label(f.trust_state),
-                "trusted": f.trust == Trust::Full,
             })
         })
         .collect();
