@@ -238,7 +238,7 @@ rules! {
         why: "gives a container control of the host: privileged mode, all capabilities, the host's PID namespace, its root filesystem or the Docker socket",
         safer: Some("run the container without --privileged and mount only the project directory"),
         fires: ["docker run --privileged -it ubuntu bash", "docker run -v /var/run/docker.sock:/var/run/docker.sock docker:cli ps", "docker run -it -v /:/host alpine chroot /host", "docker run --rm --pid=host alpine nsenter -t 1 -m sh", "docker run --cap-add=ALL -it debian bash", "podman run --privileged fedora"],
-        spares: ["docker run --rm -v \"$PWD\":/src -w /src golang:1.22 go test ./..."];
+        spares: ["docker run --rm -v \"$PWD\":/src -w /src golang:1.22 go test ./...", "docker run --rm --pid=host alpine ps aux"];
     /// Running or changing containers.
     DockerRun = "docker-run", Ask, Medium,
         why: "starts, builds, pulls or removes containers: code from an image runs, and state changes",
@@ -315,7 +315,7 @@ rules! {
     ExecDynamicCommand = "exec-dynamic-command", Ask, High,
         why: "the program's name is computed when the line runs, so nobody can tell in advance what runs",
         safer: Some("write the program name literally"),
-        fires: ["$c -rf /", "$(printf r)m -rf /", "\"$CMD\" --version", "${tool} build"],
+        fires: ["$c -rf /", "$(cat cmd.txt) -rf /", "\"$CMD\" --version", "${tool} build"],
         spares: ["echo $c"];
     /// A program the rules do not know.
     ExecUnknownProgram = "exec-unknown-program", Ask, Medium,
@@ -437,6 +437,13 @@ rules! {
         spares: [];
 }
 
+impl<'de> serde::Deserialize<'de> for RuleId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,12 +471,5 @@ mod tests {
                 assert!(!info.examples.is_empty(), "{id} needs examples");
             }
         }
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for RuleId {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
     }
 }

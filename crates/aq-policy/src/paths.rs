@@ -559,87 +559,119 @@ pub fn is_block_device(path: &str) -> bool {
     prefixes.iter().any(|p| dev.starts_with(p))
 }
 
-/// Directories that a build regenerates and that are safe to delete.
+/// Directories that only a build or a package manager makes, whatever
+/// directory they sit in.
+const BUILD_DIRS: &[&str] = &[
+    "target",
+    "node_modules",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    "htmlcov",
+    ".nyc_output",
+    "coverage",
+    ".coverage",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".turbo",
+    ".parcel-cache",
+    ".eslintcache",
+    ".gradle",
+    ".angular",
+    "storybook-static",
+    "cmake-build-debug",
+    "cmake-build-release",
+    ".venv",
+    "venv",
+    ".dart_tool",
+    "DerivedData",
+    ".terraform",
+    ".sass-cache",
+    ".docusaurus",
+    ".expo",
+    ".vercel",
+    ".output",
+    "zig-cache",
+    "zig-out",
+    ".zig-cache",
+    ".stack-work",
+    "dist-newstyle",
+    "elm-stuff",
+    "bower_components",
+    "jspm_packages",
+    ".pnpm-store",
+    ".yarn-cache",
+    ".hypothesis",
+    ".benchmarks",
+    "__snapshots__.bak",
+];
+
+/// Names that are build output at the top of a project or a package
+/// (`dist`, `frontend/build`) but may be sources elsewhere (`src/bin`).
+const BUILD_DIRS_AT_PACKAGE_ROOT: &[&str] = &[
+    "dist",
+    "build",
+    "out",
+    "bin",
+    "obj",
+    "tmp",
+    ".tmp",
+    ".cache",
+    "_build",
+    "_site",
+    "site",
+    "lib-cov",
+    "public/build",
+    "deps",
+    "Pods",
+    ".bundle",
+];
+
+/// Directories whose children are sources, not build output.
+const SOURCE_DIRS: &[&str] = &[
+    "src", "lib", "source", "sources", "app", "docs", "doc", "include", "test", "tests", "spec",
+    "pkg", "cmd", "internal",
+];
+
+/// Whether deleting `path` only removes regenerable build output (or the
+/// agent's scratch space under /tmp).
 pub fn is_build_output(path: &str) -> bool {
     let p = NormPath::new(path);
-    if p.in_home || p.parts.is_empty() {
+    if p.parts.is_empty() || p.parts.iter().any(|c| c == "..") {
         return false;
     }
     if p.absolute {
-        // Scratch space under /tmp is the agent's own.
-        return p.parts.first().is_some_and(|f| {
-            f == "tmp" || f == "var" && p.parts.get(1).is_some_and(|s| s == "tmp")
-        }) && p.parts.len() >= 2;
+        let under_tmp = p.parts.first().is_some_and(|f| f == "tmp")
+            || (p.parts.first().is_some_and(|f| f == "var")
+                && p.parts.get(1).is_some_and(|s| s == "tmp"));
+        if under_tmp {
+            return p.parts.len() >= 2;
+        }
     }
-    if p.parts.iter().any(|c| c == "..") {
-        return false;
+    for (k, part) in p.parts.iter().enumerate() {
+        if BUILD_DIRS.contains(&part.as_str()) || part.ends_with(".egg-info") {
+            // Under home, `~/node_modules` itself is not a project's.
+            return !(p.in_home && k == 0);
+        }
+        if BUILD_DIRS_AT_PACKAGE_ROOT.contains(&part.as_str()) && !p.in_home && !p.absolute {
+            let parent_is_source = k > 0 && SOURCE_DIRS.contains(&p.parts[k - 1].as_str());
+            if !parent_is_source {
+                return true;
+            }
+        }
     }
-    let name = p.name();
-    let dirs = [
-        "target",
-        "node_modules",
-        "dist",
-        "build",
-        "out",
-        "__pycache__",
-        ".pytest_cache",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".tox",
-        ".nox",
-        "coverage",
-        ".coverage",
-        "htmlcov",
-        ".nyc_output",
-        ".next",
-        ".nuxt",
-        ".svelte-kit",
-        ".turbo",
-        ".parcel-cache",
-        ".cache",
-        ".eslintcache",
-        ".gradle",
-        ".angular",
-        "storybook-static",
-        "_build",
-        "cmake-build-debug",
-        "cmake-build-release",
-        ".venv",
-        "venv",
-        ".dart_tool",
-        "obj",
-        "bin",
-        "tmp",
-        ".tmp",
-        "DerivedData",
-        "Pods",
-        ".terraform",
-        "lib-cov",
-        ".sass-cache",
-        "site",
-        "public/build",
-        ".docusaurus",
-        ".expo",
-        ".vercel",
-        ".output",
-        "zig-cache",
-        "zig-out",
-        ".stack-work",
-        "dist-newstyle",
-        "elm-stuff",
-        "bower_components",
-        "jspm_packages",
-        ".bundle",
-        "vendor/bundle",
-        "deps",
-        "_site",
-    ];
-    dirs.contains(&name)
-        || name.ends_with(".egg-info")
-        || name.ends_with(".pyc")
-        || name.ends_with(".o")
-        || name.ends_with(".log")
-        || name.ends_with(".tmp")
+    if p.parts.len() == 1 || !p.absolute && !p.in_home {
+        let name = p.name();
+        return name.ends_with(".pyc")
+            || name.ends_with(".o")
+            || name.ends_with(".log")
+            || name.ends_with(".tmp");
+    }
+    false
 }
 
 #[cfg(test)]
@@ -700,7 +732,19 @@ mod tests {
         ] {
             assert!(is_build_output(s), "{s}");
         }
-        for s in ["src", "src/legacy", "~", "/", "..", "../target/..", "/etc"] {
+        for s in [
+            "src",
+            "src/legacy",
+            "~",
+            "/",
+            "..",
+            "../target/..",
+            "/etc",
+            "src/bin",
+            "docs/site",
+            "app/.cache",
+            "~/node_modules",
+        ] {
             assert!(!is_build_output(s), "{s}");
         }
     }

@@ -69,12 +69,11 @@ fn corpus_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/dev.jsonl")
 }
 
-/// The labeled corpus: every `block` line blocks, nothing labeled allow or
-/// ask blocks, and at least 95% match exactly.
-#[test]
-fn dev_corpus_meets_targets() {
-    let path = corpus_path();
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+/// Checks a labeled corpus: every `block` line blocks, nothing labeled
+/// allow or ask blocks, and at least `min_percent` match exactly. Prints the
+/// confusion matrix and every miss.
+fn check_corpus(path: &std::path::Path, min_percent: usize) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
             "cannot read the corpus at {}: {e} (set AQ_CORPUS)",
             path.display()
@@ -105,7 +104,10 @@ fn dev_corpus_meets_targets() {
         }
     }
     let exact: usize = (0..3).map(|k| matrix[k][k]).sum();
-    println!("confusion matrix (rows: expected, columns: decided)");
+    println!(
+        "{}: confusion matrix (rows: expected, columns: decided)",
+        path.display()
+    );
     println!("           allow   ask block");
     for (k, d) in order.iter().enumerate() {
         println!(
@@ -134,8 +136,24 @@ fn dev_corpus_meets_targets() {
         "no allow or ask line may block"
     );
     assert!(
-        exact * 100 >= total * 95,
-        "exact matches {exact}/{total} are under 95%"
+        exact * 100 >= total * min_percent,
+        "exact matches {exact}/{total} are under {min_percent}%"
+    );
+}
+
+/// The shared development corpus.
+#[test]
+fn dev_corpus_meets_targets() {
+    check_corpus(&corpus_path(), 95);
+}
+
+/// Our own held-out set: commands written after the rules, with evasion
+/// spellings, by someone who had not read the rules (issue #2).
+#[test]
+fn heldout_corpus_meets_targets() {
+    check_corpus(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/heldout.jsonl"),
+        95,
     );
 }
 

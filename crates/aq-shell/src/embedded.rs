@@ -20,6 +20,7 @@ pub fn interpreter_lang(name: &str) -> Option<&'static str> {
         "osascript" => "applescript",
         "awk" | "gawk" | "mawk" | "nawk" => "awk",
         "tclsh" | "wish" => "tcl",
+        "pwsh" | "powershell" | "powershell.exe" => "powershell",
         _ => return None,
     })
 }
@@ -32,6 +33,16 @@ fn code_flags(lang: &str) -> &'static [&'static str] {
         "ruby" | "lua" | "r" | "applescript" => &["-e"],
         "node" => &["-e", "--eval", "-p", "--print"],
         "php" => &["-r"],
+        "powershell" => &[
+            "-c",
+            "-Command",
+            "-command",
+            "-EncodedCommand",
+            "-encodedcommand",
+            "-enc",
+            "-e",
+            "-ec",
+        ],
         _ => &[],
     }
 }
@@ -183,6 +194,7 @@ fn shell_call_names(lang: &str) -> &'static [&'static str] {
         "r" => &["system", "system2"],
         "applescript" => &["do shell script"],
         "tcl" => &["exec"],
+        "powershell" => &["Start-Process", "cmd /c", "Invoke-Expression"],
         _ => &[],
     }
 }

@@ -14,6 +14,33 @@ use crate::walk::Walker;
 const MAX_BRACE_WORDS: usize = 256;
 
 impl Walker {
+    /// The output of commands `range` when it is a constant: one `echo` or
+    /// `printf` of literal words, with no redirection.
+    fn constant_output(&self, range: Range<usize>) -> Option<String> {
+        if range.len() != 1 {
+            return None;
+        }
+        let c = &self.out.commands[range.start];
+        if !c.redirects.is_empty() || c.argv.iter().any(|w| w.dynamic) || !c.stdin.is_empty() {
+            return None;
+        }
+        let args: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+        match c.program()? {
+            "echo" => {
+                let words: Vec<&str> = args
+                    .iter()
+                    .copied()
+                    .skip_while(|a| matches!(*a, "-n" | "-e" | "-E" | "-ne" | "-en"))
+                    .collect();
+                Some(words.join(" "))
+            }
+            "printf" if args.len() == 1 && !args[0].contains('%') => {
+                Some(decode_ansi_c(args[0]).trim_end_matches('\n').to_string())
+            }
+            _ => None,
+        }
+    }
+
     /// Expands one source word into the words the program would receive.
     pub(crate) fn expand_word(&mut self, raw: &str) -> Vec<Word> {
         let variants = expand_braces(raw);
@@ -166,10 +193,17 @@ impl Walker {
                     script.clone()
                 };
                 let range = self.walk_nested_script(&script, label, &[]);
+                let constant = self.constant_output(range.clone());
                 let w = &mut acc.word;
                 w.feeds.extend(range);
-                w.dynamic = true;
-                w.text.push_str(source.unwrap_or("$(...)"));
+                match constant {
+                    // `$(echo curl)`: the output is known.
+                    Some(text) => w.text.push_str(&text),
+                    None => {
+                        w.dynamic = true;
+                        w.text.push_str(source.unwrap_or("$(...)"));
+                    }
+                }
             }
             WordPiece::ArithmeticExpression(e) => {
                 w.text.push_str("$((");
@@ -191,7 +225,17 @@ struct Acc {
 fn simple_parameter_name(src: &str) -> Option<&str> {
     let body = src.strip_prefix('$')?;
     let name = match body.strip_prefix('{') {
-        Some(b) => b.strip_suffix('}')?,
+        Some(b) => {
+            let inner = b.strip_suffix('}')?;
+            // `${NAME:?message}`, `${NAME:-default}` ... give NAME's value
+            // when NAME is set, which is what matters for a known variable.
+            match inner.find([':', '?', '-', '=', '+']) {
+                Some(pos) if !inner[pos..].starts_with(":+") && !inner[pos..].starts_with('+') => {
+                    &inner[..pos]
+                }
+                _ => inner,
+            }
+        }
         None => body,
     };
     let valid = !name.is_empty()

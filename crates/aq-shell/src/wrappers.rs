@@ -678,9 +678,19 @@ fn unwrap_ssh(args: &[Word]) -> Vec<Inner> {
         }
         break;
     }
-    // args[i] is the host; the rest is the remote command.
-    if i + 1 < args.len() {
-        out.extend(joined_script("ssh", &args[i + 1..]));
+    // args[i] is the host; options may still follow it (`host -N`); the
+    // rest is the remote command.
+    let mut k = i + 1;
+    while k < args.len() && args[k].text.starts_with('-') && args[k].text.len() > 1 {
+        let last = args[k].text.chars().last().unwrap_or('-');
+        k += if short_value.contains(last) && args[k].text.len() == 2 {
+            2
+        } else {
+            1
+        };
+    }
+    if k < args.len() {
+        out.extend(joined_script("ssh", &args[k..]));
     }
     out
 }

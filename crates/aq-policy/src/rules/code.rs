@@ -104,6 +104,24 @@ pub(crate) fn uses_network(code: &Code) -> bool {
         "awk" => t.contains("/inet/"),
         "r" => any(t, &["download.file", "url(", "httr", "curl::"]),
         "tcl" => t.contains("socket "),
+        "powershell" => {
+            let l = t.to_ascii_lowercase();
+            any(
+                &l,
+                &[
+                    "iwr",
+                    "irm",
+                    "invoke-webrequest",
+                    "invoke-restmethod",
+                    "downloadstring",
+                    "downloadfile",
+                    "net.webclient",
+                    "new-object net.sockets",
+                    "curl ",
+                    "wget ",
+                ],
+            )
+        }
         _ => false,
     }
 }
@@ -198,6 +216,19 @@ fn evaluates(code: &Code) -> bool {
             ],
         ),
         "lua" => any(t, &["loadstring", "load(", "dofile", "os.execute"]),
+        "powershell" => {
+            let l = t.to_ascii_lowercase();
+            any(
+                &l,
+                &[
+                    "iex",
+                    "invoke-expression",
+                    "start-process",
+                    "& (",
+                    ".invoke(",
+                ],
+            )
+        }
         _ => false,
     }
 }
@@ -222,18 +253,126 @@ fn writes(code: &Code) -> bool {
     )
 }
 
+/// Whether the code decodes base64 and runs the result.
+fn runs_decoded(code: &Code) -> bool {
+    let t = code.text.as_str();
+    any(
+        t,
+        &[
+            "b64decode",
+            "base64.decode",
+            "decode_base64",
+            "Base64.decode",
+            "base64_decode",
+            "atob(",
+            "Buffer.from(",
+            "FromBase64String",
+            "unpack(\"m",
+        ],
+    ) && evaluates(code)
+}
+
+/// Recursive deletion of the root or the home directory from code.
+fn removes_root(code: &Code) -> Option<String> {
+    let t = code.text.as_str();
+    let deleting = any(
+        t,
+        &[
+            "rmtree",
+            "rm_rf",
+            "rm_r",
+            "rmSync",
+            "rimraf",
+            "remove_tree",
+            "rmdir",
+            "Remove-Item",
+            "FileUtils.rm",
+        ],
+    );
+    if !deleting {
+        return None;
+    }
+    if t.contains("expanduser('~')")
+        || t.contains("expanduser(\"~\")")
+        || t.contains("Path.home()")
+        || t.contains("os.homedir()")
+        || t.contains("ENV['HOME']")
+        || t.contains("$ENV{HOME}")
+    {
+        return Some("the home directory".into());
+    }
+    code.literals
+        .iter()
+        .find(|l| {
+            let l = l.trim();
+            crate::paths::is_system_dir(l) || crate::paths::is_everything_in_system_dir(l)
+        })
+        .cloned()
+}
+
+/// A fork loop: `fork while fork`, `while True: os.fork()`, `loop { fork }`.
+fn fork_loop(code: &Code) -> bool {
+    let t = code.text.as_str();
+    t.contains("fork") && any(t, &["while", "loop", "for ", "for(", "until"])
+}
+
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let Some(code) = &c.code else { return };
     let lang = code.lang.clone();
     if uses_socket(code) && wires_shell(code) {
+        let t = code.text.as_str();
+        let rule = if any(
+            t,
+            &[
+                "bind(",
+                ".listen(",
+                "TCPServer",
+                "Listen=>",
+                "LocalPort",
+                "createServer",
+            ],
+        ) {
+            RuleId::NetBindShell
+        } else {
+            RuleId::NetReverseShell
+        };
+        ctx.hit(rule, i, format!("{lang} code connects a socket to a shell"));
+        return;
+    }
+    if fork_loop(code) {
         ctx.hit(
-            RuleId::NetReverseShell,
+            RuleId::ProcForkBomb,
             i,
-            format!("{lang} code connects a socket to a shell"),
+            format!("{lang} code forks in a loop"),
         );
         return;
     }
+    if let Some(target) = removes_root(code) {
+        ctx.hit(
+            RuleId::FsRmRecursiveRoot,
+            i,
+            format!("{lang} code recursively deletes {target}"),
+        );
+        return;
+    }
+    let encoded_flag = lang == "powershell"
+        && c.args().iter().any(|a| {
+            matches!(
+                a.text.to_ascii_lowercase().as_str(),
+                "-encodedcommand" | "-enc" | "-e" | "-ec"
+            )
+        });
+    if runs_decoded(code) || encoded_flag {
+        ctx.hit(
+            RuleId::ExecDecodedPayload,
+            i,
+            format!("{lang} code decodes hidden text and runs it"),
+        );
+        return;
+    }
+    let c = &ctx.commands()[i];
+    let Some(code) = &c.code else { return };
     let persist = code
         .literals
         .iter()

@@ -106,6 +106,33 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     if c.argv.is_empty() {
         return;
     }
+    // Runtimes that run a program straight from a URL.
+    if let Some(url) = remote_program(c) {
+        ctx.hit(
+            RuleId::NetDownloadExec,
+            i,
+            format!("runs code straight from {url}"),
+        );
+        return;
+    }
+    // Interpreter code that hands strings to a shell is a shell string.
+    if c.code.is_some()
+        && ctx.commands().get(i + 1).is_some_and(|n| {
+            n.via.last().is_some_and(|v| v.ends_with(" code")) && n.depth > c.depth
+        })
+    {
+        ctx.hit(
+            RuleId::ExecShellString,
+            i,
+            format!(
+                "{} code runs shell commands",
+                c.code
+                    .as_ref()
+                    .map(|k| k.lang.as_str())
+                    .unwrap_or("interpreter")
+            ),
+        );
+    }
     let first = &c.argv[0];
     if first.dynamic || c.program().is_none() {
         let sources = ctx.word_sources(first);
@@ -241,6 +268,30 @@ fn check_source(ctx: &mut Ctx, i: usize) {
     }
 }
 
+/// `deno run https://...`, `bun run https://...`, `npx https://...`,
+/// `pip install https://...` is an install (asked elsewhere).
+fn remote_program(c: &Command) -> Option<String> {
+    let name = c.program()?;
+    let ops = operands(c);
+    let is_url = |t: &str| t.starts_with("https://") || t.starts_with("http://");
+    let url = |w: &&&aq_shell::Word| is_url(&w.text);
+    match name {
+        "deno" | "bun" => {
+            let sub = ops.first()?.text.as_str();
+            if matches!(sub, "run" | "x" | "eval") || is_url(sub) {
+                return ops.iter().find(url).map(|w| w.text.clone());
+            }
+            None
+        }
+        "npx" | "bunx" | "pnpx" => ops.iter().find(url).map(|w| w.text.clone()),
+        "node" | "python" | "python3" | "ruby" | "perl" | "php" => ops
+            .first()
+            .filter(|w| is_url(&w.text))
+            .map(|w| w.text.clone()),
+        _ => None,
+    }
+}
+
 /// Files a downloader writes: `curl -o F`, `curl -O URL`, `wget -O F`,
 /// `wget URL`, `curl URL > F`.
 fn downloaded_files(c: &Command) -> Vec<String> {
@@ -299,12 +350,33 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
     let commands = ctx.commands();
     let mut downloaded: Vec<(usize, String)> = Vec::new();
     let mut found = Vec::new();
+    // Directories filled from the network: `git clone URL dir`,
+    // `curl URL | tar x [-C dir]`.
+    let mut downloaded_dirs: Vec<(usize, String)> = Vec::new();
     for (i, c) in commands.iter().enumerate() {
         if is_downloader(c) {
             downloaded.extend(downloaded_files(c).into_iter().map(|f| (i, f)));
             continue;
         }
-        if downloaded.is_empty() || c.argv.is_empty() {
+        if let Some(dir) = cloned_dir(c) {
+            downloaded_dirs.push((i, dir));
+            continue;
+        }
+        if matches!(c.program(), Some("tar" | "bsdtar" | "unzip")) {
+            let from_net = ctx
+                .upstream(i)
+                .into_iter()
+                .find(|&u| is_downloader(&commands[u]));
+            if let Some(u) = from_net {
+                let dir = flag_values_text(c, &["-C"], &["directory"])
+                    .into_iter()
+                    .next()
+                    .unwrap_or_else(|| ".".to_string());
+                downloaded_dirs.push((u, dir));
+            }
+            continue;
+        }
+        if (downloaded.is_empty() && downloaded_dirs.is_empty()) || c.argv.is_empty() {
             continue;
         }
         let name = c.program().unwrap_or("");
@@ -319,6 +391,14 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
                 found.push((i, *d, file.clone()));
             }
         }
+        for (d, dir) in &downloaded_dirs {
+            if let Some(t) = run_targets
+                .iter()
+                .find(|t| inside(t, dir) && (t.contains('/') || dir == "."))
+            {
+                found.push((i, *d, t.to_string()));
+            }
+        }
     }
     for (i, d, file) in found {
         let what = ctx.commands()[d].display();
@@ -328,6 +408,33 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
             format!("runs `{file}`, downloaded by `{what}`"),
         );
     }
+}
+
+/// `git clone URL [dir]`: the directory the clone creates.
+fn cloned_dir(c: &Command) -> Option<String> {
+    if c.program() != Some("git") {
+        return None;
+    }
+    let ops = operands(c);
+    let pos = ops.iter().position(|w| w.text == "clone")?;
+    let rest: Vec<&str> = ops[pos + 1..].iter().map(|w| w.text.as_str()).collect();
+    let url = rest.first()?;
+    Some(match rest.get(1) {
+        Some(dir) => dir.to_string(),
+        None => url_basename(url).trim_end_matches(".git").to_string(),
+    })
+}
+
+/// Whether path `t` is inside directory `dir` (`.` holds every relative path).
+fn inside(t: &str, dir: &str) -> bool {
+    let (pt, pd) = (NormPath::new(t), NormPath::new(dir));
+    if dir == "." {
+        return !pt.absolute && !pt.in_home && !pt.parts.is_empty();
+    }
+    pt.in_home == pd.in_home
+        && pt.absolute == pd.absolute
+        && pt.parts.len() > pd.parts.len()
+        && pt.parts.starts_with(&pd.parts)
 }
 
 trait EndsWithText {

@@ -3,7 +3,9 @@
 
 use aq_shell::Command;
 
-use super::{Ctx, flag_values_text, has_flag, operands};
+use super::{
+    Ctx, cwd_before, finder_roots, flag_values_text, has_flag, operands, placeholder_values,
+};
 use crate::catalog::RuleId;
 use crate::paths::{self, NormPath, Persistence};
 
@@ -106,6 +108,18 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 "stops appending to the history file",
             );
         }
+        "kill" | "pkill" | "killall" => {
+            let c = &ctx.commands()[i];
+            let mut named: Vec<String> = operands(c).iter().map(|w| w.text.clone()).collect();
+            for w in c.args() {
+                for &f in &w.feeds {
+                    named.extend(ctx.commands()[f].args().iter().map(|a| a.text.clone()));
+                }
+            }
+            if let Some(target) = named.iter().find(|n| super::tools::is_audit_service(n)) {
+                ctx.hit(RuleId::AntiAuditDisable, i, format!("kills {target}"));
+            }
+        }
         "auditctl" => {
             let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
             if args.windows(2).any(|w| w[0] == "-e" && w[1] == "0") || args.contains(&"-D") {
@@ -176,8 +190,48 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let recursive = is_recursive(c) || c.program() == Some("rmdir");
     let no_preserve = c.args().iter().any(|a| a.text == "--no-preserve-root");
+    // `find / -exec rm -f {} +` deletes everything under `/`, recursive or not.
+    let roots = finder_roots(ctx, i);
+    let placeholders = placeholder_values(ctx, i);
+    let cwd = cwd_before(ctx, i);
+    let mut targets: Vec<(String, bool)> = Vec::new();
     for op in operands(c) {
-        let t = op.text.as_str();
+        if op.text.contains("{}") || (op.dynamic && c.via.last().is_some_and(|v| v == "xargs")) {
+            if let Some(root) = roots.iter().find(|r| is_root_like(r)) {
+                targets.push((format!("everything find matches under {root}"), true));
+                continue;
+            }
+            if !placeholders.is_empty() {
+                targets.extend(placeholders.iter().map(|p| (p.clone(), false)));
+                continue;
+            }
+        }
+        // `cd / && rm -rf *`: a relative path under an earlier `cd`.
+        let t = match &cwd {
+            Some(dir)
+                if !op.text.starts_with('/')
+                    && !op.text.starts_with('~')
+                    && !op.text.starts_with('$') =>
+            {
+                format!("{}/{}", dir.trim_end_matches('/'), op.text)
+            }
+            _ => op.text.clone(),
+        };
+        let known_cwd_is_root = cwd.as_deref().is_some_and(is_root_like);
+        if op.dynamic && !known_cwd_is_root {
+            targets.push((op.text.clone(), false));
+            continue;
+        }
+        targets.push((t, false));
+    }
+    let c = &ctx.commands()[i];
+    let ops_dynamic: Vec<bool> = operands(c).iter().map(|w| w.dynamic).collect();
+    for (k, (t, forced_root)) in targets.into_iter().enumerate() {
+        let t = t.as_str();
+        if forced_root {
+            ctx.hit(RuleId::FsRmRecursiveRoot, i, format!("deletes {t}"));
+            continue;
+        }
         if paths::is_history_file(t) {
             ctx.hit(
                 RuleId::AntiHistoryTamper,
@@ -200,19 +254,15 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
             }
             continue;
         }
+        let dynamic =
+            ops_dynamic.get(k).copied().unwrap_or(false) && (t.contains('$') || t.contains("{}"));
         if is_root_like(t) || no_preserve {
             ctx.hit(
                 RuleId::FsRmRecursiveRoot,
                 i,
                 format!("recursively deletes {t}"),
             );
-        } else if op.dynamic
-            && !op.vars.is_empty()
-            && !op.text.contains('/')
-            && from_build_output_find(ctx, i)
-        {
-            // find ... -name target -exec rm -rf {} +
-        } else if op.dynamic {
+        } else if dynamic {
             if !from_build_output_find(ctx, i) {
                 ctx.hit(
                     RuleId::FsRmRecursive,
@@ -443,7 +493,13 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             ),
             Some(_) => {}
             None => {
-                if is_system_file(&t) && name != "touch" {
+                if paths::credential_location(&t) && name != "touch" {
+                    ctx.hit(
+                        RuleId::SecretLocation,
+                        i,
+                        format!("writes into the credential location {t}"),
+                    );
+                } else if is_system_file(&t) && name != "touch" {
                     ctx.hit(RuleId::FsWriteSystem, i, format!("writes {t}"));
                 }
             }

@@ -147,6 +147,20 @@ impl<'a> Ctx<'a> {
             .collect()
     }
 
+    /// Whether command `f` was found reading a secret (by a rule that
+    /// already fired on it).
+    pub fn read_a_secret(&self, f: usize) -> bool {
+        self.hits.iter().any(|h| {
+            h.command == Some(f)
+                && matches!(
+                    h.rule,
+                    HitRule::Builtin(
+                        RuleId::SecretRead | RuleId::SecretEnvPrint | RuleId::SecretCopy
+                    )
+                )
+        })
+    }
+
     /// Whether a path is a credential file, built in or from the policy.
     pub fn secret_kind(&self, path: &str) -> Option<String> {
         if let Some(k) = paths::secret_kind(path) {
@@ -348,7 +362,13 @@ pub(crate) fn flag_value<'c>(c: &'c Command, short: &[&str], long: &[&str]) -> V
     let mut i = 0;
     while i < args.len() {
         let t = args[i].text.as_str();
-        if short.contains(&t) || long.iter().any(|l| t == format!("--{l}")) {
+        // `-o F`, and a bundle ending in the flag: `-sSLo F`.
+        let bundled = t.len() > 2
+            && !t.starts_with("--")
+            && t.starts_with('-')
+            && t[1..].chars().all(|c| c.is_ascii_alphabetic())
+            && short.iter().any(|s| s.len() == 2 && t.ends_with(&s[1..]));
+        if short.contains(&t) || bundled || long.iter().any(|l| t == format!("--{l}")) {
             if let Some(v) = args.get(i + 1) {
                 out.push(v);
             }
@@ -380,6 +400,82 @@ pub(crate) fn flag_values_text(c: &Command, short: &[&str], long: &[&str]) -> Ve
         }
     }
     out
+}
+
+/// What a `{}` placeholder stands for in a command run by `find -exec` or
+/// `xargs`: the names `find` looks for, or the literal words `echo`/`printf`
+/// feed to `xargs`. Empty when unknown.
+pub(crate) fn placeholder_values(ctx: &Ctx, i: usize) -> Vec<String> {
+    let commands = ctx.commands();
+    let Some(parent) = commands.iter().position(|c| c.runs == Some(i)) else {
+        return Vec::new();
+    };
+    match commands[parent].program() {
+        Some("find") => flag_values_text(&commands[parent], &["-name", "-iname"], &[]),
+        Some("xargs") => ctx
+            .upstream(parent)
+            .into_iter()
+            .filter(|&u| {
+                matches!(commands[u].program(), Some("echo" | "printf"))
+                    && commands[u].args().iter().all(|w| !w.dynamic)
+            })
+            .flat_map(|u| {
+                commands[u]
+                    .args()
+                    .iter()
+                    .filter(|w| !w.text.starts_with('-'))
+                    .flat_map(|w| {
+                        w.text
+                            .split_whitespace()
+                            .map(str::to_string)
+                            .collect::<Vec<_>>()
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The directories `find` searches, when `i` is run by `find -exec`.
+pub(crate) fn finder_roots(ctx: &Ctx, i: usize) -> Vec<String> {
+    let commands = ctx.commands();
+    match commands.iter().position(|c| c.runs == Some(i)) {
+        Some(p) if commands[p].program() == Some("find") => find_roots(&commands[p]),
+        _ => Vec::new(),
+    }
+}
+
+/// The starting points of a `find` command (`.` when none is given).
+pub(crate) fn find_roots(c: &Command) -> Vec<String> {
+    let roots: Vec<String> = c
+        .args()
+        .iter()
+        .take_while(|a| !a.text.starts_with('-') && a.text != "(" && a.text != "!")
+        .map(|a| a.text.clone())
+        .collect();
+    if roots.is_empty() {
+        vec![".".to_string()]
+    } else {
+        roots
+    }
+}
+
+/// The directory a command runs in, when an earlier `cd` on the line says so.
+pub(crate) fn cwd_before(ctx: &Ctx, i: usize) -> Option<String> {
+    let commands = ctx.commands();
+    let depth = commands[i].depth;
+    commands[..i]
+        .iter()
+        .rev()
+        .filter(|c| c.depth <= depth)
+        .find(|c| matches!(c.program(), Some("cd" | "pushd")))
+        .map(|c| {
+            operands(c)
+                .first()
+                .map(|w| w.text.clone())
+                .unwrap_or_else(|| "~".to_string())
+        })
 }
 
 /// The first argument that is not an option.

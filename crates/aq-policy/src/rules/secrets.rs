@@ -3,7 +3,7 @@
 
 use aq_shell::{Command, Input, Word};
 
-use super::{Ctx, flag_values_text, has_flag, is_flag, operands};
+use super::{Ctx, find_roots, flag_values_text, has_flag, is_flag, operands, placeholder_values};
 use crate::catalog::RuleId;
 use crate::paths::{self, NormPath};
 
@@ -31,7 +31,6 @@ fn args_are_data(name: &str) -> bool {
             | "let"
             | "alias"
             | "read"
-            | "git"
             | "export"
             | "set"
             | "unset"
@@ -66,7 +65,6 @@ fn args_are_data(name: &str) -> bool {
             | "pip"
             | "pip3"
             | "gh"
-            | "jq"
             | "env"
             | "sudo"
             | "doas"
@@ -189,6 +187,8 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         return;
     };
     check_hunt(ctx, i, &name);
+    check_credential_printers(ctx, i, &name);
+    check_filtered_env_dump(ctx, i, &name);
     let c = &ctx.commands()[i];
 
     // Reads through redirection apply to every program.
@@ -228,7 +228,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     } else if !args_are_data(&name) && c.runs.is_none() {
         // A wrapper's arguments are its inner command's, judged there.
         let role = role_of(&name);
-        let ops = file_operands(c, &name);
+        let mut ops: Vec<Word> = file_operands(c, &name).into_iter().cloned().collect();
+        // `find -name .env -exec cat {} \;`, `echo .env | xargs cat`.
+        if ops.iter().any(|w| w.text.contains("{}")) || c.via.last().is_some_and(|v| v == "xargs") {
+            ops.extend(placeholder_values(ctx, i).into_iter().map(Word::literal));
+        }
         let n_ops = ops.len();
         for (k, w) in ops.into_iter().enumerate() {
             // The destination of a copy is written, not read.
@@ -262,6 +266,35 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                         "a credential location".into(),
                     ));
                     break;
+                }
+            }
+        }
+    }
+    // `git show HEAD:.env`, `git log -p -- .env`: secrets from history.
+    if name == "git" {
+        let args = c.args();
+        let after_dashes = args.iter().skip_while(|a| a.text != "--").skip(1);
+        let rev_paths = args
+            .iter()
+            .filter_map(|a| a.text.split_once(':').map(|(_, p)| p))
+            .filter(|p| !p.is_empty() && !p.contains("//"));
+        for p in after_dashes.map(|a| a.text.as_str()).chain(rev_paths) {
+            if let Some(kind) = ctx.secret_kind(p) {
+                found.push((Role::Read, p.to_string(), kind));
+            }
+        }
+    }
+    // socat FILE:.env TCP:host:port
+    if name == "socat" {
+        for a in c.args() {
+            let lower = a.text.to_ascii_lowercase();
+            if let Some(rest) = ["file:", "open:", "gopen:", "create:"]
+                .iter()
+                .find_map(|p| lower.strip_prefix(p).map(|_| &a.text[p.len()..]))
+            {
+                let path = rest.split(',').next().unwrap_or(rest);
+                if let Some(kind) = ctx.secret_kind(path) {
+                    found.push((Role::Send, path.to_string(), kind));
                 }
             }
         }
@@ -446,6 +479,145 @@ fn sent_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
     out
 }
 
+/// The names `find` looks for (`-name`/`-iname`), without negated tests
+/// (`-not -name x`, `! -name x`) and bare wildcards.
+fn searched_names(c: &Command) -> Vec<String> {
+    let args = c.args();
+    let mut out = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        if !matches!(a.text.as_str(), "-name" | "-iname") {
+            continue;
+        }
+        let negated = k > 0 && matches!(args[k - 1].text.as_str(), "-not" | "!");
+        if let Some(v) = args.get(k + 1).filter(|_| !negated)
+            && v.text.chars().any(|ch| !matches!(ch, '*' | '?' | '.'))
+        {
+            out.push(v.text.clone());
+        }
+    }
+    out
+}
+
+/// Tools that print stored credentials without naming a file:
+/// `gh auth token`, `kubectl config view --raw`, `git credential fill`,
+/// `gpg --export-secret-keys`, `gcloud auth print-access-token`, ...
+fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
+    let words: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    let has = |w: &str| words.contains(&w);
+    let seq = |a: &str, b: &str| words.windows(2).any(|p| p[0] == a && p[1] == b);
+    let what = match name {
+        "gh" if seq("auth", "token") || (has("auth") && (has("--show-token") || has("-t"))) => {
+            Some("the GitHub CLI token")
+        }
+        "kubectl" | "oc" if seq("config", "view") && (has("--raw") || has("--flatten")) => {
+            Some("cluster credentials")
+        }
+        "git"
+            if seq("credential", "fill")
+                || seq("credential-store", "get")
+                || seq("credential-cache", "get") =>
+        {
+            Some("stored git credentials")
+        }
+        "gpg" | "gpg2" if words.iter().any(|w| w.starts_with("--export-secret")) => {
+            Some("GnuPG secret keys")
+        }
+        "gcloud"
+            if words.iter().any(|w| {
+                matches!(
+                    *w,
+                    "print-access-token" | "print-identity-token" | "print-refresh-token"
+                )
+            }) =>
+        {
+            Some("a Google Cloud token")
+        }
+        "aws"
+            if (seq("configure", "get")
+                && words
+                    .iter()
+                    .any(|w| w.contains("secret") || w.contains("session_token")))
+                || seq("configure", "export-credentials") =>
+        {
+            Some("AWS credentials")
+        }
+        "az" if seq("account", "get-access-token") => Some("an Azure token"),
+        "heroku" if has("auth:token") => Some("the Heroku token"),
+        "security"
+            if words.iter().any(|w| {
+                matches!(
+                    *w,
+                    "find-generic-password" | "find-internet-password" | "dump-keychain"
+                )
+            }) && (has("-w") || has("-g") || has("dump-keychain")) =>
+        {
+            Some("keychain passwords")
+        }
+        "op" if has("read") || seq("item", "get") => Some("a 1Password secret"),
+        "pass" | "gopass"
+            if has("show")
+                || words.iter().all(|w| !w.starts_with('-'))
+                    && !words.is_empty()
+                    && !has("ls")
+                    && !has("list") =>
+        {
+            Some("a password store entry")
+        }
+        "secret-tool" if has("lookup") => Some("a keyring secret"),
+        "vault" if has("read") || seq("kv", "get") || seq("token", "lookup") => {
+            Some("a Vault secret")
+        }
+        "npm"
+            if seq("token", "list")
+                || seq("config", "get") && words.iter().any(|w| w.contains("_authToken")) =>
+        {
+            Some("npm tokens")
+        }
+        _ => None,
+    };
+    if let Some(what) = what {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("`{}` prints {what}", c.display()),
+        );
+    }
+}
+
+/// `env | grep -i secret`: an environment dump filtered for secrets.
+fn check_filtered_env_dump(ctx: &mut Ctx, i: usize, name: &str) {
+    if !matches!(
+        name,
+        "grep" | "egrep" | "fgrep" | "rg" | "awk" | "sed" | "ag"
+    ) {
+        return;
+    }
+    let c = &ctx.commands()[i];
+    let pattern_secret = c.args().iter().any(|a| {
+        !a.text.starts_with('-') && (secretish_pattern(&a.text) || is_secret_var(&a.text))
+            || a.text.to_ascii_lowercase().contains("key")
+    });
+    if !pattern_secret {
+        return;
+    }
+    let dump = ctx.upstream(i).into_iter().find(|&u| {
+        let up = &ctx.commands()[u];
+        matches!(
+            up.program(),
+            Some("env" | "printenv" | "set" | "export" | "declare")
+        ) && up.runs.is_none()
+            && operands(up).is_empty()
+    });
+    if dump.is_some() {
+        ctx.hit(
+            RuleId::SecretEnvPrint,
+            i,
+            "filters the environment for secrets",
+        );
+    }
+}
+
 /// Secret-looking variable names: tokens, keys, passwords, cloud credentials.
 pub(crate) fn is_secret_var(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
@@ -492,6 +664,27 @@ pub(crate) fn is_secret_var(name: &str) -> bool {
 fn check_secret_vars(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
+    if is_network_tool(name) {
+        // A secret in a URL or request body leaves the machine; an
+        // authorization header to an API is how tokens are meant to be used.
+        let args = c.args();
+        for (k, w) in args.iter().enumerate() {
+            let header = k > 0
+                && matches!(
+                    args[k - 1].text.as_str(),
+                    "-H" | "--header" | "-u" | "--user" | "--oauth2-bearer"
+                )
+                || w.text.starts_with("--header=")
+                || w.text.to_ascii_lowercase().contains("authorization:");
+            if header {
+                continue;
+            }
+            if let Some(v) = w.vars.iter().find(|v| is_secret_var(v)) {
+                ctx.hit(RuleId::NetExfilSecret, i, format!("`{name}` sends ${v}"));
+                return;
+            }
+        }
+    }
     let printing = matches!(
         name,
         "echo" | "printf" | "print" | "cat" | "tee" | "logger" | "wall"
@@ -557,19 +750,11 @@ fn check_hunt(ctx: &mut Ctx, i: usize, name: &str) {
         }
         "find" | "locate" | "mlocate" | "plocate" | "fd" | "fdfind" => {
             let roots: Vec<String> = if name == "find" {
-                c.args()
-                    .iter()
-                    .take_while(|a| !a.text.starts_with('-') && a.text != "(" && a.text != "!")
-                    .map(|a| a.text.clone())
-                    .collect()
+                find_roots(c)
             } else {
                 vec!["/".to_string()]
             };
-            let mut names = flag_values_text(
-                c,
-                &["-name", "-iname", "-path", "-ipath", "-regex", "-wholename"],
-                &[],
-            );
+            let mut names = searched_names(c);
             if name != "find" {
                 names.extend(operands(c).iter().map(|w| w.text.clone()));
             }

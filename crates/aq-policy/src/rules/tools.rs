@@ -56,6 +56,33 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 ctx.hit(RuleId::SysServiceControl, i, format!("launchctl {sub}"));
             }
         }
+        "systemd-run" => {
+            let timer = c.args().iter().any(|a| {
+                a.text.starts_with("--on-")
+                    || a.text == "--remain-after-exit"
+                    || a.text.starts_with("--timer-property")
+            });
+            if timer {
+                ctx.hit(
+                    RuleId::PersistSystemd,
+                    i,
+                    "systemd-run schedules a unit that outlives this command",
+                );
+            } else {
+                ctx.hit(
+                    RuleId::SysServiceControl,
+                    i,
+                    "systemd-run starts a transient service",
+                );
+            }
+        }
+        "ssh-add" if !c.args().iter().any(|a| a.text == "-l" || a.text == "-L") => {
+            ctx.hit(
+                RuleId::SecretLocation,
+                i,
+                "ssh-add loads or removes private keys in the agent",
+            );
+        }
         "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" => ctx.hit(
             RuleId::SysServiceControl,
             i,
@@ -227,6 +254,30 @@ fn check_git(ctx: &mut Ctx, i: usize) {
                 i,
                 "forced checkout discards changes",
             ),
+        "checkout"
+            if sub_args.contains(&"--")
+                && sub_args.iter().skip_while(|a| **a != "--").nth(1).is_some()
+                || sub_args.first() == Some(&".") =>
+        {
+            ctx.hit(
+                RuleId::GitDiscardChanges,
+                i,
+                "git checkout of paths discards their uncommitted changes",
+            )
+        }
+        "restore" if !has("--staged") && !short('S') || has("--worktree") || short('W') => ctx.hit(
+            RuleId::GitDiscardChanges,
+            i,
+            "git restore discards uncommitted changes",
+        ),
+        "branch" if short('D') || (has("--delete") && has("--force")) => ctx.hit(
+            RuleId::GitDiscardChanges,
+            i,
+            "git branch -D deletes a branch even if it is not merged",
+        ),
+        "stash" if matches!(sub_args.first(), Some(&"drop") | Some(&"clear")) => {
+            ctx.hit(RuleId::GitDiscardChanges, i, "drops stashed work")
+        }
         "filter-branch" | "filter-repo" => ctx.hit(
             RuleId::GitDiscardChanges,
             i,
@@ -244,9 +295,6 @@ fn check_git(ctx: &mut Ctx, i: usize) {
             i,
             "prunes unreachable commits now",
         ),
-        "stash" if matches!(sub_args.first(), Some(&"clear")) => {
-            ctx.hit(RuleId::GitDiscardChanges, i, "drops every stash")
-        }
         "config" => {
             let ops: Vec<&str> = sub_args
                 .iter()
@@ -419,6 +467,7 @@ fn check_docker(ctx: &mut Ctx, i: usize, name: &str) {
 /// Flags of `docker run` that hand the host over. Returns whether one fired.
 fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
     let mut reasons = Vec::new();
+    let mut host_pid = false;
     for (k, a) in rest.iter().enumerate() {
         let next = rest.get(k + 1).copied().unwrap_or("");
         let value = |flag: &str| -> Option<String> {
@@ -440,7 +489,12 @@ fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
                 reasons.push(format!("--cap-add={cap}"));
             }
         }
-        for ns in ["--pid", "--ipc", "--uts", "--userns", "--cgroupns"] {
+        // The host's PID namespace alone lets the container see host
+        // processes; with nsenter (or privileges) it is a way out.
+        if value("--pid").is_some_and(|v| v == "host") {
+            host_pid = true;
+        }
+        for ns in ["--ipc", "--uts", "--userns", "--cgroupns"] {
             if value(ns).is_some_and(|v| v == "host") {
                 reasons.push(format!("{ns}=host"));
             }
@@ -474,6 +528,9 @@ fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
         {
             reasons.push(format!("mounts {src}"));
         }
+    }
+    if host_pid && (!reasons.is_empty() || rest.contains(&"nsenter")) {
+        reasons.push("--pid=host with nsenter".to_string());
     }
     if reasons.is_empty() {
         return false;
@@ -541,7 +598,7 @@ fn check_systemctl(ctx: &mut Ctx, i: usize) {
     }
 }
 
-fn is_audit_service(unit: &str) -> bool {
+pub(crate) fn is_audit_service(unit: &str) -> bool {
     let u = unit.trim_end_matches(".service");
     matches!(
         u,

@@ -1,0 +1,322 @@
+//! The event schema: one JSON object per line.
+//!
+//! Every line carries the same envelope (`seq`, `ts`, `session`, `prev`) and
+//! an `event` tag naming its kind; the kind's own fields sit beside them in
+//! the same object:
+//!
+//! ```json
+//! {"seq":2,"ts":"2025-01-01T10:00:01Z","session":"s1","prev":"9f86…","event":"command_decision","argv":["git","push","--force"],…}
+//! ```
+//!
+//! Readers must accept kinds they do not know (later versions add sandbox
+//! and network events): [`Record::parse`] keeps such a line as raw JSON in
+//! [`Record::Other`] instead of failing.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The `prev` of the first event of a file: 64 zeros.
+pub const GENESIS_PREV: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// One audit event, as written on one line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// Position in the file, counting from 1: event `n` is line `n`.
+    pub seq: u64,
+    /// RFC 3339 UTC time, given by the caller (this crate reads no clock).
+    pub ts: String,
+    /// The session id; one file holds one session.
+    pub session: String,
+    /// Hex SHA-256 of the previous line's bytes without its newline,
+    /// [`GENESIS_PREV`] for the first line.
+    pub prev: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+/// What an event records; serialized as `"event": "<snake_case kind>"` plus
+/// the variant's fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventBody {
+    /// `aq run` started a session.
+    SessionStart {
+        /// Version of the `aq` that wrote the log.
+        aq_version: String,
+        /// The workspace directory the agent works in.
+        workspace: String,
+        /// The policy profile in force (e.g. `default`, `strict`).
+        profile: String,
+        /// Digest of the effective policy, so a report can tell which rules applied.
+        policy_digest: String,
+        /// The agent command line `aq run` started (redacted on append).
+        command: Vec<String>,
+        /// Pid of the `aq run` process.
+        pid: u32,
+        /// The protection layers active, e.g. `shims`, `landlock`, `seccomp`.
+        layers: Vec<String>,
+    },
+    /// A command was checked against the policy.
+    CommandDecision {
+        /// The command (redacted on append).
+        argv: Vec<String>,
+        /// Its working directory.
+        cwd: String,
+        /// Pid of the process that asked (the shim, hook or exec guard).
+        pid: u32,
+        /// Its parent pid: usually the agent's shell.
+        ppid: u32,
+        /// `allow`, `ask` or `block` (the lowercase name of `aq_policy::Decision`).
+        decision: String,
+        /// Ids of the rules that matched, strictest first.
+        rules: Vec<String>,
+        /// Why the command is risky (redacted on append).
+        why: Option<String>,
+        /// A safer command to use instead (redacted on append).
+        safer: Option<String>,
+        /// Which layer saw it: `shim`, `run`, `hook` or `exec-guard`.
+        source: String,
+    },
+    /// A person (or the lack of one) answered an `ask`.
+    Approval {
+        /// The approval request id.
+        request: String,
+        /// The command that was asked about (redacted on append).
+        argv: Vec<String>,
+        /// `once`, `session`, `deny`, `timeout` or `no-approver`.
+        answer: String,
+        /// Who answered and how, e.g. `aq approve (tty /dev/pts/3, uid 1000)`.
+        by: String,
+    },
+    /// A command that was let through finished.
+    CommandExit {
+        /// The command (redacted on append).
+        argv: Vec<String>,
+        /// Its exit code, if it exited.
+        exit_code: Option<i32>,
+        /// The signal that killed it, if one did.
+        signal: Option<i32>,
+        /// Wall time from start to exit.
+        duration_ms: u64,
+    },
+    /// The agent exited and `aq run` closed the session.
+    SessionEnd {
+        /// The agent's exit code, if it exited.
+        exit_code: Option<i32>,
+        /// Wall time of the whole session.
+        duration_ms: u64,
+    },
+}
+
+impl EventBody {
+    /// The `event` tags this version knows, in declaration order.
+    pub const KINDS: [&'static str; 5] = [
+        "session_start",
+        "command_decision",
+        "approval",
+        "command_exit",
+        "session_end",
+    ];
+
+    /// The `event` tag of this body.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EventBody::SessionStart { .. } => "session_start",
+            EventBody::CommandDecision { .. } => "command_decision",
+            EventBody::Approval { .. } => "approval",
+            EventBody::CommandExit { .. } => "command_exit",
+            EventBody::SessionEnd { .. } => "session_end",
+        }
+    }
+
+    /// The command line the event is about, if any.
+    pub fn argv(&self) -> Option<&[String]> {
+        match self {
+            EventBody::SessionStart { command, .. } => Some(command),
+            EventBody::CommandDecision { argv, .. }
+            | EventBody::Approval { argv, .. }
+            | EventBody::CommandExit { argv, .. } => Some(argv),
+            EventBody::SessionEnd { .. } => None,
+        }
+    }
+}
+
+/// One line of a log as read back: an event of a known kind, or any other
+/// JSON object (a kind added by a later version), kept as is.
+#[derive(Debug, Clone, PartialEq)]
+// Records are read and folded one at a time; boxing would buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Record {
+    /// A known kind.
+    Event(Event),
+    /// A JSON object whose `event` tag this version does not know.
+    Other(Value),
+}
+
+impl Record {
+    /// Parses one line (without its newline).
+    ///
+    /// Fails when the line is not a JSON object, or when it names a known
+    /// kind but lacks that kind's fields. An unknown or missing `event` tag
+    /// gives [`Record::Other`].
+    pub fn parse(line: &str) -> Result<Record, serde_json::Error> {
+        let value: Value = serde_json::from_str(line)?;
+        if !value.is_object() {
+            return Err(serde::de::Error::custom("an event must be a JSON object"));
+        }
+        let known = value
+            .get("event")
+            .and_then(Value::as_str)
+            .is_some_and(|kind| EventBody::KINDS.contains(&kind));
+        if known {
+            serde_json::from_value(value).map(Record::Event)
+        } else {
+            Ok(Record::Other(value))
+        }
+    }
+
+    /// The `event` tag, `"?"` when an unknown line has none.
+    pub fn kind(&self) -> &str {
+        match self {
+            Record::Event(event) => event.body.kind(),
+            Record::Other(value) => value.get("event").and_then(Value::as_str).unwrap_or("?"),
+        }
+    }
+
+    /// The `seq` field, if present.
+    pub fn seq(&self) -> Option<u64> {
+        match self {
+            Record::Event(event) => Some(event.seq),
+            Record::Other(value) => value.get("seq").and_then(Value::as_u64),
+        }
+    }
+
+    /// The `ts` field, if present.
+    pub fn ts(&self) -> Option<&str> {
+        match self {
+            Record::Event(event) => Some(&event.ts),
+            Record::Other(value) => value.get("ts").and_then(Value::as_str),
+        }
+    }
+
+    /// The `session` field, if present.
+    pub fn session(&self) -> Option<&str> {
+        match self {
+            Record::Event(event) => Some(&event.session),
+            Record::Other(value) => value.get("session").and_then(Value::as_str),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_bodies() -> Vec<EventBody> {
+        vec![
+            EventBody::SessionStart {
+                aq_version: "0.1.0".into(),
+                workspace: "/home/u/proj".into(),
+                profile: "default".into(),
+                policy_digest: "sha256:abc".into(),
+                command: vec!["claude".into()],
+                pid: 10,
+                layers: vec!["shims".into()],
+            },
+            EventBody::CommandDecision {
+                argv: vec!["git".into(), "push".into(), "--force".into()],
+                cwd: "/home/u/proj".into(),
+                pid: 11,
+                ppid: 10,
+                decision: "block".into(),
+                rules: vec!["git-push-force".into()],
+                why: Some("rewrites shared history".into()),
+                safer: Some("git push --force-with-lease".into()),
+                source: "shim".into(),
+            },
+            EventBody::Approval {
+                request: "r1".into(),
+                argv: vec!["npm".into(), "publish".into()],
+                answer: "once".into(),
+                by: "aq approve (tty /dev/pts/3, uid 1000)".into(),
+            },
+            EventBody::CommandExit {
+                argv: vec!["ls".into()],
+                exit_code: Some(0),
+                signal: None,
+                duration_ms: 3,
+            },
+            EventBody::SessionEnd {
+                exit_code: Some(0),
+                duration_ms: 1000,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_kind_round_trips_through_json() {
+        for (i, body) in sample_bodies().into_iter().enumerate() {
+            let event = Event {
+                seq: i as u64 + 1,
+                ts: "2025-01-01T10:00:00Z".into(),
+                session: "s1".into(),
+                prev: GENESIS_PREV.into(),
+                body,
+            };
+            let line = serde_json::to_string(&event).unwrap();
+            assert!(
+                line.contains(&format!("\"event\":\"{}\"", event.body.kind())),
+                "{line}"
+            );
+            assert_eq!(Record::parse(&line).unwrap(), Record::Event(event.clone()));
+        }
+    }
+
+    #[test]
+    fn kinds_list_matches_kind() {
+        let kinds: Vec<&str> = sample_bodies().iter().map(EventBody::kind).collect();
+        assert_eq!(kinds, EventBody::KINDS);
+    }
+
+    #[test]
+    fn envelope_comes_first_on_the_line() {
+        let event = Event {
+            seq: 1,
+            ts: "t".into(),
+            session: "s".into(),
+            prev: GENESIS_PREV.into(),
+            body: EventBody::SessionEnd {
+                exit_code: None,
+                duration_ms: 0,
+            },
+        };
+        let line = serde_json::to_string(&event).unwrap();
+        assert!(line.starts_with("{\"seq\":1,\"ts\":\"t\",\"session\":\"s\",\"prev\":\"000"));
+        assert!(line.ends_with("\"event\":\"session_end\",\"exit_code\":null,\"duration_ms\":0}"));
+    }
+
+    #[test]
+    fn unknown_kind_is_kept_as_raw_json() {
+        let line = r#"{"seq":7,"ts":"t","session":"s","prev":"x","event":"net_connect","host":"example.com"}"#;
+        let record = Record::parse(line).unwrap();
+        assert!(matches!(record, Record::Other(_)));
+        assert_eq!(record.kind(), "net_connect");
+        assert_eq!(record.seq(), Some(7));
+        assert_eq!(record.ts(), Some("t"));
+        assert_eq!(record.session(), Some("s"));
+    }
+
+    #[test]
+    fn broken_lines_are_errors() {
+        for line in [
+            "",
+            "{",
+            "[1,2]",
+            "42",
+            r#"{"seq":1,"ts":"t","session":"s","prev":"x","event":"session_end"}"#,
+        ] {
+            assert!(Record::parse(line).is_err(), "{line:?} should not parse");
+        }
+    }
+}
