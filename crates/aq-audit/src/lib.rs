@@ -36,6 +36,8 @@
 
 pub mod chain;
 pub mod event;
+pub mod redact;
 
 pub use chain::{BadLine, ChainProblem, VerifyReport, hash_line, verify};
 pub use event::{Event, EventBody, GENESIS_PREV, Record};
+pub use redact::{REDACTED, is_secret_name, redact, redact_argv};
