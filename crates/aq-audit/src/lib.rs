@@ -38,8 +38,10 @@ pub mod chain;
 pub mod event;
 pub mod log_file;
 pub mod redact;
+pub mod report;
 
 pub use chain::{BadLine, ChainProblem, VerifyReport, hash_line, verify};
 pub use event::{Event, EventBody, GENESIS_PREV, Record};
 pub use log_file::AuditLog;
 pub use redact::{REDACTED, is_secret_name, redact, redact_argv};
+pub use report::Summary;

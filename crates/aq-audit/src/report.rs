@@ -1,0 +1,991 @@
+//! Folding a session log into a [`Summary`] and rendering it for a person
+//! (Markdown, `aq report`), for tools (JSON) or for the terminal (a recap,
+//! `aq audit --recap`).
+//!
+//! Reading is forgiving: a torn last line (a writer killed mid-write) or a
+//! damaged line is skipped with a note, and event kinds this version does not
+//! know are listed in the timeline and counted, so a report can always be
+//! made. Whether the log was tampered with is [`crate::verify`]'s question,
+//! not this module's.
+//!
+//! Pure: reads from any [`BufRead`], returns strings.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{self, BufRead};
+
+use serde::Serialize;
+
+use crate::event::{Event, EventBody, Record};
+
+/// How many blocked or asked commands [`Summary::recap`] lists before it
+/// points at the full report.
+const RECAP_LIMIT: usize = 5;
+
+/// Longest command shown in a timeline row, in characters.
+const TIMELINE_COMMAND_WIDTH: usize = 80;
+
+/// Everything a report shows, folded from a session's events.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// The session id (of the first event).
+    pub session: Option<String>,
+    /// The `session_start` event, if the log has one.
+    pub start: Option<SessionInfo>,
+    /// The `session_end` event, if the session ended cleanly.
+    pub end: Option<SessionEndInfo>,
+    /// Time of the first event.
+    pub first_ts: Option<String>,
+    /// Time of the last event.
+    pub last_ts: Option<String>,
+    /// The counts of the summary table.
+    pub counts: Counts,
+    /// Commands that were blocked, in order.
+    pub blocked: Vec<DecisionEntry>,
+    /// Commands that needed an approval, in order.
+    pub asked: Vec<DecisionEntry>,
+    /// Answers to approval requests, in order.
+    pub approvals: Vec<ApprovalEntry>,
+    /// Commands that ran and exited, in order.
+    pub exits: Vec<ExitEntry>,
+    /// Every event, one row each.
+    pub timeline: Vec<TimelineEntry>,
+    /// Lines skipped while reading, and other remarks for the reader.
+    pub notes: Vec<String>,
+}
+
+/// What `session_start` recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionInfo {
+    /// When the session started.
+    pub ts: String,
+    /// The `aq` version.
+    pub aq_version: String,
+    /// The workspace directory.
+    pub workspace: String,
+    /// The policy profile.
+    pub profile: String,
+    /// Digest of the effective policy.
+    pub policy_digest: String,
+    /// The agent command line.
+    pub command: Vec<String>,
+    /// Pid of `aq run`.
+    pub pid: u32,
+    /// Active protection layers.
+    pub layers: Vec<String>,
+}
+
+/// What `session_end` recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionEndInfo {
+    /// When the session ended.
+    pub ts: String,
+    /// The agent's exit code.
+    pub exit_code: Option<i32>,
+    /// Length of the session.
+    pub duration_ms: u64,
+}
+
+/// The numbers of the summary table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Events read (known and unknown kinds).
+    pub events: u64,
+    /// `command_decision` events.
+    pub commands: u64,
+    /// Commands by decision (`allow`, `ask`, `block`, and any other value seen).
+    pub decisions: BTreeMap<String, u64>,
+    /// Approvals by answer (`once`, `session`, `deny`, `timeout`, `no-approver`, …).
+    pub answers: BTreeMap<String, u64>,
+    /// `command_exit` events.
+    pub exits: u64,
+    /// Exits with a non-zero code or by a signal.
+    pub failed_exits: u64,
+    /// Events of kinds this version does not know, by kind.
+    pub unknown_kinds: BTreeMap<String, u64>,
+    /// Lines that could not be read (torn or damaged).
+    pub skipped_lines: u64,
+}
+
+impl Counts {
+    /// Commands with the given decision.
+    pub fn decided(&self, decision: &str) -> u64 {
+        self.decisions.get(decision).copied().unwrap_or(0)
+    }
+
+    /// Approval requests answered.
+    pub fn approvals(&self) -> u64 {
+        self.answers.values().sum()
+    }
+}
+
+/// A blocked or asked command with its evidence.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DecisionEntry {
+    /// The event's seq (its line number).
+    pub seq: u64,
+    /// When it was decided.
+    pub ts: String,
+    /// The command, redacted.
+    pub argv: Vec<String>,
+    /// Its working directory.
+    pub cwd: String,
+    /// Matching rule ids.
+    pub rules: Vec<String>,
+    /// Why it is risky.
+    pub why: Option<String>,
+    /// What to run instead.
+    pub safer: Option<String>,
+    /// The layer that saw it.
+    pub source: String,
+    /// For an asked command, the answer of the approval that followed.
+    pub answer: Option<String>,
+}
+
+/// An answered approval request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ApprovalEntry {
+    /// The event's seq.
+    pub seq: u64,
+    /// When it was answered.
+    pub ts: String,
+    /// The request id.
+    pub request: String,
+    /// The command, redacted.
+    pub argv: Vec<String>,
+    /// The answer.
+    pub answer: String,
+    /// Who answered and how.
+    pub by: String,
+}
+
+/// A command that ran and exited.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ExitEntry {
+    /// The event's seq.
+    pub seq: u64,
+    /// When it exited.
+    pub ts: String,
+    /// The command, redacted.
+    pub argv: Vec<String>,
+    /// Exit code, if it exited.
+    pub exit_code: Option<i32>,
+    /// Killing signal, if any.
+    pub signal: Option<i32>,
+    /// How long it ran.
+    pub duration_ms: u64,
+}
+
+/// One row of the timeline.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TimelineEntry {
+    /// The event's seq, if it had one.
+    pub seq: Option<u64>,
+    /// The event's time, if it had one.
+    pub ts: Option<String>,
+    /// The `event` tag.
+    pub event: String,
+    /// The command the event is about, shell-quoted.
+    pub command: Option<String>,
+    /// The decision, answer or exit status, in a few words.
+    pub outcome: String,
+}
+
+impl Summary {
+    /// Reads a whole log and folds it. Fails only on a read error; bad lines
+    /// become notes.
+    pub fn from_reader(mut reader: impl BufRead) -> io::Result<Summary> {
+        let mut summary = Summary::default();
+        let mut buf = Vec::new();
+        let mut line_no = 0u64;
+        loop {
+            buf.clear();
+            if reader.read_until(b'\n', &mut buf)? == 0 {
+                break;
+            }
+            line_no += 1;
+            match buf.strip_suffix(b"\n") {
+                Some(line) => summary.add_line(line_no, line),
+                None => summary.skip(
+                    line_no,
+                    "is torn (a writer was killed mid-write; the next append removes it)",
+                ),
+            }
+        }
+        Ok(summary)
+    }
+
+    /// Folds one line (without its newline); `line_no` is used in notes.
+    pub fn add_line(&mut self, line_no: u64, line: &[u8]) {
+        let parsed = std::str::from_utf8(line)
+            .map_err(|err| err.to_string())
+            .and_then(|text| Record::parse(text).map_err(|err| err.to_string()));
+        match parsed {
+            Ok(record) => self.add(record),
+            Err(err) => self.skip(line_no, &format!("is not a valid event ({err})")),
+        }
+    }
+
+    fn skip(&mut self, line_no: u64, why: &str) {
+        self.counts.skipped_lines += 1;
+        self.notes.push(format!("line {line_no} skipped: it {why}"));
+    }
+
+    /// Folds one parsed record.
+    pub fn add(&mut self, record: Record) {
+        self.counts.events += 1;
+        if self.session.is_none() {
+            self.session = record.session().map(str::to_string);
+        }
+        if let Some(ts) = record.ts() {
+            if self.first_ts.is_none() {
+                self.first_ts = Some(ts.to_string());
+            }
+            self.last_ts = Some(ts.to_string());
+        }
+        match record {
+            Record::Event(event) => self.add_event(event),
+            Record::Other(value) => {
+                let kind = value
+                    .get("event")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("?")
+                    .to_string();
+                *self.counts.unknown_kinds.entry(kind.clone()).or_default() += 1;
+                self.timeline.push(TimelineEntry {
+                    seq: value.get("seq").and_then(|v| v.as_u64()),
+                    ts: value.get("ts").and_then(|v| v.as_str()).map(str::to_string),
+                    event: kind,
+                    command: None,
+                    outcome: String::new(),
+                });
+            }
+        }
+    }
+
+    fn add_event(&mut self, event: Event) {
+        let Event { seq, ts, body, .. } = event;
+        let kind = body.kind().to_string();
+        let command = body.argv().map(display_argv);
+        let outcome = match body {
+            EventBody::SessionStart {
+                aq_version,
+                workspace,
+                profile,
+                policy_digest,
+                command,
+                pid,
+                layers,
+            } => {
+                let outcome = format!("profile {profile}");
+                self.start = Some(SessionInfo {
+                    ts: ts.clone(),
+                    aq_version,
+                    workspace,
+                    profile,
+                    policy_digest,
+                    command,
+                    pid,
+                    layers,
+                });
+                outcome
+            }
+            EventBody::CommandDecision {
+                argv,
+                cwd,
+                decision,
+                rules,
+                why,
+                safer,
+                source,
+                ..
+            } => {
+                self.counts.commands += 1;
+                *self.counts.decisions.entry(decision.clone()).or_default() += 1;
+                let outcome = if rules.is_empty() {
+                    decision.clone()
+                } else {
+                    format!("{decision} ({})", rules.join(", "))
+                };
+                let entry = DecisionEntry {
+                    seq,
+                    ts: ts.clone(),
+                    argv,
+                    cwd,
+                    rules,
+                    why,
+                    safer,
+                    source,
+                    answer: None,
+                };
+                match decision.as_str() {
+                    "block" => self.blocked.push(entry),
+                    "ask" => self.asked.push(entry),
+                    _ => {}
+                }
+                outcome
+            }
+            EventBody::Approval {
+                request,
+                argv,
+                answer,
+                by,
+            } => {
+                *self.counts.answers.entry(answer.clone()).or_default() += 1;
+                if let Some(asked) = self
+                    .asked
+                    .iter_mut()
+                    .rev()
+                    .find(|asked| asked.answer.is_none() && asked.argv == argv)
+                {
+                    asked.answer = Some(answer.clone());
+                }
+                let outcome = format!("{answer} by {by}");
+                self.approvals.push(ApprovalEntry {
+                    seq,
+                    ts: ts.clone(),
+                    request,
+                    argv,
+                    answer,
+                    by,
+                });
+                outcome
+            }
+            EventBody::CommandExit {
+                argv,
+                exit_code,
+                signal,
+                duration_ms,
+            } => {
+                self.counts.exits += 1;
+                if exit_code != Some(0) {
+                    self.counts.failed_exits += 1;
+                }
+                let outcome = format!(
+                    "{} after {}",
+                    exit_status(exit_code, signal),
+                    format_duration(duration_ms)
+                );
+                self.exits.push(ExitEntry {
+                    seq,
+                    ts: ts.clone(),
+                    argv,
+                    exit_code,
+                    signal,
+                    duration_ms,
+                });
+                outcome
+            }
+            EventBody::SessionEnd {
+                exit_code,
+                duration_ms,
+            } => {
+                self.end = Some(SessionEndInfo {
+                    ts: ts.clone(),
+                    exit_code,
+                    duration_ms,
+                });
+                format!(
+                    "{} after {}",
+                    exit_status(exit_code, None),
+                    format_duration(duration_ms)
+                )
+            }
+        };
+        self.timeline.push(TimelineEntry {
+            seq: Some(seq),
+            ts: Some(ts),
+            event: kind,
+            command,
+            outcome,
+        });
+    }
+
+    /// Remarks to show with any rendering: skipped lines, unknown kinds, a
+    /// missing start or end.
+    pub fn remarks(&self) -> Vec<String> {
+        let mut remarks = self.notes.clone();
+        if !self.counts.unknown_kinds.is_empty() {
+            let kinds: Vec<String> = self
+                .counts
+                .unknown_kinds
+                .iter()
+                .map(|(kind, n)| format!("{kind} ×{n}"))
+                .collect();
+            remarks.push(format!(
+                "events of kinds this aq does not know are listed in the timeline only: {}",
+                kinds.join(", ")
+            ));
+        }
+        if self.counts.events > 0 && self.start.is_none() {
+            remarks.push("the log has no session_start event".to_string());
+        }
+        if self.counts.events > 0 && self.end.is_none() {
+            remarks.push(
+                "the log has no session_end event: the session is still running, or aq run \
+                 was killed"
+                    .to_string(),
+            );
+        }
+        remarks
+    }
+
+    /// The session's length: from `session_end`, if there is one.
+    pub fn duration_ms(&self) -> Option<u64> {
+        self.end.as_ref().map(|end| end.duration_ms)
+    }
+
+    /// The report as JSON, for tools.
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(self)
+    }
+
+    /// The report as Markdown, for a person: header, summary table, blocked
+    /// and asked commands with rules, why and safer, approvals, timeline.
+    pub fn to_markdown(&self) -> String {
+        let mut md = String::new();
+        let session = self.session.as_deref().unwrap_or("(unknown)");
+        let _ = writeln!(md, "# aq session report: {}\n", escape_text(session));
+        self.write_header(&mut md);
+        self.write_counts(&mut md);
+        write_decisions(&mut md, "Blocked", &self.blocked);
+        write_decisions(&mut md, "Asked", &self.asked);
+        self.write_approvals(&mut md);
+        self.write_timeline(&mut md);
+        let remarks = self.remarks();
+        if !remarks.is_empty() {
+            md.push_str("## Notes\n\n");
+            for remark in remarks {
+                let _ = writeln!(md, "- {}", escape_text(&remark));
+            }
+            md.push('\n');
+        }
+        md
+    }
+
+    fn write_header(&self, md: &mut String) {
+        md.push_str("| | |\n|---|---|\n");
+        let mut row = |name: &str, value: String| {
+            let _ = writeln!(md, "| {name} | {value} |");
+        };
+        if let Some(start) = &self.start {
+            row("Workspace", code(&start.workspace));
+            row("Profile", cell(&start.profile));
+            row("Agent command", code(&display_argv(&start.command)));
+            row("Layers", cell(&start.layers.join(", ")));
+            row("aq version", cell(&start.aq_version));
+            row("Policy digest", code(&start.policy_digest));
+        }
+        if let Some(first) = &self.first_ts {
+            row("Started", cell(first));
+        }
+        match &self.end {
+            Some(end) => {
+                row(
+                    "Ended",
+                    cell(&format!(
+                        "{} ({})",
+                        end.ts,
+                        exit_status(end.exit_code, None)
+                    )),
+                );
+                row("Duration", format_duration(end.duration_ms));
+            }
+            None => row("Ended", "not recorded".to_string()),
+        }
+        md.push('\n');
+    }
+
+    fn write_counts(&self, md: &mut String) {
+        let c = &self.counts;
+        md.push_str("## Summary\n\n| | Count |\n|---|---:|\n");
+        let _ = writeln!(md, "| Commands checked | {} |", c.commands);
+        for (label, decision) in [("Allowed", "allow"), ("Asked", "ask"), ("Blocked", "block")] {
+            let _ = writeln!(md, "| {label} | {} |", c.decided(decision));
+        }
+        for (decision, n) in &c.decisions {
+            if !["allow", "ask", "block"].contains(&decision.as_str()) {
+                let _ = writeln!(md, "| Decision {} | {n} |", cell(decision));
+            }
+        }
+        let _ = writeln!(md, "| Approvals answered | {} |", c.approvals());
+        for (answer, n) in &c.answers {
+            let _ = writeln!(md, "| … {} | {n} |", cell(answer));
+        }
+        let _ = writeln!(md, "| Commands run to exit | {} |", c.exits);
+        let _ = writeln!(md, "| … failed (non-zero or signal) | {} |", c.failed_exits);
+        if c.skipped_lines > 0 {
+            let _ = writeln!(md, "| Lines skipped | {} |", c.skipped_lines);
+        }
+        md.push('\n');
+    }
+
+    fn write_approvals(&self, md: &mut String) {
+        md.push_str("## Approvals\n\n");
+        if self.approvals.is_empty() {
+            md.push_str("None.\n\n");
+            return;
+        }
+        md.push_str("| Time | Command | Answer | By |\n|---|---|---|---|\n");
+        for a in &self.approvals {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                cell(&a.ts),
+                code(&display_argv(&a.argv)),
+                cell(&a.answer),
+                cell(&a.by)
+            );
+        }
+        md.push('\n');
+    }
+
+    fn write_timeline(&self, md: &mut String) {
+        md.push_str("## Timeline\n\n");
+        if self.timeline.is_empty() {
+            md.push_str("No events.\n\n");
+            return;
+        }
+        md.push_str("| # | Time | Event | Command | Outcome |\n|---:|---|---|---|---|\n");
+        for row in &self.timeline {
+            let seq = row.seq.map(|s| s.to_string()).unwrap_or_default();
+            let command = row
+                .command
+                .as_deref()
+                .map(|c| code(&shorten(c, TIMELINE_COMMAND_WIDTH)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                md,
+                "| {seq} | {} | {} | {command} | {} |",
+                cell(row.ts.as_deref().unwrap_or("")),
+                cell(&row.event),
+                cell(&row.outcome)
+            );
+        }
+        md.push('\n');
+    }
+
+    /// A few lines for the terminal: counts, then the blocked and asked
+    /// commands (at most five each).
+    pub fn recap(&self) -> String {
+        let c = &self.counts;
+        let mut out = String::new();
+        let session = self.session.as_deref().unwrap_or("(unknown)");
+        let duration = self
+            .duration_ms()
+            .map(|ms| format!(", {}", format_duration(ms)))
+            .unwrap_or_else(|| ", not ended".to_string());
+        let _ = writeln!(
+            out,
+            "aq session {session}{duration}: {} commands: {} allowed, {} asked, {} blocked; \
+             {} approvals",
+            c.commands,
+            c.decided("allow"),
+            c.decided("ask"),
+            c.decided("block"),
+            c.approvals(),
+        );
+        recap_list(&mut out, "blocked", &self.blocked);
+        recap_list(&mut out, "asked", &self.asked);
+        let remarks = self.remarks();
+        if !remarks.is_empty() {
+            let _ = writeln!(out, "note: {}", remarks.join("; "));
+        }
+        out
+    }
+}
+
+fn recap_list(out: &mut String, label: &str, entries: &[DecisionEntry]) {
+    for entry in entries.iter().take(RECAP_LIMIT) {
+        let _ = write!(
+            out,
+            "{label:<8}{} [{}]",
+            shorten(&display_argv(&entry.argv), TIMELINE_COMMAND_WIDTH),
+            entry.rules.join(", ")
+        );
+        if let Some(answer) = &entry.answer {
+            let _ = write!(out, " -> {answer}");
+        }
+        out.push('\n');
+    }
+    if entries.len() > RECAP_LIMIT {
+        let _ = writeln!(
+            out,
+            "{:<8}… and {} more (aq report)",
+            "",
+            entries.len() - RECAP_LIMIT
+        );
+    }
+}
+
+fn write_decisions(md: &mut String, title: &str, entries: &[DecisionEntry]) {
+    let _ = writeln!(md, "## {title}\n");
+    if entries.is_empty() {
+        md.push_str("None.\n\n");
+        return;
+    }
+    for (i, e) in entries.iter().enumerate() {
+        let _ = writeln!(md, "### {}. {}\n", i + 1, code(&display_argv(&e.argv)));
+        let rules: Vec<String> = e.rules.iter().map(|r| code(r)).collect();
+        let rules = if rules.is_empty() {
+            "none recorded".to_string()
+        } else {
+            rules.join(", ")
+        };
+        let _ = writeln!(md, "- Rules: {rules}");
+        if let Some(why) = &e.why {
+            let _ = writeln!(md, "- Why: {}", escape_text(why));
+        }
+        if let Some(safer) = &e.safer {
+            let _ = writeln!(md, "- Safer: {}", code(safer));
+        }
+        if let Some(answer) = &e.answer {
+            let _ = writeln!(md, "- Answer: {}", escape_text(answer));
+        }
+        let _ = writeln!(
+            md,
+            "- When: {}, in {} (seen by {}, line {})\n",
+            escape_text(&e.ts),
+            code(&e.cwd),
+            escape_text(&e.source),
+            e.seq
+        );
+    }
+}
+
+/// `exit 0`, `exit 2`, `signal 9`, `exit unknown`.
+fn exit_status(exit_code: Option<i32>, signal: Option<i32>) -> String {
+    match (exit_code, signal) {
+        (_, Some(signal)) => format!("signal {signal}"),
+        (Some(code), None) => format!("exit {code}"),
+        (None, None) => "exit unknown".to_string(),
+    }
+}
+
+/// `850 ms`, `12.3 s`, `12m 03s`, `1h 02m`.
+pub fn format_duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if secs < 60 {
+        format!("{}.{} s", secs, (ms % 1000) / 100)
+    } else if secs < 3600 {
+        format!("{}m {:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h {:02}m", secs / 3600, (secs % 3600) / 60)
+    }
+}
+
+/// A command line as a person would type it: words with shell-special
+/// characters in single quotes.
+pub fn display_argv(argv: &[String]) -> String {
+    let quoted: Vec<String> = argv
+        .iter()
+        .map(|arg| {
+            let plain = !arg.is_empty()
+                && arg
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "_@%+=:,./-[]~^".contains(c));
+            if plain {
+                arg.clone()
+            } else {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            }
+        })
+        .collect();
+    quoted.join(" ")
+}
+
+/// At most `width` characters, with `…` when cut.
+fn shorten(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut short: String = text.chars().take(width.saturating_sub(1)).collect();
+    short.push('…');
+    short
+}
+
+/// Inline code that survives any backticks inside and table pipes.
+fn code(text: &str) -> String {
+    let text = one_line(text).replace('|', "\\|");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// Text for a table cell.
+fn cell(text: &str) -> String {
+    escape_text(text).replace('|', "\\|")
+}
+
+/// Text that Markdown shows as written, on one line.
+fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in one_line(text).chars() {
+        if "\\`*_[]<>#".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::GENESIS_PREV;
+
+    fn s(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    fn line(seq: u64, body: EventBody) -> String {
+        let event = Event {
+            seq,
+            ts: format!("2025-01-01T10:00:{seq:02}Z"),
+            session: "s1".into(),
+            prev: GENESIS_PREV.into(),
+            body,
+        };
+        serde_json::to_string(&event).unwrap()
+    }
+
+    fn decision(argv: &[&str], decision: &str, rules: &[&str]) -> EventBody {
+        EventBody::CommandDecision {
+            argv: s(argv),
+            cwd: "/w".into(),
+            pid: 2,
+            ppid: 1,
+            decision: decision.into(),
+            rules: s(rules),
+            why: (decision != "allow").then(|| "it is risky".into()),
+            safer: (decision == "block").then(|| "git push --force-with-lease".into()),
+            source: "shim".into(),
+        }
+    }
+
+    fn sample_log() -> String {
+        let lines = [
+            line(
+                1,
+                EventBody::SessionStart {
+                    aq_version: "0.1.0".into(),
+                    workspace: "/w".into(),
+                    profile: "default".into(),
+                    policy_digest: "sha256:abc".into(),
+                    command: s(&["claude", "--print"]),
+                    pid: 1,
+                    layers: s(&["shims"]),
+                },
+            ),
+            line(2, decision(&["ls", "-la"], "allow", &[])),
+            line(
+                3,
+                EventBody::CommandExit {
+                    argv: s(&["ls", "-la"]),
+                    exit_code: Some(0),
+                    signal: None,
+                    duration_ms: 12,
+                },
+            ),
+            line(4, decision(&["git", "push", "--force"], "block", &["git-push-force"])),
+            line(5, decision(&["npm", "publish"], "ask", &["pkg-publish"])),
+            line(
+                6,
+                EventBody::Approval {
+                    request: "r1".into(),
+                    argv: s(&["npm", "publish"]),
+                    answer: "deny".into(),
+                    by: "aq approve (tty /dev/pts/3, uid 1000)".into(),
+                },
+            ),
+            r#"{"seq":7,"ts":"2025-01-01T10:00:07Z","session":"s1","prev":"x","event":"net_connect","host":"example.com"}"#.to_string(),
+            line(
+                8,
+                EventBody::SessionEnd {
+                    exit_code: Some(0),
+                    duration_ms: 723_000,
+                },
+            ),
+        ];
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    fn summary(text: &str) -> Summary {
+        Summary::from_reader(text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn folds_counts_and_sections() {
+        let sum = summary(&sample_log());
+        assert_eq!(sum.session.as_deref(), Some("s1"));
+        assert_eq!(sum.counts.events, 8);
+        assert_eq!(sum.counts.commands, 3);
+        assert_eq!(
+            (
+                sum.counts.decided("allow"),
+                sum.counts.decided("ask"),
+                sum.counts.decided("block")
+            ),
+            (1, 1, 1)
+        );
+        assert_eq!(sum.counts.approvals(), 1);
+        assert_eq!(sum.counts.unknown_kinds.get("net_connect"), Some(&1));
+        assert_eq!(sum.blocked.len(), 1);
+        assert_eq!(sum.blocked[0].rules, ["git-push-force"]);
+        assert_eq!(sum.asked[0].answer.as_deref(), Some("deny"));
+        assert_eq!(sum.exits.len(), 1);
+        assert_eq!(sum.timeline.len(), 8);
+        assert_eq!(sum.first_ts.as_deref(), Some("2025-01-01T10:00:01Z"));
+        assert_eq!(sum.last_ts.as_deref(), Some("2025-01-01T10:00:08Z"));
+        assert_eq!(sum.duration_ms(), Some(723_000));
+        assert_eq!(sum.start.as_ref().unwrap().profile, "default");
+    }
+
+    #[test]
+    fn markdown_has_every_section() {
+        let md = summary(&sample_log()).to_markdown();
+        for needle in [
+            "# aq session report: s1",
+            "| Workspace | `/w` |",
+            "| Profile | default |",
+            "| Duration | 12m 03s |",
+            "## Summary",
+            "| Blocked | 1 |",
+            "## Blocked",
+            "### 1. `git push --force`",
+            "- Rules: `git-push-force`",
+            "- Why: it is risky",
+            "- Safer: `git push --force-with-lease`",
+            "## Asked",
+            "- Answer: deny",
+            "## Approvals",
+            "| `npm publish` | deny | aq approve (tty /dev/pts/3, uid 1000) |",
+            "## Timeline",
+            "| 4 | 2025-01-01T10:00:04Z | command\\_decision | `git push --force` | block (git-push-force) |",
+            "| 7 | 2025-01-01T10:00:07Z | net\\_connect |  |  |",
+            "net\\_connect ×1",
+        ] {
+            assert!(md.contains(needle), "missing {needle:?} in\n{md}");
+        }
+        assert!(!md.contains("no session_end"), "{md}");
+    }
+
+    #[test]
+    fn recap_is_short_and_names_blocked_commands() {
+        let recap = summary(&sample_log()).recap();
+        assert!(
+            recap.starts_with(
+                "aq session s1, 12m 03s: 3 commands: 1 allowed, 1 asked, 1 blocked; 1 approvals\n"
+            ),
+            "{recap}"
+        );
+        assert!(
+            recap.contains("blocked git push --force [git-push-force]\n"),
+            "{recap}"
+        );
+        assert!(
+            recap.contains("asked   npm publish [pkg-publish] -> deny\n"),
+            "{recap}"
+        );
+        assert!(recap.lines().count() <= 4, "{recap}");
+    }
+
+    #[test]
+    fn recap_caps_long_lists() {
+        let mut text = String::new();
+        for seq in 1..=8 {
+            text += &line(
+                seq,
+                decision(&["rm", "-rf", "/"], "block", &["fs-rm-recursive-root"]),
+            );
+            text.push('\n');
+        }
+        let recap = summary(&text).recap();
+        assert!(recap.contains("… and 3 more (aq report)"), "{recap}");
+        assert!(recap.contains("not ended"), "{recap}");
+    }
+
+    #[test]
+    fn json_round_trips_through_serde_value() {
+        let json = summary(&sample_log()).to_json().unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["counts"]["decisions"]["block"], 1);
+        assert_eq!(value["blocked"][0]["safer"], "git push --force-with-lease");
+        assert_eq!(value["start"]["workspace"], "/w");
+    }
+
+    #[test]
+    fn torn_and_damaged_lines_become_notes() {
+        let mut text = sample_log();
+        text.insert_str(0, "garbage\n");
+        text.push_str("{\"seq\":9,\"ts\":");
+        let sum = summary(&text);
+        assert_eq!(sum.counts.skipped_lines, 2);
+        assert_eq!(sum.counts.events, 8);
+        assert!(sum.notes[0].starts_with("line 1 skipped: it is not a valid event"));
+        assert!(sum.notes[1].starts_with("line 10 skipped: it is torn"));
+        assert!(sum.to_markdown().contains("## Notes"));
+    }
+
+    #[test]
+    fn empty_log_renders() {
+        let sum = summary("");
+        assert!(sum.to_markdown().contains("No events."));
+        assert!(
+            sum.recap()
+                .starts_with("aq session (unknown), not ended: 0 commands")
+        );
+    }
+
+    #[test]
+    fn markdown_escapes_hostile_commands() {
+        let text = line(
+            1,
+            decision(&["sh", "-c", "a | b `c` *d*\nrm"], "block", &["x"]),
+        ) + "\n";
+        let md = summary(&text).to_markdown();
+        assert!(md.contains("### 1. ``sh -c 'a \\| b `c` *d* rm'``"), "{md}");
+        for row in md.lines().filter(|l| l.starts_with("| 1 |")) {
+            // Five cells: six unescaped pipes.
+            let pipes = row.matches('|').count() - row.matches("\\|").count();
+            assert_eq!(pipes, 6, "{row}");
+        }
+    }
+
+    #[test]
+    fn display_argv_quotes_like_a_shell() {
+        assert_eq!(display_argv(&s(&["ls", "-la", "/tmp"])), "ls -la /tmp");
+        assert_eq!(
+            display_argv(&s(&["echo", "a b", "it's", ""])),
+            r"echo 'a b' 'it'\''s' ''"
+        );
+        assert_eq!(
+            display_argv(&s(&["x", "TOKEN=[REDACTED]"])),
+            "x TOKEN=[REDACTED]"
+        );
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(format_duration(850), "850 ms");
+        assert_eq!(format_duration(12_345), "12.3 s");
+        assert_eq!(format_duration(723_000), "12m 03s");
+        assert_eq!(format_duration(3_720_000), "1h 02m");
+    }
+}
