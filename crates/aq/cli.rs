@@ -34,6 +34,96 @@ pub enum Command {
     /// Write, show and trust policy files.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Run an agent or any command in a supervised session.
+    ///
+    /// Every command it starts through PATH is judged by the firewall,
+    /// logged, and blocked (exit 126) or held for approval (`aq approve`).
+    /// Returns the command's exit code.
+    ///
+    /// Example: aq run -- claude
+    Run(RunArgs),
+    /// Answer the asks of running sessions, from your own terminal.
+    Approve(ApproveArgs),
+    /// Report on a session: what ran, what was blocked or asked, approvals.
+    Report(ReportArgs),
+    /// Session logs: a recap of the latest, the list, chain verification.
+    Audit(AuditArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Profile (default: shims-only; the kernel sandbox profiles come later).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// The workspace (default: the git root of the current directory, else
+    /// the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// No banner and no recap on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// Only this session (an id or a unique prefix).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Answer what is pending now, then exit (default: keep waiting).
+    #[arg(long)]
+    pub once: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A session id (or unique prefix), session directory or log file.
+    #[arg(
+        value_name = "SESSION",
+        required_unless_present = "latest",
+        conflicts_with = "latest"
+    )]
+    pub session: Option<String>,
+    /// The newest session.
+    #[arg(long)]
+    pub latest: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    pub format: ReportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Markdown, for a person.
+    Md,
+    /// JSON, for tools.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    #[command(subcommand)]
+    pub command: Option<AuditCommand>,
+    /// Recap the newest session (the default when no subcommand is given).
+    #[arg(long)]
+    pub latest: bool,
+    /// A short recap on the terminal (the default).
+    #[arg(long)]
+    pub recap: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// List sessions, newest last.
+    List,
+    /// Check a session log's hash chain; names the first bad line.
+    Verify {
+        /// A session id (or unique prefix), session directory or log file.
+        #[arg(value_name = "SESSION")]
+        session: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -1,22 +1,40 @@
-//! Every outcome of `aq` has an exit code, defined here once.
+//! Every outcome of `aq` has an exit code, defined here once. A wrapped
+//! command's own exit code passes through `aq run` unchanged.
 
-/// Exit codes of `aq` itself (a wrapped command's own code passes through).
+/// Exit codes of `aq` itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
     /// Success.
     Ok,
-    /// A finding or check failed (`aq check`, `aq preflight --fail-on`).
+    /// A check found problems (`aq audit verify` on a broken chain).
     Findings,
     /// A usage or policy error.
     Usage,
+    /// A requested sandbox boundary could not be set up; nothing ran.
+    #[allow(dead_code)]
+    SandboxFailed,
+    /// The firewall refused the command (blocked, denied or unanswered).
+    Blocked,
+    /// The program to run does not exist.
+    NotFound,
+}
+
+impl ExitCode {
+    /// The numeric code.
+    pub const fn code(self) -> u8 {
+        match self {
+            ExitCode::Ok => 0,
+            ExitCode::Findings => 1,
+            ExitCode::Usage => 2,
+            ExitCode::SandboxFailed => 125,
+            ExitCode::Blocked => 126,
+            ExitCode::NotFound => 127,
+        }
+    }
 }
 
 impl From<ExitCode> for std::process::ExitCode {
     fn from(code: ExitCode) -> Self {
-        std::process::ExitCode::from(match code {
-            ExitCode::Ok => 0,
-            ExitCode::Findings => 1,
-            ExitCode::Usage => 2,
-        })
+        std::process::ExitCode::from(code.code())
     }
 }

@@ -3,15 +3,28 @@
 //! One module per subcommand; this file parses flags and maps every outcome
 //! to an exit code (see [`exit::ExitCode`]).
 
+mod approve;
+mod audit_cmd;
 mod cli;
 mod exit;
 mod explain;
 mod policy_cmd;
 mod policy_files;
+mod run;
+mod session;
+mod shim_mode;
 
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    // Shim mode is decided on argv[0] before anything else: it runs on every
+    // command an agent starts, so it skips flag parsing altogether.
+    let mut args = std::env::args_os();
+    if let Some(argv0) = args.next()
+        && let Some(name) = shim_mode::shim_name(&argv0)
+    {
+        return shim_mode::run(&name, args.collect());
+    }
     let cli = cli::Cli::parse();
     let policy = cli.policy.as_deref();
     let result = match cli.command {
@@ -23,6 +36,15 @@ fn main() -> std::process::ExitCode {
             cli::PolicyCommand::Trust(args) => policy_cmd::run_trust(&args),
             cli::PolicyCommand::Untrust(args) => policy_cmd::run_untrust(&args),
         },
+        cli::Command::Run(args) => {
+            return run::run(&args, policy).unwrap_or_else(|e| {
+                eprintln!("aq: {e}");
+                exit::ExitCode::Usage.into()
+            });
+        }
+        cli::Command::Approve(args) => approve::run(&args),
+        cli::Command::Report(args) => audit_cmd::run_report(&args),
+        cli::Command::Audit(args) => audit_cmd::run_audit(&args),
     };
     match result {
         Ok(code) => code.into(),

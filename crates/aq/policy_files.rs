@@ -178,6 +178,14 @@ pub fn parse_file(path: &Path) -> Result<(String, PolicyLayer), String> {
 /// broken trust store are errors (a policy that cannot be read is not
 /// silently replaced by a weaker one).
 pub fn load(flag: Option<&Path>) -> Result<Loaded, String> {
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    load_for(&workspace_root(&cwd), flag)
+}
+
+/// [`load`] for the workspace at `workspace` (its project file is
+/// `workspace/agent-quarantine.toml`).
+pub fn load_for(workspace: &Path, flag: Option<&Path>) -> Result<Loaded, String> {
     let mut looked_for = Vec::new();
     let mut files = Vec::new();
 
@@ -195,7 +203,7 @@ pub fn load(flag: Option<&Path>) -> Result<Loaded, String> {
         }
     }
 
-    let path = project_file()?;
+    let path = workspace.join(PROJECT_FILE);
     looked_for.push((FileKind::Project, path.clone()));
     if let Some(text) = read_text(&path)? {
         let layer = parse(&path, &text)?;

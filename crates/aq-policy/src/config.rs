@@ -209,6 +209,46 @@ pub struct PolicyLayer {
     pub sensitive_paths: Vec<SensitivePath>,
     /// `[[rule]]` tables, in file order.
     pub custom_rules: Vec<RuleDefinition>,
+    /// `[session]`: how `aq run` sessions behave.
+    pub session: SessionLayer,
+}
+
+/// `[session]` as one file sets it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionLayer {
+    /// How long an `ask` waits for a human.
+    pub approval_timeout_secs: Option<(u64, Location)>,
+    /// What an unanswered `ask` becomes.
+    pub unanswered: Option<(Decision, Location)>,
+    /// More program names to shim.
+    pub shims: Vec<String>,
+    /// Secret-looking variables to pass on to commands anyway.
+    pub env_pass: Vec<(String, Location)>,
+}
+
+/// How `aq run` sessions behave: the effective `[session]` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// How long an `ask` waits for a human (default 120 s).
+    pub approval_timeout_secs: u64,
+    /// What an `ask` nobody answered becomes: [`Decision::Block`] (`"deny"`,
+    /// the default) or [`Decision::Allow`].
+    pub unanswered: Decision,
+    /// Program names shimmed on top of the built-in list.
+    pub extra_shims: Vec<String>,
+    /// Secret-looking variables passed on to commands anyway.
+    pub env_pass: Vec<String>,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            approval_timeout_secs: 120,
+            unanswered: Decision::Block,
+            extra_shims: Vec::new(),
+            env_pass: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -221,6 +261,19 @@ struct RawFile {
     paths: RawPaths,
     #[serde(default)]
     rule: Vec<Spanned<RawRule>>,
+    #[serde(default)]
+    session: RawSession,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSession {
+    approval_timeout_secs: Option<Spanned<u64>>,
+    unanswered: Option<Spanned<String>>,
+    #[serde(default)]
+    shims: Vec<Spanned<String>>,
+    #[serde(default)]
+    env_pass: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -417,11 +470,56 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         });
     }
 
+    let mut session = SessionLayer::default();
+    if let Some(t) = &raw.session.approval_timeout_secs {
+        if !(1..=86_400).contains(t.get_ref()) {
+            return Err(err(
+                t.span(),
+                format!("approval_timeout_secs = {} is out of range", t.get_ref()),
+            )
+            .help("give a number of seconds from 1 to 86400"));
+        }
+        session.approval_timeout_secs = Some((*t.get_ref(), loc(t.span().start)));
+    }
+    if let Some(u) = &raw.session.unanswered {
+        let d = match u.get_ref().as_str() {
+            "deny" => Decision::Block,
+            "allow" => Decision::Allow,
+            other => {
+                return Err(
+                    err(u.span(), format!("unknown value `{other}` for unanswered"))
+                        .help("write `unanswered = \"deny\"` (the default) or `\"allow\"`"),
+                );
+            }
+        };
+        session.unanswered = Some((d, loc(u.span().start)));
+    }
+    for name in &raw.session.shims {
+        let n = name.get_ref();
+        if n.is_empty() || n.contains('/') || n == "aq" || n == "." || n == ".." {
+            return Err(err(name.span(), format!("`{n}` cannot be a shim name"))
+                .help("give a program name as it is looked up on PATH, like `terraform`"));
+        }
+        session.shims.push(n.clone());
+    }
+    for var in &raw.session.env_pass {
+        let v = var.get_ref();
+        if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(err(
+                var.span(),
+                format!("`{v}` is not an environment variable name"),
+            )
+            .help("use letters, digits and underscores, like `OPENAI_API_KEY`"));
+        }
+        session.env_pass.push((v.clone(), loc(var.span().start)));
+    }
+
     Ok(PolicyLayer {
         source: source.to_string(),
         actions,
         sensitive_paths,
         custom_rules,
+        session,
     })
 }
 
@@ -523,6 +621,8 @@ pub struct EffectivePolicy {
     pub provenance: Provenance,
     /// Loosening entries of untrusted layers that were left out.
     pub ignored: Vec<IgnoredEntry>,
+    /// `[session]` settings in force.
+    pub session: SessionSettings,
 }
 
 impl EffectivePolicy {
@@ -581,6 +681,38 @@ impl EffectivePolicy {
             self.provenance.sensitive_paths.push(p.at.clone());
         }
 
+        let sess = &layer.session;
+        if let Some((secs, _)) = sess.approval_timeout_secs {
+            self.session.approval_timeout_secs = secs;
+        }
+        if let Some((d, at)) = &sess.unanswered {
+            if trust == Trust::TightenOnly && *d < self.session.unanswered {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: "`unanswered = \"allow\"`".to_string(),
+                    kept: "unanswered asks stay denied".to_string(),
+                });
+            } else {
+                self.session.unanswered = *d;
+            }
+        }
+        for name in &sess.shims {
+            if !self.session.extra_shims.contains(name) {
+                self.session.extra_shims.push(name.clone());
+            }
+        }
+        for (var, at) in &sess.env_pass {
+            if trust == Trust::TightenOnly {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("`env_pass` of `{var}`"),
+                    kept: format!("`{var}` is still removed from commands' environment"),
+                });
+            } else if !self.session.env_pass.contains(var) {
+                self.session.env_pass.push(var.clone());
+            }
+        }
+
         for def in &layer.custom_rules {
             if trust == Trust::TightenOnly && def.rule.action == Decision::Allow {
                 self.ignored.push(IgnoredEntry {
@@ -594,6 +726,11 @@ impl EffectivePolicy {
             self.provenance.custom_rules.push(def.at.clone());
         }
         Ok(())
+    }
+
+    /// The `[session]` settings in force.
+    pub fn session_settings(&self) -> SessionSettings {
+        self.session.clone()
     }
 
     /// The file that set a built-in rule's action, or `None` for built-in.

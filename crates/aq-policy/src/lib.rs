@@ -25,7 +25,8 @@ mod rules;
 pub use catalog::{RuleId, RuleInfo};
 pub use config::{
     ActionSetting, ConfigError, EffectivePolicy, IgnoredEntry, Location, POLICY_VERSION,
-    PolicyLayer, Provenance, RuleDefinition, SensitivePath, Trust, parse_layer,
+    PolicyLayer, Provenance, RuleDefinition, SensitivePath, SessionLayer, SessionSettings, Trust,
+    parse_layer,
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};

@@ -1,0 +1,72 @@
+//! `aq report` and `aq audit`: reading session logs back.
+
+use std::io::BufReader;
+use std::path::Path;
+
+use aq_audit::Summary;
+
+use crate::cli::{AuditArgs, AuditCommand, ReportArgs, ReportFormat};
+use crate::exit::ExitCode;
+use crate::session;
+
+fn summary_of(log: &Path) -> Result<Summary, String> {
+    let f = std::fs::File::open(log).map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+    Summary::from_reader(BufReader::new(f))
+        .map_err(|e| format!("cannot read {}: {e}", log.display()))
+}
+
+pub fn run_report(args: &ReportArgs) -> Result<ExitCode, String> {
+    let log = match (&args.session, args.latest) {
+        (Some(s), _) => session::resolve_log(s)?,
+        (None, _) => session::latest_log()?,
+    };
+    let summary = summary_of(&log)?;
+    match args.format {
+        ReportFormat::Md => print!("{}", summary.to_markdown()),
+        ReportFormat::Json => println!("{}", summary.to_json().map_err(|e| e.to_string())?),
+    }
+    Ok(ExitCode::Ok)
+}
+
+pub fn run_audit(args: &AuditArgs) -> Result<ExitCode, String> {
+    match &args.command {
+        None => {
+            let log = session::latest_log()?;
+            print!("{}", summary_of(&log)?.recap());
+            Ok(ExitCode::Ok)
+        }
+        Some(AuditCommand::List) => {
+            for dir in session::list().map_err(|e| format!("cannot list sessions: {e}"))? {
+                let id = dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let (cmd, live) = match session::read_file(&dir) {
+                    Ok(f) => (f.command.join(" "), session::pid_alive(f.supervisor_pid)),
+                    Err(_) => (String::new(), false),
+                };
+                let counts = summary_of(&session::log_path(&dir))
+                    .map(|s| s.recap().lines().next().unwrap_or("").to_string())
+                    .unwrap_or_default();
+                println!(
+                    "{id}{}  {cmd}  {counts}",
+                    if live { " (running)" } else { "" }
+                );
+            }
+            Ok(ExitCode::Ok)
+        }
+        Some(AuditCommand::Verify { session: what }) => {
+            let log = session::resolve_log(what)?;
+            let f = std::fs::File::open(&log)
+                .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+            let report = aq_audit::verify(BufReader::new(f))
+                .map_err(|e| format!("cannot read {}: {e}", log.display()))?;
+            println!("{}: {report}", log.display());
+            Ok(if report.ok {
+                ExitCode::Ok
+            } else {
+                ExitCode::Findings
+            })
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! `aq run`: a supervised session around an agent or any command.
+//!
+//! Setup reads as a list: resolve the workspace, load the policy, create the
+//! session directory outside the workspace, install the shims, start the log,
+//! judge the command itself, run it with the shims first on `PATH`, wait
+//! (answering asks on the terminal when the command does not use it), then
+//! log how it ended and return its exit code.
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Instant, SystemTime};
+
+use aq_audit::{AuditLog, EventBody};
+use aq_policy::{Decision, Engine};
+
+use crate::cli::RunArgs;
+use crate::session::{self, ENV_SESSION_DIR, ENV_SESSION_ID, SessionFile};
+use crate::shim_mode::{EXIT_BLOCKED, EXIT_NOT_FOUND, print_refusal};
+
+/// Profiles `aq run` knows today. The kernel sandbox profiles come with it.
+pub const PROFILES: &[&str] = &["shims-only"];
+
+pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
+    let started = Instant::now();
+    let now = SystemTime::now();
+    let profile = args
+        .profile
+        .clone()
+        .unwrap_or_else(|| "shims-only".to_string());
+    if !PROFILES.contains(&profile.as_str()) {
+        return Err(format!(
+            "unknown profile `{profile}`; available: {}",
+            PROFILES.join(", ")
+        ));
+    }
+    let workspace = resolve_workspace(args.workspace.as_deref())?;
+    let loaded = crate::policy_files::load_for(&workspace, policy_flag)?;
+    loaded.warn_ignored();
+    let settings = loaded.effective.session_settings();
+    let policy = loaded.effective.policy.clone();
+
+    let id = session::new_id(now);
+    let dir = session::create_dir(&id)
+        .map_err(|e| format!("cannot create the session directory: {e}"))?;
+    let shim_dir = dir.join("shims");
+    let aq_exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;
+    let names = aq_shim::DEFAULT_SHIMS
+        .iter()
+        .copied()
+        .chain(settings.extra_shims.iter().map(String::as_str));
+    let shims = aq_shim::install_shims(&shim_dir, &aq_exe, names)
+        .map_err(|e| format!("cannot install shims: {e}"))?;
+    aq_shim::approvals::Queue::new(&dir)
+        .create()
+        .map_err(|e| format!("cannot create the approval queue: {e}"))?;
+
+    let policy_json = serde_json::to_vec(&policy).map_err(|e| e.to_string())?;
+    let policy_digest = crate::policy_files::digest(&policy_json);
+    let file = SessionFile {
+        id: id.clone(),
+        workspace: workspace.clone(),
+        profile: profile.clone(),
+        supervisor_pid: std::process::id(),
+        started: session::now_rfc3339(),
+        command: args.command.clone(),
+        shim_dir: shim_dir.clone(),
+        approval_timeout_secs: settings.approval_timeout_secs,
+        unanswered: settings.unanswered,
+        env_pass: settings.env_pass.clone(),
+        policy,
+        policy_digest: policy_digest.clone(),
+    };
+    session::write_file(&dir, &file).map_err(|e| format!("cannot write the session file: {e}"))?;
+    let log_path = session::log_path(&dir);
+    let log = AuditLog::open(&log_path)
+        .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?;
+    let layers = vec![format!("shims ({})", shims.len())];
+    append(
+        &log,
+        &id,
+        EventBody::SessionStart {
+            aq_version: env!("CARGO_PKG_VERSION").to_string(),
+            workspace: workspace.display().to_string(),
+            profile: profile.clone(),
+            policy_digest,
+            command: args.command.clone(),
+            pid: std::process::id(),
+            layers,
+        },
+    );
+    if !args.quiet {
+        eprintln!(
+            "aq: session {id} · profile {profile} · command firewall on ({} shims) · workspace {}",
+            shims.len(),
+            workspace.display()
+        );
+        eprintln!(
+            "aq: log {} · answer asks with `aq approve` in another terminal",
+            log_path.display()
+        );
+    }
+
+    // The command itself: the user typed it, so only a block stops it.
+    let engine = Engine::new(file.policy.clone());
+    let verdict = engine.evaluate_argv(&args.command);
+    let top = verdict.deciding_rule();
+    append(
+        &log,
+        &id,
+        EventBody::CommandDecision {
+            argv: args.command.clone(),
+            cwd: std::env::current_dir()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            pid: std::process::id(),
+            ppid: 0,
+            decision: if verdict.decision == Decision::Block {
+                "block"
+            } else {
+                "allow"
+            }
+            .to_string(),
+            rules: verdict.rules.iter().map(|r| r.id.clone()).collect(),
+            why: top.map(|r| r.why.clone()),
+            safer: top.and_then(|r| r.safer.clone()),
+            source: "run".to_string(),
+        },
+    );
+    let exit = if verdict.decision == Decision::Block {
+        print_refusal("blocked", &args.command, &verdict);
+        Exit::Code(i32::from(EXIT_BLOCKED))
+    } else {
+        run_child(args, &dir, &file, &shim_dir)
+    };
+
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let (exit_code, signal) = match exit {
+        Exit::Code(c) => (Some(c), None),
+        Exit::Signal(s) => (None, Some(s)),
+    };
+    append(
+        &log,
+        &id,
+        EventBody::CommandExit {
+            argv: args.command.clone(),
+            exit_code,
+            signal,
+            duration_ms,
+        },
+    );
+    append(
+        &log,
+        &id,
+        EventBody::SessionEnd {
+            exit_code,
+            duration_ms,
+        },
+    );
+    if !args.quiet
+        && let Ok(f) = std::fs::File::open(&log_path)
+        && let Ok(summary) = aq_audit::Summary::from_reader(std::io::BufReader::new(f))
+    {
+        eprint!("{}", summary.recap());
+    }
+    let code = match (exit_code, signal) {
+        (Some(c), _) => c.clamp(0, 255) as u8,
+        (None, Some(s)) => (128 + s).clamp(0, 255) as u8,
+        _ => 1,
+    };
+    Ok(ExitCode::from(code))
+}
+
+enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+fn run_child(args: &RunArgs, dir: &Path, file: &SessionFile, shim_dir: &Path) -> Exit {
+    let orig_path =
+        std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    let mut path = shim_dir.as_os_str().to_owned();
+    path.push(":");
+    path.push(&orig_path);
+    // Find the program as the shell would, shims first: `aq run -- sh -c ...`
+    // runs the `sh` shim, which judges the script.
+    let program = &args.command[0];
+    let resolved: PathBuf = if program.contains('/') {
+        PathBuf::from(program)
+    } else if shim_dir.join(program).exists() {
+        shim_dir.join(program)
+    } else {
+        match aq_shim::find_real_program(program.as_ref(), &orig_path, shim_dir) {
+            Some(p) => p,
+            None => {
+                eprintln!("aq: {program}: command not found");
+                return Exit::Code(i32::from(EXIT_NOT_FOUND));
+            }
+        }
+    };
+    let mut cmd = std::process::Command::new(&resolved);
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.arg0(program);
+    }
+    cmd.args(&args.command[1..]);
+    cmd.env("PATH", &path);
+    cmd.env(ENV_SESSION_DIR, dir);
+    cmd.env(ENV_SESSION_ID, &file.id);
+    let prompter = (!std::io::stdin().is_terminal())
+        .then(|| crate::approve::spawn_tty_prompter(dir.to_path_buf()));
+    let status = match cmd.status() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("aq: cannot start {program}: {e}");
+            return Exit::Code(i32::from(if e.kind() == std::io::ErrorKind::NotFound {
+                EXIT_NOT_FOUND
+            } else {
+                EXIT_BLOCKED
+            }));
+        }
+    };
+    drop(prompter);
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => Exit::Code(c),
+        (None, Some(s)) => Exit::Signal(s),
+        _ => Exit::Code(1),
+    }
+}
+
+fn append(log: &AuditLog, id: &str, body: EventBody) {
+    if let Err(e) = log.append(body, session::now_rfc3339(), id) {
+        eprintln!("aq: warning: cannot write the audit log: {e}");
+    }
+}
+
+/// The workspace: the flag, else the git root of the current directory, else
+/// the current directory.
+pub fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = match flag {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let cwd = std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?;
+            crate::policy_files::workspace_root(&cwd)
+        }
+    };
+    std::fs::canonicalize(&dir).map_err(|e| format!("workspace {}: {e}", dir.display()))
+}
