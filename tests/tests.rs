@@ -3,4 +3,7 @@
 
 mod util;
 
+mod approve;
+mod audit;
 mod policy;
+mod run;

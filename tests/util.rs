@@ -1,9 +1,23 @@
 //! The harness: a scratch directory with its own home, config and state
 //! directories and a git workspace, the real `aq` run inside it, and on
 //! failure a dump of the command, directory, listing, stdout and stderr.
+//!
+//! Every `aq` runs detached from the terminal running the tests (in a new
+//! session, stdin from `/dev/null`), so `aq run` cannot prompt there, and is
+//! killed, with its whole process group, if it outlives [`DEADLINE`].
+//! [`Env::on_terminal`] gives a command a terminal of its own instead, through
+//! util-linux `script`.
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// How long any process started by a test may run before it is killed.
+pub const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A scratch home and workspace; removed when dropped.
 pub struct Env {
@@ -25,6 +39,23 @@ impl Env {
         env
     }
 
+    /// A scratch directory whose user policy has `session` under
+    /// `[session]` and `rules` under `[rules]`. An ask waits 2 s unless
+    /// `session` sets `approval_timeout_secs`: no test waits the default 120 s.
+    pub fn with_policy(session: &str, rules: &str) -> Self {
+        let env = Env::new();
+        let timeout = if session.contains("approval_timeout_secs") {
+            ""
+        } else {
+            "approval_timeout_secs = 2\n"
+        };
+        env.write(
+            &env.user_policy(),
+            &format!("version = 1\n\n[session]\n{timeout}{session}\n\n[rules]\n{rules}\n"),
+        );
+        env
+    }
+
     /// The scratch directory.
     pub fn root(&self) -> &Path {
         self.dir.path()
@@ -38,6 +69,16 @@ impl Env {
     /// `$XDG_CONFIG_HOME/agent-quarantine`.
     pub fn config_dir(&self) -> PathBuf {
         self.root().join("config/agent-quarantine")
+    }
+
+    /// `$XDG_STATE_HOME`.
+    pub fn state_home(&self) -> PathBuf {
+        self.root().join("state")
+    }
+
+    /// Where sessions live: `$XDG_STATE_HOME/agent-quarantine/sessions`.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.state_home().join("agent-quarantine/sessions")
     }
 
     /// The user policy file.
@@ -58,6 +99,25 @@ impl Env {
         std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     }
 
+    /// The scratch environment: home, config and state, and no session of
+    /// an `aq run` that might be running the tests.
+    fn configure(&self, cmd: &mut Command) {
+        cmd.env("HOME", self.root().join("home"))
+            .env("XDG_CONFIG_HOME", self.root().join("config"))
+            .env("XDG_STATE_HOME", self.state_home())
+            .env_remove("AQ_SESSION_DIR")
+            .env_remove("AQ_SESSION_ID")
+            .env_remove("RUST_BACKTRACE");
+    }
+
+    /// `aq ARGS` in `cwd` with the scratch environment, not yet started.
+    pub fn command(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(aq_exe());
+        cmd.args(args).current_dir(cwd);
+        self.configure(&mut cmd);
+        cmd
+    }
+
     /// Runs `aq ARGS` in the workspace root.
     pub fn aq(&self, args: &[&str]) -> Output {
         self.aq_in(&self.work(), args)
@@ -65,24 +125,229 @@ impl Env {
 
     /// Runs `aq ARGS` in `cwd`.
     pub fn aq_in(&self, cwd: &Path, args: &[&str]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aq"));
-        cmd.args(args)
-            .current_dir(cwd)
-            .env("HOME", self.root().join("home"))
-            .env("XDG_CONFIG_HOME", self.root().join("config"))
-            .env("XDG_STATE_HOME", self.root().join("state"))
-            .env_remove("RUST_BACKTRACE");
-        let out = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-        Output {
-            command: format!("aq {}", shell_words(args)),
-            cwd: cwd.to_path_buf(),
-            listing: listing(self.root()),
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        let cmd = self.command(cwd, args);
+        self.start(cmd, format!("aq {}", shell_words(args)), cwd, None)
+            .finish()
+    }
+
+    /// Runs `aq ARGS` in the workspace root with more environment variables.
+    pub fn aq_with(&self, vars: &[(&str, &str)], args: &[&str]) -> Output {
+        let mut cmd = self.command(&self.work(), args);
+        cmd.envs(vars.iter().copied());
+        let label = vars
+            .iter()
+            .map(|(k, v)| format!("{k}={} ", shell_words(&[v])))
+            .collect::<String>()
+            + &format!("aq {}", shell_words(args));
+        self.start(cmd, label, &self.work(), None).finish()
+    }
+
+    /// Starts `aq ARGS` in the workspace root and returns while it runs.
+    pub fn spawn(&self, args: &[&str]) -> Running {
+        let cmd = self.command(&self.work(), args);
+        self.start(cmd, format!("aq {}", shell_words(args)), &self.work(), None)
+    }
+
+    /// Runs the shell command `line` in the workspace root on a terminal of
+    /// its own (a pseudo-terminal from util-linux `script`), typing `input`.
+    /// Everything it prints, stderr too, is in `stdout`. `None` when there is
+    /// no util-linux `script` (the caller skips, saying so).
+    pub fn on_terminal(&self, line: &str, input: &str) -> Option<Output> {
+        let version = Command::new("script").arg("--version").output().ok()?;
+        if !String::from_utf8_lossy(&version.stdout).contains("util-linux") {
+            return None;
         }
+        let mut cmd = Command::new("script");
+        cmd.args(["-q", "-e", "-c", line, "/dev/null"])
+            .current_dir(self.work())
+            .env("SHELL", "/bin/sh");
+        self.configure(&mut cmd);
+        let label = format!("script -qec {} /dev/null", shell_words(&[line]));
+        Some(self.start(cmd, label, &self.work(), Some(input)).finish())
+    }
+
+    /// Every session directory, oldest id first.
+    pub fn sessions(&self) -> Vec<Session> {
+        let Ok(entries) = std::fs::read_dir(self.sessions_dir()) else {
+            return Vec::new();
+        };
+        let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        dirs.sort();
+        dirs.into_iter().map(|dir| Session { dir }).collect()
+    }
+
+    /// The one session this scratch directory holds.
+    #[track_caller]
+    pub fn only_session(&self) -> Session {
+        let mut all = self.sessions();
+        assert_eq!(
+            all.len(),
+            1,
+            "expected one session under {}:\n{}",
+            self.sessions_dir().display(),
+            listing(self.root())
+        );
+        all.remove(0)
+    }
+
+    fn start(&self, mut cmd: Command, label: String, cwd: &Path, input: Option<&str>) -> Running {
+        detach_from_terminal(&mut cmd);
+        cmd.stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {label}: {e}"));
+        if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+            // Small input: the pipe buffer holds it, so this cannot block.
+            // A program that ended without reading it closed the pipe: fine.
+            match stdin.write_all(text.as_bytes()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    panic!("cannot type into {label}: {e}")
+                }
+                _ => {}
+            }
+        }
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        Running {
+            child: Some(child),
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            started: Instant::now(),
+            command: label,
+            cwd: cwd.to_path_buf(),
+            root: self.root().to_path_buf(),
+        }
+    }
+}
+
+/// The `aq` binary under test.
+pub fn aq_exe() -> &'static str {
+    env!("CARGO_BIN_EXE_aq")
+}
+
+/// `aq ARGS` as a shell command line.
+pub fn aq_line(args: &[&str]) -> String {
+    let mut words = vec![aq_exe()];
+    words.extend_from_slice(args);
+    shell_words(&words)
+}
+
+/// A process started by [`Env::spawn`]; killed with its process group if
+/// dropped before [`Running::finish`].
+pub struct Running {
+    child: Option<Child>,
+    stdout: Option<JoinHandle<Vec<u8>>>,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+    started: Instant,
+    command: String,
+    cwd: PathBuf,
+    root: PathBuf,
+}
+
+impl Running {
+    /// Whether it is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// Waits for it to end (killing it after [`DEADLINE`]) and returns what it did.
+    pub fn finish(mut self) -> Output {
+        let mut child = self.child.take().expect("finish once");
+        let mut killed = false;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for the child") {
+                break status;
+            }
+            if self.started.elapsed() > DEADLINE {
+                kill_group(&child);
+                killed = true;
+                break child.wait().expect("wait for the killed child");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let elapsed = self.started.elapsed();
+        let text = |h: Option<JoinHandle<Vec<u8>>>| {
+            String::from_utf8_lossy(&h.map(|h| h.join().unwrap_or_default()).unwrap_or_default())
+                .into_owned()
+        };
+        let stdout = text(self.stdout.take());
+        let mut stderr = text(self.stderr.take());
+        if killed {
+            stderr.push_str(&format!(
+                "\n[harness: killed after {} s]",
+                DEADLINE.as_secs()
+            ));
+        }
+        Output {
+            command: self.command.clone(),
+            cwd: self.cwd.clone(),
+            listing: listing(&self.root),
+            code: status.code(),
+            elapsed,
+            stdout,
+            stderr,
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            if matches!(child.try_wait(), Ok(None)) {
+                kill_group(child);
+            }
+            let _ = child.wait();
+        }
+    }
+}
+
+fn drain(pipe: Option<impl Read + Send + 'static>) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut buf);
+        }
+        buf
+    })
+}
+
+mod sys {
+    // The C library std already links; no crate needed for two calls.
+    unsafe extern "C" {
+        pub safe fn setsid() -> i32;
+        pub safe fn kill(pid: i32, sig: i32) -> i32;
+    }
+}
+
+/// Starts the command in a session of its own: no controlling terminal, so
+/// `aq run` finds no `/dev/tty` to prompt on, and one process group to kill.
+fn detach_from_terminal(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs between fork and exec and only calls
+    // setsid(2), which is async-signal-safe and touches no memory.
+    unsafe {
+        cmd.pre_exec(|| {
+            if sys::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// SIGKILL to the process group the child leads (see [`detach_from_terminal`]).
+fn kill_group(child: &Child) {
+    const SIGKILL: i32 = 9;
+    if let Ok(pid) = i32::try_from(child.id()) {
+        sys::kill(-pid, SIGKILL);
     }
 }
 
@@ -93,6 +358,8 @@ pub struct Output {
     listing: String,
     /// The exit code (`None` when killed by a signal).
     pub code: Option<i32>,
+    /// How long it ran.
+    pub elapsed: Duration,
     /// Standard output.
     pub stdout: String,
     /// Standard error.
@@ -103,10 +370,11 @@ impl Output {
     /// Everything about the run, for a failure message.
     pub fn dump(&self) -> String {
         format!(
-            "\n--- command: {}\n--- cwd: {}\n--- exit code: {:?}\n--- files:\n{}--- stdout:\n{}\n--- stderr:\n{}\n---",
+            "\n--- command: {}\n--- cwd: {}\n--- exit code: {:?} after {:?}\n--- files:\n{}--- stdout:\n{}\n--- stderr:\n{}\n---",
             self.command,
             self.cwd.display(),
             self.code,
+            self.elapsed,
             self.listing,
             self.stdout,
             self.stderr
@@ -126,6 +394,17 @@ impl Output {
         assert!(
             self.stdout.contains(want),
             "stdout lacks {want:?}{}",
+            self.dump()
+        );
+        self
+    }
+
+    /// Asserts that stdout does not contain `unwanted`.
+    #[track_caller]
+    pub fn stdout_lacks(&self, unwanted: &str) -> &Self {
+        assert!(
+            !self.stdout.contains(unwanted),
+            "stdout has {unwanted:?}{}",
             self.dump()
         );
         self
@@ -161,6 +440,72 @@ impl Output {
     }
 }
 
+/// One session's state directory.
+pub struct Session {
+    /// `$XDG_STATE_HOME/agent-quarantine/sessions/<id>`.
+    pub dir: PathBuf,
+}
+
+impl Session {
+    /// The session id (the directory name).
+    pub fn id(&self) -> String {
+        self.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// `log.jsonl`.
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("log.jsonl")
+    }
+
+    /// The log as text.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(self.log_path())
+            .unwrap_or_else(|e| panic!("read {}: {e}", self.log_path().display()))
+    }
+
+    /// Every event of the log, in order.
+    #[track_caller]
+    pub fn events(&self) -> Vec<Value> {
+        self.log_text()
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("log line is not JSON: {e}\n{l}"))
+            })
+            .collect()
+    }
+
+    /// The events of one kind (`command_decision`, `approval`, ...).
+    pub fn events_of(&self, kind: &str) -> Vec<Value> {
+        self.events()
+            .into_iter()
+            .filter(|e| e["event"] == kind)
+            .collect()
+    }
+
+    /// The `command_decision` events whose program is `program`.
+    pub fn decisions_for(&self, program: &str) -> Vec<Value> {
+        self.events_of("command_decision")
+            .into_iter()
+            .filter(|e| e["argv"][0] == program)
+            .collect()
+    }
+
+    /// The approval requests waiting now.
+    pub fn pending(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("approvals/pending")) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect()
+    }
+}
+
 fn shell_words(args: &[&str]) -> String {
     args.iter()
         .map(|a| {
@@ -178,7 +523,7 @@ fn shell_words(args: &[&str]) -> String {
 }
 
 /// Every file and directory under `root`, one per line, relative.
-fn listing(root: &Path) -> String {
+pub fn listing(root: &Path) -> String {
     fn walk(root: &Path, dir: &Path, out: &mut String) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -187,7 +532,10 @@ fn listing(root: &Path) -> String {
         paths.sort();
         for p in paths {
             let rel = p.strip_prefix(root).unwrap_or(&p).display().to_string();
-            if p.is_dir() {
+            if p.is_dir() && p.file_name().is_some_and(|n| n == "shims") {
+                let n = std::fs::read_dir(&p).map(|e| e.count()).unwrap_or(0);
+                out.push_str(&format!("  {rel}/ ({n} links)\n"));
+            } else if p.is_dir() && !p.is_symlink() {
                 out.push_str(&format!("  {rel}/\n"));
                 walk(root, &p, out);
             } else {
