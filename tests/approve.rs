@@ -89,7 +89,7 @@ fn an_unanswered_ask_is_denied_after_the_timeout() {
     assert_eq!(chmod.len(), 1, "{}", session.log_text());
     assert_eq!(chmod[0]["decision"], "ask");
     assert_eq!(chmod[0]["source"], "shim");
-    let approvals = session.events_of("approval");
+    let approvals = session.shim_approvals();
     assert_eq!(approvals.len(), 1, "{}", session.log_text());
     assert_eq!(approvals[0]["answer"], "timeout");
     assert_eq!(approvals[0]["by"], "policy: unanswered asks are denied");
@@ -108,7 +108,7 @@ fn unanswered_allow_runs_the_command_after_the_timeout() {
         .code(0)
         .stdout_has("chmod exited 0");
     assert_eq!(mode(&env.work().join("f")), 0o755);
-    let approvals = env.only_session().events_of("approval");
+    let approvals = env.only_session().shim_approvals();
     assert_eq!(approvals[0]["answer"], "timeout");
     assert_eq!(approvals[0]["by"], "policy: unanswered asks run");
 }
@@ -137,7 +137,7 @@ fn approve_once_lets_a_waiting_command_run() {
     );
     assert_eq!(mode(&env.work().join("f")), 0o755);
 
-    let approvals = session.events_of("approval");
+    let approvals = session.shim_approvals();
     assert_eq!(approvals.len(), 1, "{}", session.log_text());
     assert_eq!(approvals[0]["answer"], "once");
     assert!(
@@ -193,7 +193,7 @@ fn approve_for_the_session_allows_the_same_command_again() {
         session.log_text()
     );
     let answers: Vec<serde_json::Value> = session
-        .events_of("approval")
+        .shim_approvals()
         .iter()
         .map(|a| a["answer"].clone())
         .collect();
@@ -218,7 +218,7 @@ fn aq_run_prompts_on_its_terminal_when_the_command_does_not_use_it() {
         .stdout_has("allow [o]nce, allow for the [s]ession, [d]eny?")
         .stdout_has("chmod exited 0");
     assert_eq!(mode(&env.work().join("f")), 0o755);
-    let approvals = env.only_session().events_of("approval");
+    let approvals = env.only_session().shim_approvals();
     assert_eq!(approvals[0]["answer"], "once");
     assert!(
         approvals[0]["by"]

@@ -151,7 +151,6 @@ fn secrets_in_commands_never_reach_the_log() {
 }
 
 #[test]
-#[ignore = "bug: `aq audit list` prints the wrapped command unredacted (read from session.json)"]
 fn audit_list_does_not_print_secrets() {
     let env = Env::with_policy("", "");
     env.aq(&[
@@ -170,7 +169,6 @@ fn audit_list_does_not_print_secrets() {
 }
 
 #[test]
-#[ignore = "bug: --latest picks a random session among those started in the same second"]
 fn latest_is_the_newest_session_even_within_one_second() {
     let env = Env::with_policy("", "");
     let mut seen: Vec<String> = Vec::new();

@@ -485,6 +485,15 @@ impl Session {
             .collect()
     }
 
+    /// The `approval` events answered for shims (not the top-level command,
+    /// which `aq run` records as approved by the user who typed it).
+    pub fn shim_approvals(&self) -> Vec<Value> {
+        self.events_of("approval")
+            .into_iter()
+            .filter(|e| e["request"] != "command")
+            .collect()
+    }
+
     /// The `command_decision` events whose program is `program`.
     pub fn decisions_for(&self, program: &str) -> Vec<Value> {
         self.events_of("command_decision")

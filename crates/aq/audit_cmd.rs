@@ -42,7 +42,10 @@ pub fn run_audit(args: &AuditArgs) -> Result<ExitCode, String> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 let (cmd, live) = match session::read_file(&dir) {
-                    Ok(f) => (f.command.join(" "), session::pid_alive(f.supervisor_pid)),
+                    Ok(f) => (
+                        aq_audit::redact_argv(&f.command).join(" "),
+                        session::pid_alive(f.supervisor_pid),
+                    ),
                     Err(_) => (String::new(), false),
                 };
                 let counts = summary_of(&session::log_path(&dir))

@@ -2,7 +2,8 @@
 //!
 //! Setup reads as a list: resolve the workspace, load the policy, create the
 //! session directory outside the workspace, install the shims, start the log,
-//! judge the command itself, run it with the shims first on `PATH`, wait
+//! judge the command itself (only a block stops what the user typed), run the
+//! real program with the shims first on `PATH` for what it starts, wait
 //! (answering asks on the terminal when the command does not use it), then
 //! log how it ended and return its exit code.
 
@@ -116,18 +117,26 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
                 .unwrap_or_default(),
             pid: std::process::id(),
             ppid: 0,
-            decision: if verdict.decision == Decision::Block {
-                "block"
-            } else {
-                "allow"
-            }
-            .to_string(),
+            decision: verdict.decision.as_str().to_string(),
             rules: verdict.rules.iter().map(|r| r.id.clone()).collect(),
             why: top.map(|r| r.why.clone()),
             safer: top.and_then(|r| r.safer.clone()),
             source: "run".to_string(),
         },
     );
+    if verdict.decision == Decision::Ask {
+        // The user typed this command: that is the approval.
+        append(
+            &log,
+            &id,
+            EventBody::Approval {
+                request: "command".to_string(),
+                argv: args.command.clone(),
+                answer: "once".to_string(),
+                by: "the user, who typed it after `aq run --`".to_string(),
+            },
+        );
+    }
     let exit = if verdict.decision == Decision::Block {
         print_refusal("blocked", &args.command, &verdict);
         Exit::Code(i32::from(EXIT_BLOCKED))
@@ -183,13 +192,12 @@ fn run_child(args: &RunArgs, dir: &Path, file: &SessionFile, shim_dir: &Path) ->
     let mut path = shim_dir.as_os_str().to_owned();
     path.push(":");
     path.push(&orig_path);
-    // Find the program as the shell would, shims first: `aq run -- sh -c ...`
-    // runs the `sh` shim, which judges the script.
+    // The command itself was judged above; run the real program (not its
+    // shim, which would ask again about what the user typed). Everything it
+    // starts through PATH meets the shims.
     let program = &args.command[0];
     let resolved: PathBuf = if program.contains('/') {
         PathBuf::from(program)
-    } else if shim_dir.join(program).exists() {
-        shim_dir.join(program)
     } else {
         match aq_shim::find_real_program(program.as_ref(), &orig_path, shim_dir) {
             Some(p) => p,

@@ -137,7 +137,14 @@ pub fn list() -> io::Result<Vec<PathBuf>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    out.sort();
+    // Newest last, by when each session wrote its session file (ids only
+    // have one-second resolution).
+    out.sort_by_key(|d| {
+        let started = std::fs::metadata(d.join("session.json"))
+            .and_then(|m| m.modified())
+            .ok();
+        (started, d.clone())
+    });
     Ok(out)
 }
 

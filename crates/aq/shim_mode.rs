@@ -124,7 +124,7 @@ fn ask_human(
         .map_err(|e| format!("cannot file the approval request: {e}"))?;
     eprintln!(
         "aq: waiting for approval of `{}` ({}); answer with `aq approve` in another terminal (timeout {}s)",
-        argv.join(" "),
+        aq_audit::report::display_argv(argv),
         request.rules.join(", "),
         file.approval_timeout_secs
     );
@@ -198,7 +198,7 @@ fn exec_real(name: &str, args: &[OsString], file: &SessionFile) -> Result<u8, St
 
 /// The refusal message: what, which rule, why, what to do instead.
 pub fn print_refusal(what: &str, argv: &[String], verdict: &Verdict) {
-    let mut msg = format!("aq: {what}: {}\n", argv.join(" "));
+    let mut msg = format!("aq: {what}: {}\n", aq_audit::report::display_argv(argv));
     for r in verdict
         .rules
         .iter()
