@@ -157,6 +157,16 @@ fn heldout_corpus_meets_targets() {
     );
 }
 
+/// A second blind set, written without reading the rules, aimed at realistic
+/// multi-step agent lines, package runners and disguised attacks (issue #2).
+#[test]
+fn blind_corpus_meets_targets() {
+    check_corpus(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind2.jsonl"),
+        95,
+    );
+}
+
 /// The README's rule table lists every built-in rule.
 #[test]
 fn readme_documents_every_rule() {

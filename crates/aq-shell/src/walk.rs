@@ -187,12 +187,23 @@ impl Walker {
                 out
             }
             C::ForClause(f) => {
-                if let Some(values) = &f.values {
-                    for v in values {
-                        self.expand_word(&v.value);
+                let mut values = Vec::new();
+                if let Some(words) = &f.values {
+                    for v in words {
+                        values.extend(self.expand_word(&v.value));
                     }
                 }
-                // The loop variable takes values we do not follow one by one.
+                // A short list of known words: walk the body once per value,
+                // so `for f in ~/.ssh/*; do cat "$f"; done` reads as it runs.
+                if !values.is_empty() && values.len() <= 8 && values.iter().all(|v| !v.dynamic) {
+                    let mut out = Vec::new();
+                    for v in values {
+                        self.set_var(&f.variable_name, v);
+                        out.extend(self.walk_compound_list(&f.body.list, stdin));
+                    }
+                    return out;
+                }
+                // Otherwise the loop variable takes values we do not follow.
                 let mut w = Word::literal(format!("${}", f.variable_name));
                 w.dynamic = true;
                 w.vars.push(f.variable_name.clone());

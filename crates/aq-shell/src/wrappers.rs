@@ -51,10 +51,7 @@ impl Opts<'_> {
                 i += 1;
                 continue;
             }
-            if a.len() > 1
-                && a.starts_with('-')
-                && !a[1..].starts_with(|c: char| c.is_ascii_digit())
-            {
+            if a.len() > 1 && a.starts_with('-') {
                 let cluster: Vec<char> = a[1..].chars().collect();
                 for (k, c) in cluster.iter().enumerate() {
                     if self.short_value.contains(*c) {
@@ -319,6 +316,20 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
         "git" => unwrap_git(args),
         "ssh" => unwrap_ssh(args),
         "docker" | "podman" | "nerdctl" => unwrap_container(name, args),
+        "npx" | "pnpx" | "bunx" | "npm" | "pnpm" | "yarn" | "bun" | "uv" | "poetry" | "pipenv"
+        | "pdm" | "hatch" | "rye" | "pixi" | "bundle" | "mise" | "asdf" | "rbenv" | "pyenv"
+        | "nodenv" | "conda" | "mamba" | "micromamba" | "direnv" | "nix-shell" => {
+            unwrap_runner(name, args)
+        }
+        "trap" => {
+            // trap 'CMD' SIGNAL...: CMD runs later, in this shell.
+            match args.first() {
+                Some(cmd) if args.len() >= 2 && !cmd.text.starts_with('-') => {
+                    vec![script("trap", cmd, false)]
+                }
+                _ => Vec::new(),
+            }
+        }
         "kubectl" | "oc" => unwrap_kubectl(name, args),
         "eval" => joined_script("eval", args),
         "tar" | "bsdtar" | "gtar" => unwrap_tar(args),
@@ -700,8 +711,30 @@ fn unwrap_container(name: &str, args: &[Word]) -> Vec<Inner> {
         short_value: "cHl",
         long_value: &["context", "host", "log-level", "config"],
     };
-    let i = global.first_operand(args);
-    if args.get(i).map(|w| w.text.as_str()) != Some("exec") {
+    let mut i = global.first_operand(args);
+    let mut label = format!("{name} exec");
+    if args.get(i).map(|w| w.text.as_str()) == Some("compose") {
+        // docker compose [-f F] [-p P] exec|run [opts] SERVICE CMD...
+        let compose = Opts {
+            short_value: "fp",
+            long_value: &[
+                "file",
+                "project-name",
+                "env-file",
+                "profile",
+                "project-directory",
+                "ansi",
+                "parallel",
+                "progress",
+            ],
+        };
+        let rest = &args[i + 1..];
+        i = i + 1 + compose.first_operand(rest);
+        label = format!("{name} compose exec");
+        if !matches!(args.get(i).map(|w| w.text.as_str()), Some("exec" | "run")) {
+            return Vec::new();
+        }
+    } else if args.get(i).map(|w| w.text.as_str()) != Some("exec") {
         return Vec::new();
     }
     let rest = &args[i + 1..];
@@ -712,13 +745,160 @@ fn unwrap_container(name: &str, args: &[Word]) -> Vec<Inner> {
     let c = exec_opts.first_operand(rest);
     match rest.get(c + 1..) {
         Some(cmd) if !cmd.is_empty() => vec![Inner::Argv {
-            label: format!("{name} exec"),
+            label,
             argv: cmd.to_vec(),
             privileged: false,
             keeps_stdin: true,
         }],
         _ => Vec::new(),
     }
+}
+
+/// Package and environment runners: `npx CMD`, `pnpm exec CMD`, `uv run CMD`,
+/// `poetry run CMD`, `bundle exec CMD` ... run a program by name.
+fn unwrap_runner(name: &str, args: &[Word]) -> Vec<Inner> {
+    let argv_at = |label: &str, rest: &[Word]| -> Vec<Inner> {
+        if rest.is_empty() {
+            return Vec::new();
+        }
+        vec![Inner::Argv {
+            label: label.to_string(),
+            argv: rest.to_vec(),
+            privileged: false,
+            keeps_stdin: true,
+        }]
+    };
+    let opts = |short_value, long_value| Opts {
+        short_value,
+        long_value,
+    };
+    // `npx -c 'CMD'`, `npm exec -c 'CMD'`: a shell string.
+    let shell_flag = args
+        .iter()
+        .position(|a| a.text == "-c" || a.text == "--call");
+    match name {
+        "npx" | "pnpx" | "bunx" => {
+            if let Some(k) = shell_flag {
+                return args
+                    .get(k + 1)
+                    .map(|s| vec![script(&format!("{name} -c"), s, false)])
+                    .unwrap_or_default();
+            }
+            let i = opts(
+                "p",
+                &["package", "prefix", "registry", "cache", "userconfig"],
+            )
+            .first_operand(args);
+            argv_at(name, &args[i.min(args.len())..])
+        }
+        "npm" | "pnpm" | "yarn" | "bun" => {
+            let sub = args.first().map(|w| w.text.as_str()).unwrap_or("");
+            if !matches!(sub, "exec" | "x" | "dlx") {
+                return Vec::new();
+            }
+            let rest = &args[1..];
+            if let Some(k) = rest
+                .iter()
+                .position(|a| a.text == "-c" || a.text == "--call")
+            {
+                return rest
+                    .get(k + 1)
+                    .map(|s| vec![script(&format!("{name} {sub} -c"), s, false)])
+                    .unwrap_or_default();
+            }
+            let i = opts("pC", &["package", "workspace", "filter", "dir", "prefix"])
+                .first_operand(rest);
+            argv_at(&format!("{name} {sub}"), &rest[i.min(rest.len())..])
+        }
+        "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "pixi" => {
+            let sub = args.iter().position(|w| w.text == "run");
+            let Some(k) = sub else { return Vec::new() };
+            let rest = &args[k + 1..];
+            let i = opts(
+                "p",
+                &[
+                    "with",
+                    "python",
+                    "project",
+                    "directory",
+                    "env-file",
+                    "extra",
+                    "group",
+                    "package",
+                    "index",
+                    "index-url",
+                    "environment",
+                    "manifest-path",
+                    "frozen-env",
+                ],
+            )
+            .first_operand(rest);
+            argv_at(&format!("{name} run"), &rest[i.min(rest.len())..])
+        }
+        "bundle" | "mise" | "asdf" | "rbenv" | "pyenv" | "nodenv" => {
+            let Some(k) = args.iter().position(|w| w.text == "exec" || w.text == "x") else {
+                return Vec::new();
+            };
+            let rest = &args[k + 1..];
+            let i = opts("", &[]).first_operand(rest);
+            argv_at(&format!("{name} exec"), &rest[i.min(rest.len())..])
+        }
+        "conda" | "mamba" | "micromamba" => {
+            let Some(k) = args.iter().position(|w| w.text == "run") else {
+                return Vec::new();
+            };
+            let rest = &args[k + 1..];
+            let i = opts("np", &["name", "prefix", "cwd"]).first_operand(rest);
+            argv_at(&format!("{name} run"), &rest[i.min(rest.len())..])
+        }
+        "direnv" => {
+            // direnv exec DIR CMD...
+            if args.first().is_some_and(|w| w.text == "exec") && args.len() > 2 {
+                return argv_at("direnv exec", &args[2..]);
+            }
+            Vec::new()
+        }
+        "nix-shell" => args
+            .iter()
+            .position(|a| a.text == "--run" || a.text == "--command")
+            .and_then(|k| args.get(k + 1))
+            .map(|s| vec![script("nix-shell --run", s, false)])
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a wrapper label is a package or environment runner, whose
+/// inner command is any tool the project installed.
+pub fn is_runner_label(label: &str) -> bool {
+    let first = label.split(' ').next().unwrap_or("");
+    matches!(
+        first,
+        "npx"
+            | "pnpx"
+            | "bunx"
+            | "npm"
+            | "pnpm"
+            | "yarn"
+            | "bun"
+            | "uv"
+            | "poetry"
+            | "pipenv"
+            | "pdm"
+            | "hatch"
+            | "rye"
+            | "pixi"
+            | "bundle"
+            | "mise"
+            | "asdf"
+            | "rbenv"
+            | "pyenv"
+            | "nodenv"
+            | "conda"
+            | "mamba"
+            | "micromamba"
+            | "direnv"
+    )
 }
 
 fn unwrap_kubectl(name: &str, args: &[Word]) -> Vec<Inner> {

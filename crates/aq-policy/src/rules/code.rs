@@ -195,6 +195,9 @@ fn evaluates(code: &Code) -> bool {
             t,
             &[
                 "eval(",
+                "(eval)",
+                "eval)",
+                ", eval",
                 "new Function",
                 "vm.run",
                 "child_process",
@@ -295,7 +298,7 @@ fn removes_root(code: &Code) -> Option<String> {
     if t.contains("expanduser('~')")
         || t.contains("expanduser(\"~\")")
         || t.contains("Path.home()")
-        || t.contains("os.homedir()")
+        || t.contains("homedir()")
         || t.contains("ENV['HOME']")
         || t.contains("$ENV{HOME}")
     {
@@ -308,6 +311,54 @@ fn removes_root(code: &Code) -> Option<String> {
             crate::paths::is_system_dir(l) || crate::paths::is_everything_in_system_dir(l)
         })
         .cloned()
+}
+
+/// Whether the code refers to the home directory.
+fn mentions_home(t: &str) -> bool {
+    any(
+        t,
+        &[
+            "Path.home()",
+            "expanduser(",
+            "homedir()",
+            "ENV['HOME']",
+            "ENV[\"HOME\"]",
+            "$ENV{HOME}",
+            "getenv(\"HOME\")",
+            "getenv('HOME')",
+            "environ['HOME']",
+            "environ[\"HOME\"]",
+            "Dir.home",
+            "$HOME",
+            "~/",
+        ],
+    )
+}
+
+/// Credential places named piecewise (`Path.home() / ".ssh"`, then
+/// `glob("id_*")`): a secret read even though no literal is a whole path.
+fn home_secret_dir(code: &Code) -> Option<&'static str> {
+    if !mentions_home(&code.text) {
+        return None;
+    }
+    let dirs = [
+        (".ssh", "SSH keys"),
+        (".aws", "AWS credentials"),
+        (".gnupg", "GnuPG keys"),
+        (".kube", "cluster credentials"),
+        (".docker", "registry credentials"),
+        (".netrc", "~/.netrc passwords"),
+        (".git-credentials", "git credentials"),
+        (".config/gh", "GitHub CLI tokens"),
+        (".config/gcloud", "Google Cloud credentials"),
+    ];
+    dirs.iter()
+        .find(|(d, _)| {
+            code.literals
+                .iter()
+                .any(|l| l.trim().trim_matches('/') == *d)
+        })
+        .map(|(_, what)| *what)
 }
 
 /// A fork loop: `fork while fork`, `while True: os.fork()`, `loop { fork }`.
@@ -345,6 +396,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             RuleId::ProcForkBomb,
             i,
             format!("{lang} code forks in a loop"),
+        );
+        return;
+    }
+    if let Some(what) = home_secret_dir(code) {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("{lang} code reads {what} from the home directory"),
         );
         return;
     }

@@ -248,6 +248,8 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         if analysis.functions.iter().any(|f| f == name)
             || is_known_program(name)
             || c.runs.is_some()
+            // `npx tool`, `uv run tool`: a tool the project installed.
+            || c.via.last().is_some_and(|v| aq_shell::is_runner_label(v))
         {
             continue;
         }
@@ -410,29 +412,36 @@ pub(crate) fn placeholder_values(ctx: &Ctx, i: usize) -> Vec<String> {
     let Some(parent) = commands.iter().position(|c| c.runs == Some(i)) else {
         return Vec::new();
     };
-    match commands[parent].program() {
-        Some("find") => flag_values_text(&commands[parent], &["-name", "-iname"], &[]),
-        Some("xargs") => ctx
-            .upstream(parent)
-            .into_iter()
-            .filter(|&u| {
-                matches!(commands[u].program(), Some("echo" | "printf"))
-                    && commands[u].args().iter().all(|w| !w.dynamic)
-            })
-            .flat_map(|u| {
-                commands[u]
-                    .args()
+    // `find ROOT -name N`: what it finds is ROOT/.../N.
+    let found_by = |f: &Command| -> Vec<String> {
+        let names = flag_values_text(f, &["-name", "-iname"], &[]);
+        find_roots(f)
+            .iter()
+            .flat_map(|r| {
+                names
                     .iter()
-                    .filter(|w| !w.text.starts_with('-'))
-                    .flat_map(|w| {
-                        w.text
-                            .split_whitespace()
-                            .map(str::to_string)
-                            .collect::<Vec<_>>()
-                    })
-                    .collect::<Vec<_>>()
+                    .map(move |n| format!("{}/{n}", r.trim_end_matches('/')))
             })
-            .collect(),
+            .collect()
+    };
+    match commands[parent].program() {
+        Some("find") => found_by(&commands[parent]),
+        Some("xargs") => {
+            let mut out = Vec::new();
+            for u in ctx.upstream(parent) {
+                let up = &commands[u];
+                match up.program() {
+                    Some("echo" | "printf") if up.args().iter().all(|w| !w.dynamic) => {
+                        for w in up.args().iter().filter(|w| !w.text.starts_with('-')) {
+                            out.extend(w.text.split_whitespace().map(str::to_string));
+                        }
+                    }
+                    Some("find") => out.extend(found_by(up)),
+                    _ => {}
+                }
+            }
+            out
+        }
         _ => Vec::new(),
     }
 }
@@ -490,14 +499,45 @@ pub(crate) fn subcommand(c: &Command) -> Option<&str> {
 pub(crate) fn operands(c: &Command) -> Vec<&Word> {
     let mut out = Vec::new();
     let mut after_dashes = false;
+    let mut skip_value = false;
     for a in c.args() {
+        if skip_value {
+            skip_value = false;
+            continue;
+        }
         if !after_dashes && a.text == "--" {
             after_dashes = true;
             continue;
         }
         if after_dashes || !is_flag(a) {
             out.push(a);
+        } else if EXCLUSION_OPTIONS.contains(&a.text.as_str()) {
+            // `--exclude .env` names a pattern to leave out, not a file.
+            skip_value = true;
         }
     }
     out
+}
+
+/// Long options that take a pattern of files to leave out (`rsync
+/// --exclude .env`, `tar --exclude .env`, `grep --exclude-dir x`).
+pub(crate) const EXCLUSION_OPTIONS: &[&str] = &[
+    "--exclude",
+    "--include",
+    "--exclude-from",
+    "--include-from",
+    "--exclude-dir",
+    "--filter",
+    "--ignore",
+    "--ignore-file",
+];
+
+/// Whether an argument is an exclusion (`--exclude=.env`, `--exclude .env`)
+/// rather than a file the command touches.
+pub(crate) fn is_exclusion(args: &[Word], k: usize) -> bool {
+    let t = args[k].text.as_str();
+    EXCLUSION_OPTIONS
+        .iter()
+        .any(|o| t.starts_with(&format!("{o}=")))
+        || k > 0 && EXCLUSION_OPTIONS.contains(&args[k - 1].text.as_str())
 }

@@ -58,6 +58,31 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         return;
     };
     let c = &ctx.commands()[i];
+    // `curl --version`, `ssh -V`: asking a tool about itself is not network use.
+    if !c.args().is_empty()
+        && c.args().iter().all(|a| {
+            matches!(
+                a.text.as_str(),
+                "--version" | "-V" | "--help" | "-h" | "version" | "help"
+            )
+        })
+    {
+        return;
+    }
+    // zsh's ztcp opens a connection; a shell wired to it is a remote shell.
+    if name == "ztcp" {
+        let wired = ctx.commands().iter().any(|o| {
+            o.program().is_some_and(aq_shell::is_shell)
+                && o.redirects.iter().any(|r| r.target.dynamic)
+        });
+        let rule = if wired {
+            RuleId::NetReverseShell
+        } else {
+            RuleId::NetFetch
+        };
+        ctx.hit(rule, i, "zsh ztcp opens a connection");
+        return;
+    }
     match name.as_str() {
         "nc" | "ncat" | "netcat" | "nc.openbsd" | "nc.traditional" => {
             if nc_exec(c) {

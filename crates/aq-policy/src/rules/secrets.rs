@@ -3,7 +3,10 @@
 
 use aq_shell::{Command, Input, Word};
 
-use super::{Ctx, find_roots, flag_values_text, has_flag, is_flag, operands, placeholder_values};
+use super::{
+    Ctx, find_roots, flag_values_text, has_flag, is_exclusion, is_flag, operands,
+    placeholder_values,
+};
 use crate::catalog::RuleId;
 use crate::paths::{self, NormPath};
 
@@ -183,6 +186,20 @@ fn secretish_pattern(s: &str) -> bool {
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     check_secret_vars(ctx, i);
+    if c.argv.is_empty() {
+        // `$(< .env)` reads the file like `cat`.
+        if let Some((path, kind)) = c.stdin.iter().find_map(|s| match s {
+            Input::File(w) => ctx.secret_kind(&w.text).map(|k| (w.text.clone(), k)),
+            _ => None,
+        }) {
+            ctx.hit(
+                RuleId::SecretRead,
+                i,
+                format!("`$(< {path})` reads {path} ({kind})"),
+            );
+        }
+        return;
+    }
     let Some(name) = c.program().map(str::to_string) else {
         return;
     };
@@ -207,6 +224,22 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     }
     if net {
         found.extend(sent_paths(ctx, c));
+        // `env | curl --data-binary @- ...`: the whole environment goes out.
+        let env_dump = ctx.upstream(i).into_iter().find(|&u| {
+            let up = &ctx.commands()[u];
+            matches!(
+                up.program(),
+                Some("env" | "printenv" | "set" | "export" | "declare")
+            ) && up.runs.is_none()
+                && operands(up).is_empty()
+        });
+        if env_dump.is_some() {
+            found.push((
+                Role::Send,
+                "the environment".to_string(),
+                "every environment variable, secrets included".to_string(),
+            ));
+        }
         // Data piped in from a command that read a secret.
         for u in ctx.upstream(i) {
             let up = &ctx.commands()[u];
@@ -271,7 +304,30 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
     }
     // `git show HEAD:.env`, `git log -p -- .env`: secrets from history.
-    if name == "git" {
+    // `git add -f .env`: a secret on its way into history and to the remote.
+    if name == "git" && super::net::git_subcommand(c) == Some("add") {
+        for w in operands(c).iter().skip(1) {
+            if let Some(kind) = ctx.secret_kind(&w.text) {
+                found.push((Role::Copy, w.text.clone(), kind));
+            }
+        }
+    }
+    let reads_history = name == "git"
+        && matches!(
+            super::net::git_subcommand(c),
+            Some(
+                "show"
+                    | "log"
+                    | "diff"
+                    | "blame"
+                    | "grep"
+                    | "cat-file"
+                    | "archive"
+                    | "format-patch"
+                    | "whatchanged"
+            )
+        );
+    if reads_history {
         let args = c.args();
         let after_dashes = args.iter().skip_while(|a| a.text != "--").skip(1);
         let rev_paths = args
@@ -399,10 +455,16 @@ fn file_operands<'c>(c: &'c Command, name: &str) -> Vec<&'c Word> {
     }
     // Option values count too: `dd if=.env`, `openssl enc -in .env`.
     let mut out = ops;
-    for a in c.args() {
-        if is_flag(a) && a.text.contains('=') {
+    let args = c.args();
+    for (k, a) in args.iter().enumerate() {
+        if is_flag(a) && a.text.contains('=') && !is_exclusion(args, k) {
             out.push(a);
         }
+    }
+    // `git clean -e .env`, `git check-ignore .env`: patterns, not reads.
+    if name == "git" {
+        out.clear();
+        return out;
     }
     for v in flag_value_words(c, &["-in", "-inkey", "-i", "--input", "-f", "--file", "-F"]) {
         out.push(v);
@@ -433,6 +495,14 @@ fn sent_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
             for a in c.args() {
                 if let Some(p) = a.text.strip_prefix('@') {
                     candidates.push(p.to_string());
+                }
+                // `--data-urlencode name@file`
+                if let Some((before, after)) = a.text.split_once('@')
+                    && !before.is_empty()
+                    && !before.contains('=')
+                    && !before.starts_with('-')
+                {
+                    candidates.push(after.to_string());
                 }
                 if let Some(pos) = a.text.find("=@").or_else(|| a.text.find("=<")) {
                     candidates.push(

@@ -12,6 +12,28 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let Some(name) = c.program().map(str::to_string) else {
         return;
     };
+    let frameworks = [
+        "php",
+        "rails",
+        "rake",
+        "prisma",
+        "dotnet",
+        "mix",
+        "knex",
+        "sequelize",
+        "typeorm",
+        "alembic",
+        "django-admin",
+    ];
+    if (frameworks.contains(&name.as_str()) || name.starts_with("python"))
+        && let Some(what) = framework_db_reset(c)
+    {
+        ctx.hit(
+            RuleId::DbDestructiveSql,
+            i,
+            format!("`{what}` drops or empties the database"),
+        );
+    }
     match name.as_str() {
         "git" => check_git(ctx, i),
         "docker" | "podman" | "nerdctl" | "docker-compose" => check_docker(ctx, i, &name),
@@ -120,6 +142,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         | "doctl" | "heroku" | "flyctl" | "fly" | "vercel" | "netlify" | "gsutil" | "s3cmd"
         | "eksctl" | "linode-cli" | "hcloud" | "firebase" | "wrangler" | "gh" => {
             check_cloud(ctx, i, &name)
+        }
+        "playwright" if subcommand(c) == Some("install") => {
+            ctx.hit(
+                RuleId::PkgInstall,
+                i,
+                "playwright install downloads browsers (and system packages with --with-deps)",
+            );
         }
         "psql" | "mysql" | "mariadb" | "sqlite3" | "mongosh" | "mongo" | "redis-cli" | "cqlsh"
         | "clickhouse-client" | "duckdb" => {
@@ -328,6 +357,37 @@ fn check_git(ctx: &mut Ctx, i: usize) {
     }
 }
 
+/// Framework commands that drop or reset the database: `artisan
+/// migrate:fresh`, `prisma migrate reset`, `manage.py flush`, `rails db:drop`.
+fn framework_db_reset(c: &Command) -> Option<String> {
+    let words: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    let has = |w: &str| words.contains(&w);
+    let seq = |a: &str, b: &str| words.windows(2).any(|p| p[0] == a && p[1] == b);
+    let hit = words.iter().any(|w| {
+        matches!(
+            *w,
+            "migrate:fresh"
+                | "migrate:reset"
+                | "db:wipe"
+                | "db:drop"
+                | "db:reset"
+                | "db:schema:load"
+                | "db:migrate:reset"
+                | "ecto.drop"
+                | "ecto.reset"
+                | "schema:drop"
+                | "reset_db"
+                | "sqlflush"
+        )
+    }) || (has("manage.py") || c.program() == Some("django-admin")) && has("flush")
+        || seq("migrate", "reset")
+        || has("--force-reset")
+        || seq("database", "drop")
+        || seq("downgrade", "base")
+        || seq("migrate:rollback", "--all");
+    hit.then(|| c.display())
+}
+
 fn is_protected_branch(b: &str) -> bool {
     let b = b.trim_start_matches("refs/heads/");
     matches!(
@@ -382,6 +442,56 @@ fn check_docker(ctx: &mut Ctx, i: usize, name: &str) {
     if name == "docker-compose" {
         rest = args.get(k..).unwrap_or(&[]).to_vec();
         sub = "compose";
+    }
+    if sub == "compose" {
+        // Compose's own options come first: `-f F`, `-p P`, `--env-file F`.
+        let mut j = 0;
+        let mut env_files = Vec::new();
+        while j < rest.len() && rest[j].starts_with('-') {
+            let takes_value = matches!(
+                rest[j],
+                "-f" | "--file"
+                    | "-p"
+                    | "--project-name"
+                    | "--env-file"
+                    | "--profile"
+                    | "--project-directory"
+                    | "--ansi"
+                    | "--parallel"
+                    | "--progress"
+            );
+            if rest[j] == "--env-file" {
+                env_files.push(rest.get(j + 1).copied().unwrap_or("").to_string());
+            }
+            if let Some(f) = rest[j].strip_prefix("--env-file=") {
+                env_files.push(f.to_string());
+            }
+            j += if takes_value { 2 } else { 1 };
+        }
+        rest = rest.get(j..).unwrap_or(&[]).to_vec();
+        let inner = rest.first().copied().unwrap_or("");
+        if inner == "config" {
+            if let Some(f) = env_files.iter().find(|f| ctx.secret_kind(f).is_some()) {
+                ctx.hit(
+                    RuleId::SecretRead,
+                    i,
+                    format!("docker compose config prints the values of {f}"),
+                );
+            }
+            return;
+        }
+        let read_only = matches!(
+            inner,
+            "ps" | "ls" | "logs" | "top" | "images" | "version" | "port" | "events" | ""
+        );
+        if !read_only {
+            ctx.hit(
+                RuleId::DockerRun,
+                i,
+                format!("`{name} compose {inner}` changes containers or images"),
+            );
+        }
+        return;
     }
     if matches!(
         sub,
@@ -669,6 +779,7 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                     | "login"
                     | "logout"
             ) || sub == "init" && ops.len() > 1
+                || matches!(sub, "create" | "innit")
         }
         "pnpm" => matches!(
             sub,
@@ -771,7 +882,10 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                 | "login"
                 | "logout"
         ),
-        "go" => matches!(sub, "install" | "get"),
+        "go" => {
+            matches!(sub, "install" | "get")
+                || sub == "run" && ops.get(1).is_some_and(|p| p.contains('@'))
+        }
         "gem" => matches!(
             sub,
             "install" | "uninstall" | "update" | "push" | "yank" | "owner" | "signin"
@@ -900,14 +1014,17 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
 /// `npx pkg@1.2`, `npx --yes pkg`, `npx -p pkg cmd`: fetch and run. A bare
 /// `npx tool` runs the project's own dev dependency.
 fn npx_fetches(c: &Command) -> bool {
-    let args = c.args();
+    // npx's own options come before the command; the rest is the command's.
+    let all = c.args();
+    let cmd_at = all.iter().position(|a| !is_flag(a)).unwrap_or(all.len());
+    let args = &all[..(cmd_at + 1).min(all.len())];
     if args.iter().any(|a| {
         matches!(a.text.as_str(), "--yes" | "-y" | "-p" | "--package")
             || a.text.starts_with("--package=")
     }) {
         return true;
     }
-    match args.iter().find(|a| !is_flag(a)) {
+    match args.get(cmd_at) {
         Some(pkg) => {
             let t = pkg.text.as_str();
             let body = t.strip_prefix('@').unwrap_or(t);
