@@ -453,6 +453,7 @@ mod tests {
                     if rest.starts_with('"')
                         || rest.starts_with("sensitive")
                         || rest.starts_with("[[rule]]")
+                        || rest.starts_with("[session]")
                         || rest.split_once(" = ").is_some_and(|(k, _)| {
                             !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase())
                         }) =>
@@ -473,5 +474,6 @@ mod tests {
             .map(|d| d.rule.id.as_str())
             .collect();
         assert_eq!(ids, ["no-terraform-apply", "allow-npm-ci"]);
+        assert_eq!(layer.session.shims, ["terraform"]);
     }
 }
