@@ -52,7 +52,7 @@ fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, String> {
         .map(|p| p.display().to_string())
         .unwrap_or_default();
     let pid = std::process::id();
-    let ppid = parent_pid();
+    let ppid = std::os::unix::process::parent_id();
 
     let mut decision = verdict.decision;
     if decision == Decision::Ask && queue.session_allows(&argv) {
@@ -225,17 +225,6 @@ fn append(log: &AuditLog, file: &SessionFile, body: EventBody) {
     if let Err(e) = log.append(body, session::now_rfc3339(), &file.id) {
         eprintln!("aq: warning: cannot write the audit log: {e}");
     }
-}
-
-fn parent_pid() -> u32 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, rest)| rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()))
-        })
-        .flatten()
-        .unwrap_or(0)
 }
 
 /// Whether `argv0` names a shim (anything but `aq` itself).

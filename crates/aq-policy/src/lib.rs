@@ -18,6 +18,7 @@ mod catalog;
 mod config;
 mod decision;
 mod engine;
+mod env_names;
 pub mod paths;
 mod policy;
 mod rules;
@@ -30,4 +31,5 @@ pub use config::{
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
+pub use env_names::is_secret_env_name;
 pub use policy::{CommandMatcher, CustomRule, Policy};

@@ -3,59 +3,9 @@
 
 use std::ffi::{OsStr, OsString};
 
-/// Whether a variable name looks like it holds a secret: tokens, keys,
-/// passwords, cloud credentials.
-pub fn is_secret_name(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    const SAFE: &[&str] = &[
-        "SSH_AUTH_SOCK",
-        "GPG_TTY",
-        "GPG_AGENT_INFO",
-        "KEYMAP",
-        "AWS_REGION",
-        "AWS_DEFAULT_REGION",
-        "AWS_PROFILE",
-        "AWS_CONFIG_FILE",
-        "GITHUB_WORKSPACE",
-        "GITHUB_REF",
-        "GITHUB_SHA",
-        "GITHUB_ACTIONS",
-        "GITHUB_RUN_ID",
-        "GITHUB_REPOSITORY",
-        "GITHUB_EVENT_NAME",
-        "GITHUB_ACTOR",
-        "GITHUB_SERVER_URL",
-        "GITHUB_API_URL",
-    ];
-    if SAFE.contains(&n.as_str()) {
-        return false;
-    }
-    n.ends_with("_TOKEN")
-        || n.ends_with("_KEY")
-        || n.ends_with("_PAT")
-        || n.ends_with("APIKEY")
-        || n.ends_with("_AUTH")
-        || n.contains("SECRET")
-        || n.contains("PASSWORD")
-        || n.contains("PASSWD")
-        || n.contains("CREDENTIAL")
-        || n.starts_with("AWS_")
-        || n.starts_with("GITHUB_")
-        || n.starts_with("OPENAI_")
-        || n.starts_with("ANTHROPIC_")
-        || n.starts_with("AZURE_")
-        || matches!(
-            n.as_str(),
-            "TOKEN"
-                | "HF_TOKEN"
-                | "CARGO_REGISTRY_TOKEN"
-                | "NPM_TOKEN"
-                | "GH_TOKEN"
-                | "GITLAB_TOKEN"
-                | "DATABASE_URL"
-                | "PGPASSWORD"
-        )
-}
+/// Whether a variable name looks like it holds a secret (the rules' own
+/// definition, so what is scrubbed and what counts as printing a secret agree).
+pub use aq_policy::is_secret_env_name as is_secret_name;
 
 /// Splits an environment into what is passed on and the names removed.
 /// `keep` lists names that pass even though they look secret.

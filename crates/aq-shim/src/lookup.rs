@@ -9,10 +9,13 @@ use std::path::{Path, PathBuf};
 /// `shim_dir` and any directory that resolves to it, so a shim never finds
 /// itself. Returns the first executable regular file.
 pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
     if name.as_bytes().contains(&b'/') {
         return Some(PathBuf::from(name));
     }
-    let shim_real = std::fs::canonicalize(shim_dir).ok();
+    // The shim directory by identity, so an alias of it (a symlink, `..`)
+    // is skipped too. One `stat` per PATH entry that holds the name.
+    let shim_id = std::fs::metadata(shim_dir).ok().map(|m| (m.dev(), m.ino()));
     for dir in path.as_bytes().split(|&b| b == b':') {
         // An empty entry means the current directory, which a shim never
         // searches: the agent controls it.
@@ -20,20 +23,21 @@ pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<
             continue;
         }
         let dir = Path::new(OsStr::from_bytes(dir));
-        if dir == shim_dir
-            || shim_real
-                .as_deref()
-                .is_some_and(|s| std::fs::canonicalize(dir).ok().as_deref() == Some(s))
-        {
+        if dir == shim_dir {
             continue;
         }
         let candidate = dir.join(name);
-        if let Ok(meta) = std::fs::metadata(&candidate)
-            && meta.is_file()
-            && meta.permissions().mode() & 0o111 != 0
-        {
-            return Some(candidate);
+        let Ok(meta) = std::fs::metadata(&candidate) else {
+            continue;
+        };
+        if !(meta.is_file() && meta.permissions().mode() & 0o111 != 0) {
+            continue;
         }
+        let dir_id = std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()));
+        if shim_id.is_some() && dir_id == shim_id {
+            continue;
+        }
+        return Some(candidate);
     }
     None
 }

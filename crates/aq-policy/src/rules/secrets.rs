@@ -690,45 +690,7 @@ fn check_filtered_env_dump(ctx: &mut Ctx, i: usize, name: &str) {
 
 /// Secret-looking variable names: tokens, keys, passwords, cloud credentials.
 pub(crate) fn is_secret_var(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    let safe = [
-        "SSH_AUTH_SOCK",
-        "GPG_TTY",
-        "KEYBOARD",
-        "KEYMAP",
-        "XKB_DEFAULT_LAYOUT",
-        "AWS_REGION",
-        "AWS_DEFAULT_REGION",
-        "AWS_PROFILE",
-        "GITHUB_WORKSPACE",
-        "GITHUB_REF",
-        "GITHUB_SHA",
-        "GITHUB_ACTIONS",
-        "GITHUB_RUN_ID",
-        "GITHUB_REPOSITORY",
-        "GITHUB_EVENT_NAME",
-        "GITHUB_ACTOR",
-    ];
-    if safe.contains(&n.as_str()) {
-        return false;
-    }
-    n.ends_with("_TOKEN")
-        || n.ends_with("_KEY")
-        || n.ends_with("_PAT")
-        || n.contains("SECRET")
-        || n.contains("PASSWORD")
-        || n.contains("PASSWD")
-        || n.contains("CREDENTIAL")
-        || n.ends_with("_API_KEY")
-        || n.starts_with("AWS_")
-        || n.starts_with("GITHUB_TOKEN")
-        || n == "HF_TOKEN"
-        || n == "TOKEN"
-        || n.ends_with("APIKEY")
-        || n.ends_with("_AUTH")
-        || n == "NPM_TOKEN"
-        || n.starts_with("OPENAI_")
-        || n.starts_with("ANTHROPIC_")
+    crate::env_names::is_secret_env_name(name)
 }
 
 fn check_secret_vars(ctx: &mut Ctx, i: usize) {
