@@ -37,11 +37,21 @@ pub use wrappers::{SHELLS, is_runner_label, is_shell};
 pub const MAX_LINE_BYTES: usize = 256 * 1024;
 
 /// Deepest nesting of nested shells, substitutions and wrappers followed.
-pub const MAX_DEPTH: u32 = 24;
+/// Each nested script is walked on top of the stack its parents use, so this
+/// times [`MAX_NESTED_SYNTAX_NESTING`] bounds the walker's recursion.
+pub const MAX_DEPTH: u32 = 12;
 
-/// Deepest bracket or keyword nesting handed to the parser, whose recursion
-/// would otherwise exhaust the stack on hostile input.
-pub const MAX_SYNTAX_NESTING: usize = 96;
+/// Deepest syntax nesting of a command line handed to the parser: brackets,
+/// compound commands and, inside words, substitutions and quotes, measured so
+/// that quoting, comments, here-documents or case patterns cannot hide a
+/// level (see `measure_tokens`). The tokenizer, the grammar, the word parser
+/// and the walker each recurse once or more per level; at this depth a debug
+/// build still fits in the 2 MiB stack of a spawned thread.
+pub const MAX_SYNTAX_NESTING: usize = 32;
+
+/// The same for a script found inside the line (`bash -c`, `eval`, `$(...)`,
+/// a here-document fed to a shell), walked on top of its parents.
+pub const MAX_NESTED_SYNTAX_NESTING: usize = 12;
 
 /// Most commands collected from one line.
 pub const MAX_COMMANDS: usize = 4096;
@@ -49,7 +59,7 @@ pub const MAX_COMMANDS: usize = 4096;
 /// Analyzes one command line, as passed to `bash -c`.
 pub fn analyze(line: &str) -> Analysis {
     let mut walker = walk::Walker::new();
-    match parse_program(line) {
+    match parse_script(line, &LINE_LIMITS) {
         Ok(program) => walker.walk_program(&program),
         Err(problem) => walker.problem(problem.kind, problem.detail),
     }
@@ -69,8 +79,55 @@ pub fn analyze_argv(argv: &[String]) -> Analysis {
     walker.out
 }
 
-/// Parses with the limits applied.
+// # Limits on what is handed to brush-parser
+//
+// brush-parser recurses once or more per nesting level (its tokenizer on
+// `$(`, `${` and `$[`, its grammar on compound commands, its word parser on
+// substitutions and quotes), and its word parser backtracks without
+// memoizing: every `${name[...]}` re-reads its subscript once per operator
+// it tries (about twenty), every `$((` that is not arithmetic is read again
+// as `$( (`. Hostile lines of a few hundred bytes would exhaust the stack or
+// run for hours, so every script is measured before it is parsed:
+//
+// 1. On the raw text, the `$(`, `${` and `$[` are counted (not matched: a
+//    closer inside quotes would hide a level), which bounds the tokenizer.
+// 2. On brush's own tokens, where quotes, comments and here-documents are
+//    already resolved, the nesting of compound commands is followed with a
+//    stack that opens on every opener and closes only on a closer of the same
+//    kind in a position where the grammar would close, so it can only
+//    overestimate; inside each word, substitutions and brackets are counted.
+// 3. Per word, the work of the word parser is estimated from its length and
+//    its subscripts and `$((`, and summed over the script.
+
+/// How far the parser may be asked to go on one script.
+struct Limits {
+    /// Deepest nesting, as measured by [`measure_tokens`].
+    nesting: usize,
+    /// Most `$(`, `${` and `$[` in the text.
+    expansions: usize,
+}
+
+/// For the command line itself.
+const LINE_LIMITS: Limits = Limits {
+    nesting: MAX_SYNTAX_NESTING,
+    expansions: 128,
+};
+
+/// For a script found inside the line, parsed while the walker is already
+/// deep in its parents.
+const NESTED_LIMITS: Limits = Limits {
+    nesting: MAX_NESTED_SYNTAX_NESTING,
+    expansions: 32,
+};
+
+/// Parses a script found inside the line (a `-c` string, `eval`, a
+/// substitution, a here-document fed to a shell) with the limits applied.
 pub(crate) fn parse_program(text: &str) -> Result<brush_parser::ast::Program, Problem> {
+    parse_script(text, &NESTED_LIMITS)
+}
+
+/// Parses with the limits applied.
+fn parse_script(text: &str, limits: &Limits) -> Result<brush_parser::ast::Program, Problem> {
     if text.len() > MAX_LINE_BYTES {
         return Err(Problem {
             kind: ProblemKind::TooLong,
@@ -81,45 +138,381 @@ pub(crate) fn parse_program(text: &str) -> Result<brush_parser::ast::Program, Pr
             ),
         });
     }
-    let nesting = syntax_nesting(text);
-    if nesting > MAX_SYNTAX_NESTING {
+    let expansions = count_expansions(text);
+    if expansions > limits.expansions {
         return Err(Problem {
             kind: ProblemKind::TooDeep,
             detail: format!(
-                "brackets or keywords nest {nesting} deep; more than {MAX_SYNTAX_NESTING} is not analyzed"
+                "{expansions} substitutions or expansions (`$(`, `${{`, `$[`); more than {} is not analyzed",
+                limits.expansions
             ),
         });
     }
     let options = brush_parser::ParserOptions::default();
-    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &options);
-    parser.parse_program().map_err(|e| Problem {
+    let tokens =
+        brush_parser::uncached_tokenize_str(text, &options.tokenizer_options()).map_err(|e| {
+            Problem {
+                kind: ProblemKind::Unparsable,
+                detail: format!("not valid shell syntax: {e}"),
+            }
+        })?;
+    let shape = measure_tokens(&tokens);
+    if shape.nesting > limits.nesting {
+        return Err(Problem {
+            kind: ProblemKind::TooDeep,
+            detail: format!(
+                "brackets, keywords or substitutions nest up to {} deep; more than {} is not analyzed",
+                shape.nesting, limits.nesting
+            ),
+        });
+    }
+    if shape.word_work > MAX_LINE_BYTES as u64 {
+        return Err(Problem {
+            kind: ProblemKind::TooLarge,
+            detail: format!(
+                "its words would take the parser as long as {} bytes of plain text (array subscripts, `$((` or brace expansions); more than {} is not analyzed",
+                shape.word_work, MAX_LINE_BYTES
+            ),
+        });
+    }
+    brush_parser::parse_tokens(&tokens, &options).map_err(|e| Problem {
         kind: ProblemKind::Unparsable,
         detail: format!("not valid shell syntax: {e}"),
     })
 }
 
-/// A cheap upper bound of how deep the grammar nests: brackets, quotes that
-/// open substitutions, and compound-command keywords.
-fn syntax_nesting(text: &str) -> usize {
-    let mut depth: isize = 0;
-    let mut max: isize = 0;
-    for c in text.bytes() {
-        match c {
-            b'(' | b'{' | b'[' | b'`' => depth += 1,
-            b')' | b'}' | b']' => depth -= 1,
+/// The `$(`, `${` and `$[` in a text, quoted or not.
+fn count_expansions(text: &str) -> usize {
+    text.as_bytes()
+        .windows(2)
+        .filter(|w| w[0] == b'$' && matches!(w[1], b'(' | b'{' | b'['))
+        .count()
+}
+
+/// What [`measure_tokens`] found.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Shape {
+    /// Upper bound of the nesting the parser and the walker recurse through.
+    nesting: usize,
+    /// Estimated work of the word parser, in bytes of plain text.
+    word_work: u64,
+}
+
+/// A construct the grammar is inside of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Frame {
+    /// `(`: subshell, function parentheses, `((`, array, `<(`, test group.
+    Paren,
+    /// `{ ...; }`
+    Brace,
+    /// `if ... fi`
+    If,
+    /// `case ... esac`
+    Case,
+    /// `for`, `while`, `until`, `select` ... `done`
+    Loop,
+    /// `[[ ... ]]`
+    Test,
+}
+
+/// Measures a tokenized script: see the notes above [`Limits`].
+fn measure_tokens(tokens: &[brush_parser::Token]) -> Shape {
+    use brush_parser::Token;
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut shape = Shape::default();
+    let mut prev: Option<&Token> = None;
+    let mut i = 0;
+    while i < tokens.len() {
+        let token = &tokens[i];
+        i += 1;
+        // Reserved words close only where a command would start; the grammar
+        // refuses them as command names, so there they close or fail.
+        let at_command_start =
+            matches!(prev, Some(Token::Operator(op, _)) if matches!(op.as_str(), ";" | "&" | "\n"));
+        let after_case_item = matches!(prev, Some(Token::Operator(op, _)) if matches!(op.as_str(), ";;" | ";&" | ";;&"));
+        match token {
+            Token::Operator(op, _) => match op.as_str() {
+                "(" => stack.push(Frame::Paren),
+                ")" => close(&mut stack, Frame::Paren),
+                "<<" | "<<-" => {
+                    // brush puts the tag, the body and the end tag right after
+                    // the operator. A quoted tag makes the body literal.
+                    if let (Some(Token::Word(tag, _)), Some(Token::Word(body, _))) =
+                        (tokens.get(i), tokens.get(i + 1))
+                    {
+                        if !tag.contains(['\'', '"', '\\']) {
+                            let w = measure_word(body, WordKind::HereDocument);
+                            shape.nesting = shape.nesting.max(stack.len() + w.nesting);
+                            shape.word_work = shape.word_work.saturating_add(w.word_work);
+                        }
+                        i += 2;
+                    }
+                }
+                _ => {}
+            },
+            Token::Word(word, _) => {
+                match word.as_str() {
+                    "{" => stack.push(Frame::Brace),
+                    "if" => stack.push(Frame::If),
+                    "case" => stack.push(Frame::Case),
+                    "for" | "while" | "until" | "select" => stack.push(Frame::Loop),
+                    "[[" => stack.push(Frame::Test),
+                    "]]" => close(&mut stack, Frame::Test),
+                    "}" if at_command_start => close(&mut stack, Frame::Brace),
+                    "fi" if at_command_start => close(&mut stack, Frame::If),
+                    "done" if at_command_start => close(&mut stack, Frame::Loop),
+                    "esac" if at_command_start || after_case_item => close(&mut stack, Frame::Case),
+                    _ => {}
+                }
+                let w = measure_word(word, WordKind::Word);
+                shape.nesting = shape.nesting.max(stack.len() + w.nesting);
+                shape.word_work = shape.word_work.saturating_add(w.word_work);
+            }
+        }
+        shape.nesting = shape.nesting.max(stack.len());
+        prev = Some(token);
+    }
+    shape
+}
+
+/// Closes the innermost construct if it is of this kind; anything else is
+/// left open, which can only overestimate.
+fn close(stack: &mut Vec<Frame>, frame: Frame) {
+    if stack.last() == Some(&frame) {
+        stack.pop();
+    }
+}
+
+/// How the word parser reads a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WordKind {
+    /// An ordinary word: quotes are special.
+    Word,
+    /// The body of a here-document with an unquoted tag: only `$`, backquote
+    /// and backslash are.
+    HereDocument,
+}
+
+/// Measures one word: how deep the word parser may recurse into it, and how
+/// much work it may do.
+///
+/// Nesting: plain text, single-quoted and ANSI-C strings and double-quoted
+/// text without substitutions are read exactly; from the first substitution,
+/// backquote or bracket on, every bracket counts as a level and every two
+/// quotes as one (brush's tokenizer only returns words whose quotes pair up).
+fn measure_word(word: &str, kind: WordKind) -> Shape {
+    let b = word.as_bytes();
+    let mut i = 0;
+    let mut in_double = kind == WordKind::HereDocument;
+    let mut counted_from = None;
+    while i < b.len() {
+        let next = b.get(i + 1).copied();
+        match b[i] {
+            b'\\' => i += 1,
+            b'$' if matches!(next, Some(b'(' | b'{' | b'[')) => {
+                counted_from = Some(i);
+                break;
+            }
+            b'`' => {
+                counted_from = Some(i);
+                break;
+            }
+            b'"' if kind == WordKind::Word => in_double = !in_double,
+            b'\'' if kind == WordKind::Word && !in_double => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+            }
+            b'$' if next == Some(b'\'') && kind == WordKind::Word && !in_double => {
+                i += 2;
+                while i < b.len() && b[i] != b'\'' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'(' | b'{' | b'[' if !in_double && kind == WordKind::Word => {
+                counted_from = Some(i);
+                break;
+            }
             _ => {}
         }
-        max = max.max(depth);
+        i += 1;
     }
-    let mut kw: isize = 0;
-    let mut kw_max: isize = 0;
-    for word in text.split(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|') {
-        match word {
-            "if" | "while" | "until" | "for" | "case" | "select" => kw += 1,
-            "fi" | "done" | "esac" => kw -= 1,
+    let mut nesting = usize::from(in_double && kind == WordKind::Word);
+    if let Some(from) = counted_from {
+        let rest = &b[from..];
+        let brackets = rest
+            .iter()
+            .filter(|c| matches!(c, b'(' | b'{' | b'['))
+            .count();
+        let quotes = rest.iter().filter(|&&c| c == b'"').count();
+        let backquotes = rest.iter().filter(|&&c| c == b'`').count();
+        nesting += brackets + quotes.div_ceil(2) + backquotes.div_ceil(2);
+    }
+    Shape {
+        nesting,
+        word_work: word_work(b),
+    }
+}
+
+/// Each `${name[index]}` (or `${!name[`, `${#name[`) whose index is not plain
+/// is read about twenty times per enclosing one; each `$((` or `$[` may be
+/// read twice. A plain index (letters, digits, operators, `$name`) holds no
+/// expansion, so its re-reads add up instead of multiplying. Brace expansion
+/// hands the parser one copy of the word per alternative.
+fn word_work(b: &[u8]) -> u64 {
+    /// log2 of the re-reads of a subscript that is not plain (about twenty).
+    const SUBSCRIPT_SHIFT: u32 = 5;
+    /// Re-reads of a plain subscript.
+    const PLAIN_SUBSCRIPT_READS: u64 = 32;
+    /// Copies brace expansion may make of one word (`MAX_BRACE_WORDS`).
+    const MAX_BRACE_COPIES: u64 = 256;
+
+    let mut shift: u32 = 0;
+    let mut plain_subscripts: u64 = 0;
+    let mut commas: u32 = 0;
+    let mut sequence = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'$' => match b.get(i + 1) {
+                Some(b'(') if b.get(i + 2) == Some(&b'(') => shift += 1,
+                Some(b'[') => shift += 1,
+                Some(b'{') => {
+                    // `${`, an optional `!` or `#`, a name (brace expansion
+                    // may still splice it together), then `[`.
+                    let mut j = i + 2;
+                    if matches!(b.get(j), Some(b'!' | b'#')) {
+                        j += 1;
+                    }
+                    while j < b.len()
+                        && (b[j].is_ascii_alphanumeric()
+                            || matches!(b[j], b'_' | b'{' | b'}' | b',' | b'.'))
+                    {
+                        j += 1;
+                    }
+                    if b.get(j) == Some(&b'[') {
+                        let index = &b[j + 1..];
+                        let end = index.iter().position(|&c| c == b']').unwrap_or(index.len());
+                        let index = &index[..end];
+                        if index == b"@" || index == b"*" {
+                            // `${name[@]}` is matched before any subscript is read.
+                        } else if is_plain_subscript(index) {
+                            plain_subscripts += index.len() as u64;
+                        } else {
+                            shift += SUBSCRIPT_SHIFT;
+                        }
+                    }
+                }
+                // Brace expansion could splice `$` to what follows.
+                Some(b',' | b'}') => shift += SUBSCRIPT_SHIFT,
+                _ => {}
+            },
+            b',' => commas = commas.saturating_add(1),
+            b'.' if b.get(i + 1) == Some(&b'.') => sequence = true,
             _ => {}
         }
-        kw_max = kw_max.max(kw);
+        i += 1;
     }
-    (max.max(0) + kw_max.max(0)) as usize
+    let copies = if b.contains(&b'{') && (commas > 0 || sequence) {
+        let by_commas = 1u64 << commas.min(8);
+        if sequence {
+            MAX_BRACE_COPIES
+        } else {
+            by_commas.min(MAX_BRACE_COPIES)
+        }
+    } else {
+        1
+    };
+    let once = (b.len() as u64)
+        .saturating_add(plain_subscripts.saturating_mul(PLAIN_SUBSCRIPT_READS))
+        .saturating_mul(copies);
+    if once.leading_zeros() < shift {
+        u64::MAX
+    } else {
+        once << shift
+    }
+}
+
+/// An array index with no expansion in it: letters, digits, blanks,
+/// arithmetic operators and `$name`.
+fn is_plain_subscript(index: &[u8]) -> bool {
+    index.iter().enumerate().all(|(k, &c)| {
+        c.is_ascii_alphanumeric()
+            || b" \t_+-*/%<>=!&|^~?:,.#".contains(&c)
+            || (c == b'$'
+                && index
+                    .get(k + 1)
+                    .is_some_and(|n| n.is_ascii_alphanumeric() || *n == b'_'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measure(text: &str) -> Shape {
+        let options = brush_parser::ParserOptions::default();
+        let tokens = brush_parser::uncached_tokenize_str(text, &options.tokenizer_options())
+            .expect("tokenizes");
+        measure_tokens(&tokens)
+    }
+
+    #[test]
+    fn ordinary_lines_nest_little() {
+        for (line, most) in [
+            ("git status", 0),
+            ("cd src && (make || true)", 1),
+            (
+                "for f in *.rs; do if [ -f \"$f\" ]; then wc -l \"$f\"; fi; done",
+                3,
+            ),
+            ("echo \"$(git rev-parse HEAD)\"", 3),
+            ("python3 -c 'print((1, [2], {3: 4}))'", 0),
+            ("cat <<'EOF' > a.py\nprint(f(g(h([{}]))))\nEOF", 0),
+        ] {
+            let got = measure(line).nesting;
+            assert!(
+                got <= most,
+                "{line:?} measured {got}, expected at most {most}"
+            );
+        }
+    }
+
+    #[test]
+    fn closers_that_close_nothing_do_not_lower_nesting() {
+        for filler in [
+            "echo ')' \")\" \\) ; ",
+            "#)\n",
+            "cat <<E\n)\nE\n",
+            "case x in a) ;; esac; ",
+            "echo } fi done esac ; ",
+            "case x in a) echo in esac ;; esac; ",
+        ] {
+            for (open, close) in [("( ", ")"), ("{ ", "}; "), ("if true; then ", "fi; ")] {
+                let line = format!(
+                    "{}true; {}",
+                    format!("{open}{filler}").repeat(10),
+                    close.repeat(10)
+                );
+                let got = measure(&line).nesting;
+                assert!(got >= 10, "{line:?} measured {got}");
+            }
+        }
+    }
+
+    #[test]
+    fn nested_subscripts_multiply_the_word_work() {
+        let one = measure("echo ${a[$i]}").word_work;
+        let two = measure("echo ${a[${b[0]}]}").word_work;
+        let four = measure("echo ${a[${a[${a[${a[0]}]}]}]}").word_work;
+        assert!(one < 1000, "{one}");
+        assert!(two > 10 * one, "{two} vs {one}");
+        assert!(four > MAX_LINE_BYTES as u64, "{four}");
+        let arithmetic = format!("echo {}x{}", "$((".repeat(20), ") )".repeat(20));
+        assert!(measure(&arithmetic).word_work > MAX_LINE_BYTES as u64);
+    }
 }
