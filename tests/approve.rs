@@ -275,3 +275,36 @@ fn approve_refuses_inside_a_session() {
         .count();
     assert_eq!(refusals, 2, "{}", out.dump());
 }
+
+/// What an approved command runs is approved with it: `bash -c 'chmod +x f
+/// && chmod +x g'` is asked once, and the inner `chmod`s do not ask again.
+#[test]
+fn an_approved_shell_string_does_not_ask_again_for_its_commands() {
+    let env = Env::with_policy("approval_timeout_secs = 30", "");
+    workspace_with(
+        &env,
+        "bash -c 'chmod +x f && chmod +x g'\necho \"bash exited $?\"\n",
+    );
+    std::fs::write(env.work().join("g"), "").unwrap();
+    let mut run = env.spawn(&["run", "--", "sh", "s.sh"]);
+    let session = wait_for_pending(&env, &mut run, "bash -c chmod +x f && chmod +x g");
+    let Some(approve) = approve_once(&env, "o") else {
+        return;
+    };
+    approve.code(0).stdout_has("-> once");
+    let out = run.finish();
+    out.code(0).stdout_has("bash exited 0");
+    assert_eq!(mode(&env.work().join("f")), 0o755);
+    assert_eq!(mode(&env.work().join("g")), 0o755);
+    let answers: Vec<String> = session
+        .shim_approvals()
+        .iter()
+        .map(|a| a["answer"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        answers,
+        ["once", "granted", "granted"],
+        "{}",
+        session.log_text()
+    );
+}

@@ -16,6 +16,9 @@ use aq_shim::approvals::{Answer, Queue, Request};
 
 use crate::session::{self, ENV_SESSION_DIR, SessionFile};
 
+/// The approved request whose commands a child may run without asking.
+const ENV_GRANT: &str = "AQ_GRANT";
+
 /// Exit code of a command the firewall refused.
 pub const EXIT_BLOCKED: u8 = crate::exit::ExitCode::Blocked.code();
 /// Exit code when the real program does not exist.
@@ -55,8 +58,18 @@ fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, String> {
     let ppid = std::os::unix::process::parent_id();
 
     let mut decision = verdict.decision;
-    if decision == Decision::Ask && queue.session_allows(&argv) {
-        decision = Decision::Allow;
+    let mut covered_by = None;
+    if decision == Decision::Ask {
+        if queue.session_allows(&argv) {
+            decision = Decision::Allow;
+        } else if let Some(grant) = std::env::var(ENV_GRANT)
+            .ok()
+            .filter(|g| queue.granted(g, &argv))
+        {
+            // Part of a command a human already approved.
+            decision = Decision::Allow;
+            covered_by = Some(grant);
+        }
     }
     let top = verdict.deciding_rule();
     append(
@@ -75,22 +88,35 @@ fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, String> {
         },
     );
 
+    if let Some(grant) = covered_by {
+        append(
+            &log,
+            &file,
+            EventBody::Approval {
+                request: grant.clone(),
+                argv: argv.clone(),
+                answer: "granted".to_string(),
+                by: format!("the approval of request {grant}, which runs this command"),
+            },
+        );
+    }
+    let mut grant = None;
     match decision {
         Decision::Allow => {}
         Decision::Block => {
             print_refusal("blocked", &argv, &verdict);
             return Ok(EXIT_BLOCKED);
         }
-        Decision::Ask => {
-            if !ask_human(&queue, &log, &file, &argv, &cwd, &verdict)? {
-                return Ok(EXIT_BLOCKED);
-            }
-        }
+        Decision::Ask => match ask_human(&queue, &log, &file, &argv, &cwd, &verdict)? {
+            Some(id) => grant = Some(id),
+            None => return Ok(EXIT_BLOCKED),
+        },
     }
-    exec_real(name, &args, &file)
+    exec_real(name, &args, &file, grant.as_deref())
 }
 
-/// Files the request, waits for an answer, logs it. Returns whether to run.
+/// Files the request, waits for an answer, logs it. Returns the request id
+/// when the command may run (its grant covers what it runs), `None` if not.
 fn ask_human(
     queue: &Queue,
     log: &AuditLog,
@@ -98,7 +124,7 @@ fn ask_human(
     argv: &[String],
     cwd: &str,
     verdict: &Verdict,
-) -> Result<bool, String> {
+) -> Result<Option<String>, String> {
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -159,24 +185,39 @@ fn ask_human(
         log,
         file,
         EventBody::Approval {
-            request: id,
+            request: id.clone(),
             argv: argv.to_vec(),
             answer: answer_name.clone(),
             by,
         },
     );
-    if !run {
-        let reason = if answer_name == "timeout" {
-            format!("no answer within {}s", file.approval_timeout_secs)
-        } else {
-            "denied".to_string()
-        };
-        print_refusal(&format!("not approved ({reason})"), argv, verdict);
+    if run {
+        // What the approved command runs is approved with it.
+        let analysis = aq_shell::analyze_argv(argv);
+        let commands: Vec<Vec<String>> = analysis
+            .commands
+            .iter()
+            .filter(|c| !c.argv.is_empty() && c.argv.iter().all(|w| !w.dynamic))
+            .map(|c| c.argv.iter().map(|w| w.text.clone()).collect())
+            .collect();
+        let _ = queue.grant(&id, &commands);
+        return Ok(Some(id));
     }
-    Ok(run)
+    let reason = if answer_name == "timeout" {
+        format!("no answer within {}s", file.approval_timeout_secs)
+    } else {
+        "denied".to_string()
+    };
+    print_refusal(&format!("not approved ({reason})"), argv, verdict);
+    Ok(None)
 }
 
-fn exec_real(name: &str, args: &[OsString], file: &SessionFile) -> Result<u8, String> {
+fn exec_real(
+    name: &str,
+    args: &[OsString],
+    file: &SessionFile,
+    grant: Option<&str>,
+) -> Result<u8, String> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let Some(real) = aq_shim::find_real_program(OsStr::new(name), &path, &file.shim_dir) else {
         eprintln!("aq: {name}: command not found");
@@ -187,6 +228,9 @@ fn exec_real(name: &str, args: &[OsString], file: &SessionFile) -> Result<u8, St
     cmd.env_clear();
     let (passed, _removed) = aq_shim::env_scrub::scrub_env(std::env::vars_os(), &file.env_pass);
     cmd.envs(passed);
+    if let Some(g) = grant {
+        cmd.env(ENV_GRANT, g);
+    }
     let err = cmd.exec();
     eprintln!("aq: {name}: cannot run {}: {err}", real.display());
     Ok(if err.kind() == std::io::ErrorKind::NotFound {

@@ -10,7 +10,9 @@
 //! Layout under `<session>/approvals/`:
 //! - `pending/<id>.json`: a [`Request`] waiting for an answer;
 //! - `answers/<id>.json`: the [`AnswerRecord`] for it;
-//! - `session-allow.jsonl`: argument vectors allowed for the rest of the session.
+//! - `session-allow.jsonl`: argument vectors allowed for the rest of the session;
+//! - `grants/<id>.json`: the commands an approved request runs, so their own
+//!   shims do not ask again.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -201,6 +203,40 @@ impl Queue {
     }
 }
 
+impl Queue {
+    fn grant_file(&self, id: &str) -> PathBuf {
+        self.dir.join("grants").join(format!("{id}.json"))
+    }
+
+    /// Records what an approved request runs (`bash -c 'npm ci && npm test'`
+    /// runs `npm ci` and `npm test`), so the shims of those commands do not
+    /// ask the same human again. Children find it through `AQ_GRANT`.
+    pub fn grant(&self, id: &str, commands: &[Vec<String>]) -> io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        check_id(id)?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(self.dir.join("grants"))?;
+        let body = serde_json::to_vec(commands).map_err(io::Error::other)?;
+        write_atomic(&self.grant_file(id), &body)
+    }
+
+    /// Whether approved request `id` covers this exact command.
+    pub fn granted(&self, id: &str, argv: &[String]) -> bool {
+        if check_id(id).is_err() {
+            return false;
+        }
+        let Ok(bytes) = std::fs::read(self.grant_file(id)) else {
+            return false;
+        };
+        let Ok(commands) = serde_json::from_slice::<Vec<Vec<String>>>(&bytes) else {
+            return false;
+        };
+        commands.iter().any(|c| c.as_slice() == argv)
+    }
+}
+
 fn check_id(id: &str) -> io::Result<()> {
     if id.is_empty()
         || !id
@@ -301,6 +337,19 @@ mod tests {
         q.allow_for_session(&argv).unwrap();
         assert!(q.session_allows(&argv));
         assert!(!q.session_allows(&["npm".to_string(), "install".to_string(), "x".to_string()]));
+    }
+
+    #[test]
+    fn a_grant_covers_exactly_its_commands() {
+        let tmp = tempfile::tempdir().unwrap();
+        let q = Queue::new(tmp.path());
+        q.create().unwrap();
+        let npm = vec!["npm".to_string(), "ci".to_string()];
+        q.grant("g1", std::slice::from_ref(&npm)).unwrap();
+        assert!(q.granted("g1", &npm));
+        assert!(!q.granted("g1", &["npm".to_string(), "install".to_string()]));
+        assert!(!q.granted("g2", &npm));
+        assert!(!q.granted("../g1", &npm));
     }
 
     #[test]
