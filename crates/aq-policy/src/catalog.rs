@@ -333,8 +333,8 @@ rules! {
     ParseTooComplex = "parse-too-complex", Ask, Medium,
         why: "the line is too long or too deeply nested to analyze completely",
         safer: Some("split it into shorter commands or write a script file and review it"),
-        fires: [],
-        spares: ["echo short"];
+        fires: ["echo ${a[${a[${a[0]}]}]}"],
+        spares: ["echo short", "echo ${a[${b[0]}]}"];
     /// Interpreter code that uses the network.
     InterpNetwork = "interp-network", Ask, Medium,
         why: "interpreter code on the command line opens network connections",
@@ -429,12 +429,6 @@ rules! {
         safer: Some("back up first, or run it against a disposable database"),
         fires: ["psql -c 'DROP TABLE users'", "mysql -e 'truncate table orders' shop"],
         spares: ["psql -c 'select 1'"];
-    /// A rule from the policy file.
-    PolicyRule = "policy-rule", Ask, Medium,
-        why: "matched a rule of the policy file",
-        safer: None,
-        fires: [],
-        spares: [];
 }
 
 impl<'de> serde::Deserialize<'de> for RuleId {
@@ -467,9 +461,11 @@ mod tests {
         for id in RuleId::ALL {
             let info = id.info();
             assert!(info.why.len() > 20, "{id} needs a why");
-            if info.action == Decision::Block && *id != RuleId::PolicyRule {
-                assert!(!info.examples.is_empty(), "{id} needs examples");
-            }
+            assert!(!info.examples.is_empty(), "{id} needs examples that fire");
+            assert!(
+                !info.near_misses.is_empty(),
+                "{id} needs near misses that do not"
+            );
         }
     }
 }
