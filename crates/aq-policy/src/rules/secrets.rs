@@ -225,15 +225,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     if net {
         found.extend(sent_paths(ctx, c));
         // `env | curl --data-binary @- ...`: the whole environment goes out.
-        let env_dump = ctx.upstream(i).into_iter().find(|&u| {
-            let up = &ctx.commands()[u];
-            matches!(
-                up.program(),
-                Some("env" | "printenv" | "set" | "export" | "declare")
-            ) && up.runs.is_none()
-                && operands(up).is_empty()
-        });
-        if env_dump.is_some() {
+        if reads_env_dump(ctx, i) {
             found.push((
                 Role::Send,
                 "the environment".to_string(),
@@ -655,6 +647,19 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
     }
 }
 
+/// Whether `i` reads, through a pipe, a dump of every environment variable
+/// (`env`, `printenv`, `export -p`, `set`).
+fn reads_env_dump(ctx: &Ctx, i: usize) -> bool {
+    ctx.upstream(i).into_iter().any(|u| {
+        let up = &ctx.commands()[u];
+        matches!(
+            up.program(),
+            Some("env" | "printenv" | "set" | "export" | "declare")
+        ) && up.runs.is_none()
+            && operands(up).is_empty()
+    })
+}
+
 /// `env | grep -i secret`: an environment dump filtered for secrets.
 fn check_filtered_env_dump(ctx: &mut Ctx, i: usize, name: &str) {
     if !matches!(
@@ -671,15 +676,7 @@ fn check_filtered_env_dump(ctx: &mut Ctx, i: usize, name: &str) {
     if !pattern_secret {
         return;
     }
-    let dump = ctx.upstream(i).into_iter().find(|&u| {
-        let up = &ctx.commands()[u];
-        matches!(
-            up.program(),
-            Some("env" | "printenv" | "set" | "export" | "declare")
-        ) && up.runs.is_none()
-            && operands(up).is_empty()
-    });
-    if dump.is_some() {
+    if reads_env_dump(ctx, i) {
         ctx.hit(
             RuleId::SecretEnvPrint,
             i,
