@@ -23,7 +23,12 @@ pub(crate) struct Walker {
     depth: u32,
     privileged: bool,
     stopped: bool,
+    /// Whether a `for` loop is being unrolled now.
+    unrolling: bool,
 }
+
+/// Longest variable value followed literally.
+const MAX_VALUE_BYTES: usize = 4096;
 
 impl Walker {
     pub(crate) fn new() -> Self {
@@ -37,6 +42,7 @@ impl Walker {
             depth: 0,
             privileged: false,
             stopped: false,
+            unrolling: false,
         }
     }
 
@@ -56,7 +62,13 @@ impl Walker {
         self.scopes.iter().rev().find_map(|s| s.get(name)).cloned()
     }
 
-    fn set_var(&mut self, name: &str, value: Word) {
+    fn set_var(&mut self, name: &str, mut value: Word) {
+        // A value built by doubling (`x=$x$x` ...) would grow without
+        // bound: past a size, it is only known at run time.
+        if value.text.len() > MAX_VALUE_BYTES {
+            value.text.truncate(value.text.floor_char_boundary(MAX_VALUE_BYTES));
+            value.dynamic = true;
+        }
         if let Some(scope) = self.scopes.last_mut() {
             scope.insert(name.to_string(), value);
         }
@@ -195,12 +207,16 @@ impl Walker {
                 }
                 // A short list of known words: walk the body once per value,
                 // so `for f in ~/.ssh/*; do cat "$f"; done` reads as it runs.
-                if !values.is_empty() && values.len() <= 8 && values.iter().all(|v| !v.dynamic) {
+                // Only the outermost loop is unrolled: nested loops would
+                // multiply the work (8 words, 8 levels: 8^8 walks).
+                if !self.unrolling && !values.is_empty() && values.len() <= 8 && values.iter().all(|v| !v.dynamic) {
+                    self.unrolling = true;
                     let mut out = Vec::new();
                     for v in values {
                         self.set_var(&f.variable_name, v);
                         out.extend(self.walk_compound_list(&f.body.list, stdin));
                     }
+                    self.unrolling = false;
                     return out;
                 }
                 // Otherwise the loop variable takes values we do not follow.
