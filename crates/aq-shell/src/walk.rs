@@ -66,7 +66,9 @@ impl Walker {
         // A value built by doubling (`x=$x$x` ...) would grow without
         // bound: past a size, it is only known at run time.
         if value.text.len() > MAX_VALUE_BYTES {
-            value.text.truncate(value.text.floor_char_boundary(MAX_VALUE_BYTES));
+            value
+                .text
+                .truncate(value.text.floor_char_boundary(MAX_VALUE_BYTES));
             value.dynamic = true;
         }
         if let Some(scope) = self.scopes.last_mut() {
@@ -209,7 +211,11 @@ impl Walker {
                 // so `for f in ~/.ssh/*; do cat "$f"; done` reads as it runs.
                 // Only the outermost loop is unrolled: nested loops would
                 // multiply the work (8 words, 8 levels: 8^8 walks).
-                if !self.unrolling && !values.is_empty() && values.len() <= 8 && values.iter().all(|v| !v.dynamic) {
+                if !self.unrolling
+                    && !values.is_empty()
+                    && values.len() <= 8
+                    && values.iter().all(|v| !v.dynamic)
+                {
                     self.unrolling = true;
                     let mut out = Vec::new();
                     for v in values {
