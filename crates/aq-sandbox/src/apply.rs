@@ -1,0 +1,429 @@
+//! The flat setup sequence: fork the supervisor, run the plan's steps in order
+//! across three processes, exec the command, relay its status.
+//!
+//! Who runs what (see [`crate::plan`] for why in this order):
+//!
+//! ```text
+//! caller ── fork ──> supervisor: pdeathsig, unshare(user,mnt,pid,ipc[,net]), id maps, lo up
+//!                      └─ fork ──> init (PID 1): private mounts, /proc, masks, read-only binds
+//!                                    └─ fork ──> command: rlimits, no_new_privs, Landlock, execve
+//! ```
+//!
+//! Failures before `execve` are written as a [`Fail`] record to a close-on-exec
+//! pipe; the caller reads it and returns a [`SandboxError::Setup`] naming the
+//! boundary, the call and the path. Seeing EOF with no record means `execve`
+//! succeeded. The supervisor and init exit with the command's code (128 + the
+//! signal number when it was killed by a signal, as shells report it).
+
+use std::ffi::{CString, OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+
+use landlock::RulesetCreated;
+
+use crate::error::SandboxError;
+use crate::facts::{HostFacts, PathKind};
+use crate::mounts::{self, MaskKind};
+use crate::namespaces::{self, IdMaps};
+use crate::plan::{SandboxPlan, Step, plan};
+use crate::spec::SandboxSpec;
+use crate::syscall::{Call, Fail, check};
+use crate::{landlock as ll, net, rlimits};
+
+/// Plan with the host's facts, then run `argv` in the sandbox and wait for it.
+pub fn run_sandboxed(spec: &SandboxSpec, argv: &[OsString]) -> Result<ExitStatus, SandboxError> {
+    let facts = HostFacts::probe(spec);
+    let plan = plan(spec, &facts)?;
+    apply(&plan, &spec.env, argv)
+}
+
+/// Run `argv` with environment `env` in a sandbox built by `plan`, and wait for it.
+pub fn apply(
+    plan: &SandboxPlan,
+    env: &[(OsString, OsString)],
+    argv: &[OsString],
+) -> Result<ExitStatus, SandboxError> {
+    let mut prepared = Prepared::new(plan, env, argv)?;
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds is a valid two-int array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
+        return Err(parent_error("pipe2", std::io::Error::last_os_error()));
+    }
+    let [read_end, write_end] = fds;
+    // SAFETY: getpid cannot fail.
+    let caller = unsafe { libc::getpid() };
+    // SAFETY: the child only runs the prepared steps (syscalls on data built
+    // above) and then execs or _exits; it never returns into the caller's code.
+    let pid = unsafe { libc::fork() };
+    if pid == -1 {
+        let e = std::io::Error::last_os_error();
+        close(read_end);
+        close(write_end);
+        return Err(parent_error("fork", e));
+    }
+    if pid == 0 {
+        close(read_end);
+        let fail = run_supervisor(&mut prepared, write_end, caller);
+        report(write_end, fail);
+    }
+    close(write_end);
+    let record = read_record(read_end);
+    close(read_end);
+    let status = wait(pid).map_err(|e| parent_error("waitpid", e))?;
+    match record {
+        Some(fail) => Err(prepared.describe(plan, fail)),
+        None => Ok(ExitStatus::from_raw(status)),
+    }
+}
+
+fn parent_error(call: &'static str, source: std::io::Error) -> SandboxError {
+    SandboxError::Setup {
+        boundary: "supervisor process",
+        syscall: call,
+        path: None,
+        source,
+    }
+}
+
+/// Everything the child processes need, allocated before `fork`.
+struct Prepared {
+    steps: Vec<PreparedStep>,
+    program: CString,
+    program_path: PathBuf,
+    /// Owners of the strings `argv_ptrs` and `envp_ptrs` point into.
+    _argv: Vec<CString>,
+    _envp: Vec<CString>,
+    /// Null-terminated pointer arrays into `argv` and `envp` (whose heap
+    /// buffers do not move), so `exec` does not allocate after fork.
+    argv_ptrs: Vec<*const libc::c_char>,
+    envp_ptrs: Vec<*const libc::c_char>,
+}
+
+enum PreparedStep {
+    ParentDeathSignal,
+    Unshare(libc::c_int),
+    MapIds(IdMaps),
+    LoopbackUp,
+    ForkInit,
+    MakeMountsPrivate,
+    MountProc,
+    MountMaskSources,
+    Mask(MaskKind, CString),
+    UnmountMaskSources,
+    Pin(CString),
+    ReadOnly(CString),
+    ForkCommand,
+    Rlimit(crate::spec::Rlimit),
+    NoNewPrivs,
+    Landlock(Option<RulesetCreated>),
+}
+
+fn cstring(bytes: &[u8], what: &Path) -> Result<CString, SandboxError> {
+    CString::new(bytes).map_err(|_| SandboxError::Setup {
+        boundary: "arguments",
+        syscall: "execve",
+        path: Some(what.to_path_buf()),
+        source: std::io::Error::from_raw_os_error(libc::EINVAL),
+    })
+}
+
+fn path_cstring(p: &Path) -> Result<CString, SandboxError> {
+    cstring(p.as_os_str().as_bytes(), p)
+}
+
+impl Prepared {
+    fn new(
+        plan: &SandboxPlan,
+        env: &[(OsString, OsString)],
+        argv: &[OsString],
+    ) -> Result<Prepared, SandboxError> {
+        let first = argv.first().ok_or(SandboxError::EmptyCommand)?;
+        let program_path =
+            find_program(first, env).ok_or_else(|| SandboxError::CommandNotFound(first.clone()))?;
+        let mut steps = Vec::with_capacity(plan.steps.len());
+        for step in &plan.steps {
+            steps.push(match step {
+                Step::ParentDeathSignal => PreparedStep::ParentDeathSignal,
+                Step::Unshare(ns) => PreparedStep::Unshare(namespaces::clone_flags(ns)),
+                Step::MapIds { uid, gid } => PreparedStep::MapIds(IdMaps::new(*uid, *gid)),
+                Step::LoopbackUp => PreparedStep::LoopbackUp,
+                Step::ForkInit => PreparedStep::ForkInit,
+                Step::MakeMountsPrivate => PreparedStep::MakeMountsPrivate,
+                Step::MountProc => PreparedStep::MountProc,
+                Step::MountMaskSources => PreparedStep::MountMaskSources,
+                Step::UnmountMaskSources => PreparedStep::UnmountMaskSources,
+                Step::Mask { path, kind } => PreparedStep::Mask(
+                    match kind {
+                        PathKind::File => MaskKind::File,
+                        PathKind::Dir => MaskKind::Dir,
+                    },
+                    path_cstring(path)?,
+                ),
+                Step::PinMountPoint(p) => PreparedStep::Pin(path_cstring(p)?),
+                Step::BindReadOnly(p) => PreparedStep::ReadOnly(path_cstring(p)?),
+                Step::ForkCommand => PreparedStep::ForkCommand,
+                Step::SetRlimit(r) => PreparedStep::Rlimit(*r),
+                Step::NoNewPrivs => PreparedStep::NoNewPrivs,
+                Step::Landlock { abi, writable } => {
+                    PreparedStep::Landlock(Some(ll::prepare_ruleset(*abi, writable)?))
+                }
+            });
+        }
+        let argv = argv
+            .iter()
+            .map(|a| cstring(a.as_bytes(), Path::new(a)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let envp = env
+            .iter()
+            .map(|(k, v)| {
+                let mut kv = k.as_bytes().to_vec();
+                kv.push(b'=');
+                kv.extend_from_slice(v.as_bytes());
+                cstring(&kv, Path::new(k))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let pointers = |v: &[CString]| {
+            v.iter()
+                .map(|c| c.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect::<Vec<_>>()
+        };
+        Ok(Prepared {
+            steps,
+            program: path_cstring(&program_path)?,
+            program_path,
+            argv_ptrs: pointers(&argv),
+            envp_ptrs: pointers(&envp),
+            _argv: argv,
+            _envp: envp,
+        })
+    }
+
+    /// Turn a child's failure record into an error naming the boundary.
+    fn describe(&self, plan: &SandboxPlan, fail: Fail) -> SandboxError {
+        if fail.call == Call::LandlockNotEnforced {
+            return SandboxError::LandlockNotEnforced;
+        }
+        let (boundary, path) = match plan.steps.get(fail.step as usize) {
+            Some(step) => (step.boundary(), step.path().map(Path::to_path_buf)),
+            None => ("exec", Some(self.program_path.clone())),
+        };
+        SandboxError::Setup {
+            boundary,
+            syscall: fail.call.name(),
+            path,
+            source: std::io::Error::from_raw_os_error(fail.errno),
+        }
+    }
+}
+
+/// Resolve `program` the way `execvp` would, on the sandbox's own `PATH`.
+fn find_program(program: &OsStr, env: &[(OsString, OsString)]) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exe = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.as_bytes().contains(&b'/') {
+        let p = PathBuf::from(program);
+        return is_exe(&p).then_some(p);
+    }
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(program))
+        .find(|p| is_exe(p))
+}
+
+/// The supervisor's part, then (through the forks) init's and the command's.
+/// Returns only on failure.
+fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc::pid_t) -> Fail {
+    let steps = std::mem::take(&mut prepared.steps);
+    // A failure in execve is reported as the step after the last one.
+    let count = steps.len() as u32;
+    for (i, step) in steps.into_iter().enumerate() {
+        let i = i as u32;
+        let result = match step {
+            PreparedStep::ParentDeathSignal => set_parent_death_signal(i, Some(caller)),
+            PreparedStep::Unshare(flags) => namespaces::apply_unshare(flags, i),
+            PreparedStep::MapIds(maps) => namespaces::apply_id_maps(&maps, i),
+            PreparedStep::LoopbackUp => net::apply_loopback_up(i),
+            PreparedStep::ForkInit => fork_and_relay(i, report_fd, Role::Supervisor)
+                .and_then(|()| set_parent_death_signal(i, None)),
+            PreparedStep::MakeMountsPrivate => mounts::apply_private_propagation(i),
+            PreparedStep::MountProc => mounts::apply_proc(i),
+            PreparedStep::MountMaskSources => mounts::apply_mask_sources(i),
+            PreparedStep::Mask(kind, path) => mounts::apply_mask(kind, &path, i),
+            PreparedStep::UnmountMaskSources => mounts::apply_unmount_mask_sources(i),
+            PreparedStep::Pin(path) => mounts::apply_pin(&path, i),
+            PreparedStep::ReadOnly(path) => mounts::apply_read_only(&path, i),
+            PreparedStep::ForkCommand => fork_and_relay(i, report_fd, Role::Init),
+            PreparedStep::Rlimit(r) => rlimits::apply_rlimit(r, i),
+            PreparedStep::NoNewPrivs => set_no_new_privs(i),
+            PreparedStep::Landlock(ruleset) => match ruleset {
+                Some(r) => ll::apply_ruleset(r, i),
+                None => Ok(()),
+            },
+        };
+        if let Err(fail) = result {
+            return fail;
+        }
+    }
+    exec(prepared, count)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Supervisor,
+    Init,
+}
+
+/// Fork. The child returns `Ok` and goes on with the next step; the parent
+/// closes its copy of the report pipe (so the caller sees EOF once the command
+/// execs), waits for the child, and exits with its status. As PID 1, init also
+/// reaps every orphan re-parented to it while it waits.
+fn fork_and_relay(step: u32, report_fd: libc::c_int, role: Role) -> Result<(), Fail> {
+    // SAFETY: single-threaded child process; see `apply`.
+    let pid = check(unsafe { libc::fork() }.into(), step, Call::Fork)? as libc::pid_t;
+    if pid == 0 {
+        return Ok(());
+    }
+    close(report_fd);
+    let target = if role == Role::Init { -1 } else { pid };
+    loop {
+        let mut status = 0;
+        // SAFETY: status is a valid int.
+        let r = unsafe { libc::waitpid(target, &mut status, 0) };
+        if r == -1 {
+            if crate::syscall::errno() == libc::EINTR {
+                continue;
+            }
+            exit(125);
+        }
+        if r == pid {
+            if libc::WIFEXITED(status) {
+                exit(libc::WEXITSTATUS(status));
+            }
+            if libc::WIFSIGNALED(status) {
+                exit(128 + libc::WTERMSIG(status));
+            }
+        }
+    }
+}
+
+/// `PR_SET_PDEATHSIG(SIGKILL)`; when `caller` is given, also check it did not
+/// already die before the signal was armed.
+fn set_parent_death_signal(step: u32, caller: Option<libc::pid_t>) -> Result<(), Fail> {
+    // SAFETY: prctl with integer arguments.
+    let ret = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+    check(ret.into(), step, Call::Prctl)?;
+    // SAFETY: getppid cannot fail.
+    if caller.is_some_and(|c| unsafe { libc::getppid() } != c) {
+        return Err(Fail {
+            step,
+            call: Call::Getppid,
+            errno: libc::ESRCH,
+        });
+    }
+    Ok(())
+}
+
+fn set_no_new_privs(step: u32) -> Result<(), Fail> {
+    // SAFETY: prctl with integer arguments.
+    let ret = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    check(ret.into(), step, Call::Prctl).map(|_| ())
+}
+
+/// Reset signal dispositions and the mask (Rust ignores SIGPIPE; ignored
+/// signals survive exec), then `execve`. Returns only on failure.
+fn exec(prepared: &Prepared, step: u32) -> Fail {
+    for sig in 1..libc::SIGRTMAX() {
+        if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+            // SAFETY: resetting a disposition to default.
+            unsafe { libc::signal(sig, libc::SIG_DFL) };
+        }
+    }
+    // SAFETY: an empty, initialised set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    }
+    // SAFETY: program is NUL-terminated; the pointer arrays are null-terminated
+    // and point into `prepared.argv` / `prepared.envp`, alive here.
+    unsafe {
+        libc::execve(
+            prepared.program.as_ptr(),
+            prepared.argv_ptrs.as_ptr(),
+            prepared.envp_ptrs.as_ptr(),
+        )
+    };
+    Fail {
+        step,
+        call: Call::Execve,
+        errno: crate::syscall::errno(),
+    }
+}
+
+/// Send the failure to the caller and exit 125.
+fn report(fd: libc::c_int, fail: Fail) -> ! {
+    let bytes = fail.to_bytes();
+    // SAFETY: bytes is a valid buffer. A short write cannot happen below PIPE_BUF.
+    unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    exit(125)
+}
+
+fn exit(code: i32) -> ! {
+    // SAFETY: _exit skips the caller's atexit handlers and buffers, which belong
+    // to the caller, not to this forked copy.
+    unsafe { libc::_exit(code) }
+}
+
+fn close(fd: libc::c_int) {
+    // SAFETY: closing a descriptor we own.
+    unsafe { libc::close(fd) };
+}
+
+fn read_record(fd: libc::c_int) -> Option<Fail> {
+    let mut buf = [0u8; Fail::LEN];
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: writing into the unread tail of buf.
+        let n = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+        match n {
+            0 => break,
+            n if n < 0 => {
+                if crate::syscall::errno() == libc::EINTR {
+                    continue;
+                }
+                break;
+            }
+            n => got += n as usize,
+        }
+    }
+    if got == buf.len() {
+        Fail::from_bytes(buf)
+    } else {
+        None
+    }
+}
+
+fn wait(pid: libc::pid_t) -> std::io::Result<libc::c_int> {
+    loop {
+        let mut status = 0;
+        // SAFETY: status is a valid int.
+        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
+            return Ok(status);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}

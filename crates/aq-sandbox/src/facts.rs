@@ -1,0 +1,141 @@
+//! What the host offers, gathered once (I/O) so that [`crate::plan`] stays pure.
+//!
+//! Tests build a `HostFacts` by hand to emulate kernels and file layouts this
+//! machine does not have (Landlock ABI 0, a symlinked `~/.ssh`, a hard-linked key).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::spec::SandboxSpec;
+
+/// Facts about the host that the plan depends on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostFacts {
+    /// Landlock ABI version the kernel reports (0: no Landlock).
+    pub landlock_abi: u32,
+    /// The caller's real uid, mapped to itself inside the user namespace.
+    pub uid: u32,
+    /// The caller's real gid, mapped to itself inside the user namespace.
+    pub gid: u32,
+    /// What each path named by the spec really is, keyed by the path as written
+    /// (relative `read_only` entries already joined to the workspace).
+    pub paths: BTreeMap<PathBuf, PathFacts>,
+}
+
+/// What one path is on the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathFacts {
+    /// The path does not exist (or a symlink on it dangles).
+    Missing,
+    /// The path exists; `real` is it with every symlink resolved.
+    Exists {
+        /// Canonical path.
+        real: PathBuf,
+        /// File or directory (anything that is not a directory counts as a file).
+        kind: PathKind,
+        /// Number of hard links (a file with more than one has names we cannot mask).
+        links: u64,
+    },
+}
+
+/// Directory or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathKind {
+    /// A directory.
+    Dir,
+    /// Anything else (regular file, device, socket...).
+    File,
+}
+
+impl HostFacts {
+    /// Probe the running kernel and stat every path in `spec`.
+    pub fn probe(spec: &SandboxSpec) -> HostFacts {
+        let mut paths = BTreeMap::new();
+        for p in spec_paths(spec) {
+            let facts = probe_path(&p);
+            paths.insert(p, facts);
+        }
+        HostFacts {
+            landlock_abi: probe_landlock_abi(),
+            uid: current_uid(),
+            gid: current_gid(),
+            paths,
+        }
+    }
+
+    /// Facts for `path`, `Missing` when it was not probed.
+    pub fn path(&self, path: &Path) -> &PathFacts {
+        self.paths.get(path).unwrap_or(&PathFacts::Missing)
+    }
+}
+
+/// Every path the plan needs facts about, as keyed in [`HostFacts::paths`].
+pub(crate) fn spec_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
+    let mut out = vec![spec.workspace.clone()];
+    out.extend(spec.writable.iter().cloned());
+    out.extend(spec.read_only.iter().map(|p| spec.workspace.join(p)));
+    out.extend(spec.masked.iter().cloned());
+    out
+}
+
+fn probe_path(path: &Path) -> PathFacts {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(real) = std::fs::canonicalize(path) else {
+        return PathFacts::Missing;
+    };
+    match std::fs::metadata(&real) {
+        Ok(meta) => PathFacts::Exists {
+            real,
+            kind: if meta.is_dir() {
+                PathKind::Dir
+            } else {
+                PathKind::File
+            },
+            links: meta.nlink(),
+        },
+        Err(_) => PathFacts::Missing,
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn probe_landlock_abi() -> u32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1;
+    // SAFETY: with a null attribute pointer and size 0 and the VERSION flag the
+    // syscall only returns the ABI version (or -1 with errno); it touches no memory.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(v).unwrap_or(0)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_landlock_abi() -> u32 {
+    0
+}
+
+#[cfg(target_os = "linux")]
+fn current_uid() -> u32 {
+    // SAFETY: getuid cannot fail and has no arguments.
+    unsafe { libc::getuid() }
+}
+
+#[cfg(target_os = "linux")]
+fn current_gid() -> u32 {
+    // SAFETY: getgid cannot fail and has no arguments.
+    unsafe { libc::getgid() }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn current_uid() -> u32 {
+    0
+}
+
+#[cfg(not(target_os = "linux"))]
+fn current_gid() -> u32 {
+    0
+}

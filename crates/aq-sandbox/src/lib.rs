@@ -1,0 +1,100 @@
+//! Rootless Linux sandbox for `aq run`: whatever slips past the command firewall
+//! still cannot touch what it must not.
+//!
+//! # Design
+//!
+//! Decide, then do. [`plan`] is pure: it turns a plain [`SandboxSpec`] and the
+//! [`HostFacts`] (Landlock ABI, ids, what each named path really is) into an
+//! ordered [`SandboxPlan`], unit-tested on any machine with faked facts. [`apply`]
+//! runs the plan in forked children and `exec`s the command; [`run_sandboxed`]
+//! does both. Two reasons: every decision (what to mask, which ABI, what to refuse)
+//! is testable without a kernel, and the code between `fork` and `exec` stays a
+//! flat list of syscalls on data prepared beforehand.
+//!
+//! # Boundaries
+//!
+//! - **Namespaces** ([`Namespace`]): user (the caller's uid and gid map to
+//!   themselves, so it works for root and for an unprivileged user), mount, PID
+//!   (a fresh `/proc`; the command runs as a child of a PID 1 that reaps and
+//!   exits with it, which kills the rest of the namespace), IPC, and network
+//!   when [`NetworkMode::Off`] (only `lo`, brought up).
+//! - **Secret masks**: an empty read-only file or directory bound over each
+//!   masked path, after resolving symlinks. Masks are mounts, so they hold for
+//!   root inside the sandbox too; Landlock then forbids unmounting them.
+//! - **Read-only paths** inside the workspace (`.git/hooks`, `.git/config`): bound
+//!   read-only (writes fail with EROFS); their ancestors are made mount points so
+//!   they cannot be renamed away (EBUSY).
+//! - **Landlock** ([`LandlockMode::Required`]): read everywhere, write only
+//!   beneath the workspace and [`SandboxSpec::writable`] (EACCES elsewhere);
+//!   signal and abstract-socket scoping on ABI 6+. Anything short of full
+//!   enforcement is an error (fail closed); ABI below 3 is refused by the plan.
+//! - `no_new_privs`, rlimits, and `PR_SET_PDEATHSIG` so the sandbox dies with
+//!   its caller.
+//!
+//! # Errors
+//!
+//! [`SandboxError`] names the boundary, the failing call and its path
+//! ("sandbox setup failed: secret mask: mount(/home/u/.ssh): Permission
+//! denied"); `aq` prints it and exits with [`SandboxError::exit_code`] (125).
+//!
+//! # Current limitations
+//!
+//! - No seccomp filter, cgroup limits, environment scrubbing (the caller
+//!   passes the complete environment) or `/proc/<pid>/environ` hardening yet.
+//! - A hard-linked secret file is refused rather than hidden; hard links to
+//!   files inside a masked directory are not detected.
+//! - Landlock pins `/` read access: every unmasked file is readable.
+//! - A command killed by a signal is reported as exit code 128 + signal.
+//! - The parent-death signal follows the *thread* that called [`apply`]: call it
+//!   from a thread that outlives the command.
+//!
+//! # Test strategy
+//!
+//! `tests/suite/` tries to cross each boundary for real, from a probe that is the
+//! test binary itself re-executed inside the sandbox, and asserts the errno it
+//! got. A probe that could not run is reported as such, never as "blocked". When
+//! the machine lacks a feature the test prints why and passes, unless
+//! `AQ_SANDBOX_REQUIRE_FULL=1` (set by CI) turns that into a failure.
+//!
+//! The tests must pass as root and as an unprivileged user. CI runs as root;
+//! `crates/aq-sandbox/tests/run-unprivileged.sh [user]` (as root) creates the
+//! user (default `aqtest`) if missing, builds the test binaries with
+//! `cargo test -p aq-sandbox --no-run`, copies them to a world-readable
+//! temporary directory (the build tree and `CARGO_HOME` under `/root` are not
+//! readable by others) and runs them there with `su`:
+//!
+//! ```text
+//! AQ_SANDBOX_REQUIRE_FULL=1 cargo test -p aq-sandbox                   # as root
+//! AQ_SANDBOX_REQUIRE_FULL=1 bash crates/aq-sandbox/tests/run-unprivileged.sh
+//! ```
+//!
+//! Probes write libtest's "running 1 test" lines to the shared stdout; that
+//! noise is expected until the spec grows stdio redirection.
+#![deny(missing_docs)]
+
+mod error;
+mod facts;
+mod plan;
+mod spec;
+
+#[cfg(target_os = "linux")]
+mod apply;
+#[cfg(target_os = "linux")]
+mod landlock;
+#[cfg(target_os = "linux")]
+mod mounts;
+#[cfg(target_os = "linux")]
+mod namespaces;
+#[cfg(target_os = "linux")]
+mod net;
+#[cfg(target_os = "linux")]
+mod rlimits;
+#[cfg(target_os = "linux")]
+mod syscall;
+
+#[cfg(target_os = "linux")]
+pub use apply::{apply, run_sandboxed};
+pub use error::SandboxError;
+pub use facts::{HostFacts, PathFacts, PathKind};
+pub use plan::{LANDLOCK_MAX_ABI, LANDLOCK_MIN_ABI, Namespace, PlanError, SandboxPlan, Step, plan};
+pub use spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};

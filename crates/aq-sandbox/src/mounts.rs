@@ -1,0 +1,166 @@
+//! Mount namespace: private propagation, a fresh `/proc`, secret masks, and
+//! read-only paths inside the workspace. Runs in the init process (PID 1), which
+//! holds every capability of the new user namespace.
+
+use std::ffi::CStr;
+use std::ptr::null;
+
+use crate::syscall::{Call, Fail, check};
+
+fn mount(
+    src: Option<&CStr>,
+    target: &CStr,
+    fstype: Option<&CStr>,
+    flags: libc::c_ulong,
+    data: Option<&CStr>,
+    step: u32,
+) -> Result<(), Fail> {
+    let p = |s: Option<&CStr>| s.map_or(null(), |s| s.as_ptr());
+    // SAFETY: every pointer is null or a NUL-terminated string that outlives the call.
+    let ret = unsafe { libc::mount(p(src), target.as_ptr(), p(fstype), flags, p(data).cast()) };
+    check(ret.into(), step, Call::Mount).map(|_| ())
+}
+
+/// `mount --make-rprivate /`: nothing done below reaches the host.
+pub(crate) fn apply_private_propagation(step: u32) -> Result<(), Fail> {
+    mount(
+        None,
+        c"/",
+        None,
+        libc::MS_REC | libc::MS_PRIVATE,
+        None,
+        step,
+    )
+}
+
+/// A `proc` of the new PID namespace over `/proc`: host processes disappear.
+pub(crate) fn apply_proc(step: u32) -> Result<(), Fail> {
+    mount(
+        Some(c"proc"),
+        c"/proc",
+        Some(c"proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        None,
+        step,
+    )
+}
+
+const STAGE: &CStr = c"/proc";
+const EMPTY_FILE: &CStr = c"/proc/empty-file";
+const EMPTY_DIR: &CStr = c"/proc/empty-dir";
+
+/// Mount a tmpfs over `/proc` (which exists: we just mounted it), create an
+/// empty file and directory, and make the tmpfs read-only. `/proc` stays hidden
+/// until [`apply_unmount_mask_sources`].
+pub(crate) fn apply_mask_sources(step: u32) -> Result<(), Fail> {
+    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    mount(
+        Some(c"tmpfs"),
+        STAGE,
+        Some(c"tmpfs"),
+        flags,
+        Some(c"mode=0555,size=4k"),
+        step,
+    )?;
+    // SAFETY: constant NUL-terminated path.
+    let fd = unsafe {
+        libc::open(
+            EMPTY_FILE.as_ptr(),
+            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+            0o444,
+        )
+    };
+    check(fd.into(), step, Call::Open)?;
+    // SAFETY: fd is ours.
+    unsafe { libc::close(fd) };
+    // SAFETY: constant path.
+    let ret = unsafe { libc::mkdir(EMPTY_DIR.as_ptr(), 0o555) };
+    check(ret.into(), step, Call::Mkdir)?;
+    mount(
+        None,
+        STAGE,
+        None,
+        libc::MS_REMOUNT | libc::MS_RDONLY | flags,
+        None,
+        step,
+    )
+}
+
+/// Detach the staging tmpfs, uncovering `/proc`.
+pub(crate) fn apply_unmount_mask_sources(step: u32) -> Result<(), Fail> {
+    // SAFETY: STAGE is NUL-terminated.
+    let ret = unsafe { libc::umount2(STAGE.as_ptr(), libc::MNT_DETACH) };
+    check(ret.into(), step, Call::Umount).map(|_| ())
+}
+
+/// Which empty object goes over a mask target.
+#[derive(Clone, Copy)]
+pub(crate) enum MaskKind {
+    File,
+    Dir,
+}
+
+/// Bind the empty file or directory over `target`, read-only, nosuid, nodev, noexec.
+pub(crate) fn apply_mask(kind: MaskKind, target: &CStr, step: u32) -> Result<(), Fail> {
+    let src = match kind {
+        MaskKind::File => EMPTY_FILE,
+        MaskKind::Dir => EMPTY_DIR,
+    };
+    mount(Some(src), target, None, libc::MS_BIND, None, step)?;
+    mount(
+        None,
+        target,
+        None,
+        libc::MS_REMOUNT
+            | libc::MS_BIND
+            | libc::MS_RDONLY
+            | libc::MS_NOSUID
+            | libc::MS_NODEV
+            | libc::MS_NOEXEC,
+        None,
+        step,
+    )
+}
+
+/// Bind `path` over itself (recursively) so it becomes a mount point: the
+/// kernel refuses to rename or remove a mount point (EBUSY).
+pub(crate) fn apply_pin(path: &CStr, step: u32) -> Result<(), Fail> {
+    mount(
+        Some(path),
+        path,
+        None,
+        libc::MS_BIND | libc::MS_REC,
+        None,
+        step,
+    )
+}
+
+/// Bind `path` over itself and remount it read-only. The flags the user
+/// namespace inherited locked (nosuid, nodev, noexec, atime) are kept, or the
+/// remount fails with EPERM.
+pub(crate) fn apply_read_only(path: &CStr, step: u32) -> Result<(), Fail> {
+    apply_pin(path, step)?;
+    // SAFETY: statvfs is plain data; zeroed is valid; path is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let ret = unsafe { libc::statvfs(path.as_ptr(), &mut st) };
+    check(ret.into(), step, Call::Statvfs)?;
+    let keep = [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ]
+    .iter()
+    .filter(|(st_flag, _)| st.f_flag & st_flag != 0)
+    .fold(0, |acc, (_, ms)| acc | ms);
+    mount(
+        None,
+        path,
+        None,
+        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | keep,
+        None,
+        step,
+    )
+}

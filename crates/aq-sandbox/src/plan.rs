@@ -1,0 +1,567 @@
+//! Decide, then do: [`plan`] turns a spec and host facts into ordered steps.
+//!
+//! The order matters, and each step says who runs it:
+//!
+//! 1. **Supervisor** (forked from the caller): set the parent-death signal first,
+//!    so nothing outlives the caller; unshare every namespace in one call (user
+//!    first, implicitly, so the others are owned by it); map the caller's uid/gid
+//!    to themselves; bring loopback up in the new network namespace (needs the
+//!    capabilities the user namespace just gave us). It then forks the init.
+//! 2. **Init** (PID 1 of the new PID namespace): make every mount private before
+//!    touching any, so nothing propagates back to the host; mount a fresh `/proc`
+//!    so host processes are invisible; mask secrets (bound from an empty file and
+//!    directory on a read-only tmpfs staged over `/proc`, then detached); pin the ancestors of the
+//!    read-only paths as mount points (a mount point cannot be renamed or removed,
+//!    so `mv .git .git-old` cannot route around a read-only `.git/hooks`); bind
+//!    the read-only paths over themselves read-only. Masks come before the
+//!    read-only binds, which are recursive, so a mask under `.git` is carried
+//!    along. The init then forks the command, reaps orphans, and exits with the
+//!    command's status; the kernel kills everything left in the namespace.
+//! 3. **Command**: set rlimits; set `no_new_privs`; restrict itself with Landlock
+//!    (after all mounts: a Landlock domain forbids later mount changes, which also
+//!    keeps root-in-the-sandbox from unmounting a mask); `exec`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::facts::{HostFacts, PathFacts, PathKind};
+use crate::spec::{LandlockMode, NetworkMode, Rlimit, SandboxSpec};
+
+/// Lowest Landlock ABI accepted: ABI 3 adds `TRUNCATE`; below it a confined
+/// process could still truncate any file it can open outside the workspace.
+pub const LANDLOCK_MIN_ABI: u32 = 3;
+/// Highest Landlock ABI this crate asks for (tested): ABI 6 adds signal and
+/// abstract-socket scoping.
+pub const LANDLOCK_MAX_ABI: u32 = 6;
+
+/// The ordered steps that build one sandbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SandboxPlan {
+    /// Steps in execution order.
+    pub steps: Vec<Step>,
+}
+
+/// A kernel namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Namespace {
+    /// `CLONE_NEWUSER`.
+    User,
+    /// `CLONE_NEWNS`.
+    Mount,
+    /// `CLONE_NEWPID`.
+    Pid,
+    /// `CLONE_NEWIPC`.
+    Ipc,
+    /// `CLONE_NEWNET`.
+    Net,
+}
+
+/// One setup step. `apply` runs them in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// `prctl(PR_SET_PDEATHSIG, SIGKILL)` in the supervisor.
+    ParentDeathSignal,
+    /// `unshare` of these namespaces, in one call.
+    Unshare(Vec<Namespace>),
+    /// Write `/proc/self/{setgroups,uid_map,gid_map}`: uid and gid map to themselves.
+    MapIds {
+        /// Caller's uid.
+        uid: u32,
+        /// Caller's gid.
+        gid: u32,
+    },
+    /// Set `IFF_UP` on `lo` in the new network namespace.
+    LoopbackUp,
+    /// Fork PID 1 of the new PID namespace; it reaps and dies with the command.
+    ForkInit,
+    /// `mount(/, MS_REC|MS_PRIVATE)`.
+    MakeMountsPrivate,
+    /// Mount a fresh `proc` on `/proc`.
+    MountProc,
+    /// Make the empty file and directory that masks are bound from: a read-only
+    /// tmpfs mounted over `/proc` while the masks are bound (a bind source must
+    /// be attached), then detached by [`Step::UnmountMaskSources`].
+    MountMaskSources,
+    /// Detach the mask sources; the binds keep the tmpfs alive, unreachable by path.
+    UnmountMaskSources,
+    /// Bind an empty read-only file or directory over `path` (symlinks resolved).
+    Mask {
+        /// Real path to hide.
+        path: PathBuf,
+        /// What to put over it.
+        kind: PathKind,
+    },
+    /// Bind `path` over itself so it cannot be renamed or removed.
+    PinMountPoint(PathBuf),
+    /// Bind `path` over itself recursively, then remount it read-only.
+    BindReadOnly(PathBuf),
+    /// Fork the command process.
+    ForkCommand,
+    /// `setrlimit`.
+    SetRlimit(Rlimit),
+    /// `prctl(PR_SET_NO_NEW_PRIVS)`.
+    NoNewPrivs,
+    /// Landlock: read everywhere, full access beneath `writable`; must be fully enforced.
+    Landlock {
+        /// ABI whose access rights are handled.
+        abi: u32,
+        /// Paths with read and write access (workspace first).
+        writable: Vec<PathBuf>,
+    },
+}
+
+impl Step {
+    /// Short name of the boundary this step builds, for error messages.
+    pub fn boundary(&self) -> &'static str {
+        match self {
+            Step::ParentDeathSignal => "parent-death signal",
+            Step::Unshare(_) => "namespaces",
+            Step::MapIds { .. } => "user namespace id maps",
+            Step::LoopbackUp => "network namespace loopback",
+            Step::ForkInit => "PID namespace init",
+            Step::MakeMountsPrivate => "mount namespace (private propagation)",
+            Step::MountProc => "PID namespace /proc",
+            Step::MountMaskSources | Step::UnmountMaskSources => "secret mask sources",
+            Step::Mask { .. } => "secret mask",
+            Step::PinMountPoint(_) => "read-only path pin",
+            Step::BindReadOnly(_) => "read-only path",
+            Step::ForkCommand => "command process",
+            Step::SetRlimit(_) => "rlimit",
+            Step::NoNewPrivs => "no_new_privs",
+            Step::Landlock { .. } => "Landlock",
+        }
+    }
+
+    /// The path the step acts on, if any.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Step::Mask { path, .. } | Step::PinMountPoint(path) | Step::BindReadOnly(path) => {
+                Some(path)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Why no plan could be made. Every variant is a refusal to run (fail closed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanError {
+    /// Landlock is required but the kernel has none (ABI 0).
+    LandlockUnavailable,
+    /// Landlock is required but the kernel's ABI is too old to confine writes fully.
+    LandlockTooOld {
+        /// ABI the kernel reports.
+        found: u32,
+        /// Lowest ABI accepted.
+        required: u32,
+    },
+    /// The workspace does not exist or is not a directory.
+    WorkspaceNotADirectory(PathBuf),
+    /// A read-only path is not inside the workspace (after resolving symlinks).
+    ReadOnlyPathOutsideWorkspace(PathBuf),
+    /// A read-only path does not exist; the command could create it and write there.
+    ReadOnlyPathMissing(PathBuf),
+    /// A writable path does not exist.
+    WritablePathMissing(PathBuf),
+    /// A file to mask has other hard links, which a mount cannot hide.
+    MaskedFileHasHardLinks {
+        /// The file.
+        path: PathBuf,
+        /// Its link count.
+        links: u64,
+    },
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::LandlockUnavailable => write!(
+                f,
+                "Landlock is required but this kernel has none (ABI 0); boot a kernel with \
+                 CONFIG_SECURITY_LANDLOCK=y and `landlock` in the lsm= list"
+            ),
+            PlanError::LandlockTooOld { found, required } => write!(
+                f,
+                "Landlock is required but the kernel offers ABI {found}; ABI {required} \
+                 (Linux 6.2) or newer is needed to confine writes fully"
+            ),
+            PlanError::WorkspaceNotADirectory(p) => {
+                write!(f, "workspace {} is not a directory", p.display())
+            }
+            PlanError::ReadOnlyPathOutsideWorkspace(p) => write!(
+                f,
+                "read-only path {} is not inside the workspace",
+                p.display()
+            ),
+            PlanError::ReadOnlyPathMissing(p) => write!(
+                f,
+                "read-only path {} does not exist; create it first so it can be protected",
+                p.display()
+            ),
+            PlanError::WritablePathMissing(p) => {
+                write!(f, "writable path {} does not exist", p.display())
+            }
+            PlanError::MaskedFileHasHardLinks { path, links } => write!(
+                f,
+                "secret {} has {links} hard links; a mask cannot hide the other names",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// Build the plan for `spec` on a host described by `facts`. Pure.
+pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanError> {
+    let landlock_abi = plan_landlock_abi(spec.landlock, facts.landlock_abi)?;
+    let workspace = match facts.path(&spec.workspace) {
+        PathFacts::Exists {
+            real,
+            kind: PathKind::Dir,
+            ..
+        } => real.clone(),
+        _ => return Err(PlanError::WorkspaceNotADirectory(spec.workspace.clone())),
+    };
+
+    let mut steps = vec![Step::ParentDeathSignal];
+    let mut namespaces = vec![
+        Namespace::User,
+        Namespace::Mount,
+        Namespace::Pid,
+        Namespace::Ipc,
+    ];
+    if spec.network == NetworkMode::Off {
+        namespaces.push(Namespace::Net);
+    }
+    steps.push(Step::Unshare(namespaces));
+    steps.push(Step::MapIds {
+        uid: facts.uid,
+        gid: facts.gid,
+    });
+    if spec.network == NetworkMode::Off {
+        steps.push(Step::LoopbackUp);
+    }
+    steps.push(Step::ForkInit);
+    steps.push(Step::MakeMountsPrivate);
+    steps.push(Step::MountProc);
+    let masks = plan_masks(spec, facts)?;
+    if !masks.is_empty() {
+        steps.push(Step::MountMaskSources);
+        steps.extend(masks);
+        steps.push(Step::UnmountMaskSources);
+    }
+    steps.extend(plan_read_only(spec, facts, &workspace)?);
+    steps.push(Step::ForkCommand);
+    steps.extend(spec.rlimits.iter().copied().map(Step::SetRlimit));
+    steps.push(Step::NoNewPrivs);
+    if let Some(abi) = landlock_abi {
+        let mut writable = vec![workspace];
+        for w in &spec.writable {
+            match facts.path(w) {
+                PathFacts::Exists { real, .. } => writable.push(real.clone()),
+                PathFacts::Missing => return Err(PlanError::WritablePathMissing(w.clone())),
+            }
+        }
+        steps.push(Step::Landlock { abi, writable });
+    }
+    Ok(SandboxPlan { steps })
+}
+
+/// The Landlock ABI to use, `None` when Landlock is off.
+fn plan_landlock_abi(mode: LandlockMode, host_abi: u32) -> Result<Option<u32>, PlanError> {
+    match mode {
+        LandlockMode::Off => Ok(None),
+        LandlockMode::Required if host_abi == 0 => Err(PlanError::LandlockUnavailable),
+        LandlockMode::Required if host_abi < LANDLOCK_MIN_ABI => Err(PlanError::LandlockTooOld {
+            found: host_abi,
+            required: LANDLOCK_MIN_ABI,
+        }),
+        LandlockMode::Required => Ok(Some(host_abi.min(LANDLOCK_MAX_ABI))),
+    }
+}
+
+fn plan_masks(spec: &SandboxSpec, facts: &HostFacts) -> Result<Vec<Step>, PlanError> {
+    let mut steps: Vec<Step> = Vec::new();
+    for m in &spec.masked {
+        let PathFacts::Exists { real, kind, links } = facts.path(m) else {
+            continue;
+        };
+        if *kind == PathKind::File && *links > 1 {
+            return Err(PlanError::MaskedFileHasHardLinks {
+                path: m.clone(),
+                links: *links,
+            });
+        }
+        let step = Step::Mask {
+            path: real.clone(),
+            kind: *kind,
+        };
+        if !steps.contains(&step) {
+            steps.push(step);
+        }
+    }
+    Ok(steps)
+}
+
+fn plan_read_only(
+    spec: &SandboxSpec,
+    facts: &HostFacts,
+    workspace: &Path,
+) -> Result<Vec<Step>, PlanError> {
+    let mut pins: Vec<PathBuf> = Vec::new();
+    let mut binds: Vec<PathBuf> = Vec::new();
+    for rel in &spec.read_only {
+        let joined = spec.workspace.join(rel);
+        let real = match facts.path(&joined) {
+            PathFacts::Exists { real, .. } => real.clone(),
+            PathFacts::Missing => return Err(PlanError::ReadOnlyPathMissing(joined)),
+        };
+        let Ok(inner) = real.strip_prefix(workspace) else {
+            return Err(PlanError::ReadOnlyPathOutsideWorkspace(joined));
+        };
+        if inner.as_os_str().is_empty() {
+            return Err(PlanError::ReadOnlyPathOutsideWorkspace(joined));
+        }
+        // Every directory strictly between the workspace and the path.
+        let mut ancestor = workspace.to_path_buf();
+        let components: Vec<_> = inner.components().collect();
+        for c in &components[..components.len() - 1] {
+            ancestor.push(c);
+            if !pins.contains(&ancestor) {
+                pins.push(ancestor.clone());
+            }
+        }
+        if !binds.contains(&real) {
+            binds.push(real);
+        }
+    }
+    // Outermost first: a pin mounted later would hide the binds beneath it.
+    pins.sort_by_key(|p| p.components().count());
+    let mut steps: Vec<Step> = pins.into_iter().map(Step::PinMountPoint).collect();
+    steps.extend(binds.into_iter().map(Step::BindReadOnly));
+    Ok(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::RlimitResource;
+    use std::collections::BTreeMap;
+
+    fn dir(p: &str) -> PathFacts {
+        PathFacts::Exists {
+            real: PathBuf::from(p),
+            kind: PathKind::Dir,
+            links: 2,
+        }
+    }
+
+    fn file(p: &str, links: u64) -> PathFacts {
+        PathFacts::Exists {
+            real: PathBuf::from(p),
+            kind: PathKind::File,
+            links,
+        }
+    }
+
+    fn facts(abi: u32, paths: &[(&str, PathFacts)]) -> HostFacts {
+        HostFacts {
+            landlock_abi: abi,
+            uid: 1000,
+            gid: 1000,
+            paths: paths
+                .iter()
+                .map(|(k, v)| (PathBuf::from(k), v.clone()))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    #[test]
+    fn strict_plan_has_every_boundary_in_order() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.read_only = vec![".git/hooks".into(), ".git/config".into()];
+        spec.masked = vec!["/home/u/.ssh".into(), "/home/u/.netrc".into()];
+        spec.writable = vec!["/dev/null".into()];
+        spec.rlimits = vec![Rlimit {
+            resource: RlimitResource::OpenFiles,
+            limit: 256,
+        }];
+        let f = facts(
+            7,
+            &[
+                ("/ws", dir("/ws")),
+                ("/ws/.git/hooks", dir("/ws/.git/hooks")),
+                ("/ws/.git/config", file("/ws/.git/config", 1)),
+                ("/home/u/.ssh", dir("/home/u/.ssh")),
+                ("/dev/null", file("/dev/null", 1)),
+            ],
+        );
+        let got = plan(&spec, &f).unwrap();
+        let want = vec![
+            Step::ParentDeathSignal,
+            Step::Unshare(vec![
+                Namespace::User,
+                Namespace::Mount,
+                Namespace::Pid,
+                Namespace::Ipc,
+                Namespace::Net,
+            ]),
+            Step::MapIds {
+                uid: 1000,
+                gid: 1000,
+            },
+            Step::LoopbackUp,
+            Step::ForkInit,
+            Step::MakeMountsPrivate,
+            Step::MountProc,
+            // ~/.netrc is missing: nothing to hide.
+            Step::MountMaskSources,
+            Step::Mask {
+                path: "/home/u/.ssh".into(),
+                kind: PathKind::Dir,
+            },
+            Step::UnmountMaskSources,
+            Step::PinMountPoint("/ws/.git".into()),
+            Step::BindReadOnly("/ws/.git/hooks".into()),
+            Step::BindReadOnly("/ws/.git/config".into()),
+            Step::ForkCommand,
+            Step::SetRlimit(Rlimit {
+                resource: RlimitResource::OpenFiles,
+                limit: 256,
+            }),
+            Step::NoNewPrivs,
+            Step::Landlock {
+                abi: LANDLOCK_MAX_ABI,
+                writable: vec!["/ws".into(), "/dev/null".into()],
+            },
+        ];
+        assert_eq!(got.steps, want);
+    }
+
+    #[test]
+    fn network_host_keeps_the_host_network_namespace() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.network = NetworkMode::Host;
+        let got = plan(&spec, &facts(6, &[("/ws", dir("/ws"))])).unwrap();
+        assert!(!got.steps.contains(&Step::LoopbackUp));
+        assert!(got.steps.contains(&Step::Unshare(vec![
+            Namespace::User,
+            Namespace::Mount,
+            Namespace::Pid,
+            Namespace::Ipc
+        ])));
+    }
+
+    #[test]
+    fn landlock_required_without_landlock_fails_closed() {
+        let spec = SandboxSpec::strict("/ws");
+        let err = plan(&spec, &facts(0, &[("/ws", dir("/ws"))])).unwrap_err();
+        assert_eq!(err, PlanError::LandlockUnavailable);
+        assert!(err.to_string().contains("Landlock is required"), "{err}");
+    }
+
+    #[test]
+    fn landlock_abi_below_three_fails_closed() {
+        let spec = SandboxSpec::strict("/ws");
+        for abi in 1..LANDLOCK_MIN_ABI {
+            let err = plan(&spec, &facts(abi, &[("/ws", dir("/ws"))])).unwrap_err();
+            assert_eq!(
+                err,
+                PlanError::LandlockTooOld {
+                    found: abi,
+                    required: 3
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn landlock_off_needs_no_landlock() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.landlock = LandlockMode::Off;
+        let got = plan(&spec, &facts(0, &[("/ws", dir("/ws"))])).unwrap();
+        assert!(!got.steps.iter().any(|s| matches!(s, Step::Landlock { .. })));
+        assert!(got.steps.contains(&Step::NoNewPrivs));
+    }
+
+    #[test]
+    fn mask_targets_the_real_path_behind_a_symlink() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.masked = vec!["/home/u/.ssh/id_rsa".into(), "/home/u/key-alias".into()];
+        let f = facts(
+            6,
+            &[
+                ("/ws", dir("/ws")),
+                ("/home/u/.ssh/id_rsa", file("/data/ssh/id_rsa", 1)),
+                ("/home/u/key-alias", file("/data/ssh/id_rsa", 1)),
+            ],
+        );
+        let got = plan(&spec, &f).unwrap();
+        let masks: Vec<_> = got
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Mask { .. }))
+            .collect();
+        assert_eq!(
+            masks,
+            vec![&Step::Mask {
+                path: "/data/ssh/id_rsa".into(),
+                kind: PathKind::File
+            }]
+        );
+    }
+
+    #[test]
+    fn hard_linked_secret_fails_closed() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.masked = vec!["/home/u/.netrc".into()];
+        let f = facts(
+            6,
+            &[
+                ("/ws", dir("/ws")),
+                ("/home/u/.netrc", file("/home/u/.netrc", 2)),
+            ],
+        );
+        assert_eq!(
+            plan(&spec, &f).unwrap_err(),
+            PlanError::MaskedFileHasHardLinks {
+                path: "/home/u/.netrc".into(),
+                links: 2
+            }
+        );
+    }
+
+    #[test]
+    fn read_only_paths_must_exist_and_stay_inside_the_workspace() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.read_only = vec![".git/hooks".into()];
+        let missing = facts(6, &[("/ws", dir("/ws"))]);
+        assert_eq!(
+            plan(&spec, &missing).unwrap_err(),
+            PlanError::ReadOnlyPathMissing("/ws/.git/hooks".into())
+        );
+        let escaping = facts(
+            6,
+            &[("/ws", dir("/ws")), ("/ws/.git/hooks", dir("/elsewhere"))],
+        );
+        assert_eq!(
+            plan(&spec, &escaping).unwrap_err(),
+            PlanError::ReadOnlyPathOutsideWorkspace("/ws/.git/hooks".into())
+        );
+    }
+
+    #[test]
+    fn missing_workspace_and_writable_paths_are_refused() {
+        let mut spec = SandboxSpec::strict("/ws");
+        assert_eq!(
+            plan(&spec, &facts(6, &[])).unwrap_err(),
+            PlanError::WorkspaceNotADirectory("/ws".into())
+        );
+        spec.writable = vec!["/cache".into()];
+        assert_eq!(
+            plan(&spec, &facts(6, &[("/ws", dir("/ws"))])).unwrap_err(),
+            PlanError::WritablePathMissing("/cache".into())
+        );
+    }
+}

@@ -1,0 +1,101 @@
+//! The plain input: what the caller wants isolated, with no policy language in it.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// What a sandbox should allow. Built by the caller (later: from an `aq` profile).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SandboxSpec {
+    /// The project directory: readable and writable (except `read_only`).
+    pub workspace: PathBuf,
+    /// Extra paths the command may write (files or directories), e.g. `/dev/null`, `/tmp`.
+    pub writable: Vec<PathBuf>,
+    /// Paths inside the workspace that stay read-only, e.g. `.git/hooks`, `.git/config`.
+    /// Relative paths are taken relative to the workspace. Each must exist (see
+    /// [`crate::PlanError::ReadOnlyPathMissing`]).
+    pub read_only: Vec<PathBuf>,
+    /// Files and directories to hide: each is replaced by an empty read-only file or
+    /// directory. Symlinks are resolved first so the real object is hidden. Missing
+    /// paths are skipped (there is nothing to read).
+    pub masked: Vec<PathBuf>,
+    /// Whether the command reaches the host's network.
+    pub network: NetworkMode,
+    /// Whether Landlock confines writes. `Required` fails closed when the kernel
+    /// cannot fully enforce it.
+    pub landlock: LandlockMode,
+    /// Resource limits set just before `exec`.
+    pub rlimits: Vec<Rlimit>,
+    /// The command's complete environment (the caller scrubs it; nothing is inherited).
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl SandboxSpec {
+    /// A strict spec: only `workspace` writable, network off, Landlock required, empty env.
+    pub fn strict(workspace: impl Into<PathBuf>) -> SandboxSpec {
+        SandboxSpec {
+            workspace: workspace.into(),
+            writable: Vec::new(),
+            read_only: Vec::new(),
+            masked: Vec::new(),
+            network: NetworkMode::Off,
+            landlock: LandlockMode::Required,
+            rlimits: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+}
+
+/// Network access of the sandboxed command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetworkMode {
+    /// A fresh network namespace with only loopback, brought up.
+    Off,
+    /// The host's network namespace (no network isolation).
+    Host,
+}
+
+/// Whether Landlock is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LandlockMode {
+    /// Read everywhere, write only the workspace and `writable`; refuse to run otherwise.
+    Required,
+    /// No Landlock ruleset (writes limited only by mounts and file permissions).
+    Off,
+}
+
+/// One resource limit (soft and hard set to `limit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rlimit {
+    /// Which resource.
+    pub resource: RlimitResource,
+    /// The limit, in the resource's unit.
+    pub limit: u64,
+}
+
+/// Resources that can be limited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RlimitResource {
+    /// `RLIMIT_CPU`, seconds of CPU time.
+    CpuSeconds,
+    /// `RLIMIT_AS`, bytes of address space.
+    AddressSpace,
+    /// `RLIMIT_NPROC`, processes of this user (counted per user namespace).
+    Processes,
+    /// `RLIMIT_NOFILE`, open file descriptors.
+    OpenFiles,
+    /// `RLIMIT_FSIZE`, bytes per written file.
+    FileSize,
+}
+
+impl RlimitResource {
+    /// The kernel's name for the resource.
+    pub fn name(self) -> &'static str {
+        match self {
+            RlimitResource::CpuSeconds => "RLIMIT_CPU",
+            RlimitResource::AddressSpace => "RLIMIT_AS",
+            RlimitResource::Processes => "RLIMIT_NPROC",
+            RlimitResource::OpenFiles => "RLIMIT_NOFILE",
+            RlimitResource::FileSize => "RLIMIT_FSIZE",
+        }
+    }
+}

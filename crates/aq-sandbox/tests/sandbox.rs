@@ -1,0 +1,3 @@
+//! Kernel-boundary tests: one binary, one module per boundary.
+
+mod suite;

@@ -1,0 +1,98 @@
+//! The probe: this test binary, re-executed inside the sandbox with
+//! `AQ_SANDBOX_PROBE=<op>:<args>`. It reports through its exit code (the
+//! sandbox has the caller's stdio), in a range no other outcome uses:
+//! 250 done, 251 done but data was there, 110 + errno for a failed call.
+//! Anything else (0 when libtest matched no test, 101 for a panic) means the
+//! probe did not run, which is never counted as "blocked".
+
+use std::io::{Read, Write};
+
+pub const DONE: i32 = 250;
+pub const DONE_WITH_DATA: i32 = 251;
+pub const ERRNO_BASE: i32 = 110;
+
+/// Entry point; a no-op in a normal test run.
+#[test]
+fn probe_entry() {
+    let Ok(probe) = std::env::var("AQ_SANDBOX_PROBE") else {
+        return;
+    };
+    let code = match run(&probe) {
+        Ok(code) => code,
+        Err(e) => ERRNO_BASE + e.raw_os_error().unwrap_or(0),
+    };
+    std::process::exit(code);
+}
+
+fn last_error<T>() -> std::io::Result<T> {
+    Err(std::io::Error::last_os_error())
+}
+
+fn run(probe: &str) -> std::io::Result<i32> {
+    let (op, arg) = probe.split_once(':').unwrap_or((probe, ""));
+    match op {
+        "write" => {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .open(arg)?;
+            f.write_all(b"written by the sandbox")?;
+            Ok(DONE)
+        }
+        "read" => {
+            let mut data = Vec::new();
+            std::fs::File::open(arg)?.read_to_end(&mut data)?;
+            Ok(if data.is_empty() {
+                DONE
+            } else {
+                DONE_WITH_DATA
+            })
+        }
+        "listdir" => {
+            let n = std::fs::read_dir(arg)?.count();
+            Ok(if n == 0 { DONE } else { DONE_WITH_DATA })
+        }
+        "rename" => {
+            let (from, to) = arg.split_once(':').unwrap_or((arg, ""));
+            std::fs::rename(from, to)?;
+            Ok(DONE)
+        }
+        "umount" => {
+            let c = std::ffi::CString::new(arg).unwrap_or_default();
+            // SAFETY: c is NUL-terminated.
+            if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } == -1 {
+                return last_error();
+            }
+            Ok(DONE)
+        }
+        "connect" => {
+            let addr = arg.parse().map_err(std::io::Error::other)?;
+            std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(3))?;
+            Ok(DONE)
+        }
+        "own-loopback" => {
+            let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+            std::net::TcpStream::connect(l.local_addr()?)?;
+            Ok(DONE)
+        }
+        "kill" => {
+            let pid: i32 = arg.parse().map_err(std::io::Error::other)?;
+            // SAFETY: signal 0 only checks that the target exists and may be signalled.
+            if unsafe { libc::kill(pid, 0) } == -1 {
+                return last_error();
+            }
+            Ok(DONE)
+        }
+        "count-pids" => {
+            // DONE when /proc lists at most `arg` processes.
+            let max: usize = arg.parse().map_err(std::io::Error::other)?;
+            let n = std::fs::read_dir("/proc")?
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+                .count();
+            Ok(if n <= max { DONE } else { DONE_WITH_DATA })
+        }
+        _ => Ok(0),
+    }
+}

@@ -1,0 +1,122 @@
+//! Scratch directories, the probe runner, and skip-or-fail.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use aq_sandbox::{PlanError, SandboxError, SandboxSpec, run_sandboxed};
+
+use super::probe::{DONE, DONE_WITH_DATA, ERRNO_BASE};
+
+/// What a probe reported.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The operation succeeded (for reads: the data was empty).
+    Done,
+    /// The operation succeeded and found data.
+    DoneWithData,
+    /// The operation failed with this errno: the boundary held (or not: check which).
+    Errno(i32),
+}
+
+/// A temporary tree: `ws/` (workspace with `.git/hooks` and `.git/config`),
+/// `home/` (a fake home), `outside/`.
+pub struct Scratch {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub ws: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let dir = tempfile::Builder::new()
+            .prefix("aq-sandbox-test")
+            .tempdir()
+            .unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        let home = root.join("home");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(root.join("outside")).unwrap();
+        Scratch {
+            _dir: dir,
+            root,
+            ws,
+            home,
+        }
+    }
+
+    /// The strict spec for this tree: `.git/hooks` and `.git/config` read-only.
+    pub fn spec(&self) -> SandboxSpec {
+        let mut spec = SandboxSpec::strict(&self.ws);
+        spec.read_only = vec![".git/hooks".into(), ".git/config".into()];
+        spec.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+        spec
+    }
+}
+
+/// Whether CI demands every boundary (no skips).
+pub fn require_full() -> bool {
+    std::env::var_os("AQ_SANDBOX_REQUIRE_FULL").is_some_and(|v| v == "1")
+}
+
+/// A missing kernel feature: print why and skip, or fail under `AQ_SANDBOX_REQUIRE_FULL=1`.
+pub fn skip(reason: &str) {
+    assert!(
+        !require_full(),
+        "AQ_SANDBOX_REQUIRE_FULL=1 but the sandbox is unavailable: {reason}"
+    );
+    eprintln!("SKIP: {reason}");
+}
+
+/// Whether `err` means "this machine cannot build the sandbox" rather than a bug.
+fn missing_feature(err: &SandboxError) -> bool {
+    matches!(
+        err,
+        SandboxError::Plan(PlanError::LandlockUnavailable | PlanError::LandlockTooOld { .. })
+            | SandboxError::Setup {
+                boundary: "namespaces",
+                syscall: "unshare",
+                ..
+            }
+    )
+}
+
+/// Run `probe` in a sandbox built from `spec`. `None`: skipped (reason printed).
+/// Panics when the probe could not run, so that is never mistaken for "blocked".
+pub fn run_probe(spec: &SandboxSpec, probe: &str) -> Option<Outcome> {
+    let mut spec = spec.clone();
+    spec.env.push(("AQ_SANDBOX_PROBE".into(), probe.into()));
+    spec.env.push(("RUST_BACKTRACE".into(), "0".into()));
+    let exe: OsString = std::env::current_exe().unwrap().into();
+    let argv: Vec<OsString> = vec![
+        exe,
+        "suite::probe::probe_entry".into(),
+        "--exact".into(),
+        "--nocapture".into(),
+        "--test-threads=1".into(),
+        "-q".into(),
+    ];
+    let status = match run_sandboxed(&spec, &argv) {
+        Ok(status) => status,
+        Err(e) if missing_feature(&e) => {
+            skip(&e.to_string());
+            return None;
+        }
+        Err(e) => panic!("probe {probe:?} could not run: sandbox error: {e}"),
+    };
+    let code = status.code().unwrap_or(-1);
+    Some(match code {
+        DONE => Outcome::Done,
+        DONE_WITH_DATA => Outcome::DoneWithData,
+        c if c > ERRNO_BASE && c < DONE => Outcome::Errno(c - ERRNO_BASE),
+        c => panic!("probe {probe:?} could not run: exit status {c} ({status})"),
+    })
+}
+
+/// `op:path` for a probe.
+pub fn on(op: &str, path: &Path) -> String {
+    format!("{op}:{}", path.display())
+}
