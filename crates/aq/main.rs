@@ -6,6 +6,7 @@
 mod approve;
 mod audit_cmd;
 mod cli;
+mod doctor;
 mod exit;
 mod explain;
 mod policy_cmd;
@@ -24,6 +25,14 @@ fn main() -> std::process::ExitCode {
         && let Some(name) = shim_mode::shim_name(&argv0)
     {
         return shim_mode::run(&name, args.collect());
+    }
+    // The Rust runtime ignores SIGPIPE; a command-line tool should stop
+    // quietly when its reader goes away (`aq policy show | head`), not
+    // panic on a failed print. (Shim mode never prints to a pipe it does
+    // not own, and the programs it execs get the default back from std.)
+    // SAFETY: called before any other thread exists; restores a default.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = cli::Cli::parse();
     let policy = cli.policy.as_deref();
@@ -45,6 +54,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Approve(args) => approve::run(&args),
         cli::Command::Report(args) => audit_cmd::run_report(&args),
         cli::Command::Audit(args) => audit_cmd::run_audit(&args),
+        cli::Command::Doctor(args) => doctor::run(&args),
     };
     match result {
         Ok(code) => code.into(),
