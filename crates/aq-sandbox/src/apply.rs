@@ -6,7 +6,8 @@
 //! ```text
 //! caller ── fork ──> supervisor: pdeathsig, unshare(user,mnt,pid,ipc[,net]), id maps, lo up
 //!                      └─ fork ──> init (PID 1): private mounts, /proc, masks, read-only binds
-//!                                    └─ fork ──> command: rlimits, no_new_privs, Landlock, execve
+//!                                    └─ fork ──> command: rlimits, no_new_privs, Landlock,
+//!                                                drop capabilities, seccomp filter, execve
 //! ```
 //!
 //! Failures before `execve` are written as a [`Fail`] record to a close-on-exec
@@ -30,7 +31,7 @@ use crate::namespaces::{self, IdMaps};
 use crate::plan::{SandboxPlan, Step, plan};
 use crate::spec::SandboxSpec;
 use crate::syscall::{Call, Fail, check};
-use crate::{landlock as ll, net, rlimits};
+use crate::{capabilities, landlock as ll, net, rlimits, seccomp};
 
 /// Plan with the host's facts, then run `argv` in the sandbox and wait for it.
 pub fn run_sandboxed(spec: &SandboxSpec, argv: &[OsString]) -> Result<ExitStatus, SandboxError> {
@@ -118,6 +119,8 @@ enum PreparedStep {
     Rlimit(crate::spec::Rlimit),
     NoNewPrivs,
     Landlock(Option<RulesetCreated>),
+    DropCapabilities,
+    Seccomp(Vec<seccompiler::BpfProgram>),
 }
 
 fn cstring(bytes: &[u8], what: &Path) -> Result<CString, SandboxError> {
@@ -169,6 +172,17 @@ impl Prepared {
                 Step::Landlock { abi, writable } => {
                     PreparedStep::Landlock(Some(ll::prepare_ruleset(*abi, writable)?))
                 }
+                Step::DropCapabilities => PreparedStep::DropCapabilities,
+                Step::Seccomp(policy) => {
+                    PreparedStep::Seccomp(seccomp::build_filters(policy).map_err(|e| {
+                        SandboxError::Setup {
+                            boundary: "seccomp",
+                            syscall: "build filter",
+                            path: None,
+                            source: std::io::Error::other(e.to_string()),
+                        }
+                    })?)
+                }
             });
         }
         let argv = argv
@@ -205,6 +219,14 @@ impl Prepared {
     fn describe(&self, plan: &SandboxPlan, fail: Fail) -> SandboxError {
         if fail.call == Call::LandlockNotEnforced {
             return SandboxError::LandlockNotEnforced;
+        }
+        if fail.call == Call::CapabilitiesLeft {
+            return SandboxError::Setup {
+                boundary: "capabilities",
+                syscall: fail.call.name(),
+                path: None,
+                source: std::io::Error::other("a capability is still set after dropping them all"),
+            };
         }
         let (boundary, path) = match plan.steps.get(fail.step as usize) {
             Some(step) => (step.boundary(), step.path().map(Path::to_path_buf)),
@@ -270,6 +292,8 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
                 Some(r) => ll::apply_ruleset(r, i),
                 None => Ok(()),
             },
+            PreparedStep::DropCapabilities => capabilities::apply_drop_all(i),
+            PreparedStep::Seccomp(programs) => seccomp::apply_filters(&programs, i),
         };
         if let Err(fail) = result {
             return fail;

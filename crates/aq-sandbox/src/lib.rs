@@ -28,8 +28,21 @@
 //!   beneath the workspace and [`SandboxSpec::writable`] (EACCES elsewhere);
 //!   signal and abstract-socket scoping on ABI 6+. Anything short of full
 //!   enforcement is an error (fail closed); ABI below 3 is refused by the plan.
+//! - **Capabilities** dropped from every set (bounding, ambient, effective,
+//!   permitted, inheritable) and checked, so even a root caller's command has
+//!   none inside its namespace.
+//! - **seccomp** ([`plan_seccomp`]): EPERM for ptrace, cross-process memory,
+//!   `pidfd_getfd`, bpf, userfaultfd, perf, kexec, modules, the mount family,
+//!   io_uring, keyrings, `unshare`/`setns` and `clone` with namespace flags,
+//!   `TIOCSTI`/`TIOCLINUX`; EAFNOSUPPORT for socket families other than unix,
+//!   inet and inet6; ENOSYS for `clone3` (libc falls back to `clone`); the
+//!   process is killed on another architecture's syscall table (i386, x32).
+//!   Installed last, right before `execve`.
 //! - `no_new_privs`, rlimits, and `PR_SET_PDEATHSIG` so the sandbox dies with
 //!   its caller.
+//!
+//! [`SandboxPlan::enforced`] reports what a plan enforces; since every step
+//! fails closed, that is what holds once the command runs.
 //!
 //! # Errors
 //!
@@ -39,7 +52,10 @@
 //!
 //! # Current limitations
 //!
-//! - No seccomp filter, cgroup limits, environment scrubbing (the caller
+//! - seccomp and the capability drop are always on (no profile needs ptrace
+//!   or new namespaces yet); debuggers such as `gdb` and `strace` do not work
+//!   inside.
+//! - No cgroup limits, environment scrubbing (the caller
 //!   passes the complete environment) or `/proc/<pid>/environ` hardening yet.
 //! - A hard-linked secret file is refused rather than hidden; hard links to
 //!   files inside a masked directory are not detected.
@@ -77,8 +93,12 @@ mod facts;
 mod plan;
 mod spec;
 
+mod seccomp;
+
 #[cfg(target_os = "linux")]
 mod apply;
+#[cfg(target_os = "linux")]
+mod capabilities;
 #[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
@@ -96,5 +116,9 @@ mod syscall;
 pub use apply::{apply, run_sandboxed};
 pub use error::SandboxError;
 pub use facts::{HostFacts, PathFacts, PathKind};
-pub use plan::{LANDLOCK_MAX_ABI, LANDLOCK_MIN_ABI, Namespace, PlanError, SandboxPlan, Step, plan};
+pub use plan::{
+    CapabilityState, Enforced, LANDLOCK_MAX_ABI, LANDLOCK_MIN_ABI, Namespace, PlanError,
+    SandboxPlan, Step, plan,
+};
+pub use seccomp::{ArgCondition, DenyErrno, SeccompDenial, SeccompPolicy, Syscall, plan_seccomp};
 pub use spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};

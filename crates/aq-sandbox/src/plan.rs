@@ -19,12 +19,23 @@
 //!    command's status; the kernel kills everything left in the namespace.
 //! 3. **Command**: set rlimits; set `no_new_privs`; restrict itself with Landlock
 //!    (after all mounts: a Landlock domain forbids later mount changes, which also
-//!    keeps root-in-the-sandbox from unmounting a mask); `exec`.
+//!    keeps root-in-the-sandbox from unmounting a mask); drop every capability
+//!    (dropping from the bounding set needs `CAP_SETPCAP`, so it happens while
+//!    the process still has it, and after every step that needs a capability);
+//!    install the seccomp filter; `exec`. The filter comes last for two reasons:
+//!    it must come after `no_new_privs` (without it, or `CAP_SYS_ADMIN`, the
+//!    kernel refuses an unprivileged filter, and `no_new_privs` is what stops a
+//!    setuid `exec` from shedding the premise the filter was written for), and
+//!    once installed it binds every later call, so anything after it (here only
+//!    signal resets and `execve`) must be allowed by it; setup calls such as
+//!    `prctl` and `capset` are not, by design, on that list to begin with, but
+//!    putting the filter last keeps the filter free of exceptions for setup.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::facts::{HostFacts, PathFacts, PathKind};
+use crate::seccomp::{SeccompPolicy, plan_seccomp};
 use crate::spec::{LandlockMode, NetworkMode, Rlimit, SandboxSpec};
 
 /// Lowest Landlock ABI accepted: ABI 3 adds `TRUNCATE`; below it a confined
@@ -39,6 +50,110 @@ pub const LANDLOCK_MAX_ABI: u32 = 6;
 pub struct SandboxPlan {
     /// Steps in execution order.
     pub steps: Vec<Step>,
+}
+
+impl SandboxPlan {
+    /// What a sandbox built from this plan enforces. [`crate::apply`] fails
+    /// closed on any step (and Landlock and the capability drop are checked
+    /// after the fact), so once the command has started, this is what holds.
+    pub fn enforced(&self) -> Enforced {
+        let mut e = Enforced {
+            namespaces: Vec::new(),
+            landlock_abi: None,
+            secret_masks: 0,
+            read_only_paths: 0,
+            rlimits: Vec::new(),
+            no_new_privs: false,
+            capabilities: CapabilityState::Inherited,
+            seccomp: None,
+        };
+        for step in &self.steps {
+            match step {
+                Step::Unshare(ns) => e.namespaces.extend(ns.iter().copied()),
+                Step::Landlock { abi, .. } => e.landlock_abi = Some(*abi),
+                Step::Mask { .. } => e.secret_masks += 1,
+                Step::BindReadOnly(_) => e.read_only_paths += 1,
+                Step::SetRlimit(r) => e.rlimits.push(*r),
+                Step::NoNewPrivs => e.no_new_privs = true,
+                Step::DropCapabilities => e.capabilities = CapabilityState::AllDropped,
+                Step::Seccomp(policy) => e.seccomp = Some(policy.clone()),
+                _ => {}
+            }
+        }
+        e
+    }
+}
+
+/// The boundaries a plan enforces, for the audit log, `aq doctor` and `aq verify`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Enforced {
+    /// Namespaces the command runs in.
+    pub namespaces: Vec<Namespace>,
+    /// Landlock ABI whose rights are enforced, `None` without Landlock.
+    pub landlock_abi: Option<u32>,
+    /// Number of masked secrets (after deduplication).
+    pub secret_masks: usize,
+    /// Number of read-only binds in the workspace.
+    pub read_only_paths: usize,
+    /// Resource limits.
+    pub rlimits: Vec<Rlimit>,
+    /// Whether `no_new_privs` is set.
+    pub no_new_privs: bool,
+    /// The command's capabilities.
+    pub capabilities: CapabilityState,
+    /// The seccomp policy installed (foreign architectures are always killed), if any.
+    pub seccomp: Option<SeccompPolicy>,
+}
+
+/// The command's capabilities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapabilityState {
+    /// Empty bounding, ambient, effective, permitted and inheritable sets (checked).
+    AllDropped,
+    /// Whatever `execve` gives in the user namespace (everything, for uid 0).
+    Inherited,
+}
+
+impl fmt::Display for Enforced {
+    /// One line: `namespaces user,mount,pid,ipc,net; Landlock ABI 6; 2 secret masks; ...`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns: Vec<&str> = self
+            .namespaces
+            .iter()
+            .map(|n| match n {
+                Namespace::User => "user",
+                Namespace::Mount => "mount",
+                Namespace::Pid => "pid",
+                Namespace::Ipc => "ipc",
+                Namespace::Net => "net",
+            })
+            .collect();
+        write!(f, "namespaces {}; ", ns.join(","))?;
+        match self.landlock_abi {
+            Some(abi) => write!(f, "Landlock ABI {abi}; ")?,
+            None => write!(f, "no Landlock; ")?,
+        }
+        write!(
+            f,
+            "{} secret masks; {} read-only paths; {} rlimits; no_new_privs {}; ",
+            self.secret_masks,
+            self.read_only_paths,
+            self.rlimits.len(),
+            if self.no_new_privs { "on" } else { "off" }
+        )?;
+        match self.capabilities {
+            CapabilityState::AllDropped => write!(f, "capabilities none; ")?,
+            CapabilityState::Inherited => write!(f, "capabilities inherited; ")?,
+        }
+        match &self.seccomp {
+            Some(p) => write!(
+                f,
+                "seccomp {} calls denied, foreign architectures killed",
+                p.denials.len()
+            ),
+            None => write!(f, "no seccomp"),
+        }
+    }
 }
 
 /// A kernel namespace.
@@ -108,6 +223,11 @@ pub enum Step {
         /// Paths with read and write access (workspace first).
         writable: Vec<PathBuf>,
     },
+    /// Drop every capability from the bounding, ambient, effective, permitted
+    /// and inheritable sets, then check none is left.
+    DropCapabilities,
+    /// Install the seccomp filter built from this policy (foreign architectures killed).
+    Seccomp(SeccompPolicy),
 }
 
 impl Step {
@@ -129,6 +249,8 @@ impl Step {
             Step::SetRlimit(_) => "rlimit",
             Step::NoNewPrivs => "no_new_privs",
             Step::Landlock { .. } => "Landlock",
+            Step::DropCapabilities => "capabilities",
+            Step::Seccomp(_) => "seccomp",
         }
     }
 
@@ -265,6 +387,8 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
         }
         steps.push(Step::Landlock { abi, writable });
     }
+    steps.push(Step::DropCapabilities);
+    steps.push(Step::Seccomp(plan_seccomp()));
     Ok(SandboxPlan { steps })
 }
 
@@ -435,8 +559,69 @@ mod tests {
                 abi: LANDLOCK_MAX_ABI,
                 writable: vec!["/ws".into(), "/dev/null".into()],
             },
+            Step::DropCapabilities,
+            Step::Seccomp(plan_seccomp()),
         ];
         assert_eq!(got.steps, want);
+    }
+
+    #[test]
+    fn strict_plan_reports_every_enforced_boundary() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.masked = vec!["/home/u/.ssh".into()];
+        let f = facts(
+            6,
+            &[("/ws", dir("/ws")), ("/home/u/.ssh", dir("/home/u/.ssh"))],
+        );
+        let got = plan(&spec, &f).unwrap().enforced();
+        assert_eq!(
+            got,
+            Enforced {
+                namespaces: vec![
+                    Namespace::User,
+                    Namespace::Mount,
+                    Namespace::Pid,
+                    Namespace::Ipc,
+                    Namespace::Net
+                ],
+                landlock_abi: Some(6),
+                secret_masks: 1,
+                read_only_paths: 0,
+                rlimits: Vec::new(),
+                no_new_privs: true,
+                capabilities: CapabilityState::AllDropped,
+                seccomp: Some(plan_seccomp()),
+            }
+        );
+        assert_eq!(
+            got.to_string(),
+            format!(
+                "namespaces user,mount,pid,ipc,net; Landlock ABI 6; 1 secret masks; \
+                 0 read-only paths; 0 rlimits; no_new_privs on; capabilities none; \
+                 seccomp {} calls denied, foreign architectures killed",
+                plan_seccomp().denials.len()
+            )
+        );
+    }
+
+    #[test]
+    fn seccomp_comes_after_no_new_privs_landlock_and_the_capability_drop() {
+        let got = plan(
+            &SandboxSpec::strict("/ws"),
+            &facts(6, &[("/ws", dir("/ws"))]),
+        )
+        .unwrap();
+        let at = |want: fn(&Step) -> bool| got.steps.iter().position(want).unwrap();
+        let nnp = at(|s| *s == Step::NoNewPrivs);
+        let landlock = at(|s| matches!(s, Step::Landlock { .. }));
+        let caps = at(|s| *s == Step::DropCapabilities);
+        let seccomp = at(|s| matches!(s, Step::Seccomp(_)));
+        assert!(nnp < landlock && landlock < caps && caps < seccomp);
+        assert_eq!(
+            seccomp,
+            got.steps.len() - 1,
+            "seccomp is the last step before exec"
+        );
     }
 
     #[test]

@@ -24,9 +24,13 @@ pub(crate) enum Call {
     LandlockRestrictSelf,
     LandlockNotEnforced,
     Execve,
+    Capset,
+    Capget,
+    CapabilitiesLeft,
+    Seccomp,
 }
 
-const CALLS: [Call; 16] = [
+const CALLS: [Call; 20] = [
     Call::Prctl,
     Call::Getppid,
     Call::Unshare,
@@ -43,6 +47,10 @@ const CALLS: [Call; 16] = [
     Call::LandlockRestrictSelf,
     Call::LandlockNotEnforced,
     Call::Execve,
+    Call::Capset,
+    Call::Capget,
+    Call::CapabilitiesLeft,
+    Call::Seccomp,
 ];
 
 impl Call {
@@ -64,6 +72,10 @@ impl Call {
             Call::LandlockRestrictSelf => "landlock_restrict_self",
             Call::LandlockNotEnforced => "landlock_restrict_self (not fully enforced)",
             Call::Execve => "execve",
+            Call::Capset => "capset",
+            Call::Capget => "capget",
+            Call::CapabilitiesLeft => "capget (capabilities left after dropping)",
+            Call::Seccomp => "seccomp",
         }
     }
 
