@@ -4,4 +4,6 @@ mod masking;
 mod namespaces;
 mod net;
 mod probe;
+mod seccomp;
+mod syscall_probes;
 mod util;

@@ -1,7 +1,8 @@
 //! The probe: this test binary, re-executed inside the sandbox with
 //! `AQ_SANDBOX_PROBE=<op>:<args>`. It reports through its exit code (the
 //! sandbox has the caller's stdio), in a range no other outcome uses:
-//! 250 done, 251 done but data was there, 110 + errno for a failed call.
+//! 250 done, 251 done but data was there, 252 a forked child was killed by
+//! SIGSYS, 110 + errno for a failed call.
 //! Anything else (0 when libtest matched no test, 101 for a panic) means the
 //! probe did not run, which is never counted as "blocked".
 
@@ -10,6 +11,8 @@ use std::io::{Read, Write};
 pub const DONE: i32 = 250;
 pub const DONE_WITH_DATA: i32 = 251;
 pub const ERRNO_BASE: i32 = 110;
+/// A child forked for the attempt was killed by `SIGSYS`.
+pub const KILLED_BY_SIGSYS: i32 = 252;
 
 /// Entry point; a no-op in a normal test run.
 #[test]
@@ -93,6 +96,7 @@ fn run(probe: &str) -> std::io::Result<i32> {
                 .count();
             Ok(if n <= max { DONE } else { DONE_WITH_DATA })
         }
+        "sys" => super::syscall_probes::run(arg),
         _ => Ok(0),
     }
 }

@@ -3,12 +3,12 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use aq_sandbox::{PlanError, SandboxError, SandboxSpec, run_sandboxed};
+use aq_sandbox::{HostFacts, PlanError, SandboxError, SandboxSpec, Step, apply, plan};
 
-use super::probe::{DONE, DONE_WITH_DATA, ERRNO_BASE};
+use super::probe::{DONE, DONE_WITH_DATA, ERRNO_BASE, KILLED_BY_SIGSYS};
 
 /// What a probe reported.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// The operation succeeded (for reads: the data was empty).
     Done,
@@ -16,6 +16,8 @@ pub enum Outcome {
     DoneWithData,
     /// The operation failed with this errno: the boundary held (or not: check which).
     Errno(i32),
+    /// A child the probe forked for the attempt was killed by `SIGSYS` (seccomp).
+    KilledBySigsys,
 }
 
 /// A temporary tree: `ws/` (workspace with `.git/hooks` and `.git/config`),
@@ -87,6 +89,16 @@ fn missing_feature(err: &SandboxError) -> bool {
 /// Run `probe` in a sandbox built from `spec`. `None`: skipped (reason printed).
 /// Panics when the probe could not run, so that is never mistaken for "blocked".
 pub fn run_probe(spec: &SandboxSpec, probe: &str) -> Option<Outcome> {
+    run_probe_without(spec, probe, |_| false)
+}
+
+/// [`run_probe`] with the plan's steps for which `leave_out` is true removed:
+/// the control run that shows a boundary is the reason a call failed.
+pub fn run_probe_without(
+    spec: &SandboxSpec,
+    probe: &str,
+    leave_out: impl Fn(&Step) -> bool,
+) -> Option<Outcome> {
     let mut spec = spec.clone();
     spec.env.push(("AQ_SANDBOX_PROBE".into(), probe.into()));
     spec.env.push(("RUST_BACKTRACE".into(), "0".into()));
@@ -99,7 +111,14 @@ pub fn run_probe(spec: &SandboxSpec, probe: &str) -> Option<Outcome> {
         "--test-threads=1".into(),
         "-q".into(),
     ];
-    let status = match run_sandboxed(&spec, &argv) {
+    let planned = HostFacts::probe(&spec);
+    let planned = plan(&spec, &planned)
+        .map_err(SandboxError::from)
+        .map(|mut p| {
+            p.steps.retain(|s| !leave_out(s));
+            p
+        });
+    let status = match planned.and_then(|p| apply(&p, &spec.env, &argv)) {
         Ok(status) => status,
         Err(e) if missing_feature(&e) => {
             skip(&e.to_string());
@@ -111,6 +130,7 @@ pub fn run_probe(spec: &SandboxSpec, probe: &str) -> Option<Outcome> {
     Some(match code {
         DONE => Outcome::Done,
         DONE_WITH_DATA => Outcome::DoneWithData,
+        KILLED_BY_SIGSYS => Outcome::KilledBySigsys,
         c if c > ERRNO_BASE && c < DONE => Outcome::Errno(c - ERRNO_BASE),
         c => panic!("probe {probe:?} could not run: exit status {c} ({status})"),
     })
