@@ -5,5 +5,6 @@ mod util;
 
 mod approve;
 mod audit;
+mod doctor;
 mod policy;
 mod run;

@@ -48,6 +48,25 @@ pub enum Command {
     Report(ReportArgs),
     /// Session logs: a recap of the latest, the list, chain verification.
     Audit(AuditArgs),
+    /// What this machine offers the kernel sandbox, and which profiles work.
+    ///
+    /// One line per check (ok, limited or missing, with the reason): user,
+    /// mount, PID, IPC and network namespaces (tried for real), Landlock ABI,
+    /// seccomp, cgroup v2 delegation. Then the profiles that will work.
+    /// Exits 0 when the default profile (strict) can run, 1 otherwise.
+    ///
+    /// Example: aq doctor --fix
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the exact commands that enable what is missing (never runs them).
+    #[arg(long)]
+    pub fix: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@
 mod approve;
 mod audit_cmd;
 mod cli;
+mod doctor;
 mod exit;
 mod explain;
 mod policy_cmd;
@@ -53,6 +54,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Approve(args) => approve::run(&args),
         cli::Command::Report(args) => audit_cmd::run_report(&args),
         cli::Command::Audit(args) => audit_cmd::run_audit(&args),
+        cli::Command::Doctor(args) => doctor::run(&args),
     };
     match result {
         Ok(code) => code.into(),

@@ -48,3 +48,53 @@ pub(crate) fn apply_id_maps(maps: &IdMaps, step: u32) -> Result<(), Fail> {
     write_file(c"/proc/self/uid_map", &maps.uid_map, step)?;
     write_file(c"/proc/self/gid_map", &maps.gid_map, step)
 }
+
+impl Namespace {
+    /// Whether this process may create `namespaces` (in one `unshare` call,
+    /// as the sandbox does), tried for real in a forked child that exits
+    /// right after; the caller is left untouched. `Err` carries the kernel's
+    /// answer (EPERM, ENOSPC, EINVAL...), or says the child was killed (a
+    /// seccomp filter that kills instead of failing the call). For `aq doctor`.
+    pub fn probe_unshare(namespaces: &[Namespace]) -> std::io::Result<()> {
+        let flags = clone_flags(namespaces);
+        // SAFETY: the child only calls unshare and _exit (async-signal-safe)
+        // and reads errno; it touches no memory shared with the parent.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if pid == 0 {
+            // SAFETY: see above; `_exit` skips atexit handlers and stdio flushing.
+            unsafe {
+                let code = if libc::unshare(flags) == 0 {
+                    0
+                } else {
+                    *libc::__errno_location()
+                };
+                libc::_exit(code.clamp(0, 255));
+            }
+        }
+        let mut status = 0;
+        loop {
+            // SAFETY: waits for our own child; `status` is a valid out pointer.
+            if unsafe { libc::waitpid(pid, &mut status, 0) } >= 0 {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        if libc::WIFEXITED(status) {
+            match libc::WEXITSTATUS(status) {
+                0 => Ok(()),
+                errno => Err(std::io::Error::from_raw_os_error(errno)),
+            }
+        } else {
+            Err(std::io::Error::other(format!(
+                "the probe was killed by signal {}",
+                libc::WTERMSIG(status)
+            )))
+        }
+    }
+}
