@@ -4,7 +4,8 @@
 use aq_shell::Command;
 
 use super::{
-    Ctx, cwd_before, finder_roots, flag_values_text, has_flag, operands, placeholder_values,
+    Ctx, cwd_before, find_roots, finder_roots, flag_values_text, has_flag, operands,
+    placeholder_values,
 };
 use crate::catalog::RuleId;
 use crate::paths::{self, NormPath, Persistence};
@@ -314,12 +315,7 @@ fn check_find_delete(ctx: &mut Ctx, i: usize) {
     if !c.args().iter().any(|a| a.text == "-delete") {
         return;
     }
-    let roots: Vec<String> = c
-        .args()
-        .iter()
-        .take_while(|a| !a.text.starts_with('-') && a.text != "(" && a.text != "!")
-        .map(|a| a.text.clone())
-        .collect();
+    let roots = find_roots(c);
     if roots.iter().any(|r| is_root_like(r)) {
         ctx.hit(
             RuleId::FsRmRecursiveRoot,
