@@ -144,7 +144,14 @@ fn check_corpus(path: &std::path::Path, min_percent: usize) {
 /// The shared development corpus.
 #[test]
 fn dev_corpus_meets_targets() {
-    check_corpus(&corpus_path(), 95);
+    let path = corpus_path();
+    // The shared corpus sits beside the repository in CI and in the team's
+    // checkouts; a fresh clone elsewhere may not have it. CI must.
+    if !path.exists() && std::env::var_os("CI").is_none() {
+        println!("skipped: no corpus at {} (set AQ_CORPUS; CI requires it)", path.display());
+        return;
+    }
+    check_corpus(&path, 95);
 }
 
 /// Our own held-out set: commands written after the rules, with evasion
