@@ -150,12 +150,12 @@ fn parse_script(text: &str, limits: &Limits) -> Result<brush_parser::ast::Progra
     }
     let options = brush_parser::ParserOptions::default();
     let tokens =
-        brush_parser::uncached_tokenize_str(text, &options.tokenizer_options()).map_err(|e| {
-            Problem {
+        guarded(|| brush_parser::uncached_tokenize_str(text, &options.tokenizer_options()))
+            .ok_or_else(parser_panicked)?
+            .map_err(|e| Problem {
                 kind: ProblemKind::Unparsable,
                 detail: format!("not valid shell syntax: {e}"),
-            }
-        })?;
+            })?;
     let shape = measure_tokens(&tokens);
     if shape.nesting > limits.nesting {
         return Err(Problem {
@@ -175,10 +175,27 @@ fn parse_script(text: &str, limits: &Limits) -> Result<brush_parser::ast::Progra
             ),
         });
     }
-    brush_parser::parse_tokens(&tokens, &options).map_err(|e| Problem {
+    guarded(|| brush_parser::parse_tokens(&tokens, &options))
+        .ok_or_else(parser_panicked)?
+        .map_err(|e| Problem {
+            kind: ProblemKind::Unparsable,
+            detail: format!("not valid shell syntax: {e}"),
+        })
+}
+
+/// Runs a brush-parser call, turning a panic into `None`. brush-parser
+/// 0.4 can panic on some malformed input (an `unwrap` in its tokenizer, on
+/// `) <<EOF$(( )<(` and a newline); such a line cannot be read, so it asks,
+/// instead of taking the process down. Needs `panic = "unwind"`.
+pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
+}
+
+fn parser_panicked() -> Problem {
+    Problem {
         kind: ProblemKind::Unparsable,
-        detail: format!("not valid shell syntax: {e}"),
-    })
+        detail: "the shell parser failed on this text".to_string(),
+    }
 }
 
 /// The `$(`, `${` and `$[` in a text, quoted or not.
@@ -459,6 +476,16 @@ mod tests {
         let tokens = brush_parser::uncached_tokenize_str(text, &options.tokenizer_options())
             .expect("tokenizes");
         measure_tokens(&tokens)
+    }
+
+    #[test]
+    fn a_parser_panic_is_an_unparsable_line() {
+        let a = analyze(") <<EOF$(( )<(\n");
+        assert!(
+            a.problems.iter().any(|p| p.kind == ProblemKind::Unparsable),
+            "{:?}",
+            a.problems
+        );
     }
 
     #[test]

@@ -110,15 +110,17 @@ impl Walker {
             w.dynamic = true;
             return w;
         }
-        match brush_parser::word::parse_heredoc(raw, &self.options) {
-            Ok(pieces) => {
+        match crate::guarded(|| brush_parser::word::parse_heredoc(raw, &self.options))
+            .and_then(Result::ok)
+        {
+            Some(pieces) => {
                 let mut acc = Acc::default();
                 for p in pieces {
                     self.fold_piece(&p.piece, raw, p.start_index..p.end_index, true, &mut acc);
                 }
                 acc.word
             }
-            Err(_) => Word::literal(raw),
+            None => Word::literal(raw),
         }
     }
 
@@ -137,9 +139,11 @@ impl Walker {
             w.dynamic = true;
             return (w, false);
         }
-        let pieces = match brush_parser::word::parse(raw, &self.options) {
-            Ok(p) => p,
-            Err(_) => {
+        let pieces = match crate::guarded(|| brush_parser::word::parse(raw, &self.options))
+            .and_then(Result::ok)
+        {
+            Some(p) => p,
+            None => {
                 // Not a word bash could expand either; keep it, but say it is
                 // not known.
                 let mut w = Word::literal(raw);
@@ -348,8 +352,8 @@ pub(crate) fn expand_braces(raw: &str) -> Vec<String> {
         return vec![raw.to_string()];
     }
     let options = brush_parser::ParserOptions::default();
-    match brush_parser::word::parse_brace_expansions(raw, &options) {
-        Ok(Some(parts)) => {
+    match crate::guarded(|| brush_parser::word::parse_brace_expansions(raw, &options)) {
+        Some(Ok(Some(parts))) => {
             let mut out = vec![String::new()];
             for part in &parts {
                 out = product(&out, &expand_brace_part(part));
