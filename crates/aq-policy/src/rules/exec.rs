@@ -92,9 +92,11 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
     };
     if reads_stdin {
         sources.extend(ctx.upstream(i));
+        // A here-string of `$(curl ...)`, or `< <(curl ...)`: the script
+        // comes from what feeds the text or the named pipe.
         for s in &c.stdin {
-            if let Input::Text(t) = s {
-                sources.extend(ctx.word_sources(t));
+            if let Input::Text(w) | Input::File(w) = s {
+                sources.extend(ctx.word_sources(w));
             }
         }
     }

@@ -307,6 +307,11 @@ fn check_git(ctx: &mut Ctx, i: usize) {
         "stash" if matches!(sub_args.first(), Some(&"drop") | Some(&"clear")) => {
             ctx.hit(RuleId::GitDiscardChanges, i, "drops stashed work")
         }
+        "rm" if (short('r') || has("--recursive")) && !has("--cached") => ctx.hit(
+            RuleId::GitDiscardChanges,
+            i,
+            "git rm -r deletes tracked files and their uncommitted changes",
+        ),
         "filter-branch" | "filter-repo" => ctx.hit(
             RuleId::GitDiscardChanges,
             i,
