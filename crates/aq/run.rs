@@ -78,7 +78,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let log = AuditLog::open(&log_path)
         .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?;
     let layers = vec![format!("shims ({})", shims.len())];
-    append(
+    session::log_event(
         &log,
         &id,
         EventBody::SessionStart {
@@ -107,7 +107,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let engine = Engine::new(file.policy.clone());
     let verdict = engine.evaluate_argv(&args.command);
     let top = verdict.deciding_rule();
-    append(
+    session::log_event(
         &log,
         &id,
         EventBody::CommandDecision {
@@ -126,7 +126,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     );
     if verdict.decision == Decision::Ask {
         // The user typed this command: that is the approval.
-        append(
+        session::log_event(
             &log,
             &id,
             EventBody::Approval {
@@ -149,7 +149,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         Exit::Code(c) => (Some(c), None),
         Exit::Signal(s) => (None, Some(s)),
     };
-    append(
+    session::log_event(
         &log,
         &id,
         EventBody::CommandExit {
@@ -159,7 +159,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             duration_ms,
         },
     );
-    append(
+    session::log_event(
         &log,
         &id,
         EventBody::SessionEnd {
@@ -235,12 +235,6 @@ fn run_child(args: &RunArgs, dir: &Path, file: &SessionFile, shim_dir: &Path) ->
         (Some(c), _) => Exit::Code(c),
         (None, Some(s)) => Exit::Signal(s),
         _ => Exit::Code(1),
-    }
-}
-
-fn append(log: &AuditLog, id: &str, body: EventBody) {
-    if let Err(e) = log.append(body, session::now_rfc3339(), id) {
-        eprintln!("aq: warning: cannot write the audit log: {e}");
     }
 }
 

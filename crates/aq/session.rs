@@ -194,3 +194,11 @@ pub fn pid_alive(pid: u32) -> bool {
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
+
+/// Appends an event to a session's log. A failed write is reported on
+/// stderr and does not stop the command: the decision is already made.
+pub fn log_event(log: &aq_audit::AuditLog, session_id: &str, body: aq_audit::EventBody) {
+    if let Err(e) = log.append(body, now_rfc3339(), session_id) {
+        eprintln!("aq: warning: cannot write the audit log: {e}");
+    }
+}

@@ -72,9 +72,9 @@ fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, String> {
         }
     }
     let top = verdict.deciding_rule();
-    append(
+    session::log_event(
         &log,
-        &file,
+        &file.id,
         EventBody::CommandDecision {
             argv: argv.clone(),
             cwd: cwd.clone(),
@@ -89,9 +89,9 @@ fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, String> {
     );
 
     if let Some(grant) = covered_by {
-        append(
+        session::log_event(
             &log,
-            &file,
+            &file.id,
             EventBody::Approval {
                 request: grant.clone(),
                 argv: argv.clone(),
@@ -181,9 +181,9 @@ fn ask_human(
             ),
         ),
     };
-    append(
+    session::log_event(
         log,
-        file,
+        &file.id,
         EventBody::Approval {
             request: id.clone(),
             argv: argv.to_vec(),
@@ -263,12 +263,6 @@ pub fn print_refusal(what: &str, argv: &[String], verdict: &Verdict) {
         }
     }
     eprint!("{msg}");
-}
-
-fn append(log: &AuditLog, file: &SessionFile, body: EventBody) {
-    if let Err(e) = log.append(body, session::now_rfc3339(), &file.id) {
-        eprintln!("aq: warning: cannot write the audit log: {e}");
-    }
 }
 
 /// Whether `argv0` names a shim (anything but `aq` itself).

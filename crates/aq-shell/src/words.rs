@@ -98,16 +98,28 @@ impl Walker {
         self.expand_single(raw, false).0
     }
 
+    /// brush's word parser takes exponential time on nested array subscripts
+    /// (`${a[${a[${a[0]}]}]}`: ~20x per level): such a text is not expanded,
+    /// and the analysis says so. Returns the unexpanded word in that case.
+    fn refuse_deep_subscripts(&mut self, raw: &str) -> Option<Word> {
+        if subscript_nesting(raw) <= MAX_SUBSCRIPT_NESTING {
+            return None;
+        }
+        self.problem(
+            crate::ProblemKind::TooDeep,
+            format!(
+                "array subscripts nested more than {MAX_SUBSCRIPT_NESTING} deep are not expanded"
+            ),
+        );
+        let mut w = Word::literal(raw);
+        w.dynamic = true;
+        Some(w)
+    }
+
     /// Expands the body of a here-document: only `$`, backquote and backslash
     /// are special.
     pub(crate) fn expand_heredoc(&mut self, raw: &str) -> Word {
-        if subscript_nesting(raw) > MAX_SUBSCRIPT_NESTING {
-            self.problem(
-                crate::ProblemKind::TooDeep,
-                format!("array subscripts nested more than {MAX_SUBSCRIPT_NESTING} deep are not expanded"),
-            );
-            let mut w = Word::literal(raw);
-            w.dynamic = true;
+        if let Some(w) = self.refuse_deep_subscripts(raw) {
             return w;
         }
         match crate::guarded(|| brush_parser::word::parse_heredoc(raw, &self.options))
@@ -127,16 +139,7 @@ impl Walker {
     /// Returns the word and whether it must be split on whitespace (an
     /// unquoted expansion of a known variable that holds spaces).
     fn expand_single(&mut self, raw: &str, in_quotes: bool) -> (Word, bool) {
-        // brush's word parser takes exponential time on nested array
-        // subscripts (`${a[${a[${a[0]}]}]}`: ~20x per level); such a word is
-        // not expanded, and says so.
-        if subscript_nesting(raw) > MAX_SUBSCRIPT_NESTING {
-            self.problem(
-                crate::ProblemKind::TooDeep,
-                format!("array subscripts nested more than {MAX_SUBSCRIPT_NESTING} deep are not expanded"),
-            );
-            let mut w = Word::literal(raw);
-            w.dynamic = true;
+        if let Some(w) = self.refuse_deep_subscripts(raw) {
             return (w, false);
         }
         let pieces = match crate::guarded(|| brush_parser::word::parse(raw, &self.options))
