@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! caller ── fork ──> supervisor: pdeathsig, unshare(user,mnt,pid,ipc[,net]), id maps, lo up
-//!                      └─ fork ──> init (PID 1): private mounts, /proc, masks, read-only binds
+//!                      └─ fork ──> init (PID 1): private mounts, /proc, PID cap, masks, read-only binds
 //!                                    └─ fork ──> command: rlimits, no_new_privs, Landlock,
 //!                                                drop capabilities, seccomp filter, execve
 //! ```
@@ -27,7 +27,7 @@ use landlock::RulesetCreated;
 use crate::error::SandboxError;
 use crate::facts::{HostFacts, PathKind};
 use crate::mounts::{self, MaskKind};
-use crate::namespaces::{self, IdMaps};
+use crate::namespaces::{self, IdMaps, PidCap};
 use crate::plan::{SandboxPlan, Step, plan};
 use crate::spec::SandboxSpec;
 use crate::syscall::{Call, Fail, check};
@@ -110,6 +110,7 @@ enum PreparedStep {
     ForkInit,
     MakeMountsPrivate,
     MountProc,
+    CapPidNamespace(PidCap),
     MountMaskSources,
     Mask(MaskKind, CString),
     UnmountMaskSources,
@@ -155,6 +156,7 @@ impl Prepared {
                 Step::ForkInit => PreparedStep::ForkInit,
                 Step::MakeMountsPrivate => PreparedStep::MakeMountsPrivate,
                 Step::MountProc => PreparedStep::MountProc,
+                Step::CapPidNamespace(max) => PreparedStep::CapPidNamespace(PidCap::new(*max)),
                 Step::MountMaskSources => PreparedStep::MountMaskSources,
                 Step::UnmountMaskSources => PreparedStep::UnmountMaskSources,
                 Step::Mask { path, kind } => PreparedStep::Mask(
@@ -280,6 +282,7 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
                 .and_then(|()| set_parent_death_signal(i, None)),
             PreparedStep::MakeMountsPrivate => mounts::apply_private_propagation(i),
             PreparedStep::MountProc => mounts::apply_proc(i),
+            PreparedStep::CapPidNamespace(cap) => namespaces::apply_pid_cap(&cap, i),
             PreparedStep::MountMaskSources => mounts::apply_mask_sources(i),
             PreparedStep::Mask(kind, path) => mounts::apply_mask(kind, &path, i),
             PreparedStep::UnmountMaskSources => mounts::apply_unmount_mask_sources(i),

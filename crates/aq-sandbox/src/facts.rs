@@ -17,6 +17,8 @@ pub struct HostFacts {
     pub uid: u32,
     /// The caller's real gid, mapped to itself inside the user namespace.
     pub gid: u32,
+    /// The running kernel's `(major, minor)` version, `None` when unknown.
+    pub kernel_version: Option<(u32, u32)>,
     /// What each path named by the spec really is, keyed by the path as written
     /// (relative `read_only` entries already joined to the workspace).
     pub paths: BTreeMap<PathBuf, PathFacts>,
@@ -59,6 +61,7 @@ impl HostFacts {
             landlock_abi: probe_landlock_abi(),
             uid: current_uid(),
             gid: current_gid(),
+            kernel_version: probe_kernel_version(),
             paths,
         }
     }
@@ -118,6 +121,20 @@ fn probe_landlock_abi() -> u32 {
     0
 }
 
+/// `(major, minor)` from the kernel's release string (`uname -r`).
+fn probe_kernel_version() -> Option<(u32, u32)> {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    parse_kernel_version(&release)
+}
+
+/// `"6.18.44-fc-v595"` → `(6, 18)`.
+fn parse_kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.trim().split(['.', '-']);
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
 #[cfg(target_os = "linux")]
 fn current_uid() -> u32 {
     // SAFETY: getuid cannot fail and has no arguments.
@@ -138,4 +155,17 @@ fn current_uid() -> u32 {
 #[cfg(not(target_os = "linux"))]
 fn current_gid() -> u32 {
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_kernel_version;
+
+    #[test]
+    fn kernel_version_is_major_and_minor_of_the_release() {
+        assert_eq!(parse_kernel_version("6.18.44-fc-v595\n"), Some((6, 18)));
+        assert_eq!(parse_kernel_version("5.15.0-105-generic"), Some((5, 15)));
+        assert_eq!(parse_kernel_version("6.14-rc1"), Some((6, 14)));
+        assert_eq!(parse_kernel_version("garbage"), None);
+    }
 }

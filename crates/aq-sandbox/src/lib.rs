@@ -38,8 +38,16 @@
 //!   inet and inet6; ENOSYS for `clone3` (libc falls back to `clone`); the
 //!   process is killed on another architecture's syscall table (i386, x32).
 //!   Installed last, right before `execve`.
-//! - `no_new_privs`, rlimits, and `PR_SET_PDEATHSIG` so the sandbox dies with
-//!   its caller.
+//! - **Process cap**: a [`RlimitResource::Processes`] limit is set as
+//!   `RLIMIT_NPROC` and, since the kernel exempts uid 0 from that rlimit, also
+//!   enforced through the PID namespace's own `pid_max` (Linux 6.14+), so a
+//!   fork bomb gets EAGAIN whoever the caller is ([`Step::CapPidNamespace`]);
+//!   on older kernels uid 0 is not bound, which [`ProcessLimit`] says.
+//! - **Teardown**: the command's PID namespace dies with it (its init exits
+//!   with the command and the kernel kills what is left, `setsid` daemons
+//!   included), and `PR_SET_PDEATHSIG` kills the supervisor, hence the
+//!   namespace, when the caller dies, even by SIGKILL.
+//! - `no_new_privs` and rlimits.
 //!
 //! [`SandboxPlan::enforced`] reports what a plan enforces; since every step
 //! fails closed, that is what holds once the command runs.
@@ -117,8 +125,8 @@ pub use apply::{apply, run_sandboxed};
 pub use error::SandboxError;
 pub use facts::{HostFacts, PathFacts, PathKind};
 pub use plan::{
-    CapabilityState, Enforced, LANDLOCK_MAX_ABI, LANDLOCK_MIN_ABI, Namespace, PlanError,
-    SandboxPlan, Step, plan,
+    CapabilityState, Enforced, LANDLOCK_MAX_ABI, LANDLOCK_MIN_ABI, Namespace,
+    PID_MAX_PER_NAMESPACE_SINCE, PlanError, ProcessLimit, RESERVED_PIDS, SandboxPlan, Step, plan,
 };
 pub use seccomp::{ArgCondition, DenyErrno, SeccompDenial, SeccompPolicy, Syscall, plan_seccomp};
 pub use spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};

@@ -2,7 +2,7 @@
 
 use std::ffi::CStr;
 
-use crate::plan::Namespace;
+use crate::plan::{Namespace, RESERVED_PIDS};
 use crate::syscall::{Call, Fail, check, write_file};
 
 /// `unshare(2)` flags for `namespaces`.
@@ -47,6 +47,32 @@ pub(crate) fn apply_id_maps(maps: &IdMaps, step: u32) -> Result<(), Fail> {
     write_file(SETGROUPS, b"deny", step)?;
     write_file(c"/proc/self/uid_map", &maps.uid_map, step)?;
     write_file(c"/proc/self/gid_map", &maps.gid_map, step)
+}
+
+/// What init writes to cap its PID namespace (built before fork).
+pub(crate) struct PidCap {
+    pid_max: Vec<u8>,
+    last_pid: Vec<u8>,
+}
+
+impl PidCap {
+    pub(crate) fn new(max: u64) -> PidCap {
+        PidCap {
+            pid_max: (RESERVED_PIDS + max).to_string().into_bytes(),
+            last_pid: RESERVED_PIDS.to_string().into_bytes(),
+        }
+    }
+}
+
+/// In init, through the fresh `/proc` of its own PID namespace: `pid_max`
+/// first (its floor is 301, above `ns_last_pid`), then `ns_last_pid`, which
+/// moves the PID counter past [`RESERVED_PIDS`] so that it wraps to 300, not 1.
+/// Both files are per PID namespace (`pid_max` since Linux 6.14, which the
+/// plan checks: on older kernels that file is the host's) and writable with
+/// `CAP_SYS_ADMIN` in the user namespace that owns it, which init has.
+pub(crate) fn apply_pid_cap(cap: &PidCap, step: u32) -> Result<(), Fail> {
+    write_file(c"/proc/sys/kernel/pid_max", &cap.pid_max, step)?;
+    write_file(c"/proc/sys/kernel/ns_last_pid", &cap.last_pid, step)
 }
 
 impl Namespace {

@@ -9,7 +9,9 @@
 //!    capabilities the user namespace just gave us). It then forks the init.
 //! 2. **Init** (PID 1 of the new PID namespace): make every mount private before
 //!    touching any, so nothing propagates back to the host; mount a fresh `/proc`
-//!    so host processes are invisible; mask secrets (bound from an empty file and
+//!    so host processes are invisible; cap the PIDs of the namespace when a
+//!    process limit is asked (through that fresh `/proc`, before the mask
+//!    sources cover it); mask secrets (bound from an empty file and
 //!    directory on a read-only tmpfs staged over `/proc`, then detached); pin the ancestors of the
 //!    read-only paths as mount points (a mount point cannot be renamed or removed,
 //!    so `mv .git .git-old` cannot route around a read-only `.git/hooks`); bind
@@ -36,7 +38,7 @@ use std::path::{Path, PathBuf};
 
 use crate::facts::{HostFacts, PathFacts, PathKind};
 use crate::seccomp::{SeccompPolicy, plan_seccomp};
-use crate::spec::{LandlockMode, NetworkMode, Rlimit, SandboxSpec};
+use crate::spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};
 
 /// Lowest Landlock ABI accepted: ABI 3 adds `TRUNCATE`; below it a confined
 /// process could still truncate any file it can open outside the workspace.
@@ -45,11 +47,22 @@ pub const LANDLOCK_MIN_ABI: u32 = 3;
 /// abstract-socket scoping.
 pub const LANDLOCK_MAX_ABI: u32 = 6;
 
+/// First kernel whose `/proc/sys/kernel/pid_max` is per PID namespace and
+/// writable from inside it (with `CAP_SYS_ADMIN` in the owning user namespace).
+pub const PID_MAX_PER_NAMESPACE_SINCE: (u32, u32) = (6, 14);
+/// Once a PID namespace's counter passes this, new PIDs are allocated from it
+/// upwards (the kernel's `RESERVED_PIDS`).
+pub const RESERVED_PIDS: u64 = 300;
+/// The largest `pid_max` (the kernel's `PID_MAX_LIMIT` on 64-bit).
+const PID_MAX_LIMIT: u64 = 4 * 1024 * 1024;
+
 /// The ordered steps that build one sandbox.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SandboxPlan {
     /// Steps in execution order.
     pub steps: Vec<Step>,
+    /// How the spec's process limit holds, if it asked for one.
+    pub processes: ProcessLimit,
 }
 
 impl SandboxPlan {
@@ -63,6 +76,7 @@ impl SandboxPlan {
             secret_masks: 0,
             read_only_paths: 0,
             rlimits: Vec::new(),
+            processes: self.processes,
             no_new_privs: false,
             capabilities: CapabilityState::Inherited,
             seccomp: None,
@@ -97,12 +111,51 @@ pub struct Enforced {
     pub read_only_paths: usize,
     /// Resource limits.
     pub rlimits: Vec<Rlimit>,
+    /// How the process limit holds.
+    pub processes: ProcessLimit,
     /// Whether `no_new_privs` is set.
     pub no_new_privs: bool,
     /// The command's capabilities.
     pub capabilities: CapabilityState,
     /// The seccomp policy installed (foreign architectures are always killed), if any.
     pub seccomp: Option<SeccompPolicy>,
+}
+
+/// How a [`RlimitResource::Processes`] limit holds. `RLIMIT_NPROC` does not
+/// bind uid 0 (`copy_process` exempts the host's root user whatever its
+/// capabilities, and the sandbox maps the caller's uid to itself), so the plan
+/// caps the PID namespace too where the kernel allows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcessLimit {
+    /// No process limit asked.
+    NotRequested,
+    /// At most this many PIDs (processes and threads) for the command and its
+    /// descendants, whoever the caller ([`Step::CapPidNamespace`]; `RLIMIT_NPROC`
+    /// is set as well).
+    PidNamespace(u64),
+    /// `RLIMIT_NPROC` only (the kernel predates a per-namespace `pid_max`): it
+    /// binds this caller, which is not uid 0.
+    Rlimit(u64),
+    /// `RLIMIT_NPROC` is set but binds nothing: the caller is uid 0 and the
+    /// kernel predates a per-namespace `pid_max`. Reported, not refused, like
+    /// missing cgroup limits.
+    NotEnforcedForRoot(u64),
+}
+
+impl fmt::Display for ProcessLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (major, minor) = PID_MAX_PER_NAMESPACE_SINCE;
+        match self {
+            ProcessLimit::NotRequested => write!(f, "no process limit"),
+            ProcessLimit::PidNamespace(n) => write!(f, "processes: at most {n} (PID namespace)"),
+            ProcessLimit::Rlimit(n) => write!(f, "processes: at most {n} (RLIMIT_NPROC)"),
+            ProcessLimit::NotEnforcedForRoot(n) => write!(
+                f,
+                "processes: limit {n} NOT enforced (RLIMIT_NPROC does not bind uid 0 and this \
+                 kernel has no per-PID-namespace pid_max, Linux {major}.{minor}+)"
+            ),
+        }
+    }
 }
 
 /// The command's capabilities.
@@ -135,10 +188,17 @@ impl fmt::Display for Enforced {
         }
         write!(
             f,
-            "{} secret masks; {} read-only paths; {} rlimits; no_new_privs {}; ",
+            "{} secret masks; {} read-only paths; {} rlimits; ",
             self.secret_masks,
             self.read_only_paths,
             self.rlimits.len(),
+        )?;
+        if self.processes != ProcessLimit::NotRequested {
+            write!(f, "{}; ", self.processes)?;
+        }
+        write!(
+            f,
+            "no_new_privs {}; ",
             if self.no_new_privs { "on" } else { "off" }
         )?;
         match self.capabilities {
@@ -193,6 +253,13 @@ pub enum Step {
     MakeMountsPrivate,
     /// Mount a fresh `proc` on `/proc`.
     MountProc,
+    /// Let the command and its descendants hold at most this many PIDs
+    /// (threads count): init writes `pid_max` = [`RESERVED_PIDS`] + max and
+    /// `ns_last_pid` = [`RESERVED_PIDS`] in its own PID namespace, so every
+    /// later PID comes from `[300, 300 + max)` and `fork` fails with EAGAIN
+    /// once they are all taken. Planned with a `Processes` rlimit, which does
+    /// not bind uid 0 (the kernel exempts the host's root user).
+    CapPidNamespace(u64),
     /// Make the empty file and directory that masks are bound from: a read-only
     /// tmpfs mounted over `/proc` while the masks are bound (a bind source must
     /// be attached), then detached by [`Step::UnmountMaskSources`].
@@ -241,6 +308,7 @@ impl Step {
             Step::ForkInit => "PID namespace init",
             Step::MakeMountsPrivate => "mount namespace (private propagation)",
             Step::MountProc => "PID namespace /proc",
+            Step::CapPidNamespace(_) => "process cap (PID namespace pid_max)",
             Step::MountMaskSources | Step::UnmountMaskSources => "secret mask sources",
             Step::Mask { .. } => "secret mask",
             Step::PinMountPoint(_) => "read-only path pin",
@@ -367,6 +435,10 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
     steps.push(Step::ForkInit);
     steps.push(Step::MakeMountsPrivate);
     steps.push(Step::MountProc);
+    let processes = plan_process_limit(spec, facts);
+    if let ProcessLimit::PidNamespace(max) = processes {
+        steps.push(Step::CapPidNamespace(max));
+    }
     let masks = plan_masks(spec, facts)?;
     if !masks.is_empty() {
         steps.push(Step::MountMaskSources);
@@ -389,7 +461,7 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
     }
     steps.push(Step::DropCapabilities);
     steps.push(Step::Seccomp(plan_seccomp()));
-    Ok(SandboxPlan { steps })
+    Ok(SandboxPlan { steps, processes })
 }
 
 /// The Landlock ABI to use, `None` when Landlock is off.
@@ -402,6 +474,32 @@ fn plan_landlock_abi(mode: LandlockMode, host_abi: u32) -> Result<Option<u32>, P
             required: LANDLOCK_MIN_ABI,
         }),
         LandlockMode::Required => Ok(Some(host_abi.min(LANDLOCK_MAX_ABI))),
+    }
+}
+
+/// How the spec's `Processes` rlimit (the lowest, if several) will hold: by
+/// the PID namespace where the kernel has a per-namespace `pid_max`, else by
+/// `RLIMIT_NPROC` alone, which binds every caller but uid 0.
+fn plan_process_limit(spec: &SandboxSpec, facts: &HostFacts) -> ProcessLimit {
+    let Some(limit) = spec
+        .rlimits
+        .iter()
+        .filter(|r| r.resource == RlimitResource::Processes)
+        .map(|r| r.limit)
+        .min()
+    else {
+        return ProcessLimit::NotRequested;
+    };
+    let per_namespace = facts
+        .kernel_version
+        .is_some_and(|v| v >= PID_MAX_PER_NAMESPACE_SINCE);
+    // The command itself needs a PID; past the PID space there is nothing to cap.
+    let max = limit.max(1);
+    match (per_namespace, facts.uid) {
+        (true, _) if max <= PID_MAX_LIMIT - RESERVED_PIDS => ProcessLimit::PidNamespace(max),
+        (true, _) => ProcessLimit::Rlimit(limit),
+        (false, 0) => ProcessLimit::NotEnforcedForRoot(limit),
+        (false, _) => ProcessLimit::Rlimit(limit),
     }
 }
 
@@ -494,6 +592,7 @@ mod tests {
             landlock_abi: abi,
             uid: 1000,
             gid: 1000,
+            kernel_version: Some((6, 18)),
             paths: paths
                 .iter()
                 .map(|(k, v)| (PathBuf::from(k), v.clone()))
@@ -588,6 +687,7 @@ mod tests {
                 secret_masks: 1,
                 read_only_paths: 0,
                 rlimits: Vec::new(),
+                processes: ProcessLimit::NotRequested,
                 no_new_privs: true,
                 capabilities: CapabilityState::AllDropped,
                 seccomp: Some(plan_seccomp()),
@@ -636,6 +736,94 @@ mod tests {
             Namespace::Pid,
             Namespace::Ipc
         ])));
+    }
+
+    fn processes(limit: u64) -> Rlimit {
+        Rlimit {
+            resource: RlimitResource::Processes,
+            limit,
+        }
+    }
+
+    #[test]
+    fn process_limit_also_caps_the_pid_namespace_right_after_proc() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.rlimits = vec![processes(64), processes(32)];
+        spec.masked = vec!["/home/u/.ssh".into()];
+        for uid in [0, 1000] {
+            let mut f = facts(
+                6,
+                &[("/ws", dir("/ws")), ("/home/u/.ssh", dir("/home/u/.ssh"))],
+            );
+            f.uid = uid;
+            f.kernel_version = Some(PID_MAX_PER_NAMESPACE_SINCE);
+            let got = plan(&spec, &f).unwrap();
+            let proc_at = got.steps.iter().position(|s| *s == Step::MountProc);
+            let cap_at = got
+                .steps
+                .iter()
+                .position(|s| *s == Step::CapPidNamespace(32));
+            // Before the mask sources cover /proc.
+            assert_eq!(cap_at, proc_at.map(|p| p + 1), "uid {uid}: {got:?}");
+            assert_eq!(got.steps[cap_at.unwrap() + 1], Step::MountMaskSources);
+            let enforced = got.enforced();
+            assert_eq!(enforced.processes, ProcessLimit::PidNamespace(32));
+            assert!(
+                enforced
+                    .to_string()
+                    .contains("2 rlimits; processes: at most 32 (PID namespace); "),
+                "{enforced}"
+            );
+        }
+    }
+
+    #[test]
+    fn process_limit_without_per_namespace_pid_max_is_the_rlimit_and_says_root_is_not_bound() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.rlimits = vec![processes(32)];
+        let mut f = facts(6, &[("/ws", dir("/ws"))]);
+        f.kernel_version = Some((6, 13));
+        // Unprivileged: RLIMIT_NPROC binds, no cap needed.
+        let got = plan(&spec, &f).unwrap();
+        assert!(got.steps.contains(&Step::SetRlimit(processes(32))));
+        assert!(
+            !got.steps
+                .iter()
+                .any(|s| matches!(s, Step::CapPidNamespace(_)))
+        );
+        assert_eq!(got.enforced().processes, ProcessLimit::Rlimit(32));
+        // uid 0: planned anyway (like missing cgroup limits), said plainly.
+        for kernel in [Some((6, 13)), None] {
+            f.uid = 0;
+            f.kernel_version = kernel;
+            let got = plan(&spec, &f).unwrap();
+            assert!(got.steps.contains(&Step::SetRlimit(processes(32))));
+            let enforced = got.enforced();
+            assert_eq!(enforced.processes, ProcessLimit::NotEnforcedForRoot(32));
+            assert!(
+                enforced
+                    .to_string()
+                    .contains("processes: limit 32 NOT enforced (RLIMIT_NPROC does not bind uid 0"),
+                "{enforced}"
+            );
+        }
+    }
+
+    #[test]
+    fn process_cap_keeps_a_pid_for_the_command_and_ignores_limits_past_the_pid_space() {
+        let mut spec = SandboxSpec::strict("/ws");
+        let f = facts(6, &[("/ws", dir("/ws"))]);
+        spec.rlimits = vec![processes(0)];
+        let got = plan(&spec, &f).unwrap();
+        assert!(got.steps.contains(&Step::CapPidNamespace(1)));
+        spec.rlimits = vec![processes(u64::MAX)];
+        let got = plan(&spec, &f).unwrap();
+        assert!(
+            !got.steps
+                .iter()
+                .any(|s| matches!(s, Step::CapPidNamespace(_)))
+        );
+        assert_eq!(got.processes, ProcessLimit::Rlimit(u64::MAX));
     }
 
     #[test]

@@ -79,7 +79,11 @@ pub enum RlimitResource {
     CpuSeconds,
     /// `RLIMIT_AS`, bytes of address space.
     AddressSpace,
-    /// `RLIMIT_NPROC`, processes of this user (counted per user namespace).
+    /// `RLIMIT_NPROC`, processes (threads count) of this user, counted per
+    /// user namespace. The kernel exempts uid 0 from it, so the plan also caps
+    /// the PID namespace at the same number ([`crate::Step::CapPidNamespace`],
+    /// Linux 6.14+), which binds every caller; [`crate::ProcessLimit`] says
+    /// which holds (on an older kernel, nothing does for uid 0).
     Processes,
     /// `RLIMIT_NOFILE`, open file descriptors.
     OpenFiles,

@@ -6,4 +6,5 @@ mod net;
 mod probe;
 mod seccomp;
 mod syscall_probes;
+mod teardown;
 mod util;

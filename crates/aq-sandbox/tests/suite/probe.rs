@@ -96,6 +96,13 @@ fn run(probe: &str) -> std::io::Result<i32> {
                 .count();
             Ok(if n <= max { DONE } else { DONE_WITH_DATA })
         }
+        "sleep" => {
+            let secs = arg.parse().map_err(std::io::Error::other)?;
+            std::thread::sleep(std::time::Duration::from_secs(secs));
+            Ok(DONE)
+        }
+        "daemon" => super::teardown::daemon_probe(arg),
+        "fork-bomb" => super::teardown::fork_bomb_probe(arg),
         "sys" => super::syscall_probes::run(arg),
         _ => Ok(0),
     }

@@ -5,6 +5,11 @@ use std::path::{Path, PathBuf};
 
 use aq_sandbox::{HostFacts, PlanError, SandboxError, SandboxSpec, Step, apply, plan};
 
+/// The libtest arguments that run exactly one test of this binary, quietly.
+pub const ONE_TEST: [&str; 4] = ["--exact", "--nocapture", "--test-threads=1", "-q"];
+/// The test that turns this binary into a probe.
+pub const PROBE_TEST: &str = "suite::probe::probe_entry";
+
 use super::probe::{DONE, DONE_WITH_DATA, ERRNO_BASE, KILLED_BY_SIGSYS};
 
 /// What a probe reported.
@@ -99,20 +104,26 @@ pub fn run_probe_without(
     probe: &str,
     leave_out: impl Fn(&Step) -> bool,
 ) -> Option<Outcome> {
+    run_probe_with(spec, probe, |_| {}, leave_out)
+}
+
+/// [`run_probe_without`] on host facts changed by `adjust` first (a control
+/// run that needs a plan this host would not get).
+pub fn run_probe_with(
+    spec: &SandboxSpec,
+    probe: &str,
+    adjust: impl FnOnce(&mut HostFacts),
+    leave_out: impl Fn(&Step) -> bool,
+) -> Option<Outcome> {
     let mut spec = spec.clone();
     spec.env.push(("AQ_SANDBOX_PROBE".into(), probe.into()));
     spec.env.push(("RUST_BACKTRACE".into(), "0".into()));
     let exe: OsString = std::env::current_exe().unwrap().into();
-    let argv: Vec<OsString> = vec![
-        exe,
-        "suite::probe::probe_entry".into(),
-        "--exact".into(),
-        "--nocapture".into(),
-        "--test-threads=1".into(),
-        "-q".into(),
-    ];
-    let planned = HostFacts::probe(&spec);
-    let planned = plan(&spec, &planned)
+    let mut argv: Vec<OsString> = vec![exe, PROBE_TEST.into()];
+    argv.extend(ONE_TEST.iter().map(OsString::from));
+    let mut facts = HostFacts::probe(&spec);
+    adjust(&mut facts);
+    let planned = plan(&spec, &facts)
         .map_err(SandboxError::from)
         .map(|mut p| {
             p.steps.retain(|s| !leave_out(s));
