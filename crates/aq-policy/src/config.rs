@@ -46,6 +46,7 @@ use toml::Spanned;
 use crate::catalog::RuleId;
 use crate::decision::{Decision, Risk};
 use crate::policy::{CommandMatcher, CustomRule, Policy};
+use crate::profile::{DEFAULT_PROFILE, Profile, ProfileLayer, RawProfile};
 
 /// The policy file version this build reads.
 pub const POLICY_VERSION: i64 = 1;
@@ -211,6 +212,8 @@ pub struct PolicyLayer {
     pub custom_rules: Vec<RuleDefinition>,
     /// `[session]`: how `aq run` sessions behave.
     pub session: SessionLayer,
+    /// `[profile.NAME]` tables, by name.
+    pub profiles: Vec<(String, ProfileLayer, Location)>,
 }
 
 /// `[session]` as one file sets it.
@@ -224,6 +227,8 @@ pub struct SessionLayer {
     pub shims: Vec<String>,
     /// Secret-looking variables to pass on to commands anyway.
     pub env_pass: Vec<(String, Location)>,
+    /// The sandbox profile `aq run` uses by default.
+    pub profile: Option<(String, Location)>,
 }
 
 /// How `aq run` sessions behave: the effective `[session]` settings.
@@ -238,6 +243,8 @@ pub struct SessionSettings {
     pub extra_shims: Vec<String>,
     /// Secret-looking variables passed on to commands anyway.
     pub env_pass: Vec<String>,
+    /// The sandbox profile `aq run` uses when `--profile` is not given.
+    pub profile: String,
 }
 
 impl Default for SessionSettings {
@@ -247,6 +254,7 @@ impl Default for SessionSettings {
             unanswered: Decision::Block,
             extra_shims: Vec::new(),
             env_pass: Vec::new(),
+            profile: DEFAULT_PROFILE.to_string(),
         }
     }
 }
@@ -263,6 +271,8 @@ struct RawFile {
     rule: Vec<Spanned<RawRule>>,
     #[serde(default)]
     session: RawSession,
+    #[serde(default)]
+    profile: BTreeMap<Spanned<String>, Spanned<RawProfile>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -274,6 +284,7 @@ struct RawSession {
     shims: Vec<Spanned<String>>,
     #[serde(default)]
     env_pass: Vec<Spanned<String>>,
+    profile: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -513,6 +524,18 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         }
         session.env_pass.push((v.clone(), loc(var.span().start)));
     }
+    if let Some(p) = &raw.session.profile {
+        session.profile = Some((p.get_ref().clone(), loc(p.span().start)));
+    }
+
+    let mut profiles = Vec::new();
+    for (name, table) in raw.profile {
+        let at = loc(name.span().start);
+        let span = name.span();
+        let layer = crate::profile::check_layer(name.get_ref(), table.into_inner())
+            .map_err(|(message, help)| err(span, message).help(help))?;
+        profiles.push((name.into_inner(), layer, at));
+    }
 
     Ok(PolicyLayer {
         source: source.to_string(),
@@ -520,6 +543,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         sensitive_paths,
         custom_rules,
         session,
+        profiles,
     })
 }
 
@@ -623,6 +647,30 @@ pub struct EffectivePolicy {
     pub ignored: Vec<IgnoredEntry>,
     /// `[session]` settings in force.
     pub session: SessionSettings,
+    /// Sandbox profiles: the built-in ones as extended, then the user's own.
+    pub profiles: ProfileSet,
+}
+
+/// The sandbox profiles in force (starts as [`Profile::builtins`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileSet(pub Vec<Profile>);
+
+impl Default for ProfileSet {
+    fn default() -> Self {
+        ProfileSet(Profile::builtins())
+    }
+}
+
+impl ProfileSet {
+    /// The profile called `name`.
+    pub fn get(&self, name: &str) -> Option<&Profile> {
+        self.0.iter().find(|p| p.name == name)
+    }
+
+    /// Every profile name, for messages.
+    pub fn names(&self) -> Vec<&str> {
+        self.0.iter().map(|p| p.name.as_str()).collect()
+    }
 }
 
 impl EffectivePolicy {
@@ -710,6 +758,60 @@ impl EffectivePolicy {
                 });
             } else if !self.session.env_pass.contains(var) {
                 self.session.env_pass.push(var.clone());
+            }
+        }
+
+        if let Some((name, at)) = &sess.profile {
+            if trust == Trust::TightenOnly && *name != self.session.profile {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("`profile = \"{name}\"`"),
+                    kept: format!("sessions keep the `{}` profile", self.session.profile),
+                });
+            } else {
+                self.session.profile = name.clone();
+            }
+        }
+        for (name, pl, at) in &layer.profiles {
+            let tighten_only = trust == Trust::TightenOnly;
+            let existing = self.profiles.0.iter().position(|p| &p.name == name);
+            let index = match existing {
+                Some(i) => i,
+                None if tighten_only => {
+                    self.ignored.push(IgnoredEntry {
+                        at: at.clone(),
+                        entry: format!("new profile `{name}`"),
+                        kept: "an untrusted file can only tighten existing profiles".to_string(),
+                    });
+                    continue;
+                }
+                None => {
+                    let base = pl.extends.as_deref().unwrap_or(DEFAULT_PROFILE);
+                    let Some(mut p) = self.profiles.get(base).cloned() else {
+                        return Err(ConfigError {
+                            at: at.clone(),
+                            message: format!(
+                                "profile `{name}` extends `{base}`, which is not defined"
+                            ),
+                            excerpt: None,
+                            help: Some(format!(
+                                "extend one of: {}",
+                                self.profiles.names().join(", ")
+                            )),
+                        });
+                    };
+                    p.name = name.clone();
+                    p.description = format!("{base}, extended by {}", at.source);
+                    self.profiles.0.push(p);
+                    self.profiles.0.len() - 1
+                }
+            };
+            for entry in self.profiles.0[index].apply(pl, tighten_only) {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("{entry} in [profile.{name}]"),
+                    kept: format!("profile `{name}` is not loosened"),
+                });
             }
         }
 
@@ -1199,5 +1301,50 @@ args = ["deploy"]
         assert_eq!((l.line, l.column), (2, 4));
         assert_eq!(Location::at_offset("f", text, 0).to_string(), "f:1:1");
         assert_eq!(Location::at_offset("f", text, 999).line, 3);
+    }
+
+    #[test]
+    fn profiles_are_extended_defined_and_selected() {
+        let eff = effective(&[(
+            "user.toml",
+            "[session]\nprofile = \"mine\"\n[profile.dev]\nwritable = [\"~/.cache/acme\"]\n[profile.mine]\nextends = \"dev\"\nnetwork = \"off\"\nenv = [\"ANTHROPIC_API_KEY\"]\nlimits = { processes = 100 }\n",
+            Trust::Full,
+        )]);
+        assert_eq!(eff.session.profile, "mine");
+        let dev = eff.profiles.get("dev").unwrap();
+        assert!(dev.writable.contains(&"~/.cache/acme".to_string()));
+        let mine = eff.profiles.get("mine").unwrap();
+        assert!(mine.writable.contains(&"~/.cache/acme".to_string()));
+        assert_eq!(mine.network, crate::NetworkSetting::Off);
+        assert_eq!(mine.limits.processes, Some(100));
+        assert_eq!(mine.env, vec!["ANTHROPIC_API_KEY".to_string()]);
+    }
+
+    #[test]
+    fn an_untrusted_file_cannot_loosen_or_switch_profiles() {
+        let eff = effective(&[(
+            "project.toml",
+            "[session]\nprofile = \"dev\"\n[profile.strict]\nnetwork = \"host\"\nmasked = [\"secrets/\"]\n[profile.evil]\nsandbox = false\n",
+            Trust::TightenOnly,
+        )]);
+        assert_eq!(eff.session.profile, "strict");
+        let strict = eff.profiles.get("strict").unwrap();
+        assert_eq!(strict.network, crate::NetworkSetting::Off);
+        assert!(strict.masked.contains(&"secrets/".to_string()));
+        assert!(eff.profiles.get("evil").is_none());
+        assert_eq!(eff.ignored.len(), 3, "{:?}", eff.ignored);
+    }
+
+    #[test]
+    fn profile_mistakes_are_errors_with_a_place() {
+        let e = error("[profile.x]\nnetwork = \"on\"\n");
+        assert!(e.to_string().contains("unknown network"), "{e}");
+        let e = error("[profile.x]\nwriteable = [\"/tmp\"]\n");
+        assert!(e.to_string().contains("writeable"), "{e}");
+        let mut eff = EffectivePolicy::builtin();
+        let e = eff
+            .apply(&layer("[profile.x]\nextends = \"nope\"\n"), Trust::Full)
+            .unwrap_err();
+        assert!(e.message.contains("not defined"), "{e}");
     }
 }

@@ -21,15 +21,17 @@ mod engine;
 mod env_names;
 pub mod paths;
 mod policy;
+pub mod profile;
 mod rules;
 
 pub use catalog::{RuleId, RuleInfo};
 pub use config::{
     ActionSetting, ConfigError, EffectivePolicy, IgnoredEntry, Location, POLICY_VERSION,
-    PolicyLayer, Provenance, RuleDefinition, SensitivePath, SessionLayer, SessionSettings, Trust,
-    parse_layer,
+    PolicyLayer, ProfileSet, Provenance, RuleDefinition, SensitivePath, SessionLayer,
+    SessionSettings, Trust, parse_layer,
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
 pub use env_names::is_secret_env_name;
 pub use policy::{CommandMatcher, CustomRule, Policy};
+pub use profile::{Limits, NetworkSetting, Profile, SummaryFormat};

@@ -1,0 +1,616 @@
+//! Sandbox profiles: what the kernel sandbox of `aq run` allows, as policy.
+//!
+//! A profile is a plain value (paths stay strings with `~` for the home
+//! directory, expanded by `aq`), so it can be shown, layered and tested here
+//! without a kernel. Five are built in; a policy file's `[profile.NAME]`
+//! extends a built-in one (lists grow, scalars are replaced) or defines a new
+//! one on top of `extends` (default `strict`).
+//!
+//! A project file is untrusted ([`crate::Trust::TightenOnly`]): it may add
+//! masked and read-only paths and lower limits, nothing that loosens.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The profile `aq run` uses when neither the flag nor `[session] profile` names one.
+pub const DEFAULT_PROFILE: &str = "strict";
+
+/// Secrets in the home directory masked by every sandboxed profile.
+pub const HOME_SECRETS: &[&str] = &[
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.docker/config.json",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.config/gh",
+    "~/.azure",
+    "~/.password-store",
+    "~/.config/hub",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.local/share/keyrings",
+];
+
+/// Secret files inside the workspace, as file-name globs, masked by every
+/// sandboxed profile. `.env.example` and friends are kept (see [`is_env_template`]).
+pub const WORKSPACE_SECRETS: &[&str] = &[".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx"];
+
+/// Build caches the `dev` profile may write.
+pub const BUILD_CACHES: &[&str] = &[
+    "/tmp",
+    "~/.cargo",
+    "~/.rustup",
+    "~/.npm",
+    "~/.cache",
+    "~/.yarn",
+    "~/.local/share/pnpm",
+    "~/go",
+    "~/.m2",
+    "~/.gradle",
+    "~/.bun",
+];
+
+/// Whether a `.env.*` file name is a template (kept readable).
+pub fn is_env_template(file_name: &str) -> bool {
+    [".example", ".sample", ".template", ".dist", ".defaults"]
+        .iter()
+        .any(|s| file_name.ends_with(s))
+}
+
+/// Network access of a sandboxed profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetworkSetting {
+    /// Only a loopback interface of its own.
+    Off,
+    /// The host's network, unfiltered.
+    Host,
+}
+
+impl NetworkSetting {
+    /// The policy spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkSetting::Off => "off",
+            NetworkSetting::Host => "host",
+        }
+    }
+}
+
+/// How `aq run` reports at the end of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SummaryFormat {
+    /// A recap for a person on stderr.
+    Text,
+    /// One JSON object on stdout (headless CI); asks are never waited for.
+    Json,
+}
+
+/// Resource limits of every process in the sandbox. `None` leaves the limit
+/// as inherited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// CPU seconds per process (`RLIMIT_CPU`).
+    pub cpu_secs: Option<u64>,
+    /// Address space per process in MiB (`RLIMIT_AS`).
+    pub address_space_mb: Option<u64>,
+    /// Processes (`RLIMIT_NPROC`; the cgroup `pids.max` where delegated).
+    pub processes: Option<u64>,
+    /// Open files per process (`RLIMIT_NOFILE`).
+    pub open_files: Option<u64>,
+    /// Largest file a process may write, in MiB (`RLIMIT_FSIZE`).
+    pub file_size_mb: Option<u64>,
+    /// Memory of the whole sandbox in MiB (cgroup `memory.max`, only where a
+    /// cgroup v2 is delegated).
+    pub memory_mb: Option<u64>,
+}
+
+impl Limits {
+    /// The limit names with their values, in a fixed order.
+    pub fn entries(&self) -> [(&'static str, Option<u64>); 6] {
+        [
+            ("cpu_secs", self.cpu_secs),
+            ("address_space_mb", self.address_space_mb),
+            ("processes", self.processes),
+            ("open_files", self.open_files),
+            ("file_size_mb", self.file_size_mb),
+            ("memory_mb", self.memory_mb),
+        ]
+    }
+
+    fn slot(&mut self, name: &str) -> Option<&mut Option<u64>> {
+        Some(match name {
+            "cpu_secs" => &mut self.cpu_secs,
+            "address_space_mb" => &mut self.address_space_mb,
+            "processes" => &mut self.processes,
+            "open_files" => &mut self.open_files,
+            "file_size_mb" => &mut self.file_size_mb,
+            "memory_mb" => &mut self.memory_mb,
+            _ => return None,
+        })
+    }
+}
+
+/// One sandbox profile, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Profile {
+    /// Its name (`strict`, `dev`, or the user's own).
+    pub name: String,
+    /// One line for `aq policy show` and `aq run`.
+    pub description: String,
+    /// Whether the kernel sandbox is used (`false`: PATH shims only).
+    pub sandbox: bool,
+    /// Paths writable besides the workspace (`~` is the home directory).
+    pub writable: Vec<String>,
+    /// Paths inside the workspace that stay read-only (relative to it).
+    pub read_only: Vec<String>,
+    /// Home and absolute paths hidden (an empty file or directory in their place).
+    pub masked: Vec<String>,
+    /// File-name globs hidden wherever they are in the workspace.
+    pub masked_in_workspace: Vec<String>,
+    /// Network access.
+    pub network: NetworkSetting,
+    /// Variables passed to the command `aq run` starts (an agent's own API
+    /// key), even secret-looking ones; the shims keep them from what it runs.
+    pub env: Vec<String>,
+    /// How the session reports at the end.
+    pub summary: SummaryFormat,
+    /// Resource limits.
+    pub limits: Limits,
+}
+
+impl Profile {
+    fn base(name: &str, description: &str) -> Profile {
+        Profile {
+            name: name.to_string(),
+            description: description.to_string(),
+            sandbox: true,
+            writable: vec!["/dev/null".to_string()],
+            read_only: vec![".git/hooks".to_string(), ".git/config".to_string()],
+            masked: HOME_SECRETS.iter().map(|s| s.to_string()).collect(),
+            masked_in_workspace: WORKSPACE_SECRETS.iter().map(|s| s.to_string()).collect(),
+            network: NetworkSetting::Off,
+            env: Vec::new(),
+            summary: SummaryFormat::Text,
+            limits: Limits {
+                cpu_secs: None,
+                address_space_mb: None,
+                processes: Some(2048),
+                open_files: Some(8192),
+                file_size_mb: Some(16 * 1024),
+                memory_mb: Some(16 * 1024),
+            },
+        }
+    }
+
+    /// The built-in profiles, in the order `aq policy show` lists them.
+    pub fn builtins() -> Vec<Profile> {
+        let strict = Profile::base(
+            "strict",
+            "kernel sandbox: write only the workspace, secrets masked, network off",
+        );
+        let mut dev = Profile::base(
+            "dev",
+            "strict plus /tmp and the build caches, and the host network for registries",
+        );
+        dev.writable
+            .extend(BUILD_CACHES.iter().map(|s| s.to_string()));
+        dev.network = NetworkSetting::Host;
+        dev.limits.processes = Some(8192);
+        let mut isolated = dev.clone();
+        isolated.name = "network-isolated".to_string();
+        isolated.description =
+            "dev without the network: builds from what is already cached".to_string();
+        isolated.network = NetworkSetting::Off;
+        let mut ci = isolated.clone();
+        ci.name = "ci".to_string();
+        ci.description =
+            "headless: network off, asks are denied at once, JSON summary on stdout".to_string();
+        ci.summary = SummaryFormat::Json;
+        ci.limits.cpu_secs = Some(3600);
+        let mut shims = strict.clone();
+        shims.name = "shims-only".to_string();
+        shims.description =
+            "no kernel sandbox: only the PATH shims (for machines without user namespaces or Landlock)"
+                .to_string();
+        shims.sandbox = false;
+        vec![strict, dev, isolated, ci, shims]
+    }
+
+    /// Whether this is one of the built-in names.
+    pub fn is_builtin(name: &str) -> bool {
+        matches!(
+            name,
+            "strict" | "dev" | "network-isolated" | "ci" | "shims-only"
+        )
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "profile {}: {}", self.name, self.description)?;
+        if !self.sandbox {
+            return writeln!(f, "  kernel sandbox: off (PATH shims only)");
+        }
+        writeln!(
+            f,
+            "  writable:  the workspace, {}",
+            if self.writable.is_empty() {
+                "nothing else".to_string()
+            } else {
+                self.writable.join(", ")
+            }
+        )?;
+        writeln!(f, "  read-only: {}", self.read_only.join(", "))?;
+        writeln!(f, "  masked:    {}", self.masked.join(", "))?;
+        writeln!(
+            f,
+            "  masked in the workspace: {} (not .env.example/.sample/.template)",
+            self.masked_in_workspace.join(", ")
+        )?;
+        writeln!(f, "  network:   {}", self.network.as_str())?;
+        if !self.env.is_empty() {
+            writeln!(f, "  env to the command only: {}", self.env.join(", "))?;
+        }
+        let limits: Vec<String> = self
+            .limits
+            .entries()
+            .iter()
+            .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
+            .collect();
+        writeln!(f, "  limits:    {}", limits.join(", "))?;
+        if self.summary == SummaryFormat::Json {
+            writeln!(
+                f,
+                "  summary:   JSON on stdout, asks denied without waiting"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `[profile.NAME]` as one file writes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfileLayer {
+    /// Which profile it extends when `NAME` is not built in (default `strict`).
+    pub extends: Option<String>,
+    /// Replaces the description.
+    pub description: Option<String>,
+    /// Turns the kernel sandbox on or off.
+    pub sandbox: Option<bool>,
+    /// Added writable paths.
+    pub writable: Vec<String>,
+    /// Added read-only paths.
+    pub read_only: Vec<String>,
+    /// Added masked paths; entries without a `/` are file-name globs in the workspace.
+    pub masked: Vec<String>,
+    /// Replaces the network setting.
+    pub network: Option<NetworkSetting>,
+    /// Added variables for the command.
+    pub env: Vec<String>,
+    /// Replaces the summary format.
+    pub summary: Option<SummaryFormat>,
+    /// Replaced limits (0 removes a limit).
+    pub limits: BTreeMap<String, u64>,
+}
+
+/// The raw TOML of `[profile.NAME]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawProfile {
+    extends: Option<String>,
+    description: Option<String>,
+    sandbox: Option<bool>,
+    #[serde(default)]
+    writable: Vec<String>,
+    #[serde(default)]
+    read_only: Vec<String>,
+    #[serde(default)]
+    masked: Vec<String>,
+    network: Option<String>,
+    #[serde(default)]
+    env: Vec<String>,
+    summary: Option<String>,
+    #[serde(default)]
+    limits: BTreeMap<String, u64>,
+}
+
+/// Checks one `[profile.NAME]`; the error is a message and a help line.
+pub(crate) fn check_layer(name: &str, raw: RawProfile) -> Result<ProfileLayer, (String, String)> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err((
+            format!("profile name `{name}` is not kebab-case"),
+            "use lowercase letters, digits and dashes, e.g. [profile.my-project]".to_string(),
+        ));
+    }
+    if let Some(e) = &raw.extends {
+        if Profile::is_builtin(name) {
+            return Err((
+                format!("[profile.{name}] is built in and cannot extend another profile"),
+                format!("remove `extends`; [profile.{name}] adds to the built-in {name} profile"),
+            ));
+        }
+        if e == name {
+            return Err((
+                format!("profile `{name}` extends itself"),
+                "name a built-in profile such as \"dev\" or \"strict\"".to_string(),
+            ));
+        }
+    }
+    let network = match raw.network.as_deref() {
+        None => None,
+        Some("off") => Some(NetworkSetting::Off),
+        Some("host") => Some(NetworkSetting::Host),
+        Some(other) => {
+            return Err((
+                format!("profile `{name}`: unknown network `{other}`"),
+                "write `network = \"off\"` or `network = \"host\"`".to_string(),
+            ));
+        }
+    };
+    let summary = match raw.summary.as_deref() {
+        None => None,
+        Some("text") => Some(SummaryFormat::Text),
+        Some("json") => Some(SummaryFormat::Json),
+        Some(other) => {
+            return Err((
+                format!("profile `{name}`: unknown summary `{other}`"),
+                "write `summary = \"text\"` or `summary = \"json\"`".to_string(),
+            ));
+        }
+    };
+    for key in raw.limits.keys() {
+        if Limits::default().slot(key).is_none() {
+            return Err((
+                format!("profile `{name}`: unknown limit `{key}`"),
+                "limits are cpu_secs, address_space_mb, processes, open_files, file_size_mb and memory_mb".to_string(),
+            ));
+        }
+    }
+    for (list, entries) in [
+        ("writable", &raw.writable),
+        ("read_only", &raw.read_only),
+        ("masked", &raw.masked),
+    ] {
+        if let Some(bad) = entries.iter().find(|p| p.trim().is_empty()) {
+            return Err((
+                format!("profile `{name}`: empty path `{bad}` in `{list}`"),
+                "remove the empty string".to_string(),
+            ));
+        }
+    }
+    if let Some(bad) = raw
+        .writable
+        .iter()
+        .find(|p| !(p.starts_with('/') || p.starts_with("~/")))
+    {
+        return Err((
+            format!("profile `{name}`: writable path `{bad}` is not absolute"),
+            "write an absolute path or one under the home directory (`~/...`); the workspace is always writable".to_string(),
+        ));
+    }
+    if let Some(bad) = raw
+        .read_only
+        .iter()
+        .find(|p| p.starts_with('/') || p.starts_with('~') || p.split('/').any(|c| c == ".."))
+    {
+        return Err((
+            format!("profile `{name}`: read-only path `{bad}` is not inside the workspace"),
+            "give a path relative to the workspace, like \".github/workflows\"".to_string(),
+        ));
+    }
+    if let Some(bad) = raw
+        .env
+        .iter()
+        .find(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return Err((
+            format!("profile `{name}`: `{bad}` is not an environment variable name"),
+            "use letters, digits and underscores, like `ANTHROPIC_API_KEY`".to_string(),
+        ));
+    }
+    Ok(ProfileLayer {
+        extends: raw.extends,
+        description: raw.description,
+        sandbox: raw.sandbox,
+        writable: raw.writable,
+        read_only: raw.read_only,
+        masked: raw.masked,
+        network,
+        env: raw.env,
+        summary,
+        limits: raw.limits,
+    })
+}
+
+impl Profile {
+    /// Applies a layer. `tighten_only` keeps what would loosen the profile out
+    /// and returns a note for each entry left out.
+    pub fn apply(&mut self, layer: &ProfileLayer, tighten_only: bool) -> Vec<String> {
+        let mut ignored = Vec::new();
+        let mut refuse = |what: String| ignored.push(what);
+        if let Some(d) = &layer.description {
+            self.description = d.clone();
+        }
+        match layer.sandbox {
+            Some(false) if tighten_only && self.sandbox => refuse("`sandbox = false`".to_string()),
+            Some(s) => self.sandbox = s,
+            None => {}
+        }
+        for w in &layer.writable {
+            if tighten_only {
+                refuse(format!("writable path `{w}`"));
+            } else if !self.writable.contains(w) {
+                self.writable.push(w.clone());
+            }
+        }
+        for r in &layer.read_only {
+            if !self.read_only.contains(r) {
+                self.read_only.push(r.clone());
+            }
+        }
+        for m in &layer.masked {
+            let list = if m.contains('/') || m.starts_with('~') {
+                &mut self.masked
+            } else {
+                &mut self.masked_in_workspace
+            };
+            if !list.contains(m) {
+                list.push(m.clone());
+            }
+        }
+        if let Some(n) = layer.network {
+            if tighten_only && n > self.network {
+                refuse(format!("`network = \"{}\"`", n.as_str()));
+            } else {
+                self.network = n;
+            }
+        }
+        for v in &layer.env {
+            if tighten_only {
+                refuse(format!("`env` of `{v}`"));
+            } else if !self.env.contains(v) {
+                self.env.push(v.clone());
+            }
+        }
+        if let Some(s) = layer.summary {
+            self.summary = s;
+        }
+        for (key, value) in &layer.limits {
+            let Some(slot) = self.limits.slot(key) else {
+                continue;
+            };
+            let new = (*value > 0).then_some(*value);
+            let looser = match (*slot, new) {
+                (Some(_), None) => true,
+                (Some(old), Some(new)) => new > old,
+                (None, _) => false,
+            };
+            if tighten_only && looser {
+                refuse(format!("limit `{key} = {value}`"));
+            } else {
+                *slot = new;
+            }
+        }
+        ignored
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn builtin(name: &str) -> Profile {
+        Profile::builtins()
+            .into_iter()
+            .find(|p| p.name == name)
+            .unwrap()
+    }
+
+    #[test]
+    fn builtins_differ_where_the_issue_says() {
+        let strict = builtin("strict");
+        assert!(strict.sandbox);
+        assert_eq!(strict.network, NetworkSetting::Off);
+        assert!(!strict.writable.iter().any(|w| w == "/tmp"));
+        assert!(strict.masked.iter().any(|m| m == "~/.ssh"));
+        let dev = builtin("dev");
+        assert!(dev.writable.iter().any(|w| w == "/tmp"));
+        assert!(dev.writable.iter().any(|w| w == "~/.cargo"));
+        assert_eq!(builtin("network-isolated").network, NetworkSetting::Off);
+        assert_eq!(builtin("ci").summary, SummaryFormat::Json);
+        assert!(!builtin("shims-only").sandbox);
+        assert!(
+            Profile::builtins()
+                .iter()
+                .all(|p| Profile::is_builtin(&p.name))
+        );
+    }
+
+    #[test]
+    fn env_templates_are_recognised() {
+        assert!(is_env_template(".env.example"));
+        assert!(is_env_template(".env.sample"));
+        assert!(!is_env_template(".env.local"));
+        assert!(!is_env_template(".env"));
+    }
+
+    #[test]
+    fn tighten_only_keeps_loosening_entries_out() {
+        let mut p = builtin("strict");
+        let layer = ProfileLayer {
+            sandbox: Some(false),
+            writable: vec!["~/".to_string()],
+            masked: vec!["~/.config/acme".to_string(), "*.kdbx".to_string()],
+            network: Some(NetworkSetting::Host),
+            env: vec!["AWS_SECRET_ACCESS_KEY".to_string()],
+            limits: [("processes".to_string(), 64), ("open_files".to_string(), 0)]
+                .into_iter()
+                .collect(),
+            ..ProfileLayer::default()
+        };
+        let ignored = p.apply(&layer, true);
+        assert_eq!(ignored.len(), 5, "{ignored:?}");
+        assert!(p.sandbox);
+        assert_eq!(p.network, NetworkSetting::Off);
+        assert!(!p.writable.contains(&"~/".to_string()));
+        assert!(p.masked.contains(&"~/.config/acme".to_string()));
+        assert!(p.masked_in_workspace.contains(&"*.kdbx".to_string()));
+        assert_eq!(p.limits.processes, Some(64));
+        assert_eq!(p.limits.open_files, Some(8192));
+        assert!(p.env.is_empty());
+    }
+
+    #[test]
+    fn trusted_layers_extend_and_replace() {
+        let mut p = builtin("strict");
+        let layer = ProfileLayer {
+            writable: vec!["~/.cache/acme".to_string()],
+            network: Some(NetworkSetting::Host),
+            env: vec!["ANTHROPIC_API_KEY".to_string()],
+            limits: [("open_files".to_string(), 0)].into_iter().collect(),
+            ..ProfileLayer::default()
+        };
+        assert!(p.apply(&layer, false).is_empty());
+        assert!(p.writable.contains(&"~/.cache/acme".to_string()));
+        assert_eq!(p.network, NetworkSetting::Host);
+        assert_eq!(p.limits.open_files, None);
+        assert_eq!(p.env, vec!["ANTHROPIC_API_KEY".to_string()]);
+    }
+
+    #[test]
+    fn bad_layers_are_explained() {
+        let raw = |f: fn(&mut RawProfile)| {
+            let mut r = RawProfile::default();
+            f(&mut r);
+            r
+        };
+        let e = check_layer("x", raw(|r| r.network = Some("on".into()))).unwrap_err();
+        assert!(e.0.contains("unknown network"), "{e:?}");
+        let e = check_layer("x", raw(|r| r.writable = vec!["tmp".into()])).unwrap_err();
+        assert!(e.0.contains("not absolute"), "{e:?}");
+        let e = check_layer("x", raw(|r| r.read_only = vec!["../x".into()])).unwrap_err();
+        assert!(e.0.contains("not inside the workspace"), "{e:?}");
+        let e = check_layer("strict", raw(|r| r.extends = Some("dev".into()))).unwrap_err();
+        assert!(e.0.contains("built in"), "{e:?}");
+        let e = check_layer(
+            "x",
+            raw(|r| r.limits = [("ram".to_string(), 1)].into_iter().collect()),
+        )
+        .unwrap_err();
+        assert!(e.0.contains("unknown limit"), "{e:?}");
+        assert!(check_layer("My_Profile", RawProfile::default()).is_err());
+    }
+}
