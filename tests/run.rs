@@ -140,9 +140,27 @@ fn the_command_exit_code_passes_through() {
 #[test]
 fn a_command_killed_by_a_signal_exits_128_plus_the_signal() {
     let env = Env::with_policy("", "");
+    // In the sandbox the signal reaches aq as the exit code of the
+    // sandbox's init (128 + signal), so the shims-only profile is used to
+    // check that a real signal is logged as one.
     env.aq(&["run", "--quiet", "--", "sh", "-c", "kill -TERM $$"])
         .code(128 + 15);
-    let session = env.only_session();
+    env.aq(&[
+        "run",
+        "--quiet",
+        "--profile",
+        "shims-only",
+        "--",
+        "sh",
+        "-c",
+        "kill -TERM $$",
+    ])
+    .code(128 + 15);
+    let session = env
+        .sessions()
+        .into_iter()
+        .find(|s| s.events_of("session_start")[0]["profile"] == "shims-only")
+        .unwrap();
     let exit = &session.events_of("command_exit")[0];
     assert_eq!(exit["exit_code"], serde_json::Value::Null, "{exit}");
     assert_eq!(exit["signal"], 15, "{exit}");
@@ -188,13 +206,14 @@ fn shimmed_env(env: &Env) -> crate::util::Output {
     env.write(&env.work().join("outer.sh"), "sh inner.sh\n");
     env.write(
         &env.work().join("inner.sh"),
-        "echo \"[$GITHUB_TOKEN][$OPENAI_API_KEY][$AQ_TEST_PLAIN]\"\n",
+        "echo \"[$GITHUB_TOKEN][$OPENAI_API_KEY][$LC_AQ_TEST]\"\n",
     );
     env.aq_with(
         &[
             ("GITHUB_TOKEN", "fake-ghp-not-real"),
             ("OPENAI_API_KEY", "fake-openai-not-real"),
-            ("AQ_TEST_PLAIN", "plain"),
+            // A harmless variable the sandbox keeps (LC_* is on its list).
+            ("LC_AQ_TEST", "plain"),
         ],
         &["run", "--quiet", "--", "sh", "outer.sh"],
     )
@@ -227,7 +246,8 @@ fn the_banner_names_the_log_and_quiet_removes_it() {
     let session = env.only_session();
     loud.code(0)
         .stderr_has(&format!("aq: session {}", session.id()))
-        .stderr_has("profile shims-only")
+        .stderr_has("profile strict")
+        .stderr_has("aq: sandbox: namespaces user,mount,pid,ipc,net; Landlock ABI")
         .stderr_has(&format!("aq: log {}", session.log_path().display()))
         .stderr_has("aq approve")
         // The recap at the end.
@@ -242,6 +262,8 @@ fn the_banner_names_the_log_and_quiet_removes_it() {
 #[test]
 fn session_state_lives_outside_the_workspace() {
     let env = Env::with_policy("approval_timeout_secs = 1", "");
+    // `aq run` makes a missing .git/hooks exist (read-only in the sandbox).
+    std::fs::create_dir_all(env.work().join(".git/hooks")).unwrap();
     env.write(
         &env.work().join("s.sh"),
         &format!(
@@ -305,7 +327,7 @@ fn the_workspace_flag_sets_the_session_workspace() {
         start["workspace"],
         other.canonicalize().unwrap().display().to_string()
     );
-    assert_eq!(start["profile"], "shims-only");
+    assert_eq!(start["profile"], "strict");
 }
 
 #[test]
@@ -313,7 +335,9 @@ fn an_unknown_profile_is_refused_with_the_list() {
     let env = Env::with_policy("", "");
     env.aq(&["run", "--profile", "nope", "--", "true"])
         .code(2)
-        .stderr_has("unknown profile `nope`; available: shims-only");
+        .stderr_has(
+            "unknown profile `nope`; available: strict, dev, network-isolated, ci, shims-only",
+        );
     assert!(env.sessions().is_empty(), "no session for a refused run");
 }
 

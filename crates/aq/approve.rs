@@ -140,7 +140,27 @@ fn refuse_inside_session() -> Result<(), String> {
         return refuse();
     }
     let ancestors = ancestors();
-    for dir in session::list().unwrap_or_default() {
+    let sessions = session::list().unwrap_or_default();
+    // Inside the kernel sandbox the parent chain ends at the sandbox's own
+    // PID 1 and the environment may be gone, but the queue is not writable.
+    if let Some(dir) = sessions.last() {
+        let probe = dir
+            .join("approvals/answers")
+            .join(format!(".writable-{}", std::process::id()));
+        match std::fs::File::create(&probe) {
+            Ok(_) => {
+                let _ = std::fs::remove_file(&probe);
+            }
+            Err(e)
+                if e.kind() == std::io::ErrorKind::PermissionDenied
+                    || e.raw_os_error() == Some(libc::EROFS) =>
+            {
+                return refuse();
+            }
+            Err(_) => {}
+        }
+    }
+    for dir in sessions {
         if let Ok(file) = session::read_file(&dir)
             && ancestors.contains(&file.supervisor_pid)
             && session::pid_alive(file.supervisor_pid)

@@ -12,8 +12,10 @@ mod explain;
 mod policy_cmd;
 mod policy_files;
 mod run;
+mod sandbox_spec;
 mod session;
 mod shim_mode;
+mod supervisor;
 
 use clap::Parser;
 

@@ -1,11 +1,14 @@
 //! `aq run`: a supervised session around an agent or any command.
 //!
-//! Setup reads as a list: resolve the workspace, load the policy, create the
-//! session directory outside the workspace, install the shims, start the log,
-//! judge the command itself (only a block stops what the user typed), run the
-//! real program with the shims first on `PATH` for what it starts, wait
-//! (answering asks on the terminal when the command does not use it), then
-//! log how it ended and return its exit code.
+//! Setup reads as a list: resolve the workspace, load the policy and pick the
+//! profile, create the session directory outside the workspace, install the
+//! shims, start the supervisor (which judges what the shims ask about), plan
+//! the kernel sandbox (fail closed: exit 125 before anything runs), start the
+//! log, judge the command itself (only a block stops what the user typed),
+//! run the real program, in the sandbox unless the profile is `shims-only`,
+//! with the shims first on `PATH` for what it starts, wait (answering asks on
+//! the terminal when the command does not use it), then log how it ended and
+//! return its exit code.
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -14,33 +17,32 @@ use std::process::ExitCode;
 use std::time::{Instant, SystemTime};
 
 use aq_audit::{AuditLog, EventBody};
-use aq_policy::{Decision, Engine};
+use aq_policy::{Decision, Engine, Profile, SummaryFormat};
 
 use crate::cli::RunArgs;
 use crate::session::{self, ENV_SESSION_DIR, ENV_SESSION_ID, SessionFile};
 use crate::shim_mode::{EXIT_BLOCKED, EXIT_NOT_FOUND, print_refusal};
 
-/// Profiles `aq run` knows today. The kernel sandbox profiles come with it.
-pub const PROFILES: &[&str] = &["shims-only"];
+/// Exit code when a boundary the profile asks for cannot be set up.
+const EXIT_SANDBOX: u8 = crate::exit::ExitCode::SandboxFailed.code();
 
 pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
     let started = Instant::now();
     let now = SystemTime::now();
-    let profile = args
-        .profile
-        .clone()
-        .unwrap_or_else(|| "shims-only".to_string());
-    if !PROFILES.contains(&profile.as_str()) {
-        return Err(format!(
-            "unknown profile `{profile}`; available: {}",
-            PROFILES.join(", ")
-        ));
-    }
     let workspace = resolve_workspace(args.workspace.as_deref())?;
     let loaded = crate::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
     let settings = loaded.effective.session_settings();
     let policy = loaded.effective.policy.clone();
+    let profile_name = args.profile.clone().unwrap_or(settings.profile.clone());
+    let Some(profile) = loaded.effective.profiles.get(&profile_name).cloned() else {
+        return Err(format!(
+            "unknown profile `{profile_name}`; available: {} (`aq policy show` explains each)",
+            loaded.effective.profiles.names().join(", ")
+        ));
+    };
+    let profile_name = profile.name.clone();
+    let headless = profile.summary == SummaryFormat::Json;
 
     let id = session::new_id(now);
     let dir = session::create_dir(&id)
@@ -62,7 +64,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let file = SessionFile {
         id: id.clone(),
         workspace: workspace.clone(),
-        profile: profile.clone(),
+        profile: profile_name.clone(),
         supervisor_pid: std::process::id(),
         started: session::now_rfc3339(),
         command: args.command.clone(),
@@ -77,14 +79,49 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let log_path = session::log_path(&dir);
     let log = AuditLog::open(&log_path)
         .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?;
-    let layers = vec![format!("shims ({})", shims.len())];
+    let listener = aq_shim::channel::bind(&dir)
+        .map_err(|e| format!("cannot open the supervisor socket: {e}"))?;
+    crate::supervisor::spawn(
+        listener,
+        crate::supervisor::Supervisor {
+            engine: Engine::new(file.policy.clone()),
+            file: file.clone(),
+            log: AuditLog::open(&log_path)
+                .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
+            queue: aq_shim::approvals::Queue::new(&dir),
+            headless,
+        },
+    );
+
+    // Plan the sandbox before anything runs: a boundary that cannot be set
+    // up stops the session here (exit 125), never a silent downgrade.
+    let sandbox = if profile.sandbox {
+        match plan_sandbox(&profile, &workspace, &dir, &file, &shim_dir, &args.command) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("aq: {e}");
+                eprintln!(
+                    "aq: the `{profile_name}` profile needs this boundary, so nothing was run; `aq doctor --fix` shows how to enable it, and `--profile shims-only` runs without the kernel sandbox"
+                );
+                return Ok(ExitCode::from(EXIT_SANDBOX));
+            }
+        }
+    } else {
+        None
+    };
+    let mut layers = vec![format!("shims ({})", shims.len())];
+    if let Some(s) = &sandbox {
+        layers.push(format!("kernel sandbox: {}", s.plan.enforced()));
+        layers.push(format!("network {}", profile.network.as_str()));
+        layers.push(format!("limits: {}", limits_note(&profile)));
+    }
     session::log_event(
         &log,
         &id,
         EventBody::SessionStart {
             aq_version: env!("CARGO_PKG_VERSION").to_string(),
             workspace: workspace.display().to_string(),
-            profile: profile.clone(),
+            profile: profile_name.clone(),
             policy_digest,
             command: args.command.clone(),
             pid: std::process::id(),
@@ -93,10 +130,21 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     );
     if !args.quiet {
         eprintln!(
-            "aq: session {id} · profile {profile} · command firewall on ({} shims) · workspace {}",
+            "aq: session {id} · profile {profile_name} · command firewall on ({} shims) · workspace {}",
             shims.len(),
             workspace.display()
         );
+        if let Some(s) = &sandbox {
+            eprintln!("aq: sandbox: {}", s.plan.enforced());
+            eprintln!(
+                "aq: network {} · limits: {}",
+                profile.network.as_str(),
+                limits_note(&profile)
+            );
+            for note in &s.notes {
+                eprintln!("aq: note: {note}");
+            }
+        }
         eprintln!(
             "aq: log {} · answer asks with `aq approve` in another terminal",
             log_path.display()
@@ -141,7 +189,14 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         print_refusal("blocked", &args.command, &verdict);
         Exit::Code(i32::from(EXIT_BLOCKED))
     } else {
-        run_child(args, &dir, &file, &shim_dir)
+        let prompter = (!headless && !std::io::stdin().is_terminal())
+            .then(|| crate::approve::spawn_tty_prompter(dir.to_path_buf()));
+        let exit = match &sandbox {
+            Some(s) => run_sandboxed(s),
+            None => run_child(args, &dir, &file, &shim_dir),
+        };
+        drop(prompter);
+        exit
     };
 
     let duration_ms = started.elapsed().as_millis() as u64;
@@ -167,11 +222,17 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             duration_ms,
         },
     );
-    if !args.quiet
-        && let Ok(f) = std::fs::File::open(&log_path)
+    if let Ok(f) = std::fs::File::open(&log_path)
         && let Ok(summary) = aq_audit::Summary::from_reader(std::io::BufReader::new(f))
     {
-        eprint!("{}", summary.recap());
+        if profile.summary == SummaryFormat::Json {
+            match summary.to_json() {
+                Ok(json) => println!("{json}"),
+                Err(e) => eprintln!("aq: cannot write the JSON summary: {e}"),
+            }
+        } else if !args.quiet {
+            eprint!("{}", summary.recap());
+        }
     }
     let code = match (exit_code, signal) {
         (Some(c), _) => c.clamp(0, 255) as u8,
@@ -216,8 +277,6 @@ fn run_child(args: &RunArgs, dir: &Path, file: &SessionFile, shim_dir: &Path) ->
     cmd.env("PATH", &path);
     cmd.env(ENV_SESSION_DIR, dir);
     cmd.env(ENV_SESSION_ID, &file.id);
-    let prompter = (!std::io::stdin().is_terminal())
-        .then(|| crate::approve::spawn_tty_prompter(dir.to_path_buf()));
     let status = match cmd.status() {
         Ok(s) => s,
         Err(e) => {
@@ -229,13 +288,126 @@ fn run_child(args: &RunArgs, dir: &Path, file: &SessionFile, shim_dir: &Path) ->
             }));
         }
     };
-    drop(prompter);
+    exit_of(status)
+}
+
+fn exit_of(status: std::process::ExitStatus) -> Exit {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(c), _) => Exit::Code(c),
         (None, Some(s)) => Exit::Signal(s),
         _ => Exit::Code(1),
     }
+}
+
+/// A planned sandbox, ready to apply.
+struct PlannedSandbox {
+    plan: aq_sandbox::SandboxPlan,
+    env: Vec<(OsString, OsString)>,
+    argv: Vec<OsString>,
+    notes: Vec<String>,
+}
+
+/// Build the spec from the profile and plan it on this host's facts.
+fn plan_sandbox(
+    profile: &Profile,
+    workspace: &Path,
+    dir: &Path,
+    file: &SessionFile,
+    shim_dir: &Path,
+    command: &[String],
+) -> Result<PlannedSandbox, String> {
+    let tmpdir = dir.join("tmp");
+    std::fs::create_dir_all(&tmpdir)
+        .map_err(|e| format!("cannot create the session's TMPDIR: {e}"))?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let built = crate::sandbox_spec::build(
+        profile,
+        crate::sandbox_spec::SpecInputs {
+            workspace,
+            home: home.as_deref(),
+            sensitive: &file.policy.sensitive_paths,
+            env: std::env::vars_os().collect(),
+            env_pass: &file.env_pass,
+            session_env: vec![
+                (ENV_SESSION_DIR.into(), dir.as_os_str().to_owned()),
+                (ENV_SESSION_ID.into(), OsString::from(&file.id)),
+            ],
+            path_prefix: Some(shim_dir),
+            tmpdir: Some(&tmpdir),
+        },
+    );
+    // The command itself was judged already: run the real program, not its
+    // shim (which would ask again about what the user typed). A missing
+    // program is found out later and exits 127.
+    let orig_path =
+        std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    let program = &command[0];
+    let resolved = if program.contains('/') {
+        PathBuf::from(program)
+    } else {
+        aq_shim::find_real_program(program.as_ref(), &orig_path, shim_dir)
+            .unwrap_or_else(|| PathBuf::from(program))
+    };
+    let mut argv: Vec<OsString> = vec![resolved.into_os_string()];
+    argv.extend(command[1..].iter().map(OsString::from));
+    let facts = aq_sandbox::HostFacts::probe(&built.spec);
+    let plan = aq_sandbox::plan(&built.spec, &facts)
+        .map_err(aq_sandbox::SandboxError::from)
+        .map_err(|e| e.to_string())?;
+    let mut notes = built.notes;
+    if !built.removed_env.is_empty() {
+        notes.push(format!(
+            "secret-looking variables left out: {} (pass one with `env` in the profile or `[session] env_pass`)",
+            built.removed_env.join(", ")
+        ));
+    }
+    Ok(PlannedSandbox {
+        plan,
+        env: built.spec.env,
+        argv,
+        notes,
+    })
+}
+
+fn run_sandboxed(s: &PlannedSandbox) -> Exit {
+    match aq_sandbox::apply(&s.plan, &s.env, &s.argv) {
+        Ok(status) => exit_of(status),
+        Err(aq_sandbox::SandboxError::CommandNotFound(p)) => {
+            eprintln!("aq: {}: command not found", p.to_string_lossy());
+            Exit::Code(i32::from(EXIT_NOT_FOUND))
+        }
+        Err(e) => {
+            eprintln!("aq: {e}");
+            if e.exit_code() == 125 {
+                eprintln!(
+                    "aq: nothing was run; `aq doctor --fix` shows how to enable what is missing"
+                );
+            }
+            Exit::Code(e.exit_code())
+        }
+    }
+}
+
+/// What limits hold, said plainly.
+fn limits_note(profile: &Profile) -> String {
+    let set: Vec<String> = profile
+        .limits
+        .entries()
+        .iter()
+        .filter(|(k, _)| *k != "memory_mb")
+        .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
+        .collect();
+    format!(
+        "rlimits only ({}); no cgroup memory limit",
+        if set.is_empty() {
+            "none".to_string()
+        } else {
+            set.join(", ")
+        }
+    )
 }
 
 /// The workspace: the flag, else the git root of the current directory, else

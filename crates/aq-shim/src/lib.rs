@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 pub mod approvals;
+pub mod channel;
 pub mod env_scrub;
 pub mod install;
 pub mod lookup;

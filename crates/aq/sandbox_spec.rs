@@ -1,0 +1,463 @@
+//! From a profile (policy) to a [`SandboxSpec`] (plain paths and values):
+//! `~` expanded, secrets in the workspace found, the environment rebuilt.
+//!
+//! `aq-sandbox` knows nothing of profiles; `aq-policy` reads no files. This
+//! module is the I/O in between, shared by `aq run` and `aq verify`.
+
+use std::collections::BTreeSet;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use aq_policy::profile::is_env_template;
+use aq_policy::{NetworkSetting, Profile};
+use aq_sandbox::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};
+
+/// Directories never searched for secret files: dependencies and build
+/// output are large and hold no secrets of the user's.
+const SKIP_DIRS: &[&str] = &[
+    ".git",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "vendor",
+    "__pycache__",
+    ".tox",
+    "dist",
+    "build",
+];
+
+/// How deep and how wide the secret search goes; beyond it a note says so.
+const WALK_MAX_ENTRIES: usize = 200_000;
+
+/// Variables the sandboxed command keeps (besides the profile's `env` and
+/// the session's `env_pass`). Secret-looking names are removed even here.
+const ENV_KEEP: &[&str] = &[
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "COLORTERM",
+    "TERM_PROGRAM",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "LESS",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "COLUMNS",
+    "LINES",
+    "CI",
+    "JAVA_HOME",
+    "GOPATH",
+    "GOROOT",
+    "GOCACHE",
+    "GOFLAGS",
+    "NVM_DIR",
+    "NODE_PATH",
+    "NODE_OPTIONS",
+    "PYENV_ROOT",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "CC",
+    "CXX",
+    "CFLAGS",
+    "CXXFLAGS",
+    "LDFLAGS",
+    "PKG_CONFIG_PATH",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+];
+
+/// Name prefixes kept (tool settings); secret-looking names still go.
+const ENV_KEEP_PREFIXES: &[&str] = &[
+    "LC_",
+    "CARGO_",
+    "RUST",
+    "PYTHON",
+    "PIP_",
+    "UV_",
+    "NPM_CONFIG_",
+    "npm_config_",
+    "GIT_AUTHOR_",
+    "GIT_COMMITTER_",
+];
+
+/// What the sandbox of one session is built from, and what was left out.
+pub struct SessionSandbox {
+    /// The spec for `aq_sandbox`.
+    pub spec: SandboxSpec,
+    /// Things a user should know (paths skipped because missing, ...).
+    pub notes: Vec<String>,
+    /// Variables removed from the environment because they look secret.
+    pub removed_env: Vec<String>,
+}
+
+/// Inputs besides the profile.
+pub struct SpecInputs<'a> {
+    /// The canonical workspace.
+    pub workspace: &'a Path,
+    /// The home directory (`~`).
+    pub home: Option<&'a Path>,
+    /// The policy's `[paths] sensitive` globs.
+    pub sensitive: &'a [String],
+    /// The caller's environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// Secret-looking names passed anyway (`[session] env_pass`).
+    pub env_pass: &'a [String],
+    /// Session variables added after scrubbing (`AQ_SESSION_DIR`, ...).
+    pub session_env: Vec<(OsString, OsString)>,
+    /// Directories put first on `PATH` (the shims).
+    pub path_prefix: Option<&'a Path>,
+    /// A private writable directory used as `TMPDIR` (under the session directory).
+    pub tmpdir: Option<&'a Path>,
+}
+
+/// Build the spec for `profile`.
+pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
+    let mut notes = Vec::new();
+    let home = inputs.home;
+    let expand = |p: &str| -> Option<PathBuf> {
+        if let Some(rest) = p.strip_prefix("~/") {
+            home.map(|h| h.join(rest))
+        } else if p == "~" {
+            home.map(Path::to_path_buf)
+        } else {
+            Some(PathBuf::from(p))
+        }
+    };
+
+    let mut writable = Vec::new();
+    for w in &profile.writable {
+        match expand(w) {
+            Some(p) if p.exists() => writable.push(p),
+            Some(p) => notes.push(format!(
+                "writable {} skipped: it does not exist",
+                p.display()
+            )),
+            None => notes.push(format!("writable {w} skipped: no home directory")),
+        }
+    }
+    if let Some(t) = inputs.tmpdir {
+        writable.push(t.to_path_buf());
+    }
+
+    let mut read_only = Vec::new();
+    let git = inputs.workspace.join(".git");
+    if git.is_dir() {
+        // A missing hooks directory could be created by the command and then
+        // run by the user's next `git commit`: make it exist, read-only.
+        let _ = std::fs::create_dir_all(git.join("hooks"));
+    }
+    for r in &profile.read_only {
+        let p = inputs.workspace.join(r);
+        if p.exists() {
+            read_only.push(PathBuf::from(r));
+        }
+    }
+
+    let mut masked = BTreeSet::new();
+    let mut workspace_globs: Vec<String> = profile.masked_in_workspace.clone();
+    for m in profile.masked.iter().chain(inputs.sensitive) {
+        if !(m.starts_with('/') || m.starts_with('~')) {
+            workspace_globs.push(m.trim_end_matches('/').to_string());
+            continue;
+        }
+        let Some(p) = expand(m) else { continue };
+        let text = p.to_string_lossy().into_owned();
+        if text.contains(['*', '?', '[']) {
+            if let Ok(paths) = glob::glob(&text) {
+                masked.extend(paths.flatten());
+            }
+        } else {
+            masked.insert(p);
+        }
+    }
+    let (found, truncated) = find_in_workspace(inputs.workspace, &workspace_globs);
+    masked.extend(found);
+    if truncated {
+        notes.push(format!(
+            "secret search stopped after {WALK_MAX_ENTRIES} entries; files beyond were not masked"
+        ));
+    }
+
+    let (env, removed_env) = rebuild_env(profile, &inputs);
+
+    let limits = &profile.limits;
+    let mut rlimits = Vec::new();
+    let mut push = |resource, value: Option<u64>, scale: u64| {
+        if let Some(v) = value {
+            rlimits.push(Rlimit {
+                resource,
+                limit: v.saturating_mul(scale),
+            });
+        }
+    };
+    push(RlimitResource::CpuSeconds, limits.cpu_secs, 1);
+    push(
+        RlimitResource::AddressSpace,
+        limits.address_space_mb,
+        1 << 20,
+    );
+    push(RlimitResource::Processes, limits.processes, 1);
+    push(RlimitResource::OpenFiles, limits.open_files, 1);
+    push(RlimitResource::FileSize, limits.file_size_mb, 1 << 20);
+
+    let mut spec = SandboxSpec::strict(inputs.workspace);
+    spec.writable = writable;
+    spec.read_only = read_only;
+    spec.masked = masked.into_iter().collect();
+    spec.network = match profile.network {
+        NetworkSetting::Off => NetworkMode::Off,
+        NetworkSetting::Host => NetworkMode::Host,
+    };
+    spec.landlock = LandlockMode::Required;
+    spec.rlimits = rlimits;
+    spec.env = env;
+    SessionSandbox {
+        spec,
+        notes,
+        removed_env,
+    }
+}
+
+/// Files in the workspace whose names match one of `globs` (a glob with a
+/// `/` is matched against the path relative to the workspace). Templates such
+/// as `.env.example` are kept. Returns whether the walk was cut short.
+fn find_in_workspace(workspace: &Path, globs: &[String]) -> (Vec<PathBuf>, bool) {
+    let patterns: Vec<(glob::Pattern, bool)> = globs
+        .iter()
+        .filter_map(|g| glob::Pattern::new(g).ok().map(|p| (p, g.contains('/'))))
+        .collect();
+    let options = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    let mut found = Vec::new();
+    let mut stack = vec![workspace.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > WALK_MAX_ENTRIES {
+                return (found, true);
+            }
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            let name_str = name.to_string_lossy();
+            let rel = path.strip_prefix(workspace).unwrap_or(&path);
+            let hit = patterns.iter().any(|(p, with_slash)| {
+                if *with_slash {
+                    p.matches_path_with(rel, options)
+                } else {
+                    p.matches_with(&name_str, options)
+                }
+            });
+            if hit && !(name_str.starts_with(".env") && is_env_template(&name_str)) {
+                found.push(path);
+                continue;
+            }
+            if kind.is_dir() && !SKIP_DIRS.contains(&name_str.as_ref()) {
+                stack.push(path);
+            }
+        }
+    }
+    (found, false)
+}
+
+/// The command's environment: kept names and prefixes, minus secret-looking
+/// names (unless passed), plus the profile's `env`, `PATH` normalized, the
+/// session variables last.
+fn rebuild_env(
+    profile: &Profile,
+    inputs: &SpecInputs<'_>,
+) -> (Vec<(OsString, OsString)>, Vec<String>) {
+    let mut out: Vec<(OsString, OsString)> = Vec::new();
+    let mut removed = Vec::new();
+    let mut path = None;
+    for (k, v) in &inputs.env {
+        let name = k.to_string_lossy();
+        if name == "PATH" {
+            path = Some(v.clone());
+            continue;
+        }
+        let passed = profile.env.iter().any(|p| p == name.as_ref())
+            || inputs.env_pass.iter().any(|p| p == name.as_ref());
+        let kept = ENV_KEEP.contains(&name.as_ref())
+            || ENV_KEEP_PREFIXES.iter().any(|p| name.starts_with(p));
+        if passed || (kept && !aq_policy::is_secret_env_name(&name)) {
+            out.push((k.clone(), v.clone()));
+        } else if aq_policy::is_secret_env_name(&name) {
+            removed.push(name.into_owned());
+        }
+    }
+    let path = normalize_path(
+        path.as_deref()
+            .unwrap_or(OsStr::new("/usr/local/bin:/usr/bin:/bin")),
+        inputs.path_prefix,
+    );
+    out.push((OsString::from("PATH"), path));
+    if let Some(t) = inputs.tmpdir {
+        out.retain(|(k, _)| k != "TMPDIR");
+        out.push((OsString::from("TMPDIR"), t.as_os_str().to_owned()));
+    }
+    out.extend(inputs.session_env.iter().cloned());
+    removed.sort();
+    (out, removed)
+}
+
+/// `PATH` with only absolute entries, each once, `prefix` first.
+pub fn normalize_path(path: &OsStr, prefix: Option<&Path>) -> OsString {
+    let mut seen = BTreeSet::new();
+    let mut parts: Vec<&[u8]> = Vec::new();
+    let prefix_bytes = prefix.map(|p| p.as_os_str().as_bytes());
+    for part in prefix_bytes
+        .into_iter()
+        .chain(path.as_bytes().split(|b| *b == b':'))
+    {
+        if part.first() == Some(&b'/') && seen.insert(part) {
+            parts.push(part);
+        }
+    }
+    OsString::from(std::ffi::OsStr::from_bytes(&parts.join(&b':')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(name: &str) -> Profile {
+        Profile::builtins()
+            .into_iter()
+            .find(|p| p.name == name)
+            .unwrap()
+    }
+
+    #[test]
+    fn path_is_normalized() {
+        let p = normalize_path(
+            OsStr::new(":.:/usr/bin:bin:/usr/bin::/bin"),
+            Some(Path::new("/s")),
+        );
+        assert_eq!(p, OsString::from("/s:/usr/bin:/bin"));
+    }
+
+    #[test]
+    fn secrets_in_the_workspace_are_found_and_templates_kept() {
+        let ws = tempfile::tempdir().unwrap();
+        let w = ws.path();
+        std::fs::create_dir_all(w.join("app/config")).unwrap();
+        std::fs::create_dir_all(w.join("node_modules/x")).unwrap();
+        for f in [
+            ".env",
+            ".env.local",
+            ".env.example",
+            "app/config/server.pem",
+            "app/tls.key",
+            "node_modules/x/test.pem",
+            "README.md",
+        ] {
+            std::fs::write(w.join(f), "x").unwrap();
+        }
+        let s = build(
+            &profile("strict"),
+            SpecInputs {
+                workspace: w,
+                home: None,
+                sensitive: &["config/*.yaml".to_string()],
+                env: vec![],
+                env_pass: &[],
+                session_env: vec![],
+                path_prefix: None,
+                tmpdir: None,
+            },
+        );
+        let mut got: Vec<String> = s
+            .spec
+            .masked
+            .iter()
+            .filter_map(|p| p.strip_prefix(w).ok())
+            .map(|p| p.display().to_string())
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![".env", ".env.local", "app/config/server.pem", "app/tls.key"]
+        );
+    }
+
+    #[test]
+    fn environment_is_rebuilt_from_an_allowlist() {
+        let ws = tempfile::tempdir().unwrap();
+        let env: Vec<(OsString, OsString)> = [
+            ("HOME", "/home/u"),
+            ("PATH", ".:/usr/bin:"),
+            ("LANG", "C.UTF-8"),
+            ("GITHUB_TOKEN", "ghp_fake"),
+            ("AWS_SECRET_ACCESS_KEY", "fake"),
+            ("ANTHROPIC_API_KEY", "sk-ant-fake"),
+            ("CARGO_REGISTRY_TOKEN", "fake"),
+            ("CARGO_TERM_COLOR", "never"),
+            ("SSH_AUTH_SOCK", "/tmp/agent.sock"),
+            ("RANDOM_THING", "x"),
+        ]
+        .iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect();
+        let mut p = profile("strict");
+        p.env.push("ANTHROPIC_API_KEY".to_string());
+        let s = build(
+            &p,
+            SpecInputs {
+                workspace: ws.path(),
+                home: None,
+                sensitive: &[],
+                env,
+                env_pass: &[],
+                session_env: vec![("AQ_SESSION_ID".into(), "x".into())],
+                path_prefix: Some(Path::new("/shims")),
+                tmpdir: Some(Path::new("/state/tmp")),
+            },
+        );
+        let names: Vec<String> = s
+            .spec
+            .env
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                "HOME",
+                "LANG",
+                "ANTHROPIC_API_KEY",
+                "CARGO_TERM_COLOR",
+                "PATH",
+                "TMPDIR",
+                "AQ_SESSION_ID"
+            ]
+        );
+        let path = &s.spec.env.iter().find(|(k, _)| k == "PATH").unwrap().1;
+        assert_eq!(path, "/shims:/usr/bin");
+        assert!(s.removed_env.contains(&"GITHUB_TOKEN".to_string()));
+        assert!(s.removed_env.contains(&"CARGO_REGISTRY_TOKEN".to_string()));
+        assert!(s.spec.writable.contains(&PathBuf::from("/state/tmp")));
+    }
+}

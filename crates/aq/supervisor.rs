@@ -1,0 +1,280 @@
+//! The session supervisor: `aq run`'s side of the shims' channel
+//! (see `aq_shim::channel`). Each shim connects, sends its argument vector,
+//! and waits; the supervisor judges it with the session's policy, logs the
+//! decision, files an `ask` in the approval queue and waits for a human (or
+//! the timeout), then answers run or refuse.
+//!
+//! The supervisor runs outside the sandbox, so the sandboxed command can
+//! neither write the log nor answer its own asks. Each connection gets a
+//! thread: an ask that waits for a human does not hold up other commands.
+
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aq_audit::{AuditLog, EventBody};
+use aq_policy::{Decision, Engine, Verdict};
+use aq_shim::approvals::{Answer, Queue, Request};
+use aq_shim::channel::{self, ExecAnswer, ExecRequest};
+
+use crate::session::{self, SessionFile};
+use crate::shim_mode::{EXIT_BLOCKED, refusal_text};
+
+/// What every connection handler shares.
+pub struct Supervisor {
+    pub engine: Engine,
+    pub file: SessionFile,
+    pub log: AuditLog,
+    pub queue: Queue,
+    /// Asks are not waited for (the `ci` profile): the `unanswered` setting
+    /// applies at once.
+    pub headless: bool,
+}
+
+/// Serve shims on `listener` until the process exits.
+pub fn spawn(listener: UnixListener, supervisor: Supervisor) {
+    let supervisor = Arc::new(supervisor);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let sup = supervisor.clone();
+            std::thread::spawn(move || sup.serve(stream));
+        }
+    });
+}
+
+impl Supervisor {
+    fn serve(&self, stream: UnixStream) {
+        let (pid, _uid) = peer(&stream);
+        let request = match channel::read_request(&stream) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = channel::write_answer(
+                    &stream,
+                    &self.refuse(format!("aq: refused: unreadable request ({e})\n")),
+                );
+                return;
+            }
+        };
+        let answer = self.decide(&request, pid);
+        let _ = channel::write_answer(&stream, &answer);
+    }
+
+    fn refuse(&self, message: String) -> ExecAnswer {
+        ExecAnswer {
+            run: false,
+            exit_code: EXIT_BLOCKED,
+            message,
+            grant: None,
+            shim_dir: self.file.shim_dir.clone(),
+            env_pass: self.file.env_pass.clone(),
+        }
+    }
+
+    fn decide(&self, request: &ExecRequest, pid: u32) -> ExecAnswer {
+        let argv = &request.argv;
+        if argv.is_empty() {
+            return self.refuse("aq: refused: empty command\n".to_string());
+        }
+        let verdict = self.engine.evaluate_argv(argv);
+        let ppid = parent_of(pid);
+        let mut decision = verdict.decision;
+        let mut covered_by = None;
+        if decision == Decision::Ask {
+            if self.queue.session_allows(argv) {
+                decision = Decision::Allow;
+            } else if let Some(grant) = request
+                .grant
+                .as_ref()
+                .filter(|g| self.queue.granted(g, argv))
+            {
+                decision = Decision::Allow;
+                covered_by = Some(grant.clone());
+            }
+        }
+        let top = verdict.deciding_rule();
+        self.log(EventBody::CommandDecision {
+            argv: argv.clone(),
+            cwd: request.cwd.clone(),
+            pid,
+            ppid,
+            decision: decision.as_str().to_string(),
+            rules: verdict.rules.iter().map(|r| r.id.clone()).collect(),
+            why: top.map(|r| r.why.clone()),
+            safer: top.and_then(|r| r.safer.clone()),
+            source: "shim".to_string(),
+        });
+        if let Some(grant) = covered_by {
+            self.log(EventBody::Approval {
+                request: grant.clone(),
+                argv: argv.clone(),
+                answer: "granted".to_string(),
+                by: format!("the approval of request {grant}, which runs this command"),
+            });
+        }
+        let mut answer = ExecAnswer {
+            run: true,
+            exit_code: 0,
+            message: String::new(),
+            grant: None,
+            shim_dir: self.file.shim_dir.clone(),
+            env_pass: self.file.env_pass.clone(),
+        };
+        match decision {
+            Decision::Allow => answer,
+            Decision::Block => self.refuse(refusal_text("blocked", argv, &verdict)),
+            Decision::Ask => match self.ask_human(argv, &request.cwd, pid, &verdict) {
+                Ok(grant) => {
+                    answer.grant = Some(grant);
+                    answer
+                }
+                Err(message) => self.refuse(message),
+            },
+        }
+    }
+
+    fn log(&self, body: EventBody) {
+        session::log_event(&self.log, &self.file.id, body);
+    }
+
+    /// Files the request, waits for an answer, logs it. `Ok(request id)`
+    /// when the command may run (its grant covers what it runs), else the
+    /// refusal to print.
+    fn ask_human(
+        &self,
+        argv: &[String],
+        cwd: &str,
+        pid: u32,
+        verdict: &Verdict,
+    ) -> Result<String, String> {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let id = format!("{now_ms:x}-{pid}");
+        let asking: Vec<&aq_policy::RuleMatch> = verdict
+            .rules
+            .iter()
+            .filter(|r| r.action == Decision::Ask)
+            .collect();
+        let request = Request {
+            id: id.clone(),
+            argv: argv.to_vec(),
+            cwd: cwd.to_string(),
+            pid,
+            rules: asking.iter().map(|r| r.id.clone()).collect(),
+            why: asking.first().map(|r| r.why.clone()),
+            safer: asking.first().and_then(|r| r.safer.clone()),
+            created_ms: now_ms,
+        };
+        let timeout = self.file.approval_timeout_secs;
+        let answer = if self.headless {
+            None
+        } else {
+            self.queue
+                .submit(&request)
+                .map_err(|e| format!("aq: refused: cannot file the approval request: {e}\n"))?;
+            eprintln!(
+                "aq: waiting for approval of `{}` ({}); answer with `aq approve` in another terminal (timeout {timeout}s)",
+                aq_audit::report::display_argv(argv),
+                request.rules.join(", "),
+            );
+            self.queue
+                .wait(&id, Duration::from_secs(timeout))
+                .map_err(|e| format!("aq: refused: waiting for approval failed: {e}\n"))?
+        };
+        let unanswered = self.file.unanswered;
+        let (run, answer_name, by) = match answer {
+            Some(a) => {
+                if a.answer == Answer::Session {
+                    let _ = self.queue.allow_for_session(argv);
+                }
+                (
+                    a.answer != Answer::Deny,
+                    a.answer.as_str().to_string(),
+                    a.by,
+                )
+            }
+            None => (
+                unanswered == Decision::Allow,
+                if self.headless { "headless" } else { "timeout" }.to_string(),
+                format!(
+                    "policy: unanswered asks {}",
+                    if unanswered == Decision::Allow {
+                        "run"
+                    } else {
+                        "are denied"
+                    }
+                ),
+            ),
+        };
+        self.log(EventBody::Approval {
+            request: id.clone(),
+            argv: argv.to_vec(),
+            answer: answer_name.clone(),
+            by,
+        });
+        if run {
+            // What the approved command runs is approved with it.
+            let analysis = aq_shell::analyze_argv(argv);
+            let commands: Vec<Vec<String>> = analysis
+                .commands
+                .iter()
+                .filter(|c| !c.argv.is_empty() && c.argv.iter().all(|w| !w.dynamic))
+                .map(|c| c.argv.iter().map(|w| w.text.clone()).collect())
+                .collect();
+            let _ = self.queue.grant(&id, &commands);
+            return Ok(id);
+        }
+        let reason = match answer_name.as_str() {
+            "timeout" => format!("no answer within {timeout}s"),
+            "headless" => "headless session: nobody to ask".to_string(),
+            _ => "denied".to_string(),
+        };
+        Err(refusal_text(
+            &format!("not approved ({reason})"),
+            argv,
+            verdict,
+        ))
+    }
+}
+
+/// The connecting process, from the kernel (`SO_PEERCRED`): pid as seen
+/// from here (the host's, even for a process in the sandbox's PID namespace).
+fn peer(stream: &UnixStream) -> (u32, u32) {
+    use std::os::fd::AsRawFd;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: cred and len are valid for writes of the sizes given.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if r == 0 {
+        (cred.pid.max(0) as u32, cred.uid)
+    } else {
+        (0, u32::MAX)
+    }
+}
+
+/// A process's parent from `/proc/<pid>/stat` (0 when unknown).
+fn parent_of(pid: u32) -> u32 {
+    let Ok(stat) = std::fs::read_to_string(PathBuf::from(format!("/proc/{pid}/stat"))) else {
+        return 0;
+    };
+    // The command name is in parentheses and may hold spaces: parse after it.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0)
+}
