@@ -19,6 +19,8 @@ pub struct HostFacts {
     pub gid: u32,
     /// The running kernel's `(major, minor)` version, `None` when unknown.
     pub kernel_version: Option<(u32, u32)>,
+    /// The caller's working directory, `None` when it has been removed.
+    pub cwd: Option<PathBuf>,
     /// What each path named by the spec really is, keyed by the path as written
     /// (relative `read_only` entries already joined to the workspace).
     pub paths: BTreeMap<PathBuf, PathFacts>,
@@ -62,6 +64,7 @@ impl HostFacts {
             uid: current_uid(),
             gid: current_gid(),
             kernel_version: probe_kernel_version(),
+            cwd: std::env::current_dir().ok(),
             paths,
         }
     }

@@ -20,7 +20,12 @@
 //!   when [`NetworkMode::Off`] (only `lo`, brought up).
 //! - **Secret masks**: an empty read-only file or directory bound over each
 //!   masked path, after resolving symlinks. Masks are mounts, so they hold for
-//!   root inside the sandbox too; Landlock then forbids unmounting them.
+//!   root inside the sandbox too, and through every other name of the path
+//!   (symlinks, `/proc/self/root`, another process's `/proc/<pid>/cwd`);
+//!   Landlock then forbids unmounting them. Init re-enters the caller's working
+//!   directory by path once the masks are up, so a caller started inside
+//!   `~/.ssh` does not hand the command the real directory beneath the mask.
+//!   A file to mask with other hard links is refused (a mount hides one name).
 //! - **Read-only paths** inside the workspace (`.git/hooks`, `.git/config`): bound
 //!   read-only (writes fail with EROFS); their ancestors are made mount points so
 //!   they cannot be renamed away (EBUSY).

@@ -1,5 +1,6 @@
-//! Mount namespace: private propagation, a fresh `/proc`, secret masks, and
-//! read-only paths inside the workspace. Runs in the init process (PID 1), which
+//! Mount namespace: private propagation, a fresh `/proc`, secret masks,
+//! read-only paths inside the workspace, and the working directory looked up
+//! again through them. Runs in the init process (PID 1), which
 //! holds every capability of the new user namespace.
 
 use std::ffi::CStr;
@@ -163,4 +164,17 @@ pub(crate) fn apply_read_only(path: &CStr, step: u32) -> Result<(), Fail> {
         None,
         step,
     )
+}
+
+/// `chdir(path)` once every mount is in place, so the working directory is
+/// looked up through them: a mask over it (or over an ancestor) is entered
+/// instead of the directory underneath, or the lookup fails (fail closed).
+pub(crate) fn apply_working_directory(path: &CStr, step: u32) -> Result<(), Fail> {
+    // SAFETY: path is NUL-terminated.
+    check(
+        unsafe { libc::chdir(path.as_ptr()) }.into(),
+        step,
+        Call::Chdir,
+    )
+    .map(|_| ())
 }

@@ -17,8 +17,12 @@
 //!    so `mv .git .git-old` cannot route around a read-only `.git/hooks`); bind
 //!    the read-only paths over themselves read-only. Masks come before the
 //!    read-only binds, which are recursive, so a mask under `.git` is carried
-//!    along. The init then forks the command, reaps orphans, and exits with the
-//!    command's status; the kernel kills everything left in the namespace.
+//!    along. Then init changes to the caller's working directory again, by
+//!    path: the directory it inherited is the one beneath any mask mounted
+//!    since, so a caller started inside `~/.ssh` would otherwise hand the
+//!    command the real `~/.ssh`. The init then forks the command, reaps
+//!    orphans, and exits with the command's status; the kernel kills
+//!    everything left in the namespace.
 //! 3. **Command**: set rlimits; set `no_new_privs`; restrict itself with Landlock
 //!    (after all mounts: a Landlock domain forbids later mount changes, which also
 //!    keeps root-in-the-sandbox from unmounting a mask); drop every capability
@@ -277,6 +281,9 @@ pub enum Step {
     PinMountPoint(PathBuf),
     /// Bind `path` over itself recursively, then remount it read-only.
     BindReadOnly(PathBuf),
+    /// `chdir` to this path (the caller's working directory, else the
+    /// workspace), so the working directory is looked up through the masks.
+    ChangeDirectory(PathBuf),
     /// Fork the command process.
     ForkCommand,
     /// `setrlimit`.
@@ -313,6 +320,7 @@ impl Step {
             Step::Mask { .. } => "secret mask",
             Step::PinMountPoint(_) => "read-only path pin",
             Step::BindReadOnly(_) => "read-only path",
+            Step::ChangeDirectory(_) => "working directory",
             Step::ForkCommand => "command process",
             Step::SetRlimit(_) => "rlimit",
             Step::NoNewPrivs => "no_new_privs",
@@ -325,9 +333,10 @@ impl Step {
     /// The path the step acts on, if any.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            Step::Mask { path, .. } | Step::PinMountPoint(path) | Step::BindReadOnly(path) => {
-                Some(path)
-            }
+            Step::Mask { path, .. }
+            | Step::PinMountPoint(path)
+            | Step::BindReadOnly(path)
+            | Step::ChangeDirectory(path) => Some(path),
             _ => None,
         }
     }
@@ -446,6 +455,9 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
         steps.push(Step::UnmountMaskSources);
     }
     steps.extend(plan_read_only(spec, facts, &workspace)?);
+    steps.push(Step::ChangeDirectory(
+        facts.cwd.clone().unwrap_or_else(|| workspace.clone()),
+    ));
     steps.push(Step::ForkCommand);
     steps.extend(spec.rlimits.iter().copied().map(Step::SetRlimit));
     steps.push(Step::NoNewPrivs);
@@ -593,6 +605,7 @@ mod tests {
             uid: 1000,
             gid: 1000,
             kernel_version: Some((6, 18)),
+            cwd: Some("/ws/src".into()),
             paths: paths
                 .iter()
                 .map(|(k, v)| (PathBuf::from(k), v.clone()))
@@ -648,6 +661,7 @@ mod tests {
             Step::PinMountPoint("/ws/.git".into()),
             Step::BindReadOnly("/ws/.git/hooks".into()),
             Step::BindReadOnly("/ws/.git/config".into()),
+            Step::ChangeDirectory("/ws/src".into()),
             Step::ForkCommand,
             Step::SetRlimit(Rlimit {
                 resource: RlimitResource::OpenFiles,

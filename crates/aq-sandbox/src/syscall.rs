@@ -28,9 +28,10 @@ pub(crate) enum Call {
     Capget,
     CapabilitiesLeft,
     Seccomp,
+    Chdir,
 }
 
-const CALLS: [Call; 20] = [
+const CALLS: [Call; 21] = [
     Call::Prctl,
     Call::Getppid,
     Call::Unshare,
@@ -51,6 +52,7 @@ const CALLS: [Call; 20] = [
     Call::Capget,
     Call::CapabilitiesLeft,
     Call::Seccomp,
+    Call::Chdir,
 ];
 
 impl Call {
@@ -76,6 +78,7 @@ impl Call {
             Call::Capget => "capget",
             Call::CapabilitiesLeft => "capget (capabilities left after dropping)",
             Call::Seccomp => "seccomp",
+            Call::Chdir => "chdir",
         }
     }
 

@@ -103,6 +103,18 @@ fn run(probe: &str) -> std::io::Result<i32> {
         }
         "daemon" => super::teardown::daemon_probe(arg),
         "fork-bomb" => super::teardown::fork_bomb_probe(arg),
+        "symlink-read" => {
+            // symlink-read:<target>:<link>: make the link, then read through it.
+            let (target, link) = arg.split_once(':').unwrap_or((arg, ""));
+            std::os::unix::fs::symlink(target, link)?;
+            run(&format!("read:{link}"))
+        }
+        "link" => {
+            let (from, to) = arg.split_once(':').unwrap_or((arg, ""));
+            std::fs::hard_link(from, to)?;
+            Ok(DONE)
+        }
+        "read-via-child-cwd" => super::masking::read_via_child_cwd(arg),
         "sys" => super::syscall_probes::run(arg),
         _ => Ok(0),
     }
