@@ -8,3 +8,4 @@ mod audit;
 mod doctor;
 mod policy;
 mod run;
+mod sandbox;

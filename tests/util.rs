@@ -142,6 +142,13 @@ impl Env {
         self.start(cmd, label, &self.work(), None).finish()
     }
 
+    /// Runs a command built with [`Env::command`] (and changed by the
+    /// caller) to the end.
+    pub fn run_command(&self, cmd: Command, label: &str) -> Output {
+        self.start(cmd, label.to_string(), &self.work(), None)
+            .finish()
+    }
+
     /// Starts `aq ARGS` in the workspace root and returns while it runs.
     pub fn spawn(&self, args: &[&str]) -> Running {
         let cmd = self.command(&self.work(), args);
@@ -251,6 +258,11 @@ pub struct Running {
 }
 
 impl Running {
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     /// Whether it is still running.
     pub fn is_running(&mut self) -> bool {
         self.child

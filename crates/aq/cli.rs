@@ -71,7 +71,8 @@ pub struct DoctorArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Profile (default: shims-only; the kernel sandbox profiles come later).
+    /// Sandbox profile: strict (default), dev, network-isolated, ci,
+    /// shims-only, or one defined in policy (`aq policy show` lists them).
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
     /// The workspace (default: the git root of the current directory, else

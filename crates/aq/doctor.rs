@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::cli::DoctorArgs;
 use crate::exit::ExitCode;
 
-/// The profile `aq run` will default to once the kernel sandbox is wired in.
+/// The profile `aq run` uses unless told otherwise.
 const DEFAULT_PROFILE: &str = "strict";
 
 /// Profiles built on the kernel sandbox, and the checks each one needs.

@@ -277,6 +277,17 @@ fn render_show_text(loaded: &Loaded) -> String {
         let _ = writeln!(s, "    match: {}", describe_matcher(rule));
     }
 
+    let _ = writeln!(
+        s,
+        "\nsandbox profiles (`aq run --profile NAME`; default: {}):",
+        eff.session.profile
+    );
+    for p in &eff.profiles.0 {
+        for line in p.to_string().lines() {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
+
     if !eff.ignored.is_empty() {
         let _ = writeln!(
             s,
@@ -372,6 +383,8 @@ fn render_show_json(loaded: &Loaded) -> Value {
         "rules": rules,
         "sensitive_paths": sensitive,
         "custom_rules": custom,
+        "default_profile": eff.session.profile,
+        "profiles": eff.profiles.0,
         "ignored": ignored,
     })
 }

@@ -42,19 +42,21 @@ pub const HOME_SECRETS: &[&str] = &[
 /// sandboxed profile. `.env.example` and friends are kept (see [`is_env_template`]).
 pub const WORKSPACE_SECRETS: &[&str] = &[".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx"];
 
-/// Build caches the `dev` profile may write.
+/// Build caches the `dev` profile may write: the download and build caches
+/// only, not `~/.cargo/bin`, `~/.cargo/config.toml` or `~/.rustup`, where a
+/// write would outlive the session as a program or setting the user runs.
 pub const BUILD_CACHES: &[&str] = &[
     "/tmp",
-    "~/.cargo",
-    "~/.rustup",
+    "~/.cargo/registry",
+    "~/.cargo/git",
     "~/.npm",
     "~/.cache",
-    "~/.yarn",
-    "~/.local/share/pnpm",
-    "~/go",
-    "~/.m2",
-    "~/.gradle",
-    "~/.bun",
+    "~/.yarn/cache",
+    "~/.local/share/pnpm/store",
+    "~/go/pkg/mod",
+    "~/.m2/repository",
+    "~/.gradle/caches",
+    "~/.bun/install/cache",
 ];
 
 /// Whether a `.env.*` file name is a template (kept readable).
@@ -528,7 +530,12 @@ mod tests {
         assert!(strict.masked.iter().any(|m| m == "~/.ssh"));
         let dev = builtin("dev");
         assert!(dev.writable.iter().any(|w| w == "/tmp"));
-        assert!(dev.writable.iter().any(|w| w == "~/.cargo"));
+        assert!(dev.writable.iter().any(|w| w == "~/.cargo/registry"));
+        assert!(
+            !dev.writable
+                .iter()
+                .any(|w| w == "~/.cargo" || w == "~/.rustup")
+        );
         assert_eq!(builtin("network-isolated").network, NetworkSetting::Off);
         assert_eq!(builtin("ci").summary, SummaryFormat::Json);
         assert!(!builtin("shims-only").sandbox);
