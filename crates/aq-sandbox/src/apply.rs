@@ -4,7 +4,8 @@
 //! Who runs what (see [`crate::plan`] for why in this order):
 //!
 //! ```text
-//! caller ── fork ──> supervisor: pdeathsig, unshare(user,mnt,pid,ipc[,net]), id maps, lo up
+//! caller: [mkdir cgroup aq-<pid>-<n>, limits]  (removed after the sandbox ends)
+//! caller ── fork ──> supervisor: pdeathsig, [join cgroup], unshare(user,mnt,pid,ipc[,net]), id maps, lo up
 //!                      └─ fork ──> init (PID 1): private mounts, /proc, PID cap, masks, read-only binds
 //!                                    └─ fork ──> command: rlimits, no_new_privs, Landlock,
 //!                                                drop capabilities, seccomp filter, execve
@@ -24,6 +25,7 @@ use std::process::ExitStatus;
 
 use landlock::RulesetCreated;
 
+use crate::cgroup::{self, ChildCgroup};
 use crate::error::SandboxError;
 use crate::facts::{HostFacts, PathKind};
 use crate::mounts::{self, MaskKind};
@@ -100,10 +102,14 @@ struct Prepared {
     /// buffers do not move), so `exec` does not allocate after fork.
     argv_ptrs: Vec<*const libc::c_char>,
     envp_ptrs: Vec<*const libc::c_char>,
+    /// The sandbox's cgroup, removed when `Prepared` is dropped (in the
+    /// caller, after the sandbox has ended; the children never drop it).
+    _cgroup: Option<ChildCgroup>,
 }
 
 enum PreparedStep {
     ParentDeathSignal,
+    JoinCgroup(CString),
     Unshare(libc::c_int),
     MapIds(IdMaps),
     LoopbackUp,
@@ -148,9 +154,20 @@ impl Prepared {
         let program_path =
             find_program(first, env).ok_or_else(|| SandboxError::CommandNotFound(first.clone()))?;
         let mut steps = Vec::with_capacity(plan.steps.len());
+        let mut child_cgroup = None;
         for step in &plan.steps {
             steps.push(match step {
                 Step::ParentDeathSignal => PreparedStep::ParentDeathSignal,
+                Step::JoinCgroup {
+                    parent,
+                    memory_max_bytes,
+                    pids_max,
+                } => {
+                    let made = ChildCgroup::create(parent, *memory_max_bytes, *pids_max)?;
+                    let procs = made.procs.clone();
+                    child_cgroup = Some(made);
+                    PreparedStep::JoinCgroup(procs)
+                }
                 Step::Unshare(ns) => PreparedStep::Unshare(namespaces::clone_flags(ns)),
                 Step::MapIds { uid, gid } => PreparedStep::MapIds(IdMaps::new(*uid, *gid)),
                 Step::LoopbackUp => PreparedStep::LoopbackUp,
@@ -216,6 +233,7 @@ impl Prepared {
             envp_ptrs: pointers(&envp),
             _argv: argv,
             _envp: envp,
+            _cgroup: child_cgroup,
         })
     }
 
@@ -277,6 +295,7 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
         let i = i as u32;
         let result = match step {
             PreparedStep::ParentDeathSignal => set_parent_death_signal(i, Some(caller)),
+            PreparedStep::JoinCgroup(procs) => cgroup::apply_join(&procs, i),
             PreparedStep::Unshare(flags) => namespaces::apply_unshare(flags, i),
             PreparedStep::MapIds(maps) => namespaces::apply_id_maps(&maps, i),
             PreparedStep::LoopbackUp => net::apply_loopback_up(i),

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::cgroup::CgroupFacts;
 use crate::spec::SandboxSpec;
 
 /// Facts about the host that the plan depends on.
@@ -21,6 +22,8 @@ pub struct HostFacts {
     pub kernel_version: Option<(u32, u32)>,
     /// The caller's working directory, `None` when it has been removed.
     pub cwd: Option<PathBuf>,
+    /// The caller's cgroup v2, probed only when the spec asks for cgroup limits.
+    pub cgroup: CgroupFacts,
     /// What each path named by the spec really is, keyed by the path as written
     /// (relative `read_only` entries already joined to the workspace).
     pub paths: BTreeMap<PathBuf, PathFacts>,
@@ -65,6 +68,10 @@ impl HostFacts {
             gid: current_gid(),
             kernel_version: probe_kernel_version(),
             cwd: std::env::current_dir().ok(),
+            cgroup: match spec.memory_max_bytes.or(spec.pids_max) {
+                Some(_) => CgroupFacts::probe(),
+                None => CgroupFacts::default(),
+            },
             paths,
         }
     }

@@ -52,6 +52,11 @@
 //!   with the command and the kernel kills what is left, `setsid` daemons
 //!   included), and `PR_SET_PDEATHSIG` kills the supervisor, hence the
 //!   namespace, when the caller dies, even by SIGKILL.
+//! - **cgroup v2 limits** ([`SandboxSpec::memory_max_bytes`],
+//!   [`SandboxSpec::pids_max`]): where the caller's own cgroup is writable and
+//!   enables `memory` and `pids` for its children, the sandbox runs in a child
+//!   cgroup made for it and removed after it; otherwise rlimits only, which
+//!   [`CgroupLimits::Unavailable`] says plainly with the reason (not an error).
 //! - `no_new_privs` and rlimits.
 //!
 //! [`SandboxPlan::enforced`] reports what a plan enforces; since every step
@@ -101,6 +106,7 @@
 //! noise is expected until the spec grows stdio redirection.
 #![deny(missing_docs)]
 
+mod cgroup;
 mod error;
 mod facts;
 mod plan;
@@ -127,6 +133,7 @@ mod syscall;
 
 #[cfg(target_os = "linux")]
 pub use apply::{apply, run_sandboxed};
+pub use cgroup::{CgroupFacts, CgroupLimits};
 pub use error::SandboxError;
 pub use facts::{HostFacts, PathFacts, PathKind};
 pub use plan::{

@@ -3,7 +3,9 @@
 //! The order matters, and each step says who runs it:
 //!
 //! 1. **Supervisor** (forked from the caller): set the parent-death signal first,
-//!    so nothing outlives the caller; unshare every namespace in one call (user
+//!    so nothing outlives the caller; join the sandbox's cgroup when limits
+//!    are enforced by one (made by the caller, see [`crate::CgroupLimits`]),
+//!    before any fork so that every later process is born inside; unshare every namespace in one call (user
 //!    first, implicitly, so the others are owned by it); map the caller's uid/gid
 //!    to themselves; bring loopback up in the new network namespace (needs the
 //!    capabilities the user namespace just gave us). It then forks the init.
@@ -40,6 +42,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::cgroup::{CgroupLimits, plan_cgroup};
 use crate::facts::{HostFacts, PathFacts, PathKind};
 use crate::seccomp::{SeccompPolicy, plan_seccomp};
 use crate::spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};
@@ -67,6 +70,8 @@ pub struct SandboxPlan {
     pub steps: Vec<Step>,
     /// How the spec's process limit holds, if it asked for one.
     pub processes: ProcessLimit,
+    /// Whether the spec's cgroup limits hold, and if not, why.
+    pub cgroup: CgroupLimits,
 }
 
 impl SandboxPlan {
@@ -81,6 +86,7 @@ impl SandboxPlan {
             read_only_paths: 0,
             rlimits: Vec::new(),
             processes: self.processes,
+            cgroup: self.cgroup.clone(),
             no_new_privs: false,
             capabilities: CapabilityState::Inherited,
             seccomp: None,
@@ -117,6 +123,8 @@ pub struct Enforced {
     pub rlimits: Vec<Rlimit>,
     /// How the process limit holds.
     pub processes: ProcessLimit,
+    /// Whether the cgroup limits hold (`aq` prints this line as it is).
+    pub cgroup: CgroupLimits,
     /// Whether `no_new_privs` is set.
     pub no_new_privs: bool,
     /// The command's capabilities.
@@ -216,7 +224,11 @@ impl fmt::Display for Enforced {
                 p.denials.len()
             ),
             None => write!(f, "no seccomp"),
+        }?;
+        if self.cgroup != CgroupLimits::NotRequested {
+            write!(f, "; {}", self.cgroup)?;
         }
+        Ok(())
     }
 }
 
@@ -240,6 +252,17 @@ pub enum Namespace {
 pub enum Step {
     /// `prctl(PR_SET_PDEATHSIG, SIGKILL)` in the supervisor.
     ParentDeathSignal,
+    /// The supervisor joins a child cgroup of `parent` that the caller made
+    /// with these limits just before forking it (and removes once it ends),
+    /// so init and the command are born inside.
+    JoinCgroup {
+        /// The caller's own cgroup directory.
+        parent: PathBuf,
+        /// `memory.max`.
+        memory_max_bytes: Option<u64>,
+        /// `pids.max`.
+        pids_max: Option<u64>,
+    },
     /// `unshare` of these namespaces, in one call.
     Unshare(Vec<Namespace>),
     /// Write `/proc/self/{setgroups,uid_map,gid_map}`: uid and gid map to themselves.
@@ -309,6 +332,7 @@ impl Step {
     pub fn boundary(&self) -> &'static str {
         match self {
             Step::ParentDeathSignal => "parent-death signal",
+            Step::JoinCgroup { .. } => "cgroup limits",
             Step::Unshare(_) => "namespaces",
             Step::MapIds { .. } => "user namespace id maps",
             Step::LoopbackUp => "network namespace loopback",
@@ -336,7 +360,8 @@ impl Step {
             Step::Mask { path, .. }
             | Step::PinMountPoint(path)
             | Step::BindReadOnly(path)
-            | Step::ChangeDirectory(path) => Some(path),
+            | Step::ChangeDirectory(path)
+            | Step::JoinCgroup { parent: path, .. } => Some(path),
             _ => None,
         }
     }
@@ -424,6 +449,19 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
     };
 
     let mut steps = vec![Step::ParentDeathSignal];
+    let cgroup = plan_cgroup(spec, &facts.cgroup, facts.uid);
+    if let CgroupLimits::Enforced {
+        parent,
+        memory_max_bytes,
+        pids_max,
+    } = &cgroup
+    {
+        steps.push(Step::JoinCgroup {
+            parent: parent.clone(),
+            memory_max_bytes: *memory_max_bytes,
+            pids_max: *pids_max,
+        });
+    }
     let mut namespaces = vec![
         Namespace::User,
         Namespace::Mount,
@@ -473,7 +511,11 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
     }
     steps.push(Step::DropCapabilities);
     steps.push(Step::Seccomp(plan_seccomp()));
-    Ok(SandboxPlan { steps, processes })
+    Ok(SandboxPlan {
+        steps,
+        processes,
+        cgroup,
+    })
 }
 
 /// The Landlock ABI to use, `None` when Landlock is off.
@@ -580,6 +622,7 @@ fn plan_read_only(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cgroup::CgroupFacts;
     use crate::spec::RlimitResource;
     use std::collections::BTreeMap;
 
@@ -606,6 +649,7 @@ mod tests {
             gid: 1000,
             kernel_version: Some((6, 18)),
             cwd: Some("/ws/src".into()),
+            cgroup: CgroupFacts::default(),
             paths: paths
                 .iter()
                 .map(|(k, v)| (PathBuf::from(k), v.clone()))
@@ -702,6 +746,7 @@ mod tests {
                 read_only_paths: 0,
                 rlimits: Vec::new(),
                 processes: ProcessLimit::NotRequested,
+                cgroup: CgroupLimits::NotRequested,
                 no_new_privs: true,
                 capabilities: CapabilityState::AllDropped,
                 seccomp: Some(plan_seccomp()),
@@ -838,6 +883,56 @@ mod tests {
                 .any(|s| matches!(s, Step::CapPidNamespace(_)))
         );
         assert_eq!(got.processes, ProcessLimit::Rlimit(u64::MAX));
+    }
+
+    #[test]
+    fn cgroup_limits_join_first_where_delegated_and_are_reported_either_way() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.memory_max_bytes = Some(1 << 30);
+        let mut f = facts(6, &[("/ws", dir("/ws"))]);
+        f.cgroup = CgroupFacts {
+            mount: Some("/sys/fs/cgroup".into()),
+            own: Some("/aq.scope".into()),
+            writable: true,
+            subtree_control: vec!["memory".into()],
+            controllers: vec!["memory".into()],
+        };
+        let got = plan(&spec, &f).unwrap();
+        // Before the supervisor unshares or forks anything.
+        assert_eq!(
+            got.steps[..2],
+            [
+                Step::ParentDeathSignal,
+                Step::JoinCgroup {
+                    parent: "/sys/fs/cgroup/aq.scope".into(),
+                    memory_max_bytes: Some(1 << 30),
+                    pids_max: None,
+                }
+            ]
+        );
+        assert!(
+            got.enforced().to_string().ends_with(
+                "; limits: cgroup v2 memory.max 1073741824 (beneath /sys/fs/cgroup/aq.scope)"
+            ),
+            "{}",
+            got.enforced()
+        );
+        f.cgroup.writable = false;
+        let got = plan(&spec, &f).unwrap();
+        assert!(
+            !got.steps
+                .iter()
+                .any(|s| matches!(s, Step::JoinCgroup { .. }))
+        );
+        let enforced = got.enforced();
+        assert!(matches!(enforced.cgroup, CgroupLimits::Unavailable { .. }));
+        assert!(
+            enforced.to_string().ends_with(
+                "; limits: rlimits only (no writable cgroup v2 delegation: \
+                 /sys/fs/cgroup/aq.scope is not writable by uid 1000 (not delegated))"
+            ),
+            "{enforced}"
+        );
     }
 
     #[test]

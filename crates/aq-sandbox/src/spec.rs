@@ -25,12 +25,19 @@ pub struct SandboxSpec {
     pub landlock: LandlockMode,
     /// Resource limits set just before `exec`.
     pub rlimits: Vec<Rlimit>,
+    /// cgroup v2 `memory.max` for the whole sandbox, where a delegated cgroup
+    /// allows it (see [`crate::CgroupLimits`]; otherwise rlimits only).
+    pub memory_max_bytes: Option<u64>,
+    /// cgroup v2 `pids.max` for the whole sandbox (supervisor and init
+    /// included), where a delegated cgroup allows it.
+    pub pids_max: Option<u64>,
     /// The command's complete environment (the caller scrubs it; nothing is inherited).
     pub env: Vec<(OsString, OsString)>,
 }
 
 impl SandboxSpec {
-    /// A strict spec: only `workspace` writable, network off, Landlock required, empty env.
+    /// A strict spec: only `workspace` writable, network off, Landlock required,
+    /// no limits, empty env.
     pub fn strict(workspace: impl Into<PathBuf>) -> SandboxSpec {
         SandboxSpec {
             workspace: workspace.into(),
@@ -40,6 +47,8 @@ impl SandboxSpec {
             network: NetworkMode::Off,
             landlock: LandlockMode::Required,
             rlimits: Vec::new(),
+            memory_max_bytes: None,
+            pids_max: None,
             env: Vec::new(),
         }
     }

@@ -1,3 +1,4 @@
+mod cgroup;
 mod fail_closed;
 mod filesystem;
 mod masking;

@@ -1,8 +1,8 @@
 //! The probe: this test binary, re-executed inside the sandbox with
 //! `AQ_SANDBOX_PROBE=<op>:<args>`. It reports through its exit code (the
 //! sandbox has the caller's stdio), in a range no other outcome uses:
-//! 250 done, 251 done but data was there, 252 a forked child was killed by
-//! SIGSYS, 110 + errno for a failed call.
+//! 250 done, 251 done but data was there, 252 (253) a forked child was killed
+//! by SIGSYS (SIGKILL), 110 + errno for a failed call.
 //! Anything else (0 when libtest matched no test, 101 for a panic) means the
 //! probe did not run, which is never counted as "blocked".
 
@@ -13,6 +13,8 @@ pub const DONE_WITH_DATA: i32 = 251;
 pub const ERRNO_BASE: i32 = 110;
 /// A child forked for the attempt was killed by `SIGSYS`.
 pub const KILLED_BY_SIGSYS: i32 = 252;
+/// A child forked for the attempt was killed by `SIGKILL`.
+pub const KILLED_BY_SIGKILL: i32 = 253;
 
 /// Entry point; a no-op in a normal test run.
 #[test]
@@ -102,6 +104,12 @@ fn run(probe: &str) -> std::io::Result<i32> {
             Ok(DONE)
         }
         "daemon" => super::teardown::daemon_probe(arg),
+        "copy" => {
+            let (from, to) = arg.split_once(':').unwrap_or((arg, ""));
+            std::fs::write(to, std::fs::read(from)?)?;
+            Ok(DONE)
+        }
+        "alloc" => super::cgroup::alloc_in_child(arg),
         "fork-bomb" => super::teardown::fork_bomb_probe(arg),
         "symlink-read" => {
             // symlink-read:<target>:<link>: make the link, then read through it.

@@ -3,14 +3,14 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use aq_sandbox::{HostFacts, PlanError, SandboxError, SandboxSpec, Step, apply, plan};
+use aq_sandbox::{HostFacts, PlanError, SandboxError, SandboxPlan, SandboxSpec, Step, apply, plan};
 
 /// The libtest arguments that run exactly one test of this binary, quietly.
 pub const ONE_TEST: [&str; 4] = ["--exact", "--nocapture", "--test-threads=1", "-q"];
 /// The test that turns this binary into a probe.
 pub const PROBE_TEST: &str = "suite::probe::probe_entry";
 
-use super::probe::{DONE, DONE_WITH_DATA, ERRNO_BASE, KILLED_BY_SIGSYS};
+use super::probe::{DONE, DONE_WITH_DATA, ERRNO_BASE, KILLED_BY_SIGKILL, KILLED_BY_SIGSYS};
 
 /// What a probe reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +23,8 @@ pub enum Outcome {
     Errno(i32),
     /// A child the probe forked for the attempt was killed by `SIGSYS` (seccomp).
     KilledBySigsys,
+    /// A child the probe forked for the attempt was killed by `SIGKILL` (the OOM killer).
+    KilledBySigkill,
 }
 
 /// A temporary tree: `ws/` (workspace with `.git/hooks` and `.git/config`),
@@ -104,16 +106,16 @@ pub fn run_probe_without(
     probe: &str,
     leave_out: impl Fn(&Step) -> bool,
 ) -> Option<Outcome> {
-    run_probe_with(spec, probe, |_| {}, leave_out)
+    run_probe_with(spec, probe, |_| {}, |p| p.steps.retain(|s| !leave_out(s)))
 }
 
-/// [`run_probe_without`] on host facts changed by `adjust` first (a control
-/// run that needs a plan this host would not get).
+/// [`run_probe`] on host facts changed by `adjust`, with the plan changed by
+/// `edit` (a control run, or a plan this host would not get).
 pub fn run_probe_with(
     spec: &SandboxSpec,
     probe: &str,
     adjust: impl FnOnce(&mut HostFacts),
-    leave_out: impl Fn(&Step) -> bool,
+    edit: impl FnOnce(&mut SandboxPlan),
 ) -> Option<Outcome> {
     let mut spec = spec.clone();
     spec.env.push(("AQ_SANDBOX_PROBE".into(), probe.into()));
@@ -126,7 +128,7 @@ pub fn run_probe_with(
     let planned = plan(&spec, &facts)
         .map_err(SandboxError::from)
         .map(|mut p| {
-            p.steps.retain(|s| !leave_out(s));
+            edit(&mut p);
             p
         });
     let status = match planned.and_then(|p| apply(&p, &spec.env, &argv)) {
@@ -142,6 +144,7 @@ pub fn run_probe_with(
         DONE => Outcome::Done,
         DONE_WITH_DATA => Outcome::DoneWithData,
         KILLED_BY_SIGSYS => Outcome::KilledBySigsys,
+        KILLED_BY_SIGKILL => Outcome::KilledBySigkill,
         c if c > ERRNO_BASE && c < DONE => Outcome::Errno(c - ERRNO_BASE),
         c => panic!("probe {probe:?} could not run: exit status {c} ({status})"),
     })
