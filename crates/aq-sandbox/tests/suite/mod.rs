@@ -8,4 +8,5 @@ mod probe;
 mod seccomp;
 mod syscall_probes;
 mod teardown;
+mod unprivileged;
 mod util;
