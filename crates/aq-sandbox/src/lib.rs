@@ -4,7 +4,8 @@
 //! # Design
 //!
 //! Decide, then do. [`plan`] is pure: it turns a plain [`SandboxSpec`] and the
-//! [`HostFacts`] (Landlock ABI, ids, what each named path really is) into an
+//! [`HostFacts`] (Landlock ABI, kernel version, ids, working directory, cgroup,
+//! what each named path really is) into an
 //! ordered [`SandboxPlan`], unit-tested on any machine with faked facts. [`apply`]
 //! runs the plan in forked children and `exec`s the command; [`run_sandboxed`]
 //! does both. Two reasons: every decision (what to mask, which ABI, what to refuse)
@@ -60,7 +61,10 @@
 //! - `no_new_privs` and rlimits.
 //!
 //! [`SandboxPlan::enforced`] reports what a plan enforces; since every step
-//! fails closed, that is what holds once the command runs.
+//! fails closed, that is what holds once the command runs. It also says what
+//! was asked for and will not hold, the two tolerated gaps: cgroup limits
+//! without a delegated cgroup, and a process limit for uid 0 on a kernel
+//! before 6.14.
 //!
 //! # Errors
 //!
@@ -73,11 +77,28 @@
 //! - seccomp and the capability drop are always on (no profile needs ptrace
 //!   or new namespaces yet); debuggers such as `gdb` and `strace` do not work
 //!   inside.
-//! - No cgroup limits, environment scrubbing (the caller
-//!   passes the complete environment) or `/proc/<pid>/environ` hardening yet.
+//! - uid 0 inside is the host's root (the caller's ids map to themselves):
+//!   without capabilities, but file permissions still let it write whatever
+//!   root owns, `/proc/sys` included. Landlock is what confines those writes,
+//!   so [`LandlockMode::Off`] with a root caller leaves the host writable.
+//! - cgroup limits need the caller's own cgroup to enable `memory` and `pids`
+//!   for its children already; a cgroup holding processes cannot do that,
+//!   and the sandbox does not move its caller out to make room, so a typical
+//!   `systemd-run --scope -p Delegate=yes` scope still gives rlimits only
+//!   ([`CgroupLimits::Unavailable`] says why). The path that writes
+//!   `memory.max` and `pids.max` is tested only where such a cgroup exists.
+//! - The process cap through the PID namespace needs Linux 6.14 (read from the
+//!   kernel's release, so a backport is not noticed); before that, uid 0 is
+//!   not bound by a process limit at all ([`ProcessLimit::NotEnforcedForRoot`]).
+//!   Both it and `RLIMIT_NPROC` count threads, and `RLIMIT_NPROC` also counts
+//!   the supervisor and init.
+//! - No environment scrubbing (the caller passes the complete environment) or
+//!   `/proc/<pid>/environ` hardening between sandboxed processes.
 //! - A hard-linked secret file is refused rather than hidden; hard links to
 //!   files inside a masked directory are not detected.
 //! - Landlock pins `/` read access: every unmasked file is readable.
+//! - The working directory is looked up again inside: a caller working beneath
+//!   a masked directory (not in it) gets a setup error.
 //! - A command killed by a signal is reported as exit code 128 + signal.
 //! - The parent-death signal follows the *thread* that called [`apply`]: call it
 //!   from a thread that outlives the command.
