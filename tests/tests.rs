@@ -9,3 +9,4 @@ mod doctor;
 mod policy;
 mod run;
 mod sandbox;
+mod verify;

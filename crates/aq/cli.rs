@@ -57,6 +57,44 @@ pub enum Command {
     ///
     /// Example: aq doctor --fix
     Doctor(DoctorArgs),
+    /// Try to cross every sandbox boundary for real, from inside a sandbox.
+    ///
+    /// Builds the sandbox `aq run` would (the effective policy and profile,
+    /// default strict) around a throwaway workspace and a fake home full of
+    /// fake secrets, and runs 30+ probes in it: secret reads (direct, through
+    /// links, /proc), writes outside the workspace, network, the caller's
+    /// environment and processes, denied syscalls, capabilities, teardown of
+    /// a daemon. One line per probe (pass, LEAK or ERROR); exits 0 when all
+    /// pass, 1 on any LEAK or ERROR, 125 when the sandbox cannot be built.
+    /// The battery expects the strict baseline: a profile that opens the
+    /// network or /tmp on purpose shows those probes as LEAK.
+    ///
+    /// Example: aq verify --profile dev
+    Verify(VerifyArgs),
+    /// One probe of `aq verify`, run inside its sandbox (internal).
+    #[command(name = "__probe", hide = true)]
+    Probe(ProbeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Profile to verify (default: the session default, strict).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Whose project policy applies (default: the git root of the current
+    /// directory, as `aq run`); the probes run in a throwaway workspace.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// `all`, a probe name, or a helper name.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

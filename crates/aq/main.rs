@@ -11,11 +11,13 @@ mod exit;
 mod explain;
 mod policy_cmd;
 mod policy_files;
+mod probe;
 mod run;
 mod sandbox_spec;
 mod session;
 mod shim_mode;
 mod supervisor;
+mod verify;
 
 use clap::Parser;
 
@@ -57,6 +59,8 @@ fn main() -> std::process::ExitCode {
         cli::Command::Report(args) => audit_cmd::run_report(&args),
         cli::Command::Audit(args) => audit_cmd::run_audit(&args),
         cli::Command::Doctor(args) => doctor::run(&args),
+        cli::Command::Verify(args) => verify::run(&args, policy),
+        cli::Command::Probe(args) => return probe::main(&args.args),
     };
     match result {
         Ok(code) => code.into(),

@@ -323,7 +323,7 @@ fn plan_sandbox(
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
-    let built = crate::sandbox_spec::build(
+    let planned = crate::sandbox_spec::plan(
         profile,
         crate::sandbox_spec::SpecInputs {
             workspace,
@@ -338,7 +338,7 @@ fn plan_sandbox(
             path_prefix: Some(shim_dir),
             tmpdir: Some(&tmpdir),
         },
-    );
+    )?;
     // The command itself was judged already: run the real program, not its
     // shim (which would ask again about what the user typed). A missing
     // program is found out later and exits 127.
@@ -353,22 +353,11 @@ fn plan_sandbox(
     };
     let mut argv: Vec<OsString> = vec![resolved.into_os_string()];
     argv.extend(command[1..].iter().map(OsString::from));
-    let facts = aq_sandbox::HostFacts::probe(&built.spec);
-    let plan = aq_sandbox::plan(&built.spec, &facts)
-        .map_err(aq_sandbox::SandboxError::from)
-        .map_err(|e| e.to_string())?;
-    let mut notes = built.notes;
-    if !built.removed_env.is_empty() {
-        notes.push(format!(
-            "secret-looking variables left out: {} (pass one with `env` in the profile or `[session] env_pass`)",
-            built.removed_env.join(", ")
-        ));
-    }
     Ok(PlannedSandbox {
-        plan,
-        env: built.spec.env,
+        plan: planned.plan,
+        env: planned.env,
         argv,
-        notes,
+        notes: planned.notes,
     })
 }
 

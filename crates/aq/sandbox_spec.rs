@@ -231,6 +231,39 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
     }
 }
 
+/// A sandbox planned on this host's facts, ready for `aq_sandbox::apply`.
+pub struct PlannedSandbox {
+    /// The plan (what [`aq_sandbox::SandboxPlan::enforced`] reports).
+    pub plan: aq_sandbox::SandboxPlan,
+    /// The command's complete environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// Things a user should know, secret-looking variables left out included.
+    pub notes: Vec<String>,
+}
+
+/// Build the spec for `profile` and plan it on this host's facts: the one
+/// way `aq run` and `aq verify` make a sandbox. An error is a boundary the
+/// profile needs and this host cannot give (the caller exits 125).
+pub fn plan(profile: &Profile, inputs: SpecInputs<'_>) -> Result<PlannedSandbox, String> {
+    let built = build(profile, inputs);
+    let facts = aq_sandbox::HostFacts::probe(&built.spec);
+    let plan = aq_sandbox::plan(&built.spec, &facts)
+        .map_err(aq_sandbox::SandboxError::from)
+        .map_err(|e| e.to_string())?;
+    let mut notes = built.notes;
+    if !built.removed_env.is_empty() {
+        notes.push(format!(
+            "secret-looking variables left out: {} (pass one with `env` in the profile or `[session] env_pass`)",
+            built.removed_env.join(", ")
+        ));
+    }
+    Ok(PlannedSandbox {
+        plan,
+        env: built.spec.env,
+        notes,
+    })
+}
+
 /// Files in the workspace whose names match one of `globs` (a glob with a
 /// `/` is matched against the path relative to the workspace). Templates such
 /// as `.env.example` are kept. Returns whether the walk was cut short.

@@ -1,0 +1,76 @@
+//! The caller's environment and processes: scrubbed variables, init's
+//! `environ`, and no host process in `/proc`.
+
+use std::os::unix::ffi::OsStrExt;
+
+use super::{Context, ENV_SECRET_NAMES, ENV_SECRET_VALUE, Outcome, contains, errno_text};
+
+pub(super) fn env_secret_variables(_: &Context) -> Outcome {
+    let found: Vec<String> = std::env::vars_os()
+        .filter(|(k, v)| {
+            ENV_SECRET_NAMES.iter().any(|n| k == n)
+                || contains(v.as_bytes(), ENV_SECRET_VALUE.as_bytes())
+        })
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect();
+    if found.is_empty() {
+        Outcome::Held("neither is set; no variable holds their value".to_string())
+    } else {
+        Outcome::Leak(format!("visible: {}", found.join(", ")))
+    }
+}
+
+pub(super) fn env_proc_1_environ(_: &Context) -> Outcome {
+    match std::fs::read("/proc/1/environ") {
+        Err(e) => Outcome::Held(errno_text(&e)),
+        Ok(data) if data.is_empty() => Outcome::Held("read 0 bytes".to_string()),
+        Ok(data) => Outcome::Leak(format!(
+            "read {} bytes of the caller's unscrubbed environment",
+            data.len()
+        )),
+    }
+}
+
+/// The start time (clock ticks after boot) in a `/proc/<pid>/stat` line.
+pub fn start_ticks(stat: &str) -> Option<u64> {
+    // Field 22; the command name (field 2) is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(") ")?.1;
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+pub(super) fn env_host_processes(c: &Context) -> Outcome {
+    let Some(host_start) = c.host_start_ticks else {
+        return Outcome::Error("aq verify could not read its own start time".to_string());
+    };
+    let entries = match std::fs::read_dir("/proc") {
+        Ok(e) => e,
+        Err(e) => return Outcome::Error(format!("/proc: {}", errno_text(&e))),
+    };
+    let mut seen = 0;
+    let mut host = Vec::new();
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        seen += 1;
+        if start_ticks(&stat).is_some_and(|t| t < host_start) {
+            host.push(pid.to_string());
+        }
+    }
+    if seen == 0 {
+        Outcome::Error("/proc lists no process, not even this one".to_string())
+    } else if host.is_empty() {
+        Outcome::Held(format!(
+            "{seen} processes visible, all started after aq verify"
+        ))
+    } else {
+        Outcome::Leak(format!(
+            "{} of {seen} visible processes are older than aq verify (pids {})",
+            host.len(),
+            host.join(", ")
+        ))
+    }
+}

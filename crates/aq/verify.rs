@@ -1,0 +1,603 @@
+//! `aq verify`: try every boundary of the sandbox for real, from inside one.
+//!
+//! The sandbox is the one `aq run` would build (the effective policy and
+//! profile, planned by [`crate::sandbox_spec::plan`]), around a throwaway
+//! workspace and a fake home that this module fills with fake secrets, so
+//! the result does not depend on the user's files and nothing real is read.
+//!
+//! Setup reads as a list: pick the profile (a profile without the kernel
+//! sandbox has nothing to verify: exit 1), lay out the fixture, open the
+//! listeners the network probes aim at (TCP, UDP and an abstract unix socket
+//! on the host, a pseudo-terminal for `TIOCSTI`), plan the sandbox (fail
+//! closed: exit 125, as `aq run`), snapshot the files the probes try to
+//! change, run `aq __probe all` in the sandbox (see [`crate::probe`]), then
+//! judge: each probe's own answer, made worse by what the host sees once the
+//! sandbox is gone (a listener that heard something, a changed file, a
+//! surviving daemon). A probe that could not run is an ERROR, never a pass.
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::cli::VerifyArgs;
+use crate::exit::ExitCode;
+use crate::probe::{self, Context, ENV_CONTEXT, HostCheck, Outcome, PROBES, Target};
+
+/// One probe's verdict in the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Pass,
+    Leak,
+    Error,
+}
+
+impl Status {
+    fn label(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Leak => "LEAK",
+            Status::Error => "ERROR",
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Row {
+    name: &'static str,
+    category: &'static str,
+    status: Status,
+    tried: &'static str,
+    detail: String,
+}
+
+#[derive(Debug, Default, Serialize)]
+struct Counts {
+    total: usize,
+    pass: usize,
+    leak: usize,
+    error: usize,
+}
+
+pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
+    let started = Instant::now();
+    let workspace = crate::run::resolve_workspace(args.workspace.as_deref())?;
+    let loaded = crate::policy_files::load_for(&workspace, policy_flag)?;
+    loaded.warn_ignored();
+    let settings = loaded.effective.session_settings();
+    let profile_name = args.profile.clone().unwrap_or(settings.profile.clone());
+    let Some(profile) = loaded.effective.profiles.get(&profile_name).cloned() else {
+        return Err(format!(
+            "unknown profile `{profile_name}`; available: {} (`aq policy show` explains each)",
+            loaded.effective.profiles.names().join(", ")
+        ));
+    };
+    if !profile.sandbox {
+        let why = format!(
+            "profile `{}` has no kernel sandbox to verify: only the PATH shims stand between a command and your files; `aq verify --profile strict` checks the sandbox",
+            profile.name
+        );
+        if args.json {
+            let out = serde_json::json!({
+                "profile": profile.name,
+                "sandbox": false,
+                "enforced": null,
+                "probes": [],
+                "counts": Counts::default(),
+                "ok": false,
+                "message": why,
+            });
+            println!("{out}");
+        } else {
+            println!("aq verify: {why}");
+        }
+        return Ok(ExitCode::Findings);
+    }
+
+    let fixture = Fixture::create().map_err(|e| format!("cannot lay out the fixture: {e}"))?;
+    let listeners = Listeners::open(&fixture.token)
+        .map_err(|e| format!("cannot open the probes' listeners on 127.0.0.1: {e}"))?;
+    let ctx = Context {
+        workspace: fixture.ws.clone(),
+        home: fixture.home.clone(),
+        outside: fixture.outside.clone(),
+        results: fixture.tmp.join("results.tsv"),
+        token: fixture.token.clone(),
+        tcp_port: listeners.tcp.local_addr().map(|a| a.port()).unwrap_or(0),
+        udp_port: listeners.udp.local_addr().map(|a| a.port()).unwrap_or(0),
+        abstract_name: listeners.abstract_name.clone(),
+        pty_fd: listeners.pty.as_ref().map(|p| p.slave),
+        host_start_ticks: std::fs::read_to_string("/proc/self/stat")
+            .ok()
+            .and_then(|s| probe::start_ticks(&s)),
+        key_handle: probe::file_handle_hex(&fixture.home.join(".ssh/id_ed25519")).ok(),
+    };
+    let ctx_json = serde_json::to_string(&ctx).map_err(|e| e.to_string())?;
+
+    // The environment aq run would start from, with the fake home and two
+    // fake secret-looking variables the sandbox must leave out.
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| k != "HOME" && !probe::ENV_SECRET_NAMES.iter().any(|n| k == n))
+        .collect();
+    env.push(("HOME".into(), fixture.home.clone().into()));
+    for name in probe::ENV_SECRET_NAMES {
+        env.push((name.into(), probe::ENV_SECRET_VALUE.into()));
+    }
+    let planned = crate::sandbox_spec::plan(
+        &profile,
+        crate::sandbox_spec::SpecInputs {
+            workspace: &fixture.ws,
+            home: Some(&fixture.home),
+            sensitive: &loaded.effective.policy.sensitive_paths,
+            env,
+            env_pass: &settings.env_pass,
+            session_env: vec![(ENV_CONTEXT.into(), ctx_json.into())],
+            path_prefix: None,
+            tmpdir: Some(&fixture.tmp),
+        },
+    );
+    let planned = match planned {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("aq: {e}");
+            eprintln!(
+                "aq: the `{}` profile needs this boundary, so nothing was verified; `aq doctor --fix` shows how to enable it",
+                profile.name
+            );
+            return Ok(ExitCode::SandboxFailed);
+        }
+    };
+    let enforced = planned.plan.enforced().to_string();
+
+    let snapshots: Vec<(Target, Option<Vec<u8>>)> = PROBES
+        .iter()
+        .filter_map(|p| match p.host {
+            HostCheck::Untouched(t) => Some((t, std::fs::read(t.path(&ctx)).ok())),
+            _ => None,
+        })
+        .collect();
+
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;
+    let argv: Vec<OsString> = vec![exe.into(), "__probe".into(), "all".into()];
+    let status = match aq_sandbox::apply(&planned.plan, &planned.env, &argv) {
+        Ok(s) => s,
+        Err(e) => {
+            // Whatever the cause (a boundary that failed at setup, the aq
+            // binary not runnable inside), there is no sandbox to verify.
+            eprintln!("aq: {e}");
+            eprintln!(
+                "aq: nothing was verified; `aq doctor --fix` shows how to enable what is missing"
+            );
+            return Ok(ExitCode::SandboxFailed);
+        }
+    };
+    let results = std::fs::read_to_string(&ctx.results).unwrap_or_default();
+
+    let mut rows = Vec::with_capacity(PROBES.len());
+    for p in PROBES {
+        let reported = results.lines().find_map(|l| {
+            let mut f = l.splitn(3, '\t');
+            (f.next()? == p.name).then(|| (f.next().unwrap_or("2"), f.next().unwrap_or("")))
+        });
+        let mut outcome = match reported {
+            Some(("0", d)) => Outcome::Held(d.to_string()),
+            Some(("1", d)) => Outcome::Leak(d.to_string()),
+            Some((_, d)) => Outcome::Error(d.to_string()),
+            None => Outcome::Error(format!(
+                "no result: the sandboxed `aq __probe all` ended with {status}"
+            )),
+        };
+        if let Some(seen) = check_on_host(p.host, &ctx, &listeners, &snapshots) {
+            outcome = match outcome {
+                Outcome::Leak(d) => Outcome::Leak(format!("{d}; {seen}")),
+                Outcome::Held(d) | Outcome::Error(d) => Outcome::Leak(format!("{d}; but {seen}")),
+            };
+        } else if p.host == HostCheck::UdpSocket
+            && let Outcome::Held(d) = &outcome
+        {
+            outcome = Outcome::Held(format!("{d}; the host's socket received nothing"));
+        } else if p.host == HostCheck::DaemonGone
+            && let Outcome::Held(d) = &outcome
+        {
+            outcome = Outcome::Held(format!("{d}; gone once the sandbox ended"));
+        }
+        rows.push(Row {
+            name: p.name,
+            category: p.category.as_str(),
+            status: match outcome {
+                Outcome::Held(_) => Status::Pass,
+                Outcome::Leak(_) => Status::Leak,
+                Outcome::Error(_) => Status::Error,
+            },
+            tried: p.tried,
+            detail: outcome.detail().to_string(),
+        });
+    }
+    clean_up_leaks(&ctx);
+
+    let mut counts = Counts {
+        total: rows.len(),
+        ..Counts::default()
+    };
+    for r in &rows {
+        match r.status {
+            Status::Pass => counts.pass += 1,
+            Status::Leak => counts.leak += 1,
+            Status::Error => counts.error += 1,
+        }
+    }
+    let ok = counts.pass == counts.total;
+    let elapsed = started.elapsed();
+    if args.json {
+        let out = serde_json::json!({
+            "profile": profile.name,
+            "sandbox": true,
+            "enforced": enforced,
+            "network": profile.network.as_str(),
+            "probes": rows,
+            "counts": counts,
+            "ok": ok,
+            "duration_ms": elapsed.as_millis() as u64,
+        });
+        println!("{out}");
+    } else {
+        print!(
+            "{}",
+            render_text(&profile.name, &enforced, &rows, &counts, elapsed)
+        );
+    }
+    Ok(if ok { ExitCode::Ok } else { ExitCode::Findings })
+}
+
+fn render_text(
+    profile: &str,
+    enforced: &str,
+    rows: &[Row],
+    counts: &Counts,
+    elapsed: Duration,
+) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "aq verify: profile {profile} · sandbox: {enforced}");
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{:<5} {:<width$}  {} → {}",
+            r.status.label(),
+            r.name,
+            r.tried,
+            r.detail
+        );
+    }
+    let _ = write!(
+        out,
+        "aq verify: {} probes: {} pass, {} LEAK, {} ERROR · profile {profile} · {:.1} s",
+        counts.total,
+        counts.pass,
+        counts.leak,
+        counts.error,
+        elapsed.as_secs_f64()
+    );
+    if counts.leak > 0 {
+        out.push_str(" · a LEAK is a boundary that did not hold");
+    }
+    if counts.error > 0 {
+        out.push_str(" · an ERROR is a probe that could not run, not a pass");
+    }
+    out.push('\n');
+    out
+}
+
+/// What the host saw that a probe should have prevented, if anything.
+fn check_on_host(
+    check: HostCheck,
+    ctx: &Context,
+    listeners: &Listeners,
+    snapshots: &[(Target, Option<Vec<u8>>)],
+) -> Option<String> {
+    match check {
+        HostCheck::None => None,
+        HostCheck::TcpListener => listeners
+            .tcp
+            .accept()
+            .ok()
+            .map(|_| "the host's TCP listener accepted a connection".to_string()),
+        HostCheck::AbstractSocket => listeners
+            .unix
+            .accept()
+            .ok()
+            .map(|_| "the host's abstract socket accepted a connection".to_string()),
+        HostCheck::UdpSocket => {
+            let mut buf = [0u8; 256];
+            while let Ok((n, _)) = listeners.udp.recv_from(&mut buf) {
+                if buf[..n]
+                    .windows(ctx.token.len())
+                    .any(|w| w == ctx.token.as_bytes())
+                {
+                    return Some("the host's UDP socket received the datagram".to_string());
+                }
+            }
+            None
+        }
+        HostCheck::Untouched(target) => {
+            let before = snapshots.iter().find(|(t, _)| *t == target)?.1.as_ref();
+            let now = std::fs::read(target.path(ctx)).ok();
+            (now.as_ref() != before).then(|| {
+                format!(
+                    "{} changed on the host",
+                    display_path(&target.path(ctx), ctx)
+                )
+            })
+        }
+        HostCheck::DaemonGone => {
+            let token = format!("aq-verify-daemon-{}", ctx.token);
+            let deadline = Instant::now() + Duration::from_secs(1);
+            loop {
+                let left = probe::processes_with(&token);
+                if left.is_empty() {
+                    return None;
+                }
+                if Instant::now() > deadline {
+                    for pid in &left {
+                        // SAFETY: signalling a process by pid (our leaked daemon).
+                        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+                    }
+                    let pids: Vec<String> = left.iter().map(u32::to_string).collect();
+                    return Some(format!(
+                        "the daemon outlived the sandbox (host pid {}, killed now)",
+                        pids.join(", ")
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+/// A path for the report: `~` for the fake home.
+fn display_path(p: &Path, ctx: &Context) -> String {
+    match p.strip_prefix(&ctx.home) {
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => p.display().to_string(),
+    }
+}
+
+/// Files a leaking probe may have left outside the fixture.
+fn clean_up_leaks(ctx: &Context) {
+    for t in [Target::TmpFile, Target::EtcFile] {
+        let _ = std::fs::remove_file(t.path(ctx));
+    }
+}
+
+/// The throwaway tree, under `$XDG_STATE_HOME/agent-quarantine/verify/`:
+/// `ws/` (the workspace, with `.git`, `.env`,
+/// `server.pem`), `home/` (`.ssh/id_ed25519`, `.aws/credentials`,
+/// `.bashrc`), `outside/`, `tmp/` (the sandbox's `TMPDIR`). Removed on drop.
+struct Fixture {
+    root: PathBuf,
+    ws: PathBuf,
+    home: PathBuf,
+    outside: PathBuf,
+    tmp: PathBuf,
+    token: String,
+}
+
+impl Fixture {
+    fn create() -> std::io::Result<Fixture> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let token = format!("{:x}-{:x}", std::process::id(), nanos & 0xffff_ffff_ffff);
+        // Beside the sessions (where `aq run` keeps its TMPDIR), not in /tmp:
+        // a profile that makes /tmp writable must not make the fake home so.
+        let parent = crate::session::state_root()
+            .map(|r| r.join("verify"))
+            .unwrap_or_else(|_| std::env::temp_dir());
+        std::fs::create_dir_all(&parent)?;
+        let base = parent.join(format!("aq-verify-{token}"));
+        std::fs::create_dir(&base)?;
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700))?;
+        let root = base.canonicalize()?;
+        let fixture = Fixture {
+            ws: root.join("ws"),
+            home: root.join("home"),
+            outside: root.join("outside"),
+            tmp: root.join("tmp"),
+            root,
+            token,
+        };
+        let files: [(PathBuf, String); 8] = [
+            (
+                fixture.home.join(".ssh/id_ed25519"),
+                format!(
+                    "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----\n",
+                    probe::SSH_KEY_MARKER
+                ),
+            ),
+            (
+                fixture.home.join(".aws/credentials"),
+                format!(
+                    "[default]\naws_access_key_id = AKIAFAKEAQVERIFY\naws_secret_access_key = {}\n",
+                    probe::AWS_MARKER
+                ),
+            ),
+            (
+                fixture.home.join(".bashrc"),
+                "# a fake rc file laid out by aq verify\n".to_string(),
+            ),
+            (
+                fixture.ws.join(".env"),
+                format!("{}\n", probe::DOTENV_MARKER),
+            ),
+            (
+                fixture.ws.join("server.pem"),
+                format!(
+                    "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+                    probe::PEM_MARKER
+                ),
+            ),
+            (
+                fixture.ws.join(".git/config"),
+                "[core]\n\trepositoryformatversion = 0\n\tbare = false\n".to_string(),
+            ),
+            (
+                fixture.ws.join(".git/HEAD"),
+                "ref: refs/heads/main\n".to_string(),
+            ),
+            (
+                fixture.ws.join("README.md"),
+                "A throwaway workspace made by aq verify.\n".to_string(),
+            ),
+        ];
+        for (path, text) in files {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&path, text)?;
+        }
+        for dir in [
+            fixture.ws.join(".git/hooks"),
+            fixture.outside.clone(),
+            fixture.tmp.clone(),
+        ] {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::set_permissions(
+            fixture.home.join(".ssh"),
+            std::fs::Permissions::from_mode(0o700),
+        )?;
+        Ok(fixture)
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// What the network probes aim at, opened on the host before the sandbox.
+/// All close-on-exec (std's default): the sandbox inherits only the pty slave.
+struct Listeners {
+    tcp: std::net::TcpListener,
+    udp: std::net::UdpSocket,
+    unix: std::os::unix::net::UnixListener,
+    abstract_name: String,
+    pty: Option<Pty>,
+}
+
+impl Listeners {
+    fn open(token: &str) -> std::io::Result<Listeners> {
+        use std::os::linux::net::SocketAddrExt;
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0")?;
+        tcp.set_nonblocking(true)?;
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0")?;
+        udp.set_nonblocking(true)?;
+        let abstract_name = format!("aq-verify-{token}");
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes())?;
+        let unix = std::os::unix::net::UnixListener::bind_addr(&addr)?;
+        unix.set_nonblocking(true)?;
+        Ok(Listeners {
+            tcp,
+            udp,
+            unix,
+            abstract_name,
+            pty: Pty::open(),
+        })
+    }
+}
+
+/// A pseudo-terminal whose slave the `TIOCSTI` probe makes its controlling
+/// terminal: a terminal of aq verify's own, so an injected byte reaches nothing.
+struct Pty {
+    master: libc::c_int,
+    slave: libc::c_int,
+}
+
+impl Pty {
+    fn open() -> Option<Pty> {
+        // SAFETY: plain libc calls on fds we own; the name buffer is large enough.
+        unsafe {
+            let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+            if master == -1 {
+                return None;
+            }
+            let mut name = [0 as libc::c_char; 128];
+            if libc::grantpt(master) == -1
+                || libc::unlockpt(master) == -1
+                || libc::ptsname_r(master, name.as_mut_ptr(), name.len()) != 0
+            {
+                libc::close(master);
+                return None;
+            }
+            // Not close-on-exec: the probe inherits it through the sandbox.
+            let slave = libc::open(name.as_ptr(), libc::O_RDWR | libc::O_NOCTTY);
+            if slave == -1 {
+                libc::close(master);
+                return None;
+            }
+            Some(Pty { master, slave })
+        }
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        // SAFETY: closing fds we own.
+        unsafe {
+            libc::close(self.slave);
+            libc::close(self.master);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_report_has_one_line_per_probe_and_a_summary() {
+        let rows = vec![
+            Row {
+                name: "secret-ssh-key",
+                category: "secrets",
+                status: Status::Pass,
+                tried: "read ~/.ssh/id_ed25519",
+                detail: "ENOENT (No such file or directory)".to_string(),
+            },
+            Row {
+                name: "write-tmp",
+                category: "writes",
+                status: Status::Leak,
+                tried: "create /tmp/aq-verify-<token>",
+                detail: "created /tmp/aq-verify-1".to_string(),
+            },
+        ];
+        let counts = Counts {
+            total: 2,
+            pass: 1,
+            leak: 1,
+            error: 0,
+        };
+        let text = render_text("leaky", "x", &rows, &counts, Duration::from_millis(900));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(
+            lines[1],
+            "pass  secret-ssh-key  read ~/.ssh/id_ed25519 → ENOENT (No such file or directory)"
+        );
+        assert!(
+            lines[2].starts_with("LEAK  write-tmp       create /tmp"),
+            "{text}"
+        );
+        assert!(
+            lines[3].starts_with("aq verify: 2 probes: 1 pass, 1 LEAK, 0 ERROR · profile leaky"),
+            "{text}"
+        );
+    }
+}
