@@ -7,6 +7,8 @@ mod approve;
 mod audit_cmd;
 mod cli;
 mod doctor;
+#[allow(dead_code)] // wired into the exec guard next
+mod exec_identity;
 mod exit;
 mod explain;
 mod policy_cmd;

@@ -113,7 +113,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     if let Some(s) = &sandbox {
         layers.push(format!("kernel sandbox: {}", s.plan.enforced()));
         layers.push(format!("network {}", profile.network.as_str()));
-        layers.push(format!("limits: {}", limits_note(&profile)));
+        layers.push(format!("limits: {}", limits_note(&profile, &s.plan)));
     }
     session::log_event(
         &log,
@@ -136,11 +136,8 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         );
         if let Some(s) = &sandbox {
             eprintln!("aq: sandbox: {}", s.plan.enforced());
-            eprintln!(
-                "aq: network {} · limits: {}",
-                profile.network.as_str(),
-                limits_note(&profile)
-            );
+            eprintln!("aq: limits: {}", limits_note(&profile, &s.plan));
+            eprintln!("aq: network {}", profile.network.as_str());
             for note in &s.notes {
                 eprintln!("aq: note: {note}");
             }
@@ -380,8 +377,9 @@ fn run_sandboxed(s: &PlannedSandbox) -> Exit {
     }
 }
 
-/// What limits hold, said plainly.
-fn limits_note(profile: &Profile) -> String {
+/// What limits hold, said plainly: the rlimits, then what the plan says of
+/// the cgroup (its memory and pids limits, or why there are only rlimits).
+fn limits_note(profile: &Profile, plan: &aq_sandbox::SandboxPlan) -> String {
     let set: Vec<String> = profile
         .limits
         .entries()
@@ -390,12 +388,16 @@ fn limits_note(profile: &Profile) -> String {
         .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
         .collect();
     format!(
-        "rlimits only ({}); no cgroup memory limit",
+        "rlimits ({}); {}",
         if set.is_empty() {
             "none".to_string()
         } else {
             set.join(", ")
-        }
+        },
+        plan.enforced()
+            .cgroup
+            .to_string()
+            .trim_start_matches("limits: ")
     )
 }
 

@@ -223,6 +223,8 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
     };
     spec.landlock = LandlockMode::Required;
     spec.rlimits = rlimits;
+    spec.memory_max_bytes = limits.memory_mb.map(|m| m.saturating_mul(1 << 20));
+    spec.pids_max = limits.processes;
     spec.env = env;
     SessionSandbox {
         spec,
