@@ -483,3 +483,30 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
     assert!(!stdout.contains("FAKE"), "{dump}");
     assert!(!r.join("home/outside.txt").exists(), "{dump}");
 }
+
+#[test]
+fn npm_test_runs_in_the_dev_profile_without_asking() {
+    if which("npm").is_none() || which("node").is_none() {
+        eprintln!("skipped: no npm or node on PATH");
+        return;
+    }
+    // approval_timeout_secs 30: an ask would show as a long wait and a 126.
+    let env = Env::with_policy("approval_timeout_secs = 30", "");
+    env.write(
+        &env.work().join("package.json"),
+        "{\"name\":\"tiny\",\"version\":\"1.0.0\",\"scripts\":{\"test\":\"node test.js\"}}\n",
+    );
+    env.write(&env.work().join("test.js"), "console.log('tests ok');\n");
+    let start = Instant::now();
+    let out = env.aq(&["run", "--quiet", "--profile", "dev", "--", "npm", "test"]);
+    out.code(0).stdout_has("tests ok");
+    assert!(start.elapsed() < Duration::from_secs(20), "{}", out.dump());
+    // npm ran its script through `sh -c`, which the shim judged as what it runs.
+    let session = env.only_session();
+    let sh = session.decisions_for("sh");
+    assert!(
+        sh.iter().all(|d| d["decision"] == "allow"),
+        "{}",
+        session.log_text()
+    );
+}

@@ -77,7 +77,8 @@ impl Supervisor {
         if argv.is_empty() {
             return self.refuse("aq: refused: empty command\n".to_string());
         }
-        let verdict = self.engine.evaluate_argv(argv);
+        // Judged as an exec: a `-c` string is judged for what it runs.
+        let verdict = self.engine.evaluate_exec(argv);
         let ppid = parent_of(pid);
         let mut decision = verdict.decision;
         let mut covered_by = None;

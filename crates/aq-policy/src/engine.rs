@@ -91,6 +91,40 @@ impl Engine {
         self.decide(aq_shell::analyze_argv(argv))
     }
 
+    /// Decides an `execve` seen while it happens (by a shim or the exec
+    /// guard), where each program a script or shell string starts is seen
+    /// again as it starts. A shell running a `-c` string and a script file
+    /// are then not opaque: the string is parsed in full here, and what a
+    /// script runs is judged exec by exec. So `exec-shell-string` (for a
+    /// `-c` string or `eval`) and `exec-script-file` do not apply, and
+    /// `sh -c 'node test.js'` from `npm test` is decided as `node test.js`.
+    /// A shell reading its script from a pipe or its input still asks: that
+    /// text is never seen.
+    pub fn evaluate_exec(&self, argv: &[String]) -> Verdict {
+        let mut verdict = self.evaluate_argv(argv);
+        let transparent = |m: &RuleMatch| {
+            m.id == RuleId::ExecScriptFile.as_str()
+                || (m.id == RuleId::ExecShellString.as_str()
+                    && m.evidence.ends_with("runs a shell string"))
+        };
+        if !verdict.rules.iter().any(transparent) {
+            return verdict;
+        }
+        verdict.rules.retain(|m| !transparent(m));
+        verdict.decision = verdict
+            .rules
+            .iter()
+            .map(|m| m.action)
+            .max()
+            .unwrap_or(Decision::Allow);
+        for report in &mut verdict.commands {
+            report
+                .rules
+                .retain(|id| verdict.rules.iter().any(|m| &m.id == id));
+        }
+        verdict
+    }
+
     fn decide(&self, analysis: Analysis) -> Verdict {
         let hits = rules::run(&analysis, &self.policy);
         let mut matches: Vec<RuleMatch> = hits.iter().map(|h| self.to_match(h)).collect();
