@@ -167,6 +167,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             why: top.map(|r| r.why.clone()),
             safer: top.and_then(|r| r.safer.clone()),
             source: "run".to_string(),
+            exe: None,
         },
     );
     if verdict.decision == Decision::Ask {

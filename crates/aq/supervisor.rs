@@ -105,6 +105,7 @@ impl Supervisor {
             why: top.map(|r| r.why.clone()),
             safer: top.and_then(|r| r.safer.clone()),
             source: "shim".to_string(),
+            exe: None,
         });
         if let Some(grant) = covered_by {
             self.log(EventBody::Approval {

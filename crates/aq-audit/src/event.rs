@@ -77,6 +77,10 @@ pub enum EventBody {
         safer: Option<String>,
         /// Which layer saw it: `shim`, `run`, `hook` or `exec-guard`.
         source: String,
+        /// The file that ran, when the exec guard saw it (symlinks resolved;
+        /// `argv[0]` then names the tool it was identified as).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exe: Option<String>,
     },
     /// A person (or the lack of one) answered an `ask`.
     Approval {
@@ -234,6 +238,7 @@ mod tests {
                 why: Some("rewrites shared history".into()),
                 safer: Some("git push --force-with-lease".into()),
                 source: "shim".into(),
+                exe: None,
             },
             EventBody::Approval {
                 request: "r1".into(),

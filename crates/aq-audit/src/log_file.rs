@@ -162,6 +162,7 @@ fn redact_body(body: EventBody) -> EventBody {
             why,
             safer,
             source,
+            exe,
         } => EventBody::CommandDecision {
             argv: redact_argv(&argv),
             cwd,
@@ -172,6 +173,7 @@ fn redact_body(body: EventBody) -> EventBody {
             why: why.as_deref().map(redact),
             safer: safer.as_deref().map(redact),
             source,
+            exe,
         },
         EventBody::Approval {
             request,

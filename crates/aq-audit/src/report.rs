@@ -776,6 +776,7 @@ mod tests {
             why: (decision != "allow").then(|| "it is risky".into()),
             safer: (decision == "block").then(|| "git push --force-with-lease".into()),
             source: "shim".into(),
+            exe: None,
         }
     }
 

@@ -307,6 +307,7 @@ fn secrets_in_arguments_never_reach_the_file() {
             why: Some(format!("sends AWS key {aws}")),
             safer: Some(format!("PGPASSWORD={db} psql")),
             source: "shim".into(),
+            exe: None,
         },
         EventBody::Approval {
             request: "r1".into(),
