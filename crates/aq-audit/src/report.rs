@@ -48,6 +48,9 @@ pub struct Summary {
     pub approvals: Vec<ApprovalEntry>,
     /// Commands that ran and exited, in order.
     pub exits: Vec<ExitEntry>,
+    /// Every exec the shims and the exec guard decided, with its process
+    /// and parent, for the process tree.
+    pub processes: Vec<ProcessEntry>,
     /// Every event, one row each.
     pub timeline: Vec<TimelineEntry>,
     /// Lines skipped while reading, and other remarks for the reader.
@@ -140,6 +143,25 @@ pub struct DecisionEntry {
     pub source: String,
     /// For an asked command, the answer of the approval that followed.
     pub answer: Option<String>,
+}
+
+/// One decided exec, as a node of the process tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ProcessEntry {
+    /// The event's seq.
+    pub seq: u64,
+    /// The process (host pid).
+    pub pid: u32,
+    /// Its parent.
+    pub ppid: u32,
+    /// The command, redacted.
+    pub argv: Vec<String>,
+    /// The file that ran, when the exec guard saw it.
+    pub exe: Option<String>,
+    /// `allow`, `ask` or `block`.
+    pub decision: String,
+    /// `shim` or `exec-guard`.
+    pub source: String,
 }
 
 /// An answered approval request.
@@ -298,8 +320,21 @@ impl Summary {
                 why,
                 safer,
                 source,
-                ..
+                pid,
+                ppid,
+                exe,
             } => {
+                if source != "run" && pid != 0 {
+                    self.processes.push(ProcessEntry {
+                        seq,
+                        pid,
+                        ppid,
+                        argv: argv.clone(),
+                        exe,
+                        decision: decision.clone(),
+                        source: source.clone(),
+                    });
+                }
                 self.counts.commands += 1;
                 *self.counts.decisions.entry(decision.clone()).or_default() += 1;
                 let outcome = if rules.is_empty() {
@@ -451,6 +486,7 @@ impl Summary {
         write_decisions(&mut md, "Blocked", &self.blocked);
         write_decisions(&mut md, "Asked", &self.asked);
         self.write_approvals(&mut md);
+        self.write_process_tree(&mut md);
         self.write_timeline(&mut md);
         let remarks = self.remarks();
         if !remarks.is_empty() {
@@ -538,6 +574,53 @@ impl Summary {
             );
         }
         md.push('\n');
+    }
+
+    /// What ran, as a tree of processes: each decided exec under the
+    /// nearest decided exec of its parent process (a shim and the real
+    /// program it becomes share a pid, so they are one line).
+    fn write_process_tree(&self, md: &mut String) {
+        if self.processes.is_empty() {
+            return;
+        }
+        md.push_str("## Process tree\n\n```text\n");
+        // The last decision per pid is what that process became.
+        let mut nodes: Vec<&ProcessEntry> = Vec::new();
+        for p in &self.processes {
+            match nodes.iter_mut().find(|n| n.pid == p.pid) {
+                Some(n) => *n = p,
+                None => nodes.push(p),
+            }
+        }
+        let pids: std::collections::BTreeSet<u32> = nodes.iter().map(|n| n.pid).collect();
+        let roots: Vec<&ProcessEntry> = nodes
+            .iter()
+            .copied()
+            .filter(|n| !pids.contains(&n.ppid))
+            .collect();
+        fn walk(md: &mut String, nodes: &[&ProcessEntry], n: &ProcessEntry, depth: usize) {
+            let _ = writeln!(
+                md,
+                "{}{} [{}] pid {}{}",
+                "  ".repeat(depth),
+                display_argv(&n.argv),
+                n.decision,
+                n.pid,
+                n.exe
+                    .as_ref()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
+            );
+            if depth < 64 {
+                for c in nodes.iter().filter(|c| c.ppid == n.pid && c.pid != n.pid) {
+                    walk(md, nodes, c, depth + 1);
+                }
+            }
+        }
+        for r in roots {
+            walk(md, &nodes, r, 0);
+        }
+        md.push_str("```\n\n");
     }
 
     fn write_timeline(&self, md: &mut String) {
@@ -778,6 +861,59 @@ mod tests {
             source: "shim".into(),
             exe: None,
         }
+    }
+
+    #[test]
+    fn the_report_draws_the_process_tree_of_what_ran() {
+        let exec = |pid: u32, ppid: u32, argv: &[&str], decision: &str, exe: Option<&str>| {
+            EventBody::CommandDecision {
+                argv: s(argv),
+                cwd: "/w".into(),
+                pid,
+                ppid,
+                decision: decision.into(),
+                rules: vec![],
+                why: None,
+                safer: None,
+                source: "exec-guard".into(),
+                exe: exe.map(String::from),
+            }
+        };
+        let log = [
+            line(
+                1,
+                exec(
+                    20,
+                    10,
+                    &["bash", "-c", "make test"],
+                    "allow",
+                    Some("/usr/bin/bash"),
+                ),
+            ),
+            line(
+                2,
+                exec(21, 20, &["make", "test"], "allow", Some("/usr/bin/make")),
+            ),
+            line(
+                3,
+                exec(
+                    22,
+                    21,
+                    &["curl", "https://example.invalid/"],
+                    "block",
+                    Some("/w/c"),
+                ),
+            ),
+        ]
+        .join("\n")
+            + "\n";
+        let summary = Summary::from_reader(log.as_bytes()).unwrap();
+        let md = summary.to_markdown();
+        assert!(md.contains("## Process tree"), "{md}");
+        assert!(
+            md.contains("bash -c 'make test' [allow] pid 20 (/usr/bin/bash)\n  make test [allow] pid 21 (/usr/bin/make)\n    curl https://example.invalid/ [block] pid 22 (/w/c)"),
+            "{md}"
+        );
     }
 
     fn sample_log() -> String {
