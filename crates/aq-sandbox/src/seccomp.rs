@@ -31,6 +31,14 @@
 //! x32 ABI shares `AUDIT_ARCH_X86_64` but sets bit 30 of the syscall number; the
 //! x32 guard kills those too.
 //!
+//! # For the exec guard
+//!
+//! `clone` with `CLONE_UNTRACED` (a child the guard's tracer would not
+//! follow) and with `CLONE_FS` but not `CLONE_THREAD` (another process
+//! sharing the working directory, which could `chdir` after the guard's
+//! commit check) get EPERM. No ordinary program asks for either: threads
+//! pass `CLONE_FS | CLONE_THREAD`, `fork` and `posix_spawn` neither.
+//!
 //! # Errnos
 //!
 //! EPERM for denied calls (what a caller expects from a policy refusal);
@@ -128,6 +136,13 @@ pub enum ArgCondition {
     Always,
     /// `clone` with any `CLONE_NEW*` namespace flag in its flags.
     NamespaceFlags,
+    /// `clone` with `CLONE_UNTRACED`: a child the exec guard's tracer would
+    /// not follow, whose execs would go unchecked at commit.
+    Untraced,
+    /// `clone` with `CLONE_FS` but not `CLONE_THREAD`: another process
+    /// sharing the working directory could `chdir` between the exec guard's
+    /// commit check and the new program's first instruction.
+    SharedFsWithoutThread,
     /// `ioctl` requests that push input into a terminal: `TIOCSTI`, `TIOCLINUX`.
     TerminalInjection,
     /// `socket` with a family other than `AF_UNIX`, `AF_INET`, `AF_INET6`.
@@ -229,6 +244,17 @@ pub fn plan_seccomp() -> SeccompPolicy {
         SeccompDenial {
             syscall: Clone,
             when: NamespaceFlags,
+            errno: Eperm,
+        },
+        // Both only matter to the exec guard, and no program needs them.
+        SeccompDenial {
+            syscall: Clone,
+            when: Untraced,
+            errno: Eperm,
+        },
+        SeccompDenial {
+            syscall: Clone,
+            when: SharedFsWithoutThread,
             errno: Eperm,
         },
         SeccompDenial {
@@ -341,6 +367,22 @@ mod linux {
                     SeccompRule::new(vec![cond(0, SeccompCmpOp::MaskedEq(bit), bit)?])
                 })
                 .collect::<Result<_, _>>()?,
+            ArgCondition::Untraced => {
+                let bit = libc::CLONE_UNTRACED as u64;
+                vec![SeccompRule::new(vec![cond(
+                    0,
+                    SeccompCmpOp::MaskedEq(bit),
+                    bit,
+                )?])?]
+            }
+            ArgCondition::SharedFsWithoutThread => {
+                let both = (libc::CLONE_FS | libc::CLONE_THREAD) as u64;
+                vec![SeccompRule::new(vec![cond(
+                    0,
+                    SeccompCmpOp::MaskedEq(both),
+                    libc::CLONE_FS as u64,
+                )?])?]
+            }
             // `as u64`: the request type is `c_ulong` on glibc, `c_int` on musl.
             #[allow(clippy::unnecessary_cast)]
             ArgCondition::TerminalInjection => [libc::TIOCSTI, libc::TIOCLINUX]
@@ -545,6 +587,16 @@ mod tests {
             ArgCondition::NamespaceFlags
         );
         assert_eq!(denied(Syscall::Clone3).unwrap().errno, DenyErrno::Enosys);
+        for when in [ArgCondition::Untraced, ArgCondition::SharedFsWithoutThread] {
+            assert!(
+                p.denials.contains(&SeccompDenial {
+                    syscall: Syscall::Clone,
+                    when,
+                    errno: DenyErrno::Eperm
+                }),
+                "{when:?}"
+            );
+        }
         assert_eq!(
             denied(Syscall::Ioctl).unwrap().when,
             ArgCondition::TerminalInjection

@@ -93,6 +93,17 @@ fn new_user_namespace_is_denied_through_unshare_and_clone() {
     assert_denied_by_filter(&spec, "clone-newuser", Outcome::Errno(libc::EPERM));
 }
 
+/// What the exec guard relies on: no child escapes the tracer
+/// (`CLONE_UNTRACED`), no other process shares the working directory
+/// (`CLONE_FS` without `CLONE_THREAD`).
+#[test]
+fn untraced_and_shared_fs_clones_are_denied() {
+    let s = Scratch::new();
+    let spec = s.spec();
+    assert_denied_by_filter(&spec, "clone-untraced", Outcome::Errno(libc::EPERM));
+    assert_denied_by_filter(&spec, "clone-shared-fs", Outcome::Errno(libc::EPERM));
+}
+
 #[test]
 fn clone3_is_enosys_while_fork_works() {
     let s = Scratch::new();

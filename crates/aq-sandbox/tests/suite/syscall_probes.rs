@@ -182,6 +182,26 @@ pub fn run(name: &str) -> io::Result<i32> {
                 0usize,
             )
         }),
+        "clone-untraced" => reap(unsafe {
+            libc::syscall(
+                libc::SYS_clone,
+                libc::CLONE_UNTRACED | libc::SIGCHLD,
+                0usize,
+                0usize,
+                0usize,
+                0usize,
+            )
+        }),
+        "clone-shared-fs" => reap(unsafe {
+            libc::syscall(
+                libc::SYS_clone,
+                libc::CLONE_FS | libc::SIGCHLD,
+                0usize,
+                0usize,
+                0usize,
+                0usize,
+            )
+        }),
         "clone3" => {
             // struct clone_args (v0, 64 bytes): flags 0, exit_signal SIGCHLD.
             let mut args = [0u64; 8];
