@@ -8,7 +8,9 @@
 //! caller ── fork ──> supervisor: pdeathsig, [join cgroup], unshare(user,mnt,pid,ipc[,net]), id maps, lo up
 //!                      └─ fork ──> init (PID 1): private mounts, /proc, PID cap, masks, read-only binds
 //!                                    └─ fork ──> command: rlimits, no_new_privs, Landlock,
-//!                                                drop capabilities, seccomp filter, execve
+//!                                                drop capabilities, seccomp filter,
+//!                                                [exec guard: notify filter, handshake], execve
+//! caller: [exec guard: tracer thread seizes the command, notifier threads judge]
 //! ```
 //!
 //! Failures before `execve` are written as a [`Fail`] record to a close-on-exec
@@ -22,18 +24,21 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+use std::sync::Arc;
 
 use landlock::RulesetCreated;
 
 use crate::cgroup::{self, ChildCgroup};
 use crate::error::SandboxError;
+use crate::exec_guard::ExecJudge;
 use crate::facts::{HostFacts, PathKind};
+use crate::guard::ExecGuard;
 use crate::mounts::{self, MaskKind};
 use crate::namespaces::{self, IdMaps, PidCap};
 use crate::plan::{SandboxPlan, Step, plan};
 use crate::spec::SandboxSpec;
 use crate::syscall::{Call, Fail, check};
-use crate::{capabilities, landlock as ll, net, rlimits, seccomp};
+use crate::{capabilities, exec_notify, landlock as ll, net, rlimits, seccomp};
 
 /// Plan with the host's facts, then run `argv` in the sandbox and wait for it.
 pub fn run_sandboxed(spec: &SandboxSpec, argv: &[OsString]) -> Result<ExitStatus, SandboxError> {
@@ -42,13 +47,63 @@ pub fn run_sandboxed(spec: &SandboxSpec, argv: &[OsString]) -> Result<ExitStatus
     apply(&plan, &spec.env, argv)
 }
 
+/// [`run_sandboxed`] with every exec judged by `judge` (the spec must ask
+/// for [`crate::ExecGuardMode::Required`]).
+pub fn run_sandboxed_guarded(
+    spec: &SandboxSpec,
+    argv: &[OsString],
+    judge: Arc<dyn ExecJudge>,
+) -> Result<ExitStatus, SandboxError> {
+    let facts = HostFacts::probe(spec);
+    let plan = plan(spec, &facts)?;
+    apply_guarded(&plan, &spec.env, argv, judge)
+}
+
 /// Run `argv` with environment `env` in a sandbox built by `plan`, and wait for it.
+/// A plan with the exec guard needs [`apply_guarded`].
 pub fn apply(
     plan: &SandboxPlan,
     env: &[(OsString, OsString)],
     argv: &[OsString],
 ) -> Result<ExitStatus, SandboxError> {
-    let mut prepared = Prepared::new(plan, env, argv)?;
+    run(plan, env, argv, None)
+}
+
+/// [`apply`] for a plan with [`Step::AttachExecGuard`]: every exec in the
+/// sandbox, the command's own included, is put to `judge` before it runs
+/// (see [`crate::ExecJudge`] and `docs/exec-guard.md`). A denied command
+/// is [`SandboxError::ExecBlocked`].
+pub fn apply_guarded(
+    plan: &SandboxPlan,
+    env: &[(OsString, OsString)],
+    argv: &[OsString],
+    judge: Arc<dyn ExecJudge>,
+) -> Result<ExitStatus, SandboxError> {
+    run(plan, env, argv, Some(judge))
+}
+
+fn run(
+    plan: &SandboxPlan,
+    env: &[(OsString, OsString)],
+    argv: &[OsString],
+    judge: Option<Arc<dyn ExecJudge>>,
+) -> Result<ExitStatus, SandboxError> {
+    let planned = plan.steps.contains(&Step::AttachExecGuard);
+    let mut guard = match (planned, judge) {
+        (false, None) => None,
+        (true, Some(judge)) => Some(ExecGuard::start(judge)?),
+        (true, None) => {
+            return Err(SandboxError::ExecGuardMisuse(
+                "the plan has the exec guard: run it with apply_guarded",
+            ));
+        }
+        (false, Some(_)) => {
+            return Err(SandboxError::ExecGuardMisuse(
+                "apply_guarded needs a plan made with exec_guard: ExecGuardMode::Required",
+            ));
+        }
+    };
+    let mut prepared = Prepared::new(plan, env, argv, guard.as_ref().map(ExecGuard::fds))?;
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: fds is a valid two-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
@@ -72,12 +127,26 @@ pub fn apply(
         report(write_end, fail);
     }
     close(write_end);
+    if let Some(g) = guard.as_mut() {
+        g.forked();
+    }
     let record = read_record(read_end);
     close(read_end);
     let status = wait(pid).map_err(|e| parent_error("waitpid", e))?;
-    match record {
-        Some(fail) => Err(prepared.describe(plan, fail)),
-        None => Ok(ExitStatus::from_raw(status)),
+    let denied = guard.and_then(ExecGuard::finish);
+    match (record, denied) {
+        (Some(fail), Some(message)) if fail.call == Call::Execve => {
+            Err(SandboxError::ExecBlocked {
+                program: prepared.program_path.clone(),
+                message,
+            })
+        }
+        (Some(fail), _) => Err(prepared.describe(plan, fail)),
+        (None, Some(message)) => Err(SandboxError::ExecBlocked {
+            program: prepared.program_path.clone(),
+            message,
+        }),
+        (None, None) => Ok(ExitStatus::from_raw(status)),
     }
 }
 
@@ -105,6 +174,9 @@ struct Prepared {
     /// The sandbox's cgroup, removed when `Prepared` is dropped (in the
     /// caller, after the sandbox has ended; the children never drop it).
     _cgroup: Option<ChildCgroup>,
+    /// The exec guard tracer's end of the handshake socket, closed by the
+    /// supervisor at once (only the tracer may hold it).
+    tracer_end: Option<libc::c_int>,
 }
 
 enum PreparedStep {
@@ -129,6 +201,8 @@ enum PreparedStep {
     Landlock(Option<RulesetCreated>),
     DropCapabilities,
     Seccomp(Vec<seccompiler::BpfProgram>),
+    /// The notification filter and the command's end of the handshake socket.
+    AttachExecGuard(Vec<libc::sock_filter>, libc::c_int),
 }
 
 fn cstring(bytes: &[u8], what: &Path) -> Result<CString, SandboxError> {
@@ -149,6 +223,7 @@ impl Prepared {
         plan: &SandboxPlan,
         env: &[(OsString, OsString)],
         argv: &[OsString],
+        guard_fds: Option<(libc::c_int, libc::c_int)>,
     ) -> Result<Prepared, SandboxError> {
         let first = argv.first().ok_or(SandboxError::EmptyCommand)?;
         let program_path =
@@ -204,6 +279,11 @@ impl Prepared {
                         }
                     })?)
                 }
+                Step::AttachExecGuard => {
+                    let (command_end, _) =
+                        guard_fds.ok_or(SandboxError::ExecGuardMisuse("no exec guard started"))?;
+                    PreparedStep::AttachExecGuard(exec_notify::notify_filter(), command_end)
+                }
             });
         }
         let argv = argv
@@ -234,6 +314,7 @@ impl Prepared {
             _argv: argv,
             _envp: envp,
             _cgroup: child_cgroup,
+            tracer_end: guard_fds.map(|(_, tracer)| tracer),
         })
     }
 
@@ -288,6 +369,9 @@ fn find_program(program: &OsStr, env: &[(OsString, OsString)]) -> Option<PathBuf
 /// The supervisor's part, then (through the forks) init's and the command's.
 /// Returns only on failure.
 fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc::pid_t) -> Fail {
+    if let Some(fd) = prepared.tracer_end {
+        close(fd);
+    }
     let steps = std::mem::take(&mut prepared.steps);
     // A failure in execve is reported as the step after the last one.
     let count = steps.len() as u32;
@@ -319,6 +403,9 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
             },
             PreparedStep::DropCapabilities => capabilities::apply_drop_all(i),
             PreparedStep::Seccomp(programs) => seccomp::apply_filters(&programs, i),
+            PreparedStep::AttachExecGuard(filter, socket) => {
+                exec_notify::apply_attach(&filter, socket, i)
+            }
         };
         if let Err(fail) = result {
             return fail;

@@ -30,13 +30,25 @@ pub enum SandboxError {
     },
     /// Landlock was applied but the kernel did not enforce every requested right.
     LandlockNotEnforced,
+    /// The exec guard's judge denied the command itself; `message` was also
+    /// written to the command's stderr.
+    ExecBlocked {
+        /// The program that was to run.
+        program: PathBuf,
+        /// The judge's message.
+        message: String,
+    },
+    /// A plan with the exec guard run without a judge, or the reverse.
+    ExecGuardMisuse(&'static str),
 }
 
 impl SandboxError {
-    /// The exit code `aq` uses for this error: 127 for a missing command, else 125.
+    /// The exit code `aq` uses for this error: 127 for a missing command,
+    /// 126 for a command the exec guard's judge blocked, else 125.
     pub fn exit_code(&self) -> i32 {
         match self {
             SandboxError::CommandNotFound(_) => 127,
+            SandboxError::ExecBlocked { .. } => 126,
             _ => 125,
         }
     }
@@ -82,6 +94,10 @@ impl fmt::Display for SandboxError {
                 f,
                 "sandbox setup failed: Landlock: the kernel did not fully enforce the ruleset"
             ),
+            SandboxError::ExecBlocked { program, message } => {
+                write!(f, "blocked: {}: {message}", program.display())
+            }
+            SandboxError::ExecGuardMisuse(what) => write!(f, "exec guard: {what}"),
         }
     }
 }
@@ -100,6 +116,11 @@ fn hint(syscall: &str, source: &io::Error) -> Option<&'static str> {
         ("unshare", Some(ENOSPC)) => {
             Some("user.max_user_namespaces is exhausted or 0: see `aq doctor --fix`")
         }
+        ("ptrace(PTRACE_SEIZE)", Some(EPERM)) => Some(
+            "the exec guard cannot trace the sandbox: kernel.yama.ptrace_scope is 2 or 3, \
+             or a security module forbids ptrace; set it to 0 or 1, or use a profile \
+             without the exec guard",
+        ),
         _ => None,
     }
 }

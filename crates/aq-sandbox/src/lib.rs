@@ -59,6 +59,19 @@
 //!   cgroup made for it and removed after it; otherwise rlimits only, which
 //!   [`CgroupLimits::Unavailable`] says plainly with the reason (not an error).
 //! - `no_new_privs` and rlimits.
+//! - **Exec guard** ([`ExecGuardMode::Required`], run with [`apply_guarded`]):
+//!   every `execve`/`execveat` in the sandbox, the command's own included,
+//!   is put to the caller's [`ExecJudge`] before the new program runs, with
+//!   its resolved executable (device and inode too), argv and cwd. Two
+//!   checks: a seccomp user notification before the exec (a denial fails
+//!   the call with `EACCES` and writes the judge's message to the caller's
+//!   stderr), and a ptrace stop at `PTRACE_EVENT_EXEC`, where what was
+//!   loaded is compared with what was judged (judged again if it differs,
+//!   killed before its first instruction if denied). The second check makes
+//!   it race-free; it needs Landlock, which keeps `/proc/<pid>/mem`
+//!   read-only, and the seccomp policy denies `CLONE_UNTRACED` and
+//!   `CLONE_FS` without `CLONE_THREAD`, so no process escapes the tracer or
+//!   moves another's working directory. See `docs/exec-guard.md`.
 //!
 //! [`SandboxPlan::enforced`] reports what a plan enforces; since every step
 //! fails closed, that is what holds once the command runs. It also says what
@@ -77,6 +90,13 @@
 //! - seccomp and the capability drop are always on (no profile needs ptrace
 //!   or new namespaces yet); debuggers such as `gdb` and `strace` do not work
 //!   inside.
+//! - The exec guard judges the program, argv and cwd, not the environment
+//!   (`LD_PRELOAD`, `BASH_ENV`), nor what an interpreter later reads (a
+//!   script's content, `python3 -c`, `ld.so /usr/bin/x`): that is the
+//!   judge's business, from the argv it gets. It traces with ptrace, so it
+//!   fails closed (exit 125, naming `ptrace(PTRACE_SEIZE)`) where Yama's
+//!   `ptrace_scope` is 2 or 3; each fork, signal and exit in the sandbox
+//!   costs a round trip to the tracer thread.
 //! - uid 0 inside is the host's root (the caller's ids map to themselves):
 //!   without capabilities, but file permissions still let it write whatever
 //!   root owns, `/proc/sys` included. Landlock is what confines those writes,
@@ -101,7 +121,10 @@
 //!   a masked directory (not in it) gets a setup error.
 //! - A command killed by a signal is reported as exit code 128 + signal.
 //! - The parent-death signal follows the *thread* that called [`apply`]: call it
-//!   from a thread that outlives the command.
+//!   from a thread that outlives the command. Likewise [`apply_guarded`]
+//!   starts its tracer thread itself and joins it before returning; the
+//!   caller should not `waitpid(-1)` meanwhile (the tracer's doorbell
+//!   process is a child of the caller).
 //!
 //! # Test strategy
 //!
@@ -136,6 +159,7 @@
 
 mod cgroup;
 mod error;
+mod exec_guard;
 mod facts;
 mod plan;
 mod spec;
@@ -147,6 +171,10 @@ mod apply;
 #[cfg(target_os = "linux")]
 mod capabilities;
 #[cfg(target_os = "linux")]
+mod exec_notify;
+#[cfg(target_os = "linux")]
+mod guard;
+#[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
 mod mounts;
@@ -155,14 +183,19 @@ mod namespaces;
 #[cfg(target_os = "linux")]
 mod net;
 #[cfg(target_os = "linux")]
+mod procfs;
+#[cfg(target_os = "linux")]
 mod rlimits;
 #[cfg(target_os = "linux")]
 mod syscall;
+#[cfg(target_os = "linux")]
+mod tracer;
 
 #[cfg(target_os = "linux")]
-pub use apply::{apply, run_sandboxed};
+pub use apply::{apply, apply_guarded, run_sandboxed, run_sandboxed_guarded};
 pub use cgroup::{CgroupFacts, CgroupLimits};
 pub use error::SandboxError;
+pub use exec_guard::{ExecCheck, ExecEvent, ExecGuardMode, ExecJudge, ExecVerdict};
 pub use facts::{HostFacts, PathFacts, PathKind};
 pub use plan::{
     CapabilityState, Enforced, LANDLOCK_MAX_ABI, LANDLOCK_MIN_ABI, Namespace,

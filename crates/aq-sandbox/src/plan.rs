@@ -38,11 +38,16 @@
 //!    signal resets and `execve`) must be allowed by it; setup calls such as
 //!    `prctl` and `capset` are not, by design, on that list to begin with, but
 //!    putting the filter last keeps the filter free of exceptions for setup.
+//!    With the exec guard, [`Step::AttachExecGuard`] follows: its own filter
+//!    (user notification on `execve`/`execveat`) needs `no_new_privs`, and the
+//!    caller starts tracing the command only once setup is over, right
+//!    before `execve`, so the command's own exec is the first one judged.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::cgroup::{CgroupLimits, plan_cgroup};
+use crate::exec_guard::ExecGuardMode;
 use crate::facts::{HostFacts, PathFacts, PathKind};
 use crate::seccomp::{SeccompPolicy, plan_seccomp};
 use crate::spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};
@@ -90,6 +95,7 @@ impl SandboxPlan {
             no_new_privs: false,
             capabilities: CapabilityState::Inherited,
             seccomp: None,
+            exec_guard: ExecGuardMode::Off,
         };
         for step in &self.steps {
             match step {
@@ -101,6 +107,7 @@ impl SandboxPlan {
                 Step::NoNewPrivs => e.no_new_privs = true,
                 Step::DropCapabilities => e.capabilities = CapabilityState::AllDropped,
                 Step::Seccomp(policy) => e.seccomp = Some(policy.clone()),
+                Step::AttachExecGuard => e.exec_guard = ExecGuardMode::Required,
                 _ => {}
             }
         }
@@ -131,6 +138,8 @@ pub struct Enforced {
     pub capabilities: CapabilityState,
     /// The seccomp policy installed (foreign architectures are always killed), if any.
     pub seccomp: Option<SeccompPolicy>,
+    /// Whether every exec is judged.
+    pub exec_guard: ExecGuardMode,
 }
 
 /// How a [`RlimitResource::Processes`] limit holds. `RLIMIT_NPROC` does not
@@ -227,6 +236,9 @@ impl fmt::Display for Enforced {
         }?;
         if self.cgroup != CgroupLimits::NotRequested {
             write!(f, "; {}", self.cgroup)?;
+        }
+        if self.exec_guard == ExecGuardMode::Required {
+            write!(f, "; every exec judged (seccomp notify, ptrace exec stop)")?;
         }
         Ok(())
     }
@@ -325,6 +337,11 @@ pub enum Step {
     DropCapabilities,
     /// Install the seccomp filter built from this policy (foreign architectures killed).
     Seccomp(SeccompPolicy),
+    /// Hand the command to the exec guard: install a seccomp filter that
+    /// sends every `execve`/`execveat` to the caller (user notification),
+    /// pass its listener to the caller, and wait until the caller's guard
+    /// thread traces this process (`PTRACE_SEIZE`). See `docs/exec-guard.md`.
+    AttachExecGuard,
 }
 
 impl Step {
@@ -351,6 +368,7 @@ impl Step {
             Step::Landlock { .. } => "Landlock",
             Step::DropCapabilities => "capabilities",
             Step::Seccomp(_) => "seccomp",
+            Step::AttachExecGuard => "exec guard",
         }
     }
 
@@ -394,6 +412,13 @@ pub enum PlanError {
         /// Its link count.
         links: u64,
     },
+    /// The exec guard needs Landlock: without it a sandboxed process could
+    /// write the memory of a process stopped for the commit check through
+    /// `/proc/<pid>/mem`.
+    ExecGuardNeedsLandlock,
+    /// The exec guard needs `/proc` outside every writable path, for the
+    /// same reason.
+    ExecGuardProcWritable(PathBuf),
 }
 
 impl fmt::Display for PlanError {
@@ -430,6 +455,17 @@ impl fmt::Display for PlanError {
                 "secret {} has {links} hard links; a mask cannot hide the other names",
                 path.display()
             ),
+            PlanError::ExecGuardNeedsLandlock => write!(
+                f,
+                "the exec guard needs Landlock (it keeps /proc/<pid>/mem read-only); \
+                 use a profile with Landlock"
+            ),
+            PlanError::ExecGuardProcWritable(p) => write!(
+                f,
+                "the exec guard needs /proc read-only, but {} is writable; remove it from \
+                 the writable paths",
+                p.display()
+            ),
         }
     }
 }
@@ -438,6 +474,9 @@ impl std::error::Error for PlanError {}
 
 /// Build the plan for `spec` on a host described by `facts`. Pure.
 pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanError> {
+    if spec.exec_guard == ExecGuardMode::Required && spec.landlock == LandlockMode::Off {
+        return Err(PlanError::ExecGuardNeedsLandlock);
+    }
     let landlock_abi = plan_landlock_abi(spec.landlock, facts.landlock_abi)?;
     let workspace = match facts.path(&spec.workspace) {
         PathFacts::Exists {
@@ -507,10 +546,17 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
                 PathFacts::Missing => return Err(PlanError::WritablePathMissing(w.clone())),
             }
         }
+        let proc_writable = writable.iter().find(|w| Path::new("/proc").starts_with(w));
+        if let (ExecGuardMode::Required, Some(w)) = (spec.exec_guard, proc_writable) {
+            return Err(PlanError::ExecGuardProcWritable(w.clone()));
+        }
         steps.push(Step::Landlock { abi, writable });
     }
     steps.push(Step::DropCapabilities);
     steps.push(Step::Seccomp(plan_seccomp()));
+    if spec.exec_guard == ExecGuardMode::Required {
+        steps.push(Step::AttachExecGuard);
+    }
     Ok(SandboxPlan {
         steps,
         processes,
@@ -750,6 +796,7 @@ mod tests {
                 no_new_privs: true,
                 capabilities: CapabilityState::AllDropped,
                 seccomp: Some(plan_seccomp()),
+                exec_guard: ExecGuardMode::Off,
             }
         );
         assert_eq!(
@@ -781,6 +828,41 @@ mod tests {
             got.steps.len() - 1,
             "seccomp is the last step before exec"
         );
+    }
+
+    #[test]
+    fn exec_guard_attaches_last_after_the_seccomp_filter() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.exec_guard = ExecGuardMode::Required;
+        let got = plan(&spec, &facts(6, &[("/ws", dir("/ws"))])).unwrap();
+        let n = got.steps.len();
+        assert_eq!(got.steps[n - 2], Step::Seccomp(plan_seccomp()));
+        assert_eq!(got.steps[n - 1], Step::AttachExecGuard);
+        let enforced = got.enforced();
+        assert_eq!(enforced.exec_guard, ExecGuardMode::Required);
+        assert!(
+            enforced
+                .to_string()
+                .ends_with("; every exec judged (seccomp notify, ptrace exec stop)"),
+            "{enforced}"
+        );
+    }
+
+    #[test]
+    fn exec_guard_fails_closed_without_landlock_or_with_proc_writable() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.exec_guard = ExecGuardMode::Required;
+        spec.landlock = LandlockMode::Off;
+        let f = facts(6, &[("/ws", dir("/ws")), ("/", dir("/"))]);
+        assert_eq!(
+            plan(&spec, &f).unwrap_err(),
+            PlanError::ExecGuardNeedsLandlock
+        );
+        spec.landlock = LandlockMode::Required;
+        spec.writable = vec!["/".into()];
+        let err = plan(&spec, &f).unwrap_err();
+        assert_eq!(err, PlanError::ExecGuardProcWritable("/".into()));
+        assert!(err.to_string().contains("/proc read-only"), "{err}");
     }
 
     #[test]

@@ -3,6 +3,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use crate::exec_guard::ExecGuardMode;
+
 /// What a sandbox should allow. Built by the caller (later: from an `aq` profile).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SandboxSpec {
@@ -33,11 +35,14 @@ pub struct SandboxSpec {
     pub pids_max: Option<u64>,
     /// The command's complete environment (the caller scrubs it; nothing is inherited).
     pub env: Vec<(OsString, OsString)>,
+    /// Whether every exec in the sandbox is judged (run the plan with
+    /// [`crate::apply_guarded`] then). Off in [`SandboxSpec::strict`].
+    pub exec_guard: ExecGuardMode,
 }
 
 impl SandboxSpec {
     /// A strict spec: only `workspace` writable, network off, Landlock required,
-    /// no limits, empty env.
+    /// no limits, empty env, no exec guard.
     pub fn strict(workspace: impl Into<PathBuf>) -> SandboxSpec {
         SandboxSpec {
             workspace: workspace.into(),
@@ -50,6 +55,7 @@ impl SandboxSpec {
             memory_max_bytes: None,
             pids_max: None,
             env: Vec::new(),
+            exec_guard: ExecGuardMode::Off,
         }
     }
 }

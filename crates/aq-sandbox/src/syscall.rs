@@ -29,9 +29,13 @@ pub(crate) enum Call {
     CapabilitiesLeft,
     Seccomp,
     Chdir,
+    Sendmsg,
+    Recv,
+    PtraceSeize,
+    ExecGuardRefused,
 }
 
-const CALLS: [Call; 21] = [
+const CALLS: [Call; 25] = [
     Call::Prctl,
     Call::Getppid,
     Call::Unshare,
@@ -53,6 +57,10 @@ const CALLS: [Call; 21] = [
     Call::CapabilitiesLeft,
     Call::Seccomp,
     Call::Chdir,
+    Call::Sendmsg,
+    Call::Recv,
+    Call::PtraceSeize,
+    Call::ExecGuardRefused,
 ];
 
 impl Call {
@@ -79,10 +87,14 @@ impl Call {
             Call::CapabilitiesLeft => "capget (capabilities left after dropping)",
             Call::Seccomp => "seccomp",
             Call::Chdir => "chdir",
+            Call::Sendmsg => "sendmsg",
+            Call::Recv => "recv",
+            Call::PtraceSeize => "ptrace(PTRACE_SEIZE)",
+            Call::ExecGuardRefused => "start the tracer",
         }
     }
 
-    fn from_u32(v: u32) -> Option<Call> {
+    pub(crate) fn from_u32(v: u32) -> Option<Call> {
         CALLS.get(v as usize).copied()
     }
 }

@@ -1,4 +1,5 @@
 mod cgroup;
+mod exec_guard;
 mod fail_closed;
 mod filesystem;
 mod masking;

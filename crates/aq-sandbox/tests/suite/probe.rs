@@ -124,6 +124,13 @@ fn run(probe: &str) -> std::io::Result<i32> {
         }
         "read-via-child-cwd" => super::masking::read_via_child_cwd(arg),
         "sys" => super::syscall_probes::run(arg),
+        "open-write" => {
+            std::fs::OpenOptions::new().write(true).open(arg)?;
+            Ok(DONE)
+        }
+        "thread-exec" => super::exec_guard::thread_exec_probe(arg),
+        "race-spawn" => super::exec_guard::race_spawn_probe(arg),
+        "race-thread" => super::exec_guard::race_thread_probe(arg),
         _ => Ok(0),
     }
 }

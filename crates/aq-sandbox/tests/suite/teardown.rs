@@ -19,10 +19,12 @@ use aq_sandbox::{
 };
 
 use super::probe::{DONE, DONE_WITH_DATA};
-use super::util::{ONE_TEST, Outcome, PROBE_TEST, Scratch, run_probe, run_probe_with, skip};
+use super::util::{
+    ONE_TEST, Outcome, PROBE_TEST, Scratch, run_probe, run_probe_guarded, run_probe_with, skip,
+};
 
 /// A name no other process on this host has.
-fn unique_marker(what: &str) -> String {
+pub fn unique_marker(what: &str) -> String {
     static SEQ: AtomicU32 = AtomicU32::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -33,7 +35,7 @@ fn unique_marker(what: &str) -> String {
 }
 
 /// Processes on this host (or in this sandbox) whose `argv[0]` is `marker`.
-fn marked_processes(marker: &str) -> Vec<u32> {
+pub fn marked_processes(marker: &str) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -49,7 +51,7 @@ fn marked_processes(marker: &str) -> Vec<u32> {
 }
 
 /// SIGKILL stragglers (a failed test must not leave them running), and list them.
-fn kill_marked(markers: &[String]) -> Vec<u32> {
+pub fn kill_marked(markers: &[String]) -> Vec<u32> {
     let left: Vec<u32> = markers.iter().flat_map(|m| marked_processes(m)).collect();
     for pid in &left {
         // SAFETY: signalling a process by pid.
@@ -60,7 +62,7 @@ fn kill_marked(markers: &[String]) -> Vec<u32> {
 
 /// Poll until no process carries any of `markers`; returns those still there
 /// at the deadline.
-fn wait_until_gone(markers: &[String], timeout: Duration) -> Vec<u32> {
+pub fn wait_until_gone(markers: &[String], timeout: Duration) -> Vec<u32> {
     let deadline = Instant::now() + timeout;
     loop {
         let left: Vec<u32> = markers.iter().flat_map(|m| marked_processes(m)).collect();
@@ -262,7 +264,13 @@ fn caller_helper_entry() {
     let mut spec = SandboxSpec::strict(ws);
     spec.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
     spec.writable = vec!["/dev/null".into()];
-    let got = run_probe(&spec, &format!("daemon:{marker}:stay"));
+    let probe = format!("daemon:{marker}:stay");
+    let got = if std::env::var_os("AQ_SANDBOX_TEARDOWN_GUARDED").is_some() {
+        let allow_all = |_: &aq_sandbox::ExecEvent| aq_sandbox::ExecVerdict::Allow;
+        run_probe_guarded(&spec, &probe, std::sync::Arc::new(allow_all))
+    } else {
+        run_probe(&spec, &probe)
+    };
     // Reached only when skipped, or if the command ended on its own.
     eprintln!("helper: the sandbox returned {got:?}");
     std::process::exit(3);
@@ -270,11 +278,22 @@ fn caller_helper_entry() {
 
 #[test]
 fn killing_the_caller_kills_everything_inside() {
+    kill_the_caller_and_check(/*guarded*/ false);
+}
+
+/// Start a caller (this binary) whose sandbox runs a daemon, SIGKILL the
+/// caller, and check nothing it started is left. `guarded`: with the exec
+/// guard (the caller's tracer thread dies with it).
+pub fn kill_the_caller_and_check(guarded: bool) {
     let s = Scratch::new();
     let marker = unique_marker("caller");
     let names = [format!("{marker}-daemon"), format!("{marker}-command")];
     let log = s.root.join("helper.log");
-    let mut helper = Command::new(std::env::current_exe().unwrap())
+    let mut helper = Command::new(std::env::current_exe().unwrap());
+    if guarded {
+        helper.env("AQ_SANDBOX_TEARDOWN_GUARDED", "1");
+    }
+    let mut helper = helper
         .arg("suite::teardown::caller_helper_entry")
         .args(ONE_TEST)
         .env(

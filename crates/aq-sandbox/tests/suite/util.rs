@@ -3,7 +3,12 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use aq_sandbox::{HostFacts, PlanError, SandboxError, SandboxPlan, SandboxSpec, Step, apply, plan};
+use std::sync::Arc;
+
+use aq_sandbox::{
+    ExecGuardMode, ExecJudge, HostFacts, PlanError, SandboxError, SandboxPlan, SandboxSpec, Step,
+    apply, apply_guarded, plan,
+};
 
 /// The libtest arguments that run exactly one test of this binary, quietly.
 pub const ONE_TEST: [&str; 4] = ["--exact", "--nocapture", "--test-threads=1", "-q"];
@@ -81,7 +86,7 @@ pub fn skip(reason: &str) {
 }
 
 /// Whether `err` means "this machine cannot build the sandbox" rather than a bug.
-fn missing_feature(err: &SandboxError) -> bool {
+pub fn missing_feature(err: &SandboxError) -> bool {
     matches!(
         err,
         SandboxError::Plan(PlanError::LandlockUnavailable | PlanError::LandlockTooOld { .. })
@@ -117,6 +122,27 @@ pub fn run_probe_with(
     adjust: impl FnOnce(&mut HostFacts),
     edit: impl FnOnce(&mut SandboxPlan),
 ) -> Option<Outcome> {
+    run_probe_judged(spec, probe, adjust, edit, None)
+}
+
+/// [`run_probe`] with the exec guard on and `judge` deciding every exec.
+pub fn run_probe_guarded(
+    spec: &SandboxSpec,
+    probe: &str,
+    judge: Arc<dyn ExecJudge>,
+) -> Option<Outcome> {
+    let mut spec = spec.clone();
+    spec.exec_guard = ExecGuardMode::Required;
+    run_probe_judged(&spec, probe, |_| {}, |_| {}, Some(judge))
+}
+
+fn run_probe_judged(
+    spec: &SandboxSpec,
+    probe: &str,
+    adjust: impl FnOnce(&mut HostFacts),
+    edit: impl FnOnce(&mut SandboxPlan),
+    judge: Option<Arc<dyn ExecJudge>>,
+) -> Option<Outcome> {
     let mut spec = spec.clone();
     spec.env.push(("AQ_SANDBOX_PROBE".into(), probe.into()));
     spec.env.push(("RUST_BACKTRACE".into(), "0".into()));
@@ -131,7 +157,10 @@ pub fn run_probe_with(
             edit(&mut p);
             p
         });
-    let status = match planned.and_then(|p| apply(&p, &spec.env, &argv)) {
+    let status = match planned.and_then(|p| match judge {
+        Some(j) => apply_guarded(&p, &spec.env, &argv, j),
+        None => apply(&p, &spec.env, &argv),
+    }) {
         Ok(status) => status,
         Err(e) if missing_feature(&e) => {
             skip(&e.to_string());

@@ -1,0 +1,375 @@
+//! The exec guard's first check: a seccomp filter that turns every
+//! `execve`/`execveat` into a user notification (`SECCOMP_RET_USER_NOTIF`),
+//! and the caller's threads that answer them.
+//!
+//! - [`notify_filter`] (pure): the BPF program, five instructions.
+//! - [`apply_attach`] (the command process, last step before `execve`):
+//!   install it with a new listener, send the listener and the process's own
+//!   credentials to the caller over the handshake socket, then wait until the
+//!   caller's tracer says it traces this process.
+//! - [`Notifier`] (the caller): a leader/follower pool. One thread at a time
+//!   holds the right to `poll` and receive; once it has a notification it
+//!   hands that right on and judges, so a judge that blocks (an "ask") holds
+//!   one thread and one exec, never the others. Another thread is started
+//!   when none is left waiting.
+//!
+//! The filter is installed with `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`
+//! where the kernel has it (5.19+): once a notification is received, a
+//! signal no longer interrupts the waiting `execve` (which would restart it
+//! and ask the judge twice); `SIGKILL` still does.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use crate::exec_guard::{ExecVerdict, Judged};
+use crate::guard::Shared;
+use crate::procfs::{self, ExecCall};
+use crate::syscall::{Call, Fail, check};
+
+/// The notification filter: `execve` and `execveat` of the native
+/// architecture notify; everything else is allowed here (the sandbox's other
+/// filters kill foreign architectures and deny the rest).
+///
+/// ```text
+/// 0: ld  [arch]
+/// 1: jeq AUDIT_ARCH_native, 2, 0  (else 5)
+/// 2: ld  [nr]
+/// 3: jeq __NR_execve, 6
+/// 4: jeq __NR_execveat, 6
+/// 5: ret ALLOW
+/// 6: ret USER_NOTIF
+/// ```
+pub(crate) fn notify_filter() -> Vec<libc::sock_filter> {
+    const LD_ABS_W: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const RET_K: u16 = 0x06;
+    #[cfg(target_arch = "x86_64")]
+    const AUDIT_ARCH: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+    #[cfg(target_arch = "aarch64")]
+    const AUDIT_ARCH: u32 = 183 | 0x8000_0000 | 0x4000_0000;
+    let ins = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    vec![
+        ins(LD_ABS_W, 0, 0, 4),
+        ins(JEQ_K, 0, 3, AUDIT_ARCH),
+        ins(LD_ABS_W, 0, 0, 0),
+        ins(JEQ_K, 2, 0, libc::SYS_execve as u32),
+        ins(JEQ_K, 1, 0, libc::SYS_execveat as u32),
+        ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+        ins(RET_K, 0, 0, libc::SECCOMP_RET_USER_NOTIF),
+    ]
+}
+
+/// The guard's answer on the handshake socket: `b'y'`, or `b'n'` followed by
+/// the failed call and its errno.
+pub(crate) const READY: u8 = b'y';
+pub(crate) const REFUSED: u8 = b'n';
+pub(crate) const REPLY_LEN: usize = 9;
+
+/// In the command process: install the notification filter, send its
+/// listener to the caller (the kernel attaches this process's pid, which the
+/// caller reads in its own PID namespace), and wait for the tracer. No
+/// allocation: `filter` and the socket were prepared before `fork`.
+pub(crate) fn apply_attach(
+    filter: &[libc::sock_filter],
+    socket: libc::c_int,
+    step: u32,
+) -> Result<(), Fail> {
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    let flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    let install = |flags: libc::c_ulong| {
+        // SAFETY: prog points to `filter`, alive for the call.
+        unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                flags,
+                &prog as *const libc::sock_fprog,
+            )
+        }
+    };
+    let mut listener = install(flags | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV);
+    if listener == -1 && crate::syscall::errno() == libc::EINVAL {
+        // Before Linux 5.19: no killable wait (a signal may make the judge
+        // see the same exec twice).
+        listener = install(flags);
+    }
+    let listener = check(listener, step, Call::Seccomp)? as libc::c_int;
+    let sent = send_fd(socket, listener);
+    // SAFETY: closing our copy; the caller has its own now.
+    unsafe { libc::close(listener) };
+    check(sent, step, Call::Sendmsg)?;
+    let mut reply = [0u8; REPLY_LEN];
+    let n = loop {
+        // SAFETY: reading into reply.
+        let n = unsafe { libc::recv(socket, reply.as_mut_ptr().cast(), reply.len(), 0) };
+        if n == -1 && crate::syscall::errno() == libc::EINTR {
+            continue;
+        }
+        break check(n as libc::c_long, step, Call::Recv)?;
+    };
+    // SAFETY: the socket is not needed past this point.
+    unsafe { libc::close(socket) };
+    match (n, reply[0]) {
+        (1, READY) => Ok(()),
+        (REPLY_LEN_I, REFUSED) => {
+            let word = |i: usize| [reply[i], reply[i + 1], reply[i + 2], reply[i + 3]];
+            Err(Fail {
+                step,
+                call: Call::from_u32(u32::from_ne_bytes(word(1))).unwrap_or(Call::ExecGuardRefused),
+                errno: i32::from_ne_bytes(word(5)),
+            })
+        }
+        _ => Err(Fail {
+            step,
+            call: Call::ExecGuardRefused,
+            errno: libc::ECONNRESET,
+        }),
+    }
+}
+
+const REPLY_LEN_I: libc::c_long = REPLY_LEN as libc::c_long;
+
+/// `sendmsg` one byte with `fd` attached (`SCM_RIGHTS`), on the stack.
+fn send_fd(socket: libc::c_int, fd: libc::c_int) -> libc::c_long {
+    #[repr(C, align(8))]
+    struct Space([u8; 64]);
+    let mut space = Space([0; 64]);
+    let mut byte = [b'h'];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: msghdr is plain data; every pointer set below outlives the
+    // call, and the control buffer is large and aligned enough for one fd.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.0.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
+        libc::sendmsg(socket, &msg, libc::MSG_NOSIGNAL) as libc::c_long
+    }
+}
+
+/// Most threads the first check runs at once (judges blocked on a human
+/// each hold one); past this, further execs wait for one to finish.
+const MAX_WORKERS: usize = 64;
+
+/// The caller's side of the first check.
+pub(crate) struct Notifier {
+    listener: OwnedFd,
+    /// Readable once the sandbox has ended: every thread leaves.
+    stop: OwnedFd,
+    shared: Arc<Shared>,
+    /// The right to poll and receive; whoever holds it is the leader.
+    leader: Mutex<()>,
+    /// `(waiting, total)`: threads not judging, and all of them.
+    pool: Mutex<(usize, usize)>,
+}
+
+impl Notifier {
+    /// Start the pool on `listener`; it ends when `stop` becomes readable or
+    /// the filter has no process left.
+    pub(crate) fn start(listener: OwnedFd, stop: OwnedFd, shared: Arc<Shared>) {
+        let n = Arc::new(Notifier {
+            listener,
+            stop,
+            shared,
+            leader: Mutex::new(()),
+            pool: Mutex::new((1, 1)),
+        });
+        spawn_worker(n);
+    }
+
+    /// Wait for the next notification; `None` when the pool should end.
+    fn receive(&self) -> Option<libc::seccomp_notif> {
+        loop {
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.listener.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: self.stop.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: fds is a valid array of two pollfd.
+            if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } == -1 {
+                if crate::syscall::errno() == libc::EINTR {
+                    continue;
+                }
+                return None;
+            }
+            if fds[1].revents != 0 {
+                return None;
+            }
+            if fds[0].revents & libc::POLLIN == 0 {
+                // POLLHUP: no process uses the filter any more.
+                return None;
+            }
+            // SAFETY: the kernel requires a zeroed struct.
+            let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+            // SAFETY: notif is a valid seccomp_notif for the kernel to fill.
+            let r = unsafe {
+                libc::ioctl(
+                    self.listener.as_raw_fd(),
+                    libc::SECCOMP_IOCTL_NOTIF_RECV,
+                    &mut notif,
+                )
+            };
+            if r == 0 {
+                return Some(notif);
+            }
+            match crate::syscall::errno() {
+                // The caller died before we took it, or a signal.
+                libc::ENOENT | libc::EINTR => continue,
+                _ => return None,
+            }
+        }
+    }
+
+    /// Whether notification `id` is still pending (its thread is still in
+    /// the call, so what was read from it belongs to this exec).
+    fn still_pending(&self, id: u64) -> bool {
+        // SAFETY: id is a valid u64 for the kernel to read.
+        unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+                &id,
+            ) == 0
+        }
+    }
+
+    /// Answer `id`: run the call (`errno` 0), or fail it with `errno`.
+    fn respond(&self, id: u64, errno: i32) -> bool {
+        let resp = libc::seccomp_notif_resp {
+            id,
+            val: 0,
+            error: -errno,
+            flags: if errno == 0 {
+                libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32
+            } else {
+                0
+            },
+        };
+        // SAFETY: resp is a valid seccomp_notif_resp.
+        unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_SEND,
+                &resp,
+            ) == 0
+        }
+    }
+
+    /// Judge one exec and answer it. An exec whose path or argv cannot be
+    /// read is let through to the kernel: it fails there the same way, or
+    /// the commit check (which has no allowed event for it) judges it.
+    fn handle(&self, notif: &libc::seccomp_notif) {
+        let tid = notif.pid as i32;
+        let Some(call) = ExecCall::from_syscall(notif.data.nr, &notif.data.args) else {
+            self.respond(notif.id, 0);
+            return;
+        };
+        let initial = self.shared.is_initial(tid);
+        let event = procfs::event_before_exec(tid, &call, initial);
+        if !self.still_pending(notif.id) {
+            return;
+        }
+        let Some(event) = event else {
+            self.respond(notif.id, 0);
+            return;
+        };
+        match self.shared.judge.judge(&event) {
+            ExecVerdict::Allow => {
+                self.shared.allowed(tid, Judged::of(&event));
+                if !self.respond(notif.id, 0) {
+                    self.shared.take_allowed(tid);
+                }
+            }
+            ExecVerdict::Deny { message } => {
+                let stderr = procfs::open_stderr(tid, event.pid);
+                if self.still_pending(notif.id) {
+                    procfs::write_message(stderr, &message);
+                }
+                if initial {
+                    self.shared.initial_denied(message);
+                }
+                self.respond(notif.id, libc::EACCES);
+            }
+        }
+    }
+}
+
+fn spawn_worker(n: Arc<Notifier>) {
+    let spawned = std::thread::Builder::new()
+        .name("aq-exec-notify".into())
+        .spawn(move || worker(n.clone()));
+    if spawned.is_err() {
+        // The threads already running carry on; execs wait for them.
+    }
+}
+
+fn worker(n: Arc<Notifier>) {
+    loop {
+        let notif = {
+            let _leader = n.leader.lock().unwrap_or_else(|e| e.into_inner());
+            if n.shared.notifier_done.load(Ordering::Acquire) {
+                return;
+            }
+            match n.receive() {
+                Some(notif) => notif,
+                None => {
+                    n.shared.notifier_done.store(true, Ordering::Release);
+                    return;
+                }
+            }
+        };
+        let spawn = {
+            let mut pool = n.pool.lock().unwrap_or_else(|e| e.into_inner());
+            pool.0 -= 1;
+            let spawn = pool.0 == 0 && pool.1 < MAX_WORKERS;
+            if spawn {
+                pool.0 += 1;
+                pool.1 += 1;
+            }
+            spawn
+        };
+        if spawn {
+            spawn_worker(n.clone());
+        }
+        n.handle(&notif);
+        n.pool.lock().unwrap_or_else(|e| e.into_inner()).0 += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notify_filter_jumps_land_on_the_two_returns() {
+        let f = notify_filter();
+        assert_eq!(f.len(), 7);
+        // Not the native architecture: skip to ALLOW.
+        assert_eq!(1 + 1 + f[1].jf as usize, 5);
+        // execve and execveat: to USER_NOTIF.
+        assert_eq!(3 + 1 + f[3].jt as usize, 6);
+        assert_eq!(4 + 1 + f[4].jt as usize, 6);
+        assert_eq!(f[5].k, libc::SECCOMP_RET_ALLOW);
+        assert_eq!(f[6].k, libc::SECCOMP_RET_USER_NOTIF);
+    }
+}

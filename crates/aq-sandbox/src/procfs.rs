@@ -1,0 +1,345 @@
+//! Reading another process from outside the sandbox: its memory
+//! (`process_vm_readv`), and `/proc/<pid>/{exe,cmdline,cwd,status,fd}`.
+//!
+//! The caller owns the sandbox's user namespace and has the same uid, so it
+//! passes every `ptrace` access check these need, as root and unprivileged.
+//! Paths are resolved through `/proc/<tid>/root` and `/proc/<tid>/cwd`, so
+//! the sandbox's mounts (secret masks) are what is seen.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use crate::exec_guard::{
+    ExecCheck, ExecEvent, SHEBANG_BUF, SHEBANG_DEPTH, parse_shebang, script_argv, split_cmdline,
+};
+
+/// The kernel's `MAX_ARG_STRLEN`: longer argument strings fail with E2BIG.
+const MAX_ARG_STRLEN: usize = 32 * 4096;
+/// Past this much argv, the first check gives up and leaves it to the second.
+const MAX_ARGV_BYTES: usize = 8 << 20;
+const PATH_MAX: usize = 4096;
+
+/// What the kernel will be asked to exec, as read from the stopped caller of
+/// `execve`/`execveat` (a seccomp user notification).
+pub(crate) struct ExecCall {
+    /// `AT_FDCWD` for `execve`.
+    pub(crate) dirfd: i32,
+    pub(crate) path: u64,
+    pub(crate) argv: u64,
+    /// `execveat` flags (`AT_EMPTY_PATH`, `AT_SYMLINK_NOFOLLOW`).
+    pub(crate) flags: i32,
+}
+
+impl ExecCall {
+    /// From a notification's syscall number and arguments; `None` for any
+    /// other call.
+    pub(crate) fn from_syscall(nr: i32, args: &[u64; 6]) -> Option<ExecCall> {
+        match nr as libc::c_long {
+            libc::SYS_execve => Some(ExecCall {
+                dirfd: libc::AT_FDCWD,
+                path: args[0],
+                argv: args[1],
+                flags: 0,
+            }),
+            libc::SYS_execveat => Some(ExecCall {
+                dirfd: args[0] as i32,
+                path: args[1],
+                argv: args[2],
+                flags: args[4] as i32,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The event for the first check: the path and argv in thread `tid`'s
+/// memory, resolved as the kernel will. `None` when something cannot be read
+/// or resolved (a missing file, a bad pointer, a device): the exec is then
+/// left to the kernel, which fails it the same way, or to the commit check.
+pub(crate) fn event_before_exec(tid: i32, call: &ExecCall, initial: bool) -> Option<ExecEvent> {
+    let path = read_cstring(tid, call.path, PATH_MAX).ok()?;
+    let mut argv = read_argv(tid, call.argv).ok()?;
+    if argv.is_empty() {
+        // Linux 5.18+ gives a program started with no argv an empty argv[0].
+        argv.push(OsString::new());
+    }
+    let start = start_path(tid, call.dirfd, &path, call.flags);
+    let nofollow = call.flags & libc::AT_SYMLINK_NOFOLLOW != 0;
+    let mut file = open_executable(&start, nofollow)?;
+    // Scripts: the kernel runs the interpreter with the script's name.
+    let mut filename = kernel_filename(call.dirfd, &path);
+    for _ in 0..SHEBANG_DEPTH {
+        let Some(sb) = read_head(&file).as_deref().and_then(parse_shebang) else {
+            break;
+        };
+        argv = script_argv(&sb, &filename, &argv);
+        let interp = start_path(tid, libc::AT_FDCWD, &sb.interpreter, 0);
+        file = open_executable(&interp, false)?;
+        filename = sb.interpreter;
+    }
+    let meta = file.metadata().ok()?;
+    let executable = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+    let cwd = std::fs::read_link(format!("/proc/{tid}/cwd")).ok()?;
+    let (pid, ppid) = ids_of_thread(tid).ok()?;
+    Some(ExecEvent {
+        pid,
+        ppid,
+        executable,
+        dev_ino: (meta.dev(), meta.ino()),
+        argv,
+        cwd,
+        initial,
+        check: ExecCheck::BeforeExec,
+    })
+}
+
+/// The event for the commit check of `pid`, stopped at `PTRACE_EVENT_EXEC`:
+/// what the kernel loaded and copied. Any error fails the exec (closed).
+pub(crate) fn event_at_commit(pid: i32, initial: bool) -> io::Result<ExecEvent> {
+    let argv = split_cmdline(&std::fs::read(format!("/proc/{pid}/cmdline"))?);
+    let exe = format!("/proc/{pid}/exe");
+    let executable = std::fs::read_link(&exe)?;
+    let meta = std::fs::metadata(&exe)?;
+    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"))?;
+    let ppid = parent_of(pid)?;
+    Ok(ExecEvent {
+        pid: pid as u32,
+        ppid,
+        executable,
+        dev_ino: (meta.dev(), meta.ino()),
+        argv,
+        cwd,
+        initial,
+        check: ExecCheck::AtCommit,
+    })
+}
+
+/// The stderr of thread `tid` of process `pid`, where the judge's message
+/// goes. A regular file is duplicated from the process (`pidfd_getfd`), so
+/// the message and the program's own output share one file offset and do
+/// not overwrite each other; anything else (a pipe, a terminal) is opened
+/// again through `/proc/<tid>/fd/2`, non-blocking (a full pipe drops the
+/// message rather than stall the guard) and never as a controlling terminal.
+pub(crate) fn open_stderr(tid: i32, pid: u32) -> Option<File> {
+    let proc_path = format!("/proc/{tid}/fd/2");
+    let regular = std::fs::metadata(&proc_path).ok()?.is_file();
+    if let Some(f) = regular.then(|| duplicate_fd(pid as i32, 2)).flatten() {
+        return Some(f);
+    }
+    let path = std::ffi::CString::new(proc_path).ok()?;
+    let flags =
+        libc::O_WRONLY | libc::O_APPEND | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    // SAFETY: path is NUL-terminated; the fd returned is ours.
+    let fd = unsafe { libc::open(path.as_ptr(), flags) };
+    // SAFETY: a fresh fd we own.
+    (fd >= 0).then(|| File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// `pidfd_getfd(pidfd_open(pid), fd)` (Linux 5.6+).
+fn duplicate_fd(pid: i32, fd: i32) -> Option<File> {
+    // SAFETY: integer arguments; the fds returned are ours.
+    unsafe {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
+        if pidfd < 0 {
+            return None;
+        }
+        let pidfd = OwnedFd::from_raw_fd(pidfd as i32);
+        let got = libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0);
+        (got >= 0).then(|| File::from(OwnedFd::from_raw_fd(got as i32)))
+    }
+}
+
+/// Write `message` (and a newline when it has none); a full pipe drops it.
+pub(crate) fn write_message(stderr: Option<File>, message: &str) {
+    use std::io::Write;
+    let Some(mut f) = stderr else { return };
+    let mut text = message.to_string();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let _ = f.write_all(text.as_bytes());
+}
+
+/// Where the kernel starts resolving `path` for thread `tid`, as a path the
+/// caller can open.
+fn start_path(tid: i32, dirfd: i32, path: &[u8], flags: i32) -> PathBuf {
+    let mut p = if path.first() == Some(&b'/') {
+        format!("/proc/{tid}/root").into_bytes()
+    } else if dirfd == libc::AT_FDCWD {
+        format!("/proc/{tid}/cwd/").into_bytes()
+    } else if path.is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
+        format!("/proc/{tid}/fd/{dirfd}").into_bytes()
+    } else {
+        format!("/proc/{tid}/fd/{dirfd}/").into_bytes()
+    };
+    p.extend_from_slice(path);
+    PathBuf::from(OsString::from_vec(p))
+}
+
+/// The file name the kernel gives a script's interpreter (`bprm->filename`).
+fn kernel_filename(dirfd: i32, path: &[u8]) -> Vec<u8> {
+    if dirfd == libc::AT_FDCWD || path.first() == Some(&b'/') {
+        path.to_vec()
+    } else if path.is_empty() {
+        format!("/dev/fd/{dirfd}").into_bytes()
+    } else {
+        let mut p = format!("/dev/fd/{dirfd}/").into_bytes();
+        p.extend_from_slice(path);
+        p
+    }
+}
+
+/// Open a regular file without reading it (`O_PATH`: no device is opened,
+/// no FIFO blocks).
+fn open_executable(path: &std::path::Path, nofollow: bool) -> Option<File> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut flags = libc::O_PATH | libc::O_CLOEXEC;
+    if nofollow {
+        flags |= libc::O_NOFOLLOW;
+    }
+    // SAFETY: c is NUL-terminated; the fd returned is ours.
+    let fd = unsafe { libc::open(c.as_ptr(), flags) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: a fresh fd we own.
+    let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
+/// The first [`SHEBANG_BUF`] bytes of an `O_PATH` file, `None` if it cannot
+/// be read (an execute-only binary is not a script we can see).
+fn read_head(file: &File) -> Option<Vec<u8>> {
+    let mut f = File::open(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+    let mut head = vec![0u8; SHEBANG_BUF];
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        }
+    }
+    head.truncate(got);
+    Some(head)
+}
+
+/// `(Tgid, PPid)` of thread `tid`, from `/proc/<tid>/status`.
+fn ids_of_thread(tid: i32) -> io::Result<(u32, u32)> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .ok_or_else(|| io::Error::other(format!("no {name} in /proc/{tid}/status")))
+    };
+    Ok((field("Tgid:")?, field("PPid:")?))
+}
+
+/// The parent of `pid`, from `/proc/<pid>/stat` (after the command name,
+/// which may hold spaces and parentheses).
+fn parent_of(pid: i32) -> io::Result<u32> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat"))?;
+    let after = stat
+        .iter()
+        .rposition(|b| *b == b')')
+        .map(|i| &stat[i + 1..])
+        .unwrap_or_default();
+    String::from_utf8_lossy(after)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| io::Error::other(format!("no parent in /proc/{pid}/stat")))
+}
+
+/// Read `buf.len()` bytes at `addr` in `pid`'s memory (or fewer at a fault).
+fn read_remote(pid: i32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: local points to buf, valid for buf.len() bytes; remote memory
+    // is only read, by the kernel, with access checks.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// Bytes to the end of the page holding `addr` (so a read never spans an
+/// unmapped page after the data).
+fn to_page_end(addr: u64) -> usize {
+    4096 - (addr % 4096) as usize
+}
+
+/// A NUL-terminated string at `addr`, at most `max` bytes.
+fn read_cstring(pid: i32, mut addr: u64, max: usize) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut page = [0u8; 4096];
+    loop {
+        let want = to_page_end(addr);
+        let n = read_remote(pid, addr, &mut page[..want])?;
+        if n == 0 {
+            return Err(io::Error::from_raw_os_error(libc::EFAULT));
+        }
+        if let Some(end) = page[..n].iter().position(|b| *b == 0) {
+            out.extend_from_slice(&page[..end]);
+            return Ok(out);
+        }
+        out.extend_from_slice(&page[..n]);
+        if out.len() > max {
+            return Err(io::Error::from_raw_os_error(libc::E2BIG));
+        }
+        addr += n as u64;
+    }
+}
+
+/// The NULL-terminated array of string pointers at `addr`, and the strings.
+fn read_argv(pid: i32, mut addr: u64) -> io::Result<Vec<OsString>> {
+    let mut pointers = Vec::new();
+    if addr != 0 {
+        let mut page = [0u8; 4096];
+        'outer: loop {
+            let want = to_page_end(addr).min(4096) / 8 * 8;
+            let want = if want == 0 { 8 } else { want };
+            let n = read_remote(pid, addr, &mut page[..want])? / 8 * 8;
+            if n == 0 {
+                return Err(io::Error::from_raw_os_error(libc::EFAULT));
+            }
+            for word in page[..n].chunks_exact(8) {
+                let p = u64::from_ne_bytes(word.try_into().unwrap_or_default());
+                if p == 0 {
+                    break 'outer;
+                }
+                pointers.push(p);
+            }
+            if pointers.len() * 8 > MAX_ARGV_BYTES {
+                return Err(io::Error::from_raw_os_error(libc::E2BIG));
+            }
+            addr += n as u64;
+        }
+    }
+    let mut total = 0;
+    let mut argv = Vec::with_capacity(pointers.len());
+    for p in pointers {
+        let s = read_cstring(pid, p, MAX_ARG_STRLEN)?;
+        total += s.len() + 1;
+        if total > MAX_ARGV_BYTES {
+            return Err(io::Error::from_raw_os_error(libc::E2BIG));
+        }
+        argv.push(OsString::from_vec(s));
+    }
+    Ok(argv)
+}

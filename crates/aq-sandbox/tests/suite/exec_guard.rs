@@ -1,0 +1,623 @@
+//! The exec guard, for real: a judge that records every exec and denies any
+//! whose argv holds "FORBIDDEN" (not the command's own exec), and commands
+//! that try to run such an argv every way we know: from a shell, through a
+//! renamed copy, from a non-leader thread, and racing (a thread or a vfork
+//! sibling rewrites the argv buffer while the exec is checked). What ran is
+//! told by files the executed program writes, never by exit codes alone.
+
+use std::ffi::{CString, OsString};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aq_sandbox::{
+    ExecCheck, ExecEvent, ExecGuardMode, ExecJudge, ExecVerdict, HostFacts, SandboxError,
+    SandboxSpec, Step, apply, apply_guarded, plan, run_sandboxed_guarded,
+};
+
+use super::probe::DONE;
+use super::teardown::kill_the_caller_and_check;
+use super::util::{Outcome, Scratch, missing_feature, run_probe_guarded, run_probe_without, skip};
+
+const WORD: &str = "FORBIDDEN";
+
+/// One judged exec and when the judge ran.
+#[derive(Clone, Debug)]
+struct Seen {
+    event: ExecEvent,
+    denied: bool,
+    started: Instant,
+    ended: Instant,
+}
+
+/// Records every event; denies argv containing [`WORD`] (the command's own
+/// exec too when `deny_initial`); sleeps `slow` for an argv element "SLOW".
+#[derive(Default)]
+struct Recorder {
+    seen: Mutex<Vec<Seen>>,
+    deny_initial: bool,
+    slow: Duration,
+}
+
+impl ExecJudge for Recorder {
+    fn judge(&self, event: &ExecEvent) -> ExecVerdict {
+        let started = Instant::now();
+        let has = |w: &str| event.argv.iter().any(|a| a.to_string_lossy().contains(w));
+        if event.argv.iter().any(|a| a == "SLOW") {
+            std::thread::sleep(self.slow);
+        }
+        let denied = has(WORD) && (self.deny_initial || !event.initial);
+        self.seen.lock().unwrap().push(Seen {
+            event: event.clone(),
+            denied,
+            started,
+            ended: Instant::now(),
+        });
+        if denied {
+            ExecVerdict::Deny {
+                message: format!("aq: blocked by the test judge: {WORD} in argv"),
+            }
+        } else {
+            ExecVerdict::Allow
+        }
+    }
+}
+
+impl Recorder {
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// Events whose argv has an element equal to `arg`.
+    fn with_arg(&self, arg: &str) -> Vec<Seen> {
+        self.seen()
+            .into_iter()
+            .filter(|s| s.event.argv.iter().any(|a| a == arg))
+            .collect()
+    }
+}
+
+fn guarded_spec(s: &Scratch) -> SandboxSpec {
+    let mut spec = s.spec();
+    spec.exec_guard = ExecGuardMode::Required;
+    spec.writable = vec!["/dev/null".into()];
+    spec
+}
+
+/// Run `sh -c 'cd <workspace> && <script>'` guarded. `None`: skipped.
+fn sh(s: &Scratch, judge: Arc<Recorder>, script: &str) -> Option<ExitStatus> {
+    let script = format!("cd '{}' || exit 99; {script}", s.ws.display());
+    let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.clone().into()];
+    let spec = guarded_spec(s);
+    match run_sandboxed_guarded(&spec, &argv, judge) {
+        Ok(status) => Some(status),
+        Err(e) if missing_feature(&e) => {
+            skip(&e.to_string());
+            None
+        }
+        Err(e) => panic!("sh -c {script:?} could not run: {e}"),
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| format!("<{}: {e}>", path.display()))
+}
+
+#[test]
+fn shell_exec_of_a_denied_argv_fails_and_the_shell_goes_on() {
+    let s = Scratch::new();
+    let judge = Arc::new(Recorder::default());
+    let script =
+        format!("exec 2>err; /bin/echo {WORD} > out; echo $? > status; /bin/echo fine > ok");
+    let Some(status) = sh(&s, judge.clone(), &script) else {
+        return;
+    };
+    assert!(status.success(), "{status}");
+    assert_eq!(read(&s.ws.join("out")), "", "the denied echo printed");
+    // The shell saw the exec fail (126: found but could not be executed).
+    assert_eq!(read(&s.ws.join("status")).trim(), "126");
+    assert_eq!(read(&s.ws.join("ok")), "fine\n");
+    let err = read(&s.ws.join("err"));
+    assert!(
+        err.contains("aq: blocked by the test judge"),
+        "stderr: {err}"
+    );
+    assert!(err.contains("Permission denied"), "stderr: {err}");
+    let denied = judge.with_arg(WORD);
+    assert_eq!(denied.len(), 1, "{denied:#?}");
+    let e = &denied[0].event;
+    assert!(denied[0].denied);
+    assert_eq!(e.check, ExecCheck::BeforeExec);
+    assert_eq!(e.argv, ["/bin/echo", WORD]);
+    assert_eq!(e.executable, Path::new("/bin/echo").canonicalize().unwrap());
+    assert_eq!(e.cwd, s.ws);
+    assert!(!e.initial);
+    // The shell itself was the command's own exec.
+    let first = &judge.seen()[0].event;
+    assert!(first.initial && first.argv[0] == "/bin/sh", "{first:?}");
+    assert_eq!(e.ppid, first.pid, "echo's parent is the shell");
+}
+
+#[test]
+fn renamed_copy_is_judged_by_its_path_and_argv() {
+    let s = Scratch::new();
+    std::fs::copy("/bin/echo", s.ws.join("e")).unwrap();
+    let judge = Arc::new(Recorder::default());
+    let script = format!("./e {WORD} > out 2>err; echo $? > status");
+    let Some(status) = sh(&s, judge.clone(), &script) else {
+        return;
+    };
+    assert!(status.success(), "{status}");
+    assert_eq!(read(&s.ws.join("out")), "");
+    assert_eq!(read(&s.ws.join("status")).trim(), "126");
+    let denied = judge.with_arg(WORD);
+    assert_eq!(denied.len(), 1, "{denied:#?}");
+    let e = &denied[0].event;
+    assert_eq!(e.executable, s.ws.join("e"));
+    let meta = std::fs::metadata(s.ws.join("e")).unwrap();
+    assert_eq!(e.dev_ino, (meta.dev(), meta.ino()));
+    assert_eq!(e.argv, ["./e", WORD]);
+}
+
+#[test]
+fn scripts_are_judged_as_their_interpreter_with_the_script_path() {
+    let s = Scratch::new();
+    let script = s.ws.join("x.sh");
+    std::fs::write(&script, "#!/bin/sh -e\necho ran > \"$1\"\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let judge = Arc::new(Recorder::default());
+    let Some(status) = sh(&s, judge.clone(), "./x.sh out") else {
+        return;
+    };
+    assert!(status.success(), "{status}");
+    assert_eq!(read(&s.ws.join("out")), "ran\n");
+    let seen = judge.with_arg("./x.sh");
+    assert_eq!(seen.len(), 1, "judged once (no second check): {seen:#?}");
+    let e = &seen[0].event;
+    assert_eq!(e.argv, ["/bin/sh", "-e", "./x.sh", "out"]);
+    assert_eq!(e.executable, Path::new("/bin/sh").canonicalize().unwrap());
+}
+
+#[test]
+fn allowed_commands_run_and_each_exec_is_judged_once() {
+    let s = Scratch::new();
+    let judge = Arc::new(Recorder::default());
+    let Some(status) = sh(
+        &s,
+        judge.clone(),
+        "/bin/echo hi > a; /bin/true; env true; exit 3",
+    ) else {
+        return;
+    };
+    assert_eq!(status.code(), Some(3));
+    assert_eq!(read(&s.ws.join("a")), "hi\n");
+    let seen = judge.seen();
+    let argvs: Vec<Vec<String>> = seen
+        .iter()
+        .map(|s| {
+            s.event
+                .argv
+                .iter()
+                .map(|a| a.to_string_lossy().into())
+                .collect()
+        })
+        .collect();
+    assert_eq!(argvs[0][0], "/bin/sh");
+    assert_eq!(
+        argvs[1..],
+        [
+            vec!["/bin/echo", "hi"],
+            vec!["/bin/true"],
+            vec!["env", "true"],
+            vec!["true"],
+        ],
+        "{seen:#?}"
+    );
+    assert!(seen.iter().all(|s| s.event.check == ExecCheck::BeforeExec));
+}
+
+#[test]
+fn the_command_itself_can_be_denied() {
+    let s = Scratch::new();
+    let judge = Arc::new(Recorder {
+        deny_initial: true,
+        ..Recorder::default()
+    });
+    let argv: Vec<OsString> = vec!["/bin/echo".into(), WORD.into()];
+    let spec = guarded_spec(&s);
+    match run_sandboxed_guarded(&spec, &argv, judge.clone()) {
+        Err(e @ SandboxError::ExecBlocked { .. }) => {
+            assert_eq!(e.exit_code(), 126);
+            assert!(e.to_string().contains("blocked by the test judge"), "{e}");
+        }
+        Err(e) if missing_feature(&e) => skip(&e.to_string()),
+        other => panic!("expected ExecBlocked, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_guarded_plan_needs_a_judge_and_a_judge_needs_a_guarded_plan() {
+    let s = Scratch::new();
+    let spec = guarded_spec(&s);
+    let argv: Vec<OsString> = vec!["/bin/true".into()];
+    let Ok(p) = plan(&spec, &HostFacts::probe(&spec)) else {
+        skip("no plan on this host");
+        return;
+    };
+    let err = apply(&p, &spec.env, &argv).unwrap_err();
+    assert!(matches!(err, SandboxError::ExecGuardMisuse(_)), "{err}");
+    let unguarded = plan(&s.spec(), &HostFacts::probe(&s.spec())).unwrap();
+    let judge = Arc::new(Recorder::default());
+    let err = apply_guarded(&unguarded, &spec.env, &argv, judge).unwrap_err();
+    assert!(matches!(err, SandboxError::ExecGuardMisuse(_)), "{err}");
+}
+
+/// `thread-exec:<argv1>:<marker>`: a second thread execs
+/// `sh -c 'echo "$1" > "$2"; exit 250' sh <argv1> <marker>`; the first only waits.
+pub fn thread_exec_probe(arg: &str) -> io::Result<i32> {
+    let (word, marker) = arg.split_once(':').unwrap_or((arg, ""));
+    let argv: Vec<CString> = [
+        "/bin/sh",
+        "-c",
+        "echo \"$1\" > \"$2\"; exit 250",
+        "sh",
+        word,
+        marker,
+    ]
+    .iter()
+    .map(|a| CString::new(*a).unwrap())
+    .collect();
+    let t = std::thread::spawn(move || {
+        let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        let env = [c"PATH=/usr/bin:/bin".as_ptr(), std::ptr::null()];
+        // SAFETY: null-terminated arrays of valid strings.
+        unsafe { libc::execve(ptrs[0], ptrs.as_ptr(), env.as_ptr()) };
+        io::Error::last_os_error()
+    });
+    Err(t.join().unwrap())
+}
+
+#[test]
+fn exec_from_a_second_thread_is_judged_with_the_process_id() {
+    let s = Scratch::new();
+    let judge = Arc::new(Recorder::default());
+    let spec = guarded_spec(&s);
+    let ok = s.ws.join("thread-ok");
+    let Some(got) = run_probe_guarded(
+        &spec,
+        &format!("thread-exec:fine:{}", ok.display()),
+        judge.clone(),
+    ) else {
+        return;
+    };
+    assert_eq!(got, Outcome::Done);
+    assert_eq!(read(&ok), "fine\n");
+    // Judged once: the commit check matched the thread's first check by the
+    // thread's former id, though the process id is what it reports.
+    let seen = judge.with_arg("fine");
+    assert_eq!(seen.len(), 1, "{seen:#?}");
+    let probe = &judge.seen()[0].event;
+    assert!(probe.initial);
+    assert_eq!(seen[0].event.pid, probe.pid, "the process, not the thread");
+
+    let bad = s.ws.join("thread-bad");
+    let got = run_probe_guarded(
+        &spec,
+        &format!("thread-exec:{WORD}:{}", bad.display()),
+        judge.clone(),
+    );
+    assert_eq!(got, Some(Outcome::Errno(libc::EACCES)));
+    assert!(!bad.exists(), "the denied exec ran");
+}
+
+/// The racing buffer: `HARMLESS!` or `FORBIDDEN`, rewritten all the time.
+static RACY: [AtomicU8; 16] = [const { AtomicU8::new(0) }; 16];
+static STOP_FLIPPING: AtomicBool = AtomicBool::new(false);
+
+fn flip_forever(spin: u32) {
+    let words: [&[u8; 9]; 2] = [b"HARMLESS!", b"FORBIDDEN"];
+    let mut i = 0usize;
+    while !STOP_FLIPPING.load(Ordering::Relaxed) {
+        for (slot, b) in RACY.iter().zip(words[i % 2]) {
+            slot.store(*b, Ordering::Relaxed);
+        }
+        i += 1;
+        for _ in 0..spin {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+extern "C" fn flipper_thread(spin: *mut libc::c_void) -> *mut libc::c_void {
+    flip_forever(spin as usize as u32);
+    std::ptr::null_mut()
+}
+
+/// The shell the racers exec: writes `$2/ran-forbidden` if its `$1` is the
+/// word (the pattern does not contain it, so the judge lets the script be).
+const RACE_SCRIPT: &str = "case \"$1\" in FORBID[D]EN) : > \"$2/ran-forbidden\";; esac";
+
+/// How each racing attempt ended.
+#[derive(Default, Debug)]
+struct Tally {
+    /// The first check denied it: `execve` failed with EACCES.
+    denied: u32,
+    /// The commit check caught a different argv and the judge denied it.
+    killed: u32,
+    /// It ran (with whatever argv the judge allowed).
+    ran: u32,
+    other: u32,
+}
+
+impl Tally {
+    fn add_status(&mut self, status: libc::c_int) {
+        if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL {
+            self.killed += 1;
+        } else if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+            self.ran += 1;
+        } else if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 100 + libc::EACCES {
+            self.denied += 1;
+        } else {
+            self.other += 1;
+        }
+    }
+
+    fn report(&self) -> String {
+        format!(
+            "denied={} killed={} ran={} other={}",
+            self.denied, self.killed, self.ran, self.other
+        )
+    }
+}
+
+fn race_argv(dir: &str) -> (Vec<CString>, Vec<*const libc::c_char>) {
+    let strings: Vec<CString> = ["/bin/sh", "-c", RACE_SCRIPT, "sh", dir]
+        .iter()
+        .map(|a| CString::new(*a).unwrap())
+        .collect();
+    let mut ptrs: Vec<*const libc::c_char> = strings.iter().map(|a| a.as_ptr()).collect();
+    // argv[4] is the racing buffer, argv[5] the directory.
+    ptrs.insert(4, RACY.as_ptr().cast());
+    ptrs.push(std::ptr::null());
+    (strings, ptrs)
+}
+
+fn parse_race(arg: &str) -> (u32, u32, String, String) {
+    let mut p = arg.splitn(4, ':');
+    let n = p.next().unwrap_or("0").parse().unwrap_or(0);
+    let spin = p.next().unwrap_or("0").parse().unwrap_or(0);
+    let dir = p.next().unwrap_or("").to_string();
+    let report = p.next().unwrap_or("").to_string();
+    (n, spin, dir, report)
+}
+
+/// `race-spawn:<n>:<spin>:<dir>:<report>`: a thread flips the buffer while
+/// the main thread `posix_spawn`s (glibc: a `CLONE_VM | CLONE_VFORK` child,
+/// sharing this memory) the race script with it as `$1`, `n` times.
+pub fn race_spawn_probe(arg: &str) -> io::Result<i32> {
+    let (n, spin, dir, report) = parse_race(arg);
+    let (_strings, argv) = race_argv(&dir);
+    let env = [c"PATH=/usr/bin:/bin".as_ptr(), std::ptr::null()];
+    let flipper = std::thread::spawn(move || flip_forever(spin));
+    let mut tally = Tally::default();
+    for _ in 0..n {
+        let mut pid = 0;
+        // SAFETY: argv and env are null-terminated arrays of strings alive here.
+        let r = unsafe {
+            libc::posix_spawn(
+                &mut pid,
+                argv[0],
+                std::ptr::null(),
+                std::ptr::null(),
+                argv.as_ptr() as *const *mut libc::c_char,
+                env.as_ptr() as *const *mut libc::c_char,
+            )
+        };
+        if r == libc::EACCES {
+            tally.denied += 1;
+            continue;
+        }
+        if r != 0 {
+            tally.other += 1;
+            continue;
+        }
+        let mut status = 0;
+        // SAFETY: our child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        tally.add_status(status);
+    }
+    STOP_FLIPPING.store(true, Ordering::Relaxed);
+    flipper.join().unwrap();
+    std::fs::write(report, tally.report())?;
+    Ok(DONE)
+}
+
+/// `race-thread:<n>:<spin>:<dir>:<report>`: `n` times, fork a child in
+/// which one thread flips the buffer and another execs the race script with
+/// it (the exec replaces the whole multithreaded process).
+pub fn race_thread_probe(arg: &str) -> io::Result<i32> {
+    let (n, spin, dir, report) = parse_race(arg);
+    let (_strings, argv) = race_argv(&dir);
+    let env = [c"PATH=/usr/bin:/bin".as_ptr(), std::ptr::null()];
+    struct Exec {
+        argv: *const *const libc::c_char,
+        env: *const *const libc::c_char,
+    }
+    extern "C" fn exec_thread(arg: *mut libc::c_void) -> *mut libc::c_void {
+        // SAFETY: arg points to an Exec alive in the child until it execs or exits.
+        unsafe {
+            let e = &*(arg as *const Exec);
+            libc::execve(*e.argv, e.argv, e.env);
+            libc::_exit(100 + *libc::__errno_location());
+        }
+    }
+    let exec = Exec {
+        argv: argv.as_ptr(),
+        env: env.as_ptr(),
+    };
+    let mut tally = Tally::default();
+    for _ in 0..n {
+        // SAFETY: the child creates two threads and execs or _exits; it never
+        // returns into the test harness.
+        let pid = unsafe { libc::fork() };
+        if pid == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        if pid == 0 {
+            // SAFETY: see above; `exec` and the buffer are this child's copies.
+            unsafe {
+                let mut t: libc::pthread_t = 0;
+                libc::pthread_create(
+                    &mut t,
+                    std::ptr::null(),
+                    flipper_thread,
+                    spin as usize as *mut libc::c_void,
+                );
+                let mut e: libc::pthread_t = 0;
+                libc::pthread_create(
+                    &mut e,
+                    std::ptr::null(),
+                    exec_thread,
+                    &exec as *const Exec as *mut libc::c_void,
+                );
+                libc::pthread_join(e, std::ptr::null_mut());
+                libc::_exit(99);
+            }
+        }
+        let mut status = 0;
+        // SAFETY: our child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        tally.add_status(status);
+    }
+    std::fs::write(report, tally.report())?;
+    Ok(DONE)
+}
+
+const RACE_ATTEMPTS: u32 = 500;
+
+fn race(kind: &str) {
+    let s = Scratch::new();
+    let judge = Arc::new(Recorder::default());
+    let spec = guarded_spec(&s);
+    let report = s.ws.join("race-report");
+    let probe = format!(
+        "{kind}:{RACE_ATTEMPTS}:200:{}:{}",
+        s.ws.display(),
+        report.display()
+    );
+    let Some(got) = run_probe_guarded(&spec, &probe, judge.clone()) else {
+        return;
+    };
+    assert_eq!(got, Outcome::Done);
+    let tally = read(&report);
+    let seen = judge.seen();
+    let at_commit = seen
+        .iter()
+        .filter(|s| s.event.check == ExecCheck::AtCommit)
+        .count();
+    let caught = seen
+        .iter()
+        .filter(|s| s.event.check == ExecCheck::AtCommit && s.denied)
+        .count();
+    eprintln!(
+        "{kind}: {RACE_ATTEMPTS} attempts: {tally}; commit re-judged {at_commit}, \
+         of which {caught} were {WORD} the first check had not seen"
+    );
+    assert!(
+        !s.ws.join("ran-forbidden").exists(),
+        "a {WORD} argv ran ({tally})"
+    );
+    assert!(tally.ends_with("other=0"), "{tally}");
+}
+
+#[test]
+fn racing_argv_rewrite_from_a_vfork_sibling_never_runs_the_denied_argv() {
+    race("race-spawn");
+}
+
+#[test]
+fn racing_argv_rewrite_from_another_thread_never_runs_the_denied_argv() {
+    race("race-thread");
+}
+
+#[test]
+fn a_slow_judge_pauses_only_that_exec() {
+    let s = Scratch::new();
+    let judge = Arc::new(Recorder {
+        slow: Duration::from_millis(300),
+        ..Recorder::default()
+    });
+    let script =
+        "/bin/echo SLOW > slow & i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i+1)); done; wait";
+    let Some(status) = sh(&s, judge.clone(), script) else {
+        return;
+    };
+    assert!(status.success(), "{status}");
+    assert_eq!(
+        read(&s.ws.join("slow")),
+        "SLOW\n",
+        "the slow exec ran after its judge"
+    );
+    let slow = judge.with_arg("SLOW");
+    assert_eq!(slow.len(), 1, "{slow:#?}");
+    let (from, to) = (slow[0].started, slow[0].ended);
+    assert!(to - from >= Duration::from_millis(300));
+    let meanwhile = judge
+        .with_arg("/bin/true")
+        .iter()
+        .filter(|t| t.started > from && t.ended < to)
+        .count();
+    assert!(
+        meanwhile >= 10,
+        "only {meanwhile} of 20 /bin/true were judged while the slow judge ran"
+    );
+}
+
+#[test]
+fn a_judge_still_deciding_does_not_keep_the_sandbox_alive() {
+    let s = Scratch::new();
+    let judge = Arc::new(Recorder {
+        slow: Duration::from_secs(20),
+        ..Recorder::default()
+    });
+    let started = Instant::now();
+    let Some(status) = sh(&s, judge.clone(), "/bin/echo SLOW > slow & exit 4") else {
+        return;
+    };
+    assert_eq!(status.code(), Some(4));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the sandbox waited {:?} for a judge of a process that was gone",
+        started.elapsed()
+    );
+    assert!(!s.ws.join("slow").exists() || read(&s.ws.join("slow")).is_empty());
+}
+
+#[test]
+fn killing_the_caller_kills_the_guarded_tree() {
+    kill_the_caller_and_check(/*guarded*/ true);
+}
+
+#[test]
+fn another_process_memory_is_not_writable_through_proc() {
+    // What keeps the commit check race-free: nothing inside can write a
+    // stopped process's new argv through /proc/<pid>/mem (Landlock).
+    let s = Scratch::new();
+    let got = run_probe_guarded(
+        &guarded_spec(&s),
+        "open-write:/proc/self/mem",
+        Arc::new(Recorder::default()),
+    );
+    let Some(got) = got else { return };
+    assert_eq!(got, Outcome::Errno(libc::EACCES));
+    // The control: the same probe without Landlock can.
+    let control = run_probe_without(&s.spec(), "open-write:/proc/self/mem", |step| {
+        matches!(step, Step::Landlock { .. })
+    });
+    assert_eq!(control, Some(Outcome::Done), "Landlock is not the reason");
+}
