@@ -28,7 +28,7 @@ fn workspace_with(env: &Env, script: &str) {
 /// Waits until the running session has a pending request for `command`
 /// (its argument vector joined with spaces).
 #[track_caller]
-fn wait_for_pending(env: &Env, run: &mut Running, command: &str) -> Session {
+pub(crate) fn wait_for_pending(env: &Env, run: &mut Running, command: &str) -> Session {
     let start = Instant::now();
     loop {
         if let Some(session) = env.sessions().pop()
@@ -58,7 +58,7 @@ fn wait_for_pending(env: &Env, run: &mut Running, command: &str) -> Session {
 
 /// Runs `aq approve --once` on a terminal, typing `answer`. `None` when
 /// there is no util-linux `script` to give it a terminal.
-fn approve_once(env: &Env, answer: &str) -> Option<crate::util::Output> {
+pub(crate) fn approve_once(env: &Env, answer: &str) -> Option<crate::util::Output> {
     let out = env.on_terminal(&aq_line(&["approve", "--once"]), &format!("{answer}\n"));
     if out.is_none() {
         eprintln!("skipped: no util-linux `script` to give `aq approve` a terminal");

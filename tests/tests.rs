@@ -6,6 +6,7 @@ mod util;
 mod approve;
 mod audit;
 mod doctor;
+mod exec_guard;
 mod policy;
 mod run;
 mod sandbox;

@@ -7,8 +7,8 @@ mod approve;
 mod audit_cmd;
 mod cli;
 mod doctor;
-#[allow(dead_code)] // wired into the exec guard next
 mod exec_identity;
+mod exec_judge;
 mod exit;
 mod explain;
 mod policy_cmd;

@@ -81,17 +81,16 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?;
     let listener = aq_shim::channel::bind(&dir)
         .map_err(|e| format!("cannot open the supervisor socket: {e}"))?;
-    crate::supervisor::spawn(
-        listener,
-        crate::supervisor::Supervisor {
-            engine: Engine::new(file.policy.clone()),
-            file: file.clone(),
-            log: AuditLog::open(&log_path)
-                .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
-            queue: aq_shim::approvals::Queue::new(&dir),
-            headless,
-        },
-    );
+    let supervisor = std::sync::Arc::new(crate::supervisor::Supervisor {
+        engine: Engine::new(file.policy.clone()),
+        file: file.clone(),
+        log: AuditLog::open(&log_path)
+            .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
+        queue: aq_shim::approvals::Queue::new(&dir),
+        headless,
+        shim_allowed: Default::default(),
+    });
+    crate::supervisor::spawn(listener, supervisor.clone());
 
     // Plan the sandbox before anything runs: a boundary that cannot be set
     // up stops the session here (exit 125), never a silent downgrade.
@@ -190,7 +189,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         let prompter = (!headless && !std::io::stdin().is_terminal())
             .then(|| crate::approve::spawn_tty_prompter(dir.to_path_buf()));
         let exit = match &sandbox {
-            Some(s) => run_sandboxed(s),
+            Some(s) => run_sandboxed(s, &supervisor),
             None => run_child(args, &dir, &file, &shim_dir),
         };
         drop(prompter);
@@ -359,8 +358,18 @@ fn plan_sandbox(
     })
 }
 
-fn run_sandboxed(s: &PlannedSandbox) -> Exit {
-    match aq_sandbox::apply(&s.plan, &s.env, &s.argv) {
+fn run_sandboxed(
+    s: &PlannedSandbox,
+    supervisor: &std::sync::Arc<crate::supervisor::Supervisor>,
+) -> Exit {
+    let result = if s.plan.steps.contains(&aq_sandbox::Step::AttachExecGuard) {
+        let host_path = std::env::var_os("PATH").unwrap_or_default();
+        let judge = crate::exec_judge::SessionExecJudge::new(supervisor.clone(), &host_path);
+        aq_sandbox::apply_guarded(&s.plan, &s.env, &s.argv, std::sync::Arc::new(judge))
+    } else {
+        aq_sandbox::apply(&s.plan, &s.env, &s.argv)
+    };
+    match result {
         Ok(status) => exit_of(status),
         Err(aq_sandbox::SandboxError::CommandNotFound(p)) => {
             eprintln!("aq: {}: command not found", p.to_string_lossy());

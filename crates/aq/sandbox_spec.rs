@@ -222,6 +222,11 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
         NetworkSetting::Host => NetworkMode::Host,
     };
     spec.landlock = LandlockMode::Required;
+    spec.exec_guard = if profile.exec_guard {
+        aq_sandbox::ExecGuardMode::Required
+    } else {
+        aq_sandbox::ExecGuardMode::Off
+    };
     spec.rlimits = rlimits;
     spec.memory_max_bytes = limits.memory_mb.map(|m| m.saturating_mul(1 << 20));
     spec.pids_max = limits.processes;

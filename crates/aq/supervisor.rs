@@ -8,15 +8,16 @@
 //! neither write the log nor answer its own asks. Each connection gets a
 //! thread: an ask that waits for a human does not hold up other commands.
 
+use std::collections::HashMap;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aq_audit::{AuditLog, EventBody};
 use aq_policy::{Decision, Engine, Verdict};
 use aq_shim::approvals::{Answer, Queue, Request};
-use aq_shim::channel::{self, ExecAnswer, ExecRequest};
+use aq_shim::channel::{self, ExecAnswer};
 
 use crate::session::{self, SessionFile};
 use crate::shim_mode::{EXIT_BLOCKED, refusal_text};
@@ -30,11 +31,26 @@ pub struct Supervisor {
     /// Asks are not waited for (the `ci` profile): the `unanswered` setting
     /// applies at once.
     pub headless: bool,
+    /// What each shim process was allowed to run (host pid → argv): when
+    /// it then execs the real program, the exec guard does not ask again.
+    pub shim_allowed: Mutex<HashMap<u32, Vec<String>>>,
+}
+
+/// Who is asking and from where: a shim (over the socket) or the exec guard.
+pub struct Asker<'a> {
+    pub pid: u32,
+    pub ppid: u32,
+    pub cwd: &'a str,
+    /// The approval the process runs under (`AQ_GRANT`), if any.
+    pub grant: Option<&'a str>,
+    /// `shim` or `exec-guard`.
+    pub source: &'static str,
+    /// The file that runs (exec guard only).
+    pub exe: Option<String>,
 }
 
 /// Serve shims on `listener` until the process exits.
-pub fn spawn(listener: UnixListener, supervisor: Supervisor) {
-    let supervisor = Arc::new(supervisor);
+pub fn spawn(listener: UnixListener, supervisor: Arc<Supervisor>) {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
@@ -57,8 +73,31 @@ impl Supervisor {
                 return;
             }
         };
-        let answer = self.decide(&request, pid);
+        let asker = Asker {
+            pid,
+            ppid: parent_of(pid),
+            cwd: &request.cwd,
+            grant: request.grant.as_deref(),
+            source: "shim",
+            exe: None,
+        };
+        let answer = self.decide(&request.argv, asker);
+        if answer.run
+            && let Ok(mut map) = self.shim_allowed.lock()
+        {
+            map.insert(pid, request.argv.clone());
+        }
         let _ = channel::write_answer(&stream, &answer);
+    }
+
+    /// Whether `pid` is a shim that was just allowed to run exactly `argv`
+    /// (and now execs the real program); forgets it either way.
+    pub fn shim_already_decided(&self, pid: u32, argv: &[String]) -> bool {
+        self.shim_allowed
+            .lock()
+            .ok()
+            .and_then(|mut map| map.remove(&pid))
+            .is_some_and(|allowed| allowed == argv)
     }
 
     fn refuse(&self, message: String) -> ExecAnswer {
@@ -72,40 +111,37 @@ impl Supervisor {
         }
     }
 
-    fn decide(&self, request: &ExecRequest, pid: u32) -> ExecAnswer {
-        let argv = &request.argv;
+    /// Judge, log, ask a human when needed, answer.
+    pub fn decide(&self, argv: &[String], asker: Asker<'_>) -> ExecAnswer {
         if argv.is_empty() {
             return self.refuse("aq: refused: empty command\n".to_string());
         }
+        let pid = asker.pid;
         // Judged as an exec: a `-c` string is judged for what it runs.
         let verdict = self.engine.evaluate_exec(argv);
-        let ppid = parent_of(pid);
         let mut decision = verdict.decision;
         let mut covered_by = None;
         if decision == Decision::Ask {
             if self.queue.session_allows(argv) {
                 decision = Decision::Allow;
-            } else if let Some(grant) = request
-                .grant
-                .as_ref()
-                .filter(|g| self.queue.granted(g, argv))
-            {
+            } else if let Some(grant) = asker.grant.filter(|g| self.queue.granted(g, argv)) {
                 decision = Decision::Allow;
-                covered_by = Some(grant.clone());
+                covered_by = Some(grant.to_string());
             }
         }
         let top = verdict.deciding_rule();
+        let argv = argv.to_vec();
         self.log(EventBody::CommandDecision {
             argv: argv.clone(),
-            cwd: request.cwd.clone(),
+            cwd: asker.cwd.to_string(),
             pid,
-            ppid,
+            ppid: asker.ppid,
             decision: decision.as_str().to_string(),
             rules: verdict.rules.iter().map(|r| r.id.clone()).collect(),
             why: top.map(|r| r.why.clone()),
             safer: top.and_then(|r| r.safer.clone()),
-            source: "shim".to_string(),
-            exe: None,
+            source: asker.source.to_string(),
+            exe: asker.exe.clone(),
         });
         if let Some(grant) = covered_by {
             self.log(EventBody::Approval {
@@ -125,8 +161,8 @@ impl Supervisor {
         };
         match decision {
             Decision::Allow => answer,
-            Decision::Block => self.refuse(refusal_text("blocked", argv, &verdict)),
-            Decision::Ask => match self.ask_human(argv, &request.cwd, pid, &verdict) {
+            Decision::Block => self.refuse(refusal_text("blocked", &argv, &verdict)),
+            Decision::Ask => match self.ask_human(&argv, asker.cwd, pid, &verdict) {
                 Ok(grant) => {
                     answer.grant = Some(grant);
                     answer
@@ -270,7 +306,7 @@ fn peer(stream: &UnixStream) -> (u32, u32) {
 }
 
 /// A process's parent from `/proc/<pid>/stat` (0 when unknown).
-fn parent_of(pid: u32) -> u32 {
+pub fn parent_of(pid: u32) -> u32 {
     let Ok(stat) = std::fs::read_to_string(PathBuf::from(format!("/proc/{pid}/stat"))) else {
         return 0;
     };

