@@ -89,6 +89,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         queue: aq_shim::approvals::Queue::new(&dir),
         headless,
         shim_allowed: Default::default(),
+        home: std::env::var("HOME").ok(),
     });
     crate::supervisor::spawn(listener, supervisor.clone());
 

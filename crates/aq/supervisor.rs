@@ -31,6 +31,9 @@ pub struct Supervisor {
     /// Asks are not waited for (the `ci` profile): the `unanswered` setting
     /// applies at once.
     pub headless: bool,
+    /// The user's home directory: at exec time `~` is already expanded, and
+    /// the rules recognise `/home/NAME` and `/root` but not every home.
+    pub home: Option<String>,
     /// What each shim process was allowed to run (host pid → argv): when
     /// it then execs the real program, the exec guard does not ask again.
     pub shim_allowed: Mutex<HashMap<u32, Vec<String>>>,
@@ -118,7 +121,9 @@ impl Supervisor {
         }
         let pid = asker.pid;
         // Judged as an exec: a `-c` string is judged for what it runs.
-        let verdict = self.engine.evaluate_exec(argv);
+        let verdict = self
+            .engine
+            .evaluate_exec(&home_as_tilde(argv, self.home.as_deref()));
         let mut decision = verdict.decision;
         let mut covered_by = None;
         if decision == Decision::Ask {
@@ -302,6 +307,60 @@ fn peer(stream: &UnixStream) -> (u32, u32) {
         (cred.pid.max(0) as u32, cred.uid)
     } else {
         (0, u32::MAX)
+    }
+}
+
+/// `argv` with the home directory written as `~` where an argument (or an
+/// `--opt=` value) starts with it, so `ls /srv/users/ann/.ssh` is judged
+/// like `ls ~/.ssh`. Only for judging: the log keeps the real argv.
+fn home_as_tilde(argv: &[String], home: Option<&str>) -> Vec<String> {
+    let Some(home) = home
+        .map(|h| h.trim_end_matches('/'))
+        .filter(|h| h.len() > 1)
+    else {
+        return argv.to_vec();
+    };
+    let prefix = format!("{home}/");
+    argv.iter()
+        .map(|a| {
+            let (head, value) = match a.split_once('=') {
+                Some((k, v)) if k.starts_with('-') => (format!("{k}="), v),
+                _ => (String::new(), a.as_str()),
+            };
+            if value == home {
+                format!("{head}~")
+            } else if let Some(rest) = value.strip_prefix(&prefix) {
+                format!("{head}~/{rest}")
+            } else {
+                a.clone()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::home_as_tilde;
+
+    #[test]
+    fn the_home_directory_reads_as_tilde() {
+        let argv = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            home_as_tilde(
+                &argv(&[
+                    "cat",
+                    "/srv/ann/.ssh/id_rsa",
+                    "--key=/srv/ann/.aws/x",
+                    "/srv/annex"
+                ]),
+                Some("/srv/ann/")
+            ),
+            argv(&["cat", "~/.ssh/id_rsa", "--key=~/.aws/x", "/srv/annex"])
+        );
+        assert_eq!(
+            home_as_tilde(&argv(&["ls", "/"]), Some("/")),
+            argv(&["ls", "/"])
+        );
     }
 }
 
