@@ -15,7 +15,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use crate::exec_guard::{
-    ExecCheck, ExecEvent, SHEBANG_BUF, SHEBANG_DEPTH, parse_shebang, script_argv, split_cmdline,
+    ExecCheck, ExecEvent, Judged, SHEBANG_BUF, SHEBANG_DEPTH, parse_shebang, script_argv,
+    split_cmdline,
 };
 
 /// The kernel's `MAX_ARG_STRLEN`: longer argument strings fail with E2BIG.
@@ -85,7 +86,8 @@ pub(crate) fn event_before_exec(tid: i32, call: &ExecCall, initial: bool) -> Opt
     let meta = file.metadata().ok()?;
     let executable = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
     let cwd = std::fs::read_link(format!("/proc/{tid}/cwd")).ok()?;
-    let (pid, ppid) = ids_of_thread(tid).ok()?;
+    let pid = process_of_thread(tid).ok()?;
+    let ppid = parent_of(tid).ok()?;
     Some(ExecEvent {
         pid,
         ppid,
@@ -98,22 +100,29 @@ pub(crate) fn event_before_exec(tid: i32, call: &ExecCall, initial: bool) -> Opt
     })
 }
 
-/// The event for the commit check of `pid`, stopped at `PTRACE_EVENT_EXEC`:
-/// what the kernel loaded and copied. Any error fails the exec (closed).
-pub(crate) fn event_at_commit(pid: i32, initial: bool) -> io::Result<ExecEvent> {
+/// What `pid`, stopped at `PTRACE_EVENT_EXEC`, really loaded: the fields
+/// the commit check compares (the least it has to read on the fast path).
+pub(crate) fn judged_at_commit(pid: i32) -> io::Result<Judged> {
     let argv = split_cmdline(&std::fs::read(format!("/proc/{pid}/cmdline"))?);
-    let exe = format!("/proc/{pid}/exe");
-    let executable = std::fs::read_link(&exe)?;
-    let meta = std::fs::metadata(&exe)?;
+    let meta = std::fs::metadata(format!("/proc/{pid}/exe"))?;
     let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"))?;
-    let ppid = parent_of(pid)?;
-    Ok(ExecEvent {
-        pid: pid as u32,
-        ppid,
-        executable,
+    Ok(Judged {
         dev_ino: (meta.dev(), meta.ino()),
         argv,
         cwd,
+    })
+}
+
+/// The whole event for the commit check of `pid`, from what
+/// [`judged_at_commit`] read. Any error fails the exec (closed).
+pub(crate) fn event_at_commit(pid: i32, judged: Judged, initial: bool) -> io::Result<ExecEvent> {
+    Ok(ExecEvent {
+        pid: pid as u32,
+        ppid: parent_of(pid)?,
+        executable: std::fs::read_link(format!("/proc/{pid}/exe"))?,
+        dev_ino: judged.dev_ino,
+        argv: judged.argv,
+        cwd: judged.cwd,
         initial,
         check: ExecCheck::AtCommit,
     })
@@ -230,17 +239,22 @@ fn read_head(file: &File) -> Option<Vec<u8>> {
     Some(head)
 }
 
-/// `(Tgid, PPid)` of thread `tid`, from `/proc/<tid>/status`.
-fn ids_of_thread(tid: i32) -> io::Result<(u32, u32)> {
+/// The process (thread group) of thread `tid`: itself when it leads its
+/// group (`pidfd_open` accepts only leaders), else `Tgid:` in its status.
+fn process_of_thread(tid: i32) -> io::Result<u32> {
+    // SAFETY: integer arguments; the fd returned is ours and closed at once.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, 0) };
+    if pidfd >= 0 {
+        // SAFETY: our fd.
+        unsafe { libc::close(pidfd as i32) };
+        return Ok(tid as u32);
+    }
     let status = std::fs::read_to_string(format!("/proc/{tid}/status"))?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .ok_or_else(|| io::Error::other(format!("no {name} in /proc/{tid}/status")))
-    };
-    Ok((field("Tgid:")?, field("PPid:")?))
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .ok_or_else(|| io::Error::other(format!("no Tgid in /proc/{tid}/status")))
 }
 
 /// The parent of `pid`, from `/proc/<pid>/stat` (after the command name,

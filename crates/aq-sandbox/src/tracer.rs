@@ -39,7 +39,7 @@ use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 
-use crate::exec_guard::{ExecVerdict, Judged};
+use crate::exec_guard::ExecVerdict;
 use crate::exec_notify::{Notifier, READY, REFUSED, REPLY_LEN};
 use crate::guard::{Shared, Wake};
 use crate::procfs;
@@ -174,19 +174,19 @@ impl Tracer {
         let former_tid = event_message(pid).map_or(pid, |t| t as libc::pid_t);
         let allowed = self.shared.take_allowed(former_tid);
         let initial = self.shared.commit_is_initial(pid);
-        let event = match procfs::event_at_commit(pid, initial) {
-            Ok(e) => e,
-            Err(_) => {
-                // What runs cannot be read: it does not run.
-                // SAFETY: pid is our stopped tracee.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                return;
-            }
-        };
-        if allowed.as_ref() == Some(&Judged::of(&event)) {
+        let loaded = procfs::judged_at_commit(pid);
+        if let (Some(allowed), Ok(loaded)) = (&allowed, &loaded)
+            && allowed == loaded
+        {
             resume(pid, 0);
             return;
         }
+        let Ok(event) = loaded.and_then(|l| procfs::event_at_commit(pid, l, initial)) else {
+            // What runs cannot be read: it does not run.
+            // SAFETY: pid is our stopped tracee.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            return;
+        };
         // Not what was judged (or never judged): ask again, elsewhere.
         self.tickets += 1;
         let ticket = self.tickets;
