@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::util::{Env, aq_exe};
 
-const CHECKS: [&str; 8] = [
+const CHECKS: [&str; 9] = [
     "user-namespace",
     "mount-namespace",
     "pid-namespace",
@@ -15,6 +15,7 @@ const CHECKS: [&str; 8] = [
     "network-namespace",
     "landlock",
     "seccomp",
+    "exec-guard",
     "cgroup-v2",
 ];
 

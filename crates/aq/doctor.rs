@@ -21,7 +21,7 @@ const DEFAULT_PROFILE: &str = "strict";
 
 /// Profiles built on the kernel sandbox, and the checks each one needs.
 const KERNEL_PROFILES: [&str; 4] = ["strict", "dev", "network-isolated", "ci"];
-const KERNEL_NEEDS: [&str; 7] = [
+const KERNEL_NEEDS: [&str; 8] = [
     "user-namespace",
     "mount-namespace",
     "pid-namespace",
@@ -29,6 +29,7 @@ const KERNEL_NEEDS: [&str; 7] = [
     "network-namespace",
     "landlock",
     "seccomp",
+    "exec-guard",
 ];
 
 // errno values the diagnosis names.
@@ -140,6 +141,8 @@ pub struct Host {
     landlock_abi: u32,
     lsm: Option<String>,
     cgroup: Cgroup,
+    /// `/proc/sys/kernel/yama/ptrace_scope` (None: no Yama).
+    ptrace_scope: Option<String>,
 }
 
 /// cgroup facts: the filesystem at `/sys/fs/cgroup` and this process's cgroup.
@@ -183,6 +186,7 @@ impl Host {
             landlock_abi: facts.landlock_abi,
             lsm: read("/sys/kernel/security/lsm"),
             cgroup: probe_cgroup(),
+            ptrace_scope: read("/proc/sys/kernel/yama/ptrace_scope"),
         }
     }
 }
@@ -292,6 +296,7 @@ pub fn diagnose(host: &Host) -> Vec<Check> {
     }
     checks.push(check_landlock(host));
     checks.push(check_seccomp(host));
+    checks.push(check_exec_guard(host));
     checks.push(check_cgroup(host));
     checks
 }
@@ -543,6 +548,48 @@ fn check_seccomp(host: &Host) -> Check {
     }
 }
 
+/// The exec guard traces the sandboxed tree (ptrace, as its parent) and
+/// receives each `execve` as a seccomp user notification.
+fn check_exec_guard(host: &Host) -> Check {
+    let name = "exec-guard";
+    let notif = host
+        .seccomp_actions
+        .as_deref()
+        .is_some_and(|a| a.split_whitespace().any(|w| w == "user_notif"));
+    if !notif {
+        return Check {
+            name,
+            status: Status::Missing,
+            detail: "seccomp user notification is not available (kernel older than 5.0?)"
+                .to_string(),
+            fix: vec!["# boot a kernel of 5.9 or newer".to_string()],
+        };
+    }
+    match host.ptrace_scope.as_deref() {
+        Some("3") => Check {
+            name,
+            status: Status::Missing,
+            detail: "Yama ptrace_scope is 3: no process may trace another, so execs cannot be stopped at commit".to_string(),
+            fix: vec!["# ptrace_scope 3 cannot be lowered until reboot; set kernel.yama.ptrace_scope=1 in /etc/sysctl.d/10-ptrace.conf and reboot".to_string()],
+        },
+        Some("2") if host.uid != 0 => Check {
+            name,
+            status: Status::Missing,
+            detail: "Yama ptrace_scope is 2: only CAP_SYS_PTRACE may trace, so the exec guard cannot attach".to_string(),
+            fix: sysctl_fix("kernel.yama.ptrace_scope", "1"),
+        },
+        scope => Check {
+            name,
+            status: Status::Ok,
+            detail: format!(
+                "seccomp user notification, and ptrace of its own children (Yama ptrace_scope {})",
+                scope.unwrap_or("absent")
+            ),
+            fix: Vec::new(),
+        },
+    }
+}
+
 fn check_cgroup(host: &Host) -> Check {
     let name = "cgroup-v2";
     let cg = &host.cgroup;
@@ -689,6 +736,7 @@ mod tests {
             container: None,
             landlock_abi: 7,
             lsm: Some("lockdown,capability,landlock,yama".to_string()),
+            ptrace_scope: Some("1".to_string()),
             cgroup: Cgroup {
                 fs_type: Some("cgroup2".to_string()),
                 path: Some("/user.slice/user-1000.slice/user@1000.service/app.slice".to_string()),
@@ -712,6 +760,17 @@ mod tests {
 
     fn find<'a>(checks: &'a [Check], name: &str) -> &'a Check {
         checks.iter().find(|c| c.name == name).expect(name)
+    }
+
+    #[test]
+    fn yama_scope_3_stops_the_sandboxed_profiles() {
+        let mut host = healthy();
+        host.ptrace_scope = Some("3".to_string());
+        let checks = diagnose(&host);
+        let guard = checks.iter().find(|c| c.name == "exec-guard").unwrap();
+        assert_eq!(guard.status, Status::Missing);
+        let strict = &profiles(&checks)[0];
+        assert!(!strict.works && strict.missing.contains(&"exec-guard"));
     }
 
     #[test]
