@@ -338,6 +338,18 @@ fn home_as_tilde(argv: &[String], home: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// A process's parent from `/proc/<pid>/stat` (0 when unknown).
+pub fn parent_of(pid: u32) -> u32 {
+    let Ok(stat) = std::fs::read_to_string(PathBuf::from(format!("/proc/{pid}/stat"))) else {
+        return 0;
+    };
+    // The command name is in parentheses and may hold spaces: parse after it.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::home_as_tilde;
@@ -362,16 +374,4 @@ mod tests {
             argv(&["ls", "/"])
         );
     }
-}
-
-/// A process's parent from `/proc/<pid>/stat` (0 when unknown).
-pub fn parent_of(pid: u32) -> u32 {
-    let Ok(stat) = std::fs::read_to_string(PathBuf::from(format!("/proc/{pid}/stat"))) else {
-        return 0;
-    };
-    // The command name is in parentheses and may hold spaces: parse after it.
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0)
 }
