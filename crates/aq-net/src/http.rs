@@ -1,0 +1,306 @@
+//! HTTP proxy front end: `CONNECT host:port` and requests with an absolute
+//! `http://` URI, each turned into one broker request.
+//!
+//! A plain request is sent upstream in origin form with `Connection: close`
+//! and the proxy's own headers removed, so one client connection carries one
+//! request to one destination: a keep-alive connection cannot be reused for
+//! another host behind the broker's back.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::Instant;
+
+use crate::allowlist::{Refusal, RefusalRule};
+use crate::broker::{Broker, BrokerError, FrontEnd};
+
+/// Longest request head accepted.
+const MAX_HEAD: usize = 64 * 1024;
+
+/// A parsed proxy request.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Request {
+    /// `CONNECT host:port`.
+    Connect { host: String, port: u16 },
+    /// An absolute-URI request, with the head to send upstream.
+    Plain {
+        host: String,
+        port: u16,
+        head: Vec<u8>,
+    },
+}
+
+/// Reads the head (up to the blank line); returns it and whatever came after.
+fn read_head(client: &mut TcpStream) -> io::Result<(Vec<u8>, Vec<u8>)> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = client.read(&mut chunk)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "connection closed before the end of the request head",
+            ));
+        }
+        let from = buf.len().saturating_sub(3);
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf[from..].windows(4).position(|w| w == b"\r\n\r\n") {
+            let end = from + i + 4;
+            let rest = buf.split_off(end);
+            return Ok((buf, rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "request head longer than 64 KiB",
+            ));
+        }
+    }
+}
+
+/// Splits `host:port` (`[v6]:port`); the port is required when `default`
+/// is `None`.
+pub(crate) fn split_authority(auth: &str, default: Option<u16>) -> Result<(String, u16), String> {
+    let (host, port) = if auth.starts_with('[') {
+        match auth.find(']') {
+            Some(i) => {
+                let (h, rest) = auth.split_at(i + 1);
+                (h, rest.strip_prefix(':'))
+            }
+            None => return Err(format!("bad authority `{auth}`")),
+        }
+    } else {
+        match auth.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (auth, None),
+        }
+    };
+    let port = match (port, default) {
+        (Some(p), _) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| format!("bad port in `{auth}`"))?,
+        (None, Some(d)) => d,
+        (None, None) => return Err(format!("`{auth}` has no port")),
+    };
+    if host.is_empty() {
+        return Err(format!("`{auth}` has no host"));
+    }
+    Ok((host.to_string(), port))
+}
+
+/// Headers a proxy must not forward (hop by hop, or meant for the proxy).
+const DROPPED: [&str; 5] = [
+    "proxy-connection",
+    "proxy-authorization",
+    "connection",
+    "keep-alive",
+    "te",
+];
+
+/// Parses a request head; see the module docs.
+pub(crate) fn parse_request(head: &[u8]) -> Result<Request, String> {
+    let text = std::str::from_utf8(head).map_err(|_| "request head is not UTF-8".to_string())?;
+    let mut lines = text.split("\r\n");
+    let line = lines.next().unwrap_or("");
+    let mut parts = line.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(format!("malformed request line `{line}`"));
+    };
+    if !version.starts_with("HTTP/1.") {
+        return Err(format!("unsupported version `{version}`"));
+    }
+    if method.eq_ignore_ascii_case("CONNECT") {
+        let (host, port) = split_authority(target, None)?;
+        return Ok(Request::Connect { host, port });
+    }
+    let rest = match target.get(..7) {
+        Some(s) if s.eq_ignore_ascii_case("http://") => &target[7..],
+        _ if target.starts_with('/') => {
+            return Err("this is a proxy: send an absolute URI (`GET http://host/path`)".into());
+        }
+        _ => {
+            return Err(format!(
+                "only http:// URIs are forwarded as plain requests; use CONNECT for `{target}`"
+            ));
+        }
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (auth, path) = rest.split_at(end);
+    if auth.contains('@') {
+        return Err("credentials in the URI are not forwarded".into());
+    }
+    let (host, port) = split_authority(auth, Some(80))?;
+    let path = match path {
+        "" => "/".to_string(),
+        p if p.starts_with('/') => p.to_string(),
+        p => format!("/{p}"),
+    };
+    let mut out = format!("{method} {path} {version}\r\n");
+    let mut has_host = false;
+    for h in lines.take_while(|l| !l.is_empty()) {
+        let name = h.split(':').next().unwrap_or("").trim();
+        if DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d)) {
+            continue;
+        }
+        has_host |= name.eq_ignore_ascii_case("host");
+        out.push_str(h);
+        out.push_str("\r\n");
+    }
+    if !has_host {
+        out.push_str(&format!("Host: {auth}\r\n"));
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    Ok(Request::Plain {
+        host,
+        port,
+        head: out.into_bytes(),
+    })
+}
+
+/// Status line for a refusal.
+fn status(e: &BrokerError) -> &'static str {
+    match e.refusal.rule {
+        RefusalRule::BadRequest => "400 Bad Request",
+        RefusalRule::ConnectFailed if e.io_kind == Some(io::ErrorKind::TimedOut) => {
+            "504 Gateway Timeout"
+        }
+        RefusalRule::ResolveFailed | RefusalRule::ConnectFailed => "502 Bad Gateway",
+        _ => "403 Forbidden",
+    }
+}
+
+/// Writes an error response whose body is the refusal, rule id included.
+fn write_refusal(client: &mut TcpStream, e: &BrokerError) -> io::Result<()> {
+    let body = format!("aq: {}\n", e.refusal);
+    let head = format!(
+        "HTTP/1.1 {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
+         X-Aq-Rule: {}\r\nConnection: close\r\n\r\n",
+        status(e),
+        body.len(),
+        e.refusal.rule
+    );
+    client.write_all(head.as_bytes())?;
+    client.write_all(body.as_bytes())
+}
+
+/// Serves one HTTP proxy client.
+pub(crate) fn serve(mut client: TcpStream, broker: &Broker) -> io::Result<()> {
+    let started = Instant::now();
+    let (head, rest) = read_head(&mut client)?;
+    let request = match parse_request(&head) {
+        Ok(r) => r,
+        Err(why) => {
+            broker.record_bad_request(FrontEnd::HttpPlain, &why, started);
+            let e = BrokerError {
+                refusal: Refusal::new(RefusalRule::BadRequest, why),
+                addr: None,
+                io_kind: None,
+            };
+            return write_refusal(&mut client, &e);
+        }
+    };
+    let (host, port, front, first) = match request {
+        Request::Connect { host, port } => (host, port, FrontEnd::HttpConnect, None),
+        Request::Plain { host, port, head } => (host, port, FrontEnd::HttpPlain, Some(head)),
+    };
+    let mut tunnel = match broker.open(&host, port, front) {
+        Ok(t) => t,
+        Err(e) => return write_refusal(&mut client, &e),
+    };
+    match first {
+        None => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?,
+        Some(h) => tunnel.send_up(&h)?,
+    }
+    if !rest.is_empty() {
+        tunnel.send_up(&rest)?;
+    }
+    client.set_read_timeout(None)?;
+    tunnel.splice(client);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(head: &str) -> (String, u16, String) {
+        match parse_request(head.as_bytes()).unwrap() {
+            Request::Plain { host, port, head } => (host, port, String::from_utf8(head).unwrap()),
+            r => panic!("{r:?}"),
+        }
+    }
+
+    #[test]
+    fn connect_targets() {
+        for (line, host, port) in [
+            ("CONNECT example.com:443 HTTP/1.1", "example.com", 443),
+            ("connect [2001:db8::1]:8443 HTTP/1.0", "[2001:db8::1]", 8443),
+        ] {
+            let head = format!("{line}\r\nHost: x\r\n\r\n");
+            assert_eq!(
+                parse_request(head.as_bytes()),
+                Ok(Request::Connect {
+                    host: host.into(),
+                    port
+                }),
+                "{line}"
+            );
+        }
+        for bad in [
+            "CONNECT example.com HTTP/1.1",
+            "CONNECT example.com:0 HTTP/1.1",
+            "CONNECT :80 HTTP/1.1",
+        ] {
+            assert!(
+                parse_request(format!("{bad}\r\n\r\n").as_bytes()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn plain_request_is_rewritten_to_origin_form_with_connection_close() {
+        let (host, port, head) = plain(
+            "GET http://Allowed.example.invalid:8080/a/b?q=1 HTTP/1.1\r\nHost: Allowed.example.invalid:8080\r\n\
+             Proxy-Connection: Keep-Alive\r\nProxy-Authorization: Basic eA==\r\nConnection: keep-alive\r\n\
+             Accept: */*\r\n\r\n",
+        );
+        assert_eq!((host.as_str(), port), ("Allowed.example.invalid", 8080));
+        assert_eq!(
+            head,
+            "GET /a/b?q=1 HTTP/1.1\r\nHost: Allowed.example.invalid:8080\r\nAccept: */*\r\n\
+             Connection: close\r\n\r\n"
+        );
+        let (_, port, head) = plain("GET http://e.example HTTP/1.0\r\n\r\n");
+        assert_eq!(port, 80);
+        assert_eq!(
+            head,
+            "GET / HTTP/1.0\r\nHost: e.example\r\nConnection: close\r\n\r\n"
+        );
+        let (_, _, head) = plain("GET http://e.example?x HTTP/1.1\r\n\r\n");
+        assert!(head.starts_with("GET /?x HTTP/1.1\r\n"), "{head}");
+    }
+
+    #[test]
+    fn requests_a_proxy_does_not_forward() {
+        for (head, why) in [
+            ("GET / HTTP/1.1\r\n\r\n", "send an absolute URI"),
+            ("GET https://e.example/ HTTP/1.1\r\n\r\n", "use CONNECT"),
+            ("GET http://u:p@e.example/ HTTP/1.1\r\n\r\n", "credentials"),
+            (
+                "GET http://e.example/ SPDY/3\r\n\r\n",
+                "unsupported version",
+            ),
+            (
+                "GET  http://e.example/ HTTP/1.1\r\n\r\n",
+                "malformed request line",
+            ),
+        ] {
+            let e = parse_request(head.as_bytes()).unwrap_err();
+            assert!(e.contains(why), "{head:?}: {e}");
+        }
+    }
+}

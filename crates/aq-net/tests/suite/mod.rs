@@ -1,0 +1,3 @@
+mod netns;
+mod proxy;
+mod util;

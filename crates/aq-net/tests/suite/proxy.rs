@@ -1,0 +1,318 @@
+//! The in-process proxy: HTTP (plain and CONNECT) and SOCKS5, allowed and
+//! refused.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use aq_net::{Decision, FixedResolver, FrontEnd};
+
+use super::util::{Session, Upstream, curl, have_curl, socks_name, socks5_connect};
+
+const ALLOWED: &str = "allowed.example.invalid";
+const PIN: &str = "allowed.example.invalid=127.0.0.1";
+// Pinned to the same server but not allowlisted: only the list refuses it.
+const OTHER_PIN: &str = "other.example.invalid=127.0.0.1";
+
+fn allowed_session() -> Session {
+    Session::start(&[ALLOWED], &[PIN, OTHER_PIN], &[])
+}
+
+#[test]
+fn allowlisted_pinned_name_is_reachable_through_http_proxy_variable() {
+    if !have_curl("allowlisted_pinned_name_is_reachable_through_http_proxy_variable") {
+        return;
+    }
+    let up = Upstream::start();
+    let s = allowed_session();
+    let proxy = format!("http://{}", s.addr());
+    let url = format!("http://{ALLOWED}:{}/hello?x=1", up.port);
+    let run = curl(&[&url], &[("http_proxy", &proxy)]);
+    assert_eq!(
+        run.success(),
+        "hello from upstream: GET /hello?x=1 HTTP/1.1\n"
+    );
+    let recs = s.records(1);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    let r = &recs[0];
+    assert_eq!(
+        (
+            r.host.as_str(),
+            r.port,
+            r.decision,
+            r.rule.as_str(),
+            r.front_end
+        ),
+        (
+            ALLOWED,
+            up.port,
+            Decision::Allowed,
+            ALLOWED,
+            FrontEnd::HttpPlain
+        )
+    );
+    assert_eq!(r.pinned_addr, Some(([127, 0, 0, 1], up.port).into()));
+    assert!(r.bytes_up > 0 && r.bytes_down > 0, "{r}");
+    assert_eq!(r.reason, None);
+}
+
+#[test]
+fn allowlisted_pinned_name_is_reachable_through_connect_tunnel() {
+    if !have_curl("allowlisted_pinned_name_is_reachable_through_connect_tunnel") {
+        return;
+    }
+    let up = Upstream::start();
+    let s = allowed_session();
+    let proxy = format!("http://{}", s.addr());
+    let url = format!("http://{ALLOWED}:{}/t", up.port);
+    // --proxytunnel: CONNECT, as for https:// through HTTPS_PROXY.
+    let run = curl(&["--proxytunnel", &url], &[("http_proxy", &proxy)]);
+    assert_eq!(run.success(), "hello from upstream: GET /t HTTP/1.1\n");
+    let r = &s.records(1)[0];
+    assert_eq!(
+        (r.decision, r.front_end),
+        (Decision::Allowed, FrontEnd::HttpConnect)
+    );
+}
+
+#[test]
+fn allowlisted_pinned_name_is_reachable_through_socks5_remote_names() {
+    if !have_curl("allowlisted_pinned_name_is_reachable_through_socks5_remote_names") {
+        return;
+    }
+    let up = Upstream::start();
+    let s = allowed_session();
+    let url = format!("http://{ALLOWED}:{}/s", up.port);
+    let run = curl(&["--socks5-hostname", &s.addr(), &url], &[]);
+    assert_eq!(run.success(), "hello from upstream: GET /s HTTP/1.1\n");
+    // ALL_PROXY with socks5h:// is the same thing through a variable.
+    let all = format!("socks5h://{}", s.addr());
+    let run = curl(&[&url], &[("ALL_PROXY", &all)]);
+    assert_eq!(run.success(), "hello from upstream: GET /s HTTP/1.1\n");
+    let recs = s.records(2);
+    assert!(
+        recs.iter()
+            .all(|r| r.front_end == FrontEnd::Socks5 && r.decision == Decision::Allowed),
+        "{recs:?}"
+    );
+}
+
+#[test]
+fn name_not_on_the_list_is_refused_with_403_and_the_reason() {
+    if !have_curl("name_not_on_the_list_is_refused_with_403_and_the_reason") {
+        return;
+    }
+    let up = Upstream::start();
+    let s = allowed_session();
+    let proxy = format!("http://{}", s.addr());
+    let url = format!("http://other.example.invalid:{}/", up.port);
+    let run = curl(&["-i", &url], &[("http_proxy", &proxy)]);
+    let out = run.success();
+    assert!(out.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{run}");
+    assert!(out.contains("X-Aq-Rule: net-not-allowlisted\r\n"), "{run}");
+    let body = format!(
+        "aq: other.example.invalid:{p} is not on the network allowlist; allow it with \
+         `other.example.invalid:{p}` [net-not-allowlisted]\n",
+        p = up.port
+    );
+    assert!(out.ends_with(&body), "{run}");
+    // CONNECT: curl reports the proxy's answer.
+    let run = curl(&["--proxytunnel", &url], &[("http_proxy", &proxy)]);
+    assert_eq!(run.code(), Some(56), "{run}");
+    assert!(
+        run.stderr().contains("CONNECT tunnel failed, response 403"),
+        "{run}"
+    );
+    // SOCKS5: reply 2, "connection not allowed by ruleset".
+    let run = curl(&["--socks5-hostname", &s.addr(), &url], &[]);
+    assert_eq!(run.code(), Some(97), "{run}");
+    assert_eq!(
+        socks5_connect(&s.addr(), &socks_name("other.example.invalid"), up.port),
+        2
+    );
+    assert_eq!(up.hits(), 0, "the refused requests reached the server");
+    let recs = s.records(4);
+    assert_eq!(recs.len(), 4, "{recs:?}");
+    for r in &recs {
+        assert_eq!(
+            (r.host.as_str(), r.decision, r.rule.as_str(), r.pinned_addr),
+            (
+                "other.example.invalid",
+                Decision::Denied,
+                "net-not-allowlisted",
+                None
+            ),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn ip_literal_is_refused() {
+    if !have_curl("ip_literal_is_refused") {
+        return;
+    }
+    let up = Upstream::start();
+    let s = allowed_session();
+    let proxy = format!("http://{}", s.addr());
+    let url = format!("http://127.0.0.1:{}/", up.port);
+    let run = curl(
+        &["-w", "%{http_code}", "-o", "/dev/null", &url],
+        &[("http_proxy", &proxy)],
+    );
+    assert_eq!(run.success(), "403", "{run}");
+    let run = curl(&[&url], &[("http_proxy", &proxy)]);
+    assert_eq!(
+        run.success(),
+        format!(
+            "aq: IP address 127.0.0.1 (loopback) refused: request a host name, or allow \
+             `127.0.0.1:{}` explicitly [net-ip-literal]\n",
+            up.port
+        )
+    );
+    // SOCKS5 with an address (curl --socks5 resolves locally and sends one).
+    assert_eq!(socks5_connect(&s.addr(), &[1, 127, 0, 0, 1], up.port), 2);
+    let mut v6 = vec![4];
+    v6.extend_from_slice(&"::1".parse::<std::net::Ipv6Addr>().unwrap().octets());
+    assert_eq!(socks5_connect(&s.addr(), &v6, up.port), 2);
+    // Other spellings of the same address are addresses too.
+    assert_eq!(
+        socks5_connect(&s.addr(), &socks_name("2130706433"), up.port),
+        2
+    );
+    assert_eq!(socks5_connect(&s.addr(), &socks_name("0x7f.1"), up.port), 2);
+    assert_eq!(up.hits(), 0);
+    let recs = s.records(6);
+    assert!(recs.iter().all(|r| r.rule == "net-ip-literal"), "{recs:?}");
+}
+
+#[test]
+fn name_resolving_to_loopback_is_refused_unless_permitted() {
+    if !have_curl("name_resolving_to_loopback_is_refused_unless_permitted") {
+        return;
+    }
+    let up = Upstream::start();
+    let url = format!("http://localhost:{}/lo", up.port);
+    // localhost is allowlisted but not pinned: the system resolver answers.
+    let s = Session::start(&["localhost"], &[], &[]);
+    let proxy = format!("http://{}", s.addr());
+    let run = curl(&["-i", &url], &[("http_proxy", &proxy)]);
+    let out = run.success();
+    assert!(out.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{run}");
+    assert!(out.contains("aq: localhost resolves to "), "{run}");
+    assert!(
+        out.contains(", a loopback address: refused; to reach it permit `"),
+        "{run}"
+    );
+    assert!(out.contains("[net-refused-address]"), "{run}");
+    assert_eq!(
+        socks5_connect(&s.addr(), &socks_name("localhost"), up.port),
+        2
+    );
+    assert_eq!(up.hits(), 0);
+    let r = &s.records(1)[0];
+    assert_eq!(
+        (r.decision, r.rule.as_str()),
+        (Decision::Denied, "net-refused-address")
+    );
+    assert!(r.pinned_addr.is_some_and(|a| a.ip().is_loopback()), "{r}");
+
+    // Permitted: the same request goes through.
+    let s = Session::start(&["localhost"], &[], &["127.0.0.0/8", "::1"]);
+    let proxy = format!("http://{}", s.addr());
+    let run = curl(&[&url], &[("http_proxy", &proxy)]);
+    assert_eq!(run.success(), "hello from upstream: GET /lo HTTP/1.1\n");
+    let r = &s.records(1)[0];
+    assert_eq!(
+        (r.decision, r.rule.as_str()),
+        (Decision::Allowed, "localhost")
+    );
+    assert_eq!(r.pinned_addr, Some(([127, 0, 0, 1], up.port).into()));
+}
+
+#[test]
+fn metadata_address_is_refused() {
+    if !have_curl("metadata_address_is_refused") {
+        return;
+    }
+    // A name whose answer includes the metadata address, next to a public
+    // one (documentation range): the whole answer is refused, nothing is
+    // connected to. The permitted link-local range does not cover it.
+    let answer: Vec<IpAddr> = vec![
+        "203.0.113.10".parse().unwrap(),
+        "169.254.169.254".parse().unwrap(),
+    ];
+    let resolver = FixedResolver(vec![("meta.example.invalid".into(), answer)]);
+    let s = Session::start_with(
+        &["meta.example.invalid", "169.254.169.254"],
+        &[],
+        &["169.254.0.0/16"],
+        Some(Arc::new(resolver)),
+    );
+    let proxy = format!("http://{}", s.addr());
+    let run = curl(
+        &["-i", "http://meta.example.invalid/latest/meta-data/"],
+        &[("http_proxy", &proxy)],
+    );
+    let out = run.success();
+    assert!(out.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{run}");
+    assert!(
+        out.ends_with(
+            "aq: meta.example.invalid resolves to 169.254.169.254, a cloud metadata address: \
+             refused; to reach it permit `169.254.169.254` by itself [net-refused-address]\n"
+        ),
+        "{run}"
+    );
+    // The literal, even allowlisted, is still a metadata address.
+    let run = curl(
+        &["-i", "http://169.254.169.254/latest/"],
+        &[("http_proxy", &proxy)],
+    );
+    assert!(
+        run.success().contains("a cloud metadata address: refused"),
+        "{run}"
+    );
+    assert_eq!(socks5_connect(&s.addr(), &[1, 169, 254, 169, 254], 80), 2);
+    let mut v6 = vec![4];
+    v6.extend_from_slice(
+        &"fd00:ec2::254"
+            .parse::<std::net::Ipv6Addr>()
+            .unwrap()
+            .octets(),
+    );
+    assert_eq!(socks5_connect(&s.addr(), &v6, 80), 2);
+    let recs = s.records(4);
+    assert_eq!(recs.len(), 4, "{recs:?}");
+    assert!(
+        recs.iter().all(|r| r.decision == Decision::Denied),
+        "{recs:?}"
+    );
+}
+
+#[test]
+fn malformed_and_unsupported_requests_get_clear_errors() {
+    if !have_curl("malformed_and_unsupported_requests_get_clear_errors") {
+        return;
+    }
+    let s = allowed_session();
+    // Talking to the proxy as if it were the server.
+    let run = curl(&["-i", &format!("http://{}/", s.addr())], &[]);
+    let out = run.success();
+    assert!(out.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{run}");
+    assert!(
+        out.contains("this is a proxy: send an absolute URI"),
+        "{run}"
+    );
+    // An allowed name that does not answer: 502, not 403.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let proxy = format!("http://{}", s.addr());
+    let run = curl(
+        &["-i", &format!("http://{ALLOWED}:{port}/")],
+        &[("http_proxy", &proxy)],
+    );
+    let out = run.success();
+    assert!(out.starts_with("HTTP/1.1 502 Bad Gateway\r\n"), "{run}");
+    assert!(out.contains("[net-connect-failed]"), "{run}");
+    assert_eq!(socks5_connect(&s.addr(), &socks_name(ALLOWED), port), 5);
+}
