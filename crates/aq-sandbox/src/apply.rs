@@ -82,12 +82,81 @@ pub fn apply_guarded(
     run(plan, env, argv, Some(judge))
 }
 
+/// Receives the sandbox's loopback listeners ([`crate::SandboxSpec::loopback_listeners`],
+/// in the spec's order) on a thread of its own, once they listen.
+pub type ListenerSink = Box<dyn FnOnce(Vec<std::os::fd::OwnedFd>) + Send>;
+
+/// [`apply`] or [`apply_guarded`] (with `judge`), and for a plan with
+/// loopback listeners, `listeners` gets the listening sockets.
+pub fn apply_with(
+    plan: &SandboxPlan,
+    env: &[(OsString, OsString)],
+    argv: &[OsString],
+    judge: Option<Arc<dyn ExecJudge>>,
+    listeners: Option<ListenerSink>,
+) -> Result<ExitStatus, SandboxError> {
+    run_with(plan, env, argv, judge, listeners)
+}
+
 fn run(
     plan: &SandboxPlan,
     env: &[(OsString, OsString)],
     argv: &[OsString],
     judge: Option<Arc<dyn ExecJudge>>,
 ) -> Result<ExitStatus, SandboxError> {
+    run_with(plan, env, argv, judge, None)
+}
+
+/// The caller's and the supervisor's ends of the socket pair the loopback
+/// listeners cross, when the plan has them.
+fn listener_channel(
+    plan: &SandboxPlan,
+    sink: &Option<ListenerSink>,
+) -> Result<Option<(std::os::fd::OwnedFd, libc::c_int)>, SandboxError> {
+    use std::os::fd::FromRawFd;
+    let wanted = plan
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::ListenOnLoopback(_)));
+    match (wanted, sink.is_some()) {
+        (false, false) => Ok(None),
+        (true, false) => Err(SandboxError::ExecGuardMisuse(
+            "the plan has loopback listeners: run it with apply_with and a listener sink",
+        )),
+        (false, true) => Err(SandboxError::ExecGuardMisuse(
+            "a listener sink needs a plan with loopback_listeners",
+        )),
+        (true, true) => {
+            let mut fds = [0 as libc::c_int; 2];
+            // SAFETY: fds is a valid two-int array.
+            let r = unsafe {
+                libc::socketpair(
+                    libc::AF_UNIX,
+                    libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                    0,
+                    fds.as_mut_ptr(),
+                )
+            };
+            if r == -1 {
+                return Err(parent_error("socketpair", std::io::Error::last_os_error()));
+            }
+            // SAFETY: a descriptor socketpair just gave us.
+            Ok(Some((
+                unsafe { std::os::fd::OwnedFd::from_raw_fd(fds[0]) },
+                fds[1],
+            )))
+        }
+    }
+}
+
+fn run_with(
+    plan: &SandboxPlan,
+    env: &[(OsString, OsString)],
+    argv: &[OsString],
+    judge: Option<Arc<dyn ExecJudge>>,
+    sink: Option<ListenerSink>,
+) -> Result<ExitStatus, SandboxError> {
+    let channel = listener_channel(plan, &sink)?;
     let planned = plan.steps.contains(&Step::AttachExecGuard);
     let mut guard = match (planned, judge) {
         (false, None) => None,
@@ -104,6 +173,7 @@ fn run(
         }
     };
     let mut prepared = Prepared::new(plan, env, argv, guard.as_ref().map(ExecGuard::fds))?;
+    prepared.listener_end = channel.as_ref().map(|(_, child)| *child);
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: fds is a valid two-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
@@ -129,6 +199,18 @@ fn run(
     close(write_end);
     if let Some(g) = guard.as_mut() {
         g.forked();
+    }
+    if let (Some((caller_end, child_end)), Some(sink)) = (channel, sink) {
+        close(child_end);
+        std::thread::spawn(move || {
+            // No message means the sandbox failed before listening; its
+            // failure record says why.
+            if let Ok(fds) = net::receive_listeners(&caller_end)
+                && !fds.is_empty()
+            {
+                sink(fds);
+            }
+        });
     }
     let record = read_record(read_end);
     close(read_end);
@@ -177,6 +259,9 @@ struct Prepared {
     /// The exec guard tracer's end of the handshake socket, closed by the
     /// supervisor at once (only the tracer may hold it).
     tracer_end: Option<libc::c_int>,
+    /// The supervisor's end of the socket pair the loopback listeners
+    /// cross to the caller.
+    listener_end: Option<libc::c_int>,
 }
 
 enum PreparedStep {
@@ -185,6 +270,7 @@ enum PreparedStep {
     Unshare(libc::c_int),
     MapIds(IdMaps),
     LoopbackUp,
+    ListenOnLoopback(Vec<u16>),
     ForkInit,
     MakeMountsPrivate,
     MountProc,
@@ -246,6 +332,17 @@ impl Prepared {
                 Step::Unshare(ns) => PreparedStep::Unshare(namespaces::clone_flags(ns)),
                 Step::MapIds { uid, gid } => PreparedStep::MapIds(IdMaps::new(*uid, *gid)),
                 Step::LoopbackUp => PreparedStep::LoopbackUp,
+                Step::ListenOnLoopback(ports) => {
+                    if ports.len() > net::MAX_LISTENERS {
+                        return Err(SandboxError::Setup {
+                            boundary: "network relay listener",
+                            syscall: "listen",
+                            path: None,
+                            source: std::io::Error::from_raw_os_error(libc::E2BIG),
+                        });
+                    }
+                    PreparedStep::ListenOnLoopback(ports.clone())
+                }
                 Step::ForkInit => PreparedStep::ForkInit,
                 Step::MakeMountsPrivate => PreparedStep::MakeMountsPrivate,
                 Step::MountProc => PreparedStep::MountProc,
@@ -315,6 +412,7 @@ impl Prepared {
             _envp: envp,
             _cgroup: child_cgroup,
             tracer_end: guard_fds.map(|(_, tracer)| tracer),
+            listener_end: None,
         })
     }
 
@@ -383,6 +481,14 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
             PreparedStep::Unshare(flags) => namespaces::apply_unshare(flags, i),
             PreparedStep::MapIds(maps) => namespaces::apply_id_maps(&maps, i),
             PreparedStep::LoopbackUp => net::apply_loopback_up(i),
+            PreparedStep::ListenOnLoopback(ports) => {
+                let r =
+                    net::apply_listen_on_loopback(&ports, prepared.listener_end.unwrap_or(-1), i);
+                if let Some(fd) = prepared.listener_end.take() {
+                    close(fd);
+                }
+                r
+            }
             PreparedStep::ForkInit => fork_and_relay(i, report_fd, Role::Supervisor)
                 .and_then(|()| set_parent_death_signal(i, None)),
             PreparedStep::MakeMountsPrivate => mounts::apply_private_propagation(i),

@@ -192,7 +192,9 @@ mod syscall;
 mod tracer;
 
 #[cfg(target_os = "linux")]
-pub use apply::{apply, apply_guarded, run_sandboxed, run_sandboxed_guarded};
+pub use apply::{
+    ListenerSink, apply, apply_guarded, apply_with, run_sandboxed, run_sandboxed_guarded,
+};
 pub use cgroup::{CgroupFacts, CgroupLimits};
 pub use error::SandboxError;
 pub use exec_guard::{ExecCheck, ExecEvent, ExecGuardMode, ExecJudge, ExecVerdict};

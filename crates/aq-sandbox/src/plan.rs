@@ -286,6 +286,9 @@ pub enum Step {
     },
     /// Set `IFF_UP` on `lo` in the new network namespace.
     LoopbackUp,
+    /// Listen on these TCP ports at `127.0.0.1` in the new network namespace
+    /// and send the sockets to the caller.
+    ListenOnLoopback(Vec<u16>),
     /// Fork PID 1 of the new PID namespace; it reaps and dies with the command.
     ForkInit,
     /// `mount(/, MS_REC|MS_PRIVATE)`.
@@ -353,6 +356,7 @@ impl Step {
             Step::Unshare(_) => "namespaces",
             Step::MapIds { .. } => "user namespace id maps",
             Step::LoopbackUp => "network namespace loopback",
+            Step::ListenOnLoopback(_) => "network relay listener",
             Step::ForkInit => "PID namespace init",
             Step::MakeMountsPrivate => "mount namespace (private propagation)",
             Step::MountProc => "PID namespace /proc",
@@ -388,6 +392,8 @@ impl Step {
 /// Why no plan could be made. Every variant is a refusal to run (fail closed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlanError {
+    /// Loopback listeners were asked for with the host's network.
+    ListenersNeedNetworkOff,
     /// Landlock is required but the kernel has none (ABI 0).
     LandlockUnavailable,
     /// Landlock is required but the kernel's ABI is too old to confine writes fully.
@@ -424,6 +430,10 @@ pub enum PlanError {
 impl fmt::Display for PlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            PlanError::ListenersNeedNetworkOff => write!(
+                f,
+                "loopback listeners need the sandbox's own network namespace (network off)"
+            ),
             PlanError::LandlockUnavailable => write!(
                 f,
                 "Landlock is required but this kernel has none (ABI 0); boot a kernel with \
@@ -517,6 +527,11 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
     });
     if spec.network == NetworkMode::Off {
         steps.push(Step::LoopbackUp);
+        if !spec.loopback_listeners.is_empty() {
+            steps.push(Step::ListenOnLoopback(spec.loopback_listeners.clone()));
+        }
+    } else if !spec.loopback_listeners.is_empty() {
+        return Err(PlanError::ListenersNeedNetworkOff);
     }
     steps.push(Step::ForkInit);
     steps.push(Step::MakeMountsPrivate);

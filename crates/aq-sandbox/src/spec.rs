@@ -22,6 +22,12 @@ pub struct SandboxSpec {
     pub masked: Vec<PathBuf>,
     /// Whether the command reaches the host's network.
     pub network: NetworkMode,
+    /// TCP ports to listen on at `127.0.0.1` inside the sandbox's own
+    /// network namespace ([`NetworkMode::Off`] only). The listening sockets
+    /// are handed to the caller ([`crate::apply_with`]), which serves them
+    /// from outside: a relay that exists only for this session, with no
+    /// socket path another process could find.
+    pub loopback_listeners: Vec<u16>,
     /// Whether Landlock confines writes. `Required` fails closed when the kernel
     /// cannot fully enforce it.
     pub landlock: LandlockMode,
@@ -50,6 +56,7 @@ impl SandboxSpec {
             read_only: Vec::new(),
             masked: Vec::new(),
             network: NetworkMode::Off,
+            loopback_listeners: Vec::new(),
             landlock: LandlockMode::Required,
             rlimits: Vec::new(),
             memory_max_bytes: None,

@@ -38,3 +38,58 @@ fn network_host_reaches_the_host_loopback_listener() {
     };
     assert_eq!(got, Outcome::Done);
 }
+
+/// A loopback listener in the sandbox's own network namespace, served from
+/// outside by the caller: the one way out a relay gives, with no socket path.
+#[test]
+fn a_loopback_listener_is_served_by_the_caller_from_outside() {
+    use std::io::Write;
+    let s = Scratch::new();
+    let mut spec = s.spec();
+    spec.loopback_listeners = vec![18431];
+    spec.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    let facts = aq_sandbox::HostFacts::probe(&spec);
+    let plan = match aq_sandbox::plan(&spec, &facts) {
+        Ok(p) => p,
+        Err(e) => {
+            super::util::skip(&format!("no plan: {e}"));
+            return;
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sink: aq_sandbox::ListenerSink = Box::new(move |fds| {
+        let listener = std::net::TcpListener::from(fds.into_iter().next().unwrap());
+        // The caller's side: accept in the host's namespace and answer.
+        if let Ok((mut conn, _)) = listener.accept() {
+            let _ = conn.write_all(b"hello from outside\n");
+            let _ = tx.send(());
+        }
+    });
+    let argv: Vec<std::ffi::OsString> = [
+        "/bin/bash",
+        "-c",
+        "exec 3<>/dev/tcp/127.0.0.1/18431 && read -r line <&3 && [ \"$line\" = 'hello from outside' ]",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    match aq_sandbox::apply_with(&plan, &spec.env, &argv, None, Some(sink)) {
+        Ok(status) => assert!(status.success(), "{status:?}"),
+        Err(e) if super::util::missing_feature(&e) => super::util::skip(&e.to_string()),
+        Err(e) => panic!("{e}"),
+    }
+    assert!(rx.try_recv().is_ok(), "the caller served no connection");
+}
+
+#[test]
+fn loopback_listeners_need_the_network_off() {
+    let s = Scratch::new();
+    let mut spec = s.spec();
+    spec.network = NetworkMode::Host;
+    spec.loopback_listeners = vec![18432];
+    let facts = aq_sandbox::HostFacts::probe(&spec);
+    assert_eq!(
+        aq_sandbox::plan(&spec, &facts).unwrap_err(),
+        aq_sandbox::PlanError::ListenersNeedNetworkOff
+    );
+}
