@@ -104,6 +104,29 @@ pub enum EventBody {
         /// Wall time from start to exit.
         duration_ms: u64,
     },
+    /// The network broker allowed, refused or failed a connection.
+    NetworkConnection {
+        /// The host as requested (normalised when it could be).
+        host: String,
+        /// The requested port.
+        port: u16,
+        /// The address connected to (resolved once, or pinned), if any.
+        addr: Option<String>,
+        /// `allowed`, `denied` or `failed`.
+        decision: String,
+        /// The allow entry that allowed it, or the refusal's rule id.
+        rule: String,
+        /// Why it was refused or failed.
+        reason: Option<String>,
+        /// `http-connect`, `http-forward` or `socks5`.
+        front_end: String,
+        /// Bytes sent out.
+        bytes_up: u64,
+        /// Bytes received.
+        bytes_down: u64,
+        /// From the request to the end of the connection.
+        duration_ms: u64,
+    },
     /// The agent exited and `aq run` closed the session.
     SessionEnd {
         /// The agent's exit code, if it exited.
@@ -115,11 +138,12 @@ pub enum EventBody {
 
 impl EventBody {
     /// The `event` tags this version knows, in declaration order.
-    pub const KINDS: [&'static str; 5] = [
+    pub const KINDS: [&'static str; 6] = [
         "session_start",
         "command_decision",
         "approval",
         "command_exit",
+        "network_connection",
         "session_end",
     ];
 
@@ -130,6 +154,7 @@ impl EventBody {
             EventBody::CommandDecision { .. } => "command_decision",
             EventBody::Approval { .. } => "approval",
             EventBody::CommandExit { .. } => "command_exit",
+            EventBody::NetworkConnection { .. } => "network_connection",
             EventBody::SessionEnd { .. } => "session_end",
         }
     }
@@ -141,7 +166,7 @@ impl EventBody {
             EventBody::CommandDecision { argv, .. }
             | EventBody::Approval { argv, .. }
             | EventBody::CommandExit { argv, .. } => Some(argv),
-            EventBody::SessionEnd { .. } => None,
+            EventBody::NetworkConnection { .. } | EventBody::SessionEnd { .. } => None,
         }
     }
 }
@@ -251,6 +276,18 @@ mod tests {
                 exit_code: Some(0),
                 signal: None,
                 duration_ms: 3,
+            },
+            EventBody::NetworkConnection {
+                host: "registry.npmjs.org".into(),
+                port: 443,
+                addr: Some("203.0.113.7:443".into()),
+                decision: "allowed".into(),
+                rule: "*.npmjs.org".into(),
+                reason: None,
+                front_end: "http-connect".into(),
+                bytes_up: 512,
+                bytes_down: 4096,
+                duration_ms: 120,
             },
             EventBody::SessionEnd {
                 exit_code: Some(0),

@@ -48,6 +48,8 @@ pub struct Summary {
     pub approvals: Vec<ApprovalEntry>,
     /// Commands that ran and exited, in order.
     pub exits: Vec<ExitEntry>,
+    /// Network destinations the broker saw: host:port → counts and bytes.
+    pub destinations: BTreeMap<String, Destination>,
     /// Every exec the shims and the exec guard decided, with its process
     /// and parent, for the process tree.
     pub processes: Vec<ProcessEntry>,
@@ -104,6 +106,8 @@ pub struct Counts {
     pub exits: u64,
     /// Exits with a non-zero code or by a signal.
     pub failed_exits: u64,
+    /// Network connections by decision (`allowed`, `denied`, `failed`).
+    pub connections: BTreeMap<String, u64>,
     /// Events of kinds this version does not know, by kind.
     pub unknown_kinds: BTreeMap<String, u64>,
     /// Lines that could not be read (torn or damaged).
@@ -143,6 +147,23 @@ pub struct DecisionEntry {
     pub source: String,
     /// For an asked command, the answer of the approval that followed.
     pub answer: Option<String>,
+}
+
+/// One network destination, over the session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Destination {
+    /// Connections allowed.
+    pub allowed: u64,
+    /// Connections refused by policy.
+    pub denied: u64,
+    /// Allowed but unreachable.
+    pub failed: u64,
+    /// Bytes sent out.
+    pub bytes_up: u64,
+    /// Bytes received.
+    pub bytes_down: u64,
+    /// The rule of the last decision (allow entry or refusal rule id).
+    pub rule: String,
 }
 
 /// One decided exec, as a node of the process tree.
@@ -411,6 +432,39 @@ impl Summary {
                 });
                 outcome
             }
+            EventBody::NetworkConnection {
+                host,
+                port,
+                addr,
+                decision,
+                rule,
+                reason,
+                bytes_up,
+                bytes_down,
+                ..
+            } => {
+                *self.counts.connections.entry(decision.clone()).or_default() += 1;
+                let d = self
+                    .destinations
+                    .entry(format!("{host}:{port}"))
+                    .or_default();
+                match decision.as_str() {
+                    "allowed" => d.allowed += 1,
+                    "denied" => d.denied += 1,
+                    _ => d.failed += 1,
+                }
+                d.bytes_up += bytes_up;
+                d.bytes_down += bytes_down;
+                d.rule = rule.clone();
+                let mut outcome = format!("{decision} {host}:{port} [{rule}]");
+                if let Some(a) = addr {
+                    outcome.push_str(&format!(" -> {a}"));
+                }
+                if let Some(r) = reason {
+                    outcome.push_str(&format!(": {r}"));
+                }
+                outcome
+            }
             EventBody::SessionEnd {
                 exit_code,
                 duration_ms,
@@ -487,6 +541,7 @@ impl Summary {
         write_decisions(&mut md, "Asked", &self.asked);
         self.write_approvals(&mut md);
         self.write_process_tree(&mut md);
+        self.write_destinations(&mut md);
         self.write_timeline(&mut md);
         let remarks = self.remarks();
         if !remarks.is_empty() {
@@ -571,6 +626,28 @@ impl Summary {
                 code(&display_argv(&a.argv)),
                 cell(&a.answer),
                 cell(&a.by)
+            );
+        }
+        md.push('\n');
+    }
+
+    /// Where the network broker let the session connect, or refused to.
+    fn write_destinations(&self, md: &mut String) {
+        if self.destinations.is_empty() {
+            return;
+        }
+        md.push_str("## Network destinations\n\n| Destination | Allowed | Denied | Failed | Bytes out | Bytes in | Rule |\n|---|---:|---:|---:|---:|---:|---|\n");
+        for (dest, d) in &self.destinations {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                code(dest),
+                d.allowed,
+                d.denied,
+                d.failed,
+                d.bytes_up,
+                d.bytes_down,
+                cell(&d.rule)
             );
         }
         md.push('\n');
