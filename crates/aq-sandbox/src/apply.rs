@@ -10,7 +10,8 @@
 //!                                    └─ fork ──> command: rlimits, no_new_privs, Landlock,
 //!                                                drop capabilities, seccomp filter,
 //!                                                [exec guard: notify filter, handshake], execve
-//! caller: [exec guard: tracer thread seizes the command, notifier threads judge]
+//! caller: [exec guard: handshake thread checks it can trace the command,
+//!          notifier threads judge each exec and trace it across its commit]
 //! ```
 //!
 //! Failures before `execve` are written as a [`Fail`] record to a close-on-exec

@@ -6,21 +6,26 @@
 //! - [`apply_attach`] (the command process, last step before `execve`):
 //!   install it with a new listener, send the listener and the process's own
 //!   credentials to the caller over the handshake socket, then wait until the
-//!   caller's tracer says it traces this process.
+//!   caller says it can trace this process.
 //! - [`Notifier`] (the caller): a leader/follower pool. One thread at a time
-//!   holds the right to `poll` and receive; once it has a notification it
-//!   hands that right on and judges, so a judge that blocks (an "ask") holds
-//!   one thread and one exec, never the others. Another thread is started
-//!   when none is left waiting.
+//!   (the leader) polls, receives, judges and follows the exec to its commit
+//!   itself: no other thread is woken on the way, which on a small (virtual)
+//!   machine is what an exec costs most. A judge that blocks (an "ask") must
+//!   not hold up the other execs, so a watchdog thread, ticking every
+//!   [`HANDOFF_AFTER`] while execs come, takes leadership from a leader busy
+//!   with one notification for longer than that and gives it to a waiting
+//!   thread (starting one if none waits): a blocked judge holds one thread
+//!   and one exec, and the others wait at most [`HANDOFF_AFTER`] for it.
 //!
 //! The filter is installed with `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`
 //! where the kernel has it (5.19+): once a notification is received, a
 //! signal no longer interrupts the waiting `execve` (which would restart it
 //! and ask the judge twice); `SIGKILL` still does.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::exec_guard::{ExecVerdict, Judged};
 use crate::guard::Shared;
@@ -160,6 +165,17 @@ fn send_fd(socket: libc::c_int, fd: libc::c_int) -> libc::c_long {
     }
 }
 
+/// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (not in every libc).
+const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: libc::c_ulong = 1;
+
+/// How long the leader may be busy with one notification before the
+/// watchdog hands leadership to another thread.
+pub(crate) const HANDOFF_AFTER: Duration = Duration::from_millis(5);
+
+/// Without a notification for this long, the watchdog stops ticking until
+/// the next one.
+const WATCHDOG_IDLE: Duration = Duration::from_secs(1);
+
 /// Most threads the first check runs at once (judges blocked on a human
 /// each hold one); past this, further execs wait for one to finish.
 const MAX_WORKERS: usize = 64;
@@ -170,23 +186,81 @@ pub(crate) struct Notifier {
     /// Readable once the sandbox has ended: every thread leaves.
     stop: OwnedFd,
     shared: Arc<Shared>,
-    /// The right to poll and receive; whoever holds it is the leader.
-    leader: Mutex<()>,
-    /// `(waiting, total)`: threads not judging, and all of them.
-    pool: Mutex<(usize, usize)>,
+    /// Who leads, and the pool's threads.
+    lead: Mutex<Lead>,
+    /// Followers wait here for leadership.
+    followers: Condvar,
+    /// Written to wake the watchdog from its idle sleep.
+    kick: OwnedFd,
+}
+
+struct Lead {
+    /// Some thread is the leader.
+    leading: bool,
+    /// The current term of leadership; the watchdog ends one by bumping it.
+    term: u64,
+    /// Since when the leader handles the notification it holds, if it does.
+    busy_since: Option<Instant>,
+    /// The last notification received.
+    last_activity: Instant,
+    /// The watchdog sleeps until kicked.
+    watchdog_asleep: bool,
+    /// Threads waiting to lead, and all of them.
+    idle: usize,
+    total: usize,
+    done: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Notifier {
     /// Start the pool on `listener`; it ends when `stop` becomes readable or
     /// the filter has no process left.
     pub(crate) fn start(listener: OwnedFd, stop: OwnedFd, shared: Arc<Shared>) {
+        // Linux 6.6+: the thread that receives a notification is woken on
+        // the CPU of the process that made it, and that process on the CPU
+        // of the thread that answers: a round trip without waking another
+        // (possibly idle) CPU. Older kernels: EINVAL, and the normal wake-up.
+        // SAFETY: the request takes its flags by value.
+        unsafe {
+            libc::ioctl(
+                listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+                SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+            )
+        };
+        // SAFETY: eventfd takes integer arguments.
+        let kick = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if kick == -1 {
+            // Without a watchdog a blocking judge would hold up every exec:
+            // the listener is dropped, and every exec fails (closed).
+            shared.notifier_done.store(true, Ordering::Release);
+            return;
+        }
         let n = Arc::new(Notifier {
             listener,
             stop,
             shared,
-            leader: Mutex::new(()),
-            pool: Mutex::new((1, 1)),
+            lead: Mutex::new(Lead {
+                leading: false,
+                term: 0,
+                busy_since: None,
+                last_activity: Instant::now(),
+                watchdog_asleep: false,
+                idle: 0,
+                total: 1,
+                done: false,
+            }),
+            followers: Condvar::new(),
+            // SAFETY: a fresh fd we own.
+            kick: unsafe { OwnedFd::from_raw_fd(kick) },
         });
+        let for_watchdog = n.clone();
+        let _ = std::thread::Builder::new()
+            .name("aq-exec-watchdog".into())
+            .spawn(move || watchdog(for_watchdog));
         spawn_worker(n);
     }
 
@@ -242,7 +316,7 @@ impl Notifier {
 
     /// Whether notification `id` is still pending (its thread is still in
     /// the call, so what was read from it belongs to this exec).
-    fn still_pending(&self, id: u64) -> bool {
+    pub(crate) fn still_pending(&self, id: u64) -> bool {
         // SAFETY: id is a valid u64 for the kernel to read.
         unsafe {
             libc::ioctl(
@@ -254,7 +328,7 @@ impl Notifier {
     }
 
     /// Answer `id`: run the call (`errno` 0), or fail it with `errno`.
-    fn respond(&self, id: u64, errno: i32) -> bool {
+    pub(crate) fn respond(&self, id: u64, errno: i32) -> bool {
         let resp = libc::seccomp_notif_resp {
             id,
             val: 0,
@@ -275,9 +349,14 @@ impl Notifier {
         }
     }
 
-    /// Judge one exec and answer it. An exec whose path or argv cannot be
-    /// read is let through to the kernel: it fails there the same way, or
-    /// the commit check (which has no allowed event for it) judges it.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Judge one exec and answer it. An allowed exec is followed to its
+    /// commit ([`crate::tracer::commit`]). An exec whose path or argv cannot
+    /// be read is let through to the kernel and judged at its commit, if the
+    /// kernel runs it.
     fn handle(&self, notif: &libc::seccomp_notif) {
         let tid = notif.pid as i32;
         let Some(call) = ExecCall::from_syscall(notif.data.nr, &notif.data.args) else {
@@ -290,15 +369,13 @@ impl Notifier {
             return;
         }
         let Some(event) = event else {
-            self.respond(notif.id, 0);
+            crate::tracer::commit(self, notif.id, tid, None, None);
             return;
         };
         match self.shared.judge.judge(&event) {
             ExecVerdict::Allow => {
-                self.shared.allowed(tid, Judged::of(&event));
-                if !self.respond(notif.id, 0) {
-                    self.shared.take_allowed(tid);
-                }
+                let judged = Judged::of(&event);
+                crate::tracer::commit(self, notif.id, tid, Some(event.pid), Some(judged));
             }
             ExecVerdict::Deny { message } => {
                 let stderr = procfs::open_stderr(tid, event.pid);
@@ -325,34 +402,118 @@ fn spawn_worker(n: Arc<Notifier>) {
 
 fn worker(n: Arc<Notifier>) {
     loop {
-        let notif = {
-            let _leader = n.leader.lock().unwrap_or_else(|e| e.into_inner());
-            if n.shared.notifier_done.load(Ordering::Acquire) {
+        // Wait to lead.
+        let term = {
+            let mut lead = lock(&n.lead);
+            lead.idle += 1;
+            while lead.leading && !lead.done {
+                lead = n.followers.wait(lead).unwrap_or_else(|e| e.into_inner());
+            }
+            lead.idle -= 1;
+            if lead.done || n.shared.notifier_done.load(Ordering::Acquire) {
                 return;
             }
-            match n.receive() {
-                Some(notif) => notif,
-                None => {
-                    n.shared.notifier_done.store(true, Ordering::Release);
-                    return;
-                }
-            }
+            lead.leading = true;
+            lead.term += 1;
+            lead.term
         };
-        let spawn = {
-            let mut pool = n.pool.lock().unwrap_or_else(|e| e.into_inner());
-            pool.0 -= 1;
-            let spawn = pool.0 == 0 && pool.1 < MAX_WORKERS;
-            if spawn {
-                pool.0 += 1;
-                pool.1 += 1;
+        // Lead: receive and handle, until the watchdog hands leadership on.
+        loop {
+            let Some(notif) = n.receive() else {
+                n.shared.notifier_done.store(true, Ordering::Release);
+                let mut lead = lock(&n.lead);
+                lead.done = true;
+                n.followers.notify_all();
+                drop(lead);
+                n.kick();
+                return;
+            };
+            let wake_watchdog = {
+                let mut lead = lock(&n.lead);
+                let now = Instant::now();
+                lead.busy_since = Some(now);
+                lead.last_activity = now;
+                std::mem::take(&mut lead.watchdog_asleep)
+            };
+            if wake_watchdog {
+                n.kick();
             }
-            spawn
-        };
-        if spawn {
-            spawn_worker(n.clone());
+            n.handle(&notif);
+            let mut lead = lock(&n.lead);
+            if lead.term != term {
+                break; // a follower leads now
+            }
+            lead.busy_since = None;
         }
-        n.handle(&notif);
-        n.pool.lock().unwrap_or_else(|e| e.into_inner()).0 += 1;
+    }
+}
+
+impl Notifier {
+    fn kick(&self) {
+        let one: u64 = 1;
+        // SAFETY: writing 8 bytes to our eventfd.
+        unsafe { libc::write(self.kick.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+}
+
+/// Ticks every [`HANDOFF_AFTER`] while execs come; hands leadership on
+/// when the leader has been busy with one notification for that long.
+fn watchdog(n: Arc<Notifier>) {
+    loop {
+        let asleep = lock(&n.lead).watchdog_asleep;
+        let mut fds = [
+            libc::pollfd {
+                fd: n.stop.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: n.kick.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let timeout = if asleep {
+            -1
+        } else {
+            HANDOFF_AFTER.as_millis() as libc::c_int
+        };
+        // SAFETY: fds is a valid array of two pollfd.
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
+        if r == -1 && crate::syscall::errno() != libc::EINTR {
+            return;
+        }
+        if fds[1].revents != 0 {
+            let mut count = 0u64;
+            // SAFETY: reading 8 bytes into count.
+            unsafe { libc::read(n.kick.as_raw_fd(), (&mut count as *mut u64).cast(), 8) };
+        }
+        let mut lead = lock(&n.lead);
+        if fds[0].revents != 0 || lead.done {
+            lead.done = true;
+            n.followers.notify_all();
+            return;
+        }
+        let now = Instant::now();
+        if let Some(since) = lead.busy_since
+            && now.duration_since(since) >= HANDOFF_AFTER
+        {
+            // The leader waits for a judge (or a slow exec): let another
+            // thread receive meanwhile.
+            lead.term += 1;
+            lead.leading = false;
+            lead.busy_since = None;
+            if lead.idle > 0 {
+                n.followers.notify_one();
+            } else if lead.total < MAX_WORKERS {
+                lead.total += 1;
+                spawn_worker(n.clone());
+            }
+        } else if lead.busy_since.is_none()
+            && now.duration_since(lead.last_activity) >= WATCHDOG_IDLE
+        {
+            lead.watchdog_asleep = true;
+        }
     }
 }
 

@@ -1,42 +1,25 @@
 //! The exec guard's moving parts in the caller, and what they share.
 //!
 //! ```text
-//! apply_guarded (caller's thread) ── spawns ──> tracer thread (seizes, waits, resumes)
-//!        │                                         ├─ forks the doorbell (see tracer.rs)
-//!        │ forks the supervisor as `apply` does     └─ starts the notifier pool (exec_notify.rs)
-//!        └─ after the supervisor has exited: finish() stops all three
+//! apply_guarded (caller's thread) ── spawns ──> handshake thread (tracer.rs: checks the
+//!        │                                         command can be traced, then
+//!        │ forks the supervisor as `apply` does     starts the notifier pool, exec_notify.rs)
+//!        └─ after the supervisor has exited: finish() stops the pool
 //! ```
 //!
 //! The handshake (a `SOCK_SEQPACKET` pair made before `fork`): the command
 //! sends one message carrying the seccomp listener (`SCM_RIGHTS`); the
-//! kernel adds its pid as the caller sees it (`SO_PASSCRED`). The tracer
-//! thread seizes that pid and answers `y`, or `n` with the failed call and
+//! kernel adds its pid as the caller sees it (`SO_PASSCRED`). The handshake
+//! thread seizes that pid (and lets it go again) and answers `y`, or `n` with the failed call and
 //! errno, which the command reports like any failed setup step.
 
-use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::error::SandboxError;
-use crate::exec_guard::{ExecJudge, Judged};
-
-/// Something for the tracer thread to do, posted by another thread.
-pub(crate) enum Wake {
-    /// The sandbox has ended: leave the loop.
-    Stop,
-    /// The commit check of `pid` (waiting since `ticket`) was decided.
-    Verdict { pid: i32, ticket: u64, allow: bool },
-}
-
-pub(crate) struct Queue {
-    pub(crate) items: Vec<Wake>,
-    /// The tracer's doorbell process, once it exists.
-    pub(crate) doorbell: Option<libc::pid_t>,
-    /// Set when the doorbell is gone: nothing more is rung.
-    pub(crate) closed: bool,
-}
+use crate::exec_guard::ExecJudge;
 
 /// State shared by the tracer, the notifier pool and the commit judges.
 pub(crate) struct Shared {
@@ -45,12 +28,9 @@ pub(crate) struct Shared {
     command_pid: AtomicI32,
     /// Whether the command's own exec has reached the commit check.
     initial_done: AtomicBool,
-    /// Execs the first check allowed, by thread id, until their commit check.
-    allowed: Mutex<HashMap<i32, Judged>>,
     /// Why the command's own exec was denied, if it was.
     initial_denial: Mutex<Option<String>>,
     pub(crate) notifier_done: AtomicBool,
-    queue: Mutex<Queue>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -63,14 +43,8 @@ impl Shared {
             judge,
             command_pid: AtomicI32::new(0),
             initial_done: AtomicBool::new(false),
-            allowed: Mutex::new(HashMap::new()),
             initial_denial: Mutex::new(None),
             notifier_done: AtomicBool::new(false),
-            queue: Mutex::new(Queue {
-                items: Vec::new(),
-                doorbell: None,
-                closed: false,
-            }),
         }
     }
 
@@ -91,31 +65,8 @@ impl Shared {
             && !self.initial_done.swap(true, Ordering::AcqRel)
     }
 
-    pub(crate) fn allowed(&self, tid: i32, judged: Judged) {
-        lock(&self.allowed).insert(tid, judged);
-    }
-
-    pub(crate) fn take_allowed(&self, tid: i32) -> Option<Judged> {
-        lock(&self.allowed).remove(&tid)
-    }
-
     pub(crate) fn initial_denied(&self, message: String) {
         lock(&self.initial_denial).get_or_insert(message);
-    }
-
-    /// Queue `wake` for the tracer and ring its doorbell.
-    pub(crate) fn post(&self, wake: Wake) {
-        let mut q = lock(&self.queue);
-        q.items.push(wake);
-        if let (Some(pid), false) = (q.doorbell, q.closed) {
-            // SAFETY: a signal to our own doorbell process, alive until
-            // `closed` is set under this lock.
-            unsafe { libc::kill(pid, libc::SIGURG) };
-        }
-    }
-
-    pub(crate) fn queue(&self) -> MutexGuard<'_, Queue> {
-        lock(&self.queue)
     }
 }
 
@@ -141,7 +92,7 @@ fn setup_error(syscall: &'static str, source: std::io::Error) -> SandboxError {
 }
 
 impl ExecGuard {
-    /// Make the handshake socket and start the tracer thread, which waits
+    /// Make the handshake socket and start the handshake thread, which waits
     /// for the command.
     pub(crate) fn start(judge: Arc<dyn ExecJudge>) -> Result<ExecGuard, SandboxError> {
         let mut fds = [0 as libc::c_int; 2];
@@ -191,7 +142,7 @@ impl ExecGuard {
         let tracer = std::thread::Builder::new()
             .name("aq-exec-tracer".into())
             .spawn(move || crate::tracer::run(for_tracer, tracer_end, stop_for_pool))
-            .map_err(|e| setup_error("spawn the tracer thread", e))?;
+            .map_err(|e| setup_error("spawn the exec guard's handshake thread", e))?;
         Ok(ExecGuard {
             shared,
             command_end: Some(command_end),
@@ -225,7 +176,6 @@ impl ExecGuard {
 
     fn shutdown(&mut self) {
         self.command_end = None;
-        self.shared.post(Wake::Stop);
         let one: u64 = 1;
         // SAFETY: writing 8 bytes to our eventfd.
         unsafe { libc::write(self.stop.as_raw_fd(), (&one as *const u64).cast(), 8) };

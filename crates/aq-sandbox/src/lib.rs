@@ -95,8 +95,8 @@
 //!   script's content, `python3 -c`, `ld.so /usr/bin/x`): that is the
 //!   judge's business, from the argv it gets. It traces with ptrace, so it
 //!   fails closed (exit 125, naming `ptrace(PTRACE_SEIZE)`) where Yama's
-//!   `ptrace_scope` is 2 or 3; each fork, signal and exit in the sandbox
-//!   costs a round trip to the tracer thread.
+//!   `ptrace_scope` is 2 or 3; each exec costs two round trips to the
+//!   caller (its notification, its exec stop).
 //! - uid 0 inside is the host's root (the caller's ids map to themselves):
 //!   without capabilities, but file permissions still let it write whatever
 //!   root owns, `/proc/sys` included. Landlock is what confines those writes,
@@ -122,9 +122,8 @@
 //! - A command killed by a signal is reported as exit code 128 + signal.
 //! - The parent-death signal follows the *thread* that called [`apply`]: call it
 //!   from a thread that outlives the command. Likewise [`apply_guarded`]
-//!   starts its tracer thread itself and joins it before returning; the
-//!   caller should not `waitpid(-1)` meanwhile (the tracer's doorbell
-//!   process is a child of the caller).
+//!   starts its guard threads itself and stops them before returning; they
+//!   only wait for their own tracees (`__WNOTHREAD`).
 //!
 //! # Test strategy
 //!

@@ -1,226 +1,226 @@
-//! The exec guard's second check: one dedicated thread of the caller traces
-//! every process of the sandbox and stops each exec at `PTRACE_EVENT_EXEC`.
+//! The exec guard's second check: the thread that answered an exec's
+//! seccomp notification traces that one thread, just across its exec, and
+//! stops it at `PTRACE_EVENT_EXEC`.
 //!
-//! # Why one thread, and what it does
+//! # Tracing one exec at a time
 //!
-//! Tracing belongs to the thread that attached, so this thread does every
-//! `ptrace` call and every `waitpid` (with `__WNOTHREAD`, so it never reaps
-//! a child of another thread of the caller, such as the supervisor). It
-//! never judges: a judge may wait for a human, and meanwhile every other
-//! process of the tree would freeze at its next fork, signal or exit. It
-//! only reads what was loaded, resumes at once when that is what the first
-//! check allowed, and otherwise hands the decision to a new thread.
+//! Nothing but an exec needs a stop: the seccomp filter sends every
+//! `execve`/`execveat` of the tree to the caller first, whoever makes it.
+//! So a notifier thread that lets an exec go on ([`commit`]):
 //!
-//! # The doorbell
+//! 1. `PTRACE_SEIZE`s the calling thread (options `TRACEEXEC | EXITKILL`)
+//!    while it still waits in the notification (so it is that thread: a
+//!    pending notification means it is alive and in this call);
+//! 2. answers `CONTINUE`, then `PTRACE_INTERRUPT`s it: a successful exec stops
+//!    at `PTRACE_EVENT_EXEC` first (the exec never returns to user mode
+//!    before that stop), a failed one stops on its way back to user mode;
+//! 3. at the exec stop (new image loaded, one thread, nothing run) compares
+//!    what was loaded with what was judged and `PTRACE_DETACH`es it, or has it
+//!    judged again, or kills it; at any other stop it detaches (delivering a
+//!    signal it was stopped for).
 //!
-//! A thread that decided must wake this one, which sleeps in `waitpid`; no
-//! file descriptor reports ptrace stops, so `poll` cannot wait on both. The
-//! doorbell is a child process this thread forks and traces, which only
-//! sleeps: [`crate::guard::Shared::post`] queues the verdict and sends the
-//! doorbell `SIGURG`, whose signal-delivery stop wakes `waitpid` here; the
-//! signal is suppressed. The doorbell dies with this thread
-//! (`PR_SET_PDEATHSIG`, and `PTRACE_O_EXITKILL`).
+//! Forks, clones, signals and exits of the tree never stop: before, every one
+//! of them was a round trip to one tracer thread. The trace is per thread and
+//! belongs to the thread that seized (ptrace requests are only accepted from
+//! it), so each exec is followed by the notifier thread that answered it; no
+//! thread has to wake another. It waits with `__WNOTHREAD`, so it never reaps
+//! a child of another thread of the caller.
 //!
-//! # Stops and how each is resumed
-//!
-//! | stop | status | resumed with |
-//! |------|--------|--------------|
-//! | fork, vfork, clone event | `SIGTRAP \| event << 8` | `PTRACE_CONT` |
-//! | new child's first stop, or after `PTRACE_LISTEN` | `PTRACE_EVENT_STOP`, `SIGTRAP` | `PTRACE_CONT` |
-//! | group-stop | `PTRACE_EVENT_STOP`, stop signal | `PTRACE_LISTEN` (stays stopped, as without a tracer) |
-//! | signal delivery | the signal, no event | `PTRACE_CONT` with the signal |
-//! | exec | `PTRACE_EVENT_EXEC` | compare; `PTRACE_CONT`, or judge then `PTRACE_CONT` / `SIGKILL` |
+//! The thread that receives the handshake (`run`) only checks that the
+//! command can be traced at all (seize, interrupt, detach), so a kernel that
+//! forbids it (`ptrace_scope`) fails the sandbox at setup, then starts the
+//! notifier pool and ends.
 //!
 //! After an exec by a thread other than the leader, `waitpid` reports the
 //! process id (the thread took the leader's id) and `PTRACE_GETEVENTMSG`
 //! the thread's former id, which is what the first check saw.
 
-use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::exec_guard::ExecVerdict;
+use crate::exec_guard::{ExecVerdict, Judged};
 use crate::exec_notify::{Notifier, READY, REFUSED, REPLY_LEN};
-use crate::guard::{Shared, Wake};
+use crate::guard::Shared;
 use crate::procfs;
 use crate::syscall::Call;
 
-/// `PTRACE_EVENT_STOP` (not in every libc).
-const PTRACE_EVENT_STOP: i32 = 128;
+const OPTIONS: libc::c_int = libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_EXITKILL;
 
-const OPTIONS: libc::c_int = libc::PTRACE_O_TRACEEXEC
-    | libc::PTRACE_O_TRACEFORK
-    | libc::PTRACE_O_TRACEVFORK
-    | libc::PTRACE_O_TRACECLONE
-    | libc::PTRACE_O_EXITKILL;
-
-/// The tracer thread: handshake, then the stop loop until [`Wake::Stop`].
+/// The handshake thread: receive the listener, check the command can be
+/// traced, start the notifier pool, answer the command.
 pub(crate) fn run(shared: Arc<Shared>, socket: OwnedFd, stop: OwnedFd) {
     let Some((pid, listener)) = receive_hello(&socket) else {
         return;
     };
-    let doorbell = match start_doorbell() {
-        Ok(d) => d,
-        Err(e) => return refuse(&socket, Call::Fork, e),
-    };
     if let Err(e) = ptrace(libc::PTRACE_SEIZE, pid, 0, OPTIONS as usize) {
-        stop_doorbell(doorbell);
         return refuse(&socket, Call::PtraceSeize, e);
     }
-    shared.queue().doorbell = Some(doorbell);
+    // The command waits in `recv` for our answer: stop it and let it go.
+    release(pid);
     shared.set_command(pid);
-    Notifier::start(listener, stop, shared.clone());
+    Notifier::start(listener, stop, shared);
     reply(&socket, &[READY]);
-    drop(socket);
-    Tracer {
-        shared,
-        doorbell,
-        waiting: HashMap::new(),
-        tickets: 0,
-    }
-    .run();
-    stop_doorbell(doorbell);
 }
 
-struct Tracer {
-    shared: Arc<Shared>,
-    doorbell: libc::pid_t,
-    /// Processes stopped at an exec whose verdict a judge thread owes, and
-    /// the ticket it will bring (a pid can be reused; a ticket cannot).
-    waiting: HashMap<libc::pid_t, u64>,
-    tickets: u64,
-}
-
-impl Tracer {
-    fn run(mut self) {
-        if self.drain() {
-            self.close();
-            return;
+/// Interrupt a seized thread that is not stopped, and detach at its stop.
+fn release(pid: libc::pid_t) {
+    let _ = ptrace(libc::PTRACE_INTERRUPT as _, pid, 0, 0);
+    loop {
+        let mut status = 0;
+        // SAFETY: status is a valid int.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
+        if r == -1 && crate::syscall::errno() == libc::EINTR {
+            continue;
         }
-        loop {
-            let mut status = 0;
-            // SAFETY: status is a valid int.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::__WNOTHREAD) };
-            if pid == -1 {
-                if crate::syscall::errno() == libc::EINTR {
-                    continue;
-                }
-                // No child or tracee left (cannot happen while the doorbell
-                // lives): leaving lets EXITKILL end anything still traced.
-                break;
-            }
-            if pid == self.doorbell {
-                if libc::WIFSTOPPED(status) {
-                    let _ = ptrace(libc::PTRACE_CONT, pid, 0, 0);
-                }
-                if self.drain() {
-                    break;
-                }
-                continue;
-            }
-            if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
-                self.waiting.remove(&pid);
-                continue;
-            }
-            if !libc::WIFSTOPPED(status) {
-                continue;
-            }
-            let sig = libc::WSTOPSIG(status);
-            match status >> 16 {
-                0 => resume(pid, sig),
-                PTRACE_EVENT_STOP if is_stop_signal(sig) => {
-                    let _ = ptrace(libc::PTRACE_LISTEN as _, pid, 0, 0);
-                }
-                libc::PTRACE_EVENT_EXEC => self.on_exec(pid),
-                _ => resume(pid, 0),
-            }
+        if r == -1 || !libc::WIFSTOPPED(status) {
+            return; // gone
         }
-        self.close();
-    }
-
-    fn close(&mut self) {
-        let mut q = self.shared.queue();
-        q.closed = true;
-        q.doorbell = None;
-    }
-
-    /// Act on everything posted; `true` once asked to stop.
-    fn drain(&mut self) -> bool {
-        let items = std::mem::take(&mut self.shared.queue().items);
-        let mut stop = false;
-        for item in items {
-            match item {
-                Wake::Stop => stop = true,
-                Wake::Verdict { pid, ticket, allow } => {
-                    if self.waiting.get(&pid) != Some(&ticket) {
-                        continue; // died meanwhile
-                    }
-                    self.waiting.remove(&pid);
-                    if allow {
-                        resume(pid, 0);
-                    } else {
-                        // SAFETY: pid is our tracee, stopped, not yet reaped.
-                        unsafe { libc::kill(pid, libc::SIGKILL) };
-                    }
-                }
-            }
-        }
-        stop
-    }
-
-    /// `pid` stopped at `PTRACE_EVENT_EXEC`: the new program is loaded and
-    /// has not run. Let it run if it is what the first check allowed.
-    fn on_exec(&mut self, pid: libc::pid_t) {
-        let former_tid = event_message(pid).map_or(pid, |t| t as libc::pid_t);
-        let allowed = self.shared.take_allowed(former_tid);
-        let initial = self.shared.commit_is_initial(pid);
-        let loaded = procfs::judged_at_commit(pid);
-        if let (Some(allowed), Ok(loaded)) = (&allowed, &loaded)
-            && allowed == loaded
-        {
-            resume(pid, 0);
-            return;
-        }
-        let Ok(event) = loaded.and_then(|l| procfs::event_at_commit(pid, l, initial)) else {
-            // What runs cannot be read: it does not run.
-            // SAFETY: pid is our stopped tracee.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            return;
+        let sig = match status >> 16 {
+            0 => libc::WSTOPSIG(status),
+            _ => 0,
         };
-        // Not what was judged (or never judged): ask again, elsewhere.
-        self.tickets += 1;
-        let ticket = self.tickets;
-        self.waiting.insert(pid, ticket);
-        let stderr = procfs::open_stderr(pid, pid as u32);
-        let shared = self.shared.clone();
-        let judged = std::thread::Builder::new()
-            .name("aq-exec-commit".into())
-            .spawn(move || {
-                let allow = match shared.judge.judge(&event) {
-                    ExecVerdict::Allow => true,
-                    ExecVerdict::Deny { message } => {
-                        procfs::write_message(stderr, &message);
-                        if event.initial {
-                            shared.initial_denied(message);
-                        }
-                        false
-                    }
-                };
-                shared.post(Wake::Verdict { pid, ticket, allow });
-            });
-        if judged.is_err() {
-            self.waiting.remove(&pid);
-            // SAFETY: pid is our stopped tracee; no judge, no run.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+        let _ = ptrace(libc::PTRACE_DETACH, pid, 0, sig as usize);
+        return;
+    }
+}
+
+/// The exec of thread `tid` (notification `id`) may go on: trace it across
+/// the exec, and let the new program run only if it is what was `judged`
+/// (`None`: the first check could not read it, so judge it now).
+pub(crate) fn commit(n: &Notifier, id: u64, tid: i32, tgid: Option<u32>, judged: Option<Judged>) {
+    if let Err(e) = ptrace(libc::PTRACE_SEIZE, tid, 0, OPTIONS as usize) {
+        // Cannot follow it to its commit: it does not run.
+        let errno = e.raw_os_error().unwrap_or(libc::EPERM);
+        if errno != libc::ESRCH {
+            n.respond(id, libc::EACCES);
+        }
+        return;
+    }
+    if !n.still_pending(id) {
+        // Gone meanwhile: `tid` may be someone else now.
+        release(tid);
+        return;
+    }
+    if !n.respond(id, 0) {
+        release(tid);
+        return;
+    }
+    let _ = ptrace(libc::PTRACE_INTERRUPT as _, tid, 0, 0);
+    // A leader keeps its id; a non-leader thread takes its leader's at exec,
+    // so it is waited for among this thread's tracees.
+    let wait_for = if tgid == Some(tid as u32) { tid } else { -1 };
+    loop {
+        let mut status = 0;
+        // SAFETY: status is a valid int.
+        let pid = unsafe { libc::waitpid(wait_for, &mut status, libc::__WALL | libc::__WNOTHREAD) };
+        if pid == -1 {
+            if crate::syscall::errno() == libc::EINTR {
+                continue;
+            }
+            return; // gone (released by a sibling's exec)
+        }
+        if !libc::WIFSTOPPED(status) {
+            return; // exited or killed
+        }
+        match status >> 16 {
+            libc::PTRACE_EVENT_EXEC => {
+                if at_exec(n, pid, tid, judged.as_ref()) {
+                    return;
+                }
+                // Killed: reap it.
+            }
+            0 => {
+                // A signal on the way back from a failed exec.
+                let _ = ptrace(libc::PTRACE_DETACH, pid, 0, libc::WSTOPSIG(status) as usize);
+                return;
+            }
+            _ => {
+                // The interrupt (the exec failed or is restarted), a group
+                // stop (it stays stopped, untraced): done.
+                let _ = ptrace(libc::PTRACE_DETACH, pid, 0, 0);
+                return;
+            }
         }
     }
 }
 
-fn is_stop_signal(sig: i32) -> bool {
-    matches!(
-        sig,
-        libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
-    )
+/// `pid` stopped at `PTRACE_EVENT_EXEC`: the new program is loaded and has
+/// not run. Detach if it is what was judged, or if the judge allows it now;
+/// else kill it. `true` when detached, `false` when killed (to be reaped).
+fn at_exec(n: &Notifier, pid: libc::pid_t, tid: i32, judged: Option<&Judged>) -> bool {
+    let former_tid = event_message(pid).map_or(pid, |t| t as libc::pid_t);
+    let shared = n.shared();
+    let initial = shared.commit_is_initial(pid);
+    let loaded = procfs::judged_at_commit(pid);
+    if let (Some(judged), Ok(loaded)) = (judged, &loaded)
+        && former_tid == tid
+        && judged == loaded
+    {
+        let _ = ptrace(libc::PTRACE_DETACH, pid, 0, 0);
+        return true;
+    }
+    let Ok(event) = loaded.and_then(|l| procfs::event_at_commit(pid, l, initial)) else {
+        // What runs cannot be read: it does not run.
+        // SAFETY: pid is our stopped tracee.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        return false;
+    };
+    // Not what was judged (or never judged): ask again, on another thread,
+    // so that a judge waiting for a human does not keep a process that
+    // dies meanwhile from being reaped (and the sandbox from ending).
+    let stderr = procfs::open_stderr(pid, pid as u32);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let for_judge = shared.clone();
+    let judging = std::thread::Builder::new()
+        .name("aq-exec-commit".into())
+        .spawn(move || {
+            let allow = match for_judge.judge.judge(&event) {
+                ExecVerdict::Allow => true,
+                ExecVerdict::Deny { message } => {
+                    procfs::write_message(stderr, &message);
+                    if event.initial {
+                        for_judge.initial_denied(message);
+                    }
+                    false
+                }
+            };
+            let _ = tx.send(allow);
+        });
+    if judging.is_err() {
+        // SAFETY: pid is our stopped tracee; no judge, no run.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        return false;
+    }
+    loop {
+        match rx.recv_timeout(Duration::from_millis(5)) {
+            Ok(true) => {
+                let _ = ptrace(libc::PTRACE_DETACH, pid, 0, 0);
+                return true;
+            }
+            Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                // SAFETY: pid is our stopped tracee.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                return false;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                // Killed meanwhile (the sandbox ended)? Reap it and leave
+                // the judge's verdict to nobody.
+                let mut status = 0;
+                // SAFETY: status is a valid int.
+                let r = unsafe {
+                    libc::waitpid(
+                        pid,
+                        &mut status,
+                        libc::WNOHANG | libc::__WALL | libc::__WNOTHREAD,
+                    )
+                };
+                if r == -1 || (r == pid && !libc::WIFSTOPPED(status)) {
+                    return true;
+                }
+            }
+        }
+    }
 }
 
 fn ptrace(req: libc::c_uint, pid: libc::pid_t, addr: usize, data: usize) -> std::io::Result<()> {
@@ -240,11 +240,6 @@ fn ptrace(req: libc::c_uint, pid: libc::pid_t, addr: usize, data: usize) -> std:
     }
 }
 
-/// Resume `pid`, delivering `sig` (0: none). ESRCH (killed meanwhile) is fine.
-fn resume(pid: libc::pid_t, sig: i32) {
-    let _ = ptrace(libc::PTRACE_CONT, pid, 0, sig as usize);
-}
-
 fn event_message(pid: libc::pid_t) -> Option<u64> {
     let mut msg: libc::c_ulong = 0;
     // SAFETY: the kernel writes one c_ulong to msg.
@@ -257,57 +252,6 @@ fn event_message(pid: libc::pid_t) -> Option<u64> {
         )
     };
     (r != -1).then_some(msg as u64)
-}
-
-/// Fork the doorbell: it closes every descriptor, sleeps until killed, and
-/// dies with this thread.
-fn start_doorbell() -> std::io::Result<libc::pid_t> {
-    // SAFETY: getpid cannot fail.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the child only calls async-signal-safe functions, then sleeps.
-    let pid = unsafe { libc::fork() };
-    if pid == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
-    if pid == 0 {
-        // SAFETY: async-signal-safe calls on local data only.
-        unsafe {
-            // Hold no descriptor of the caller's: a pipe end kept open here
-            // would keep its reader waiting for EOF (the sandbox's failure
-            // report, or anything else of the caller's) as long as we live.
-            if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) == -1 {
-                for fd in 0..4096 {
-                    libc::close(fd);
-                }
-            }
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            if libc::getppid() != parent {
-                libc::_exit(0);
-            }
-            loop {
-                libc::pause();
-            }
-        }
-    }
-    if let Err(e) = ptrace(libc::PTRACE_SEIZE, pid, 0, libc::PTRACE_O_EXITKILL as usize) {
-        stop_doorbell(pid);
-        return Err(e);
-    }
-    Ok(pid)
-}
-
-fn stop_doorbell(pid: libc::pid_t) {
-    // SAFETY: our own child; reaped right after.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
-        let mut status = 0;
-        while libc::waitpid(pid, &mut status, libc::__WALL) == -1
-            && crate::syscall::errno() == libc::EINTR
-        {}
-    }
 }
 
 /// The command's message: its pid (as this process sees it) and the
