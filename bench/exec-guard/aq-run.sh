@@ -5,13 +5,17 @@
 # minus the same command with 0 iterations; median of `rounds`.
 #
 #   bench/exec-guard/aq-run.sh [rounds] [execs]      (default 9 600)
+#   AQ=path/to/aq bench/exec-guard/aq-run.sh          (use that binary, no build)
 set -eu
 cd "$(dirname "$0")/../.."
 rounds=${1:-9}
 execs=${2:-600}
 target=${CARGO_TARGET_DIR:-target}
-aq="$target/release/aq"
-cargo build -q --release --bin aq
+if [ -z "${AQ:-}" ]; then
+  cargo build -q --release --bin aq
+  AQ="$target/release/aq"
+fi
+aq=$(realpath "$AQ")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 printf 'i=0\nwhile [ $i -lt %s ]; do /bin/true; i=$((i+1)); done\n' "$execs" >"$dir/loop.sh"
