@@ -120,6 +120,16 @@ pub struct RunArgs {
     /// No banner and no recap on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The network: `off` (only the sandbox's own loopback), or
+    /// `allow:DOMAIN[,DOMAIN...]` (only these, through the broker; `*.` for
+    /// subdomains, `:PORT` to name a port). Default: the profile's, and the
+    /// policy's `[network] allow`.
+    #[arg(long, value_name = "MODE")]
+    pub net: Option<String>,
+    /// Pin a name to an address, like curl's --resolve: it is not looked up,
+    /// and a private or loopback address is allowed for it. Repeatable.
+    #[arg(long, value_name = "NAME:ADDR")]
+    pub resolve: Vec<String>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

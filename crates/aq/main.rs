@@ -11,6 +11,7 @@ mod exec_identity;
 mod exec_judge;
 mod exit;
 mod explain;
+mod network;
 mod policy_cmd;
 mod policy_files;
 mod probe;

@@ -20,6 +20,7 @@ use aq_audit::{AuditLog, EventBody};
 use aq_policy::{Decision, Engine, Profile, SummaryFormat};
 
 use crate::cli::RunArgs;
+use crate::network::NetPlan;
 use crate::session::{self, ENV_SESSION_DIR, ENV_SESSION_ID, SessionFile};
 use crate::shim_mode::{EXIT_BLOCKED, EXIT_NOT_FOUND, print_refusal};
 
@@ -43,6 +44,26 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     };
     let profile_name = profile.name.clone();
     let headless = profile.summary == SummaryFormat::Json;
+    let net = crate::network::decide(
+        args.net.as_deref(),
+        &args.resolve,
+        &profile,
+        &loaded.effective.network,
+    )?;
+    // The sandbox of a broker session has no network of its own either.
+    let mut profile = profile;
+    if matches!(net, NetPlan::Off | NetPlan::Broker { .. }) {
+        profile.network = aq_policy::NetworkSetting::Off;
+    }
+    let net_note = match &net {
+        NetPlan::Off => "off".to_string(),
+        NetPlan::Host => "host (unfiltered)".to_string(),
+        NetPlan::Broker { allow, .. } => format!(
+            "only {} through the broker (proxy 127.0.0.1:{} inside)",
+            allow.join(", "),
+            crate::network::PROXY_PORT
+        ),
+    };
 
     let id = session::new_id(now);
     let dir = session::create_dir(&id)
@@ -96,7 +117,15 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     // Plan the sandbox before anything runs: a boundary that cannot be set
     // up stops the session here (exit 125), never a silent downgrade.
     let sandbox = if profile.sandbox {
-        match plan_sandbox(&profile, &workspace, &dir, &file, &shim_dir, &args.command) {
+        match plan_sandbox(
+            &profile,
+            &workspace,
+            &dir,
+            &file,
+            &shim_dir,
+            &args.command,
+            matches!(net, NetPlan::Broker { .. }),
+        ) {
             Ok(s) => Some(s),
             Err(e) => {
                 eprintln!("aq: {e}");
@@ -112,7 +141,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let mut layers = vec![format!("shims ({})", shims.len())];
     if let Some(s) = &sandbox {
         layers.push(format!("kernel sandbox: {}", s.plan.enforced()));
-        layers.push(format!("network {}", profile.network.as_str()));
+        layers.push(format!("network {net_note}"));
         layers.push(format!("limits: {}", limits_note(&profile, &s.plan)));
     }
     session::log_event(
@@ -137,7 +166,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         if let Some(s) = &sandbox {
             eprintln!("aq: sandbox: {}", s.plan.enforced());
             eprintln!("aq: limits: {}", limits_note(&profile, &s.plan));
-            eprintln!("aq: network {}", profile.network.as_str());
+            eprintln!("aq: network {net_note}");
             for note in &s.notes {
                 eprintln!("aq: note: {note}");
             }
@@ -190,7 +219,23 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         let prompter = (!headless && !std::io::stdin().is_terminal())
             .then(|| crate::approve::spawn_tty_prompter(dir.to_path_buf()));
         let exit = match &sandbox {
-            Some(s) => run_sandboxed(s, &supervisor),
+            Some(s) => {
+                let (broker, sink) = match net {
+                    NetPlan::Broker { allowlist, .. } => {
+                        let (b, sink) =
+                            crate::network::SessionBroker::start(allowlist, supervisor.clone());
+                        (Some(b), Some(sink))
+                    }
+                    _ => (None, None),
+                };
+                let exit = run_sandboxed(s, &supervisor, sink);
+                // Close what is still open, so its connection is logged
+                // before the session ends.
+                if let Some(b) = broker {
+                    b.stop();
+                }
+                exit
+            }
             None => run_child(args, &dir, &file, &shim_dir),
         };
         drop(prompter);
@@ -314,6 +359,7 @@ fn plan_sandbox(
     file: &SessionFile,
     shim_dir: &Path,
     command: &[String],
+    broker: bool,
 ) -> Result<PlannedSandbox, String> {
     let tmpdir = dir.join("tmp");
     std::fs::create_dir_all(&tmpdir)
@@ -329,12 +375,24 @@ fn plan_sandbox(
             sensitive: &file.policy.sensitive_paths,
             env: std::env::vars_os().collect(),
             env_pass: &file.env_pass,
-            session_env: vec![
+            session_env: [
                 (ENV_SESSION_DIR.into(), dir.as_os_str().to_owned()),
                 (ENV_SESSION_ID.into(), OsString::from(&file.id)),
-            ],
+            ]
+            .into_iter()
+            .chain(if broker {
+                crate::network::proxy_env()
+            } else {
+                Vec::new()
+            })
+            .collect(),
             path_prefix: Some(shim_dir),
             tmpdir: Some(&tmpdir),
+            loopback_listeners: if broker {
+                vec![crate::network::PROXY_PORT]
+            } else {
+                Vec::new()
+            },
         },
     )?;
     // The command itself was judged already: run the real program, not its
@@ -362,14 +420,18 @@ fn plan_sandbox(
 fn run_sandboxed(
     s: &PlannedSandbox,
     supervisor: &std::sync::Arc<crate::supervisor::Supervisor>,
+    listeners: Option<aq_sandbox::ListenerSink>,
 ) -> Exit {
-    let result = if s.plan.steps.contains(&aq_sandbox::Step::AttachExecGuard) {
-        let host_path = std::env::var_os("PATH").unwrap_or_default();
-        let judge = crate::exec_judge::SessionExecJudge::new(supervisor.clone(), &host_path);
-        aq_sandbox::apply_guarded(&s.plan, &s.env, &s.argv, std::sync::Arc::new(judge))
-    } else {
-        aq_sandbox::apply(&s.plan, &s.env, &s.argv)
-    };
+    let judge: Option<std::sync::Arc<dyn aq_sandbox::ExecJudge>> =
+        if s.plan.steps.contains(&aq_sandbox::Step::AttachExecGuard) {
+            let host_path = std::env::var_os("PATH").unwrap_or_default();
+            Some(std::sync::Arc::new(
+                crate::exec_judge::SessionExecJudge::new(supervisor.clone(), &host_path),
+            ))
+        } else {
+            None
+        };
+    let result = aq_sandbox::apply_with(&s.plan, &s.env, &s.argv, judge, listeners);
     match result {
         Ok(status) => exit_of(status),
         Err(aq_sandbox::SandboxError::CommandNotFound(p)) => {

@@ -121,7 +121,14 @@ pub struct SpecInputs<'a> {
     pub path_prefix: Option<&'a Path>,
     /// A private writable directory used as `TMPDIR` (under the session directory).
     pub tmpdir: Option<&'a Path>,
+    /// Ports of the session's network relay inside the sandbox (see
+    /// `aq_sandbox::SandboxSpec::loopback_listeners`); empty without a broker.
+    pub loopback_listeners: Vec<u16>,
 }
+
+/// Host resolver sockets a sandbox without the network must not reach: a
+/// name looked up through them would leave the machine as a DNS query.
+const RESOLVER_DIRS: &[&str] = &["/run/nscd", "/var/run/nscd", "/run/systemd/resolve"];
 
 /// Build the spec for `profile`.
 pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
@@ -183,6 +190,14 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
             masked.insert(p);
         }
     }
+    if profile.network == NetworkSetting::Off {
+        masked.extend(
+            RESOLVER_DIRS
+                .iter()
+                .map(PathBuf::from)
+                .filter(|p| p.is_dir()),
+        );
+    }
     let (found, truncated) = find_in_workspace(inputs.workspace, &workspace_globs);
     masked.extend(found);
     if truncated {
@@ -221,6 +236,7 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
         NetworkSetting::Off => NetworkMode::Off,
         NetworkSetting::Host => NetworkMode::Host,
     };
+    spec.loopback_listeners = inputs.loopback_listeners.clone();
     spec.landlock = LandlockMode::Required;
     spec.exec_guard = if profile.exec_guard {
         aq_sandbox::ExecGuardMode::Required
@@ -427,6 +443,7 @@ mod tests {
                 session_env: vec![],
                 path_prefix: None,
                 tmpdir: None,
+                loopback_listeners: vec![],
             },
         );
         let mut got: Vec<String> = s
@@ -474,6 +491,7 @@ mod tests {
                 session_env: vec![("AQ_SESSION_ID".into(), "x".into())],
                 path_prefix: Some(Path::new("/shims")),
                 tmpdir: Some(Path::new("/state/tmp")),
+                loopback_listeners: vec![],
             },
         );
         let names: Vec<String> = s

@@ -137,6 +137,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             session_env: vec![(ENV_CONTEXT.into(), ctx_json.into())],
             path_prefix: None,
             tmpdir: Some(&fixture.tmp),
+            loopback_listeners: Vec::new(),
         },
     );
     let planned = match planned {

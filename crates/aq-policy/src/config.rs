@@ -214,6 +214,31 @@ pub struct PolicyLayer {
     pub session: SessionLayer,
     /// `[profile.NAME]` tables, by name.
     pub profiles: Vec<(String, ProfileLayer, Location)>,
+    /// `[network]`: where sandboxed commands may connect through the broker.
+    pub network: NetworkLayer,
+}
+
+/// `[network]` as one file sets it. Entries are checked by `aq` (the
+/// allowlist syntax belongs to the broker); here they are kept as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetworkLayer {
+    /// Allowed destinations: `example.com`, `*.example.com`, with an optional `:PORT`.
+    pub allow: Vec<(String, Location)>,
+    /// Names pinned to addresses (`NAME:ADDR` or `NAME=ADDR`), never resolved.
+    pub resolve: Vec<(String, Location)>,
+    /// Private destinations permitted after all (CIDRs), e.g. a VPN's registry.
+    pub permit: Vec<(String, Location)>,
+}
+
+/// The `[network]` settings in force.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct NetworkSettings {
+    /// Allowed destinations.
+    pub allow: Vec<String>,
+    /// Pinned names.
+    pub resolve: Vec<String>,
+    /// Permitted private destinations.
+    pub permit: Vec<String>,
 }
 
 /// `[session]` as one file sets it.
@@ -273,6 +298,19 @@ struct RawFile {
     session: RawSession,
     #[serde(default)]
     profile: BTreeMap<Spanned<String>, Spanned<RawProfile>>,
+    #[serde(default)]
+    network: RawNetwork,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNetwork {
+    #[serde(default)]
+    allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    resolve: Vec<Spanned<String>>,
+    #[serde(default)]
+    permit: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -537,6 +575,22 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         profiles.push((name.into_inner(), layer, at));
     }
 
+    let mut network = NetworkLayer::default();
+    for (list, entries) in [
+        (&mut network.allow, &raw.network.allow),
+        (&mut network.resolve, &raw.network.resolve),
+        (&mut network.permit, &raw.network.permit),
+    ] {
+        for e in entries {
+            let v = e.get_ref().trim();
+            if v.is_empty() || v.contains(char::is_whitespace) {
+                return Err(err(e.span(), format!("`{v}` is not a network entry"))
+                    .help("write a host (`registry.npmjs.org`, `*.example.com:443`), `NAME:ADDR` under resolve, or a CIDR under permit"));
+            }
+            list.push((v.to_string(), loc(e.span().start)));
+        }
+    }
+
     Ok(PolicyLayer {
         source: source.to_string(),
         actions,
@@ -544,6 +598,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         custom_rules,
         session,
         profiles,
+        network,
     })
 }
 
@@ -649,6 +704,8 @@ pub struct EffectivePolicy {
     pub session: SessionSettings,
     /// Sandbox profiles: the built-in ones as extended, then the user's own.
     pub profiles: ProfileSet,
+    /// `[network]` in force.
+    pub network: NetworkSettings,
 }
 
 /// The sandbox profiles in force (starts as [`Profile::builtins`]).
@@ -812,6 +869,24 @@ impl EffectivePolicy {
                     entry: format!("{entry} in [profile.{name}]"),
                     kept: format!("profile `{name}` is not loosened"),
                 });
+            }
+        }
+
+        for (list, entries, what) in [
+            (&mut self.network.allow, &layer.network.allow, "allow"),
+            (&mut self.network.resolve, &layer.network.resolve, "resolve"),
+            (&mut self.network.permit, &layer.network.permit, "permit"),
+        ] {
+            for (entry, at) in entries {
+                if trust == Trust::TightenOnly {
+                    self.ignored.push(IgnoredEntry {
+                        at: at.clone(),
+                        entry: format!("[network] {what} `{entry}`"),
+                        kept: "the network stays as the user's policy has it".to_string(),
+                    });
+                } else if !list.contains(entry) {
+                    list.push(entry.clone());
+                }
             }
         }
 

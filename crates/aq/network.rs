@@ -1,0 +1,248 @@
+//! The network of a session: off, the host's, or only allowlisted
+//! destinations through the broker (`aq_net`).
+//!
+//! With an allowlist the sandbox still has no network of its own: its
+//! namespace holds only `lo`, and on `127.0.0.1:3128` in there listens a
+//! socket that the sandbox's supervisor bound and handed out (see
+//! `aq_sandbox::SandboxSpec::loopback_listeners`). `aq run` serves it from
+//! outside with the broker, which judges each `host:port`, resolves the name
+//! once itself, refuses private answers, connects to the pinned address and
+//! copies bytes. The proxy variables of the common tools point there; there
+//! is no resolver inside, so a name can only leave as a proxy request.
+
+use std::ffi::OsString;
+use std::sync::{Arc, Mutex};
+
+use aq_audit::EventBody;
+use aq_policy::{NetworkSetting, NetworkSettings, Profile};
+
+use crate::supervisor::Supervisor;
+
+/// The relay's port inside the sandbox's own network namespace.
+pub const PROXY_PORT: u16 = 3128;
+
+/// What the session's network is.
+pub enum NetPlan {
+    /// Only the sandbox's own loopback.
+    Off,
+    /// The host's network, unfiltered.
+    Host,
+    /// Only allowlisted destinations, through the broker.
+    Broker {
+        /// The allowlist the broker applies.
+        allowlist: aq_net::Allowlist,
+        /// The allow entries, for the banner.
+        allow: Vec<String>,
+    },
+}
+
+/// The session's network from `--net`, `--resolve`, the profile and the
+/// policy's `[network]`. `--net off` and `--net allow:A,B` win; without the
+/// flag, a sandboxed profile whose network is off uses the broker when the
+/// policy allows destinations.
+pub fn decide(
+    flag: Option<&str>,
+    resolve: &[String],
+    profile: &Profile,
+    policy: &NetworkSettings,
+) -> Result<NetPlan, String> {
+    let mut allow: Vec<String> = Vec::new();
+    let broker = match flag {
+        Some("off") => false,
+        Some(f) if f.starts_with("allow:") => {
+            let list: Vec<String> = f["allow:".len()..]
+                .split(',')
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(String::from)
+                .collect();
+            if list.is_empty() {
+                return Err(
+                    "`--net allow:` needs at least one domain, e.g. --net allow:registry.npmjs.org"
+                        .to_string(),
+                );
+            }
+            allow.extend(list);
+            true
+        }
+        Some(other) => {
+            return Err(format!(
+                "unknown --net value `{other}`: write `--net off` or `--net allow:DOMAIN[,DOMAIN...]`"
+            ));
+        }
+        None => profile.network == NetworkSetting::Off && !policy.allow.is_empty(),
+    };
+    if flag.is_none() && profile.network == NetworkSetting::Host {
+        return Ok(NetPlan::Host);
+    }
+    if !broker {
+        return Ok(NetPlan::Off);
+    }
+    if !profile.sandbox {
+        return Err(format!(
+            "`--net allow:` needs the kernel sandbox, and profile `{}` has none",
+            profile.name
+        ));
+    }
+    allow.extend(policy.allow.iter().cloned());
+    let pins: Vec<String> = resolve.iter().chain(&policy.resolve).cloned().collect();
+    let allowlist = aq_net::Allowlist::from_entries(&allow, &pins, &policy.permit)
+        .map_err(|e| format!("network allowlist: {e}"))?;
+    Ok(NetPlan::Broker { allowlist, allow })
+}
+
+/// The variables that send the common tools through the relay.
+pub fn proxy_env() -> Vec<(OsString, OsString)> {
+    let http = format!("http://127.0.0.1:{PROXY_PORT}");
+    let socks = format!("socks5h://127.0.0.1:{PROXY_PORT}");
+    [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("http_proxy", &http),
+        ("https_proxy", &http),
+        ("ALL_PROXY", &socks),
+        ("all_proxy", &socks),
+        ("npm_config_proxy", &http),
+        ("npm_config_https_proxy", &http),
+        ("YARN_HTTP_PROXY", &http),
+        ("YARN_HTTPS_PROXY", &http),
+        ("PIP_PROXY", &http),
+        ("CARGO_HTTP_PROXY", &http),
+        ("GIT_HTTP_PROXY", &http),
+    ]
+    .into_iter()
+    .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+    .chain(std::iter::once((
+        OsString::from("NO_PROXY"),
+        OsString::from("localhost,127.0.0.1,::1"),
+    )))
+    .collect()
+}
+
+/// The broker of one session: started when the sandbox hands out its
+/// listener, stopped (flushing the records of open connections) at the end.
+pub struct SessionBroker {
+    server: Arc<Mutex<Option<aq_net::ProxyServer>>>,
+}
+
+impl SessionBroker {
+    /// A sink for `aq_sandbox::apply_with` that serves the relay with a
+    /// broker applying `allowlist`, logging each connection.
+    pub fn start(
+        allowlist: aq_net::Allowlist,
+        supervisor: Arc<Supervisor>,
+    ) -> (SessionBroker, aq_sandbox::ListenerSink) {
+        let server = Arc::new(Mutex::new(None));
+        let slot = server.clone();
+        let sink: aq_sandbox::ListenerSink = Box::new(move |fds| {
+            let Some(fd) = fds.into_iter().next() else {
+                return;
+            };
+            let log = supervisor.clone();
+            let broker = aq_net::Broker::new(allowlist).with_records(Arc::new(
+                move |r: &aq_net::ConnectionRecord| log_record(&log, r),
+            ));
+            match aq_net::ProxyServer::serve(std::net::TcpListener::from(fd), Arc::new(broker)) {
+                Ok(s) => {
+                    if let Ok(mut slot) = slot.lock() {
+                        *slot = Some(s);
+                    }
+                }
+                Err(e) => eprintln!("aq: the network relay could not start: {e}"),
+            }
+        });
+        (SessionBroker { server }, sink)
+    }
+
+    /// Stop serving; open connections are closed and recorded.
+    pub fn stop(self) {
+        let server = self.server.lock().ok().and_then(|mut s| s.take());
+        drop(server);
+    }
+}
+
+fn log_record(supervisor: &Supervisor, r: &aq_net::ConnectionRecord) {
+    crate::session::log_event(
+        &supervisor.log,
+        &supervisor.file.id,
+        EventBody::NetworkConnection {
+            host: r.host.clone(),
+            port: r.port,
+            addr: r.pinned_addr.map(|a| a.to_string()),
+            decision: r.decision.as_str().to_string(),
+            rule: r.rule.clone(),
+            reason: r.reason.clone(),
+            front_end: r.front_end.as_str().to_string(),
+            bytes_up: r.bytes_up,
+            bytes_down: r.bytes_down,
+            duration_ms: r.duration_ms,
+        },
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(name: &str) -> Profile {
+        Profile::builtins()
+            .into_iter()
+            .find(|p| p.name == name)
+            .unwrap()
+    }
+
+    #[test]
+    fn the_flag_and_the_policy_decide_the_network() {
+        let none = NetworkSettings::default();
+        let strict = profile("strict");
+        assert!(matches!(
+            decide(None, &[], &strict, &none),
+            Ok(NetPlan::Off)
+        ));
+        assert!(matches!(
+            decide(None, &[], &profile("dev"), &none),
+            Ok(NetPlan::Host)
+        ));
+        assert!(matches!(
+            decide(
+                Some("allow:registry.npmjs.org,*.example.invalid"),
+                &[],
+                &strict,
+                &none
+            ),
+            Ok(NetPlan::Broker { .. })
+        ));
+        let policy = NetworkSettings {
+            allow: vec!["registry.npmjs.org".into()],
+            ..NetworkSettings::default()
+        };
+        assert!(matches!(
+            decide(None, &[], &strict, &policy),
+            Ok(NetPlan::Broker { .. })
+        ));
+        assert!(matches!(
+            decide(Some("off"), &[], &strict, &policy),
+            Ok(NetPlan::Off)
+        ));
+        assert!(decide(Some("allow:"), &[], &strict, &none).is_err());
+        assert!(decide(Some("on"), &[], &strict, &none).is_err());
+        assert!(
+            decide(
+                Some("allow:x.example.invalid"),
+                &[],
+                &profile("shims-only"),
+                &none
+            )
+            .is_err()
+        );
+        assert!(
+            decide(
+                Some("allow:x.example.invalid"),
+                &["x.example.invalid:not-an-ip".into()],
+                &strict,
+                &none
+            )
+            .is_err()
+        );
+    }
+}
