@@ -63,14 +63,14 @@ impl ExecJudge for SessionExecJudge {
             return ExecVerdict::Allow;
         }
         let cwd = event.cwd.display().to_string();
-        let grant = grant_of(event.pid);
         let answer = self.supervisor.decide(
             &identified.argv,
             Asker {
                 pid: event.pid,
                 ppid: event.ppid,
                 cwd: &cwd,
-                grant: grant.as_deref(),
+                grant: None,
+                grant_from_environ: true,
                 source: "exec-guard",
                 exe: Some(event.executable.display().to_string()),
             },
@@ -83,14 +83,4 @@ impl ExecJudge for SessionExecJudge {
             }
         }
     }
-}
-
-/// The approval a process runs under (`AQ_GRANT` in its environment), so
-/// the commands an approved shell string runs are not asked again.
-fn grant_of(pid: u32) -> Option<String> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    environ
-        .split(|b| *b == 0)
-        .find_map(|kv| kv.strip_prefix(b"AQ_GRANT="))
-        .map(|v| String::from_utf8_lossy(v).into_owned())
 }

@@ -110,6 +110,8 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         queue: aq_shim::approvals::Queue::new(&dir),
         headless,
         shim_allowed: Default::default(),
+        writer: crate::supervisor::LogWriter::start(&log_path, id.clone())
+            .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
         home: std::env::var("HOME").ok(),
     });
     crate::supervisor::spawn(listener, supervisor.clone());
@@ -242,6 +244,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         exit
     };
 
+    supervisor.flush_log();
     let duration_ms = started.elapsed().as_millis() as u64;
     let (exit_code, signal) = match exit {
         Exit::Code(c) => (Some(c), None),

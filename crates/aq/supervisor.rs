@@ -31,12 +31,56 @@ pub struct Supervisor {
     /// Asks are not waited for (the `ci` profile): the `unanswered` setting
     /// applies at once.
     pub headless: bool,
+    /// Writes allowed exec decisions in the background.
+    pub writer: LogWriter,
     /// The user's home directory: at exec time `~` is already expanded, and
     /// the rules recognise `/home/NAME` and `/root` but not every home.
     pub home: Option<String>,
     /// What each shim process was allowed to run (host pid → argv): when
     /// it then execs the real program, the exec guard does not ask again.
     pub shim_allowed: Mutex<HashMap<u32, Vec<String>>>,
+}
+
+/// A thread that appends events to the session log in order, so the exec
+/// that caused them does not wait for the disk. Stopped (and drained) by
+/// [`Supervisor::flush_log`] before the session ends; events still queued
+/// when `aq` itself is killed are lost (the log stays valid JSONL).
+pub struct LogWriter {
+    tx: Mutex<Option<std::sync::mpsc::Sender<EventBody>>>,
+    done: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl LogWriter {
+    /// Start a writer appending to `path` for session `id`.
+    pub fn start(path: &std::path::Path, id: String) -> std::io::Result<LogWriter> {
+        let log = AuditLog::open(path)?;
+        let (tx, rx) = std::sync::mpsc::channel::<EventBody>();
+        let done = std::thread::spawn(move || {
+            for body in rx {
+                session::log_event(&log, &id, body);
+            }
+        });
+        Ok(LogWriter {
+            tx: Mutex::new(Some(tx)),
+            done: Mutex::new(Some(done)),
+        })
+    }
+
+    fn send(&self, body: EventBody) -> Result<(), EventBody> {
+        match self.tx.lock().ok().as_ref().and_then(|t| t.as_ref()) {
+            Some(tx) => tx.send(body).map_err(|e| e.0),
+            None => Err(body),
+        }
+    }
+
+    fn stop(&self) {
+        if let Ok(mut tx) = self.tx.lock() {
+            tx.take();
+        }
+        if let Some(done) = self.done.lock().ok().and_then(|mut d| d.take()) {
+            let _ = done.join();
+        }
+    }
 }
 
 /// Who is asking and from where: a shim (over the socket) or the exec guard.
@@ -46,6 +90,9 @@ pub struct Asker<'a> {
     pub cwd: &'a str,
     /// The approval the process runs under (`AQ_GRANT`), if any.
     pub grant: Option<&'a str>,
+    /// Read the grant from `/proc/<pid>/environ` when an ask needs it (the
+    /// exec guard: most execs never ask, and the read costs).
+    pub grant_from_environ: bool,
     /// `shim` or `exec-guard`.
     pub source: &'static str,
     /// The file that runs (exec guard only).
@@ -81,6 +128,7 @@ impl Supervisor {
             ppid: parent_of(pid),
             cwd: &request.cwd,
             grant: request.grant.as_deref(),
+            grant_from_environ: false,
             source: "shim",
             exe: None,
         };
@@ -129,14 +177,19 @@ impl Supervisor {
         if decision == Decision::Ask {
             if self.queue.session_allows(argv) {
                 decision = Decision::Allow;
-            } else if let Some(grant) = asker.grant.filter(|g| self.queue.granted(g, argv)) {
+            } else if let Some(grant) = asker
+                .grant
+                .map(str::to_string)
+                .or_else(|| asker.grant_from_environ.then(|| grant_of(pid)).flatten())
+                .filter(|g| self.queue.granted(g, argv))
+            {
                 decision = Decision::Allow;
-                covered_by = Some(grant.to_string());
+                covered_by = Some(grant);
             }
         }
         let top = verdict.deciding_rule();
         let argv = argv.to_vec();
-        self.log(EventBody::CommandDecision {
+        let event = EventBody::CommandDecision {
             argv: argv.clone(),
             cwd: asker.cwd.to_string(),
             pid,
@@ -147,7 +200,15 @@ impl Supervisor {
             safer: top.and_then(|r| r.safer.clone()),
             source: asker.source.to_string(),
             exe: asker.exe.clone(),
-        });
+        };
+        // An allowed exec is logged off its critical path (the log append
+        // locks, reads the tail and hashes); a block or an ask is logged
+        // before it is answered.
+        if decision == Decision::Allow && asker.source == "exec-guard" {
+            self.log_later(event);
+        } else {
+            self.log(event);
+        }
         if let Some(grant) = covered_by {
             self.log(EventBody::Approval {
                 request: grant.clone(),
@@ -179,6 +240,22 @@ impl Supervisor {
 
     fn log(&self, body: EventBody) {
         session::log_event(&self.log, &self.file.id, body);
+    }
+
+    /// Hand `body` to the background writer (see [`LogWriter`]); written
+    /// at once when there is none.
+    fn log_later(&self, body: EventBody) {
+        let body = match self.writer.send(body) {
+            Ok(()) => return,
+            Err(body) => body,
+        };
+        self.log(body);
+    }
+
+    /// Write what the background writer still holds; call before the
+    /// session's last events.
+    pub fn flush_log(&self) {
+        self.writer.stop();
     }
 
     /// Files the request, waits for an answer, logs it. `Ok(request id)`
@@ -308,6 +385,16 @@ fn peer(stream: &UnixStream) -> (u32, u32) {
     } else {
         (0, u32::MAX)
     }
+}
+
+/// The approval a process runs under (`AQ_GRANT` in its environment), so
+/// the commands an approved shell string runs are not asked again.
+fn grant_of(pid: u32) -> Option<String> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    environ
+        .split(|b| *b == 0)
+        .find_map(|kv| kv.strip_prefix(b"AQ_GRANT="))
+        .map(|v| String::from_utf8_lossy(v).into_owned())
 }
 
 /// `argv` with the home directory written as `~` where an argument (or an
