@@ -66,10 +66,11 @@ impl LogWriter {
         })
     }
 
-    fn send(&self, body: EventBody) -> Result<(), EventBody> {
+    /// Queue `body`; give it back when the writer has stopped.
+    fn send(&self, body: EventBody) -> Option<EventBody> {
         match self.tx.lock().ok().as_ref().and_then(|t| t.as_ref()) {
-            Some(tx) => tx.send(body).map_err(|e| e.0),
-            None => Err(body),
+            Some(tx) => tx.send(body).err().map(|e| e.0),
+            None => Some(body),
         }
     }
 
@@ -245,11 +246,9 @@ impl Supervisor {
     /// Hand `body` to the background writer (see [`LogWriter`]); written
     /// at once when there is none.
     fn log_later(&self, body: EventBody) {
-        let body = match self.writer.send(body) {
-            Ok(()) => return,
-            Err(body) => body,
-        };
-        self.log(body);
+        if let Some(body) = self.writer.send(body) {
+            self.log(body);
+        }
     }
 
     /// Write what the background writer still holds; call before the
