@@ -163,3 +163,49 @@ fn bad_network_flags_are_usage_errors() {
     .code(2)
     .stderr_has("needs the kernel sandbox");
 }
+
+/// An echo server on the host's loopback, standing in for an SSH server.
+fn echo_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut reader = conn.try_clone().unwrap();
+                let _ = std::io::copy(&mut reader, &mut conn);
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn the_ssh_proxy_command_reaches_an_allowlisted_host_and_port_only() {
+    let port = echo_server();
+    let env = Env::with_policy("", "");
+    let aq = crate::util::aq_exe();
+    env.write(
+        &env.work().join("n.sh"),
+        &format!(
+            "echo \"git:$GIT_SSH_COMMAND\"\n\
+             echo ping | {aq} __connect git.example.invalid {port}; echo \"tunnel exit $?\"\n\
+             echo ping | {aq} __connect other.example.invalid {port}; echo \"refused exit $?\"\n"
+        ),
+    );
+    let out = env.aq(&[
+        "run",
+        "--net",
+        &format!("allow:git.example.invalid:{port}"),
+        "--resolve",
+        "git.example.invalid:127.0.0.1",
+        "--",
+        "sh",
+        "n.sh",
+    ]);
+    out.code(0)
+        .stdout_has("__connect %h %p")
+        .stdout_has("ping\ntunnel exit 0")
+        .stdout_has("refused exit 1")
+        .stderr_has("other.example.invalid");
+}

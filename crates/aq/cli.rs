@@ -74,6 +74,18 @@ pub enum Command {
     /// One probe of `aq verify`, run inside its sandbox (internal).
     #[command(name = "__probe", hide = true)]
     Probe(ProbeArgs),
+    /// A ProxyCommand for ssh through the session's network broker:
+    /// `ssh -o ProxyCommand='aq __connect %h %p'` (internal).
+    #[command(name = "__connect", hide = true)]
+    Connect(ConnectArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    /// The host to reach (on the allowlist, with its port).
+    pub host: String,
+    /// The port.
+    pub port: u16,
 }
 
 #[derive(Debug, Args)]

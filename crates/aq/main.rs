@@ -6,6 +6,7 @@
 mod approve;
 mod audit_cmd;
 mod cli;
+mod connect;
 mod doctor;
 mod exec_identity;
 mod exec_judge;
@@ -64,6 +65,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Doctor(args) => doctor::run(&args),
         cli::Command::Verify(args) => verify::run(&args, policy),
         cli::Command::Probe(args) => return probe::main(&args.args),
+        cli::Command::Connect(args) => return connect::run(&args.host, args.port),
     };
     match result {
         Ok(code) => code.into(),

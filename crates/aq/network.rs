@@ -116,7 +116,22 @@ pub fn proxy_env() -> Vec<(OsString, OsString)> {
         OsString::from("NO_PROXY"),
         OsString::from("localhost,127.0.0.1,::1"),
     )))
+    .chain(ssh_through_broker())
     .collect()
+}
+
+/// `GIT_SSH_COMMAND` with `aq __connect` as ssh's ProxyCommand, so git over
+/// SSH reaches allowlisted hosts (with port 22 on the list) through the broker.
+fn ssh_through_broker() -> Option<(OsString, OsString)> {
+    let aq = std::env::current_exe().ok()?;
+    let aq = aq.to_str()?;
+    if aq.contains(['\'', '"', ' ']) {
+        return None;
+    }
+    Some((
+        OsString::from("GIT_SSH_COMMAND"),
+        OsString::from(format!("ssh -o ProxyCommand=\"{aq} __connect %h %p\"")),
+    ))
 }
 
 /// The broker of one session: started when the sandbox hands out its
