@@ -71,6 +71,16 @@ pub enum Command {
     ///
     /// Example: aq verify --profile dev
     Verify(VerifyArgs),
+    /// Scan a repository for what would hurt an agent or its user.
+    ///
+    /// Lifecycle scripts, hooks, tasks and agent configs that run code,
+    /// instructions aimed at agents, hidden text, secrets, links out of the
+    /// tree. Reads every file (git-ignored ones too), runs nothing. Exits 2
+    /// when a finding at --fail-on or above exists, 0 otherwise, 64 on a
+    /// usage error.
+    ///
+    /// Example: aq preflight --format sarif > preflight.sarif
+    Preflight(PreflightArgs),
     /// One probe of `aq verify`, run inside its sandbox (internal).
     #[command(name = "__probe", hide = true)]
     Probe(ProbeArgs),
@@ -86,6 +96,42 @@ pub struct ConnectArgs {
     pub host: String,
     /// The port.
     pub port: u16,
+}
+
+#[derive(Debug, Args)]
+pub struct PreflightArgs {
+    /// The repository to scan (default: the current directory).
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
+    /// Output format (default: text).
+    #[arg(long, value_enum, default_value_t = PreflightFormat::Text)]
+    pub format: PreflightFormat,
+    /// Exit 2 when a finding at this severity or above exists
+    /// (default: always exit 0 after a scan).
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PreflightFormat {
+    /// Grouped by severity, with a one-line summary, for a person.
+    Text,
+    /// One JSON object, for tools.
+    Json,
+    /// SARIF 2.1.0, for code-scanning UIs.
+    Sarif,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Any finding.
+    Low,
+    /// Medium, high or critical.
+    Medium,
+    /// High or critical.
+    High,
+    /// Critical only.
+    Critical,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,11 @@ pub enum ExitCode {
     Blocked,
     /// The program to run does not exist.
     NotFound,
+    /// `aq preflight` found something at or above `--fail-on`.
+    PreflightFindings,
+    /// A usage error of `aq preflight` (sysexits EX_USAGE, as issue 7 asks:
+    /// 2 already means "findings" there).
+    PreflightUsage,
 }
 
 impl ExitCode {
@@ -29,6 +34,8 @@ impl ExitCode {
             ExitCode::SandboxFailed => 125,
             ExitCode::Blocked => 126,
             ExitCode::NotFound => 127,
+            ExitCode::PreflightFindings => 2,
+            ExitCode::PreflightUsage => 64,
         }
     }
 }

@@ -15,6 +15,7 @@ mod explain;
 mod network;
 mod policy_cmd;
 mod policy_files;
+mod preflight_cmd;
 mod probe;
 mod run;
 mod sandbox_spec;
@@ -24,6 +25,7 @@ mod supervisor;
 mod verify;
 
 use clap::Parser;
+use clap::error::ErrorKind;
 
 fn main() -> std::process::ExitCode {
     // Shim mode is decided on argv[0] before anything else: it runs on every
@@ -42,7 +44,10 @@ fn main() -> std::process::ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err),
+    };
     let policy = cli.policy.as_deref();
     let result = match cli.command {
         cli::Command::Explain(args) => explain::run(&args, policy),
@@ -65,6 +70,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Doctor(args) => doctor::run(&args),
         cli::Command::Verify(args) => verify::run(&args, policy),
         cli::Command::Probe(args) => return probe::main(&args.args),
+        cli::Command::Preflight(args) => return preflight_cmd::run(&args).into(),
         cli::Command::Connect(args) => return connect::run(&args.host, args.port),
     };
     match result {
@@ -74,4 +80,34 @@ fn main() -> std::process::ExitCode {
             exit::ExitCode::Usage.into()
         }
     }
+}
+
+/// A flag-parsing error: clap's message and exit code (2), except for
+/// `aq preflight`, whose usage errors exit 64 because 2 means "findings".
+fn usage_error(err: clap::Error) -> std::process::ExitCode {
+    let informational = matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if informational || subcommand_name().as_deref() != Some("preflight") {
+        err.exit();
+    }
+    let _ = err.print();
+    exit::ExitCode::PreflightUsage.into()
+}
+
+/// The subcommand named on the command line: the first word that is not a
+/// global option (`--policy FILE`).
+fn subcommand_name() -> Option<String> {
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--policy" {
+            args.next();
+        } else if !a.starts_with('-') {
+            return Some(a);
+        }
+    }
+    None
 }

@@ -197,10 +197,7 @@ mod tests {
 
     /// Fake keys, assembled so this source holds no key-shaped string.
     fn fake(prefix: &str, body: &str, n: usize) -> String {
-        format!(
-            "{prefix}{}",
-            &body.repeat(n / body.len() + 1)[..n]
-        )
+        format!("{prefix}{}", &body.repeat(n / body.len() + 1)[..n])
     }
 
     #[test]

@@ -1,0 +1,175 @@
+//! `aq preflight [PATH]`: scan a repository before an agent touches it, and
+//! print the findings as text, JSON or SARIF 2.1.0.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use aq_preflight::{DETECTORS, Finding, Options, Report, Severity};
+use serde_json::{Value, json};
+
+use crate::cli::{FailOn, PreflightArgs, PreflightFormat};
+use crate::exit::ExitCode;
+
+/// Scans, prints, and maps the worst finding to an exit code.
+pub fn run(args: &PreflightArgs) -> ExitCode {
+    let root = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let options = Options {
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        engine: aq_policy::Engine::default(),
+    };
+    let report = match aq_preflight::scan(&root, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("aq preflight: {e}");
+            eprintln!("Usage: aq preflight [PATH] [--format text|json|sarif] [--fail-on SEVERITY]");
+            return ExitCode::PreflightUsage;
+        }
+    };
+    let out = match args.format {
+        PreflightFormat::Text => render_text(&report),
+        PreflightFormat::Json => pretty(&json!({
+            "version": 1,
+            "root": report.root,
+            "files": report.files,
+            "elapsed_ms": report.elapsed.as_millis() as u64,
+            "counts": counts_json(&report),
+            "skipped_dirs": report.skipped_dirs,
+            "truncated": report.truncated,
+            "errors": report.errors,
+            "findings": report.findings,
+        })),
+        PreflightFormat::Sarif => pretty(&render_sarif(&report, &root)),
+    };
+    print!("{out}");
+    let threshold = args.fail_on.map(|f| match f {
+        FailOn::Low => Severity::Low,
+        FailOn::Medium => Severity::Medium,
+        FailOn::High => Severity::High,
+        FailOn::Critical => Severity::Critical,
+    });
+    match (threshold, report.worst()) {
+        (Some(t), Some(w)) if w >= t => ExitCode::PreflightFindings,
+        _ => ExitCode::Ok,
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn counts_json(report: &Report) -> Value {
+    let c = report.counts();
+    json!({"critical": c[3], "high": c[2], "medium": c[1], "low": c[0]})
+}
+
+/// Findings grouped by severity, most severe first, then a one-line summary.
+pub fn render_text(report: &Report) -> String {
+    let mut s = String::new();
+    for sev in Severity::ALL.iter().rev() {
+        let group: Vec<&Finding> = report
+            .findings
+            .iter()
+            .filter(|f| f.severity == *sev)
+            .collect();
+        if group.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "{} ({})", sev.as_str().to_uppercase(), group.len());
+        for f in group {
+            let at = if f.line > 0 {
+                format!("{}:{}", f.path, f.line)
+            } else {
+                f.path.clone()
+            };
+            let _ = writeln!(s, "  {at}  {}  [{}]", f.title, f.id);
+            if !f.evidence.is_empty() {
+                let _ = writeln!(s, "      found: {}", f.evidence);
+            }
+            let _ = writeln!(s, "      why:   {}", f.why);
+            let _ = writeln!(s, "      fix:   {}", f.fix);
+        }
+        s.push('\n');
+    }
+    let c = report.counts();
+    let _ = writeln!(
+        s,
+        "aq preflight: {} finding{} ({} critical, {} high, {} medium, {} low) in {} files, {:.2} s{}",
+        report.findings.len(),
+        if report.findings.len() == 1 { "" } else { "s" },
+        c[3],
+        c[2],
+        c[1],
+        c[0],
+        report.files,
+        report.elapsed.as_secs_f64(),
+        if report.skipped_dirs.is_empty() {
+            String::new()
+        } else {
+            format!("; contents skipped: {}", report.skipped_dirs.len())
+        },
+    );
+    s
+}
+
+/// SARIF 2.1.0: one run, every detector as a rule, one result per finding.
+pub fn render_sarif(report: &Report, root: &Path) -> Value {
+    let rules: Vec<Value> = DETECTORS
+        .iter()
+        .map(|d| {
+            json!({
+                "id": d.id,
+                "name": d.id,
+                "shortDescription": {"text": d.title},
+                "fullDescription": {"text": d.why},
+                "help": {"text": format!("{} {}", d.why, d.fix)},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let level = match f.severity {
+                Severity::Critical | Severity::High => "error",
+                Severity::Medium => "warning",
+                Severity::Low => "note",
+            };
+            let mut location = json!({
+                "physicalLocation": {
+                    "artifactLocation": {"uri": f.path, "uriBaseId": "SRCROOT"},
+                }
+            });
+            if f.line > 0 {
+                location["physicalLocation"]["region"] = json!({"startLine": f.line});
+            }
+            json!({
+                "ruleId": f.id,
+                "ruleIndex": DETECTORS.iter().position(|d| d.id == f.id),
+                "level": level,
+                "message": {"text": format!("{}: {}. Fix: {}", f.title, f.evidence, f.fix)},
+                "locations": [location],
+                "properties": {"severity": f.severity.as_str()},
+            })
+        })
+        .collect();
+    let base = root
+        .canonicalize()
+        .map(|p| format!("file://{}/", p.display()))
+        .unwrap_or_default();
+    json!({
+        "version": "2.1.0",
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "agent-quarantine",
+                "informationUri": "https://example.invalid/agent-quarantine",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "originalUriBaseIds": {"SRCROOT": {"uri": base}},
+            "results": results,
+        }],
+    })
+}
