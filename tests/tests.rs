@@ -9,6 +9,7 @@ mod doctor;
 mod exec_guard;
 mod network;
 mod policy;
+mod preflight;
 mod run;
 mod sandbox;
 mod verify;
