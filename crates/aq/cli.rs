@@ -184,6 +184,10 @@ pub struct RunArgs {
     /// policy's `[network] allow`.
     #[arg(long, value_name = "MODE")]
     pub net: Option<String>,
+    /// Scan the workspace with `aq preflight` first and record what it
+    /// finds in the session log (also `[session] preflight = true`).
+    #[arg(long)]
+    pub preflight: bool,
     /// Pin a name to an address, like curl's --resolve: it is not looked up,
     /// and a private or loopback address is allowed for it. Repeatable.
     #[arg(long, value_name = "NAME:ADDR")]

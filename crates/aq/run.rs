@@ -179,6 +179,10 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         );
     }
 
+    if args.preflight || settings.preflight {
+        preflight(&workspace, &log, &id, args.quiet);
+    }
+
     // The command itself: the user typed it, so only a block stops it.
     let engine = Engine::new(file.policy.clone());
     let verdict = engine.evaluate_argv(&args.command);
@@ -450,6 +454,49 @@ fn run_sandboxed(
             }
             Exit::Code(e.exit_code())
         }
+    }
+}
+
+/// `aq preflight` on the workspace before the agent touches it: each finding
+/// goes into the session log, and a summary line to stderr. It informs; it
+/// does not stop the session.
+fn preflight(workspace: &Path, log: &AuditLog, id: &str, quiet: bool) {
+    let options = aq_preflight::Options {
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        engine: Engine::default(),
+    };
+    let report = match aq_preflight::scan(workspace, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("aq: preflight could not scan the workspace: {e}");
+            return;
+        }
+    };
+    for f in &report.findings {
+        session::log_event(
+            log,
+            id,
+            EventBody::PreflightFinding {
+                id: f.id.to_string(),
+                severity: f.severity.as_str().to_string(),
+                path: f.path.clone(),
+                line: f.line,
+                title: f.title.clone(),
+            },
+        );
+    }
+    let [low, medium, high, critical] = report.counts();
+    if !quiet || high + critical > 0 {
+        eprintln!(
+            "aq: preflight: {} findings in {} files ({critical} critical, {high} high, {medium} medium, {low} low){}",
+            report.findings.len(),
+            report.files,
+            if report.findings.is_empty() {
+                String::new()
+            } else {
+                format!("; `aq preflight {}` shows them", workspace.display())
+            }
+        );
     }
 }
 

@@ -127,6 +127,19 @@ pub enum EventBody {
         /// From the request to the end of the connection.
         duration_ms: u64,
     },
+    /// `aq preflight` found something in the workspace before the session ran.
+    PreflightFinding {
+        /// The detector's stable id.
+        id: String,
+        /// `low`, `medium`, `high` or `critical`.
+        severity: String,
+        /// The file, relative to the workspace.
+        path: String,
+        /// Its line (0: the whole file).
+        line: usize,
+        /// What was found (a secret is already masked).
+        title: String,
+    },
     /// The agent exited and `aq run` closed the session.
     SessionEnd {
         /// The agent's exit code, if it exited.
@@ -138,12 +151,13 @@ pub enum EventBody {
 
 impl EventBody {
     /// The `event` tags this version knows, in declaration order.
-    pub const KINDS: [&'static str; 6] = [
+    pub const KINDS: [&'static str; 7] = [
         "session_start",
         "command_decision",
         "approval",
         "command_exit",
         "network_connection",
+        "preflight_finding",
         "session_end",
     ];
 
@@ -155,6 +169,7 @@ impl EventBody {
             EventBody::Approval { .. } => "approval",
             EventBody::CommandExit { .. } => "command_exit",
             EventBody::NetworkConnection { .. } => "network_connection",
+            EventBody::PreflightFinding { .. } => "preflight_finding",
             EventBody::SessionEnd { .. } => "session_end",
         }
     }
@@ -166,7 +181,9 @@ impl EventBody {
             EventBody::CommandDecision { argv, .. }
             | EventBody::Approval { argv, .. }
             | EventBody::CommandExit { argv, .. } => Some(argv),
-            EventBody::NetworkConnection { .. } | EventBody::SessionEnd { .. } => None,
+            EventBody::NetworkConnection { .. }
+            | EventBody::PreflightFinding { .. }
+            | EventBody::SessionEnd { .. } => None,
         }
     }
 }
@@ -288,6 +305,13 @@ mod tests {
                 bytes_up: 512,
                 bytes_down: 4096,
                 duration_ms: 120,
+            },
+            EventBody::PreflightFinding {
+                id: "npm-lifecycle-script".into(),
+                severity: "critical".into(),
+                path: "package.json".into(),
+                line: 5,
+                title: "postinstall pipes a download into a shell".into(),
             },
             EventBody::SessionEnd {
                 exit_code: Some(0),

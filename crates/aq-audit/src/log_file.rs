@@ -220,6 +220,19 @@ fn redact_body(body: EventBody) -> EventBody {
             bytes_down,
             duration_ms,
         },
+        EventBody::PreflightFinding {
+            id,
+            severity,
+            path,
+            line,
+            title,
+        } => EventBody::PreflightFinding {
+            id,
+            severity,
+            path,
+            line,
+            title: redact(&title),
+        },
         end @ EventBody::SessionEnd { .. } => end,
     }
 }

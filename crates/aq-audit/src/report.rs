@@ -108,6 +108,8 @@ pub struct Counts {
     pub failed_exits: u64,
     /// Network connections by decision (`allowed`, `denied`, `failed`).
     pub connections: BTreeMap<String, u64>,
+    /// Preflight findings by severity.
+    pub preflight: BTreeMap<String, u64>,
     /// Events of kinds this version does not know, by kind.
     pub unknown_kinds: BTreeMap<String, u64>,
     /// Lines that could not be read (torn or damaged).
@@ -464,6 +466,16 @@ impl Summary {
                     outcome.push_str(&format!(": {r}"));
                 }
                 outcome
+            }
+            EventBody::PreflightFinding {
+                id,
+                severity,
+                path,
+                line,
+                title,
+            } => {
+                *self.counts.preflight.entry(severity.clone()).or_default() += 1;
+                format!("{severity} [{id}] {path}:{line}: {title}")
             }
             EventBody::SessionEnd {
                 exit_code,

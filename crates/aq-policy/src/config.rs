@@ -254,6 +254,8 @@ pub struct SessionLayer {
     pub env_pass: Vec<(String, Location)>,
     /// The sandbox profile `aq run` uses by default.
     pub profile: Option<(String, Location)>,
+    /// Whether `aq run` scans the workspace with `aq preflight` first.
+    pub preflight: Option<(bool, Location)>,
 }
 
 /// How `aq run` sessions behave: the effective `[session]` settings.
@@ -270,6 +272,8 @@ pub struct SessionSettings {
     pub env_pass: Vec<String>,
     /// The sandbox profile `aq run` uses when `--profile` is not given.
     pub profile: String,
+    /// `aq run` scans the workspace with `aq preflight` first.
+    pub preflight: bool,
 }
 
 impl Default for SessionSettings {
@@ -280,6 +284,7 @@ impl Default for SessionSettings {
             extra_shims: Vec::new(),
             env_pass: Vec::new(),
             profile: DEFAULT_PROFILE.to_string(),
+            preflight: false,
         }
     }
 }
@@ -323,6 +328,7 @@ struct RawSession {
     #[serde(default)]
     env_pass: Vec<Spanned<String>>,
     profile: Option<Spanned<String>>,
+    preflight: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -564,6 +570,9 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
     }
     if let Some(p) = &raw.session.profile {
         session.profile = Some((p.get_ref().clone(), loc(p.span().start)));
+    }
+    if let Some(p) = &raw.session.preflight {
+        session.preflight = Some((*p.get_ref(), loc(p.span().start)));
     }
 
     let mut profiles = Vec::new();
@@ -818,6 +827,17 @@ impl EffectivePolicy {
             }
         }
 
+        if let Some((on, at)) = &sess.preflight {
+            if trust == Trust::TightenOnly && !on && self.session.preflight {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: "`preflight = false`".to_string(),
+                    kept: "sessions still scan the workspace first".to_string(),
+                });
+            } else {
+                self.session.preflight = *on;
+            }
+        }
         if let Some((name, at)) = &sess.profile {
             if trust == Trust::TightenOnly && *name != self.session.profile {
                 self.ignored.push(IgnoredEntry {
