@@ -47,6 +47,15 @@ detectors! {
     "lifecycle-devcontainer", "devcontainer lifecycle command",
         "initializeCommand runs on the host before the container exists; the others run in the container on create/start.",
         "Read the commands before opening the folder in a container.";
+    "lifecycle-python-build", "Python build hook: setup.py that runs programs or opens the network, or a build backend from the repository",
+        "setup.py and a pyproject build backend are Python code run by `pip install`, `pip install -e .` and every build, with the user's rights.",
+        "Read setup.py and the backend before installing; install a published wheel, or build inside `aq run` with the network off.";
+    "lifecycle-vscode-settings", "VS Code settings that start a program from the repository",
+        "An interpreter, shell or tool path in .vscode/settings.json is started by the editor or an extension as soon as the folder opens in a trusted window.",
+        "Point the setting at a program you installed, or keep the workspace untrusted.";
+    "lifecycle-pre-commit", "pre-commit hook from a local repo",
+        "A `repo: local` hook runs its entry on every `git commit` once `pre-commit install` has run, with no pinned release to review.",
+        "Read each entry before `pre-commit install`; prefer hooks from a remote repository pinned by `rev`.";
     "git-hook-executable", "Executable git hook",
         "An executable file in .git/hooks runs on ordinary git commands (commit, checkout, merge, push).",
         "Delete the hook or make it non-executable unless you wrote it.";
@@ -68,6 +77,9 @@ detectors! {
     "agent-gemini-settings", "Gemini CLI project settings",
         "Project settings can start MCP servers and auto-accept tool calls.",
         "Review .gemini/settings.json.";
+    "agent-codex-config", "Codex configuration planted by the repository",
+        "A project .codex/config.toml can stop Codex from asking, drop its sandbox, send the session to another model provider and run notify commands; .codex instructions and prompts are added to the agent's input.",
+        "Review .codex/ before running Codex here; remove settings you did not write.";
     "agent-policy-loosens", "agent-quarantine.toml that loosens the policy",
         "A project policy may only tighten aq's policy unless trusted; this one asks for more (allowed rules, passed secrets, network, writable paths).",
         "Keep the file untrusted (`aq policy untrust`) unless you agree with every loosening.";

@@ -43,6 +43,7 @@ fn audience(rel: &str, name: &str) -> Audience {
         || rel.contains(".claude/commands/")
         || rel.contains(".claude/agents/")
         || rel.contains(".github/instructions/")
+        || ((rel.starts_with(".codex/") || rel.contains("/.codex/")) && !name.ends_with(".toml"))
     {
         Audience::Agent
     } else if lower.starts_with("readme")

