@@ -70,9 +70,11 @@ pub fn decide(
                 "unknown --net value `{other}`: write `--net off` or `--net allow:DOMAIN[,DOMAIN...]`"
             ));
         }
-        None => profile.network == NetworkSetting::Off && !policy.allow.is_empty(),
+        None => {
+            profile.sandbox && profile.network == NetworkSetting::Off && !policy.allow.is_empty()
+        }
     };
-    if flag.is_none() && profile.network == NetworkSetting::Host {
+    if flag.is_none() && (profile.network == NetworkSetting::Host || !profile.sandbox) {
         return Ok(NetPlan::Host);
     }
     if !broker {
