@@ -103,7 +103,7 @@ pub(crate) fn apply_attach(
         listener = install(flags);
     }
     let listener = check(listener, step, Call::Seccomp)? as libc::c_int;
-    let sent = send_fd(socket, listener);
+    let sent = crate::fdpass::send(socket, &[listener], b'h');
     // SAFETY: closing our copy; the caller has its own now.
     unsafe { libc::close(listener) };
     check(sent, step, Call::Sendmsg)?;
@@ -137,33 +137,6 @@ pub(crate) fn apply_attach(
 }
 
 const REPLY_LEN_I: libc::c_long = REPLY_LEN as libc::c_long;
-
-/// `sendmsg` one byte with `fd` attached (`SCM_RIGHTS`), on the stack.
-fn send_fd(socket: libc::c_int, fd: libc::c_int) -> libc::c_long {
-    #[repr(C, align(8))]
-    struct Space([u8; 64]);
-    let mut space = Space([0; 64]);
-    let mut byte = [b'h'];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // SAFETY: msghdr is plain data; every pointer set below outlives the
-    // call, and the control buffer is large and aligned enough for one fd.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.0.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
-        libc::sendmsg(socket, &msg, libc::MSG_NOSIGNAL) as libc::c_long
-    }
-}
 
 /// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (not in every libc).
 const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: libc::c_ulong = 1;

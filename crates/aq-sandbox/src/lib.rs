@@ -172,6 +172,8 @@ mod capabilities;
 #[cfg(target_os = "linux")]
 mod exec_notify;
 #[cfg(target_os = "linux")]
+mod fdpass;
+#[cfg(target_os = "linux")]
 mod guard;
 #[cfg(target_os = "linux")]
 mod landlock;

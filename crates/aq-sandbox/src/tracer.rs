@@ -35,7 +35,7 @@
 //! process id (the thread took the leader's id) and `PTRACE_GETEVENTMSG`
 //! the thread's former id, which is what the first check saw.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -257,51 +257,11 @@ fn event_message(pid: libc::pid_t) -> Option<u64> {
 /// The command's message: its pid (as this process sees it) and the
 /// seccomp listener. `None` on EOF (the sandbox ended before) or nonsense.
 fn receive_hello(socket: &OwnedFd) -> Option<(libc::pid_t, OwnedFd)> {
-    #[repr(C, align(8))]
-    struct Space([u8; 128]);
-    let mut space = Space([0; 128]);
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    let mut pid = None;
-    let mut listener = None;
-    // SAFETY: msghdr is plain data pointing to buffers alive for the call;
-    // control messages are walked with the libc macros within msg_controllen.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.0.as_mut_ptr().cast();
-        msg.msg_controllen = space.0.len() as _;
-        let n = loop {
-            let n = libc::recvmsg(socket.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
-            if n == -1 && crate::syscall::errno() == libc::EINTR {
-                continue;
-            }
-            break n;
-        };
-        if n <= 0 {
-            return None;
-        }
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            match ((*cmsg).cmsg_level, (*cmsg).cmsg_type) {
-                (libc::SOL_SOCKET, libc::SCM_RIGHTS) => {
-                    let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
-                    listener = Some(OwnedFd::from_raw_fd(fd));
-                }
-                (libc::SOL_SOCKET, libc::SCM_CREDENTIALS) => {
-                    let cred =
-                        std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::ucred>());
-                    pid = Some(cred.pid);
-                }
-                _ => {}
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-        }
-    }
+    let hello = crate::fdpass::receive(socket)
+        .ok()
+        .filter(|r| r.bytes > 0)?;
+    let pid = hello.pid;
+    let listener = hello.fds.into_iter().next();
     match (pid, listener) {
         (Some(pid), Some(l)) if pid > 0 => Some((pid, l)),
         _ => {
