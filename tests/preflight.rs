@@ -189,3 +189,41 @@ fn preflight_usage_errors_exit_64() {
     // Other commands keep clap's exit code.
     env.aq(&["explain", "--no-such-flag"]).code(2);
 }
+
+/// What scripts would run is judged with the user's policy: a rule the user
+/// blocks makes a lifecycle script that runs it critical.
+#[test]
+fn preflight_judges_scripts_with_the_users_policy() {
+    let env = Env::with_policy("", "");
+    env.write(
+        &env.work().join("package.json"),
+        "{\"scripts\":{\"postinstall\":\"terraform apply -auto-approve\"}}\n",
+    );
+    let default = env.aq(&["preflight", "--format", "json", "."]);
+    let before = default.json();
+    let sev = |v: &serde_json::Value| {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == "package.json")
+            .map(|f| f["severity"].as_str().unwrap_or_default().to_string())
+    };
+    assert_ne!(
+        sev(&before).as_deref(),
+        Some("critical"),
+        "{}",
+        default.dump()
+    );
+    env.write(
+        &env.user_policy(),
+        "version = 1\n\n[[rule]]\nid = \"no-terraform-apply\"\naction = \"block\"\nwhy = \"changes real infrastructure\"\nprogram = [\"terraform\"]\nsubcommand = [\"apply\"]\n",
+    );
+    let after = env.aq(&["preflight", "--format", "json", "."]);
+    assert_eq!(
+        sev(&after.json()).as_deref(),
+        Some("critical"),
+        "{}",
+        after.dump()
+    );
+}

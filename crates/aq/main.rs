@@ -70,7 +70,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Doctor(args) => doctor::run(&args),
         cli::Command::Verify(args) => verify::run(&args, policy),
         cli::Command::Probe(args) => return probe::main(&args.args),
-        cli::Command::Preflight(args) => return preflight_cmd::run(&args).into(),
+        cli::Command::Preflight(args) => return preflight_cmd::run(&args, policy).into(),
         cli::Command::Connect(args) => return connect::run(&args.host, args.port),
     };
     match result {

@@ -10,12 +10,26 @@ use serde_json::{Value, json};
 use crate::cli::{FailOn, PreflightArgs, PreflightFormat};
 use crate::exit::ExitCode;
 
-/// Scans, prints, and maps the worst finding to an exit code.
-pub fn run(args: &PreflightArgs) -> ExitCode {
+/// Scans, prints, and maps the worst finding to an exit code. What scripts
+/// and hooks would run is judged with the user's effective policy (their
+/// file, `--policy`, and the scanned repository's own file, which can only
+/// tighten), as `aq run` in that repository would judge it.
+pub fn run(args: &PreflightArgs, policy_flag: Option<&Path>) -> ExitCode {
     let root = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let policy = match std::fs::canonicalize(&root) {
+        Ok(dir) => match crate::policy_files::load_for(&dir, policy_flag) {
+            Ok(loaded) => loaded.effective.policy,
+            Err(e) => {
+                eprintln!("aq preflight: {e}");
+                return ExitCode::PreflightUsage;
+            }
+        },
+        // A missing root is reported by the scan below.
+        Err(_) => aq_policy::Policy::default(),
+    };
     let options = Options {
         home: std::env::var_os("HOME").map(PathBuf::from),
-        engine: aq_policy::Engine::default(),
+        engine: aq_policy::Engine::new(policy),
     };
     let report = match aq_preflight::scan(&root, &options) {
         Ok(r) => r,
