@@ -55,10 +55,11 @@ impl ExecJudge for SessionExecJudge {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         let identified = self.identifier.identify(&event.executable, &argv);
+        // One look: the entry is forgotten by the first, so both spellings
+        // (`python` as shimmed, `python3` as identified) are offered at once.
         if self
             .supervisor
-            .shim_already_decided(event.pid, &identified.argv)
-            || self.supervisor.shim_already_decided(event.pid, &argv)
+            .shim_already_decided(event.pid, &[&identified.argv, &argv])
         {
             return ExecVerdict::Allow;
         }

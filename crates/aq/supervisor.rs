@@ -142,14 +142,13 @@ impl Supervisor {
         let _ = channel::write_answer(&stream, &answer);
     }
 
-    /// Whether `pid` is a shim that was just allowed to run exactly `argv`
-    /// (and now execs the real program); forgets it either way.
-    pub fn shim_already_decided(&self, pid: u32, argv: &[String]) -> bool {
+    /// Whether `pid` is a shim that was just allowed to run one of
+    /// `candidates` (the argv as the kernel has it, or as identified) and now
+    /// execs the real program; forgets it either way.
+    pub fn shim_already_decided(&self, pid: u32, candidates: &[&[String]]) -> bool {
         self.shim_allowed
             .lock()
-            .ok()
-            .and_then(|mut map| map.remove(&pid))
-            .is_some_and(|allowed| allowed == argv)
+            .is_ok_and(|mut map| take_if_allowed(&mut map, pid, candidates))
     }
 
     fn refuse(&self, message: String) -> ExecAnswer {
@@ -386,6 +385,16 @@ fn peer(stream: &UnixStream) -> (u32, u32) {
     }
 }
 
+/// Remove `pid`'s entry; whether it was one of `candidates`.
+fn take_if_allowed(
+    map: &mut HashMap<u32, Vec<String>>,
+    pid: u32,
+    candidates: &[&[String]],
+) -> bool {
+    map.remove(&pid)
+        .is_some_and(|allowed| candidates.contains(&allowed.as_slice()))
+}
+
 /// The approval a process runs under (`AQ_GRANT` in its environment), so
 /// the commands an approved shell string runs are not asked again.
 fn grant_of(pid: u32) -> Option<String> {
@@ -438,7 +447,25 @@ pub fn parent_of(pid: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::home_as_tilde;
+    use super::{home_as_tilde, take_if_allowed};
+
+    #[test]
+    fn a_shim_decision_matches_either_spelling_once() {
+        let v = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut map = std::collections::HashMap::new();
+        // The python shim was allowed `python x.py`; the guard identifies
+        // the real binary as python3. Offered together, either matches.
+        map.insert(7, v(&["python", "x.py"]));
+        assert!(take_if_allowed(
+            &mut map,
+            7,
+            &[&v(&["python3", "x.py"]), &v(&["python", "x.py"])]
+        ));
+        // And only once.
+        assert!(!take_if_allowed(&mut map, 7, &[&v(&["python", "x.py"])]));
+        map.insert(8, v(&["git", "status"]));
+        assert!(!take_if_allowed(&mut map, 8, &[&v(&["git", "push"])]));
+    }
 
     #[test]
     fn the_home_directory_reads_as_tilde() {
