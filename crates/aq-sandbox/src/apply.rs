@@ -114,38 +114,23 @@ fn listener_channel(
     plan: &SandboxPlan,
     sink: &Option<ListenerSink>,
 ) -> Result<Option<(std::os::fd::OwnedFd, libc::c_int)>, SandboxError> {
-    use std::os::fd::FromRawFd;
     let wanted = plan
         .steps
         .iter()
         .any(|s| matches!(s, Step::ListenOnLoopback(_)));
     match (wanted, sink.is_some()) {
         (false, false) => Ok(None),
-        (true, false) => Err(SandboxError::ExecGuardMisuse(
+        (true, false) => Err(SandboxError::ListenerMisuse(
             "the plan has loopback listeners: run it with apply_with and a listener sink",
         )),
-        (false, true) => Err(SandboxError::ExecGuardMisuse(
+        (false, true) => Err(SandboxError::ListenerMisuse(
             "a listener sink needs a plan with loopback_listeners",
         )),
         (true, true) => {
-            let mut fds = [0 as libc::c_int; 2];
-            // SAFETY: fds is a valid two-int array.
-            let r = unsafe {
-                libc::socketpair(
-                    libc::AF_UNIX,
-                    libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-                    0,
-                    fds.as_mut_ptr(),
-                )
-            };
-            if r == -1 {
-                return Err(parent_error("socketpair", std::io::Error::last_os_error()));
-            }
-            // SAFETY: a descriptor socketpair just gave us.
-            Ok(Some((
-                unsafe { std::os::fd::OwnedFd::from_raw_fd(fds[0]) },
-                fds[1],
-            )))
+            use std::os::fd::IntoRawFd;
+            let (caller, child) =
+                crate::fdpass::seqpacket_pair().map_err(|e| parent_error("socketpair", e))?;
+            Ok(Some((caller, child.into_raw_fd())))
         }
     }
 }

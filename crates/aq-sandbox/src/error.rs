@@ -40,6 +40,8 @@ pub enum SandboxError {
     },
     /// A plan with the exec guard run without a judge, or the reverse.
     ExecGuardMisuse(&'static str),
+    /// A plan with loopback listeners run without a listener sink, or the reverse.
+    ListenerMisuse(&'static str),
 }
 
 impl SandboxError {
@@ -98,6 +100,7 @@ impl fmt::Display for SandboxError {
                 write!(f, "blocked: {}: {message}", program.display())
             }
             SandboxError::ExecGuardMisuse(what) => write!(f, "exec guard: {what}"),
+            SandboxError::ListenerMisuse(what) => write!(f, "network relay listener: {what}"),
         }
     }
 }

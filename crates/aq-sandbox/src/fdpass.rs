@@ -6,6 +6,26 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+/// A close-on-exec `SOCK_SEQPACKET` Unix socket pair: one message per send,
+/// so a message and its descriptors arrive together or not at all.
+pub(crate) fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds is a valid two-int array.
+    let r = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if r == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: two fresh descriptors we own.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
 /// Most descriptors one message carries.
 pub(crate) const MAX_FDS: usize = 8;
 

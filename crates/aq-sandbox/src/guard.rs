@@ -95,22 +95,8 @@ impl ExecGuard {
     /// Make the handshake socket and start the handshake thread, which waits
     /// for the command.
     pub(crate) fn start(judge: Arc<dyn ExecJudge>) -> Result<ExecGuard, SandboxError> {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: fds is a valid two-int array.
-        let r = unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        };
-        if r == -1 {
-            return Err(setup_error("socketpair", std::io::Error::last_os_error()));
-        }
-        // SAFETY: two fresh fds we own.
         let (tracer_end, command_end) =
-            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            crate::fdpass::seqpacket_pair().map_err(|e| setup_error("socketpair", e))?;
         let one: libc::c_int = 1;
         // SAFETY: setsockopt reads one int.
         let r = unsafe {
