@@ -175,7 +175,7 @@ fn ancestors() -> Vec<u32> {
     let mut out = Vec::new();
     let mut pid = std::process::id();
     for _ in 0..256 {
-        let Some(ppid) = parent_of(pid) else { break };
+        let ppid = crate::supervisor::parent_of(pid);
         if ppid == 0 {
             break;
         }
@@ -183,12 +183,6 @@ fn ancestors() -> Vec<u32> {
         pid = ppid;
     }
     out
-}
-
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn tty_name() -> String {

@@ -202,10 +202,7 @@ mod tests {
     use super::*;
 
     fn profile(name: &str) -> Profile {
-        Profile::builtins()
-            .into_iter()
-            .find(|p| p.name == name)
-            .unwrap()
+        Profile::builtin(name).unwrap()
     }
 
     #[test]

@@ -4,10 +4,13 @@
 //! ```text
 //! $XDG_STATE_HOME/agent-quarantine/      (default ~/.local/state/agent-quarantine)
 //!   sessions/<id>/
-//!     session.json    what the shims need: settings and the effective policy
+//!     session.json    the session's settings and effective policy (for
+//!                     aq approve, aq audit list and the supervisor)
 //!     log.jsonl       the audit log
 //!     shims/          links to the aq binary, first on PATH
 //!     approvals/      the approval queue (see aq_shim::approvals)
+//!     supervisor.sock where the shims ask `aq run` (see aq_shim::channel)
+//!     tmp/            the sandboxed command's private TMPDIR
 //! ```
 
 use std::io;
@@ -22,7 +25,7 @@ pub const ENV_SESSION_DIR: &str = "AQ_SESSION_DIR";
 /// The session id, for programs that want to show it.
 pub const ENV_SESSION_ID: &str = "AQ_SESSION_ID";
 
-/// Everything a shim needs, written once when the session starts.
+/// The session's settings and policy, written once when the session starts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SessionFile {
     /// Session id.

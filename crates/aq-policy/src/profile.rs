@@ -232,6 +232,11 @@ impl Profile {
         vec![strict, dev, isolated, ci, shims]
     }
 
+    /// The built-in profile called `name`.
+    pub fn builtin(name: &str) -> Option<Profile> {
+        Profile::builtins().into_iter().find(|p| p.name == name)
+    }
+
     /// Whether this is one of the built-in names.
     pub fn is_builtin(name: &str) -> bool {
         matches!(
@@ -540,10 +545,7 @@ mod tests {
     use super::*;
 
     fn builtin(name: &str) -> Profile {
-        Profile::builtins()
-            .into_iter()
-            .find(|p| p.name == name)
-            .unwrap()
+        Profile::builtin(name).unwrap()
     }
 
     #[test]
