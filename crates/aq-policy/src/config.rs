@@ -216,6 +216,8 @@ pub struct PolicyLayer {
     pub profiles: Vec<(String, ProfileLayer, Location)>,
     /// `[network]`: where sandboxed commands may connect through the broker.
     pub network: NetworkLayer,
+    /// `[agent.NAME]` tables, by name: what an agent preset grants.
+    pub agents: Vec<(String, aq_agents::PresetLayer, Location)>,
 }
 
 /// `[network]` as one file sets it. Entries are checked by `aq` (the
@@ -256,6 +258,8 @@ pub struct SessionLayer {
     pub profile: Option<(String, Location)>,
     /// Whether `aq run` scans the workspace with `aq preflight` first.
     pub preflight: Option<(bool, Location)>,
+    /// Whether an ask waits for its timeout although nobody is there to answer.
+    pub wait_for_approver: Option<(bool, Location)>,
 }
 
 /// How `aq run` sessions behave: the effective `[session]` settings.
@@ -274,6 +278,10 @@ pub struct SessionSettings {
     pub profile: String,
     /// `aq run` scans the workspace with `aq preflight` first.
     pub preflight: bool,
+    /// An ask waits for its timeout even when no `aq approve` is attached and
+    /// no terminal is free to prompt on (default: it is answered at once by
+    /// `unanswered`, so a headless session never stalls).
+    pub wait_for_approver: bool,
 }
 
 impl Default for SessionSettings {
@@ -285,6 +293,7 @@ impl Default for SessionSettings {
             env_pass: Vec::new(),
             profile: DEFAULT_PROFILE.to_string(),
             preflight: false,
+            wait_for_approver: false,
         }
     }
 }
@@ -305,6 +314,8 @@ struct RawFile {
     profile: BTreeMap<Spanned<String>, Spanned<RawProfile>>,
     #[serde(default)]
     network: RawNetwork,
+    #[serde(default)]
+    agent: BTreeMap<Spanned<String>, Spanned<aq_agents::RawPreset>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -329,6 +340,7 @@ struct RawSession {
     env_pass: Vec<Spanned<String>>,
     profile: Option<Spanned<String>>,
     preflight: Option<Spanned<bool>>,
+    wait_for_approver: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -574,6 +586,9 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
     if let Some(p) = &raw.session.preflight {
         session.preflight = Some((*p.get_ref(), loc(p.span().start)));
     }
+    if let Some(w) = &raw.session.wait_for_approver {
+        session.wait_for_approver = Some((*w.get_ref(), loc(w.span().start)));
+    }
 
     let mut profiles = Vec::new();
     for (name, table) in raw.profile {
@@ -582,6 +597,15 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         let layer = crate::profile::check_layer(name.get_ref(), table.into_inner())
             .map_err(|(message, help)| err(span, message).help(help))?;
         profiles.push((name.into_inner(), layer, at));
+    }
+
+    let mut agents = Vec::new();
+    for (name, table) in raw.agent {
+        let at = loc(name.span().start);
+        let span = name.span();
+        let layer = aq_agents::check_layer(name.get_ref(), table.into_inner())
+            .map_err(|(message, help)| err(span, message).help(help))?;
+        agents.push((name.into_inner(), layer, at));
     }
 
     let mut network = NetworkLayer::default();
@@ -608,6 +632,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         session,
         profiles,
         network,
+        agents,
     })
 }
 
@@ -715,6 +740,8 @@ pub struct EffectivePolicy {
     pub profiles: ProfileSet,
     /// `[network]` in force.
     pub network: NetworkSettings,
+    /// Agent presets: the built-in ones as extended, then the user's own.
+    pub agents: aq_agents::PresetSet,
 }
 
 /// The sandbox profiles in force (starts as [`Profile::builtins`]).
@@ -838,6 +865,17 @@ impl EffectivePolicy {
                 self.session.preflight = *on;
             }
         }
+        if let Some((on, at)) = &sess.wait_for_approver {
+            if trust == Trust::TightenOnly {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("`wait_for_approver = {on}`"),
+                    kept: "the user's setting stays".to_string(),
+                });
+            } else {
+                self.session.wait_for_approver = *on;
+            }
+        }
         if let Some((name, at)) = &sess.profile {
             if trust == Trust::TightenOnly && *name != self.session.profile {
                 self.ignored.push(IgnoredEntry {
@@ -888,6 +926,16 @@ impl EffectivePolicy {
                     at: at.clone(),
                     entry: format!("{entry} in [profile.{name}]"),
                     kept: format!("profile `{name}` is not loosened"),
+                });
+            }
+        }
+
+        for (name, pl, at) in &layer.agents {
+            for entry in self.agents.apply(pl, trust == Trust::TightenOnly) {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("{entry} in [agent.{name}]"),
+                    kept: format!("the `{name}` agent preset is not loosened"),
                 });
             }
         }

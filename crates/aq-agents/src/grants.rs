@@ -1,0 +1,354 @@
+//! A preset resolved for one session on this machine: which paths exist,
+//! which variables the user has set, whether the key proxy serves the API.
+//!
+//! The only I/O of this crate: state directories and files are created
+//! (the agent must be able to write them, and a path must exist to be
+//! granted), configuration files are looked up.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::Preset;
+
+/// What the session needs to know besides the preset.
+pub struct GrantInputs<'a> {
+    /// The home directory.
+    pub home: Option<&'a Path>,
+    /// The canonical workspace.
+    pub workspace: &'a Path,
+    /// The caller's environment.
+    pub env: &'a [(OsString, OsString)],
+    /// The key proxy's port inside the sandbox, when the sandbox has a
+    /// network namespace of its own to listen in (`None`: no key proxy).
+    pub key_proxy_port: Option<u16>,
+}
+
+/// The key proxy for one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyProxyPlan {
+    /// Where requests go (the user's base URL, else the preset's upstream).
+    pub upstream: String,
+    /// Header (lower case), prefix, real key: one per key the user has set.
+    pub headers: Vec<(String, String, String)>,
+    /// Query parameter and real key.
+    pub query_key: Option<(String, String)>,
+    /// The variable that points the agent at the proxy.
+    pub base_url_env: String,
+    /// Its value inside: `http://127.0.0.1:PORT` plus the upstream's path.
+    pub inside_url: String,
+}
+
+/// What a preset grants one session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grants {
+    /// Writable paths (absolute, existing).
+    pub writable: Vec<PathBuf>,
+    /// Read-only paths in the home directory (absolute, existing).
+    pub read_only_home: Vec<PathBuf>,
+    /// Read-only paths in the workspace (relative, existing).
+    pub read_only_workspace: Vec<PathBuf>,
+    /// Variables for the agent: its own, the preset's settings, placeholders
+    /// for the keys the proxy holds, the base URL that points at it.
+    pub env: Vec<(OsString, OsString)>,
+    /// The names of the agent's own variables passed (for the record).
+    pub env_passed: Vec<String>,
+    /// The names `aq` set.
+    pub env_set: Vec<String>,
+    /// Keys that stay outside (the proxy puts them in).
+    pub keys_outside: Vec<String>,
+    /// Keys passed to the agent itself: the exec guard removes them from
+    /// everything the agent runs.
+    pub keys_passed: Vec<String>,
+    /// The key proxy, when it serves this session.
+    pub key_proxy: Option<KeyProxyPlan>,
+    /// Arguments to add to the agent's own.
+    pub args: Vec<String>,
+    /// Paths created because they were missing.
+    pub created: Vec<PathBuf>,
+    /// Things the user should know.
+    pub notes: Vec<String>,
+}
+
+fn lookup<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsString> {
+    env.iter()
+        .find(|(k, v)| k == name && !v.is_empty())
+        .map(|(_, v)| v)
+}
+
+/// `https://api.example.invalid/v1/` → `/v1`.
+fn url_path(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    match rest.find('/') {
+        Some(i) => rest[i..].trim_end_matches('/'),
+        None => "",
+    }
+}
+
+/// Resolves `preset` for one session: creates its missing state, finds its
+/// configuration, and works out its environment and key handling.
+pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
+    let mut g = Grants::default();
+    let expand = |p: &str| -> Option<PathBuf> {
+        p.strip_prefix("~/")
+            .and_then(|rest| inputs.home.map(|h| h.join(rest)))
+    };
+    for entry in &preset.state {
+        let Some(path) = expand(entry) else {
+            g.notes.push(format!("{entry}: no home directory"));
+            continue;
+        };
+        let existed = path.symlink_metadata().is_ok();
+        let made = if entry.ends_with('/') {
+            create_dir(&path)
+        } else {
+            create_file(&path)
+        };
+        match made {
+            Ok(()) => {
+                if !existed {
+                    g.created.push(path.clone());
+                }
+                g.writable.push(path);
+            }
+            Err(e) => g.notes.push(format!(
+                "{} could not be created ({e}): the agent cannot write it",
+                path.display()
+            )),
+        }
+    }
+    for entry in &preset.config {
+        if entry.starts_with("~/") {
+            if let Some(path) = expand(entry).filter(|p| p.symlink_metadata().is_ok()) {
+                g.read_only_home.push(path);
+            }
+        } else {
+            let rel = PathBuf::from(entry.trim_end_matches('/'));
+            if inputs.workspace.join(&rel).symlink_metadata().is_ok() {
+                g.read_only_workspace.push(rel);
+            }
+        }
+    }
+
+    g.args.extend(preset.args.iter().cloned());
+    // Its own variables, as the user has them.
+    for (k, v) in inputs.env {
+        let name = k.to_string_lossy();
+        if preset.passes_env(&name)
+            && !preset.keys.iter().any(|key| key == name.as_ref())
+            && !preset.set_env.contains_key(name.as_ref())
+        {
+            g.env.push((k.clone(), v.clone()));
+            g.env_passed.push(name.into_owned());
+        }
+    }
+    for (k, v) in &preset.set_env {
+        g.env.push((k.into(), v.into()));
+        g.env_set.push(k.clone());
+    }
+
+    // The keys: outside with the key proxy where the API allows it.
+    let set_keys: Vec<&String> = preset
+        .keys
+        .iter()
+        .filter(|k| lookup(inputs.env, k).is_some())
+        .collect();
+    match (&preset.api, inputs.key_proxy_port) {
+        (Some(api), Some(port)) => {
+            let upstream = lookup(inputs.env, &api.base_url_env)
+                .map(|v| v.to_string_lossy().into_owned())
+                .unwrap_or_else(|| api.upstream.clone());
+            let mut headers: Vec<(String, String, String)> = Vec::new();
+            for a in &api.auth {
+                let Some(key) = lookup(inputs.env, &a.env) else {
+                    continue;
+                };
+                if headers.iter().any(|(h, _, _)| *h == a.header) {
+                    continue;
+                }
+                headers.push((
+                    a.header.clone(),
+                    a.prefix.clone(),
+                    key.to_string_lossy().into_owned(),
+                ));
+            }
+            let query_key = api
+                .query_key
+                .as_ref()
+                .and_then(|q| headers.first().map(|(_, _, key)| (q.clone(), key.clone())));
+            for key in &set_keys {
+                if api.auth.iter().any(|a| a.env == **key) {
+                    g.env.push(((*key).into(), api.placeholder.clone().into()));
+                    g.keys_outside.push((*key).clone());
+                } else if let Some(v) = lookup(inputs.env, key) {
+                    g.env.push(((*key).into(), v.clone()));
+                    g.keys_passed.push((*key).clone());
+                }
+            }
+            let inside_url = format!("http://127.0.0.1:{port}{}", url_path(&upstream));
+            g.args.extend(
+                api.base_url_args
+                    .iter()
+                    .map(|a| a.replace("{url}", &inside_url)),
+            );
+            g.env.retain(|(k, _)| k != api.base_url_env.as_str());
+            g.env_passed.retain(|k| *k != api.base_url_env);
+            g.env
+                .push((api.base_url_env.clone().into(), inside_url.clone().into()));
+            g.env_set.push(api.base_url_env.clone());
+            g.key_proxy = Some(KeyProxyPlan {
+                upstream,
+                headers,
+                query_key,
+                base_url_env: api.base_url_env.clone(),
+                inside_url,
+            });
+        }
+        (api, _) => {
+            for key in &set_keys {
+                if let Some(v) = lookup(inputs.env, key) {
+                    g.env.push(((*key).into(), v.clone()));
+                    g.keys_passed.push((*key).clone());
+                }
+            }
+            if api.is_some() && !set_keys.is_empty() {
+                g.notes.push(format!(
+                    "{} passed to the agent itself: the key proxy needs a sandbox with its own network (network off or an allowlist); the exec guard removes it from what the agent runs",
+                    g.keys_passed.join(", ")
+                ));
+            }
+        }
+    }
+    g
+}
+
+fn create_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+}
+
+/// Creates a missing state file: `{}` for JSON (what its agent would
+/// write first), empty otherwise.
+fn create_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if path.symlink_metadata().is_ok() {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        create_dir(parent)?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    if path.extension().is_some_and(|e| e == "json") {
+        std::io::Write::write_all(&mut f, b"{}\n")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PresetSet;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
+    }
+
+    #[test]
+    fn claude_gets_its_state_its_variables_and_a_proxied_key() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+        std::fs::write(home.path().join(".claude/settings.json"), "{}").unwrap();
+        std::fs::write(ws.path().join(".mcp.json"), "{}").unwrap();
+        let set = PresetSet::builtin();
+        let e = env(&[
+            ("ANTHROPIC_API_KEY", "sk-ant-real"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999/base"),
+            ("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "100"),
+            ("AWS_SECRET_ACCESS_KEY", "x"),
+        ]);
+        let g = grant(
+            set.get("claude").unwrap(),
+            &GrantInputs {
+                home: Some(home.path()),
+                workspace: ws.path(),
+                env: &e,
+                key_proxy_port: Some(3129),
+            },
+        );
+        assert!(home.path().join(".claude/projects").is_dir());
+        assert_eq!(
+            std::fs::read_to_string(home.path().join(".claude.json")).unwrap(),
+            "{}\n"
+        );
+        assert!(g.writable.contains(&home.path().join(".claude/projects")));
+        assert_eq!(
+            g.read_only_home,
+            vec![home.path().join(".claude/settings.json")]
+        );
+        assert_eq!(g.read_only_workspace, vec![PathBuf::from(".mcp.json")]);
+        let get = |k: &str| {
+            g.env
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+        };
+        assert_eq!(
+            get("ANTHROPIC_API_KEY").as_deref(),
+            Some("sk-ant-aq-key-proxy-placeholder")
+        );
+        assert_eq!(
+            get("ANTHROPIC_BASE_URL").as_deref(),
+            Some("http://127.0.0.1:3129/base")
+        );
+        assert_eq!(get("CLAUDE_CODE_MAX_OUTPUT_TOKENS").as_deref(), Some("100"));
+        assert_eq!(get("IS_SANDBOX").as_deref(), Some("1"));
+        assert_eq!(get("AWS_SECRET_ACCESS_KEY"), None);
+        assert!(!g.env.iter().any(|(_, v)| v == "sk-ant-real"));
+        let proxy = g.key_proxy.unwrap();
+        assert_eq!(proxy.upstream, "http://127.0.0.1:9999/base");
+        assert_eq!(
+            proxy.headers,
+            vec![(
+                "x-api-key".to_string(),
+                String::new(),
+                "sk-ant-real".to_string()
+            )]
+        );
+        assert_eq!(g.keys_outside, vec!["ANTHROPIC_API_KEY"]);
+        assert!(g.keys_passed.is_empty());
+    }
+
+    #[test]
+    fn without_a_key_proxy_the_key_is_passed_and_said_so() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let set = PresetSet::builtin();
+        let e = env(&[("OPENAI_API_KEY", "sk-real")]);
+        let g = grant(
+            set.get("codex").unwrap(),
+            &GrantInputs {
+                home: Some(home.path()),
+                workspace: ws.path(),
+                env: &e,
+                key_proxy_port: None,
+            },
+        );
+        assert!(g.key_proxy.is_none());
+        assert_eq!(g.keys_passed, vec!["OPENAI_API_KEY"]);
+        assert!(
+            g.notes.iter().any(|n| n.contains("key proxy needs")),
+            "{:?}",
+            g.notes
+        );
+    }
+}

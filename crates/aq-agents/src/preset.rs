@@ -1,0 +1,552 @@
+//! One preset, the built-in set, and `[agent.NAME]` layers from policy files.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The built-in presets, checked by a unit test.
+const BUILTIN: &str = include_str!("presets.toml");
+
+/// What one agent needs inside the sandbox.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preset {
+    /// Its id (`claude`), used with `--agent` and `[agent.NAME]`.
+    pub name: String,
+    /// Its name for people (`Claude Code`).
+    pub title: String,
+    /// Executable names that start it (`claude`).
+    pub programs: Vec<String>,
+    /// Package names that `npx`, `pnpm dlx`, `bunx`, `uvx` or `pipx run` start it from.
+    pub packages: Vec<String>,
+    /// Path endings of its entry scripts (`@openai/codex/bin/codex.js`), for
+    /// `node SCRIPT` and for links that resolve to a script.
+    pub scripts: Vec<String>,
+    /// Files and directories it writes (`~/.claude/`; a trailing `/` is a
+    /// directory): writable, created when missing.
+    pub state: Vec<String>,
+    /// Its files that make something run (hooks, MCP servers, notify
+    /// commands): read-only where they exist. `~/` paths are in the home
+    /// directory, others relative to the workspace.
+    pub config: Vec<String>,
+    /// Its own non-secret variables, passed to it: names, or prefixes ending in `*`.
+    pub env: Vec<String>,
+    /// Variables `aq` sets for it (`IS_SANDBOX = "1"`).
+    pub set_env: BTreeMap<String, String>,
+    /// The secret variables it authenticates with.
+    pub keys: Vec<String>,
+    /// How its model API is served inside the sandbox, so the key stays outside.
+    pub api: Option<Api>,
+    /// Arguments `aq` adds to the agent's own (after its program or
+    /// script): a switch it needs inside the sandbox.
+    pub args: Vec<String>,
+    /// Hosts it must reach besides its model API, through the broker.
+    pub hosts: Vec<String>,
+    /// Commands the agent runs for itself, allowed when its own process
+    /// starts them: shell words, a final `*` matching any further words.
+    pub housekeeping: Vec<String>,
+    /// What a user should know (printed by `aq policy show` and the banner).
+    pub notes: Vec<String>,
+}
+
+/// The model API of an agent, served by the key proxy on a loopback port
+/// inside the sandbox: the agent's base URL points there and it holds a
+/// placeholder key; the proxy forwards to `upstream` and puts the real key in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Api {
+    /// The variable the agent reads its base URL from (`ANTHROPIC_BASE_URL`);
+    /// also where the user's own base URL is read.
+    pub base_url_env: String,
+    /// Arguments that point the agent at the key proxy when no variable
+    /// does (`-c`, `openai_base_url="{url}"`); `{url}` is its address.
+    #[serde(default)]
+    pub base_url_args: Vec<String>,
+    /// Where requests go when the user did not set that variable.
+    pub upstream: String,
+    /// Which request header carries which key variable.
+    #[serde(default)]
+    pub auth: Vec<KeyHeader>,
+    /// A query parameter that may carry the key (`key` for the Gemini API).
+    #[serde(default)]
+    pub query_key: Option<String>,
+    /// The value the agent gets instead of the key.
+    #[serde(default = "default_placeholder")]
+    pub placeholder: String,
+}
+
+fn default_placeholder() -> String {
+    "aq-key-proxy-placeholder".to_string()
+}
+
+/// A header that carries a key: `x-api-key: KEY` or `authorization: Bearer KEY`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyHeader {
+    /// The key variable.
+    pub env: String,
+    /// The header name, lower case.
+    pub header: String,
+    /// What comes before the key in the header's value (`Bearer `).
+    #[serde(default)]
+    pub prefix: String,
+}
+
+/// `[agent.NAME]` as a file writes it (the built-in file too).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPreset {
+    title: Option<String>,
+    #[serde(default)]
+    programs: Vec<String>,
+    #[serde(default)]
+    packages: Vec<String>,
+    #[serde(default)]
+    scripts: Vec<String>,
+    #[serde(default)]
+    state: Vec<String>,
+    #[serde(default)]
+    config: Vec<String>,
+    #[serde(default)]
+    env: Vec<String>,
+    #[serde(default)]
+    set_env: BTreeMap<String, String>,
+    #[serde(default)]
+    keys: Vec<String>,
+    api: Option<Api>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    hosts: Vec<String>,
+    #[serde(default)]
+    housekeeping: Vec<String>,
+    #[serde(default)]
+    notes: Vec<String>,
+}
+
+/// A checked `[agent.NAME]`: lists are added, scalars replace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PresetLayer {
+    /// The fields as written; empty lists add nothing.
+    pub preset: Preset,
+    /// Whether `title` was written.
+    pub has_title: bool,
+    /// Whether `api` was written.
+    pub has_api: bool,
+}
+
+/// Why a layer is refused: the message and a help line.
+pub type LayerError = (String, String);
+
+fn is_env_name(v: &str) -> bool {
+    !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Checks one `[agent.NAME]`.
+pub fn check_layer(name: &str, raw: RawPreset) -> Result<PresetLayer, LayerError> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err((
+            format!("agent name `{name}` is not kebab-case"),
+            "use lowercase letters, digits and dashes, e.g. [agent.my-agent]".to_string(),
+        ));
+    }
+    let bad_path =
+        |p: &String| p.trim().is_empty() || p.starts_with('/') || p.split('/').any(|c| c == "..");
+    if let Some(bad) = raw
+        .state
+        .iter()
+        .find(|p| bad_path(p) || !p.starts_with("~/") || p.trim_end_matches('/') == "~")
+    {
+        return Err((
+            format!("agent `{name}`: state path `{bad}` is not inside the home directory"),
+            "write `~/.agent/` for a directory or `~/.agent.json` for a file; the workspace is always writable".to_string(),
+        ));
+    }
+    if let Some(bad) = raw.config.iter().find(|p| bad_path(p)) {
+        return Err((
+            format!("agent `{name}`: config path `{bad}` is neither `~/...` nor inside the workspace"),
+            "write `~/.agent/settings.json` or a path relative to the workspace like `.agent/settings.json`".to_string(),
+        ));
+    }
+    let env_ok = |v: &String| is_env_name(v.strip_suffix('*').unwrap_or(v));
+    if let Some(bad) = raw
+        .env
+        .iter()
+        .chain(&raw.keys)
+        .find(|v| !env_ok(v))
+        .or_else(|| raw.set_env.keys().find(|v| !is_env_name(v)))
+    {
+        return Err((
+            format!("agent `{name}`: `{bad}` is not an environment variable name"),
+            "use letters, digits and underscores (a prefix may end in `*`), like `CLAUDE_CODE_*`"
+                .to_string(),
+        ));
+    }
+    if let Some(api) = &raw.api {
+        if !is_env_name(&api.base_url_env) {
+            return Err((
+                format!(
+                    "agent `{name}`: `{}` is not an environment variable name",
+                    api.base_url_env
+                ),
+                "name the variable the agent reads its base URL from".to_string(),
+            ));
+        }
+        if !(api.upstream.starts_with("https://") || api.upstream.starts_with("http://")) {
+            return Err((
+                format!("agent `{name}`: upstream `{}` is not a URL", api.upstream),
+                "write the API's base URL, like \"https://api.example.invalid\"".to_string(),
+            ));
+        }
+        if let Some(bad) = api.auth.iter().find(|a| {
+            !is_env_name(&a.env)
+                || a.header.is_empty()
+                || !a
+                    .header
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        }) {
+            return Err((
+                format!(
+                    "agent `{name}`: key header `{}` for `{}` is not valid",
+                    bad.header, bad.env
+                ),
+                "write `{ env = \"X_API_KEY\", header = \"x-api-key\" }` with a lower-case header name".to_string(),
+            ));
+        }
+    }
+    let has_title = raw.title.is_some();
+    let has_api = raw.api.is_some();
+    Ok(PresetLayer {
+        preset: Preset {
+            name: name.to_string(),
+            title: raw.title.unwrap_or_default(),
+            programs: raw.programs,
+            packages: raw.packages,
+            scripts: raw.scripts,
+            state: raw.state,
+            config: raw.config,
+            env: raw.env,
+            set_env: raw.set_env,
+            keys: raw.keys,
+            api: raw.api,
+            args: raw.args,
+            hosts: raw.hosts,
+            housekeeping: raw.housekeeping,
+            notes: raw.notes,
+        },
+        has_title,
+        has_api,
+    })
+}
+
+fn extend(into: &mut Vec<String>, from: &[String]) {
+    for v in from {
+        if !into.contains(v) {
+            into.push(v.clone());
+        }
+    }
+}
+
+impl Preset {
+    /// Applies a layer. `tighten_only` (an untrusted project file) keeps
+    /// everything out but more read-only config, and says what was left out.
+    pub fn apply(&mut self, layer: &PresetLayer, tighten_only: bool) -> Vec<String> {
+        let l = &layer.preset;
+        if tighten_only {
+            extend(&mut self.config, &l.config);
+            let mut ignored = Vec::new();
+            for (what, n) in [
+                ("programs", l.programs.len()),
+                ("packages", l.packages.len()),
+                ("scripts", l.scripts.len()),
+                ("state", l.state.len()),
+                ("env", l.env.len()),
+                ("set_env", l.set_env.len()),
+                ("keys", l.keys.len()),
+                ("args", l.args.len()),
+                ("hosts", l.hosts.len()),
+                ("housekeeping", l.housekeeping.len()),
+            ] {
+                if n > 0 {
+                    ignored.push(format!("`{what}`"));
+                }
+            }
+            if layer.has_api {
+                ignored.push("`api`".to_string());
+            }
+            return ignored;
+        }
+        if layer.has_title {
+            self.title = l.title.clone();
+        }
+        extend(&mut self.programs, &l.programs);
+        extend(&mut self.packages, &l.packages);
+        extend(&mut self.scripts, &l.scripts);
+        extend(&mut self.state, &l.state);
+        extend(&mut self.config, &l.config);
+        extend(&mut self.env, &l.env);
+        for (k, v) in &l.set_env {
+            self.set_env.insert(k.clone(), v.clone());
+        }
+        extend(&mut self.keys, &l.keys);
+        if layer.has_api {
+            self.api = l.api.clone();
+        }
+        self.args.extend(l.args.iter().cloned());
+        extend(&mut self.hosts, &l.hosts);
+        extend(&mut self.housekeeping, &l.housekeeping);
+        extend(&mut self.notes, &l.notes);
+        Vec::new()
+    }
+
+    /// Whether `name` is one of its own variables (`env`, by name or prefix).
+    pub fn passes_env(&self, name: &str) -> bool {
+        self.env.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => p == name,
+        })
+    }
+
+    /// Whether `argv` is one of its housekeeping commands. A pattern is
+    /// shell words matched exactly; a final `*` matches any further words,
+    /// and a final word ending in `*` matches a last word starting so.
+    pub fn is_housekeeping(&self, argv: &[String]) -> bool {
+        self.housekeeping.iter().any(|pattern| {
+            let words: Vec<&str> = pattern.split_whitespace().collect();
+            let same = |head: &[&str]| head.iter().zip(argv).all(|(w, a)| w == a);
+            match words.split_last() {
+                Some((&"*", head)) => argv.len() >= head.len() && same(head),
+                Some((last, head)) if last.ends_with('*') => {
+                    argv.len() == words.len()
+                        && same(head)
+                        && argv[head.len()].starts_with(last.trim_end_matches('*'))
+                }
+                _ => words.len() == argv.len() && same(&words),
+            }
+        })
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        writeln!(f, "agent {}: {}", self.name, self.title)?;
+        writeln!(f, "  recognised from: {}", {
+            let mut from = self.programs.clone();
+            from.extend(self.packages.iter().map(|p| format!("npx {p}")));
+            from.extend(self.scripts.iter().map(|s| format!("node …/{s}")));
+            list(&from)
+        })?;
+        writeln!(
+            f,
+            "  writable state (created if missing): {}",
+            list(&self.state)
+        )?;
+        writeln!(f, "  read-only config: {}", list(&self.config))?;
+        writeln!(f, "  its variables passed: {}", list(&self.env))?;
+        if !self.set_env.is_empty() {
+            let set: Vec<String> = self
+                .set_env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            writeln!(f, "  variables set: {}", set.join(", "))?;
+        }
+        match &self.api {
+            Some(api) => writeln!(
+                f,
+                "  keys: {} stay outside; the model API ({}, or ${}) is served on a loopback port inside",
+                list(&self.keys),
+                api.upstream,
+                api.base_url_env
+            )?,
+            None if !self.keys.is_empty() => writeln!(
+                f,
+                "  keys: {} passed to the agent only (removed from what it runs)",
+                list(&self.keys)
+            )?,
+            None => {}
+        }
+        if !self.args.is_empty() {
+            writeln!(f, "  arguments added: {}", self.args.join(" "))?;
+        }
+        writeln!(f, "  network (through the broker): {}", list(&self.hosts))?;
+        if !self.housekeeping.is_empty() {
+            writeln!(
+                f,
+                "  its own housekeeping allowed: {}",
+                self.housekeeping.join("; ")
+            )?;
+        }
+        for n in &self.notes {
+            writeln!(f, "  note: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The presets in force: the built-in ones, as policy files extended them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresetSet(pub Vec<Preset>);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BuiltinFile {
+    agent: BTreeMap<String, RawPreset>,
+}
+
+impl PresetSet {
+    /// The built-in presets, in the order of `presets.toml`.
+    pub fn builtin() -> PresetSet {
+        // Checked by `the_builtin_presets_parse_and_check`.
+        let file: BuiltinFile = toml::from_str(BUILTIN).expect("presets.toml parses");
+        let order: Vec<&str> = BUILTIN
+            .lines()
+            .filter_map(|l| l.strip_prefix("[agent.")?.strip_suffix(']'))
+            .filter(|n| !n.contains('.'))
+            .collect();
+        let mut presets: Vec<Preset> = file
+            .agent
+            .into_iter()
+            .map(|(name, raw)| check_layer(&name, raw).expect("presets.toml checks").preset)
+            .collect();
+        presets.sort_by_key(|p| order.iter().position(|n| *n == p.name));
+        PresetSet(presets)
+    }
+
+    /// The preset called `name`.
+    pub fn get(&self, name: &str) -> Option<&Preset> {
+        self.0.iter().find(|p| p.name == name)
+    }
+
+    /// Every name, for messages.
+    pub fn names(&self) -> Vec<&str> {
+        self.0.iter().map(|p| p.name.as_str()).collect()
+    }
+
+    /// Applies a layer to the preset it names, or adds it as a new preset
+    /// (not from an untrusted file). Returns what was left out.
+    pub fn apply(&mut self, layer: &PresetLayer, tighten_only: bool) -> Vec<String> {
+        match self.0.iter_mut().find(|p| p.name == layer.preset.name) {
+            Some(p) => p.apply(layer, tighten_only),
+            None if tighten_only => vec!["a new agent preset".to_string()],
+            None => {
+                let mut p = Preset {
+                    name: layer.preset.name.clone(),
+                    ..Preset::default()
+                };
+                p.apply(layer, false);
+                if p.title.is_empty() {
+                    p.title = p.name.clone();
+                }
+                self.0.push(p);
+                Vec::new()
+            }
+        }
+    }
+}
+
+impl Default for PresetSet {
+    fn default() -> Self {
+        PresetSet::builtin()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> RawPreset {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn the_builtin_presets_parse_and_check() {
+        let set = PresetSet::builtin();
+        assert!(set.0.len() >= 15, "{:?}", set.names());
+        for p in &set.0 {
+            assert!(!p.title.is_empty(), "{}", p.name);
+            assert!(!p.programs.is_empty(), "{} has no program", p.name);
+            for s in &p.state {
+                assert!(!p.config.contains(s), "{}: {s} is state and config", p.name);
+            }
+        }
+        assert_eq!(set.0[0].name, "claude");
+        let claude = set.get("claude").unwrap();
+        assert!(claude.api.is_some());
+        assert!(claude.keys.contains(&"ANTHROPIC_API_KEY".to_string()));
+        assert!(claude.passes_env("CLAUDE_CODE_USE_BEDROCK"));
+        assert!(!claude.passes_env("AWS_SECRET_ACCESS_KEY"));
+    }
+
+    #[test]
+    fn bad_layers_are_explained() {
+        let e = check_layer("x", raw("state = [\"/etc/x\"]")).unwrap_err();
+        assert!(e.0.contains("not inside the home directory"), "{e:?}");
+        let e = check_layer("x", raw("state = [\"~/\"]")).unwrap_err();
+        assert!(e.0.contains("not inside the home directory"), "{e:?}");
+        let e = check_layer("x", raw("config = [\"../x\"]")).unwrap_err();
+        assert!(e.0.contains("config path"), "{e:?}");
+        let e = check_layer("x", raw("env = [\"A-B\"]")).unwrap_err();
+        assert!(e.0.contains("not an environment variable"), "{e:?}");
+        let e = check_layer(
+            "x",
+            raw("[api]\nbase_url_env = \"X\"\nupstream = \"ftp://x\""),
+        )
+        .unwrap_err();
+        assert!(e.0.contains("not a URL"), "{e:?}");
+        assert!(check_layer("My_Agent", RawPreset::default()).is_err());
+        assert!(toml::from_str::<RawPreset>("unknown = 1").is_err());
+    }
+
+    #[test]
+    fn untrusted_layers_only_add_read_only_config() {
+        let mut set = PresetSet::builtin();
+        let layer = check_layer(
+            "claude",
+            raw("config = [\".claude/extra.json\"]\nstate = [\"~/.ssh/\"]\nhosts = [\"example.invalid\"]"),
+        )
+        .unwrap();
+        let ignored = set.apply(&layer, true);
+        assert_eq!(ignored, vec!["`state`", "`hosts`"]);
+        let claude = set.get("claude").unwrap();
+        assert!(claude.config.contains(&".claude/extra.json".to_string()));
+        assert!(!claude.state.contains(&"~/.ssh/".to_string()));
+        let new = check_layer("mine", raw("programs = [\"mine\"]")).unwrap();
+        assert_eq!(set.apply(&new, true), vec!["a new agent preset"]);
+        assert!(set.get("mine").is_none());
+        assert!(set.apply(&new, false).is_empty());
+        assert_eq!(set.get("mine").unwrap().title, "mine");
+    }
+
+    #[test]
+    fn housekeeping_patterns_match_whole_words() {
+        let p = Preset {
+            housekeeping: vec![
+                "git ls-remote *".into(),
+                "bash -c env".into(),
+                "bash -c -l SNAPSHOT_FILE=*".into(),
+            ],
+            ..Preset::default()
+        };
+        let v = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert!(p.is_housekeeping(&v("git ls-remote https://example.invalid/x HEAD")));
+        assert!(p.is_housekeeping(&v("bash -c env")));
+        assert!(!p.is_housekeeping(&v("bash -c env; curl x")));
+        assert!(!p.is_housekeeping(&v("git push")));
+        assert!(p.is_housekeeping(&v("bash -c -l SNAPSHOT_FILE=/x/y")));
+        assert!(!p.is_housekeeping(&v("bash -c -l eval")));
+        assert!(!p.is_housekeeping(&v("bash -c -l SNAPSHOT_FILE=/x extra")));
+    }
+}
