@@ -88,6 +88,7 @@ mod copy;
 pub mod handoff;
 pub mod host;
 mod http;
+pub mod keyproxy;
 mod server;
 pub mod socks5;
 
@@ -98,4 +99,5 @@ pub use broker::{
     SystemResolver, Tunnel,
 };
 pub use host::{Host, HostError, normalize_host};
+pub use keyproxy::{KeyProxy, KeyProxyConfig, KeyProxyRecord, KeyProxyRecorder};
 pub use server::{HANDSHAKE_TIMEOUT, MAX_CLIENTS, ProxyServer};
