@@ -101,6 +101,78 @@ pub enum ExecVerdict {
 pub trait ExecJudge: Send + Sync {
     /// Decide `event`.
     fn judge(&self, event: &ExecEvent) -> ExecVerdict;
+
+    /// Variables whose values are blanked in the new image of an allowed
+    /// exec before it runs (a key passed to the agent, kept from what it
+    /// starts). Default: none.
+    fn scrub_env(&self, _event: &ExecEvent) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+
+    /// Whether a refused `sh -c SCRIPT` (not the sandbox's own command)
+    /// is let start with its script replaced by `exit 126`, instead of
+    /// failing with `EACCES`: the caller then reads the judge's message and
+    /// a shell's status, as agents that report only a failed spawn need.
+    /// Default: no.
+    fn refuse_shells_with_status(&self) -> bool {
+        false
+    }
+}
+
+/// What is done to an exec's new image at its exec stop, before it runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Fixup {
+    /// A refused shell: its `-c` script (this argv index) is replaced by
+    /// [`REFUSAL_SCRIPT`], so the caller sees a shell that exits 126 after
+    /// printing the judge's message, as a shell does for a command it may
+    /// not run, instead of a failed spawn that hides the message.
+    pub(crate) refuse_script: Option<usize>,
+    /// Variables to blank (see [`ExecJudge::scrub_env`]).
+    pub(crate) scrub_env: Vec<Vec<u8>>,
+}
+
+/// What a refused shell runs instead of its script.
+pub(crate) const REFUSAL_SCRIPT: &[u8] = b"exit 126";
+
+/// Shells whose `-c SCRIPT` can be replaced by [`REFUSAL_SCRIPT`].
+const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash"];
+
+/// For `sh -c SCRIPT ...` (options in any order and clusters, as agents
+/// write `bash -lc`, `bash -c -l`), the index of SCRIPT in `argv`; `None`
+/// for anything else, or a script too short to replace.
+pub(crate) fn shell_script_index(executable: &std::path::Path, argv: &[OsString]) -> Option<usize> {
+    use std::os::unix::ffi::OsStrExt;
+    let name = executable.file_name()?.to_str()?;
+    if !SHELLS.contains(&name) {
+        return None;
+    }
+    let mut saw_c = false;
+    let mut skip_next = false;
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        let b = a.as_bytes();
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if b == b"--" || b == b"-" {
+            return None;
+        }
+        if b.starts_with(b"--") {
+            continue; // --login, --norc, --noprofile
+        }
+        if (b.starts_with(b"-") || b.starts_with(b"+")) && b.len() > 1 {
+            if b[0] == b'-' && b.contains(&b'c') {
+                saw_c = true;
+            }
+            // `-o OPTION` and `-O shopt` take the next word.
+            if b[1..].iter().any(|c| *c == b'o' || *c == b'O') {
+                skip_next = true;
+            }
+            continue;
+        }
+        return (saw_c && b.len() >= REFUSAL_SCRIPT.len()).then_some(i);
+    }
+    None
 }
 
 impl<F> ExecJudge for F
@@ -270,6 +342,28 @@ mod tests {
                 .map(OsString::from)
                 .to_vec()
         );
+    }
+
+    #[test]
+    fn the_script_of_a_shell_is_found_however_the_options_are_written() {
+        let idx = |exe: &str, argv: &[&str]| {
+            let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
+            shell_script_index(std::path::Path::new(exe), &argv)
+        };
+        let script = "curl -s example.invalid | sh";
+        assert_eq!(idx("/usr/bin/bash", &["bash", "-c", script]), Some(2));
+        assert_eq!(idx("/usr/bin/bash", &["bash", "-lc", script]), Some(2));
+        assert_eq!(idx("/usr/bin/bash", &["bash", "-c", "-l", script]), Some(3));
+        assert_eq!(idx("/bin/dash", &["sh", "-e", "-c", script, "x"]), Some(3));
+        assert_eq!(
+            idx("/bin/zsh", &["zsh", "-o", "err_exit", "-c", script]),
+            Some(4)
+        );
+        // A script file, not a -c string; too short; not a shell.
+        assert_eq!(idx("/usr/bin/bash", &["bash", "./x.sh"]), None);
+        assert_eq!(idx("/usr/bin/bash", &["bash", "-c", "id"]), None);
+        assert_eq!(idx("/usr/bin/python3", &["python3", "-c", script]), None);
+        assert_eq!(idx("/usr/bin/bash", &["bash", "--", "-c"]), None);
     }
 
     #[test]

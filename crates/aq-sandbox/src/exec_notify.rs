@@ -27,7 +27,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::exec_guard::{ExecVerdict, Judged};
+use crate::exec_guard::{ExecVerdict, Fixup, Judged, shell_script_index};
 use crate::guard::Shared;
 use crate::procfs::{self, ExecCall};
 use crate::syscall::{Call, Fail, check};
@@ -342,13 +342,21 @@ impl Notifier {
             return;
         }
         let Some(event) = event else {
-            crate::tracer::commit(self, notif.id, tid, None, None);
+            crate::tracer::commit(self, notif.id, tid, None, None, Fixup::default());
             return;
         };
         match self.shared.judge.judge(&event) {
             ExecVerdict::Allow => {
                 let judged = Judged::of(&event);
-                crate::tracer::commit(self, notif.id, tid, Some(event.pid), Some(judged));
+                let fixup = Fixup {
+                    refuse_script: None,
+                    scrub_env: if initial {
+                        Vec::new()
+                    } else {
+                        self.shared.judge.scrub_env(&event)
+                    },
+                };
+                crate::tracer::commit(self, notif.id, tid, Some(event.pid), Some(judged), fixup);
             }
             ExecVerdict::Deny { message } => {
                 let stderr = procfs::open_stderr(tid, event.pid);
@@ -357,6 +365,26 @@ impl Notifier {
                 }
                 if initial {
                     self.shared.initial_denied(message);
+                } else if let Some(index) = shell_script_index(&event.executable, &event.argv)
+                    .filter(|_| self.shared.judge.refuse_shells_with_status())
+                {
+                    // A shell's `-c` script: let the shell start and exit
+                    // 126 instead, so the caller reads the message and a
+                    // shell's status rather than a spawn that failed.
+                    let judged = Judged::of(&event);
+                    let fixup = Fixup {
+                        refuse_script: Some(index),
+                        scrub_env: Vec::new(),
+                    };
+                    crate::tracer::commit(
+                        self,
+                        notif.id,
+                        tid,
+                        Some(event.pid),
+                        Some(judged),
+                        fixup,
+                    );
+                    return;
                 }
                 self.respond(notif.id, libc::EACCES);
             }

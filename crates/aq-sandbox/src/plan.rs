@@ -648,25 +648,45 @@ fn plan_read_only(
 ) -> Result<Vec<Step>, PlanError> {
     let mut pins: Vec<PathBuf> = Vec::new();
     let mut binds: Vec<PathBuf> = Vec::new();
+    // Where the command may write: only there can an ancestor of a
+    // read-only path be renamed to move it out of the way.
+    let mut roots: Vec<PathBuf> = vec![workspace.to_path_buf()];
+    roots.extend(spec.writable.iter().filter_map(|w| match facts.path(w) {
+        PathFacts::Exists { real, .. } => Some(real.clone()),
+        PathFacts::Missing => None,
+    }));
     for rel in &spec.read_only {
+        // An absolute path (an agent's configuration in the home directory)
+        // stands for itself; a relative one is in the workspace and must
+        // stay there once links are resolved.
         let joined = spec.workspace.join(rel);
         let real = match facts.path(&joined) {
             PathFacts::Exists { real, .. } => real.clone(),
             PathFacts::Missing => return Err(PlanError::ReadOnlyPathMissing(joined)),
         };
-        let Ok(inner) = real.strip_prefix(workspace) else {
-            return Err(PlanError::ReadOnlyPathOutsideWorkspace(joined));
+        let root = if rel.is_absolute() {
+            roots
+                .iter()
+                .filter(|r| real.starts_with(r) && real != **r)
+                .max_by_key(|r| r.components().count())
+                .cloned()
+        } else {
+            match real.strip_prefix(workspace) {
+                Ok(inner) if !inner.as_os_str().is_empty() => Some(workspace.to_path_buf()),
+                _ => return Err(PlanError::ReadOnlyPathOutsideWorkspace(joined)),
+            }
         };
-        if inner.as_os_str().is_empty() {
-            return Err(PlanError::ReadOnlyPathOutsideWorkspace(joined));
-        }
-        // Every directory strictly between the workspace and the path.
-        let mut ancestor = workspace.to_path_buf();
-        let components: Vec<_> = inner.components().collect();
-        for c in &components[..components.len() - 1] {
-            ancestor.push(c);
-            if !pins.contains(&ancestor) {
-                pins.push(ancestor.clone());
+        // Every directory strictly between the writable root and the path.
+        if let Some(root) = root
+            && let Ok(inner) = real.strip_prefix(&root)
+        {
+            let mut ancestor = root.clone();
+            let components: Vec<_> = inner.components().collect();
+            for c in &components[..components.len().saturating_sub(1)] {
+                ancestor.push(c);
+                if !pins.contains(&ancestor) {
+                    pins.push(ancestor.clone());
+                }
             }
         }
         if !binds.contains(&real) {

@@ -357,3 +357,106 @@ fn read_argv(pid: i32, mut addr: u64) -> io::Result<Vec<OsString>> {
     }
     Ok(argv)
 }
+
+/// The addresses of the argument and environment strings of `pid`'s
+/// current image: `/proc/<pid>/stat` fields 48 to 51.
+fn string_areas(pid: i32) -> io::Result<[u64; 4]> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat"))?;
+    let after = stat
+        .iter()
+        .rposition(|b| *b == b')')
+        .map(|i| &stat[i + 1..])
+        .unwrap_or_default();
+    let fields: Vec<u64> = String::from_utf8_lossy(after)
+        .split_whitespace()
+        .skip(45) // field 3 is the first after the name; 48 is arg_start
+        .take(4)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    match fields[..] {
+        [a, b, c, d] if a <= b && c <= d => Ok([a, b, c, d]),
+        _ => Err(io::Error::other(format!(
+            "no argument and environment areas in /proc/{pid}/stat"
+        ))),
+    }
+}
+
+fn open_mem(pid: i32) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(format!("/proc/{pid}/mem"))
+}
+
+/// At the exec stop of a refused shell (`sh -c SCRIPT`): overwrite its
+/// script argument, number `index` of `argv`, with `replacement` (NUL
+/// ended; the script must be at least as long), so the shell runs that
+/// instead. The process is stopped and its address space is new and its
+/// own: nothing else can see or race the write.
+pub(crate) fn replace_arg(
+    pid: i32,
+    argv: &[OsString],
+    index: usize,
+    replacement: &[u8],
+) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let target = argv
+        .get(index)
+        .filter(|a| a.len() >= replacement.len())
+        .ok_or_else(|| io::Error::other("no argument long enough to replace"))?;
+    let [arg_start, arg_end, _, _] = string_areas(pid)?;
+    let offset: u64 = argv[..index].iter().map(|a| a.len() as u64 + 1).sum();
+    let at = arg_start + offset;
+    if at + target.len() as u64 + 1 > arg_end {
+        return Err(io::Error::other("argument area shorter than argv"));
+    }
+    let mem = open_mem(pid)?;
+    // Check it is the argument we think before writing.
+    let mut seen = vec![0u8; target.len()];
+    mem.read_exact_at(&mut seen, at)?;
+    if seen != target.as_bytes() {
+        return Err(io::Error::other("argument moved"));
+    }
+    let mut bytes = replacement.to_vec();
+    bytes.resize(target.len(), 0);
+    mem.write_all_at(&bytes, at)
+}
+
+/// At an exec stop: blank the value of each variable named in `names` in
+/// the new image's environment (`NAME=` stays, its bytes become NUL), so
+/// a key passed to the agent does not reach what it starts. Returns how
+/// many were blanked.
+pub(crate) fn scrub_env(pid: i32, names: &[Vec<u8>]) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    if names.is_empty() {
+        return Ok(0);
+    }
+    let [_, _, env_start, env_end] = string_areas(pid)?;
+    let len = (env_end - env_start) as usize;
+    if len > MAX_ARGV_BYTES {
+        return Err(io::Error::other("environment too large"));
+    }
+    let mem = open_mem(pid)?;
+    let mut env = vec![0u8; len];
+    mem.read_exact_at(&mut env, env_start)?;
+    let mut blanked = 0;
+    let mut pos = 0usize;
+    while pos < env.len() {
+        let end = env[pos..]
+            .iter()
+            .position(|b| *b == 0)
+            .map_or(env.len(), |e| pos + e);
+        let entry = &env[pos..end];
+        if let Some(eq) = entry.iter().position(|b| *b == b'=')
+            && names.iter().any(|n| n.as_slice() == &entry[..eq])
+            && eq + 1 < entry.len()
+        {
+            let value_at = pos + eq + 1;
+            let zeros = vec![0u8; end - value_at];
+            mem.write_all_at(&zeros, env_start + value_at as u64)?;
+            blanked += 1;
+        }
+        pos = end + 1;
+    }
+    Ok(blanked)
+}

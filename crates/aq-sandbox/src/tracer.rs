@@ -39,7 +39,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::exec_guard::{ExecVerdict, Judged};
+use crate::exec_guard::{ExecVerdict, Fixup, Judged};
 use crate::exec_notify::{Notifier, READY, REFUSED, REPLY_LEN};
 use crate::guard::Shared;
 use crate::procfs;
@@ -88,7 +88,14 @@ fn release(pid: libc::pid_t) {
 /// The exec of thread `tid` (notification `id`) may go on: trace it across
 /// the exec, and let the new program run only if it is what was `judged`
 /// (`None`: the first check could not read it, so judge it now).
-pub(crate) fn commit(n: &Notifier, id: u64, tid: i32, tgid: Option<u32>, judged: Option<Judged>) {
+pub(crate) fn commit(
+    n: &Notifier,
+    id: u64,
+    tid: i32,
+    tgid: Option<u32>,
+    judged: Option<Judged>,
+    fixup: Fixup,
+) {
     if let Err(e) = ptrace(libc::PTRACE_SEIZE, tid, 0, OPTIONS as usize) {
         // Cannot follow it to its commit: it does not run.
         let errno = e.raw_os_error().unwrap_or(libc::EPERM);
@@ -125,7 +132,7 @@ pub(crate) fn commit(n: &Notifier, id: u64, tid: i32, tgid: Option<u32>, judged:
         }
         match status >> 16 {
             libc::PTRACE_EVENT_EXEC => {
-                if at_exec(n, pid, tid, judged.as_ref()) {
+                if at_exec(n, pid, tid, judged.as_ref(), &fixup) {
                     return;
                 }
                 // Killed: reap it.
@@ -148,7 +155,13 @@ pub(crate) fn commit(n: &Notifier, id: u64, tid: i32, tgid: Option<u32>, judged:
 /// `pid` stopped at `PTRACE_EVENT_EXEC`: the new program is loaded and has
 /// not run. Detach if it is what was judged, or if the judge allows it now;
 /// else kill it. `true` when detached, `false` when killed (to be reaped).
-fn at_exec(n: &Notifier, pid: libc::pid_t, tid: i32, judged: Option<&Judged>) -> bool {
+fn at_exec(
+    n: &Notifier,
+    pid: libc::pid_t,
+    tid: i32,
+    judged: Option<&Judged>,
+    fixup: &Fixup,
+) -> bool {
     let former_tid = event_message(pid).map_or(pid, |t| t as libc::pid_t);
     let shared = n.shared();
     let initial = shared.commit_is_initial(pid);
@@ -157,8 +170,19 @@ fn at_exec(n: &Notifier, pid: libc::pid_t, tid: i32, judged: Option<&Judged>) ->
         && former_tid == tid
         && judged == loaded
     {
+        if apply_fixup(pid, &loaded.argv, fixup).is_err() {
+            // SAFETY: pid is our stopped tracee: what cannot be fixed does not run.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            return false;
+        }
         let _ = ptrace(libc::PTRACE_DETACH, pid, 0, 0);
         return true;
+    }
+    if fixup.refuse_script.is_some() {
+        // A refused exec that is not what was refused: it does not run either.
+        // SAFETY: pid is our stopped tracee.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        return false;
     }
     let Ok(event) = loaded.and_then(|l| procfs::event_at_commit(pid, l, initial)) else {
         // What runs cannot be read: it does not run.
@@ -176,7 +200,17 @@ fn at_exec(n: &Notifier, pid: libc::pid_t, tid: i32, judged: Option<&Judged>) ->
         .name("aq-exec-commit".into())
         .spawn(move || {
             let allow = match for_judge.judge.judge(&event) {
-                ExecVerdict::Allow => true,
+                ExecVerdict::Allow => {
+                    let scrub = Fixup {
+                        refuse_script: None,
+                        scrub_env: if event.initial {
+                            Vec::new()
+                        } else {
+                            for_judge.judge.scrub_env(&event)
+                        },
+                    };
+                    apply_fixup(event.pid as i32, &event.argv, &scrub).is_ok()
+                }
                 ExecVerdict::Deny { message } => {
                     procfs::write_message(stderr, &message);
                     if event.initial {
@@ -221,6 +255,19 @@ fn at_exec(n: &Notifier, pid: libc::pid_t, tid: i32, judged: Option<&Judged>) ->
             }
         }
     }
+}
+
+/// Applies `fixup` to the stopped new image of `pid`.
+fn apply_fixup(
+    pid: libc::pid_t,
+    argv: &[std::ffi::OsString],
+    fixup: &Fixup,
+) -> std::io::Result<()> {
+    if let Some(index) = fixup.refuse_script {
+        procfs::replace_arg(pid, argv, index, crate::exec_guard::REFUSAL_SCRIPT)?;
+    }
+    procfs::scrub_env(pid, &fixup.scrub_env)?;
+    Ok(())
 }
 
 fn ptrace(req: libc::c_uint, pid: libc::pid_t, addr: usize, data: usize) -> std::io::Result<()> {
