@@ -210,7 +210,7 @@ rules! {
         why: "sets a git option that runs a program (alias with !, core.sshCommand, core.pager, hooks path, fsmonitor) or writes output to a file",
         safer: Some("run the git command without -c, or set the option yourself after reading it"),
         fires: ["git -c core.pager='sh -c id' log", "git -c alias.x='!echo hi' x", "git config core.hooksPath .hooks", "git diff --ext-diff", "git log --output=/tmp/x"],
-        spares: ["git -c color.ui=always log", "git config --get remote.origin.url", "git config user.name Dev"];
+        spares: ["git -c color.ui=always log", "git config --get remote.origin.url", "git config user.name Dev", "git -c core.hooksPath=/dev/null -c core.fsmonitor= status --porcelain", "git -c core.fsmonitor=false -c protocol.ext.allow=never -c core.pager=cat diff"];
     /// Writing git hooks.
     PersistGitHook = "persist-git-hook", Ask, High,
         why: "writes a git hook: code that runs by itself on later git commands",

@@ -404,6 +404,20 @@ fn is_protected_branch(b: &str) -> bool {
 fn git_key_runs_program(kv: &str) -> bool {
     let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
     let key = key.to_ascii_lowercase();
+    // A value that switches the program off runs nothing: agents and IDEs
+    // pass `-c core.hooksPath=/dev/null -c core.fsmonitor=` to make sure no
+    // hook or monitor of the repository runs.
+    let off = match key.as_str() {
+        "protocol.ext.allow" => matches!(value, "never" | "user"),
+        k if k.starts_with("alias.") || k.starts_with("filter.") => false,
+        k if k == "core.pager" || k.starts_with("pager.") => {
+            matches!(value, "" | "cat" | "false" | "0" | "no" | "off")
+        }
+        _ => matches!(value, "" | "/dev/null" | "false" | "0" | "no" | "off"),
+    };
+    if off && kv.contains('=') {
+        return false;
+    }
     (key.starts_with("alias.") && value.starts_with('!'))
         || matches!(
             key.as_str(),
