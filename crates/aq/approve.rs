@@ -24,6 +24,8 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, String> {
         return Err("aq approve needs a real terminal on stdin and stdout: it is how a human, not a program, answers".into());
     }
     let by = format!("aq approve on {}, uid {}", tty_name(), current_uid());
+    // While this runs, sessions know someone can answer and let asks wait.
+    let _presence = announce_presence();
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let mut answered = 0usize;
@@ -93,6 +95,40 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, String> {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// The file `aq approve` holds a shared lock on while it runs.
+fn presence_file() -> Option<PathBuf> {
+    session::state_root().ok().map(|r| r.join("approvers.lock"))
+}
+
+/// Holds a shared lock on the presence file until dropped.
+fn announce_presence() -> Option<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let path = presence_file()?;
+    let _ = std::fs::create_dir_all(path.parent()?);
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .ok()?;
+    // SAFETY: flock on a descriptor we own.
+    (unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH) } == 0).then_some(f)
+}
+
+/// Whether an `aq approve` is running for this user now (it holds the
+/// presence lock), so an ask can wait for it.
+pub fn approver_attached() -> bool {
+    use std::os::fd::AsRawFd;
+    let Some(path) = presence_file() else {
+        return false;
+    };
+    let Ok(f) = std::fs::OpenOptions::new().read(true).open(&path) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor we own; released when `f` closes.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
 }
 
 fn show(out: &mut impl Write, session_id: &str, r: &Request) {

@@ -192,6 +192,13 @@ pub struct RunArgs {
     /// and a private or loopback address is allowed for it. Repeatable.
     #[arg(long, value_name = "NAME:ADDR")]
     pub resolve: Vec<String>,
+    /// The agent preset: what the agent needs (its state writable, its
+    /// config read-only, its variables, its key kept outside through the key
+    /// proxy). Default: recognised from the command (`claude`, `codex`,
+    /// `npx @google/gemini-cli`, ...); `none` opts out. `aq policy show
+    /// --agents` lists them.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

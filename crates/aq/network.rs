@@ -39,12 +39,15 @@ pub enum NetPlan {
 /// The session's network from `--net`, `--resolve`, the profile and the
 /// policy's `[network]`. `--net off` and `--net allow:A,B` win; without the
 /// flag, a sandboxed profile whose network is off uses the broker when the
-/// policy allows destinations.
+/// policy allows destinations. An agent preset (`agent_hosts`, possibly
+/// empty) always gets the broker in a sandbox whose network is off: what
+/// it needs goes through, and what else it tries is refused and logged.
 pub fn decide(
     flag: Option<&str>,
     resolve: &[String],
     profile: &Profile,
     policy: &NetworkSettings,
+    agent_hosts: Option<&[String]>,
 ) -> Result<NetPlan, String> {
     let mut allow: Vec<String> = Vec::new();
     let broker = match flag {
@@ -71,7 +74,9 @@ pub fn decide(
             ));
         }
         None => {
-            profile.sandbox && profile.network == NetworkSetting::Off && !policy.allow.is_empty()
+            profile.sandbox
+                && profile.network == NetworkSetting::Off
+                && (!policy.allow.is_empty() || agent_hosts.is_some())
         }
     };
     if flag.is_none() && (profile.network == NetworkSetting::Host || !profile.sandbox) {
@@ -87,6 +92,7 @@ pub fn decide(
         ));
     }
     allow.extend(policy.allow.iter().cloned());
+    allow.extend(agent_hosts.unwrap_or_default().iter().cloned());
     let pins: Vec<String> = resolve.iter().chain(&policy.resolve).cloned().collect();
     let allowlist = aq_net::Allowlist::from_entries(&allow, &pins, &policy.permit)
         .map_err(|e| format!("network allowlist: {e}"))?;
@@ -210,11 +216,11 @@ mod tests {
         let none = NetworkSettings::default();
         let strict = profile("strict");
         assert!(matches!(
-            decide(None, &[], &strict, &none),
+            decide(None, &[], &strict, &none, None),
             Ok(NetPlan::Off)
         ));
         assert!(matches!(
-            decide(None, &[], &profile("dev"), &none),
+            decide(None, &[], &profile("dev"), &none, None),
             Ok(NetPlan::Host)
         ));
         assert!(matches!(
@@ -222,7 +228,8 @@ mod tests {
                 Some("allow:registry.npmjs.org,*.example.invalid"),
                 &[],
                 &strict,
-                &none
+                &none,
+                None
             ),
             Ok(NetPlan::Broker { .. })
         ));
@@ -231,21 +238,32 @@ mod tests {
             ..NetworkSettings::default()
         };
         assert!(matches!(
-            decide(None, &[], &strict, &policy),
+            decide(None, &[], &strict, &policy, None),
             Ok(NetPlan::Broker { .. })
         ));
         assert!(matches!(
-            decide(Some("off"), &[], &strict, &policy),
+            decide(Some("off"), &[], &strict, &policy, None),
             Ok(NetPlan::Off)
         ));
-        assert!(decide(Some("allow:"), &[], &strict, &none).is_err());
-        assert!(decide(Some("on"), &[], &strict, &none).is_err());
+        assert!(decide(Some("allow:"), &[], &strict, &none, None).is_err());
+        assert!(decide(Some("on"), &[], &strict, &none, None).is_err());
+        // An agent preset gets the broker (even with nothing to allow), so
+        // what it tries is refused and logged; not with the host network.
+        assert!(matches!(
+            decide(None, &[], &strict, &none, Some(&[])),
+            Ok(NetPlan::Broker { .. })
+        ));
+        assert!(matches!(
+            decide(None, &[], &profile("dev"), &none, Some(&[])),
+            Ok(NetPlan::Host)
+        ));
         assert!(
             decide(
                 Some("allow:x.example.invalid"),
                 &[],
                 &profile("shims-only"),
-                &none
+                &none,
+                None
             )
             .is_err()
         );
@@ -254,7 +272,8 @@ mod tests {
                 Some("allow:x.example.invalid"),
                 &["x.example.invalid:not-an-ip".into()],
                 &strict,
-                &none
+                &none,
+                None
             )
             .is_err()
         );

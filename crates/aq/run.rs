@@ -14,6 +14,7 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use aq_audit::{AuditLog, EventBody};
@@ -44,11 +45,20 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     };
     let profile_name = profile.name.clone();
     let headless = profile.summary == SummaryFormat::Json;
+    let chosen = crate::agent::choose(
+        &loaded.effective.agents,
+        args.agent.as_deref(),
+        &args.command,
+    )?;
     let net = crate::network::decide(
         args.net.as_deref(),
         &args.resolve,
         &profile,
         &loaded.effective.network,
+        chosen
+            .as_ref()
+            .filter(|_| profile.sandbox)
+            .map(|c| c.preset.hosts.as_slice()),
     )?;
     // The sandbox of a broker session has no network of its own either.
     let mut profile = profile;
@@ -65,22 +75,74 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         ),
     };
 
+    // The key proxy needs a network namespace of the sandbox's own to
+    // listen in: network off, or only the broker.
+    let key_proxy_port = (profile.sandbox && matches!(net, NetPlan::Off | NetPlan::Broker { .. }))
+        .then_some(crate::agent::KEY_PROXY_PORT);
+    let caller_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let home_dir = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let grants = chosen
+        .as_ref()
+        .map(|c| {
+            aq_agents::grant(
+                &c.preset,
+                &aq_agents::GrantInputs {
+                    home: home_dir.as_deref(),
+                    workspace: &workspace,
+                    env: &caller_env,
+                    key_proxy_port,
+                },
+            )
+        })
+        .unwrap_or_default();
+    let command = crate::agent::with_args(&args.command, chosen.as_ref(), &grants);
+
     let id = session::new_id(now);
     let dir = session::create_dir(&id)
         .map_err(|e| format!("cannot create the session directory: {e}"))?;
     let shim_dir = dir.join("shims");
     let aq_exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;
-    let names = aq_shim::DEFAULT_SHIMS
-        .iter()
-        .copied()
-        .chain(settings.extra_shims.iter().map(String::as_str));
-    let shims = aq_shim::install_shims(&shim_dir, &aq_exe, names)
-        .map_err(|e| format!("cannot install shims: {e}"))?;
+    // Under the exec guard every exec is judged already: shims would only
+    // double each command's cost (and break agents that re-exec `node`).
+    // Without it, a shim for each program that exists on this machine.
+    let guarded = profile.sandbox && profile.exec_guard;
+    let shims = if guarded {
+        Vec::new()
+    } else {
+        let host_path = std::env::var_os("PATH").unwrap_or_default();
+        // The built-in names only where the program exists (a `zsh` shim
+        // where no zsh is installed makes agents pick a shell that fails);
+        // the policy's own names always.
+        let names: Vec<&str> = aq_shim::DEFAULT_SHIMS
+            .iter()
+            .copied()
+            .filter(|n| aq_shim::find_real_program(n.as_ref(), &host_path, &shim_dir).is_some())
+            .chain(settings.extra_shims.iter().map(String::as_str))
+            .collect();
+        aq_shim::install_shims(&shim_dir, &aq_exe, names)
+            .map_err(|e| format!("cannot install shims: {e}"))?
+    };
     aq_shim::approvals::Queue::new(&dir)
         .create()
         .map_err(|e| format!("cannot create the approval queue: {e}"))?;
 
-    let policy_json = serde_json::to_vec(&policy).map_err(|e| e.to_string())?;
+    let network_allow = match &net {
+        NetPlan::Broker { allow, .. } => allow.clone(),
+        _ => Vec::new(),
+    };
+    let grants_record =
+        crate::agent::record(chosen.as_ref().map(|c| &c.preset), &grants, &network_allow);
+    // The digest covers all the session was allowed, not only the rules.
+    let policy_json = serde_json::to_vec(&(
+        &policy,
+        &profile,
+        chosen.as_ref().map(|c| &c.preset),
+        &grants_record,
+        net_note.as_str(),
+    ))
+    .map_err(|e| e.to_string())?;
     let policy_digest = crate::policy_files::digest(&policy_json);
     let file = SessionFile {
         id: id.clone(),
@@ -95,6 +157,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         env_pass: settings.env_pass.clone(),
         policy,
         policy_digest: policy_digest.clone(),
+        wait_for_approver: settings.wait_for_approver,
     };
     session::write_file(&dir, &file).map_err(|e| format!("cannot write the session file: {e}"))?;
     let log_path = session::log_path(&dir);
@@ -110,6 +173,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         queue: aq_shim::approvals::Queue::new(&dir),
         headless,
         shim_allowed: Default::default(),
+        prompting: Default::default(),
         writer: crate::supervisor::LogWriter::start(&log_path, id.clone())
             .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
         home: std::env::var("HOME").ok(),
@@ -124,9 +188,10 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             &workspace,
             &dir,
             &file,
-            &shim_dir,
-            &args.command,
+            (!shims.is_empty()).then_some(shim_dir.as_path()),
+            &command,
             matches!(net, NetPlan::Broker { .. }),
+            &grants,
         ) {
             Ok(s) => Some(s),
             Err(e) => {
@@ -140,7 +205,13 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     } else {
         None
     };
-    let mut layers = vec![format!("shims ({})", shims.len())];
+    let mut layers = Vec::new();
+    if !shims.is_empty() {
+        layers.push(format!("shims ({})", shims.len()));
+    }
+    if let Some(c) = &chosen {
+        layers.push(format!("agent preset {}", c.preset.name));
+    }
     if let Some(s) = &sandbox {
         layers.push(format!("kernel sandbox: {}", s.plan.enforced()));
         layers.push(format!("network {net_note}"));
@@ -157,14 +228,41 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             command: args.command.clone(),
             pid: std::process::id(),
             layers,
+            grants: Some(grants_record),
         },
     );
+    let unanswered_word = if settings.unanswered == Decision::Allow {
+        "run"
+    } else {
+        "are denied"
+    };
+    let asks_note = if headless {
+        format!("headless: asks are not waited for (unanswered asks {unanswered_word})")
+    } else if settings.wait_for_approver {
+        format!(
+            "answer asks with `aq approve` in another terminal (each waits up to {}s)",
+            settings.approval_timeout_secs
+        )
+    } else {
+        format!(
+            "asks wait for `aq approve` (in another terminal) or this terminal when free; with neither, unanswered asks {unanswered_word} at once"
+        )
+    };
     if !args.quiet {
         eprintln!(
-            "aq: session {id} · profile {profile_name} · command firewall on ({} shims) · workspace {}",
-            shims.len(),
+            "aq: session {id} · profile {profile_name} · command firewall on ({}) · workspace {}",
+            if guarded {
+                "every exec judged by the exec guard".to_string()
+            } else {
+                format!("{} shims", shims.len())
+            },
             workspace.display()
         );
+        if let Some(c) = &chosen {
+            for line in crate::agent::banner(c, &grants) {
+                eprintln!("aq: {line}");
+            }
+        }
         if let Some(s) = &sandbox {
             eprintln!("aq: sandbox: {}", s.plan.enforced());
             eprintln!("aq: limits: {}", limits_note(&profile, &s.plan));
@@ -173,10 +271,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
                 eprintln!("aq: note: {note}");
             }
         }
-        eprintln!(
-            "aq: log {} · answer asks with `aq approve` in another terminal",
-            log_path.display()
-        );
+        eprintln!("aq: log {} · {}", log_path.display(), asks_note);
     }
 
     if args.preflight || settings.preflight {
@@ -223,10 +318,16 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         Exit::Code(i32::from(EXIT_BLOCKED))
     } else {
         let prompter = (!headless && !std::io::stdin().is_terminal())
-            .then(|| crate::approve::spawn_tty_prompter(dir.to_path_buf()));
+            .then(|| crate::approve::spawn_tty_prompter(dir.to_path_buf()))
+            .flatten();
+        if prompter.is_some() {
+            supervisor
+                .prompting
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let exit = match &sandbox {
             Some(s) => {
-                let (broker, sink) = match net {
+                let (broker, broker_sink) = match net {
                     NetPlan::Broker { allowlist, .. } => {
                         let (b, sink) =
                             crate::network::SessionBroker::start(allowlist, supervisor.clone());
@@ -234,15 +335,56 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
                     }
                     _ => (None, None),
                 };
-                let exit = run_sandboxed(s, &supervisor, sink);
+                // The listeners come out in the order of their ports in the
+                // spec: the broker's first, then the key proxy's.
+                let key_proxy: Arc<Mutex<Option<aq_net::KeyProxy>>> = Default::default();
+                let sink: Option<aq_sandbox::ListenerSink> =
+                    match (broker_sink, grants.key_proxy.clone()) {
+                        (b, None) => b,
+                        (b, Some(plan)) => {
+                            let slot = key_proxy.clone();
+                            let sup = supervisor.clone();
+                            let agent = chosen
+                                .as_ref()
+                                .map(|c| c.preset.name.clone())
+                                .unwrap_or_default();
+                            Some(Box::new(move |mut fds: Vec<std::os::fd::OwnedFd>| {
+                                if let Some(fd) = fds.pop()
+                                    && let Ok(mut slot) = slot.lock()
+                                {
+                                    *slot = crate::agent::serve_key_proxy(fd, &plan, &agent, sup);
+                                }
+                                if let Some(b) = b {
+                                    b(fds);
+                                }
+                            }))
+                        }
+                    };
+                // What only the agent may hold: the profile's secret-looking
+                // `env` and the keys passed to it.
+                let scrub: Vec<String> = profile
+                    .env
+                    .iter()
+                    .filter(|n| aq_policy::is_secret_env_name(n))
+                    .chain(&grants.keys_passed)
+                    .cloned()
+                    .collect();
+                let exit = run_sandboxed(
+                    s,
+                    &supervisor,
+                    sink,
+                    chosen.as_ref().map(|c| &c.preset),
+                    &scrub,
+                );
                 // Close what is still open, so its connection is logged
                 // before the session ends.
                 if let Some(b) = broker {
                     b.stop();
                 }
+                drop(key_proxy);
                 exit
             }
-            None => run_child(args, &dir, &file, &shim_dir),
+            None => run_child(&command, &dir, &file, &shim_dir),
         };
         drop(prompter);
         exit
@@ -297,7 +439,7 @@ enum Exit {
     Signal(i32),
 }
 
-fn run_child(args: &RunArgs, dir: &Path, file: &SessionFile, shim_dir: &Path) -> Exit {
+fn run_child(command: &[String], dir: &Path, file: &SessionFile, shim_dir: &Path) -> Exit {
     let orig_path =
         std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
     let mut path = shim_dir.as_os_str().to_owned();
@@ -306,7 +448,7 @@ fn run_child(args: &RunArgs, dir: &Path, file: &SessionFile, shim_dir: &Path) ->
     // The command itself was judged above; run the real program (not its
     // shim, which would ask again about what the user typed). Everything it
     // starts through PATH meets the shims.
-    let program = &args.command[0];
+    let program = &command[0];
     let resolved: PathBuf = if program.contains('/') {
         PathBuf::from(program)
     } else {
@@ -323,7 +465,7 @@ fn run_child(args: &RunArgs, dir: &Path, file: &SessionFile, shim_dir: &Path) ->
         use std::os::unix::process::CommandExt;
         cmd.arg0(program);
     }
-    cmd.args(&args.command[1..]);
+    cmd.args(&command[1..]);
     cmd.env("PATH", &path);
     cmd.env(ENV_SESSION_DIR, dir);
     cmd.env(ENV_SESSION_ID, &file.id);
@@ -359,14 +501,16 @@ struct PlannedSandbox {
 }
 
 /// Build the spec from the profile and plan it on this host's facts.
+#[allow(clippy::too_many_arguments)]
 fn plan_sandbox(
     profile: &Profile,
     workspace: &Path,
     dir: &Path,
     file: &SessionFile,
-    shim_dir: &Path,
+    shim_dir: Option<&Path>,
     command: &[String],
     broker: bool,
+    grants: &aq_agents::Grants,
 ) -> Result<PlannedSandbox, String> {
     let tmpdir = dir.join("tmp");
     std::fs::create_dir_all(&tmpdir)
@@ -393,13 +537,19 @@ fn plan_sandbox(
                 Vec::new()
             })
             .collect(),
-            path_prefix: Some(shim_dir),
+            path_prefix: shim_dir,
             tmpdir: Some(&tmpdir),
-            loopback_listeners: if broker {
-                vec![crate::network::PROXY_PORT]
-            } else {
-                Vec::new()
-            },
+            loopback_listeners: broker
+                .then_some(crate::network::PROXY_PORT)
+                .into_iter()
+                .chain(
+                    grants
+                        .key_proxy
+                        .as_ref()
+                        .map(|_| crate::agent::KEY_PROXY_PORT),
+                )
+                .collect(),
+            grants: Some(grants),
         },
     )?;
     // The command itself was judged already: run the real program, not its
@@ -411,7 +561,7 @@ fn plan_sandbox(
     let resolved = if program.contains('/') {
         PathBuf::from(program)
     } else {
-        aq_shim::find_real_program(program.as_ref(), &orig_path, shim_dir)
+        aq_shim::find_real_program(program.as_ref(), &orig_path, &dir.join("shims"))
             .unwrap_or_else(|| PathBuf::from(program))
     };
     let mut argv: Vec<OsString> = vec![resolved.into_os_string()];
@@ -428,12 +578,19 @@ fn run_sandboxed(
     s: &PlannedSandbox,
     supervisor: &std::sync::Arc<crate::supervisor::Supervisor>,
     listeners: Option<aq_sandbox::ListenerSink>,
+    agent: Option<&aq_agents::Preset>,
+    scrub: &[String],
 ) -> Exit {
     let judge: Option<std::sync::Arc<dyn aq_sandbox::ExecJudge>> =
         if s.plan.steps.contains(&aq_sandbox::Step::AttachExecGuard) {
             let host_path = std::env::var_os("PATH").unwrap_or_default();
             Some(std::sync::Arc::new(
-                crate::exec_judge::SessionExecJudge::new(supervisor.clone(), &host_path),
+                crate::exec_judge::SessionExecJudge::new(
+                    supervisor.clone(),
+                    &host_path,
+                    agent.cloned().map(crate::exec_judge::AgentProcesses::new),
+                    scrub,
+                ),
             ))
         } else {
             None

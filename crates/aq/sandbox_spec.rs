@@ -124,6 +124,9 @@ pub struct SpecInputs<'a> {
     /// Ports of the session's network relay inside the sandbox (see
     /// `aq_sandbox::SandboxSpec::loopback_listeners`); empty without a broker.
     pub loopback_listeners: Vec<u16>,
+    /// What an agent preset grants (state writable, config read-only, its
+    /// variables); empty without one.
+    pub grants: Option<&'a aq_agents::Grants>,
 }
 
 /// Host resolver sockets a sandbox without the network must not reach: a
@@ -148,15 +151,26 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
     for w in &profile.writable {
         match expand(w) {
             Some(p) if p.exists() => writable.push(p),
-            Some(p) => notes.push(format!(
-                "writable {} skipped: it does not exist",
-                p.display()
-            )),
+            // Missing: made as a directory, so what the profile grants holds
+            // (a cache the first build creates, say).
+            Some(p) => match std::fs::create_dir_all(&p) {
+                Ok(()) => {
+                    notes.push(format!("writable {} created", p.display()));
+                    writable.push(p);
+                }
+                Err(e) => notes.push(format!(
+                    "writable {} skipped: it does not exist and cannot be created ({e})",
+                    p.display()
+                )),
+            },
             None => notes.push(format!("writable {w} skipped: no home directory")),
         }
     }
     if let Some(t) = inputs.tmpdir {
         writable.push(t.to_path_buf());
+    }
+    if let Some(g) = inputs.grants {
+        writable.extend(g.writable.iter().cloned());
     }
 
     let mut read_only = Vec::new();
@@ -171,6 +185,10 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
         if p.exists() {
             read_only.push(PathBuf::from(r));
         }
+    }
+    if let Some(g) = inputs.grants {
+        read_only.extend(g.read_only_workspace.iter().cloned());
+        read_only.extend(g.read_only_home.iter().cloned());
     }
 
     let mut masked = BTreeSet::new();
@@ -374,6 +392,11 @@ fn rebuild_env(
         out.retain(|(k, _)| k != "TMPDIR");
         out.push((OsString::from("TMPDIR"), t.as_os_str().to_owned()));
     }
+    if let Some(g) = inputs.grants {
+        out.retain(|(k, _)| !g.env.iter().any(|(n, _)| n == k));
+        out.extend(g.env.iter().cloned());
+        removed.retain(|n| !g.env.iter().any(|(k, _)| k == n.as_str()));
+    }
     out.extend(inputs.session_env.iter().cloned());
     removed.sort();
     (out, removed)
@@ -441,6 +464,7 @@ mod tests {
                 path_prefix: None,
                 tmpdir: None,
                 loopback_listeners: vec![],
+                grants: None,
             },
         );
         let mut got: Vec<String> = s
@@ -489,6 +513,7 @@ mod tests {
                 path_prefix: Some(Path::new("/shims")),
                 tmpdir: Some(Path::new("/state/tmp")),
                 loopback_listeners: vec![],
+                grants: None,
             },
         );
         let names: Vec<String> = s

@@ -52,6 +52,9 @@ pub struct SessionFile {
     pub policy: Policy,
     /// Its digest, as logged in `session_start`.
     pub policy_digest: String,
+    /// Whether an ask waits for its timeout with nobody attached to answer.
+    #[serde(default)]
+    pub wait_for_approver: bool,
 }
 
 /// The state directory root.

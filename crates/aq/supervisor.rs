@@ -39,6 +39,8 @@ pub struct Supervisor {
     /// What each shim process was allowed to run (host pid → argv): when
     /// it then execs the real program, the exec guard does not ask again.
     pub shim_allowed: Mutex<HashMap<u32, Vec<String>>>,
+    /// Whether `aq run` prompts on its own terminal (set once the prompter runs).
+    pub prompting: std::sync::atomic::AtomicBool,
 }
 
 /// A thread that appends events to the session log in order, so the exec
@@ -238,6 +240,23 @@ impl Supervisor {
         }
     }
 
+    /// Logs an exec let through without the engine (the agent itself, or
+    /// its own housekeeping), with the reason as the rule.
+    pub fn record_allowed(&self, argv: &[String], asker: Asker<'_>, rule: &str, why: &str) {
+        self.log_later(EventBody::CommandDecision {
+            argv: argv.to_vec(),
+            cwd: asker.cwd.to_string(),
+            pid: asker.pid,
+            ppid: asker.ppid,
+            decision: Decision::Allow.as_str().to_string(),
+            rules: vec![rule.to_string()],
+            why: Some(why.to_string()),
+            safer: None,
+            source: asker.source.to_string(),
+            exe: asker.exe,
+        });
+    }
+
     fn log(&self, body: EventBody) {
         session::log_event(&self.log, &self.file.id, body);
     }
@@ -287,7 +306,13 @@ impl Supervisor {
             created_ms: now_ms,
         };
         let timeout = self.file.approval_timeout_secs;
-        let answer = if self.headless {
+        // Nobody to answer (no `aq approve` attached, no terminal of our own
+        // to prompt on): answer at once, so a headless run never stalls.
+        let nobody = !self.headless
+            && !self.file.wait_for_approver
+            && !self.prompting.load(std::sync::atomic::Ordering::Relaxed)
+            && !crate::approve::approver_attached();
+        let answer = if self.headless || nobody {
             None
         } else {
             self.queue
@@ -316,7 +341,14 @@ impl Supervisor {
             }
             None => (
                 unanswered == Decision::Allow,
-                if self.headless { "headless" } else { "timeout" }.to_string(),
+                if self.headless {
+                    "headless"
+                } else if nobody {
+                    "no-approver"
+                } else {
+                    "timeout"
+                }
+                .to_string(),
                 format!(
                     "policy: unanswered asks {}",
                     if unanswered == Decision::Allow {
@@ -348,6 +380,7 @@ impl Supervisor {
         let reason = match answer_name.as_str() {
             "timeout" => format!("no answer within {timeout}s"),
             "headless" => "headless session: nobody to ask".to_string(),
+            "no-approver" => "nobody to ask: no `aq approve` running and no free terminal; run `aq approve` in another terminal to answer asks".to_string(),
             _ => "denied".to_string(),
         };
         Err(refusal_text(

@@ -138,6 +138,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             path_prefix: None,
             tmpdir: Some(&fixture.tmp),
             loopback_listeners: Vec::new(),
+            grants: None,
         },
     );
     let planned = match planned {

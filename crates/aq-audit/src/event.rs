@@ -35,6 +35,39 @@ pub struct Event {
     pub body: EventBody,
 }
 
+/// What a session was allowed, as `session_start` records it: names and
+/// paths only, never a variable's value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionGrants {
+    /// The agent preset in force (`claude`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Variables passed to the command by name (values never logged).
+    #[serde(default)]
+    pub env_passed: Vec<String>,
+    /// Variables `aq` set for it.
+    #[serde(default)]
+    pub env_set: Vec<String>,
+    /// Keys kept outside the sandbox (served by the key proxy).
+    #[serde(default)]
+    pub keys_outside: Vec<String>,
+    /// Keys passed to the agent itself (removed from what it runs).
+    #[serde(default)]
+    pub keys_passed: Vec<String>,
+    /// Writable paths besides the workspace.
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// Read-only paths.
+    #[serde(default)]
+    pub read_only: Vec<String>,
+    /// The network allowlist (empty: none, or no broker).
+    #[serde(default)]
+    pub network_allow: Vec<String>,
+    /// The model API the key proxy serves, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_api: Option<String>,
+}
+
 /// What an event records; serialized as `"event": "<snake_case kind>"` plus
 /// the variant's fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +89,10 @@ pub enum EventBody {
         pid: u32,
         /// The protection layers active, e.g. `shims`, `landlock`, `seccomp`.
         layers: Vec<String>,
+        /// What the session was allowed beyond the profile's baseline (the
+        /// agent preset's grants); absent in logs of older versions.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grants: Option<SessionGrants>,
     },
     /// A command was checked against the policy.
     CommandDecision {
@@ -269,6 +306,13 @@ mod tests {
                 command: vec!["claude".into()],
                 pid: 10,
                 layers: vec!["shims".into()],
+                grants: Some(SessionGrants {
+                    agent: Some("claude".into()),
+                    env_passed: vec!["ANTHROPIC_BASE_URL".into()],
+                    keys_outside: vec!["ANTHROPIC_API_KEY".into()],
+                    writable: vec!["/home/u/.claude/projects".into()],
+                    ..SessionGrants::default()
+                }),
             },
             EventBody::CommandDecision {
                 argv: vec!["git".into(), "push".into(), "--force".into()],

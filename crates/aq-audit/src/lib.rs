@@ -41,7 +41,7 @@ pub mod redact;
 pub mod report;
 
 pub use chain::{BadLine, ChainProblem, VerifyReport, hash_line, verify};
-pub use event::{Event, EventBody, GENESIS_PREV, Record};
+pub use event::{Event, EventBody, GENESIS_PREV, Record, SessionGrants};
 pub use log_file::AuditLog;
 pub use redact::{REDACTED, is_secret_name, redact, redact_argv};
 pub use report::Summary;

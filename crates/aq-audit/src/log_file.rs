@@ -143,6 +143,7 @@ fn redact_body(body: EventBody) -> EventBody {
             command,
             pid,
             layers,
+            grants,
         } => EventBody::SessionStart {
             aq_version,
             workspace,
@@ -151,6 +152,7 @@ fn redact_body(body: EventBody) -> EventBody {
             command: redact_argv(&command),
             pid,
             layers,
+            grants,
         },
         EventBody::CommandDecision {
             argv,

@@ -321,6 +321,7 @@ impl Summary {
                 command,
                 pid,
                 layers,
+                ..
             } => {
                 let outcome = format!("profile {profile}");
                 self.start = Some(SessionInfo {
@@ -1017,6 +1018,7 @@ mod tests {
                     command: s(&["claude", "--print"]),
                     pid: 1,
                     layers: s(&["shims"]),
+                    grants: None,
                 },
             ),
             line(2, decision(&["ls", "-la"], "allow", &[])),

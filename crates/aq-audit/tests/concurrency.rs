@@ -296,6 +296,7 @@ fn secrets_in_arguments_never_reach_the_file() {
             command: argv(&["agent", "--api-key", anthropic]),
             pid: 1,
             layers: vec!["shims".into()],
+            grants: None,
         },
         EventBody::CommandDecision {
             argv: curl.clone(),

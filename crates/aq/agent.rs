@@ -1,0 +1,210 @@
+//! The agent side of `aq run`: which preset applies (`--agent`, else
+//! recognised from the command), and the key proxy that serves its model API.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use aq_agents::{Grants, Preset, PresetSet};
+use aq_audit::EventBody;
+
+use crate::supervisor::Supervisor;
+
+/// The key proxy's port inside the sandbox's own network namespace.
+pub const KEY_PROXY_PORT: u16 = 3129;
+
+/// The preset in force and how it was chosen.
+pub struct Chosen {
+    pub preset: Preset,
+    pub by: String,
+    /// Where the agent's own arguments start in the command.
+    pub args_at: usize,
+}
+
+/// `--agent NAME` (or `none`), else the preset recognised from `command`.
+pub fn choose(
+    set: &PresetSet,
+    flag: Option<&str>,
+    command: &[String],
+) -> Result<Option<Chosen>, String> {
+    let resolved = resolve_program(command.first().map(String::as_str).unwrap_or_default());
+    match flag {
+        Some("none") => return Ok(None),
+        Some(name) => {
+            let args_at = aq_agents::recognize(set, command, resolved.as_deref())
+                .filter(|r| r.preset.name == name)
+                .map_or(1, |r| r.args_at);
+            return set
+                .get(name)
+                .map(|p| {
+                    Some(Chosen {
+                        preset: p.clone(),
+                        by: "--agent".to_string(),
+                        args_at,
+                    })
+                })
+                .ok_or_else(|| {
+                    format!(
+                        "unknown agent `{name}`; presets: {}, or `none` (`aq policy show --agents` explains each)",
+                        set.names().join(", ")
+                    )
+                });
+        }
+        None => {}
+    }
+    Ok(
+        aq_agents::recognize(set, command, resolved.as_deref()).map(|r| Chosen {
+            preset: r.preset.clone(),
+            by: r.by,
+            args_at: r.args_at,
+        }),
+    )
+}
+
+/// Where `program` leads: found on `PATH` when it has no `/`, links followed.
+fn resolve_program(program: &str) -> Option<PathBuf> {
+    if program.is_empty() {
+        return None;
+    }
+    let path = if program.contains('/') {
+        PathBuf::from(program)
+    } else {
+        let dirs = std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/bin:/bin"));
+        std::env::split_paths(&dirs)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())?
+    };
+    std::fs::canonicalize(path).ok()
+}
+
+/// The session record of what was granted.
+pub fn record(
+    preset: Option<&Preset>,
+    grants: &Grants,
+    network_allow: &[String],
+) -> aq_audit::SessionGrants {
+    let show = |p: &PathBuf| p.display().to_string();
+    aq_audit::SessionGrants {
+        agent: preset.map(|p| p.name.clone()),
+        env_passed: grants.env_passed.clone(),
+        env_set: grants.env_set.clone(),
+        keys_outside: grants.keys_outside.clone(),
+        keys_passed: grants.keys_passed.clone(),
+        writable: grants.writable.iter().map(show).collect(),
+        read_only: grants
+            .read_only_home
+            .iter()
+            .chain(&grants.read_only_workspace)
+            .map(show)
+            .collect(),
+        network_allow: network_allow.to_vec(),
+        model_api: grants.key_proxy.as_ref().map(|k| k.upstream.clone()),
+    }
+}
+
+/// The banner lines for the preset.
+pub fn banner(chosen: &Chosen, grants: &Grants) -> Vec<String> {
+    let p = &chosen.preset;
+    let mut lines = vec![format!(
+        "agent preset {} ({}, {}): {} state paths writable, {} config files read-only",
+        p.name,
+        p.title,
+        chosen.by,
+        grants.writable.len(),
+        grants.read_only_home.len() + grants.read_only_workspace.len(),
+    )];
+    if let Some(k) = &grants.key_proxy {
+        lines.push(format!(
+            "model API {} served inside at {}{}",
+            k.upstream,
+            k.inside_url,
+            if grants.keys_outside.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} stays outside (the agent holds a placeholder)",
+                    grants.keys_outside.join(", ")
+                )
+            }
+        ));
+    }
+    if !grants.args.is_empty() {
+        lines.push(format!("arguments added: {}", grants.args.join(" ")));
+    }
+    if !grants.keys_passed.is_empty() {
+        lines.push(format!(
+            "{} passed to the agent only: removed from every program it starts",
+            grants.keys_passed.join(", ")
+        ));
+    }
+    lines.extend(p.notes.iter().cloned());
+    lines.extend(grants.notes.iter().cloned());
+    lines
+}
+
+/// Serve the key proxy on `fd` (the listener handed out of the sandbox),
+/// logging each request as a `network_connection` event.
+pub fn serve_key_proxy(
+    fd: std::os::fd::OwnedFd,
+    plan: &aq_agents::KeyProxyPlan,
+    agent: &str,
+    supervisor: Arc<Supervisor>,
+) -> Option<aq_net::KeyProxy> {
+    let config = aq_net::KeyProxyConfig {
+        upstream: plan.upstream.clone(),
+        headers: plan.headers.clone(),
+        query_key: plan.query_key.clone(),
+    };
+    let rule = format!("agent-api:{agent}");
+    let recorder: aq_net::KeyProxyRecorder = Arc::new(move |r: &aq_net::KeyProxyRecord| {
+        crate::session::log_event(
+            &supervisor.log,
+            &supervisor.file.id,
+            EventBody::NetworkConnection {
+                host: r.host.clone(),
+                port: r.port,
+                addr: None,
+                decision: if r.error.is_some() {
+                    "failed"
+                } else {
+                    "allowed"
+                }
+                .to_string(),
+                rule: rule.clone(),
+                reason: Some(match &r.error {
+                    Some(e) => format!("{}: {e}", r.request),
+                    None => format!(
+                        "{}{}",
+                        r.request,
+                        if r.keyed { " (key added outside)" } else { "" }
+                    ),
+                }),
+                front_end: "key-proxy".to_string(),
+                bytes_up: r.bytes_up,
+                bytes_down: r.bytes_down,
+                duration_ms: r.duration_ms,
+            },
+        );
+    });
+    match aq_net::KeyProxy::serve(std::net::TcpListener::from(fd), config, recorder) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("aq: the key proxy could not start: {e}");
+            None
+        }
+    }
+}
+
+/// The command with the preset's arguments added where the agent's own start.
+pub fn with_args(command: &[String], chosen: Option<&Chosen>, grants: &Grants) -> Vec<String> {
+    match chosen {
+        Some(c) if !grants.args.is_empty() => {
+            let at = c.args_at.min(command.len());
+            let mut out = command[..at].to_vec();
+            out.extend(grants.args.iter().cloned());
+            out.extend(command[at..].iter().cloned());
+            out
+        }
+        _ => command.to_vec(),
+    }
+}
