@@ -68,6 +68,10 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let net_note = match &net {
         NetPlan::Off => "off".to_string(),
         NetPlan::Host => "host (unfiltered)".to_string(),
+        NetPlan::Broker { allow, .. } if allow.is_empty() => format!(
+            "off: the broker (proxy 127.0.0.1:{} inside) refuses and logs every destination",
+            crate::network::PROXY_PORT
+        ),
         NetPlan::Broker { allow, .. } => format!(
             "only {} through the broker (proxy 127.0.0.1:{} inside)",
             allow.join(", "),

@@ -88,7 +88,13 @@ pub fn print_refusal(what: &str, argv: &[String], verdict: &Verdict) {
 
 /// The refusal message: what, which rule, why, what to do instead.
 pub fn refusal_text(what: &str, argv: &[String], verdict: &Verdict) -> String {
-    let mut msg = format!("aq: {what}: {}\n", aq_audit::report::display_argv(argv));
+    // An agent's shell wraps the command in a long script: the start is
+    // enough to tell which, and `found:` names the part that decided.
+    let mut shown = aq_audit::report::display_argv(argv);
+    if shown.chars().count() > 200 {
+        shown = shown.chars().take(160).collect::<String>() + " …";
+    }
+    let mut msg = format!("aq: {what}: {shown}\n");
     for r in verdict
         .rules
         .iter()

@@ -92,6 +92,24 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
         p.strip_prefix("~/")
             .and_then(|rest| inputs.home.map(|h| h.join(rest)))
     };
+    if let (Some(api), Some(_)) = (&preset.api, inputs.key_proxy_port) {
+        for (entry, content) in &api.seed {
+            let Some(path) = expand(entry) else { continue };
+            if path.symlink_metadata().is_ok() {
+                continue;
+            }
+            let written = path
+                .parent()
+                .map_or(Ok(()), create_dir)
+                .and_then(|()| std::fs::write(&path, content));
+            match written {
+                Ok(()) => g.created.push(path),
+                Err(e) => g
+                    .notes
+                    .push(format!("{} could not be written ({e})", path.display())),
+            }
+        }
+    }
     for entry in &preset.state {
         let Some(path) = expand(entry) else {
             g.notes.push(format!("{entry}: no home directory"));
@@ -118,7 +136,23 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
     }
     for entry in &preset.config {
         if entry.starts_with("~/") {
-            if let Some(path) = expand(entry).filter(|p| p.symlink_metadata().is_ok()) {
+            let Some(path) = expand(entry) else { continue };
+            // Missing inside a directory the agent may write: made now, so
+            // it can be bound read-only (else the agent could create it
+            // and plant what runs later, outside aq).
+            if path.symlink_metadata().is_err()
+                && g.writable.iter().any(|w| path.starts_with(w) && w.is_dir())
+            {
+                let made = if entry.ends_with('/') {
+                    create_dir(&path)
+                } else {
+                    create_file(&path)
+                };
+                if made.is_ok() {
+                    g.created.push(path.clone());
+                }
+            }
+            if path.symlink_metadata().is_ok() {
                 g.read_only_home.push(path);
             }
         } else {

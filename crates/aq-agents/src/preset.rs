@@ -73,6 +73,12 @@ pub struct Api {
     /// The value the agent gets instead of the key.
     #[serde(default = "default_placeholder")]
     pub placeholder: String,
+    /// Files written when missing while the key proxy serves the agent
+    /// (path → content): a setting the agent needs to accept a base URL
+    /// (Gemini CLI's choice of API-key auth), what its own first-run
+    /// dialog would write.
+    #[serde(default)]
+    pub seed: BTreeMap<String, String>,
 }
 
 fn default_placeholder() -> String {
@@ -194,6 +200,12 @@ pub fn check_layer(name: &str, raw: RawPreset) -> Result<PresetLayer, LayerError
                     api.base_url_env
                 ),
                 "name the variable the agent reads its base URL from".to_string(),
+            ));
+        }
+        if let Some(bad) = api.seed.keys().find(|p| bad_path(p) || !p.starts_with("~/")) {
+            return Err((
+                format!("agent `{name}`: seed path `{bad}` is not inside the home directory"),
+                "write a path like `~/.agent/settings.json`".to_string(),
             ));
         }
         if !(api.upstream.starts_with("https://") || api.upstream.starts_with("http://")) {

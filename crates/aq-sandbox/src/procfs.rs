@@ -135,9 +135,13 @@ pub(crate) fn event_at_commit(pid: i32, judged: Judged, initial: bool) -> io::Re
 /// again through `/proc/<tid>/fd/2`, non-blocking (a full pipe drops the
 /// message rather than stall the guard) and never as a controlling terminal.
 pub(crate) fn open_stderr(tid: i32, pid: u32) -> Option<File> {
+    use std::os::unix::fs::FileTypeExt;
     let proc_path = format!("/proc/{tid}/fd/2");
-    let regular = std::fs::metadata(&proc_path).ok()?.is_file();
-    if let Some(f) = regular.then(|| duplicate_fd(pid as i32, 2)).flatten() {
+    let kind = std::fs::metadata(&proc_path).ok()?.file_type();
+    // A socket (node's child stdio) cannot be opened again: duplicate it
+    // too; `write_message` sends on it without blocking.
+    let duplicate = kind.is_file() || kind.is_socket();
+    if let Some(f) = duplicate.then(|| duplicate_fd(pid as i32, 2)).flatten() {
         return Some(f);
     }
     let path = std::ffi::CString::new(proc_path).ok()?;
@@ -171,7 +175,19 @@ pub(crate) fn write_message(stderr: Option<File>, message: &str) {
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    let _ = f.write_all(text.as_bytes());
+    // A socket: never block the guard on a full buffer, never SIGPIPE.
+    // SAFETY: sending from a valid buffer on a descriptor we own.
+    let sent = unsafe {
+        libc::send(
+            f.as_raw_fd(),
+            text.as_ptr().cast(),
+            text.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    if sent < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOTSOCK) {
+        let _ = f.write_all(text.as_bytes());
+    }
 }
 
 /// Where the kernel starts resolving `path` for thread `tid`, as a path the
