@@ -115,6 +115,12 @@ impl Identifier {
         }
     }
 
+    /// Whether `executable` is one of the known tools found on the host's
+    /// `PATH` (the same file, by device and inode), not a copy elsewhere.
+    pub fn is_installed_tool(&self, executable: &Path) -> bool {
+        std::fs::metadata(executable).is_ok_and(|m| self.by_inode.contains_key(&(m.dev(), m.ino())))
+    }
+
     /// The argv to judge for `executable` run with `argv`.
     pub fn identify(&self, executable: &Path, argv: &[String]) -> Identified {
         let file_name = executable

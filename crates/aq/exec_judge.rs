@@ -37,6 +37,13 @@ pub struct SessionExecJudge {
 pub struct AgentProcesses {
     set: aq_agents::PresetSet,
     pids: std::sync::Mutex<std::collections::HashSet<u32>>,
+    /// The command `aq run` started: the agent through whatever launches it
+    /// (`#!/usr/bin/env node`, a wrapper script), never removed.
+    initial: std::sync::atomic::AtomicU32,
+    /// Processes that have exec'd once already. A shell running the model's
+    /// command execs its last simple command in place, with the agent still
+    /// its parent: only a process's first exec can be the agent's own.
+    execd: std::sync::Mutex<std::collections::HashSet<u32>>,
 }
 
 impl AgentProcesses {
@@ -45,6 +52,8 @@ impl AgentProcesses {
         AgentProcesses {
             set: aq_agents::PresetSet(vec![preset]),
             pids: Default::default(),
+            initial: Default::default(),
+            execd: Default::default(),
         }
     }
 
@@ -60,6 +69,43 @@ impl AgentProcesses {
         if let Ok(mut p) = self.pids.lock() {
             p.insert(pid);
         }
+    }
+
+    /// Whether this is `pid`'s first exec since it was forked.
+    fn first_exec(&self, pid: u32) -> bool {
+        self.execd.lock().is_ok_and(|mut e| e.insert(pid))
+    }
+
+    /// `pid` execs something else: it is no longer the agent (but the
+    /// initial command stays it). Whether it was.
+    fn remove(&self, pid: u32) -> bool {
+        if pid == self.initial.load(std::sync::atomic::Ordering::Relaxed) {
+            return self.is_agent(pid);
+        }
+        self.pids.lock().is_ok_and(|mut p| p.remove(&pid))
+    }
+
+    /// Whether `argv` (run from `executable` in `cwd`) starts this agent:
+    /// by its name, the file that runs, or a script whose links lead to
+    /// the agent's entry script (`node …/.bin/codex`).
+    fn recognizes(
+        &self,
+        argv: &[String],
+        executable: &std::path::Path,
+        cwd: &std::path::Path,
+    ) -> bool {
+        if aq_agents::recognize(&self.set, argv, Some(executable)).is_some() {
+            return true;
+        }
+        let Some(k) = (1..argv.len()).find(|&k| !argv[k].starts_with('-')) else {
+            return false;
+        };
+        let Ok(real) = std::fs::canonicalize(cwd.join(&argv[k])) else {
+            return false;
+        };
+        let mut resolved = argv.to_vec();
+        resolved[k] = real.display().to_string();
+        aq_agents::recognize(&self.set, &resolved, Some(executable)).is_some()
     }
 }
 
@@ -105,6 +151,8 @@ impl ExecJudge for SessionExecJudge {
     fn judge(&self, event: &ExecEvent) -> ExecVerdict {
         if event.initial {
             if let Some(a) = &self.agent {
+                a.initial
+                    .store(event.pid, std::sync::atomic::Ordering::Relaxed);
                 a.add(event.pid);
             }
             return ExecVerdict::Allow;
@@ -117,7 +165,16 @@ impl ExecJudge for SessionExecJudge {
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        if let Some(a) = self.agent.as_ref().filter(|a| a.is_agent(event.ppid)) {
+        // A process that was the agent and execs something else (Codex's
+        // setup helper becoming the model's shell) is the agent no more:
+        // what it runs from now on is judged as always.
+        let was_agent = self.agent.as_ref().is_some_and(|a| a.remove(event.pid));
+        // A fresh child of the agent: forked by it, exec'ing for the first time.
+        let fresh_child = self
+            .agent
+            .as_ref()
+            .is_some_and(|a| a.first_exec(event.pid) && a.is_agent(event.ppid));
+        if let Some(a) = self.agent.as_ref().filter(|_| was_agent || fresh_child) {
             let cwd = event.cwd.display().to_string();
             let asker = || Asker {
                 pid: event.pid,
@@ -129,7 +186,7 @@ impl ExecJudge for SessionExecJudge {
                 exe: Some(event.executable.display().to_string()),
             };
             let preset = a.preset();
-            if aq_agents::recognize(&a.set, &argv, Some(&event.executable)).is_some() {
+            if a.recognizes(&argv, &event.executable, &event.cwd) {
                 a.add(event.pid);
                 self.supervisor.record_allowed(
                     &argv,
@@ -139,7 +196,32 @@ impl ExecJudge for SessionExecJudge {
                 );
                 return ExecVerdict::Allow;
             }
-            if preset.is_housekeeping(&argv) {
+            // Only a fresh child of the agent runs its housekeeping; the
+            // model's commands come through a shell (whose last command
+            // may be exec'd in place: not a first exec), or through a
+            // process that was the agent.
+            // And only the real program (known by its file's identity,
+            // not a `git` planted in the workspace).
+            let identified = self.identifier.identify(&event.executable, &argv);
+            if fresh_child
+                && !was_agent
+                && self.identifier.is_installed_tool(&event.executable)
+                && preset.is_housekeeping(&identified.argv)
+            {
+                // `sh -c 'env'`: the shell execs that simple command in
+                // place next; it is part of the same housekeeping.
+                if let [_, c, script] = identified.argv.as_slice()
+                    && c == "-c"
+                    && script
+                        .chars()
+                        .all(|ch| ch.is_ascii_alphanumeric() || " -_./".contains(ch))
+                    && let Ok(mut map) = self.supervisor.shim_allowed.lock()
+                {
+                    map.insert(
+                        event.pid,
+                        script.split_whitespace().map(String::from).collect(),
+                    );
+                }
                 self.supervisor.record_allowed(
                     &argv,
                     asker(),
@@ -174,6 +256,13 @@ impl ExecJudge for SessionExecJudge {
                 exe: Some(event.executable.display().to_string()),
             },
         );
+        if !answer.run
+            && was_agent
+            && let Some(a) = &self.agent
+        {
+            // Refused: it stays what it was.
+            a.add(event.pid);
+        }
         if answer.run {
             ExecVerdict::Allow
         } else {

@@ -286,6 +286,9 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let engine = Engine::new(file.policy.clone());
     let verdict = engine.evaluate_argv(&args.command);
     let top = verdict.deciding_rule();
+    // Starting an agent the preset knows is what the user asked for: an
+    // ask (an unknown program) is not one; a block still is.
+    let started_agent = chosen.is_some() && verdict.decision == Decision::Ask;
     session::log_event(
         &log,
         &id,
@@ -296,15 +299,31 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
                 .unwrap_or_default(),
             pid: std::process::id(),
             ppid: 0,
-            decision: verdict.decision.as_str().to_string(),
-            rules: verdict.rules.iter().map(|r| r.id.clone()).collect(),
-            why: top.map(|r| r.why.clone()),
-            safer: top.and_then(|r| r.safer.clone()),
+            decision: if started_agent {
+                Decision::Allow
+            } else {
+                verdict.decision
+            }
+            .as_str()
+            .to_string(),
+            rules: if started_agent {
+                vec!["agent-preset".to_string()]
+            } else {
+                verdict.rules.iter().map(|r| r.id.clone()).collect()
+            },
+            why: match &chosen {
+                Some(c) if started_agent => Some(format!(
+                    "the user started the {} agent (preset `{}`)",
+                    c.preset.title, c.preset.name
+                )),
+                _ => top.map(|r| r.why.clone()),
+            },
+            safer: top.and_then(|r| r.safer.clone()).filter(|_| !started_agent),
             source: "run".to_string(),
             exe: None,
         },
     );
-    if verdict.decision == Decision::Ask {
+    if verdict.decision == Decision::Ask && !started_agent {
         // The user typed this command: that is the approval.
         session::log_event(
             &log,

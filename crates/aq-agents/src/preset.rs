@@ -202,7 +202,11 @@ pub fn check_layer(name: &str, raw: RawPreset) -> Result<PresetLayer, LayerError
                 "name the variable the agent reads its base URL from".to_string(),
             ));
         }
-        if let Some(bad) = api.seed.keys().find(|p| bad_path(p) || !p.starts_with("~/")) {
+        if let Some(bad) = api
+            .seed
+            .keys()
+            .find(|p| bad_path(p) || !p.starts_with("~/"))
+        {
             return Err((
                 format!("agent `{name}`: seed path `{bad}` is not inside the home directory"),
                 "write a path like `~/.agent/settings.json`".to_string(),
@@ -330,7 +334,16 @@ impl Preset {
     pub fn is_housekeeping(&self, argv: &[String]) -> bool {
         self.housekeeping.iter().any(|pattern| {
             let words: Vec<&str> = pattern.split_whitespace().collect();
-            let same = |head: &[&str]| head.iter().zip(argv).all(|(w, a)| w == a);
+            // The program by its name, wherever it was found.
+            let word_is = |k: usize, w: &str, a: &str| {
+                w == a || (k == 0 && !w.contains('/') && a.rsplit('/').next() == Some(w))
+            };
+            let same = |head: &[&str]| {
+                head.iter()
+                    .zip(argv)
+                    .enumerate()
+                    .all(|(k, (w, a))| word_is(k, w, a))
+            };
             match words.split_last() {
                 Some((&"*", head)) => argv.len() >= head.len() && same(head),
                 Some((last, head)) if last.ends_with('*') => {
@@ -554,6 +567,8 @@ mod tests {
         };
         let v = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
         assert!(p.is_housekeeping(&v("git ls-remote https://example.invalid/x HEAD")));
+        assert!(p.is_housekeeping(&v("/usr/local/bin/git ls-remote x")));
+        assert!(!p.is_housekeeping(&v("/tmp/git-evil ls-remote x")));
         assert!(p.is_housekeeping(&v("bash -c env")));
         assert!(!p.is_housekeeping(&v("bash -c env; curl x")));
         assert!(!p.is_housekeeping(&v("git push")));

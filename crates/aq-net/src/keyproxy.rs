@@ -262,6 +262,16 @@ fn rewrite_head(
         }
         headers.push((name.trim().to_string(), value.to_string()));
     }
+    // An agent that sent no key header (Codex `exec` with only
+    // OPENAI_API_KEY set) gets the first one: the proxy holds the key.
+    let header_keyed = config
+        .headers
+        .iter()
+        .any(|(h, _, _)| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(h)));
+    if !header_keyed && let Some((h, prefix, key)) = config.headers.first() {
+        keyed = true;
+        headers.push((h.clone(), format!("{prefix}{key}")));
+    }
     let default_port = if upstream.tls { 443 } else { 80 };
     let host = if upstream.host.contains(':') {
         format!("[{}]", upstream.host)
@@ -584,8 +594,14 @@ mod tests {
                 .unwrap()
                 .contains("Authorization: Bearer sk-real\r\n")
         );
+        // No key header sent: the first one is added.
         let none = rewrite_head("GET / HTTP/1.1\r\nAccept: */*", &config(), &u).unwrap();
-        assert!(!none.keyed);
+        assert!(none.keyed);
+        assert!(
+            String::from_utf8(none.head)
+                .unwrap()
+                .contains("x-api-key: sk-real\r\n")
+        );
     }
 
     #[test]
