@@ -182,18 +182,26 @@ impl Run {
         assert!(requests.len() >= 7, "{} requests{dump}", requests.len());
         // Harmless commands ran, and their output went back to the model.
         assert_eq!(
-            std::fs::read_to_string(work.join("out.txt")).ok().as_deref(),
+            std::fs::read_to_string(work.join("out.txt"))
+                .ok()
+                .as_deref(),
             Some("hello\n"),
             "{dump}"
         );
-        assert!(bodies.contains("listed-ok"), "the model never saw `listed-ok`{dump}");
+        assert!(
+            bodies.contains("listed-ok"),
+            "the model never saw `listed-ok`{dump}"
+        );
         // Nothing it runs sees the key: its own environment, or the agent's.
         let env_txt = std::fs::read_to_string(work.join("env.txt"))
             .unwrap_or_else(|e| panic!("env.txt: {e}{dump}"));
         assert!(env_txt.contains("'HOME'"), "{env_txt}");
         let agent_env = std::fs::read(work.join("agent-env.txt"))
             .unwrap_or_else(|e| panic!("agent-env.txt: {e}{dump}"));
-        assert!(!agent_env.is_empty(), "the agent's environ was not read{dump}");
+        assert!(
+            !agent_env.is_empty(),
+            "the agent's environ was not read{dump}"
+        );
         for (what, text) in [
             ("a command's environment", env_txt.as_bytes()),
             ("the agent's /proc environ", agent_env.as_slice()),
@@ -205,15 +213,23 @@ impl Run {
         }
         // ... and yet the model API got it, added outside.
         assert!(
-            requests.iter().any(|r| r["headers"]
-                .as_object()
-                .is_some_and(|h| h.values().any(|v| v.as_str().is_some_and(|v| v.contains(REAL_KEY))))),
+            requests
+                .iter()
+                .any(|r| r["headers"].as_object().is_some_and(|h| h
+                    .values()
+                    .any(|v| v.as_str().is_some_and(|v| v.contains(REAL_KEY))))),
             "the upstream never received the key{dump}"
         );
         // Dangerous commands were refused, with the reason in the result.
         assert!(!work.join("pwned").exists(), "curl | sh ran{dump}");
-        assert!(!work.join("stolen.txt").exists(), "the SSH key was read{dump}");
-        assert!(!bodies.contains("FAKE-KEY-MATERIAL"), "the SSH key reached the model");
+        assert!(
+            !work.join("stolen.txt").exists(),
+            "the SSH key was read{dump}"
+        );
+        assert!(
+            !bodies.contains("FAKE-KEY-MATERIAL"),
+            "the SSH key reached the model"
+        );
         for needle in [
             "aq: blocked",
             "net-pipe-to-shell",
@@ -285,7 +301,12 @@ fn claude_code_works_and_is_guarded_with_no_policy_file() {
         "ANTHROPIC_API_KEY",
         ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT".into()),
         &[],
-        &["claude", "-p", "do the task", "--dangerously-skip-permissions"],
+        &[
+            "claude",
+            "-p",
+            "do the task",
+            "--dangerously-skip-permissions",
+        ],
     ) else {
         return;
     };

@@ -10,6 +10,7 @@ mod exec_guard;
 mod network;
 mod policy;
 mod preflight;
+mod presets;
 mod real_agents;
 mod run;
 mod sandbox;

@@ -321,6 +321,9 @@ pub struct ShowArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Print the agent presets in full: what each grants its agent.
+    #[arg(long)]
+    pub agents: bool,
 }
 
 #[derive(Debug, Args)]

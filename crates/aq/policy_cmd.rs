@@ -181,6 +181,10 @@ pub fn run_show(args: &ShowArgs, flag: Option<&Path>) -> Result<ExitCode, String
     let loaded = policy_files::load(flag)?;
     if args.json {
         println!("{}", render_show_json(&loaded));
+    } else if args.agents {
+        for p in &loaded.effective.agents.0 {
+            println!("{p}");
+        }
     } else {
         print!("{}", render_show_text(&loaded));
     }
@@ -288,6 +292,20 @@ fn render_show_text(loaded: &Loaded) -> String {
         }
     }
 
+    let _ = writeln!(
+        s,
+        "\nagent presets (recognised from the command, or `aq run --agent NAME`; `aq policy show --agents` shows what each grants):"
+    );
+    for p in &eff.agents.0 {
+        let _ = writeln!(
+            s,
+            "  {:<10} {} ({})",
+            p.name,
+            p.title,
+            p.programs.join(", ")
+        );
+    }
+
     if !eff.ignored.is_empty() {
         let _ = writeln!(
             s,
@@ -385,6 +403,7 @@ fn render_show_json(loaded: &Loaded) -> Value {
         "custom_rules": custom,
         "default_profile": eff.session.profile,
         "profiles": eff.profiles.0,
+        "agents": eff.agents.0,
         "ignored": ignored,
     })
 }

@@ -1,0 +1,155 @@
+//! Agent presets with the real `aq` and a stand-in agent (a shell script):
+//! a preset chosen by `--agent` or from a policy file's `[agent.NAME]`,
+//! its state made, its config read-only, its key kept from what it runs,
+//! and the session's handling of asks nobody can answer.
+
+use crate::util::Env;
+
+/// A policy with a preset for a stand-in agent `toy-agent` whose key the
+/// key proxy cannot serve (no `api`): passed to the agent only.
+const TOY: &str = r#"
+[agent.toy]
+title = "Toy agent"
+programs = ["toy-agent"]
+state = ["~/.toy/state/", "~/.toy/history.jsonl"]
+config = ["~/.toy/hooks.json", "~/.toy/plugins/"]
+env = ["TOY_*"]
+keys = ["TOY_API_KEY"]
+"#;
+
+fn toy_env() -> Env {
+    let env = Env::new();
+    env.write(&env.user_policy(), &format!("version = 1\n{TOY}"));
+    let home = env.root().join("home");
+    env.write(&home.join(".toy/hooks.json"), "{}\n");
+    env
+}
+
+#[test]
+fn a_key_passed_to_the_agent_never_reaches_what_it_runs() {
+    let env = toy_env();
+    // The agent sees its key and its own variable; what it starts sees
+    // neither the key nor (through a second shell) a trace of it.
+    env.write(
+        &env.work().join("agent.sh"),
+        "echo \"agent:[$TOY_API_KEY][$TOY_MODE]\"\npython3 child.py\nsh -c 'python3 child.py grandchild'\nbash -c 'tr \"\\0\" \"\\n\" < /proc/$$/environ | grep -c TOY_API_KEY=sk-toy || true'\n",
+    );
+    env.write(
+        &env.work().join("child.py"),
+        "import os, sys\nwho = sys.argv[1] if len(sys.argv) > 1 else 'child'\nprint(f\"{who}:[{os.environ.get('TOY_API_KEY', 'unset')}][{os.environ.get('TOY_MODE')}]\")\n",
+    );
+    let out = env.aq_with(
+        &[("TOY_API_KEY", "sk-toy-secret"), ("TOY_MODE", "fast")],
+        &["run", "--agent", "toy", "--", "sh", "agent.sh"],
+    );
+    out.code(0)
+        .stdout_has("agent:[sk-toy-secret][fast]")
+        .stdout_has("child:[][fast]")
+        .stdout_has("grandchild:[][fast]")
+        .stdout_lacks("child:[sk-toy")
+        .stdout_has("\n0\n")
+        .stderr_has("agent preset toy (Toy agent, --agent)")
+        .stderr_has("TOY_API_KEY passed to the agent only: removed from every program it starts");
+    let session = env.only_session();
+    let start = &session.events_of("session_start")[0];
+    assert_eq!(start["grants"]["agent"], "toy", "{start}");
+    assert_eq!(
+        start["grants"]["keys_passed"],
+        serde_json::json!(["TOY_API_KEY"])
+    );
+    assert_eq!(
+        start["grants"]["env_passed"],
+        serde_json::json!(["TOY_MODE"])
+    );
+    assert!(!session.log_text().contains("sk-toy-secret"));
+}
+
+#[test]
+fn the_preset_makes_its_state_and_keeps_its_config_read_only() {
+    let env = toy_env();
+    let home = env.root().join("home");
+    env.write(
+        &env.work().join("agent.sh"),
+        "echo line >> ~/.toy/history.jsonl && echo state-ok\ntouch ~/.toy/state/x && echo dir-ok\necho '{\"hooks\":1}' > ~/.toy/hooks.json || echo hooks-refused\nmkdir ~/.toy/plugins/evil || echo plugins-refused\ntouch ~/.toy/new || echo other-refused\n",
+    );
+    let out = env.aq(&["run", "--agent", "toy", "--", "sh", "agent.sh"]);
+    out.code(0)
+        .stdout_has("state-ok")
+        .stdout_has("dir-ok")
+        .stdout_has("hooks-refused")
+        .stdout_has("plugins-refused")
+        .stdout_has("other-refused");
+    assert_eq!(
+        std::fs::read_to_string(home.join(".toy/hooks.json")).unwrap(),
+        "{}\n"
+    );
+    // Not in a writable directory: nothing can create it.
+    assert!(!home.join(".toy/plugins").exists());
+    assert!(!home.join(".toy/new").exists());
+    // Positive control: without the preset the state is not writable.
+    let out = env.aq(&["run", "--agent", "none", "--", "sh", "agent.sh"]);
+    out.code(0)
+        .stdout_lacks("state-ok")
+        .stderr_lacks("agent preset");
+}
+
+#[test]
+fn an_unknown_agent_is_an_error_that_lists_the_presets() {
+    let env = Env::new();
+    env.aq(&["run", "--agent", "nope", "--", "true"])
+        .code(2)
+        .stderr_has("unknown agent `nope`")
+        .stderr_has("claude, codex, gemini");
+}
+
+#[test]
+fn an_ask_with_nobody_to_answer_is_denied_at_once() {
+    let env = Env::with_policy("wait_for_approver = false\napproval_timeout_secs = 30", "");
+    env.write(&env.work().join("f"), "");
+    env.write(
+        &env.work().join("s.sh"),
+        "chmod +x f\necho \"chmod exited $?\"\n",
+    );
+    let out = env.aq(&["run", "--", "sh", "s.sh"]);
+    out.code(0)
+        .stdout_has("chmod exited 126")
+        .stderr_has("with neither, unanswered asks are denied at once")
+        .stderr_has("nobody to ask: no `aq approve` running and no free terminal");
+    assert!(
+        out.elapsed < std::time::Duration::from_secs(10),
+        "waited {:?}",
+        out.elapsed
+    );
+    let approvals = env.only_session().events_of("approval");
+    assert!(
+        approvals.iter().any(|a| a["answer"] == "no-approver"),
+        "{approvals:?}"
+    );
+}
+
+#[test]
+fn guarded_sessions_put_no_shims_on_path_and_shims_only_makes_them_for_real_programs() {
+    let env = Env::new();
+    env.write(&env.work().join("p.sh"), "echo \"path=$PATH\"\n");
+    let out = env.aq(&["run", "--", "sh", "p.sh"]);
+    out.code(0)
+        .stdout_lacks("agent-quarantine/sessions")
+        .stderr_has("every exec judged by the exec guard");
+    let session = env.only_session();
+    assert!(!session.dir.join("shims").exists());
+    let out = env.aq(&["run", "--profile", "shims-only", "--", "sh", "p.sh"]);
+    out.code(0).stdout_has("/shims:");
+    let shims = env
+        .sessions()
+        .into_iter()
+        .map(|s| s.dir.join("shims"))
+        .find(|d| d.exists())
+        .expect("a shims-only session has shims");
+    for entry in std::fs::read_dir(&shims).unwrap() {
+        let name = entry.unwrap().file_name();
+        let name = name.to_string_lossy();
+        let found = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+            .any(|d| d.join(name.as_ref()).exists());
+        assert!(found, "a shim for {name}, which is not installed");
+    }
+}
