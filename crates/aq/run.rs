@@ -321,6 +321,9 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             safer: top.and_then(|r| r.safer.clone()).filter(|_| !started_agent),
             source: "run".to_string(),
             exe: None,
+            found: top
+                .map(|r| r.evidence.clone())
+                .filter(|e| !e.is_empty() && !started_agent),
         },
     );
     if verdict.decision == Decision::Ask && !started_agent {

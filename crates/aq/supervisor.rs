@@ -202,6 +202,7 @@ impl Supervisor {
             safer: top.and_then(|r| r.safer.clone()),
             source: asker.source.to_string(),
             exe: asker.exe.clone(),
+            found: top.map(|r| r.evidence.clone()).filter(|e| !e.is_empty()),
         };
         // An allowed exec is logged off its critical path (the log append
         // locks, reads the tail and hashes); a block or an ask is logged
@@ -254,6 +255,7 @@ impl Supervisor {
             safer: None,
             source: asker.source.to_string(),
             exe: asker.exe,
+            found: None,
         });
     }
 

@@ -320,8 +320,11 @@ mod tests {
             },
         );
         assert!(home.path().join(".claude/projects").is_dir());
+        // Its MCP servers live there: config, not made where it is missing
+        // (nothing inside can create it in the home directory either).
+        assert!(!home.path().join(".claude.json").exists());
         assert_eq!(
-            std::fs::read_to_string(home.path().join(".claude.json")).unwrap(),
+            std::fs::read_to_string(home.path().join(".claude/.credentials.json")).unwrap(),
             "{}\n"
         );
         assert!(g.writable.contains(&home.path().join(".claude/projects")));

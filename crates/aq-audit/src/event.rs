@@ -118,6 +118,11 @@ pub enum EventBody {
         /// `argv[0]` then names the tool it was identified as).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         exe: Option<String>,
+        /// What the deciding rule found, in the words of the line (`sh`
+        /// runs code from `curl ...`): the part that decided, where the
+        /// argv is an agent's long wrapper script (redacted on append).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        found: Option<String>,
     },
     /// A person (or the lack of one) answered an `ask`.
     Approval {
@@ -325,6 +330,7 @@ mod tests {
                 safer: Some("git push --force-with-lease".into()),
                 source: "shim".into(),
                 exe: None,
+                found: None,
             },
             EventBody::Approval {
                 request: "r1".into(),

@@ -165,6 +165,7 @@ fn redact_body(body: EventBody) -> EventBody {
             safer,
             source,
             exe,
+            found,
         } => EventBody::CommandDecision {
             argv: redact_argv(&argv),
             cwd,
@@ -176,6 +177,7 @@ fn redact_body(body: EventBody) -> EventBody {
             safer: safer.as_deref().map(redact),
             source,
             exe,
+            found: found.as_deref().map(redact),
         },
         EventBody::Approval {
             request,

@@ -149,6 +149,25 @@ pub struct DecisionEntry {
     pub source: String,
     /// For an asked command, the answer of the approval that followed.
     pub answer: Option<String>,
+    /// What the deciding rule found (the part of the line that decided).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found: Option<String>,
+}
+
+/// Past this length an argv is an agent's wrapper script, and what the
+/// rule found says more.
+const LONG_ARGV: usize = 100;
+
+impl DecisionEntry {
+    /// The command as a person reads it: the argv, or, when it is a long
+    /// wrapper, what the deciding rule found in it.
+    pub fn shown(&self) -> String {
+        let argv = display_argv(&self.argv);
+        match &self.found {
+            Some(found) if argv.chars().count() > LONG_ARGV => found.clone(),
+            _ => argv,
+        }
+    }
 }
 
 /// One network destination, over the session.
@@ -347,6 +366,7 @@ impl Summary {
                 pid,
                 ppid,
                 exe,
+                found,
             } => {
                 if source != "run" && pid != 0 {
                     self.processes.push(ProcessEntry {
@@ -376,6 +396,7 @@ impl Summary {
                     safer,
                     source,
                     answer: None,
+                    found,
                 };
                 match decision.as_str() {
                     "block" => self.blocked.push(entry),
@@ -773,7 +794,7 @@ fn recap_list(out: &mut String, label: &str, entries: &[DecisionEntry]) {
         let _ = write!(
             out,
             "{label:<8}{} [{}]",
-            shorten(&display_argv(&entry.argv), TIMELINE_COMMAND_WIDTH),
+            shorten(&entry.shown(), TIMELINE_COMMAND_WIDTH),
             entry.rules.join(", ")
         );
         if let Some(answer) = &entry.answer {
@@ -799,6 +820,9 @@ fn write_decisions(md: &mut String, title: &str, entries: &[DecisionEntry]) {
     }
     for (i, e) in entries.iter().enumerate() {
         let _ = writeln!(md, "### {}. {}\n", i + 1, code(&display_argv(&e.argv)));
+        if let Some(found) = &e.found {
+            let _ = writeln!(md, "- found: {found}");
+        }
         let rules: Vec<String> = e.rules.iter().map(|r| code(r)).collect();
         let rules = if rules.is_empty() {
             "none recorded".to_string()
@@ -950,6 +974,7 @@ mod tests {
             safer: (decision == "block").then(|| "git push --force-with-lease".into()),
             source: "shim".into(),
             exe: None,
+            found: None,
         }
     }
 
@@ -967,6 +992,7 @@ mod tests {
                 safer: None,
                 source: "exec-guard".into(),
                 exe: exe.map(String::from),
+                found: None,
             }
         };
         let log = [

@@ -309,6 +309,7 @@ fn secrets_in_arguments_never_reach_the_file() {
             safer: Some(format!("PGPASSWORD={db} psql")),
             source: "shim".into(),
             exe: None,
+            found: None,
         },
         EventBody::Approval {
             request: "r1".into(),
