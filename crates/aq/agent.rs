@@ -90,7 +90,17 @@ pub fn record(
         env_set: grants.env_set.clone(),
         keys_outside: grants.keys_outside.clone(),
         keys_passed: grants.keys_passed.clone(),
-        writable: grants.writable.iter().map(show).collect(),
+        writable: grants
+            .writable
+            .iter()
+            .map(show)
+            .chain(
+                grants
+                    .shadows
+                    .iter()
+                    .map(|s| format!("{} (a session copy)", s.real.display())),
+            )
+            .collect(),
         read_only: grants
             .read_only_home
             .iter()

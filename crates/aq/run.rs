@@ -87,6 +87,10 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let home_dir = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
+
+    let id = session::new_id(now);
+    let dir = session::create_dir(&id)
+        .map_err(|e| format!("cannot create the session directory: {e}"))?;
     let grants = chosen
         .as_ref()
         .map(|c| {
@@ -97,15 +101,12 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
                     workspace: &workspace,
                     env: &caller_env,
                     key_proxy_port,
+                    shadow_dir: profile.sandbox.then(|| dir.join("shadow")).as_deref(),
                 },
             )
         })
         .unwrap_or_default();
     let command = crate::agent::with_args(&args.command, chosen.as_ref(), &grants);
-
-    let id = session::new_id(now);
-    let dir = session::create_dir(&id)
-        .map_err(|e| format!("cannot create the session directory: {e}"))?;
     let shim_dir = dir.join("shims");
     let aq_exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;
     // Under the exec guard every exec is judged already: shims would only
@@ -417,6 +418,11 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     };
 
     supervisor.flush_log();
+    for shadow in &grants.shadows {
+        if let Err(e) = aq_agents::shadow::write_back(shadow) {
+            eprintln!("aq: {e}");
+        }
+    }
     let duration_ms = started.elapsed().as_millis() as u64;
     let (exit_code, signal) = match exit {
         Exit::Code(c) => (Some(c), None),

@@ -249,6 +249,15 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
     let mut spec = SandboxSpec::strict(inputs.workspace);
     spec.writable = writable;
     spec.read_only = read_only;
+    spec.file_binds = inputs
+        .grants
+        .map(|g| {
+            g.shadows
+                .iter()
+                .map(|s| (s.copy.clone(), s.real.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
     spec.masked = masked.into_iter().collect();
     spec.network = match profile.network {
         NetworkSetting::Off => NetworkMode::Off,

@@ -21,6 +21,9 @@ pub struct GrantInputs<'a> {
     /// The key proxy's port inside the sandbox, when the sandbox has a
     /// network namespace of its own to listen in (`None`: no key proxy).
     pub key_proxy_port: Option<u16>,
+    /// Where the session keeps its copies of shadowed files (`None`: they
+    /// are read-only instead).
+    pub shadow_dir: Option<&'a Path>,
 }
 
 /// The key proxy for one session.
@@ -63,6 +66,9 @@ pub struct Grants {
     pub key_proxy: Option<KeyProxyPlan>,
     /// Arguments to add to the agent's own.
     pub args: Vec<String>,
+    /// Files the session writes a copy of (bound over them), written back
+    /// at the end without changes to what makes something run.
+    pub shadows: Vec<crate::shadow::ShadowFile>,
     /// Paths created because they were missing.
     pub created: Vec<PathBuf>,
     /// Things the user should know.
@@ -132,6 +138,29 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
                 "{} could not be created ({e}): the agent cannot write it",
                 path.display()
             )),
+        }
+    }
+    for (index, (entry, protect)) in preset.shadow.iter().enumerate() {
+        let Some(real) = expand(entry) else { continue };
+        match inputs.shadow_dir {
+            Some(dir) => match crate::shadow::make_copy(&real, dir, index) {
+                Ok(copy) => g.shadows.push(crate::shadow::ShadowFile {
+                    real,
+                    copy,
+                    protect: protect.clone(),
+                }),
+                Err(e) => {
+                    g.notes.push(format!(
+                        "{}: no session copy ({e}); it stays read-only",
+                        real.display()
+                    ));
+                    if real.exists() {
+                        g.read_only_home.push(real);
+                    }
+                }
+            },
+            None if real.exists() => g.read_only_home.push(real),
+            None => {}
         }
     }
     for entry in &preset.config {
@@ -317,6 +346,7 @@ mod tests {
                 workspace: ws.path(),
                 env: &e,
                 key_proxy_port: Some(3129),
+                shadow_dir: None,
             },
         );
         assert!(home.path().join(".claude/projects").is_dir());
@@ -378,6 +408,7 @@ mod tests {
                 workspace: ws.path(),
                 env: &e,
                 key_proxy_port: None,
+                shadow_dir: None,
             },
         );
         assert!(g.key_proxy.is_none());

@@ -28,6 +28,7 @@
 mod grants;
 mod preset;
 mod recognize;
+pub mod shadow;
 
 pub use grants::{GrantInputs, Grants, KeyProxyPlan, grant};
 

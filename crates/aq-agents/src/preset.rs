@@ -29,6 +29,10 @@ pub struct Preset {
     /// commands): read-only where they exist. `~/` paths are in the home
     /// directory, others relative to the workspace.
     pub config: Vec<String>,
+    /// Files it both writes and reads to decide what runs (`~/.claude.json`):
+    /// the session writes a copy, written back at the end with these key
+    /// paths as the file had them (see [`crate::shadow`]).
+    pub shadow: BTreeMap<String, Vec<String>>,
     /// Its own non-secret variables, passed to it: names, or prefixes ending in `*`.
     pub env: Vec<String>,
     /// Variables `aq` sets for it (`IS_SANDBOX = "1"`).
@@ -114,6 +118,8 @@ pub struct RawPreset {
     #[serde(default)]
     config: Vec<String>,
     #[serde(default)]
+    shadow: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
     env: Vec<String>,
     #[serde(default)]
     set_env: BTreeMap<String, String>,
@@ -170,6 +176,16 @@ pub fn check_layer(name: &str, raw: RawPreset) -> Result<PresetLayer, LayerError
         return Err((
             format!("agent `{name}`: state path `{bad}` is not inside the home directory"),
             "write `~/.agent/` for a directory or `~/.agent.json` for a file; the workspace is always writable".to_string(),
+        ));
+    }
+    if let Some(bad) = raw
+        .shadow
+        .keys()
+        .find(|p| bad_path(p) || !p.starts_with("~/") || p.ends_with('/'))
+    {
+        return Err((
+            format!("agent `{name}`: shadow path `{bad}` is not a file in the home directory"),
+            "write a file path like `~/.agent.json`, with the keys to protect".to_string(),
         ));
     }
     if let Some(bad) = raw.config.iter().find(|p| bad_path(p)) {
@@ -246,6 +262,7 @@ pub fn check_layer(name: &str, raw: RawPreset) -> Result<PresetLayer, LayerError
             scripts: raw.scripts,
             state: raw.state,
             config: raw.config,
+            shadow: raw.shadow,
             env: raw.env,
             set_env: raw.set_env,
             keys: raw.keys,
@@ -275,6 +292,12 @@ impl Preset {
         let l = &layer.preset;
         if tighten_only {
             extend(&mut self.config, &l.config);
+            // More protected keys only tighten.
+            for (path, keys) in &l.shadow {
+                if let Some(mine) = self.shadow.get_mut(path) {
+                    extend(mine, keys);
+                }
+            }
             let mut ignored = Vec::new();
             for (what, n) in [
                 ("programs", l.programs.len()),
@@ -305,6 +328,9 @@ impl Preset {
         extend(&mut self.scripts, &l.scripts);
         extend(&mut self.state, &l.state);
         extend(&mut self.config, &l.config);
+        for (path, keys) in &l.shadow {
+            extend(self.shadow.entry(path.clone()).or_default(), keys);
+        }
         extend(&mut self.env, &l.env);
         for (k, v) in &l.set_env {
             self.set_env.insert(k.clone(), v.clone());
@@ -379,6 +405,13 @@ impl fmt::Display for Preset {
             list(&self.state)
         )?;
         writeln!(f, "  read-only config: {}", list(&self.config))?;
+        for (path, keys) in &self.shadow {
+            writeln!(
+                f,
+                "  {path}: a session copy, written back without changes to {}",
+                keys.join(", ")
+            )?;
+        }
         writeln!(f, "  its variables passed: {}", list(&self.env))?;
         if !self.set_env.is_empty() {
             let set: Vec<String> = self

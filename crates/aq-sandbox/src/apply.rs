@@ -266,6 +266,7 @@ enum PreparedStep {
     UnmountMaskSources,
     Pin(CString),
     ReadOnly(CString),
+    BindFile(CString, CString),
     ChangeDirectory(CString),
     ForkCommand,
     Rlimit(crate::spec::Rlimit),
@@ -344,6 +345,9 @@ impl Prepared {
                 ),
                 Step::PinMountPoint(p) => PreparedStep::Pin(path_cstring(p)?),
                 Step::BindReadOnly(p) => PreparedStep::ReadOnly(path_cstring(p)?),
+                Step::BindFile { source, target } => {
+                    PreparedStep::BindFile(path_cstring(source)?, path_cstring(target)?)
+                }
                 Step::ChangeDirectory(p) => PreparedStep::ChangeDirectory(path_cstring(p)?),
                 Step::ForkCommand => PreparedStep::ForkCommand,
                 Step::SetRlimit(r) => PreparedStep::Rlimit(*r),
@@ -485,6 +489,7 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
             PreparedStep::UnmountMaskSources => mounts::apply_unmount_mask_sources(i),
             PreparedStep::Pin(path) => mounts::apply_pin(&path, i),
             PreparedStep::ReadOnly(path) => mounts::apply_read_only(&path, i),
+            PreparedStep::BindFile(source, target) => mounts::apply_bind_file(&source, &target, i),
             PreparedStep::ChangeDirectory(path) => mounts::apply_working_directory(&path, i),
             PreparedStep::ForkCommand => fork_and_relay(i, report_fd, Role::Init),
             PreparedStep::Rlimit(r) => rlimits::apply_rlimit(r, i),

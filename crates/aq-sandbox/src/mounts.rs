@@ -136,6 +136,13 @@ pub(crate) fn apply_pin(path: &CStr, step: u32) -> Result<(), Fail> {
     )
 }
 
+/// Bind the file `source` over the file `target` (a session's copy where
+/// the agent reads and writes its file). Renaming over it fails (EBUSY),
+/// so what is written goes into the copy.
+pub(crate) fn apply_bind_file(source: &CStr, target: &CStr, step: u32) -> Result<(), Fail> {
+    mount(Some(source), target, None, libc::MS_BIND, None, step)
+}
+
 /// Bind `path` over itself and remount it read-only. The flags the user
 /// namespace inherited locked (nosuid, nodev, noexec, atime) are kept, or the
 /// remount fails with EPERM.

@@ -319,6 +319,14 @@ pub enum Step {
     PinMountPoint(PathBuf),
     /// Bind `path` over itself recursively, then remount it read-only.
     BindReadOnly(PathBuf),
+    /// Bind the file `source` over the file `target` (writable: Landlock
+    /// grants the source).
+    BindFile {
+        /// The file written instead.
+        source: PathBuf,
+        /// Where it is seen.
+        target: PathBuf,
+    },
     /// `chdir` to this path (the caller's working directory, else the
     /// workspace), so the working directory is looked up through the masks.
     ChangeDirectory(PathBuf),
@@ -365,6 +373,7 @@ impl Step {
             Step::Mask { .. } => "secret mask",
             Step::PinMountPoint(_) => "read-only path pin",
             Step::BindReadOnly(_) => "read-only path",
+            Step::BindFile { .. } => "file bound over another",
             Step::ChangeDirectory(_) => "working directory",
             Step::ForkCommand => "command process",
             Step::SetRlimit(_) => "rlimit",
@@ -382,6 +391,7 @@ impl Step {
             Step::Mask { path, .. }
             | Step::PinMountPoint(path)
             | Step::BindReadOnly(path)
+            | Step::BindFile { target: path, .. }
             | Step::ChangeDirectory(path)
             | Step::JoinCgroup { parent: path, .. } => Some(path),
             _ => None,
@@ -411,6 +421,8 @@ pub enum PlanError {
     ReadOnlyPathMissing(PathBuf),
     /// A writable path does not exist.
     WritablePathMissing(PathBuf),
+    /// A file to bind (or the file to bind it over) does not exist or is not a file.
+    BoundFileMissing(PathBuf),
     /// A file to mask has other hard links, which a mount cannot hide.
     MaskedFileHasHardLinks {
         /// The file.
@@ -459,6 +471,13 @@ impl fmt::Display for PlanError {
             ),
             PlanError::WritablePathMissing(p) => {
                 write!(f, "writable path {} does not exist", p.display())
+            }
+            PlanError::BoundFileMissing(p) => {
+                write!(
+                    f,
+                    "file to bind {} does not exist or is not a file",
+                    p.display()
+                )
             }
             PlanError::MaskedFileHasHardLinks { path, links } => write!(
                 f,
@@ -546,6 +565,20 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
         steps.extend(masks);
         steps.push(Step::UnmountMaskSources);
     }
+    for (source, target) in &spec.file_binds {
+        let real = |p: &PathBuf| match facts.path(p) {
+            PathFacts::Exists {
+                real,
+                kind: PathKind::File,
+                ..
+            } => Ok(real.clone()),
+            _ => Err(PlanError::BoundFileMissing(p.clone())),
+        };
+        steps.push(Step::BindFile {
+            source: real(source)?,
+            target: real(target)?,
+        });
+    }
     steps.extend(plan_read_only(spec, facts, &workspace)?);
     steps.push(Step::ChangeDirectory(
         facts.cwd.clone().unwrap_or_else(|| workspace.clone()),
@@ -555,6 +588,11 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
     steps.push(Step::NoNewPrivs);
     if let Some(abi) = landlock_abi {
         let mut writable = vec![workspace];
+        // A file bound over another is written through its source's inode.
+        writable.extend(steps.iter().filter_map(|s| match s {
+            Step::BindFile { source, .. } => Some(source.clone()),
+            _ => None,
+        }));
         for w in &spec.writable {
             match facts.path(w) {
                 PathFacts::Exists { real, .. } => writable.push(real.clone()),

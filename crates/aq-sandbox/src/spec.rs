@@ -16,6 +16,10 @@ pub struct SandboxSpec {
     /// Relative paths are taken relative to the workspace. Each must exist (see
     /// [`crate::PlanError::ReadOnlyPathMissing`]).
     pub read_only: Vec<PathBuf>,
+    /// Files bound writable over other files: `(source, target)`. The
+    /// command writes the source (a session's copy) where it reads the
+    /// target; the target on the host is untouched. Both must exist.
+    pub file_binds: Vec<(PathBuf, PathBuf)>,
     /// Files and directories to hide: each is replaced by an empty read-only file or
     /// directory. Symlinks are resolved first so the real object is hidden. Missing
     /// paths are skipped (there is nothing to read).
@@ -54,6 +58,7 @@ impl SandboxSpec {
             workspace: workspace.into(),
             writable: Vec::new(),
             read_only: Vec::new(),
+            file_binds: Vec::new(),
             masked: Vec::new(),
             network: NetworkMode::Off,
             loopback_listeners: Vec::new(),
