@@ -300,7 +300,9 @@ fn claude_code_works_and_is_guarded_with_no_policy_file() {
         "anthropic",
         "ANTHROPIC_API_KEY",
         ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT".into()),
-        &[],
+        // As from cron, CI or a container: no SHELL. Claude Code then looks
+        // for zsh and bash on PATH, which holds no shim of aq's.
+        &[("SHELL", "")],
         &[
             "claude",
             "-p",

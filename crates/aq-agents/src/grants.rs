@@ -350,9 +350,12 @@ mod tests {
             },
         );
         assert!(home.path().join(".claude/projects").is_dir());
-        // Its MCP servers live there: config, not made where it is missing
-        // (nothing inside can create it in the home directory either).
-        assert!(!home.path().join(".claude.json").exists());
+        // Seeded for the key proxy (its onboarding would need the network);
+        // without a session directory for a copy, it is read-only.
+        assert_eq!(
+            std::fs::read_to_string(home.path().join(".claude.json")).unwrap(),
+            "{\"hasCompletedOnboarding\": true}"
+        );
         assert_eq!(
             std::fs::read_to_string(home.path().join(".claude/.credentials.json")).unwrap(),
             "{}\n"
@@ -360,7 +363,10 @@ mod tests {
         assert!(g.writable.contains(&home.path().join(".claude/projects")));
         assert_eq!(
             g.read_only_home,
-            vec![home.path().join(".claude/settings.json")]
+            vec![
+                home.path().join(".claude.json"),
+                home.path().join(".claude/settings.json")
+            ]
         );
         assert_eq!(g.read_only_workspace, vec![PathBuf::from(".mcp.json")]);
         let get = |k: &str| {

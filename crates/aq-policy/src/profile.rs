@@ -36,6 +36,8 @@ pub const HOME_SECRETS: &[&str] = &[
     "~/.cargo/credentials",
     "~/.cargo/credentials.toml",
     "~/.local/share/keyrings",
+    // Loaded into their environment by several agents (Gemini CLI, Aider).
+    "~/.env",
 ];
 
 /// Secret files inside the workspace, as file-name globs, masked by every
