@@ -81,6 +81,24 @@ pub enum Command {
     ///
     /// Example: aq preflight --format sarif > preflight.sarif
     Preflight(PreflightArgs),
+    /// An agent's native hook before a shell command: reads the agent's
+    /// event on stdin, decides with the policy for its working directory,
+    /// logs it, and answers in the agent's own format.
+    ///
+    /// Agents: claude, codex, gemini, cursor, copilot, windsurf, cline,
+    /// opencode. An error refuses the command. `aq enable AGENT --hook`
+    /// installs it.
+    Hook(HookArgs),
+    /// Install aq as an agent's own hook (`--hook`), or show what is installed.
+    ///
+    /// `aq enable claude --hook` adds `aq hook claude` to Claude Code's
+    /// settings (its other entries and formatting kept, the file before kept
+    /// by aq); `--scope project` puts it in the workspace's file instead.
+    /// `aq enable --status` lists each agent: found, hook installed, preset.
+    Enable(EnableArgs),
+    /// Take out what `aq enable` installed: the file as it was, when
+    /// nothing else changed it since; else only aq's entry.
+    Disable(DisableArgs),
     /// One probe of `aq verify`, run inside its sandbox (internal).
     #[command(name = "__probe", hide = true)]
     Probe(ProbeArgs),
@@ -202,6 +220,48 @@ pub struct RunArgs {
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EnableArgs {
+    /// The agent (claude, codex, gemini, cursor, copilot, windsurf, cline, opencode).
+    #[arg(value_name = "AGENT", required_unless_present = "status")]
+    pub agent: Option<String>,
+    /// Install `aq hook AGENT` in the agent's own hook configuration.
+    #[arg(long)]
+    pub hook: bool,
+    /// Whose configuration: the user's (default) or the project's.
+    #[arg(long, value_enum, default_value_t = HookScope::User)]
+    pub scope: HookScope,
+    /// List each agent: found (path, version), hook installed (where), preset.
+    #[arg(long, conflicts_with_all = ["agent", "hook"])]
+    pub status: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DisableArgs {
+    /// The agent whose hook to take out.
+    #[arg(value_name = "AGENT")]
+    pub agent: String,
+    /// Whose configuration: the user's (default) or the project's.
+    #[arg(long, value_enum, default_value_t = HookScope::User)]
+    pub scope: HookScope,
+}
+
+/// Whose configuration a hook goes in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookScope {
+    /// The user's, in the home directory.
+    User,
+    /// The project's, in the workspace.
+    Project,
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent whose hook contract to speak.
+    #[arg(value_name = "AGENT")]
+    pub agent: String,
 }
 
 #[derive(Debug, Args)]

@@ -9,10 +9,12 @@ mod audit_cmd;
 mod cli;
 mod connect;
 mod doctor;
+mod enable_cmd;
 mod exec_identity;
 mod exec_judge;
 mod exit;
 mod explain;
+mod hook_cmd;
 mod network;
 mod policy_cmd;
 mod policy_files;
@@ -73,6 +75,9 @@ fn main() -> std::process::ExitCode {
         cli::Command::Probe(args) => return probe::main(&args.args),
         cli::Command::Preflight(args) => return preflight_cmd::run(&args, policy).into(),
         cli::Command::Connect(args) => return connect::run(&args.host, args.port),
+        cli::Command::Hook(args) => return hook_cmd::run(&args.agent, policy),
+        cli::Command::Enable(args) => enable_cmd::run_enable(&args),
+        cli::Command::Disable(args) => enable_cmd::run_disable(&args),
     };
     match result {
         Ok(code) => code.into(),

@@ -88,9 +88,17 @@ pub fn print_refusal(what: &str, argv: &[String], verdict: &Verdict) {
 
 /// The refusal message: what, which rule, why, what to do instead.
 pub fn refusal_text(what: &str, argv: &[String], verdict: &Verdict) -> String {
+    refusal_for(what, aq_audit::report::display_argv(argv), verdict)
+}
+
+/// [`refusal_text`] for a command line as the agent wrote it.
+pub fn refusal_text_line(what: &str, line: &str, verdict: &Verdict) -> String {
+    refusal_for(what, line.to_string(), verdict)
+}
+
+fn refusal_for(what: &str, mut shown: String, verdict: &Verdict) -> String {
     // An agent's shell wraps the command in a long script: the start is
     // enough to tell which, and `found:` names the part that decided.
-    let mut shown = aq_audit::report::display_argv(argv);
     if shown.chars().count() > 200 {
         shown = shown.chars().take(160).collect::<String>() + " …";
     }

@@ -26,6 +26,8 @@
 #![deny(missing_docs)]
 
 mod grants;
+pub mod hooks;
+pub mod install;
 mod preset;
 mod recognize;
 pub mod shadow;

@@ -543,7 +543,12 @@ impl Summary {
         if self.counts.events > 0 && self.start.is_none() {
             remarks.push("the log has no session_start event".to_string());
         }
-        if self.counts.events > 0 && self.end.is_none() {
+        // A hook session (an agent's own hook) has no end of its own.
+        let hook = self
+            .start
+            .as_ref()
+            .is_some_and(|s| s.profile.starts_with("hook:"));
+        if self.counts.events > 0 && self.end.is_none() && !hook {
             remarks.push(
                 "the log has no session_end event: the session is still running, or aq run \
                  was killed"

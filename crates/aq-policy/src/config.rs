@@ -218,6 +218,9 @@ pub struct PolicyLayer {
     pub network: NetworkLayer,
     /// `[agent.NAME]` tables, by name: what an agent preset grants.
     pub agents: Vec<(String, aq_agents::PresetLayer, Location)>,
+    /// `[hooks] allow`: whether an aq allow approves in an agent's hook
+    /// (`true`) or defers to the agent's own rules.
+    pub hooks_approve: Option<(bool, Location)>,
 }
 
 /// `[network]` as one file sets it. Entries are checked by `aq` (the
@@ -316,6 +319,14 @@ struct RawFile {
     network: RawNetwork,
     #[serde(default)]
     agent: BTreeMap<Spanned<String>, Spanned<aq_agents::RawPreset>>,
+    #[serde(default)]
+    hooks: RawHooks,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHooks {
+    allow: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -599,6 +610,20 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         profiles.push((name.into_inner(), layer, at));
     }
 
+    let hooks_approve = match &raw.hooks.allow {
+        None => None,
+        Some(a) => Some((
+            match a.get_ref().as_str() {
+                "defer" => false,
+                "approve" => true,
+                other => {
+                    return Err(err(a.span(), format!("unknown value `{other}` for [hooks] allow"))
+                        .help("write `allow = \"defer\"` (the agent's own rules decide what aq allows; the default) or `\"approve\"`"));
+                }
+            },
+            loc(a.span().start),
+        )),
+    };
     let mut agents = Vec::new();
     for (name, table) in raw.agent {
         let at = loc(name.span().start);
@@ -633,6 +658,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         profiles,
         network,
         agents,
+        hooks_approve,
     })
 }
 
@@ -742,6 +768,9 @@ pub struct EffectivePolicy {
     pub network: NetworkSettings,
     /// Agent presets: the built-in ones as extended, then the user's own.
     pub agents: aq_agents::PresetSet,
+    /// Whether an aq allow approves in an agent's native hook (`[hooks]
+    /// allow = "approve"`) instead of deferring to the agent's own rules.
+    pub hooks_approve: bool,
 }
 
 /// The sandbox profiles in force (starts as [`Profile::builtins`]).
@@ -930,6 +959,17 @@ impl EffectivePolicy {
             }
         }
 
+        if let Some((approve, at)) = &layer.hooks_approve {
+            if trust == Trust::TightenOnly && *approve {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: "[hooks] `allow = \"approve\"`".to_string(),
+                    kept: "the agent's own rules still decide what aq allows".to_string(),
+                });
+            } else {
+                self.hooks_approve = *approve;
+            }
+        }
         for (name, pl, at) in &layer.agents {
             for entry in self.agents.apply(pl, trust == Trust::TightenOnly) {
                 self.ignored.push(IgnoredEntry {

@@ -1,0 +1,350 @@
+//! Installing `aq hook <agent>` into an agent's own configuration, and
+//! taking it out again: `aq enable <agent> --hook` / `aq disable <agent>`.
+//!
+//! A JSON config gets one entry of ours, recognised by its command string
+//! (no marker key: Codex and Copilot reject unknown fields); other entries,
+//! the key order and the file's indentation are kept. Agents that read a
+//! directory of hook files (Copilot, Cline, OpenCode) get a file of ours.
+//! The caller keeps the file's bytes from before, so `disable` can put them
+//! back exactly when nothing else changed since.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::hooks::HookAgent;
+
+/// Whose configuration: the user's, or the project's (the workspace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// In the home directory: every project.
+    User,
+    /// In the workspace: this project (agents may ask the user to trust it).
+    Project,
+}
+
+impl Scope {
+    /// The flag's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+        }
+    }
+}
+
+/// Where an agent's hook goes for `scope`.
+pub fn hook_path(agent: HookAgent, scope: Scope, home: &Path, workspace: &Path) -> PathBuf {
+    let base = match scope {
+        Scope::User => home,
+        Scope::Project => workspace,
+    };
+    match (agent, scope) {
+        (HookAgent::Claude, _) => base.join(".claude/settings.json"),
+        (HookAgent::Codex, _) => base.join(".codex/hooks.json"),
+        (HookAgent::Gemini, _) => base.join(".gemini/settings.json"),
+        (HookAgent::Cursor, _) => base.join(".cursor/hooks.json"),
+        (HookAgent::Copilot, Scope::User) => home.join(".copilot/hooks/aq.json"),
+        (HookAgent::Copilot, Scope::Project) => workspace.join(".github/hooks/aq.json"),
+        (HookAgent::Windsurf, Scope::User) => home.join(".codeium/windsurf/hooks.json"),
+        (HookAgent::Windsurf, Scope::Project) => workspace.join(".windsurf/hooks.json"),
+        (HookAgent::Cline, Scope::User) => home.join("Documents/Cline/Hooks/PreToolUse"),
+        (HookAgent::Cline, Scope::Project) => workspace.join(".clinerules/hooks/PreToolUse"),
+        (HookAgent::OpenCode, Scope::User) => home.join(".config/opencode/plugins/aq.js"),
+        (HookAgent::OpenCode, Scope::Project) => workspace.join(".opencode/plugins/aq.js"),
+    }
+}
+
+/// Whether a hook command string is aq's for `agent`: `…/aq hook AGENT`.
+pub fn is_our_command(command: &str, agent: HookAgent) -> bool {
+    let mut words = command.split_whitespace();
+    let program = words.next().unwrap_or_default();
+    let program = program.trim_matches(['"', '\'']);
+    program.rsplit('/').next() == Some("aq")
+        && words.next() == Some("hook")
+        && words.next() == Some(agent.name())
+        && words.next().is_none()
+}
+
+/// Files that are wholly ours (a directory of hook files).
+fn own_file(agent: HookAgent) -> bool {
+    matches!(
+        agent,
+        HookAgent::Copilot | HookAgent::Cline | HookAgent::OpenCode
+    )
+}
+
+/// The hook entry aq adds to the agent's hook list.
+fn entry(agent: HookAgent, command: &str) -> Value {
+    match agent {
+        HookAgent::Claude => json!({
+            "matcher": "Bash",
+            "hooks": [{"type": "command", "command": command, "timeout": 30}]
+        }),
+        HookAgent::Codex => json!({
+            "matcher": "^Bash$",
+            "hooks": [{"type": "command", "command": command, "timeout": 30}]
+        }),
+        HookAgent::Gemini => json!({
+            "matcher": "run_shell_command",
+            "hooks": [{"type": "command", "command": command, "timeout": 30000}]
+        }),
+        // Cursor's own switch: a failed hook blocks instead of letting the
+        // command through.
+        HookAgent::Cursor => json!({"command": command, "timeout": 30, "failClosed": true}),
+        HookAgent::Copilot => json!({"type": "command", "bash": command, "timeoutSec": 30}),
+        HookAgent::Windsurf => json!({"command": command, "show_output": true}),
+        HookAgent::Cline | HookAgent::OpenCode => Value::Null,
+    }
+}
+
+/// The path of the hook list in the JSON file, and the event.
+fn list_path(agent: HookAgent) -> (&'static [&'static str], bool) {
+    match agent {
+        HookAgent::Claude | HookAgent::Codex => (&["hooks", "PreToolUse"], false),
+        HookAgent::Gemini => (&["hooks", "BeforeTool"], false),
+        HookAgent::Cursor => (&["hooks", "beforeShellExecution"], true),
+        HookAgent::Copilot => (&["hooks", "preToolUse"], true),
+        HookAgent::Windsurf => (&["hooks", "pre_run_command"], false),
+        HookAgent::Cline | HookAgent::OpenCode => (&[], false),
+    }
+}
+
+/// Whether one entry of the hook list is ours (directly, or in its `hooks`).
+fn entry_is_ours(e: &Value, agent: HookAgent) -> bool {
+    let direct = ["command", "bash"]
+        .iter()
+        .filter_map(|k| e.get(*k).and_then(Value::as_str))
+        .any(|c| is_our_command(c, agent));
+    direct
+        || e.get("hooks").and_then(Value::as_array).is_some_and(|hs| {
+            hs.iter().any(|h| {
+                h.get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| is_our_command(c, agent))
+            })
+        })
+}
+
+/// The indentation a JSON text uses (two spaces when it cannot tell).
+fn indent_of(text: &str) -> Vec<u8> {
+    text.lines()
+        .nth(1)
+        .map(|l| {
+            l.chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect::<String>()
+        })
+        .filter(|i| !i.is_empty())
+        .unwrap_or_else(|| "  ".to_string())
+        .into_bytes()
+}
+
+fn to_text(v: &Value, indent: &[u8]) -> String {
+    use serde::Serialize;
+    let mut out = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(indent);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+    let _ = v.serialize(&mut ser);
+    let mut s = String::from_utf8(out).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The file's new content with aq's hook in it (`None`: it is already
+/// there). `current` is the file's content, if it exists.
+pub fn with_hook(
+    agent: HookAgent,
+    current: Option<&str>,
+    command: &str,
+) -> Result<Option<String>, String> {
+    if own_file(agent) && !matches!(agent, HookAgent::Copilot) {
+        let ours = own_content(agent, command);
+        return match current {
+            Some(c) if c == ours => Ok(None),
+            Some(c) if !c.contains("aq hook") => Err(
+                "a hook file of someone else's is already there; aq does not overwrite it"
+                    .to_string(),
+            ),
+            _ => Ok(Some(ours)),
+        };
+    }
+    let text = current.filter(|t| !t.trim().is_empty()).unwrap_or("{}");
+    let mut root: Value = serde_json::from_str(text)
+        .map_err(|e| format!("the file is not JSON ({e}); aq does not edit it"))?;
+    let Some(obj) = root.as_object_mut() else {
+        return Err("the file is not a JSON object; aq does not edit it".to_string());
+    };
+    let (path, versioned) = list_path(agent);
+    if versioned && !obj.contains_key("version") {
+        obj.insert("version".to_string(), json!(1));
+    }
+    let mut node: &mut Map<String, Value> = obj;
+    for (i, key) in path.iter().enumerate() {
+        let last = i + 1 == path.len();
+        let slot = node
+            .entry(key.to_string())
+            .or_insert_with(|| if last { json!([]) } else { json!({}) });
+        if last {
+            let Some(list) = slot.as_array_mut() else {
+                return Err(format!(
+                    "`{}` is not a list; aq does not edit it",
+                    path.join(".")
+                ));
+            };
+            if list.iter().any(|e| entry_is_ours(e, agent)) {
+                return Ok(None);
+            }
+            list.push(entry(agent, command));
+            break;
+        }
+        node = slot
+            .as_object_mut()
+            .ok_or_else(|| format!("`{key}` is not an object; aq does not edit it"))?;
+    }
+    Ok(Some(to_text(&root, &indent_of(text))))
+}
+
+/// The file's content without aq's hook (`None`: it was not there), and
+/// whether the file is then to be removed (a file of ours).
+pub fn without_hook(agent: HookAgent, current: &str) -> Result<Option<(String, bool)>, String> {
+    if own_file(agent) && !matches!(agent, HookAgent::Copilot) {
+        return Ok(current.contains("aq hook").then(|| (String::new(), true)));
+    }
+    let mut root: Value = serde_json::from_str(current)
+        .map_err(|e| format!("the file is not JSON ({e}); aq does not edit it"))?;
+    let (path, _) = list_path(agent);
+    let mut node = &mut root;
+    for key in path {
+        match node.get_mut(*key) {
+            Some(n) => node = n,
+            None => return Ok(None),
+        }
+    }
+    let Some(list) = node.as_array_mut() else {
+        return Ok(None);
+    };
+    let before = list.len();
+    list.retain(|e| !entry_is_ours(e, agent));
+    if list.len() == before {
+        return Ok(None);
+    }
+    let empty_own = agent == HookAgent::Copilot && list.is_empty();
+    Ok(Some((to_text(&root, &indent_of(current)), empty_own)))
+}
+
+/// Whether `current` has aq's hook for `agent`.
+pub fn has_hook(agent: HookAgent, current: &str) -> bool {
+    with_hook(agent, Some(current), "aq hook x").is_ok_and(|c| c.is_none())
+        || (own_file(agent) && current.contains(&format!("hook {}", agent.name())))
+}
+
+/// The content of a hook file that is wholly ours.
+fn own_content(agent: HookAgent, command: &str) -> String {
+    match agent {
+        HookAgent::Cline => format!(
+            "#!/bin/sh\n# Installed by `aq enable cline --hook`; `aq disable cline` removes it.\nexec {command}\n"
+        ),
+        HookAgent::OpenCode => format!(
+            r#"// Installed by `aq enable opencode --hook`; `aq disable opencode` removes it.
+// Every bash command OpenCode runs is first decided by `{command}`;
+// a refusal (or no answer) stops it with aq's reason.
+import {{ spawnSync }} from "node:child_process";
+
+export const AqFirewall = async ({{ directory }}) => ({{
+  "tool.execute.before": async (input, output) => {{
+    if (input.tool !== "bash") return;
+    const event = JSON.stringify({{ tool: input.tool, args: output.args, cwd: directory, session: input.sessionID }});
+    const [program, ...args] = {words};
+    const r = spawnSync(program, args, {{ input: event, encoding: "utf8", timeout: 30000 }});
+    let answer;
+    try {{ answer = JSON.parse(r.stdout); }} catch {{ throw new Error("aq could not judge this command; it was refused"); }}
+    if (answer.decision !== "allow") throw new Error(answer.reason || "refused by aq");
+  }},
+}});
+"#,
+            words = serde_json::to_string(&command.split_whitespace().collect::<Vec<_>>())
+                .unwrap_or_default()
+        ),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CMD: &str = "/usr/local/bin/aq hook claude";
+
+    #[test]
+    fn our_entry_is_added_once_and_the_rest_is_kept() {
+        let before = "{\n    \"theme\": \"dark\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\"matcher\": \"Edit\", \"hooks\": [{\"type\": \"command\", \"command\": \"lint.sh\"}]}\n        ]\n    },\n    \"model\": \"x\"\n}\n";
+        let after = with_hook(HookAgent::Claude, Some(before), CMD)
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&after).unwrap();
+        let list = v["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0]["hooks"][0]["command"], "lint.sh");
+        assert_eq!(list[1]["hooks"][0]["command"], CMD);
+        assert_eq!(v["theme"], "dark");
+        // Key order and the file's four-space indentation are kept.
+        assert!(after.find("theme").unwrap() < after.find("model").unwrap());
+        assert!(after.contains("\n    \"theme\""), "{after}");
+        // Idempotent: a second enable changes nothing.
+        assert_eq!(
+            with_hook(HookAgent::Claude, Some(&after), CMD).unwrap(),
+            None
+        );
+        assert!(has_hook(HookAgent::Claude, &after));
+        // Removing it leaves the user's entry.
+        let (removed, delete) = without_hook(HookAgent::Claude, &after).unwrap().unwrap();
+        assert!(!delete);
+        let v: Value = serde_json::from_str(&removed).unwrap();
+        assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 1);
+        assert!(!has_hook(HookAgent::Claude, &removed));
+        assert_eq!(without_hook(HookAgent::Claude, &removed).unwrap(), None);
+    }
+
+    #[test]
+    fn each_agent_gets_its_own_shape() {
+        for agent in HookAgent::ALL {
+            let cmd = format!("/opt/aq hook {}", agent.name());
+            let text = with_hook(agent, None, &cmd).unwrap().unwrap();
+            assert!(has_hook(agent, &text), "{agent:?}: {text}");
+            assert!(text.contains(&cmd), "{agent:?}");
+            if !matches!(agent, HookAgent::Cline | HookAgent::OpenCode) {
+                serde_json::from_str::<Value>(&text).unwrap();
+            }
+        }
+        let cursor = with_hook(HookAgent::Cursor, None, "aq hook cursor")
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&cursor).unwrap();
+        assert_eq!(v["version"], 1);
+        assert_eq!(v["hooks"]["beforeShellExecution"][0]["failClosed"], true);
+    }
+
+    #[test]
+    fn what_is_not_ours_is_refused_not_overwritten() {
+        assert!(with_hook(HookAgent::Claude, Some("not json"), CMD).is_err());
+        assert!(with_hook(HookAgent::Claude, Some("[1]"), CMD).is_err());
+        assert!(with_hook(HookAgent::Claude, Some("{\"hooks\": 3}"), CMD).is_err());
+        assert!(
+            with_hook(
+                HookAgent::Cline,
+                Some("#!/bin/sh\nmy-own-hook\n"),
+                "aq hook cline"
+            )
+            .is_err()
+        );
+        assert!(is_our_command("aq hook claude", HookAgent::Claude));
+        assert!(is_our_command(
+            "/home/u/.cargo/bin/aq hook claude",
+            HookAgent::Claude
+        ));
+        assert!(!is_our_command("aq hook claude --x", HookAgent::Claude));
+        assert!(!is_our_command("notaq hook claude", HookAgent::Claude));
+        assert!(!is_our_command("aq hook gemini", HookAgent::Claude));
+    }
+}

@@ -1,0 +1,309 @@
+//! `aq enable <agent> --hook [--scope user|project]`, `aq enable --status`
+//! and `aq disable <agent>`: install `aq hook <agent>` in the agent's own
+//! configuration (see `aq_agents::install`), and take it out again.
+//!
+//! What `enable` found and wrote is kept outside the configuration, under
+//! `$XDG_STATE_HOME/agent-quarantine/enabled/`: `disable` puts the file back
+//! byte for byte when nothing changed it since, and otherwise removes only
+//! aq's entry.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use aq_agents::hooks::HookAgent;
+use aq_agents::install::{self, Scope};
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{DisableArgs, EnableArgs, HookScope};
+use crate::exit::ExitCode;
+
+/// What `enable` changed in one file.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    path: PathBuf,
+    /// The file before, when there was one.
+    original: Option<String>,
+    /// What aq wrote.
+    written: String,
+}
+
+fn records_dir() -> Result<PathBuf, String> {
+    Ok(crate::session::state_root()
+        .map_err(|e| e.to_string())?
+        .join("enabled"))
+}
+
+fn record_path(agent: HookAgent, scope: Scope) -> Result<PathBuf, String> {
+    Ok(records_dir()?.join(format!("{}-{}.json", agent.name(), scope.as_str())))
+}
+
+fn scope_of(s: HookScope) -> Scope {
+    match s {
+        HookScope::User => Scope::User,
+        HookScope::Project => Scope::Project,
+    }
+}
+
+fn home() -> Result<PathBuf, String> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| "HOME is not set".to_string())
+}
+
+fn parse_agent(name: &str) -> Result<HookAgent, String> {
+    HookAgent::parse(name).ok_or_else(|| {
+        format!(
+            "unknown agent `{name}`; hooks exist for: {}",
+            HookAgent::ALL.map(HookAgent::name).join(", ")
+        )
+    })
+}
+
+/// The hook's command: this `aq`, by its absolute path (the agent may not
+/// have aq's directory on its PATH).
+fn hook_command(agent: HookAgent) -> Result<String, String> {
+    let exe = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| format!("cannot find the aq binary: {e}"))?;
+    let exe = exe.display().to_string();
+    if exe.contains(char::is_whitespace) {
+        return Err(format!(
+            "aq is installed at `{exe}`, a path with a space, which agents' hook commands split; install aq elsewhere (cargo install puts it in ~/.cargo/bin)"
+        ));
+    }
+    Ok(format!("{exe} hook {}", agent.name()))
+}
+
+/// Writes `text` to `path` through a new file renamed over it.
+fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(mode);
+    let tmp = path.with_extension(format!("aq-{}.tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&tmp)
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(|e| e.to_string())?;
+    drop(f);
+    let _ = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode));
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })
+}
+
+pub fn run_enable(args: &EnableArgs) -> Result<ExitCode, String> {
+    if args.status {
+        return status();
+    }
+    let Some(name) = &args.agent else {
+        return Err(
+            "name an agent (`aq enable claude --hook`), or ask `aq enable --status`".into(),
+        );
+    };
+    if !args.hook {
+        return Err(
+            "say what to enable: `--hook` installs aq as the agent's own hook (`aq run -- AGENT` needs nothing installed)"
+                .into(),
+        );
+    }
+    let agent = parse_agent(name)?;
+    let scope = scope_of(args.scope);
+    let workspace = crate::run::resolve_workspace(None)?;
+    let path = install::hook_path(agent, scope, &home()?, &workspace);
+    let current = match std::fs::read_to_string(&path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let command = hook_command(agent)?;
+    let Some(text) = install::with_hook(agent, current.as_deref(), &command)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+    else {
+        println!(
+            "aq: the {} hook is already installed in {}",
+            agent.name(),
+            path.display()
+        );
+        return Ok(ExitCode::Ok);
+    };
+    // What was there first, kept outside the agent's configuration.
+    let record = Record {
+        path: path.clone(),
+        original: current,
+        written: text.clone(),
+    };
+    let rec = record_path(agent, scope)?;
+    if !rec.exists() {
+        let body = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
+        write_atomic(&rec, &body, 0o600)?;
+    }
+    let mode = if agent == HookAgent::Cline {
+        0o755
+    } else {
+        0o644
+    };
+    write_atomic(&path, &text, mode)?;
+    if agent == HookAgent::Cline {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
+    }
+    println!(
+        "aq: the {} hook is installed in {}: `{command}` decides every shell command it runs",
+        agent.name(),
+        path.display()
+    );
+    for note in notes(agent, scope) {
+        println!("aq: note: {note}");
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// What a user should know after installing.
+fn notes(agent: HookAgent, scope: Scope) -> Vec<&'static str> {
+    let mut n = Vec::new();
+    match agent {
+        HookAgent::Codex => {
+            n.push("Codex lets a hook only deny: aq's asks are denials that say how to approve");
+            if scope == Scope::Project {
+                n.push("Codex runs a project's hooks only after you trust them");
+            }
+        }
+        HookAgent::Windsurf | HookAgent::Cline | HookAgent::Gemini | HookAgent::OpenCode => {
+            n.push("this agent's hooks cannot ask the user: aq's asks are denials that say how to approve");
+        }
+        _ => {}
+    }
+    if scope == Scope::Project {
+        n.push("the hook is in the project: everyone who works on it gets it, and the agent may ask to trust it");
+    }
+    n.push("aq's allow defers to the agent's own permission rules; `[hooks] allow = \"approve\"` in your policy approves instead");
+    n
+}
+
+pub fn run_disable(args: &DisableArgs) -> Result<ExitCode, String> {
+    let agent = parse_agent(&args.agent)?;
+    let scope = scope_of(args.scope);
+    let workspace = crate::run::resolve_workspace(None)?;
+    let rec_path = record_path(agent, scope)?;
+    let record: Option<Record> = std::fs::read(&rec_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let path = record.as_ref().map(|r| r.path.clone()).unwrap_or_else(|| {
+        install::hook_path(agent, scope, &home().unwrap_or_default(), &workspace)
+    });
+    let current = std::fs::read_to_string(&path).ok();
+    let message = match (&record, &current) {
+        // Nothing changed it since: put back exactly what was there.
+        (Some(r), Some(now)) if *now == r.written => {
+            match &r.original {
+                Some(original) => write_atomic(&path, original, 0o644)?,
+                None => {
+                    std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?
+                }
+            }
+            format!("restored {} as it was before `aq enable`", path.display())
+        }
+        (_, Some(now)) => match install::without_hook(agent, now)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+        {
+            Some((_, true)) => {
+                std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                format!("removed {}", path.display())
+            }
+            Some((text, false)) => {
+                write_atomic(&path, &text, 0o644)?;
+                format!(
+                    "removed aq's entry from {} (the file changed since `aq enable`, so the rest stays as it is now)",
+                    path.display()
+                )
+            }
+            None => format!("no aq hook in {}", path.display()),
+        },
+        (_, None) => format!("{} does not exist: nothing to remove", path.display()),
+    };
+    let _ = std::fs::remove_file(&rec_path);
+    println!("aq: {}: {message}", agent.name());
+    Ok(ExitCode::Ok)
+}
+
+/// `aq enable --status`: per agent, whether it is installed (and which
+/// version), where its hook is installed, and its preset.
+fn status() -> Result<ExitCode, String> {
+    let home = home()?;
+    let workspace = crate::run::resolve_workspace(None)?;
+    let presets = aq_agents::PresetSet::builtin();
+    println!("{:<9} {:<44} {:<32} preset", "agent", "found", "hook");
+    for agent in HookAgent::ALL {
+        let preset = presets.get(agent.name());
+        let found = preset
+            .and_then(|p| p.programs.iter().find_map(|prog| on_path(prog)))
+            .map(|p| {
+                let v = version_of(&p).unwrap_or_default();
+                format!("{} {v}", p.display())
+            })
+            .unwrap_or_else(|| "not found".to_string());
+        let hooks: Vec<String> = [Scope::User, Scope::Project]
+            .into_iter()
+            .filter_map(|scope| {
+                let p = install::hook_path(agent, scope, &home, &workspace);
+                let text = std::fs::read_to_string(&p).ok()?;
+                install::has_hook(agent, &text)
+                    .then(|| format!("{} ({})", p.display(), scope.as_str()))
+            })
+            .collect();
+        println!(
+            "{:<9} {:<44} {:<32} {}",
+            agent.name(),
+            found,
+            if hooks.is_empty() {
+                "not installed".to_string()
+            } else {
+                hooks.join(", ")
+            },
+            preset.map_or("-".to_string(), |p| p.name.clone())
+        );
+    }
+    Ok(ExitCode::Ok)
+}
+
+fn on_path(program: &str) -> Option<PathBuf> {
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// `PROGRAM --version`, first line, given 3 s.
+fn version_of(program: &Path) -> Option<String> {
+    let mut child = std::process::Command::new(program)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    loop {
+        if child.try_wait().ok()?.is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(3) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
+    out.lines().next().map(|l| l.trim().to_string())
+}
