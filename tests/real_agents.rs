@@ -580,18 +580,22 @@ fn hook_run(
         .code(0)
         .stdout_has("hook is installed");
     let mut cmd = Command::new(bin.join(command[0]));
-    cmd.args(&command[1..])
-        .current_dir(&work)
-        .env_clear()
-        .env(
-            "PATH",
-            format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
-        )
-        .env("HOME", &home)
-        .env("XDG_STATE_HOME", env.state_home())
-        .env("XDG_CONFIG_HOME", env.root().join("config"))
-        .env("TERM", "dumb")
-        .stdin(Stdio::null());
+    cmd.args(
+        command[1..]
+            .iter()
+            .map(|a| a.replace("PORT", &model.port.to_string())),
+    )
+    .current_dir(&work)
+    .env_clear()
+    .env(
+        "PATH",
+        format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+    )
+    .env("HOME", &home)
+    .env("XDG_STATE_HOME", env.state_home())
+    .env("XDG_CONFIG_HOME", env.root().join("config"))
+    .env("TERM", "dumb")
+    .stdin(Stdio::null());
     for (k, v) in vars {
         cmd.env(k, v.replace("PORT", &model.port.to_string()));
     }
@@ -669,5 +673,48 @@ fn claude_code_hook_refuses_with_aqs_reason_and_disable_restores_the_settings() 
             "--dangerously-skip-permissions",
         ],
         "PreToolUse:Bash hook",
+    );
+}
+
+#[test]
+fn gemini_cli_hook_refuses_with_aqs_reason_and_disable_restores_the_settings() {
+    hook_run(
+        "gemini",
+        ".gemini/settings.json",
+        "{\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n  \"privacy\": {\"usageStatisticsEnabled\": false}\n}\n",
+        "gemini",
+        &[
+            ("GEMINI_API_KEY", "test-key".into()),
+            ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:PORT".into()),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
+            ("GEMINI_CLI_NO_RELAUNCH", "true".into()),
+        ],
+        &["gemini", "-p", "do the task", "--yolo"],
+        "Tool execution blocked",
+    );
+}
+
+#[test]
+fn codex_hook_refuses_with_aqs_reason_and_disable_restores_hooks_and_config() {
+    hook_run(
+        "codex",
+        ".codex/config.toml",
+        "# my Codex settings\nmodel_reasoning_effort = \"low\"\n",
+        "openai",
+        &[("CODEX_API_KEY", "sk-test".into())],
+        &[
+            "codex",
+            "exec",
+            "-c",
+            "openai_base_url=\"http://127.0.0.1:PORT/v1\"",
+            "-c",
+            "analytics.enabled=false",
+            "--disable",
+            "plugins",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--skip-git-repo-check",
+            "do the task",
+        ],
+        "Command blocked by PreToolUse hook",
     );
 }

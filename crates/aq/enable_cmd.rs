@@ -17,14 +17,29 @@ use serde::{Deserialize, Serialize};
 use crate::cli::{DisableArgs, EnableArgs, HookScope};
 use crate::exit::ExitCode;
 
-/// What `enable` changed in one file.
+/// What `enable` changed: one or two files (Codex: its hooks and the
+/// trust of aq's hook in its config).
 #[derive(Debug, Serialize, Deserialize)]
 struct Record {
+    files: Vec<FileRecord>,
+}
+
+/// What `enable` changed in one file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FileRecord {
     path: PathBuf,
     /// The file before, when there was one.
     original: Option<String>,
     /// What aq wrote.
     written: String,
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
 }
 
 fn records_dir() -> Result<PathBuf, String> {
@@ -118,32 +133,51 @@ pub fn run_enable(args: &EnableArgs) -> Result<ExitCode, String> {
     let agent = parse_agent(name)?;
     let scope = scope_of(args.scope);
     let workspace = crate::run::resolve_workspace(None)?;
-    let path = install::hook_path(agent, scope, &home()?, &workspace);
-    let current = match std::fs::read_to_string(&path) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("{}: {e}", path.display())),
-    };
+    let home = home()?;
+    let path = install::hook_path(agent, scope, &home, &workspace);
+    let current = read_optional(&path)?;
     let command = hook_command(agent)?;
-    let Some(text) = install::with_hook(agent, current.as_deref(), &command)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-    else {
+    let text = install::with_hook(agent, current.as_deref(), &command)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut changes: Vec<FileRecord> = Vec::new();
+    if let Some(text) = &text {
+        changes.push(FileRecord {
+            path: path.clone(),
+            original: current.clone(),
+            written: text.clone(),
+        });
+    }
+    // Codex skips a hook its user's config.toml does not trust.
+    if agent == HookAgent::Codex {
+        let hooks_text = text.clone().or(current.clone()).unwrap_or_default();
+        let trust = install::codex_trust(&path, &hooks_text);
+        let config = home.join(".codex/config.toml");
+        let before = read_optional(&config)?;
+        if let Some(after) = install::with_codex_trust(before.as_deref(), &path, &trust)
+            .map_err(|e| format!("{}: {e}", config.display()))?
+        {
+            changes.push(FileRecord {
+                path: config,
+                original: before,
+                written: after,
+            });
+        }
+    }
+    if changes.is_empty() {
         println!(
             "aq: the {} hook is already installed in {}",
             agent.name(),
             path.display()
         );
         return Ok(ExitCode::Ok);
-    };
+    }
     // What was there first, kept outside the agent's configuration.
-    let record = Record {
-        path: path.clone(),
-        original: current,
-        written: text.clone(),
-    };
     let rec = record_path(agent, scope)?;
     if !rec.exists() {
-        let body = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
+        let body = serde_json::to_string_pretty(&Record {
+            files: changes.clone(),
+        })
+        .map_err(|e| e.to_string())?;
         write_atomic(&rec, &body, 0o600)?;
     }
     let mode = if agent == HookAgent::Cline {
@@ -151,7 +185,13 @@ pub fn run_enable(args: &EnableArgs) -> Result<ExitCode, String> {
     } else {
         0o644
     };
-    write_atomic(&path, &text, mode)?;
+    for c in &changes {
+        write_atomic(
+            &c.path,
+            &c.written,
+            if c.path == path { mode } else { 0o600 },
+        )?;
+    }
     if agent == HookAgent::Cline {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
@@ -173,6 +213,7 @@ fn notes(agent: HookAgent, scope: Scope) -> Vec<&'static str> {
     match agent {
         HookAgent::Codex => {
             n.push("Codex lets a hook only deny: aq's asks are denials that say how to approve");
+            n.push("Codex runs only hooks its config.toml trusts: aq added the trust of its own entry there ([hooks.state]); Codex skips a changed entry without a word, so run `aq enable codex --hook` again after editing hooks.json");
             if scope == Scope::Project {
                 n.push("Codex runs a project's hooks only after you trust them");
             }
@@ -197,41 +238,67 @@ pub fn run_disable(args: &DisableArgs) -> Result<ExitCode, String> {
     let record: Option<Record> = std::fs::read(&rec_path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
-    let path = record.as_ref().map(|r| r.path.clone()).unwrap_or_else(|| {
-        install::hook_path(agent, scope, &home().unwrap_or_default(), &workspace)
-    });
-    let current = std::fs::read_to_string(&path).ok();
-    let message = match (&record, &current) {
-        // Nothing changed it since: put back exactly what was there.
-        (Some(r), Some(now)) if *now == r.written => {
-            match &r.original {
-                Some(original) => write_atomic(&path, original, 0o644)?,
-                None => {
-                    std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?
+    let home = home().unwrap_or_default();
+    let hooks_path = install::hook_path(agent, scope, &home, &workspace);
+    let mut files: Vec<(PathBuf, Option<FileRecord>)> = match record {
+        Some(r) => r
+            .files
+            .into_iter()
+            .map(|f| (f.path.clone(), Some(f)))
+            .collect(),
+        None => vec![(hooks_path.clone(), None)],
+    };
+    let config = home.join(".codex/config.toml");
+    if agent == HookAgent::Codex && !files.iter().any(|(p, _)| *p == config) {
+        files.push((config, None));
+    }
+    // The trust keys of aq's hook, from the hooks file as it is now.
+    let trust_keys: Vec<String> = std::fs::read_to_string(&hooks_path)
+        .map(|t| install::codex_trust(&hooks_path, &t))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    for (path, rec) in files {
+        let current = std::fs::read_to_string(&path).ok();
+        let message = match (&rec, &current) {
+            // Nothing changed it since: put back exactly what was there.
+            (Some(r), Some(now)) if *now == r.written => {
+                match &r.original {
+                    Some(original) => write_atomic(&path, original, 0o644)?,
+                    None => std::fs::remove_file(&path)
+                        .map_err(|e| format!("{}: {e}", path.display()))?,
+                }
+                format!("restored {} as it was before `aq enable`", path.display())
+            }
+            (_, Some(now)) => {
+                let edited = if path == hooks_path {
+                    install::without_hook(agent, now)
+                } else {
+                    install::without_codex_trust(now, &trust_keys).map(|t| t.map(|t| (t, false)))
+                }
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+                match edited {
+                    Some((_, true)) => {
+                        std::fs::remove_file(&path)
+                            .map_err(|e| format!("{}: {e}", path.display()))?;
+                        format!("removed {}", path.display())
+                    }
+                    Some((text, false)) => {
+                        write_atomic(&path, &text, 0o644)?;
+                        format!(
+                            "removed aq's entry from {} (the file changed since `aq enable`, so the rest stays as it is now)",
+                            path.display()
+                        )
+                    }
+                    None => format!("no aq hook in {}", path.display()),
                 }
             }
-            format!("restored {} as it was before `aq enable`", path.display())
-        }
-        (_, Some(now)) => match install::without_hook(agent, now)
-            .map_err(|e| format!("{}: {e}", path.display()))?
-        {
-            Some((_, true)) => {
-                std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                format!("removed {}", path.display())
-            }
-            Some((text, false)) => {
-                write_atomic(&path, &text, 0o644)?;
-                format!(
-                    "removed aq's entry from {} (the file changed since `aq enable`, so the rest stays as it is now)",
-                    path.display()
-                )
-            }
-            None => format!("no aq hook in {}", path.display()),
-        },
-        (_, None) => format!("{} does not exist: nothing to remove", path.display()),
-    };
+            (_, None) => format!("{} does not exist: nothing to remove", path.display()),
+        };
+        println!("aq: {}: {message}", agent.name());
+    }
     let _ = std::fs::remove_file(&rec_path);
-    println!("aq: {}: {message}", agent.name());
     Ok(ExitCode::Ok)
 }
 

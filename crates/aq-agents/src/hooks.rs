@@ -185,6 +185,10 @@ pub fn parse_event(agent: HookAgent, input: &[u8]) -> Result<HookEvent, String> 
             {
                 e.commands.push(c.to_string());
             }
+            // The command runs in `dir_path`, relative to the project.
+            if let (Some(cwd), Some(dir)) = (&e.cwd, str_at(&v, &["tool_input", "dir_path"])) {
+                e.cwd = Some(cwd.join(dir));
+            }
         }
         HookAgent::Cursor => {
             e.tool = str_at(&v, &["hook_event_name"])
@@ -456,10 +460,9 @@ pub fn answer_error(agent: HookAgent, message: &str) -> HookAnswer {
     let mut a = answer(agent, Some(HookDecision::Deny), &reason, OnAllow::Defer);
     // Exit 2 blocks in every contract that reads exit codes; stderr says why.
     a.stderr = format!("{reason}\n");
-    if matches!(
-        agent,
-        HookAgent::Claude | HookAgent::Gemini | HookAgent::Windsurf
-    ) {
+    // Gemini CLI reads the JSON whatever the exit code, but lets a bare
+    // exit 2 through: the denial is on stdout, exit 0.
+    if matches!(agent, HookAgent::Claude | HookAgent::Windsurf) {
         a.exit_code = 2;
     }
     a
@@ -500,11 +503,23 @@ mod tests {
                 "cline/example-payload.json",
                 &["git status"],
             ),
+            (
+                HookAgent::Gemini,
+                "gemini/beforetool-shell.json",
+                &["ls -la && echo two > two.txt"],
+            ),
         ];
         for (agent, file, want) in cases {
             let e = parse_event(*agent, &fixture(file)).unwrap();
             assert_eq!(e.commands, *want, "{file}");
         }
+        // Gemini CLI's command runs in its `dir_path`.
+        let e = parse_event(
+            HookAgent::Gemini,
+            &fixture("gemini/beforetool-shell-2.json"),
+        )
+        .unwrap();
+        assert!(e.cwd.unwrap().ends_with("sub"));
         // OpenCode: our own plugin's shape.
         let e = parse_event(
             HookAgent::OpenCode,

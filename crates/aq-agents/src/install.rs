@@ -86,7 +86,7 @@ fn entry(agent: HookAgent, command: &str) -> Value {
             "hooks": [{"type": "command", "command": command, "timeout": 30}]
         }),
         HookAgent::Gemini => json!({
-            "matcher": "run_shell_command",
+            "matcher": "^run_shell_command$",
             "hooks": [{"type": "command", "command": command, "timeout": 30000}]
         }),
         // Cursor's own switch: a failed hook blocks instead of letting the
@@ -346,5 +346,161 @@ mod tests {
         assert!(!is_our_command("aq hook claude --x", HookAgent::Claude));
         assert!(!is_our_command("notaq hook claude", HookAgent::Claude));
         assert!(!is_our_command("aq hook gemini", HookAgent::Claude));
+    }
+}
+
+/// Codex runs a hook only when the user's `config.toml` trusts it:
+/// `[hooks.state."<file>:pre_tool_use:<group>:<handler>"] trusted_hash`,
+/// a SHA-256 of the entry (Codex 0.17x; a changed entry is untrusted and
+/// skipped without a word). The trust entries for aq's hook in `hooks_json`
+/// (the text of `path`): key and hash.
+pub fn codex_trust(path: &Path, hooks_json: &str) -> Vec<(String, String)> {
+    use sha2::Digest;
+    let Ok(v) = serde_json::from_str::<Value>(hooks_json) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (g, group) in v["hooks"]["PreToolUse"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        for (h, handler) in group["hooks"].as_array().into_iter().flatten().enumerate() {
+            let Some(command) = handler["command"].as_str() else {
+                continue;
+            };
+            if !is_our_command(command, HookAgent::Codex) {
+                continue;
+            }
+            let timeout = handler["timeout"].as_u64().unwrap_or(600).max(1);
+            // Compact JSON, keys sorted, as Codex hashes it.
+            let q = |s: &str| serde_json::to_string(s).unwrap_or_default();
+            let mut ident = format!(
+                "{{\"event_name\":\"pre_tool_use\",\"hooks\":[{{\"async\":false,\"command\":{},\"timeout\":{timeout},\"type\":\"command\"}}]",
+                q(command)
+            );
+            if let Some(m) = group["matcher"].as_str() {
+                ident.push_str(&format!(",\"matcher\":{}", q(m)));
+            }
+            ident.push('}');
+            let hash = sha2::Sha256::digest(ident.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>();
+            out.push((
+                format!("{}:pre_tool_use:{g}:{h}", path.display()),
+                format!("sha256:{hash}"),
+            ));
+        }
+    }
+    out
+}
+
+/// `config.toml` with `trust` entries added (for the hooks file `path`);
+/// `None` when nothing changes.
+pub fn with_codex_trust(
+    config: Option<&str>,
+    path: &Path,
+    trust: &[(String, String)],
+) -> Result<Option<String>, String> {
+    let mut doc: toml_edit::DocumentMut = config
+        .unwrap_or("")
+        .parse()
+        .map_err(|e| format!("config.toml is not TOML ({e}); aq does not edit it"))?;
+    let before = doc.to_string();
+    let hooks = doc
+        .entry("hooks")
+        .or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_mut()
+        .ok_or("`hooks` in config.toml is not a table; aq does not edit it")?;
+    let state = hooks
+        .entry("state")
+        .or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_mut()
+        .ok_or("`hooks.state` in config.toml is not a table; aq does not edit it")?;
+    let _ = path;
+    for (key, hash) in trust {
+        let mut t = toml_edit::Table::new();
+        t.insert("trusted_hash", toml_edit::value(hash.as_str()));
+        state.insert(key, toml_edit::Item::Table(t));
+    }
+    let after = doc.to_string();
+    Ok((after != before).then_some(after))
+}
+
+/// `config.toml` without the trust entries `keys`; `None` when none was there.
+pub fn without_codex_trust(config: &str, keys: &[String]) -> Result<Option<String>, String> {
+    let mut doc: toml_edit::DocumentMut = config
+        .parse()
+        .map_err(|e| format!("config.toml is not TOML ({e}); aq does not edit it"))?;
+    let Some(state) = doc
+        .get_mut("hooks")
+        .and_then(|h| h.get_mut("state"))
+        .and_then(toml_edit::Item::as_table_mut)
+    else {
+        return Ok(None);
+    };
+    let mut removed = false;
+    for k in keys {
+        removed |= state.remove(k).is_some();
+    }
+    Ok(removed.then(|| doc.to_string()))
+}
+
+#[cfg(test)]
+mod codex_tests {
+    use super::*;
+
+    #[test]
+    fn codex_trust_matches_codex_own_hash() {
+        // The hash Codex 0.171 itself computed and accepted for this entry
+        // (tests/fixtures/hooks/codex/answers.md gives the algorithm).
+        let hooks = r#"{"hooks":{"PreToolUse":[{"matcher":"^Bash$","hooks":[{"type":"command","command":"/usr/bin/aq hook codex","timeout":30}]}]}}"#;
+        let trust = codex_trust(Path::new("/h/.codex/hooks.json"), hooks);
+        assert_eq!(trust.len(), 1);
+        assert_eq!(trust[0].0, "/h/.codex/hooks.json:pre_tool_use:0:0");
+        let ident = r#"{"event_name":"pre_tool_use","hooks":[{"async":false,"command":"/usr/bin/aq hook codex","timeout":30,"type":"command"}],"matcher":"^Bash$"}"#;
+        use sha2::Digest;
+        let want: String = sha2::Sha256::digest(ident.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(trust[0].1, format!("sha256:{want}"));
+    }
+
+    #[test]
+    fn trust_is_added_to_config_toml_keeping_the_rest() {
+        let config =
+            "# my settings\nmodel = \"gpt-x\"\n\n[projects.\"/w\"]\ntrust_level = \"trusted\"\n";
+        let trust = vec![(
+            "/h/.codex/hooks.json:pre_tool_use:0:0".to_string(),
+            "sha256:ab".to_string(),
+        )];
+        let after = with_codex_trust(Some(config), Path::new("/h/.codex/hooks.json"), &trust)
+            .unwrap()
+            .unwrap();
+        assert!(
+            after.starts_with("# my settings\nmodel = \"gpt-x\"\n"),
+            "{after}"
+        );
+        assert!(after.contains("[hooks.state.\"/h/.codex/hooks.json:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:ab\""), "{after}");
+        assert_eq!(
+            with_codex_trust(Some(&after), Path::new("/h/.codex/hooks.json"), &trust).unwrap(),
+            None
+        );
+        let back = without_codex_trust(&after, &[trust[0].0.clone()])
+            .unwrap()
+            .unwrap();
+        assert!(!back.contains("trusted_hash"), "{back}");
+        assert!(back.contains("model = \"gpt-x\""));
     }
 }
