@@ -99,6 +99,9 @@ pub enum Command {
     /// Take out what `aq enable` installed: the file as it was, when
     /// nothing else changed it since; else only aq's entry.
     Disable(DisableArgs),
+    /// MCP servers under aq: `aq mcp run -- SERVER ARGS`.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// One probe of `aq verify`, run inside its sandbox (internal).
     #[command(name = "__probe", hide = true)]
     Probe(ProbeArgs),
@@ -218,6 +221,38 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
     /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+    /// Set by `aq mcp run`: the relay that waits for the session.
+    #[arg(skip)]
+    pub mcp_session: Option<crate::mcp_cmd::McpSession>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Run a stdio MCP server in the sandbox: its stdin and stdout pass
+    /// through untouched, each tool call is logged, and `[mcp] deny`
+    /// refuses tools.
+    ///
+    /// Example: aq mcp run --name files -- npx -y @modelcontextprotocol/server-filesystem .
+    Run(McpRunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpRunArgs {
+    /// Sandbox profile (default: the policy's, `strict`).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// The server's name in the log and in `[mcp] deny` (default: its program).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The network, as for `aq run` (default: off).
+    #[arg(long, value_name = "MODE")]
+    pub net: Option<String>,
+    /// The workspace (default: the git root of the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// The server's command and arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }

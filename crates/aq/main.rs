@@ -15,6 +15,7 @@ mod exec_judge;
 mod exit;
 mod explain;
 mod hook_cmd;
+mod mcp_cmd;
 mod network;
 mod policy_cmd;
 mod policy_files;
@@ -78,6 +79,12 @@ fn main() -> std::process::ExitCode {
         cli::Command::Hook(args) => return hook_cmd::run(&args.agent, policy),
         cli::Command::Enable(args) => enable_cmd::run_enable(&args),
         cli::Command::Disable(args) => enable_cmd::run_disable(&args),
+        cli::Command::Mcp(cli::McpCommand::Run(args)) => {
+            return mcp_cmd::run(&args, policy).unwrap_or_else(|e| {
+                eprintln!("aq: {e}");
+                exit::ExitCode::Usage.into()
+            });
+        }
     };
     match result {
         Ok(code) => code.into(),

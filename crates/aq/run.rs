@@ -184,6 +184,9 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         home: std::env::var("HOME").ok(),
     });
     crate::supervisor::spawn(listener, supervisor.clone());
+    if let Some(mcp) = &args.mcp_session {
+        mcp.set(supervisor.clone());
+    }
 
     // Plan the sandbox before anything runs: a boundary that cannot be set
     // up stops the session here (exit 125), never a silent downgrade.

@@ -460,9 +460,10 @@ pub fn answer_error(agent: HookAgent, message: &str) -> HookAnswer {
     let mut a = answer(agent, Some(HookDecision::Deny), &reason, OnAllow::Defer);
     // Exit 2 blocks in every contract that reads exit codes; stderr says why.
     a.stderr = format!("{reason}\n");
-    // Gemini CLI reads the JSON whatever the exit code, but lets a bare
-    // exit 2 through: the denial is on stdout, exit 0.
-    if matches!(agent, HookAgent::Claude | HookAgent::Windsurf) {
+    // Claude Code and Gemini CLI obey the JSON whatever the exit code (and
+    // Gemini lets a bare exit 2 through): the denial is on stdout, exit 0.
+    // Windsurf reads only the exit code.
+    if agent == HookAgent::Windsurf {
         a.exit_code = 2;
     }
     a
@@ -509,6 +510,17 @@ mod tests {
                 &["ls -la && echo two > two.txt"],
             ),
         ];
+        // Claude Code and Codex, from the installed versions.
+        for (agent, file) in [
+            (HookAgent::Claude, "claude/pretooluse-bash.json"),
+            (HookAgent::Claude, "claude/pretooluse-bash-2.json"),
+            (HookAgent::Codex, "codex/pretooluse-bash.json"),
+            (HookAgent::Codex, "codex/pretooluse-bash-2.json"),
+        ] {
+            let e = parse_event(agent, &fixture(file)).unwrap();
+            assert_eq!(e.commands.len(), 1, "{file}");
+            assert!(e.cwd.is_some() && e.session.is_some(), "{file}");
+        }
         for (agent, file, want) in cases {
             let e = parse_event(*agent, &fixture(file)).unwrap();
             assert_eq!(e.commands, *want, "{file}");

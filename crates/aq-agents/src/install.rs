@@ -77,9 +77,10 @@ fn own_file(agent: HookAgent) -> bool {
 /// The hook entry aq adds to the agent's hook list.
 fn entry(agent: HookAgent, command: &str) -> Value {
     match agent {
+        // Claude Code's own switch: a hook that crashes or times out blocks.
         HookAgent::Claude => json!({
-            "matcher": "Bash",
-            "hooks": [{"type": "command", "command": command, "timeout": 30}]
+            "matcher": "Bash|PowerShell",
+            "hooks": [{"type": "command", "command": command, "timeout": 30, "onFailure": "block"}]
         }),
         HookAgent::Codex => json!({
             "matcher": "^Bash$",

@@ -182,6 +182,19 @@ pub enum EventBody {
         /// What was found (a secret is already masked).
         title: String,
     },
+    /// A tool call an MCP client sent to a server run by `aq mcp run`.
+    McpToolCall {
+        /// The server's name (`--name`, else its program).
+        server: String,
+        /// The tool called.
+        tool: String,
+        /// Its arguments as JSON text (redacted on append).
+        arguments: String,
+        /// `allow` (passed on) or `block` (refused by the policy).
+        decision: String,
+        /// The policy entry that refused it.
+        rule: Option<String>,
+    },
     /// The agent exited and `aq run` closed the session.
     SessionEnd {
         /// The agent's exit code, if it exited.
@@ -193,13 +206,14 @@ pub enum EventBody {
 
 impl EventBody {
     /// The `event` tags this version knows, in declaration order.
-    pub const KINDS: [&'static str; 7] = [
+    pub const KINDS: [&'static str; 8] = [
         "session_start",
         "command_decision",
         "approval",
         "command_exit",
         "network_connection",
         "preflight_finding",
+        "mcp_tool_call",
         "session_end",
     ];
 
@@ -212,6 +226,7 @@ impl EventBody {
             EventBody::CommandExit { .. } => "command_exit",
             EventBody::NetworkConnection { .. } => "network_connection",
             EventBody::PreflightFinding { .. } => "preflight_finding",
+            EventBody::McpToolCall { .. } => "mcp_tool_call",
             EventBody::SessionEnd { .. } => "session_end",
         }
     }
@@ -225,6 +240,7 @@ impl EventBody {
             | EventBody::CommandExit { argv, .. } => Some(argv),
             EventBody::NetworkConnection { .. }
             | EventBody::PreflightFinding { .. }
+            | EventBody::McpToolCall { .. }
             | EventBody::SessionEnd { .. } => None,
         }
     }

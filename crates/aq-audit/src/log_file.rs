@@ -237,6 +237,19 @@ fn redact_body(body: EventBody) -> EventBody {
             line,
             title: redact(&title),
         },
+        EventBody::McpToolCall {
+            server,
+            tool,
+            arguments,
+            decision,
+            rule,
+        } => EventBody::McpToolCall {
+            server,
+            tool,
+            arguments: redact(&arguments),
+            decision,
+            rule,
+        },
         end @ EventBody::SessionEnd { .. } => end,
     }
 }

@@ -499,6 +499,17 @@ impl Summary {
                 *self.counts.preflight.entry(severity.clone()).or_default() += 1;
                 format!("{severity} [{id}] {path}:{line}: {title}")
             }
+            EventBody::McpToolCall {
+                server,
+                tool,
+                arguments,
+                decision,
+                rule,
+            } => format!(
+                "{decision} {server}.{tool} {}{}",
+                shorten(&arguments, TIMELINE_COMMAND_WIDTH),
+                rule.map(|r| format!(" [{r}]")).unwrap_or_default()
+            ),
             EventBody::SessionEnd {
                 exit_code,
                 duration_ms,

@@ -221,6 +221,8 @@ pub struct PolicyLayer {
     /// `[hooks] allow`: whether an aq allow approves in an agent's hook
     /// (`true`) or defers to the agent's own rules.
     pub hooks_approve: Option<(bool, Location)>,
+    /// `[mcp] deny`: `SERVER.TOOL` globs `aq mcp run` refuses.
+    pub mcp_deny: Vec<(String, Location)>,
 }
 
 /// `[network]` as one file sets it. Entries are checked by `aq` (the
@@ -321,6 +323,15 @@ struct RawFile {
     agent: BTreeMap<Spanned<String>, Spanned<aq_agents::RawPreset>>,
     #[serde(default)]
     hooks: RawHooks,
+    #[serde(default)]
+    mcp: RawMcp,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMcp {
+    #[serde(default)]
+    deny: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -624,6 +635,16 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             loc(a.span().start),
         )),
     };
+    let mut mcp_deny = Vec::new();
+    for d in &raw.mcp.deny {
+        let v = d.get_ref();
+        if !v.contains('.') {
+            return Err(err(d.span(), format!("`{v}` is not SERVER.TOOL"))
+                .help("write the server's name, a dot and the tool's, globs allowed: `files.write_*`, `*.delete`"));
+        }
+        check_glob(v).map_err(|m| err(d.span(), m))?;
+        mcp_deny.push((v.clone(), loc(d.span().start)));
+    }
     let mut agents = Vec::new();
     for (name, table) in raw.agent {
         let at = loc(name.span().start);
@@ -659,6 +680,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         network,
         agents,
         hooks_approve,
+        mcp_deny,
     })
 }
 
@@ -771,6 +793,9 @@ pub struct EffectivePolicy {
     /// Whether an aq allow approves in an agent's native hook (`[hooks]
     /// allow = "approve"`) instead of deferring to the agent's own rules.
     pub hooks_approve: bool,
+    /// `[mcp] deny`: `SERVER.TOOL` globs `aq mcp run` refuses (any file
+    /// may add them: refusing only tightens).
+    pub mcp_deny: Vec<String>,
 }
 
 /// The sandbox profiles in force (starts as [`Profile::builtins`]).
@@ -968,6 +993,11 @@ impl EffectivePolicy {
                 });
             } else {
                 self.hooks_approve = *approve;
+            }
+        }
+        for (d, _) in &layer.mcp_deny {
+            if !self.mcp_deny.contains(d) {
+                self.mcp_deny.push(d.clone());
             }
         }
         for (name, pl, at) in &layer.agents {

@@ -527,7 +527,15 @@ fn fork_and_relay(step: u32, report_fd: libc::c_int, role: Role) -> Result<(), F
     if pid == 0 {
         return Ok(());
     }
-    close(report_fd);
+    // From here this process only waits. It holds copies of every
+    // descriptor the caller had (it never execs, so close-on-exec does not
+    // apply): a pipe's write end kept here would keep the command from ever
+    // seeing its end (`aq mcp run` passes the client's stdin through one).
+    // SAFETY: close_range with plain integers; nothing below uses a descriptor.
+    let closed = unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) };
+    if closed != 0 {
+        close(report_fd);
+    }
     let target = if role == Role::Init { -1 } else { pid };
     loop {
         let mut status = 0;
