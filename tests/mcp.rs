@@ -116,3 +116,49 @@ fn an_mcp_server_in_the_sandbox_cannot_read_keys_or_connect_and_its_calls_are_lo
     assert_eq!(logged[2]["decision"], "block");
     assert_eq!(logged[2]["server"], "toy");
 }
+
+#[test]
+fn a_wrapped_client_entry_starts_the_server_under_aq_and_unwrap_restores_the_file() {
+    let env = Env::new();
+    let home = env.root().join("home");
+    let config = home.join(".cursor/mcp.json");
+    let original = format!(
+        "{{\n  \"mcpServers\": {{\n    \"toy\": {{\"command\": \"python3\", \"args\": [\"{}\"], \"env\": {{\"TOY\": \"1\"}}}},\n    \"web\": {{\"url\": \"https://mcp.example.invalid/sse\"}}\n  }}\n}}\n",
+        server()
+    );
+    env.write(&config, &original);
+    env.aq(&["mcp", "wrap", "--client", "cursor"])
+        .code(0)
+        .stdout_has("toy: wrapped")
+        .stdout_has("web: not wrappable");
+    let wrapped: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let entry = &wrapped["mcpServers"]["toy"];
+    assert_eq!(entry["env"]["TOY"], "1");
+    // The client would start exactly this: it answers, from the sandbox.
+    let args: Vec<String> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(&args[..5], ["mcp", "run", "--name", "toy", "--"]);
+    let mut cmd = env.command(&env.work(), &[]);
+    cmd.args(&args);
+    let (answers, stderr) = exchange(
+        cmd,
+        &[serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})],
+    );
+    assert_eq!(
+        answers[0]["result"]["serverInfo"]["name"], "toy",
+        "{stderr}"
+    );
+    assert!(
+        env.sessions()
+            .iter()
+            .any(|s| s.events_of("session_start")[0]["profile"] == "strict")
+    );
+    env.aq(&["mcp", "unwrap", "--client", "cursor"])
+        .code(0)
+        .stdout_has("toy: unwrapped");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
+}

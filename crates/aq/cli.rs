@@ -236,6 +236,24 @@ pub enum McpCommand {
     ///
     /// Example: aq mcp run --name files -- npx -y @modelcontextprotocol/server-filesystem .
     Run(McpRunArgs),
+    /// Make an MCP client start its stdio servers under `aq mcp run`
+    /// (name and env kept; URL servers are listed as not wrappable).
+    Wrap(McpWrapArgs),
+    /// Put the client's servers back as they were before `aq mcp wrap`.
+    Unwrap(McpWrapArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpWrapArgs {
+    /// The client: claude-code, claude-desktop, cursor, codex or gemini.
+    #[arg(long, value_name = "CLIENT")]
+    pub client: String,
+    /// Only this server (default: all of them).
+    #[arg(long, value_name = "NAME", conflicts_with = "all")]
+    pub server: Option<String>,
+    /// Every server (the default).
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Args)]

@@ -79,6 +79,8 @@ fn main() -> std::process::ExitCode {
         cli::Command::Hook(args) => return hook_cmd::run(&args.agent, policy),
         cli::Command::Enable(args) => enable_cmd::run_enable(&args),
         cli::Command::Disable(args) => enable_cmd::run_disable(&args),
+        cli::Command::Mcp(cli::McpCommand::Wrap(args)) => mcp_cmd::run_wrap(&args, false),
+        cli::Command::Mcp(cli::McpCommand::Unwrap(args)) => mcp_cmd::run_wrap(&args, true),
         cli::Command::Mcp(cli::McpCommand::Run(args)) => {
             return mcp_cmd::run(&args, policy).unwrap_or_else(|e| {
                 eprintln!("aq: {e}");

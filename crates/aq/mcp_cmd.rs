@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use aq_audit::EventBody;
 use aq_mcp::CallVerdict;
 
-use crate::cli::{McpRunArgs, RunArgs};
+use crate::cli::{McpRunArgs, McpWrapArgs, RunArgs};
 use crate::supervisor::Supervisor;
 
 /// The session `aq run` makes, handed to the relay once it exists.
@@ -166,6 +166,83 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
     }
     let _ = server_relay.join();
     code
+}
+
+/// `aq mcp wrap` / `aq mcp unwrap`.
+pub fn run_wrap(args: &McpWrapArgs, unwrap: bool) -> Result<crate::exit::ExitCode, String> {
+    use aq_agents::mcp_config::{self, McpClient};
+    let client = McpClient::parse(&args.client).ok_or_else(|| {
+        format!(
+            "unknown client `{}`; one of: {}",
+            args.client,
+            McpClient::ALL.map(|(n, _)| n).join(", ")
+        )
+    })?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(std::path::PathBuf::from)
+        .ok_or("HOME is not set")?;
+    let path = client.config_path(&home);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: {e} (no MCP servers to wrap)", path.display()))?;
+    let aq = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| format!("cannot find the aq binary: {e}"))?
+        .display()
+        .to_string();
+    let only = args.server.as_deref();
+    let (changes, mut new_text) = mcp_config::edit_file(client, &text, &aq, only, unwrap)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // The file before `wrap`, and what `wrap` wrote: `unwrap` of a file
+    // nothing else changed since puts the first back byte for byte.
+    let kept = crate::session::state_root()
+        .ok()
+        .map(|r| r.join("mcp").join(&args.client));
+    if unwrap
+        && only.is_none()
+        && let Some(k) = &kept
+        && std::fs::read_to_string(k.with_extension("written"))
+            .ok()
+            .as_deref()
+            == Some(text.as_str())
+        && let Ok(before) = std::fs::read_to_string(k.with_extension("before"))
+    {
+        new_text = before;
+    }
+    if changes.is_empty() {
+        println!(
+            "aq: no MCP servers{} in {}",
+            only.map(|o| format!(" named {o}")).unwrap_or_default(),
+            path.display()
+        );
+        return Ok(crate::exit::ExitCode::Ok);
+    }
+    if new_text != text {
+        if let Some(k) = &kept {
+            if let Some(dir) = k.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            if unwrap {
+                let _ = std::fs::remove_file(k.with_extension("written"));
+                let _ = std::fs::remove_file(k.with_extension("before"));
+            } else {
+                if !k.with_extension("before").exists() {
+                    let _ = std::fs::write(k.with_extension("before"), &text);
+                }
+                let _ = std::fs::write(k.with_extension("written"), &new_text);
+            }
+        }
+        let tmp = path.with_extension(format!("aq-{}.tmp", std::process::id()));
+        std::fs::write(&tmp, &new_text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        if let Ok(m) = std::fs::metadata(&path) {
+            let _ = std::fs::set_permissions(&tmp, m.permissions());
+        }
+        std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    for c in &changes {
+        println!("aq: {}: {}", c.name, c.outcome);
+    }
+    Ok(crate::exit::ExitCode::Ok)
 }
 
 #[cfg(test)]

@@ -141,6 +141,11 @@ fn indent_of(text: &str) -> Vec<u8> {
         .into_bytes()
 }
 
+/// `v` as JSON text indented the way `like` (the file it came from) is.
+pub fn json_like(v: &Value, like: &str) -> String {
+    to_text(v, &indent_of(like))
+}
+
 fn to_text(v: &Value, indent: &[u8]) -> String {
     use serde::Serialize;
     let mut out = Vec::new();

@@ -28,6 +28,7 @@
 mod grants;
 pub mod hooks;
 pub mod install;
+pub mod mcp_config;
 mod preset;
 mod recognize;
 pub mod shadow;
