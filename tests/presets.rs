@@ -194,3 +194,56 @@ fn a_shadowed_file_keeps_the_agents_memory_but_not_what_it_would_run() {
         "{start}"
     );
 }
+
+#[test]
+fn a_wrapped_agent_starts_under_aq_run_and_runs_itself_inside_a_sandbox() {
+    let env = Env::new();
+    let home = env.root().join("home");
+    env.write(&home.join(".bashrc"), "alias ll='ls -l'\n");
+    // A stand-in `claude` on PATH.
+    let bin = env.root().join("bin");
+    env.write(&bin.join("claude"), "#!/bin/sh\necho \"real-claude $*\"\n");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("claude"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
+    env.aq(&["enable", "claude", "--wrap"])
+        .code(0)
+        .stdout_has("`claude` now starts under `aq run`");
+    let launchers = home.join(".local/share/agent-quarantine/bin");
+    let bashrc = std::fs::read_to_string(home.join(".bashrc")).unwrap();
+    assert!(
+        bashrc.contains(&launchers.display().to_string()),
+        "{bashrc}"
+    );
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        launchers.display(),
+        bin.display()
+    );
+    // Typed by the user: the launcher runs it under aq run, with its preset.
+    let mut cmd = std::process::Command::new(launchers.join("claude"));
+    cmd.arg("hello")
+        .current_dir(env.work())
+        .env("HOME", &home)
+        .env("XDG_STATE_HOME", env.state_home())
+        .env("XDG_CONFIG_HOME", env.root().join("config"))
+        .env("PATH", &path);
+    let out = env.run_command(cmd, "claude hello (launcher)");
+    out.code(0)
+        .stdout_has("real-claude hello")
+        .stderr_has("agent preset claude");
+    // Inside a sandbox the launcher runs the program itself (no nesting).
+    let out = env.aq_with(
+        &[("PATH", &path)],
+        &["run", "--agent", "none", "--", "sh", "-c", "claude nested"],
+    );
+    out.code(0).stdout_has("real-claude nested");
+    env.aq(&["disable", "claude"]).code(0);
+    assert!(!launchers.join("claude").exists());
+    assert_eq!(
+        std::fs::read_to_string(home.join(".bashrc")).unwrap(),
+        "alias ll='ls -l'\n"
+    );
+}

@@ -1,7 +1,6 @@
 //! The agent side of `aq run`: which preset applies (`--agent`, else
 //! recognised from the command), and the key proxy that serves its model API.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -69,7 +68,7 @@ fn resolve_program(program: &str) -> Option<PathBuf> {
     let path = if program.contains('/') {
         PathBuf::from(program)
     } else {
-        let dirs = std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/bin:/bin"));
+        let dirs = crate::run::host_path();
         std::env::split_paths(&dirs)
             .map(|d| d.join(program))
             .find(|p| p.is_file())?

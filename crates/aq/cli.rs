@@ -226,6 +226,10 @@ pub struct RunArgs {
     /// Set by `aq mcp run`: the relay that waits for the session.
     #[arg(skip)]
     pub mcp_session: Option<crate::mcp_cmd::McpSession>,
+    /// Started by a launcher of `aq enable --wrap`: inside a sandbox
+    /// already, run the program itself instead of nesting (internal).
+    #[arg(long, hide = true)]
+    pub wrapped: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -283,11 +287,16 @@ pub struct EnableArgs {
     /// Install `aq hook AGENT` in the agent's own hook configuration.
     #[arg(long)]
     pub hook: bool,
+    /// Make typing the agent's name start it under `aq run` with its
+    /// preset: a launcher first on PATH (one marked block in your shell's
+    /// startup files).
+    #[arg(long)]
+    pub wrap: bool,
     /// Whose configuration: the user's (default) or the project's.
     #[arg(long, value_enum, default_value_t = HookScope::User)]
     pub scope: HookScope,
     /// List each agent: found (path, version), hook installed (where), preset.
-    #[arg(long, conflicts_with_all = ["agent", "hook"])]
+    #[arg(long, conflicts_with_all = ["agent", "hook", "wrap"])]
     pub status: bool,
 }
 

@@ -124,11 +124,17 @@ pub fn run_enable(args: &EnableArgs) -> Result<ExitCode, String> {
             "name an agent (`aq enable claude --hook`), or ask `aq enable --status`".into(),
         );
     };
-    if !args.hook {
+    if !args.hook && !args.wrap {
         return Err(
-            "say what to enable: `--hook` installs aq as the agent's own hook (`aq run -- AGENT` needs nothing installed)"
+            "say what to enable: `--hook` installs aq as the agent's own hook, `--wrap` starts it under `aq run` when you type its name (`aq run -- AGENT` needs nothing installed)"
                 .into(),
         );
+    }
+    if args.wrap {
+        wrap(name)?;
+        if !args.hook {
+            return Ok(ExitCode::Ok);
+        }
     }
     let agent = parse_agent(name)?;
     let scope = scope_of(args.scope);
@@ -231,7 +237,10 @@ fn notes(agent: HookAgent, scope: Scope) -> Vec<&'static str> {
 }
 
 pub fn run_disable(args: &DisableArgs) -> Result<ExitCode, String> {
-    let agent = parse_agent(&args.agent)?;
+    unwrap_launcher(&args.agent)?;
+    let Some(agent) = HookAgent::parse(&args.agent) else {
+        return Ok(ExitCode::Ok);
+    };
     let scope = scope_of(args.scope);
     let workspace = crate::run::resolve_workspace(None)?;
     let rec_path = record_path(agent, scope)?;
@@ -373,4 +382,158 @@ fn version_of(program: &Path) -> Option<String> {
     let mut out = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
     out.lines().next().map(|l| l.trim().to_string())
+}
+
+// ---- --wrap: a launcher first on PATH ------------------------------------------
+
+/// Where the launchers are: outside every workspace, and not writable from
+/// a sandbox (which writes only its workspace, TMPDIR and agent state).
+pub fn launcher_dir() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home().ok().map(|h| h.join(".local/share")))?;
+    Some(data.join("agent-quarantine/bin"))
+}
+
+const BLOCK_START: &str = "# >>> agent-quarantine launchers (aq enable --wrap) >>>";
+const BLOCK_END: &str = "# <<< agent-quarantine launchers <<<";
+
+/// The shell startup files the block goes in: those that exist (bash,
+/// zsh, fish), else `~/.bashrc`.
+fn rc_files(home: &Path) -> Vec<(PathBuf, bool)> {
+    let candidates = [
+        (home.join(".bashrc"), false),
+        (home.join(".zshrc"), false),
+        (home.join(".config/fish/config.fish"), true),
+    ];
+    let existing: Vec<(PathBuf, bool)> = candidates
+        .iter()
+        .filter(|(p, _)| p.exists())
+        .cloned()
+        .collect();
+    if existing.is_empty() {
+        vec![(home.join(".bashrc"), false)]
+    } else {
+        existing
+    }
+}
+
+fn rc_block(dir: &Path, fish: bool) -> String {
+    let line = if fish {
+        format!("set -gx PATH '{}' $PATH", dir.display())
+    } else {
+        format!("export PATH='{}':\"$PATH\"", dir.display())
+    };
+    format!("{BLOCK_START}\n{line}\n{BLOCK_END}\n")
+}
+
+/// `text` without aq's block.
+fn without_block(text: &str) -> Option<String> {
+    let start = text.find(BLOCK_START)?;
+    let end = text[start..].find(BLOCK_END)? + start + BLOCK_END.len();
+    let end = if text[end..].starts_with('\n') {
+        end + 1
+    } else {
+        end
+    };
+    Some(format!("{}{}", &text[..start], &text[end..]))
+}
+
+fn wrap(name: &str) -> Result<(), String> {
+    let presets = aq_agents::PresetSet::builtin();
+    let preset = presets.get(name).ok_or_else(|| {
+        format!(
+            "no preset for `{name}`; presets: {}",
+            presets.names().join(", ")
+        )
+    })?;
+    let dir = launcher_dir().ok_or("no home directory for the launchers")?;
+    let aq = hook_command(HookAgent::Claude)?
+        .rsplit_once(" hook ")
+        .map(|(a, _)| a.to_string())
+        .unwrap_or_default();
+    for program in &preset.programs {
+        let launcher = dir.join(program);
+        let text = format!(
+            "#!/bin/sh\n# agent-quarantine launcher: `{program}` starts under `aq run` with the {name} preset.\n# Installed by `aq enable {name} --wrap`; `aq disable {name}` removes it.\nexec '{aq}' run --wrapped --agent {name} -- {program} \"$@\"\n"
+        );
+        write_atomic(&launcher, &text, 0o755)?;
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755));
+        println!(
+            "aq: `{program}` now starts under `aq run` ({})",
+            launcher.display()
+        );
+    }
+    let home = home()?;
+    for (rc, fish) in rc_files(&home) {
+        let text = std::fs::read_to_string(&rc).unwrap_or_default();
+        if text.contains(BLOCK_START) {
+            continue;
+        }
+        let sep = if text.is_empty() || text.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        write_atomic(&rc, &format!("{text}{sep}{}", rc_block(&dir, fish)), 0o644)?;
+        println!(
+            "aq: {} puts {} first on PATH (new shells)",
+            rc.display(),
+            dir.display()
+        );
+    }
+    println!("aq: inside a sandbox, a launcher runs the agent itself (a sandbox cannot nest)");
+    Ok(())
+}
+
+/// Removes `name`'s launchers, and the shell block when none is left.
+fn unwrap_launcher(name: &str) -> Result<(), String> {
+    let Some(dir) = launcher_dir() else {
+        return Ok(());
+    };
+    let presets = aq_agents::PresetSet::builtin();
+    let programs: Vec<String> = presets
+        .get(name)
+        .map(|p| p.programs.clone())
+        .unwrap_or_else(|| vec![name.to_string()]);
+    for program in programs {
+        let launcher = dir.join(&program);
+        if std::fs::read_to_string(&launcher).is_ok_and(|t| t.contains("agent-quarantine launcher"))
+        {
+            std::fs::remove_file(&launcher).map_err(|e| format!("{}: {e}", launcher.display()))?;
+            println!("aq: `{program}` no longer starts under `aq run`");
+        }
+    }
+    let empty = std::fs::read_dir(&dir).map_or(true, |mut d| d.next().is_none());
+    if empty && let Ok(home) = home() {
+        for (rc, _) in rc_files(&home) {
+            if let Some(text) = std::fs::read_to_string(&rc)
+                .ok()
+                .and_then(|t| without_block(&t))
+            {
+                write_atomic(&rc, &text, 0o644)?;
+                println!("aq: removed the launcher block from {}", rc.display());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+
+    #[test]
+    fn the_shell_block_comes_out_as_it_went_in() {
+        let before = "alias ll='ls -l'\n";
+        let with = format!(
+            "{before}{}",
+            rc_block(Path::new("/h/.local/share/agent-quarantine/bin"), false)
+        );
+        assert!(with.contains("export PATH='/h/.local/share/agent-quarantine/bin':\"$PATH\""));
+        assert_eq!(without_block(&with).unwrap(), before);
+        assert_eq!(without_block(before), None);
+    }
 }

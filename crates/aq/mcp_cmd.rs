@@ -157,6 +157,7 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         agent: Some("none".to_string()),
         command: args.command.clone(),
         mcp_session: Some(session),
+        wrapped: false,
     };
     let code = crate::run::run(&run_args, policy_flag);
     // aq's own fd 1 is the server's stdout: close it, so the relay reads

@@ -28,7 +28,42 @@ use crate::shim_mode::{EXIT_BLOCKED, EXIT_NOT_FOUND, print_refusal};
 /// Exit code when a boundary the profile asks for cannot be set up.
 const EXIT_SANDBOX: u8 = crate::exit::ExitCode::SandboxFailed.code();
 
+/// `PATH` as the caller has it, without aq's own launchers (`aq enable
+/// --wrap`): the program a session runs is the real one.
+pub fn host_path() -> OsString {
+    let path =
+        std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    match crate::enable_cmd::launcher_dir() {
+        Some(dir) => {
+            std::env::join_paths(std::env::split_paths(&path).filter(|d| *d != dir)).unwrap_or(path)
+        }
+        None => path,
+    }
+}
+
+/// Whether this process is in a sandbox already (`no_new_privs` is set,
+/// which no process can clear): a launcher then runs the agent itself,
+/// since a sandbox cannot nest. An environment variable cannot fake it.
+fn inside_a_sandbox() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("NoNewPrivs:") && l.trim_end().ends_with('1'))
+    })
+}
+
 pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
+    if args.wrapped && inside_a_sandbox() {
+        use std::os::unix::process::CommandExt;
+        let program = &args.command[0];
+        let real =
+            aq_shim::find_real_program(program.as_ref(), &host_path(), Path::new("/nonexistent"))
+                .ok_or_else(|| format!("{program}: command not found"))?;
+        let err = std::process::Command::new(real)
+            .arg0(program)
+            .args(&args.command[1..])
+            .exec();
+        return Err(format!("cannot start {program}: {err}"));
+    }
     let started = Instant::now();
     let now = SystemTime::now();
     let workspace = resolve_workspace(args.workspace.as_deref())?;
@@ -475,8 +510,7 @@ enum Exit {
 }
 
 fn run_child(command: &[String], dir: &Path, file: &SessionFile, shim_dir: &Path) -> Exit {
-    let orig_path =
-        std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    let orig_path = host_path();
     let mut path = shim_dir.as_os_str().to_owned();
     path.push(":");
     path.push(&orig_path);
@@ -590,8 +624,7 @@ fn plan_sandbox(
     // The command itself was judged already: run the real program, not its
     // shim (which would ask again about what the user typed). A missing
     // program is found out later and exits 127.
-    let orig_path =
-        std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    let orig_path = host_path();
     let program = &command[0];
     let resolved = if program.contains('/') {
         PathBuf::from(program)
