@@ -107,6 +107,18 @@ fn claude_settings(rel: &str, text: &str, ctx: &ScanContext, out: &mut Vec<Findi
             }
         }
     }
+    // A project that turns every hook off turns the user's firewall hook
+    // (`aq hook claude`) off with it.
+    if v.get("disableAllHooks") == Some(&Value::Bool(true)) {
+        out.push(finding(
+            ID,
+            Severity::High,
+            rel,
+            line_of_str(text, "disableAllHooks"),
+            "turns every hook off, the user's own (a firewall hook) too".to_string(),
+            "disableAllHooks: true".to_string(),
+        ));
+    }
     let perms = v.get("permissions");
     if let Some(mode) = perms
         .and_then(|p| p.get("defaultMode"))
@@ -253,6 +265,22 @@ fn gemini_settings(rel: &str, text: &str, ctx: &ScanContext, out: &mut Vec<Findi
             line_of_str(text, "autoAccept"),
             "auto-accepts tool calls",
             "autoAccept: true",
+        ));
+    }
+    // A project that switches hooks off switches the user's firewall hook
+    // (`aq hook gemini`) off with them.
+    let hooks_off = v.pointer("/hooksConfig/enabled") == Some(&Value::Bool(false))
+        || v.pointer("/hooksConfig/disabled")
+            .and_then(Value::as_array)
+            .is_some_and(|d| !d.is_empty());
+    if hooks_off {
+        out.push(finding(
+            "agent-gemini-settings",
+            Severity::High,
+            rel,
+            line_of_str(text, "hooksConfig"),
+            "switches hooks off, the user's own (a firewall hook) too",
+            "hooksConfig",
         ));
     }
     if v.get("mcpServers").is_some() {
@@ -574,6 +602,28 @@ mod tests {
             vec![(Severity::High, 1)]
         );
         assert!(scan_files(&[(".gemini/settings.json", r#"{"theme": "dark"}"#)]).is_empty());
+    }
+
+    #[test]
+    fn settings_that_switch_hooks_off_are_found() {
+        let found = scan_files(&[(".claude/settings.json", "{\"disableAllHooks\": true}")]);
+        assert_eq!(
+            by_id(&found, "agent-claude-settings"),
+            vec![(Severity::High, 1)]
+        );
+        let found = scan_files(&[(
+            ".gemini/settings.json",
+            "{\"hooksConfig\": {\"disabled\": [\"aq\"]}}",
+        )]);
+        assert_eq!(
+            by_id(&found, "agent-gemini-settings"),
+            vec![(Severity::High, 1)]
+        );
+        let found = scan_files(&[(
+            ".gemini/settings.json",
+            "{\"hooksConfig\": {\"enabled\": true}}",
+        )]);
+        assert!(found.is_empty(), "{found:#?}");
     }
 
     #[test]
