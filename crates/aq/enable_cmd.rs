@@ -317,7 +317,11 @@ fn status() -> Result<ExitCode, String> {
     let home = home()?;
     let workspace = crate::run::resolve_workspace(None)?;
     let presets = aq_agents::PresetSet::builtin();
-    println!("{:<9} {:<44} {:<32} preset", "agent", "found", "hook");
+    println!(
+        "{:<9} {:<44} {:<32} {:<8} preset",
+        "agent", "found", "hook", "wrapped"
+    );
+    let launchers = launcher_dir();
     for agent in HookAgent::ALL {
         let preset = presets.get(agent.name());
         let found = preset
@@ -336,8 +340,16 @@ fn status() -> Result<ExitCode, String> {
                     .then(|| format!("{} ({})", p.display(), scope.as_str()))
             })
             .collect();
+        let wrapped = preset.is_some_and(|p| {
+            p.programs.iter().any(|prog| {
+                launchers.as_ref().is_some_and(|d| {
+                    std::fs::read_to_string(d.join(prog))
+                        .is_ok_and(|t| t.contains("agent-quarantine launcher"))
+                })
+            })
+        });
         println!(
-            "{:<9} {:<44} {:<32} {}",
+            "{:<9} {:<44} {:<32} {:<8} {}",
             agent.name(),
             found,
             if hooks.is_empty() {
@@ -345,6 +357,7 @@ fn status() -> Result<ExitCode, String> {
             } else {
                 hooks.join(", ")
             },
+            if wrapped { "yes" } else { "no" },
             preset.map_or("-".to_string(), |p| p.name.clone())
         );
     }
