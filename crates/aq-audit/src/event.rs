@@ -379,6 +379,13 @@ mod tests {
                 line: 5,
                 title: "postinstall pipes a download into a shell".into(),
             },
+            EventBody::McpToolCall {
+                server: "files".into(),
+                tool: "read_file".into(),
+                arguments: "{\"path\":\"~/.ssh/id_rsa\"}".into(),
+                decision: "allow".into(),
+                rule: None,
+            },
             EventBody::SessionEnd {
                 exit_code: Some(0),
                 duration_ms: 1000,
