@@ -40,6 +40,16 @@ fn agents_bin() -> Option<PathBuf> {
     None
 }
 
+/// `git init` in the workspace: the agents look for a repository.
+fn git_init(work: &Path) {
+    let ok = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(work)
+        .status()
+        .expect("git");
+    assert!(ok.success());
+}
+
 /// The fake model server, killed when dropped.
 struct FakeModel {
     child: Child,
@@ -142,12 +152,7 @@ fn run_agent(
     let bin = agents_bin()?;
     let env = Env::new();
     let work = env.work();
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&work)
-        .status()
-        .expect("git");
-    assert!(git.success());
+    git_init(&work);
     env.write(&env.root().join("home/.ssh/id_rsa"), SSH_KEY);
     let model = FakeModel::start(&env.root().join("model"), dialect, &script());
     let base = base_url.1.replace("PORT", &model.port.to_string());
@@ -446,14 +451,7 @@ fn claude_code_interactive_remembers_its_answers_but_not_a_planted_mcp_server() 
     }
     let env = Env::new();
     let work = env.work();
-    assert!(
-        Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&work)
-            .status()
-            .unwrap()
-            .success()
-    );
+    git_init(&work);
     let home = env.root().join("home");
     let model = FakeModel::start(
         &env.root().join("model"),
@@ -556,14 +554,7 @@ fn hook_run(
     };
     let env = Env::new();
     let work = env.work();
-    assert!(
-        Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&work)
-            .status()
-            .unwrap()
-            .success()
-    );
+    git_init(&work);
     let home = env.root().join("home");
     let settings = home.join(settings);
     env.write(&settings, original);

@@ -276,17 +276,24 @@ fn process_of_thread(tid: i32) -> io::Result<u32> {
 /// The parent of `pid`, from `/proc/<pid>/stat` (after the command name,
 /// which may hold spaces and parentheses).
 fn parent_of(pid: i32) -> io::Result<u32> {
+    stat_fields(pid)?
+        .get(1)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| io::Error::other(format!("no parent in /proc/{pid}/stat")))
+}
+
+/// The fields of `/proc/<pid>/stat` after the command name (field 3 first).
+fn stat_fields(pid: i32) -> io::Result<Vec<String>> {
     let stat = std::fs::read(format!("/proc/{pid}/stat"))?;
     let after = stat
         .iter()
         .rposition(|b| *b == b')')
         .map(|i| &stat[i + 1..])
         .unwrap_or_default();
-    String::from_utf8_lossy(after)
+    Ok(String::from_utf8_lossy(after)
         .split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| io::Error::other(format!("no parent in /proc/{pid}/stat")))
+        .map(str::to_string)
+        .collect())
 }
 
 /// Read `buf.len()` bytes at `addr` in `pid`'s memory (or fewer at a fault).
@@ -377,14 +384,8 @@ fn read_argv(pid: i32, mut addr: u64) -> io::Result<Vec<OsString>> {
 /// The addresses of the argument and environment strings of `pid`'s
 /// current image: `/proc/<pid>/stat` fields 48 to 51.
 fn string_areas(pid: i32) -> io::Result<[u64; 4]> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat"))?;
-    let after = stat
+    let fields: Vec<u64> = stat_fields(pid)?
         .iter()
-        .rposition(|b| *b == b')')
-        .map(|i| &stat[i + 1..])
-        .unwrap_or_default();
-    let fields: Vec<u64> = String::from_utf8_lossy(after)
-        .split_whitespace()
         .skip(45) // field 3 is the first after the name; 48 is arg_start
         .take(4)
         .filter_map(|v| v.parse().ok())
