@@ -149,11 +149,68 @@ fn run_agent(
     extra_env: &[(&str, &str)],
     command: &[&str],
 ) -> Option<Run> {
-    let bin = agents_bin()?;
+    run_agent_as(None, dialect, key_var, base_url, extra_env, command)
+}
+
+/// The unprivileged user `.ci/run` creates (`aqtest`), if there is one.
+fn unprivileged_ids() -> Option<(u32, u32)> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    let line = passwd.lines().find(|l| l.starts_with("aqtest:"))?;
+    let f: Vec<&str> = line.split(':').collect();
+    Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
+}
+
+/// Hands the scratch tree to `uid`: the user's own home, workspace and state.
+fn chown_tree(dir: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(gid)).unwrap();
+    if dir.is_dir() && !dir.is_symlink() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            chown_tree(&entry.unwrap().path(), uid, gid);
+        }
+    }
+}
+
+/// A file the user can run, in `dir`: a hard link when the file system
+/// allows it (the agent binary is hundreds of megabytes), else a copy. The
+/// build and install trees may sit under a home the user cannot enter.
+fn reachable_copy(from: &Path, dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let to = dir.join(from.file_name().unwrap());
+    if std::fs::hard_link(from, &to).is_err() {
+        std::fs::copy(from, &to).unwrap();
+    }
+    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).unwrap();
+    to
+}
+
+/// [`run_agent`], as `user` when given: `aq` and the agent's program are
+/// put where the user reaches them, and the scratch tree is the user's.
+fn run_agent_as(
+    user: Option<(u32, u32)>,
+    dialect: &str,
+    key_var: &str,
+    base_url: (&str, String),
+    extra_env: &[(&str, &str)],
+    command: &[&str],
+) -> Option<Run> {
+    let mut bin = agents_bin()?;
     let env = Env::new();
     let work = env.work();
     git_init(&work);
     env.write(&env.root().join("home/.ssh/id_rsa"), SSH_KEY);
+    let mut aq = PathBuf::from(crate::util::aq_exe());
+    if let Some((uid, gid)) = user {
+        use std::os::unix::fs::PermissionsExt;
+        let own_bin = env.root().join("bin");
+        std::fs::create_dir_all(&own_bin).unwrap();
+        aq = reachable_copy(&aq, &own_bin);
+        let program = std::fs::canonicalize(bin.join(command[0])).unwrap();
+        let linked = reachable_copy(&program, &own_bin);
+        std::fs::rename(&linked, own_bin.join(command[0])).unwrap();
+        bin = own_bin;
+        chown_tree(env.root(), uid, gid);
+        std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let model = FakeModel::start(&env.root().join("model"), dialect, &script());
     let base = base_url.1.replace("PORT", &model.port.to_string());
     let path = format!(
@@ -171,7 +228,17 @@ fn run_agent(
     vars.extend_from_slice(extra_env);
     let mut args = vec!["run", "--"];
     args.extend_from_slice(command);
-    let out = env.aq_with(&vars, &args);
+    let out = match user {
+        None => env.aq_with(&vars, &args),
+        Some((uid, gid)) => {
+            use std::os::unix::process::CommandExt;
+            let mut cmd = Command::new(&aq);
+            cmd.args(&args).current_dir(&work);
+            env.configure(&mut cmd);
+            cmd.envs(vars.iter().copied()).uid(uid).gid(gid);
+            env.run_command(cmd, &format!("(as uid {uid}) aq {}", args.join(" ")))
+        }
+    };
     Some(Run { env, model, out })
 }
 
@@ -325,6 +392,51 @@ fn claude_code_works_and_is_guarded_with_no_policy_file() {
         start["grants"]["keys_outside"],
         serde_json::json!(["ANTHROPIC_API_KEY"])
     );
+}
+
+/// The same run as an unprivileged user: the rootless sandbox, the key
+/// proxy and the exec guard hold for someone who is not root.
+#[test]
+fn claude_code_works_and_is_guarded_as_an_unprivileged_user() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        // Already unprivileged: the test above is the proof.
+        eprintln!(
+            "skipped: already unprivileged, claude_code_works_and_is_guarded_with_no_policy_file covers it"
+        );
+        return;
+    }
+    let Some(user) = unprivileged_ids() else {
+        assert!(
+            std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_none(),
+            "AQ_TEST_AGENTS_REQUIRED is set but there is no user aqtest"
+        );
+        eprintln!("skipped: no user aqtest (.ci/run creates it)");
+        return;
+    };
+    let Some(run) = run_agent_as(
+        Some(user),
+        "anthropic",
+        "ANTHROPIC_API_KEY",
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT".into()),
+        &[],
+        &[
+            "claude",
+            "-p",
+            "do the task",
+            "--dangerously-skip-permissions",
+        ],
+    ) else {
+        return;
+    };
+    run.check("Exit code 126");
+    run.out.stdout_has("All done.");
+    // It really ran as the user: the files it wrote are the user's.
+    use std::os::unix::fs::MetadataExt;
+    let out = std::fs::metadata(run.env.work().join("out.txt")).unwrap();
+    assert_eq!(out.uid(), user.0, "{}", run.out.dump());
+    let start = &run.env.only_session().events_of("session_start")[0];
+    assert_eq!(start["grants"]["agent"], "claude");
 }
 
 #[test]

@@ -108,7 +108,7 @@ impl Env {
 
     /// The scratch environment: home, config and state, and no session of
     /// an `aq run` that might be running the tests.
-    fn configure(&self, cmd: &mut Command) {
+    pub fn configure(&self, cmd: &mut Command) {
         cmd.env("HOME", self.root().join("home"))
             .env("XDG_CONFIG_HOME", self.root().join("config"))
             .env("XDG_STATE_HOME", self.state_home())
