@@ -284,6 +284,26 @@ rules! {
         fires: ["echo '/tmp/x &' | sudo tee -a /etc/rc.local", "cp x.desktop ~/.config/autostart/", "echo 'ALL ALL=(ALL) NOPASSWD: ALL' >> /etc/sudoers", "echo /tmp/x.so > /etc/ld.so.preload"],
         spares: ["cat /etc/os-release"];
 
+    // ---- environment injection -------------------------------------------
+    /// A variable that loads code from a place anyone can write.
+    EnvCodeFromTemp = "env-code-from-temp", Block, Critical,
+        why: "makes the programs that follow load a library or startup script from a temporary directory anyone could have written (LD_PRELOAD, LD_AUDIT, BASH_ENV, LD_LIBRARY_PATH ...)",
+        safer: Some("build the library or script in the project and run it explicitly, or leave the variable unset"),
+        fires: ["LD_PRELOAD=/tmp/x.so ls", "export LD_PRELOAD=/dev/shm/h.so", "env LD_AUDIT=/var/tmp/a.so id", "BASH_ENV=/tmp/p.sh bash -c make", "LD_LIBRARY_PATH=/tmp/lib ./app", "declare -x DYLD_INSERT_LIBRARIES=/private/tmp/i.dylib"],
+        spares: ["LD_LIBRARY_PATH=./target/release ./app", "LD_PRELOAD= ls", "export TMPDIR=/tmp/build", "PYTHONPATH=src pytest"];
+    /// A variable that makes the next program load code it names.
+    EnvCodeInject = "env-code-inject", Ask, High,
+        why: "sets a variable that makes the programs that follow load and run code it names (a preload library, a startup script, interpreter options that load a module)",
+        safer: Some("run the program without the variable, or run the code it names explicitly"),
+        fires: ["LD_PRELOAD=libjemalloc.so ./bench", "BASH_ENV=./env.sh bash -c make", "NODE_OPTIONS='--require ./hook.js' node app.js", "PERL5OPT=-Mx perl t.pl", "RUBYOPT=-rpwn ruby a.rb", "PYTHONPATH=/tmp python3 -m app", "JAVA_TOOL_OPTIONS=-javaagent:a.jar java -jar app.jar", "export ENV=~/.x.sh"],
+        spares: ["PYTHONPATH=src pytest", "NODE_OPTIONS=--max-old-space-size=4096 npm run build", "RUST_LOG=debug cargo test", "NODE_ENV=production npm test", "PERL5OPT=-w perl t.pl"];
+    /// A variable whose value is a command another program runs.
+    EnvCommandInject = "env-command-inject", Ask, High,
+        why: "sets a variable whose value is a command another program runs (a pager, editor, ssh or diff command, a prompt hook); that command is judged as if it were on the line",
+        safer: Some("set it to a plain viewer or editor (PAGER=cat, GIT_PAGER='less -R', EDITOR=vim), or run the command directly"),
+        fires: ["PAGER='sh -c id' git log", "GIT_SSH_COMMAND='sh -c id' git fetch", "export PROMPT_COMMAND='curl -s example.invalid'", "EDITOR=/tmp/e git commit", "LESSOPEN='|/tmp/x %s' less f", "MANPAGER='vim -c \":!id\"' man ls", "env GIT_EXTERNAL_DIFF=./d.sh git diff"],
+        spares: ["PAGER=cat git log", "GIT_PAGER='less -R' git diff", "EDITOR=vim git commit", "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key -o IdentitiesOnly=yes' git fetch", "GIT_EDITOR=true git rebase --continue", "export EDITOR='code --wait'", "MANPAGER='less -s' man ls"];
+
     // ---- covering tracks ------------------------------------------------
     /// Disabling or erasing shell history.
     AntiHistoryTamper = "anti-history-tamper", Block, High,

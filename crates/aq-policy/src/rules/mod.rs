@@ -3,6 +3,7 @@
 //! reports hits; `run` adds the line-level checks and the custom rules.
 
 mod code;
+mod env;
 mod exec;
 mod files;
 mod known;
@@ -211,6 +212,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         net::check(&mut ctx, i);
         tools::check(&mut ctx, i);
         code::check(&mut ctx, i);
+        env::check(&mut ctx, i);
     }
     exec::check_download_then_run(&mut ctx);
 
