@@ -72,7 +72,10 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
         }
     }
     let reads_stdin = if shell {
-        has_flag(c, Some('s'), &[])
+        // `curl … | bash setup.sh`: the script it runs can read the
+        // download from its standard input (`source /dev/stdin`).
+        c.stdin.iter().any(|s| matches!(s, Input::Pipe(_)))
+            || has_flag(c, Some('s'), &[])
             || ops.is_empty()
             || ops
                 .first()

@@ -400,13 +400,64 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         "set" => c.args().is_empty(),
         _ => false,
     };
-    if env_dump {
+    if env_dump && !filtered_to_harmless(ctx, i) {
         ctx.hit(
             RuleId::SecretLocation,
             i,
             "prints every environment variable, secrets included",
         );
     }
+}
+
+/// `env | grep ^NODE_`: only lines matching a pattern that names no
+/// secret come out, so it is inspection, not a dump.
+fn filtered_to_harmless(ctx: &Ctx, i: usize) -> bool {
+    let next = ctx.downstream(i);
+    let [g] = next.as_slice() else {
+        return false;
+    };
+    let c = &ctx.commands()[*g];
+    if !matches!(c.program(), Some("grep" | "egrep" | "fgrep" | "rg")) {
+        return false;
+    }
+    if has_flag(c, Some('v'), &["invert-match"]) {
+        return false;
+    }
+    let explicit = flag_values_text(c, &["-e"], &["regexp"]);
+    let pattern = if explicit.is_empty() {
+        match operands(c).first() {
+            Some(w) if !w.dynamic => w.text.clone(),
+            _ => return false,
+        }
+    } else {
+        explicit.join(" ")
+    };
+    let l = pattern.to_ascii_lowercase();
+    let names_a_secret = secretish_pattern(&pattern)
+        || [
+            "key",
+            "aws",
+            "gcp",
+            "google",
+            "azure",
+            "github",
+            "gh_",
+            "openai",
+            "anthropic",
+            "npm",
+            "pass",
+            "auth",
+            "cred",
+            "session",
+            "cookie",
+            "db_",
+            "database",
+            "pwd",
+        ]
+        .iter()
+        .any(|w| l.contains(w))
+        || l.chars().filter(|ch| ch.is_ascii_alphanumeric()).count() < 3;
+    !names_a_secret
 }
 
 fn role_of(name: &str) -> Role {
