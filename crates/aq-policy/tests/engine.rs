@@ -342,3 +342,14 @@ fn env_injection_heldout_meets_targets() {
         97,
     );
 }
+
+/// A second blind set of environment-variable injection (issue #13),
+/// written after the rules by someone who had read neither them nor the
+/// first set.
+#[test]
+fn env_injection_blind_set_meets_targets() {
+    check_corpus(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_env.jsonl"),
+        97,
+    );
+}

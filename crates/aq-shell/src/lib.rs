@@ -542,4 +542,26 @@ mod tests {
         let arithmetic = format!("echo {}x{}", "$((".repeat(20), ") )".repeat(20));
         assert!(measure(&arithmetic).word_work > MAX_LINE_BYTES as u64);
     }
+
+    /// `sudo VAR=x cmd` and `env VAR=x cmd` run `cmd` with `VAR` set: the
+    /// inner command is `cmd`, with the assignment, not a program `VAR=x`.
+    #[test]
+    fn wrappers_hand_their_assignments_to_the_command() {
+        for line in [
+            "sudo LD_PRELOAD=/tmp/x.so find /etc",
+            "env -i LD_PRELOAD=/tmp/x.so find /etc",
+            "doas LD_PRELOAD=/tmp/x.so find /etc",
+        ] {
+            let a = analyze(line);
+            let inner = &a.commands[1];
+            assert_eq!(inner.program(), Some("find"), "{line}");
+            assert_eq!(inner.assignments.len(), 1, "{line}");
+            assert_eq!(inner.assignments[0].name, "LD_PRELOAD");
+            assert_eq!(inner.assignments[0].value.text, "/tmp/x.so");
+        }
+        // After the program, `NAME=value` is an argument.
+        let a = analyze("sudo printf A=b");
+        assert!(a.commands[1].assignments.is_empty());
+        assert_eq!(a.commands[1].argv.len(), 2);
+    }
 }

@@ -427,8 +427,12 @@ impl Walker {
                     privileged: raises,
                     keeps_stdin,
                 } => {
+                    // `sudo VAR=x cmd`, `env VAR=x cmd`: leading
+                    // assignments are the child's environment, not its program.
+                    let (assignments, argv) = split_assignments(argv);
                     let child = Command {
                         argv,
+                        assignments,
                         stdin: if keeps_stdin {
                             stdin.clone()
                         } else {
@@ -657,4 +661,36 @@ impl Walker {
 
 fn body_has(p: usize, start: usize, commands: &[Command], name: &str) -> bool {
     p >= start && commands.get(p).is_some_and(|c| c.program() == Some(name))
+}
+
+/// Splits `NAME=value` words off the front of an argument vector, as a
+/// wrapper that sets the environment (`sudo`, `env`) would.
+fn split_assignments(argv: Vec<Word>) -> (Vec<Assignment>, Vec<Word>) {
+    let n = argv
+        .iter()
+        .take_while(|w| {
+            w.text.split_once('=').is_some_and(|(name, _)| {
+                !name.is_empty()
+                    && !name.starts_with(|c: char| c.is_ascii_digit())
+                    // `%` for `BASH_FUNC_name%%`, which `env` passes on.
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '%')
+            })
+        })
+        .count();
+    let mut argv = argv;
+    let rest = argv.split_off(n);
+    let assignments = argv
+        .into_iter()
+        .map(|w| {
+            let (name, value) = w.text.split_once('=').unwrap_or_default();
+            let (name, value) = (name.to_string(), value.to_string());
+            Assignment {
+                name,
+                value: Word { text: value, ..w },
+            }
+        })
+        .collect();
+    (assignments, rest)
 }

@@ -415,6 +415,7 @@ fn arguments_from_input() -> Word {
 
 fn unwrap_env(args: &[Word]) -> Vec<Inner> {
     let mut i = 0;
+    let mut first_assignment = None;
     let mut out = Vec::new();
     while i < args.len() {
         let a = args[i].text.as_str();
@@ -458,12 +459,14 @@ fn unwrap_env(args: &[Word]) -> Vec<Inner> {
             continue;
         }
         if a.contains('=') && !a.starts_with('=') {
+            // The assignments go to the child, which sets them.
+            first_assignment.get_or_insert(i);
             i += 1;
             continue;
         }
         break;
     }
-    match args.get(i..) {
+    match args.get(first_assignment.unwrap_or(i)..) {
         Some(rest) if !rest.is_empty() => vec![Inner::Argv {
             label: "env".into(),
             argv: rest.to_vec(),

@@ -151,6 +151,8 @@ const PLAIN: &[&str] = &[
     "more",
     "most",
     "nano",
+    // `BROWSER=none`: open no browser (create-react-app and others).
+    "none",
     "nvim",
     "ssh",
     "subl",
@@ -167,7 +169,8 @@ struct Setting<'a> {
     dynamic: bool,
 }
 
-/// Checks every variable command `i` sets, however it sets it.
+/// Checks every variable command `i` sets, however it sets it (`env` and
+/// `sudo` hand theirs to the command they run, as assignments).
 pub(super) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let mut settings: Vec<Setting> = c
@@ -179,27 +182,8 @@ pub(super) fn check(ctx: &mut Ctx, i: usize) {
             dynamic: a.value.dynamic,
         })
         .collect();
-    match c.program() {
-        Some("export" | "declare" | "typeset" | "local" | "readonly") => {
-            settings.extend(c.args().iter().filter_map(setting_word));
-        }
-        // `env [-i] [-u NAME] NAME=value ... program`: the assignments end at
-        // the program.
-        Some("env") => {
-            let mut args = c.args().iter();
-            while let Some(w) = args.next() {
-                if w.text == "-u" || w.text == "--unset" || w.text == "-C" || w.text == "--chdir" {
-                    args.next();
-                } else if w.text.starts_with('-') {
-                    continue;
-                } else if let Some(s) = setting_word(w) {
-                    settings.push(s);
-                } else {
-                    break;
-                }
-            }
-        }
-        _ => {}
+    if let Some("export" | "declare" | "typeset" | "local" | "readonly") = c.program() {
+        settings.extend(c.args().iter().filter_map(setting_word));
     }
     for s in settings {
         judge(ctx, i, &s);
@@ -222,8 +206,10 @@ fn setting_word(w: &Word) -> Option<Setting<'_>> {
 }
 
 fn judge(ctx: &mut Ctx, i: usize, s: &Setting) {
-    // `BASH_FUNC_name%%=() { ...; }`: an exported function.
-    if s.name.starts_with("BASH_FUNC_") {
+    // `BASH_FUNC_name%%=() { ...; }`: an exported function; in the old
+    // format (any name, value `() { ...`) bash before 4.3 ran what
+    // follows the body (Shellshock).
+    if s.name.starts_with("BASH_FUNC_") || s.value.trim_start().starts_with("() {") {
         ctx.hit(
             RuleId::EnvCodeInject,
             i,
@@ -325,7 +311,8 @@ fn temp_entry(value: &str, effect: Effect) -> Option<String> {
 /// `/proc/self/fd`, `/dev/fd` (a deleted or memory file).
 fn is_temp_path(path: &str) -> bool {
     let path = path.trim_matches(|c| c == '"' || c == '\'');
-    if path.starts_with("$TMPDIR") || path.starts_with("${TMPDIR}") {
+    // `$TMPDIR/x`, `${TMPDIR}/x`, `${TMPDIR:-/tmp}/x`.
+    if path.starts_with("$TMPDIR") || path.starts_with("${TMPDIR") {
         return true;
     }
     let p = NormPath::new(path);

@@ -179,6 +179,8 @@ fn is_history_var_tamper(name: &str, value: &str) -> bool {
     match name {
         "HISTFILE" => true,
         "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST" => value.trim() == "0" || value.is_empty(),
+        // A pattern that matches every command keeps none of them.
+        "HISTIGNORE" => value.split(':').any(|p| p.trim() == "*"),
         _ => false,
     }
 }
