@@ -107,8 +107,8 @@ rules! {
     ExecDecodedPayload = "exec-decoded-payload", Block, Critical,
         why: "decodes hidden text and runs it as code; encoding is used to get commands past review",
         safer: Some("decode to a file and read it before deciding to run anything"),
-        fires: ["echo ZWNobyBoaQ== | base64 -d | sh", "base64 --decode payload.b64 | bash", "xxd -r -p x.hex | sh"],
-        spares: ["echo ZWNobyBoaQ== | base64 -d"];
+        fires: ["echo ZWNobyBoaQ== | base64 -d | sh", "base64 --decode payload.b64 | bash", "xxd -r -p x.hex | sh", "tr a-z n-za-m < p.txt | sh"],
+        spares: ["echo ZWNobyBoaQ== | base64 -d", "tr a-z A-Z < names.txt"];
 
     // ---- destruction ---------------------------------------------------
     /// Recursive removal of the root, home or system directories, `..` or `.git`.
@@ -159,8 +159,8 @@ rules! {
     SecretHunt = "secret-hunt", Block, High,
         why: "searches the home directory or the whole disk for keys and passwords: the first step of credential theft",
         safer: Some("search inside the project only"),
-        fires: ["grep -ri \"aws_secret_access_key\" ~ 2>/dev/null", "find / -name \"id_rsa\" -exec cat {} \\; 2>/dev/null", "find ~ -name '*.pem'", "rg -i password /home"],
-        spares: ["grep -rn \"API_KEY\" src/", "find . -name '*.rs'"];
+        fires: ["grep -ri \"aws_secret_access_key\" ~ 2>/dev/null", "find / -name \"id_rsa\" -exec cat {} \\; 2>/dev/null", "find ~ -name '*.pem'", "rg -i password /home", "grep -r password ~/.config"],
+        spares: ["grep -rn \"API_KEY\" src/", "find . -name '*.rs'", "rg password src/"];
     /// Sending a credential over the network.
     NetExfilSecret = "net-exfil-secret", Block, Critical,
         why: "sends credentials to another machine",
@@ -237,8 +237,8 @@ rules! {
     DockerPrivileged = "docker-privileged", Block, Critical,
         why: "gives a container control of the host: privileged mode, all capabilities, the host's PID namespace, its root filesystem or the Docker socket",
         safer: Some("run the container without --privileged and mount only the project directory"),
-        fires: ["docker run --privileged -it ubuntu bash", "docker run -v /var/run/docker.sock:/var/run/docker.sock docker:cli ps", "docker run -it -v /:/host alpine chroot /host", "docker run --rm --pid=host alpine nsenter -t 1 -m sh", "docker run --cap-add=ALL -it debian bash", "podman run --privileged fedora"],
-        spares: ["docker run --rm -v \"$PWD\":/src -w /src golang:1.22 go test ./...", "docker run --rm --pid=host alpine ps aux"];
+        fires: ["docker run --privileged -it ubuntu bash", "docker run -v /var/run/docker.sock:/var/run/docker.sock docker:cli ps", "docker run -it -v /:/host alpine chroot /host", "docker run --rm --pid=host alpine nsenter -t 1 -m sh", "docker run --cap-add=ALL -it debian bash", "podman run --privileged fedora", "curl --unix-socket /var/run/docker.sock http://localhost/containers/json"],
+        spares: ["docker run --rm -v \"$PWD\":/src -w /src golang:1.22 go test ./...", "docker run --rm --pid=host alpine ps aux", "curl -s http://localhost:3000/health"];
     /// Running or changing containers.
     DockerRun = "docker-run", Ask, Medium,
         why: "starts, builds, pulls or removes containers: code from an image runs, and state changes",

@@ -48,6 +48,16 @@ pub(crate) fn is_decoder(c: &Command) -> bool {
             .args()
             .iter()
             .any(|a| a.text.contains("\\x") || a.text.contains("\\0")),
+        // `tr a-z n-za-m` (rot13) maps letters onto other letters; a change
+        // of case (`tr a-z A-Z`) or of other characters does not hide text.
+        "tr" => {
+            let ops = operands(c);
+            let letters = |t: &str| t.chars().all(|ch| ch.is_ascii_alphabetic() || ch == '-');
+            ops.len() == 2
+                && letters(&ops[0].text)
+                && letters(&ops[1].text)
+                && ops[0].text.to_ascii_lowercase() != ops[1].text.to_ascii_lowercase()
+        }
         _ => false,
     }
 }

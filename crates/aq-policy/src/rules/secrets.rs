@@ -150,6 +150,13 @@ fn is_broad_root(t: &str) -> bool {
     let p = NormPath::new(t);
     p.is_home()
         || p.is_root()
+        // Where credentials live: `~/.config`, `~/.aws`, `~/.ssh` ...
+        || paths::credential_location(t)
+        || (p.in_home
+            && matches!(
+                p.parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+                [".config"] | [".local"] | [".local", "share"]
+            ))
         || (p.absolute
             && p.parts.len() == 1
             && matches!(

@@ -12,6 +12,15 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let Some(name) = c.program().map(str::to_string) else {
         return;
     };
+    // `curl --unix-socket /var/run/docker.sock ...`: the Docker API, which
+    // starts privileged containers, without the docker CLI.
+    if let Some(sock) = docker_socket_client(c, &name) {
+        ctx.hit(
+            RuleId::DockerPrivileged,
+            i,
+            format!("`{name}` talks to the Docker API at {sock}"),
+        );
+    }
     let frameworks = [
         "php",
         "rails",
@@ -1243,4 +1252,35 @@ fn check_decode_to_file(ctx: &mut Ctx, i: usize, name: &str) {
     if to_file {
         ctx.hit(RuleId::DecodeToFile, i, format!("`{}`", c.display()));
     }
+}
+
+/// The Docker socket a generic client (`curl --unix-socket`, `socat`,
+/// `nc -U`) is pointed at.
+fn docker_socket_client(c: &Command, name: &str) -> Option<String> {
+    if !matches!(
+        name,
+        "curl" | "socat" | "nc" | "ncat" | "netcat" | "http" | "xh"
+    ) {
+        return None;
+    }
+    let is_sock = |t: &str| {
+        t.ends_with("docker.sock") || t.ends_with("containerd.sock") || t.ends_with("podman.sock")
+    };
+    let mut words = c.args().iter().map(|w| w.text.as_str());
+    while let Some(t) = words.next() {
+        let value = match t {
+            "--unix-socket" | "--abstract-unix-socket" | "-U" => words.next(),
+            _ => t
+                .strip_prefix("--unix-socket=")
+                .or_else(|| t.strip_prefix("UNIX-CONNECT:"))
+                .or_else(|| t.strip_prefix("UNIX-CLIENT:"))
+                .or(Some(t)),
+        };
+        if let Some(v) = value
+            && is_sock(v)
+        {
+            return Some(v.to_string());
+        }
+    }
+    None
 }
