@@ -56,7 +56,7 @@ pub(crate) fn is_decoder(c: &Command) -> bool {
             ops.len() == 2
                 && letters(&ops[0].text)
                 && letters(&ops[1].text)
-                && ops[0].text.to_ascii_lowercase() != ops[1].text.to_ascii_lowercase()
+                && !ops[0].text.eq_ignore_ascii_case(&ops[1].text)
         }
         _ => false,
     }
