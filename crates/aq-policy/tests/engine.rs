@@ -73,6 +73,18 @@ fn corpus_path() -> std::path::PathBuf {
 /// allow or ask blocks, and at least `min_percent` match exactly. Prints the
 /// confusion matrix and every miss.
 fn check_corpus(path: &std::path::Path, min_percent: usize) {
+    check_corpus_with(path, min_percent, 0, 0);
+}
+
+/// Like [`check_corpus`] for a set the engine does not decide fully yet:
+/// still no allow or ask line blocked, at least `min_percent` exact, at
+/// most `max_block_asked` block lines asked and `max_block_allowed` allowed.
+fn check_corpus_with(
+    path: &std::path::Path,
+    min_percent: usize,
+    max_block_asked: usize,
+    max_block_allowed: usize,
+) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
             "cannot read the corpus at {}: {e} (set AQ_CORPUS)",
@@ -125,10 +137,15 @@ fn check_corpus(path: &std::path::Path, min_percent: usize) {
     for m in &misses {
         println!("{m}");
     }
-    assert_eq!(
-        matrix[2][0] + matrix[2][1],
-        0,
-        "every block line must block"
+    assert!(
+        matrix[2][0] <= max_block_allowed,
+        "{} block lines allowed, more than {max_block_allowed}",
+        matrix[2][0]
+    );
+    assert!(
+        matrix[2][1] <= max_block_asked,
+        "{} block lines asked, more than {max_block_asked}",
+        matrix[2][1]
     );
     assert_eq!(
         matrix[0][2] + matrix[1][2],
@@ -351,5 +368,25 @@ fn env_injection_blind_set_meets_targets() {
     check_corpus(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_env.jsonl"),
         97,
+    );
+}
+
+/// Other evasion classes of issue #13 (readers of secrets, hunts,
+/// obfuscation, two-step lines), written by someone who had read neither
+/// the rules nor the other sets. Not all of it is decided yet: the floor
+/// is what the engine does today, so it can only go up.
+#[test]
+fn evasion_blind_set_does_not_regress() {
+    // First score, before the fixes written beside it: 66/86 (76.7%), 6
+    // block lines allowed, 1 allow line asked. The floor is today's score
+    // (69/86): raise it as the engine learns the rest.
+    const FLOOR_PERCENT: usize = 80;
+    const FLOOR_BLOCK_ASKED: usize = 11;
+    const FLOOR_BLOCK_ALLOWED: usize = 6;
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_evasion.jsonl"),
+        FLOOR_PERCENT,
+        FLOOR_BLOCK_ASKED,
+        FLOOR_BLOCK_ALLOWED,
     );
 }

@@ -564,4 +564,26 @@ mod tests {
         assert!(a.commands[1].assignments.is_empty());
         assert_eq!(a.commands[1].argv.len(), 2);
     }
+
+    /// `$(which nc)` and `command -v curl` name the program they look up.
+    #[test]
+    fn a_program_looked_up_by_which_is_that_program() {
+        for line in [
+            "$(which nc) -l",
+            "`command -v nc` -l",
+            "\"$(type -P nc)\" -l",
+        ] {
+            let a = analyze(line);
+            let run = a.commands.iter().find(|c| c.via.is_empty()).unwrap();
+            assert_eq!(run.program(), Some("nc"), "{line}");
+            assert!(!run.argv[0].dynamic, "{line}");
+        }
+        // Anything else it prints stays unknown.
+        let a = analyze("$(which $X) -l");
+        assert!(
+            a.commands
+                .iter()
+                .any(|c| c.argv.first().is_some_and(|w| w.dynamic))
+        );
+    }
 }

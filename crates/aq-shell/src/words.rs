@@ -73,6 +73,34 @@ impl Walker {
             "printf" if args.len() == 1 && !args[0].contains('%') => {
                 Some(decode_ansi_c(args[0]).trim_end_matches('\n').to_string())
             }
+            // `$(which nc)`, `$(command -v curl)`: the path of that program,
+            // whose name is what decides.
+            "which" | "type" | "command" | "whence" => {
+                let names: Vec<&str> = args
+                    .iter()
+                    .copied()
+                    .filter(|a| !matches!(*a, "-v" | "-p" | "-P" | "-a" | "--" | "-s"))
+                    .collect();
+                let lookup = match c.program()? {
+                    "command" => args.first().is_some_and(|a| *a == "-v" || *a == "-V"),
+                    "type" => args.first().is_some_and(|a| *a == "-p" || *a == "-P"),
+                    _ => true,
+                };
+                match names.as_slice() {
+                    [name]
+                        if lookup
+                            && !name.is_empty()
+                            && name.chars().all(|ch| {
+                                ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | '.' | '+')
+                            }) =>
+                    {
+                        // The directory is a guess; a system one, as
+                        // `rm $(which node)` removes a system file.
+                        Some(format!("/usr/bin/{name}"))
+                    }
+                    _ => None,
+                }
+            }
             _ => None,
         }
     }
