@@ -152,14 +152,6 @@ fn run_agent(
     run_agent_as(None, dialect, key_var, base_url, extra_env, command)
 }
 
-/// The unprivileged user `.ci/run` creates (`aqtest`), if there is one.
-fn unprivileged_ids() -> Option<(u32, u32)> {
-    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
-    let line = passwd.lines().find(|l| l.starts_with("aqtest:"))?;
-    let f: Vec<&str> = line.split(':').collect();
-    Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
-}
-
 /// Hands the scratch tree to `uid`: the user's own home, workspace and state.
 fn chown_tree(dir: &Path, uid: u32, gid: u32) {
     std::os::unix::fs::lchown(dir, Some(uid), Some(gid)).unwrap();
@@ -406,7 +398,7 @@ fn claude_code_works_and_is_guarded_as_an_unprivileged_user() {
         );
         return;
     }
-    let Some(user) = unprivileged_ids() else {
+    let Some(user) = crate::util::aqtest_ids() else {
         assert!(
             std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_none(),
             "AQ_TEST_AGENTS_REQUIRED is set but there is no user aqtest"
@@ -528,6 +520,16 @@ impl Tmux {
         panic!("the screen never showed {text:?}:\n{}", self.screen());
     }
 
+    /// Answers a menu: waits for `question`, moves with `key` until
+    /// `selected` shows, and confirms.
+    #[track_caller]
+    fn answer(&self, question: &str, key: &str, selected: &str) {
+        self.wait_for(question);
+        self.keys(&[key]);
+        self.wait_for(selected);
+        self.keys(&["Enter"]);
+    }
+
     fn keys(&self, keys: &[&str]) {
         // A dialog that just appeared may not read keys yet.
         std::thread::sleep(Duration::from_millis(500));
@@ -587,20 +589,15 @@ fn claude_code_interactive_remembers_its_answers_but_not_a_planted_mcp_server() 
     let tmux = Tmux::start(&name, &work, &line).expect("tmux");
     // A first start: no onboarding (it would need the network), the
     // folder's trust and the key (the placeholder) are asked once.
-    tmux.wait_for("Yes, I trust this folder");
-    tmux.keys(&["Down"]);
-    tmux.wait_for("❯ Yes, I trust this folder");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for("Do you want to use this API key?");
-    tmux.keys(&["Up"]);
-    tmux.wait_for("❯ Yes");
-    tmux.keys(&["Enter"]);
+    tmux.answer(
+        "Yes, I trust this folder",
+        "Down",
+        "❯ Yes, I trust this folder",
+    );
+    tmux.answer("Do you want to use this API key?", "Up", "❯ Yes");
     // Claude Code's own question for its bypass mode (it keeps the answer
     // in its settings.json, which is read-only here: asked each session).
-    tmux.wait_for("Yes, I accept");
-    tmux.keys(&["Down"]);
-    tmux.wait_for("❯ Yes, I accept");
-    tmux.keys(&["Enter"]);
+    tmux.answer("Yes, I accept", "Down", "❯ Yes, I accept");
     tmux.wait_for("bypass permissions");
     tmux.keys(&["do the task"]);
     tmux.wait_for("do the task");

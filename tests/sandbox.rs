@@ -389,20 +389,6 @@ fn the_ci_profile_denies_asks_at_once_and_prints_json() {
     );
 }
 
-/// The user to run as when the tests run as root: `aqtest` when CI made it,
-/// else `nobody`'s ids.
-fn unprivileged_ids() -> (u32, u32) {
-    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
-    passwd
-        .lines()
-        .find(|l| l.starts_with("aqtest:"))
-        .and_then(|l| {
-            let f: Vec<&str> = l.split(':').collect();
-            Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
-        })
-        .unwrap_or((65534, 65534))
-}
-
 #[test]
 fn an_unprivileged_user_gets_the_same_sandbox() {
     // SAFETY: geteuid cannot fail.
@@ -412,7 +398,8 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
     }
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
-    let (uid, gid) = unprivileged_ids();
+    // `aqtest` when CI made it, else `nobody`.
+    let (uid, gid) = crate::util::aqtest_ids().unwrap_or((65534, 65534));
     // Everything the user needs, in a directory it owns: a copy of aq (the
     // build tree may be under /root), a home with a fake key, a workspace.
     let root = tempfile::Builder::new()

@@ -575,3 +575,11 @@ pub fn listing(root: &Path) -> String {
     walk(root, root, &mut out);
     out
 }
+
+/// The unprivileged user `.ci/run` creates (`aqtest`): uid and gid.
+pub fn aqtest_ids() -> Option<(u32, u32)> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    let line = passwd.lines().find(|l| l.starts_with("aqtest:"))?;
+    let f: Vec<&str> = line.split(':').collect();
+    Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
+}

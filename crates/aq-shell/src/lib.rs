@@ -30,6 +30,7 @@ pub use embedded::interpreter_lang;
 pub use model::{
     Analysis, Assignment, Code, Command, Input, Problem, ProblemKind, Redirect, RedirectKind, Word,
 };
+pub use walk::env_assignment;
 pub use wrappers::{SHELLS, is_runner_label, is_shell};
 
 /// Longest line the analyzer parses. Longer lines are reported as

@@ -663,28 +663,31 @@ fn body_has(p: usize, start: usize, commands: &[Command], name: &str) -> bool {
     p >= start && commands.get(p).is_some_and(|c| c.program() == Some(name))
 }
 
+/// `NAME=value` as a program's environment receives it: a shell name, or
+/// `BASH_FUNC_name%%` (`%`), which `env` passes on. `None` for anything else.
+pub fn env_assignment(text: &str) -> Option<(&str, &str)> {
+    let (name, value) = text.split_once('=')?;
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '%');
+    valid.then_some((name, value))
+}
+
 /// Splits `NAME=value` words off the front of an argument vector, as a
 /// wrapper that sets the environment (`sudo`, `env`) would.
 fn split_assignments(argv: Vec<Word>) -> (Vec<Assignment>, Vec<Word>) {
     let n = argv
         .iter()
-        .take_while(|w| {
-            w.text.split_once('=').is_some_and(|(name, _)| {
-                !name.is_empty()
-                    && !name.starts_with(|c: char| c.is_ascii_digit())
-                    // `%` for `BASH_FUNC_name%%`, which `env` passes on.
-                    && name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '%')
-            })
-        })
+        .take_while(|w| env_assignment(&w.text).is_some())
         .count();
     let mut argv = argv;
     let rest = argv.split_off(n);
     let assignments = argv
         .into_iter()
         .map(|w| {
-            let (name, value) = w.text.split_once('=').unwrap_or_default();
+            let (name, value) = env_assignment(&w.text).unwrap_or_default();
             let (name, value) = (name.to_string(), value.to_string());
             Assignment {
                 name,

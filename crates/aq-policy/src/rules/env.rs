@@ -27,6 +27,15 @@ enum Effect {
     Command,
 }
 
+/// Java options that load an agent or run a command.
+const JAVA_LOADING: &[&str] = &[
+    "-javaagent",
+    "-agentpath",
+    "-agentlib",
+    "-XX:OnError",
+    "-XX:OnOutOfMemoryError",
+];
+
 /// The variables and what they do. Names are exact.
 const VARS: &[(&str, Effect)] = &[
     ("LD_PRELOAD", Effect::Preload),
@@ -48,36 +57,9 @@ const VARS: &[(&str, Effect)] = &[
     ),
     ("PERL5OPT", Effect::Options(&["-M", "-m", "-d", "-I"])),
     ("RUBYOPT", Effect::Options(&["-r", "-I"])),
-    (
-        "JAVA_TOOL_OPTIONS",
-        Effect::Options(&[
-            "-javaagent",
-            "-agentpath",
-            "-agentlib",
-            "-XX:OnError",
-            "-XX:OnOutOfMemoryError",
-        ]),
-    ),
-    (
-        "_JAVA_OPTIONS",
-        Effect::Options(&[
-            "-javaagent",
-            "-agentpath",
-            "-agentlib",
-            "-XX:OnError",
-            "-XX:OnOutOfMemoryError",
-        ]),
-    ),
-    (
-        "JDK_JAVA_OPTIONS",
-        Effect::Options(&[
-            "-javaagent",
-            "-agentpath",
-            "-agentlib",
-            "-XX:OnError",
-            "-XX:OnOutOfMemoryError",
-        ]),
-    ),
+    ("JAVA_TOOL_OPTIONS", Effect::Options(JAVA_LOADING)),
+    ("_JAVA_OPTIONS", Effect::Options(JAVA_LOADING)),
+    ("JDK_JAVA_OPTIONS", Effect::Options(JAVA_LOADING)),
     ("LD_LIBRARY_PATH", Effect::NativePath),
     ("DYLD_LIBRARY_PATH", Effect::NativePath),
     ("DYLD_FRAMEWORK_PATH", Effect::NativePath),
@@ -190,15 +172,10 @@ pub(super) fn check(ctx: &mut Ctx, i: usize) {
     }
 }
 
-/// `NAME=value` as a word, with a valid shell name.
+/// `NAME=value` as a word.
 fn setting_word(w: &Word) -> Option<Setting<'_>> {
-    let (name, value) = w.text.split_once('=')?;
-    let valid = !name.is_empty()
-        && !name.starts_with(|ch: char| ch.is_ascii_digit())
-        && name
-            .chars()
-            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '%');
-    valid.then_some(Setting {
+    let (name, value) = aq_shell::env_assignment(&w.text)?;
+    Some(Setting {
         name,
         value,
         dynamic: w.dynamic,
@@ -299,10 +276,6 @@ fn temp_entry(value: &str, effect: Effect) -> Option<String> {
     };
     entries
         .into_iter()
-        .map(|e| {
-            e.trim_start_matches("-javaagent")
-                .trim_start_matches("-agentpath")
-        })
         .find(|e| is_temp_path(e))
         .map(str::to_string)
 }
