@@ -1,0 +1,165 @@
+//! Compiles `programs.toml` into static tables, checking every field, so a
+//! mistake in the data is a build error and a lookup never parses anything.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    program: Vec<Program>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Program {
+    name: String,
+    #[serde(default)]
+    also: Vec<String>,
+    what: String,
+    caps: Vec<Cap>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Cap {
+    does: String,
+    via: String,
+    #[serde(default)]
+    takes: Option<String>,
+    #[serde(default)]
+    flags: Vec<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: Option<String>,
+    #[serde(default)]
+    config: Option<String>,
+    note: String,
+}
+
+fn variant(field: &str, value: &str, allowed: &[&str], who: &str) -> String {
+    if !allowed.contains(&value) {
+        panic!("programs.toml: {who}: {field} = {value:?} is not one of {allowed:?}");
+    }
+    let mut s = String::new();
+    let mut up = true;
+    for c in value.chars() {
+        if up {
+            s.extend(c.to_uppercase());
+            up = false;
+        } else {
+            s.push(c);
+        }
+    }
+    s
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=programs.toml");
+    let text = std::fs::read_to_string("programs.toml").expect("read programs.toml");
+    let file: File = toml::from_str(&text).unwrap_or_else(|e| panic!("programs.toml: {e}"));
+    let mut programs = file.program;
+    programs.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut names: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = String::from("static PROGRAMS: &[Program] = &[\n");
+    for (i, p) in programs.iter().enumerate() {
+        let who = &p.name;
+        assert!(!p.caps.is_empty(), "programs.toml: {who}: no caps");
+        assert!(
+            !p.what.trim().is_empty(),
+            "programs.toml: {who}: empty `what`"
+        );
+        for n in std::iter::once(&p.name).chain(&p.also) {
+            if names.insert(n.clone(), i).is_some() {
+                panic!("programs.toml: {n} appears twice");
+            }
+        }
+        let _ = write!(
+            out,
+            "  Program {{ name: {:?}, also: &{:?}, what: {:?}, caps: &[\n",
+            p.name, p.also, p.what
+        );
+        for c in &p.caps {
+            let does = variant(
+                "does",
+                &c.does,
+                &[
+                    "exec", "read", "write", "upload", "download", "serve", "connect", "load",
+                ],
+                who,
+            );
+            let via = variant(
+                "via",
+                &c.via,
+                &[
+                    "option",
+                    "operands",
+                    "args",
+                    "env",
+                    "stdin",
+                    "interactive",
+                    "config",
+                ],
+                who,
+            );
+            let takes = match &c.takes {
+                None => "None".to_string(),
+                Some(t) => variant(
+                    "takes",
+                    t,
+                    &[
+                        "command", "argv", "program", "file", "escape", "host", "code",
+                    ],
+                    who,
+                ),
+            };
+            match c.via.as_str() {
+                "option" => assert!(
+                    !c.flags.is_empty() && c.takes.is_some(),
+                    "programs.toml: {who}: via = \"option\" needs flags and takes"
+                ),
+                "args" => assert!(
+                    !c.args.is_empty(),
+                    "programs.toml: {who}: via = \"args\" needs args"
+                ),
+                "env" => assert!(
+                    c.env.is_some(),
+                    "programs.toml: {who}: via = \"env\" needs env"
+                ),
+                "config" => assert!(
+                    c.config.is_some(),
+                    "programs.toml: {who}: via = \"config\" needs config"
+                ),
+                _ => {}
+            }
+            if c.via != "option" {
+                assert!(
+                    c.takes.is_none(),
+                    "programs.toml: {who}: takes only goes with via = \"option\""
+                );
+            }
+            assert!(
+                !c.note.trim().is_empty(),
+                "programs.toml: {who}: empty note"
+            );
+            let _ = writeln!(
+                out,
+                "    Cap {{ does: Does::{does}, via: Via::{via}, takes: Takes::{takes}, flags: &{:?}, args: &{:?}, env: {:?}, config: {:?}, note: {:?} }},",
+                c.flags,
+                c.args,
+                c.env.clone().unwrap_or_default(),
+                c.config.clone().unwrap_or_default(),
+                c.note
+            );
+        }
+        out.push_str("  ] },\n");
+    }
+    out.push_str("];\n\nstatic NAMES: &[(&str, usize)] = &[\n");
+    for (n, i) in &names {
+        let _ = writeln!(out, "  ({n:?}, {i}),");
+    }
+    out.push_str("];\n");
+    let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("programs.rs");
+    std::fs::write(dest, out).expect("write programs.rs");
+}
