@@ -35,6 +35,8 @@ struct Cap {
     env: Option<String>,
     #[serde(default)]
     config: Option<String>,
+    #[serde(default)]
+    usual: Vec<String>,
     note: String,
 }
 
@@ -75,9 +77,9 @@ fn main() {
                 panic!("programs.toml: {n} appears twice");
             }
         }
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "  Program {{ name: {:?}, also: &{:?}, what: {:?}, caps: &[\n",
+            "  Program {{ name: {:?}, also: &{:?}, what: {:?}, caps: &[",
             p.name, p.also, p.what
         );
         for c in &p.caps {
@@ -133,6 +135,12 @@ fn main() {
                 ),
                 _ => {}
             }
+            if !c.usual.is_empty() {
+                assert!(
+                    c.does == "exec" && c.via == "option",
+                    "programs.toml: {who}: usual only goes with does = \"exec\", via = \"option\""
+                );
+            }
             if c.via != "option" {
                 assert!(
                     c.takes.is_none(),
@@ -145,11 +153,12 @@ fn main() {
             );
             let _ = writeln!(
                 out,
-                "    Cap {{ does: Does::{does}, via: Via::{via}, takes: Takes::{takes}, flags: &{:?}, args: &{:?}, env: {:?}, config: {:?}, note: {:?} }},",
+                "    Cap {{ does: Does::{does}, via: Via::{via}, takes: Takes::{takes}, flags: &{:?}, args: &{:?}, env: {:?}, config: {:?}, usual: &{:?}, note: {:?} }},",
                 c.flags,
                 c.args,
                 c.env.clone().unwrap_or_default(),
                 c.config.clone().unwrap_or_default(),
+                c.usual,
                 c.note
             );
         }

@@ -53,6 +53,9 @@ pub struct Cap {
     pub args: &'static [&'static str],
     pub env: &'static str,
     pub config: &'static str,
+    /// Programs this option ordinarily names (`rsync -e ssh`, `tar -I zstd`):
+    /// those are not asked about.
+    pub usual: &'static [&'static str],
     pub note: &'static str,
 }
 
@@ -103,6 +106,19 @@ impl Cap {
     pub fn option_value<'a>(&self, args: &'a [&'a str], k: usize) -> Option<&'a str> {
         let word = args[k];
         for f in self.flags {
+            // "-o ProxyCommand=": the option, then a word starting with KEY=
+            // (matched without regard to case, as ssh does).
+            if let Some((opt, key)) = f.split_once(' ') {
+                if word == opt
+                    && let Some(next) = args.get(k + 1)
+                    && next.len() >= key.len()
+                    && next.is_char_boundary(key.len())
+                    && next[..key.len()].eq_ignore_ascii_case(key)
+                {
+                    return Some(&next[key.len()..]);
+                }
+                continue;
+            }
             if f.ends_with('=') {
                 if let Some(v) = word.strip_prefix(f) {
                     return Some(v);
@@ -132,6 +148,66 @@ impl Cap {
     }
 }
 
+/// The shell command an escape-language command runs (`:!id`, `!id`,
+/// `shell id`, `system id`, `:call system('id')`, `:sh`), if it runs one.
+/// Interpreter escapes (`:py3 CODE`, `:lua CODE`, `python CODE`) come back
+/// as `python3 -c CODE` and the like, so the interpreter's code is judged.
+pub fn escape_command(value: &str) -> Option<String> {
+    // `:!id` (vim), `\! id` (psql, mysql), `.shell id` (sqlite3).
+    let v = value.trim_start_matches(|c: char| c == ':' || c == '\\' || c.is_whitespace());
+    let v = v
+        .strip_prefix('.')
+        .filter(|r| r.starts_with("sh") || r.starts_with("system"))
+        .unwrap_or(v);
+    if let Some(rest) = v.strip_prefix('!') {
+        let rest = rest.trim();
+        return Some(if rest.is_empty() {
+            "sh".into()
+        } else {
+            rest.into()
+        });
+    }
+    let (head, rest) = v.split_once(char::is_whitespace).unwrap_or((v, ""));
+    let rest = rest.trim();
+    match head {
+        "sh" | "shell" | "terminal" | "term" => Some(if rest.is_empty() {
+            "sh".into()
+        } else {
+            rest.into()
+        }),
+        "system" => (!rest.is_empty()).then(|| rest.into()),
+        // `:silent !id`, `:r !id`, `:w !sh`, `:exe "!id"`: the rest is an escape.
+        "silent" | "silent!" | "r" | "read" | "w" | "write" | "exe" | "execute" => {
+            escape_command(rest.trim_matches(|c| c == '"' || c == '\''))
+        }
+        h if h.starts_with("r!") || h.starts_with("read!") => {
+            let cmd = v.split_once('!').map(|(_, c)| c.trim()).unwrap_or("");
+            (!cmd.is_empty()).then(|| cmd.into())
+        }
+        "py" | "py3" | "python" | "python3" | "pyx" | "pythonx" | "py3do" | "pydo" => {
+            Some(format!("python3 -c {}", quote(rest)))
+        }
+        "lua" | "luado" => Some(format!("lua -e {}", quote(rest))),
+        "perl" | "perldo" => Some(format!("perl -e {}", quote(rest))),
+        "ruby" | "rubydo" => Some(format!("ruby -e {}", quote(rest))),
+        "call" | "eval" | "let" | "echo" => {
+            let start = v.find("system(").or_else(|| v.find("systemlist("))?;
+            let inner = &v[start..];
+            let open = inner.find('(')? + 1;
+            let arg = inner[open..].trim_start();
+            let q = arg.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+            let body = &arg[1..];
+            let end = body.find(q)?;
+            Some(body[..end].to_string())
+        }
+        _ => None,
+    }
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 impl Does {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -144,5 +220,85 @@ impl Does {
             Does::Connect => "connects to a host",
             Does::Load => "loads code",
         }
+    }
+}
+
+impl Via {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Option => "option",
+            Via::Operands => "operands",
+            Via::Args => "args",
+            Via::Env => "env",
+            Via::Stdin => "stdin",
+            Via::Interactive => "interactive",
+            Via::Config => "config",
+        }
+    }
+}
+
+impl Takes {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Takes::None => "",
+            Takes::Command => "a shell command",
+            Takes::Argv => "a command and its arguments",
+            Takes::Program => "a program to run",
+            Takes::File => "a file",
+            Takes::Escape => "its own commands (`!CMD` runs CMD)",
+            Takes::Host => "a host",
+            Takes::Code => "program text",
+        }
+    }
+}
+
+impl Cap {
+    /// How the capability is reached, in a few words: `option -e (a shell
+    /// command)`, `mode -m http.server`, `variable LESSOPEN`.
+    pub fn how(&self) -> String {
+        match self.via {
+            Via::Option => format!("option {} ({})", self.flags.join(", "), self.takes.as_str()),
+            Via::Args => format!("mode `{}`", self.args.join(" ")),
+            Via::Env => format!("variable {}", self.env),
+            Via::Config => format!("config file {}", self.config),
+            Via::Operands => "its operands".to_string(),
+            Via::Stdin => "its standard input".to_string(),
+            Via::Interactive => "its prompt or UI (not decided from the line)".to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Program {
+    /// What `aq explain --program NAME` prints.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "program:  {}", self.name)?;
+        if !self.also.is_empty() {
+            writeln!(f, "also:     {}", self.also.join(", "))?;
+        }
+        writeln!(f, "what:     {}", self.what)?;
+        for does in [
+            Does::Exec,
+            Does::Read,
+            Does::Write,
+            Does::Upload,
+            Does::Download,
+            Does::Serve,
+            Does::Connect,
+            Does::Load,
+        ] {
+            let caps: Vec<&Cap> = self.caps(does).collect();
+            if caps.is_empty() {
+                continue;
+            }
+            writeln!(f, "\n{}:", does.as_str())?;
+            for c in caps {
+                writeln!(f, "  - through {}", c.how())?;
+                writeln!(f, "    {}", c.note)?;
+                if !c.usual.is_empty() {
+                    writeln!(f, "    not asked about: {}", c.usual.join(", "))?;
+                }
+            }
+        }
+        Ok(())
     }
 }
