@@ -316,3 +316,32 @@ fn trust_refuses_missing_and_invalid_files() {
         .stderr_has("fix the file before trusting it");
     assert!(!env.config_dir().join("trusted.toml").exists());
 }
+
+/// `aq explain --program NAME`: what the capability model knows, as text and
+/// JSON; an unknown name is an error that says so.
+#[test]
+fn explain_program_shows_the_capability_model() {
+    let env = Env::new();
+    env.aq(&["explain", "--program", "tar"])
+        .code(0)
+        .stdout_has("program:  tar")
+        .stdout_has("--checkpoint-action=exec=")
+        .stdout_has("not asked about:");
+
+    let out = env.aq(&["explain", "--json", "--program", "python3.12"]);
+    out.code(0);
+    let v = out.json();
+    assert_eq!(v["program"], "python3");
+    assert!(
+        v["caps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["does"] == "serve" && c["how"].as_str().unwrap().contains("http.server")),
+        "{v}"
+    );
+
+    env.aq(&["explain", "--program", "no-such-program-x"])
+        .code(2)
+        .stderr_has("no capability entry");
+}

@@ -394,9 +394,13 @@ pub struct ExplainArgs {
     /// instead of explaining a command.
     #[arg(long, conflicts_with = "command")]
     pub rules: bool,
+    /// Show what the engine knows a program can be made to do: run a
+    /// command, read, write, upload, serve (and through which option).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["command", "rules"])]
+    pub program: Option<String>,
     /// The command line, as the agent would pass it to `bash -c`. Several
     /// words are joined with spaces.
-    #[arg(last = true, required_unless_present = "rules")]
+    #[arg(last = true, required_unless_present_any = ["rules", "program"])]
     pub command: Vec<String>,
 }
 

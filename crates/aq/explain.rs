@@ -18,6 +18,9 @@ pub fn run(args: &ExplainArgs, policy_flag: Option<&Path>) -> Result<ExitCode, S
         print!("{}", render_rules(engine.policy(), args.json));
         return Ok(ExitCode::Ok);
     }
+    if let Some(name) = &args.program {
+        return explain_program(name, args.json);
+    }
     let line = args.command.join(" ");
     let verdict = engine.evaluate(&line);
     if args.json {
@@ -31,6 +34,39 @@ pub fn run(args: &ExplainArgs, policy_flag: Option<&Path>) -> Result<ExitCode, S
         println!("{out}");
     } else {
         print!("{}", render_text(&line, &verdict));
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `aq explain --program NAME`: the capability model's entry.
+fn explain_program(name: &str, json: bool) -> Result<ExitCode, String> {
+    let Some(p) = aq_programs::lookup(name) else {
+        return Err(format!(
+            "the engine has no capability entry for `{name}` (see `aq explain -- {name} …` for how a line using it is decided)"
+        ));
+    };
+    if json {
+        let caps: Vec<_> = p
+            .caps
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "does": format!("{:?}", c.does).to_lowercase(),
+                    "via": c.via.as_str(),
+                    "how": c.how(),
+                    "flags": c.flags,
+                    "args": c.args,
+                    "env": c.env,
+                    "usual": c.usual,
+                    "note": c.note,
+                })
+            })
+            .collect();
+        let out =
+            serde_json::json!({"program": p.name, "also": p.also, "what": p.what, "caps": caps});
+        println!("{out}");
+    } else {
+        print!("{p}");
     }
     Ok(ExitCode::Ok)
 }

@@ -325,6 +325,12 @@ rules! {
         safer: Some("run the commands directly, one by one"),
         fires: ["sh -c 'cd frontend && npm run build'", "bash -c \"for f in *.log; do gzip \\\"$f\\\"; done\"", "eval \"$(ssh-agent -s)\"", "xargs -I{} sh -c 'echo {}' < list.txt", "cat setup.sh | bash", "sh <<EOF\necho hi\nEOF"],
         spares: ["npm run build", "echo 'sh -c x'"];
+    /// A program made to run a command through one of its options.
+    ExecViaOption = "exec-via-option", Ask, High,
+        why: "makes a program run a command through one of its options (a pager, compressor, remote shell, debugger or editor command); that command is judged as if it were on the line",
+        safer: Some("run the command directly, or give the option its ordinary program (rsync -e ssh, tar -I zstd, man -P less)"),
+        fires: ["tar -cf x.tar --checkpoint=1 --checkpoint-action=exec=id .", "zip out.zip a.txt -T -TT 'sh -c id'", "man -P 'sh -c id' ls", "gdb -nx -ex '!id' -ex quit", "vim -c ':!id' -c ':q' notes.txt", "flock /tmp/build.lock -c 'make all'"],
+        spares: ["tar -I zstd -cf out.tar.zst dist", "man -P less tar", "vim -c 'set number' src/main.rs", "flock /tmp/build.lock cargo build", "gdb -batch -ex bt ./app core"];
     /// Running a shell script file.
     ExecScriptFile = "exec-script-file", Ask, Medium,
         why: "runs a script file whose content was not checked here",
@@ -375,6 +381,12 @@ rules! {
         safer: None,
         fires: ["dig TXT example.invalid", "nslookup -type=txt example.invalid", "host -t TXT example.invalid"],
         spares: ["cat /etc/hosts"];
+    /// Serving the home directory or the whole disk over the network.
+    NetServeHome = "net-serve-home", Block, High,
+        why: "serves the home directory or the whole disk over the network: ~/.ssh, ~/.aws and every other credential become downloadable",
+        safer: Some("serve only the directory that is meant to be shared (python3 -m http.server -d dist --bind 127.0.0.1)"),
+        fires: ["cd ~ && python3 -m http.server 8000", "python3 -m http.server -d ~ 8080", "php -S 0.0.0.0:8080 -t /", "busybox httpd -f -p 8080 -h $HOME"],
+        spares: ["python3 -m http.server -d dist 8000", "cd site && php -S 127.0.0.1:8080"];
     /// A network listener.
     NetListener = "net-listener", Ask, Medium,
         why: "opens a port that other machines may be able to reach",

@@ -238,10 +238,14 @@ pub fn secret_kind(path: &str) -> Option<&'static str> {
         .any(|e| lower.ends_with(e) && lower.len() > e.len())
         && !is_fixture_path(&p)
     {
-        return Some("a private key or key store");
+        return Some(KEY_FILE_KIND);
     }
     None
 }
+
+/// What [`secret_kind`] says of a file that is a key by its extension
+/// (`.pem`, `.key`, `.p12`): it may be a certificate or a key.
+pub const KEY_FILE_KIND: &str = "a private key or key store";
 
 /// A directory that holds credentials: copying or sending it whole leaks them.
 pub fn secret_dir(path: &str) -> Option<&'static str> {

@@ -378,15 +378,35 @@ fn env_injection_blind_set_meets_targets() {
 #[test]
 fn evasion_blind_set_does_not_regress() {
     // First score, before the fixes written beside it: 66/86 (76.7%), 6
-    // block lines allowed, 1 allow line asked. The floor is today's score
-    // (69/86): raise it as the engine learns the rest.
-    const FLOOR_PERCENT: usize = 80;
-    const FLOOR_BLOCK_ASKED: usize = 11;
-    const FLOOR_BLOCK_ALLOWED: usize = 6;
+    // block lines allowed, 1 allow line asked. With the capability model
+    // of programs and the two-step checks: 82/86 (95.3%), no block line
+    // allowed. The floor is today's score: raise it as the engine learns
+    // the rest.
+    const FLOOR_PERCENT: usize = 95;
+    const FLOOR_BLOCK_ASKED: usize = 4;
+    const FLOOR_BLOCK_ALLOWED: usize = 0;
     check_corpus_with(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_evasion.jsonl"),
         FLOOR_PERCENT,
         FLOOR_BLOCK_ASKED,
         FLOOR_BLOCK_ALLOWED,
+    );
+}
+
+/// Programs made to run commands through options, modes and input, readers
+/// of secrets, servers and two-step lines (issue #13, the capability model
+/// of programs), written by someone who had read neither the rules nor the
+/// other sets. First score, with the rules wired to a model of three
+/// programs: 124/160 (77.5%), 13 block lines allowed.
+#[test]
+fn programs_blind_set_meets_targets() {
+    // One line is left asked: a git hook written with a dangerous body and
+    // made executable but not run on the line. `blind2.jsonl` labels the
+    // same thing ask; the two sets disagree and this one is not followed.
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_programs.jsonl"),
+        99,
+        1,
+        0,
     );
 }

@@ -331,6 +331,17 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             }
         }
         "kubectl" | "oc" => unwrap_kubectl(name, args),
+        "sed" | "gsed" => unwrap_sed(args),
+        // The dynamic loader run directly: `/lib64/ld-linux-x86-64.so.2 /bin/nc …`.
+        _ if is_dynamic_loader(name) => {
+            let i = o(
+                "",
+                &["library-path", "preload", "audit", "argv0", "inhibit-rpath"],
+            )
+            .first_operand(args);
+            argv_from("ld.so", i, false)
+        }
+        "tmux" => unwrap_tmux(args),
         "eval" => joined_script("eval", args),
         "tar" | "bsdtar" | "gtar" => unwrap_tar(args),
         "rsync" => {
@@ -365,8 +376,186 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             argv_from("unshare", i, false)
         }
         _ if is_shell(name) => unwrap_shell(name, command),
-        _ => Vec::new(),
+        _ => unwrap_by_model(name, args),
     }
+}
+
+/// `sed`'s `e COMMAND` runs COMMAND (GNU sed); `s/…/…/e` runs the pattern
+/// space, which is input, so it is only known at run time.
+fn unwrap_sed(args: &[Word]) -> Vec<Inner> {
+    let mut scripts: Vec<&str> = Vec::new();
+    let mut explicit = false;
+    let mut k = 0;
+    while k < args.len() {
+        let t = args[k].text.as_str();
+        if t == "-e" || t == "--expression" {
+            explicit = true;
+            if let Some(v) = args.get(k + 1) {
+                scripts.push(&v.text);
+            }
+            k += 1;
+        } else if let Some(v) = t.strip_prefix("--expression=") {
+            explicit = true;
+            scripts.push(v);
+        } else if t == "-f" || t == "--file" {
+            explicit = true;
+            k += 1;
+        } else if !t.starts_with('-') && !explicit {
+            scripts.push(t);
+            explicit = true;
+        }
+        k += 1;
+    }
+    let mut out = Vec::new();
+    for script in scripts {
+        for line in script.split('\n') {
+            let mut offset = 0;
+            for seg in line.split(';') {
+                let trimmed = seg.trim_start_matches(|c: char| {
+                    c.is_ascii_digit() || c.is_whitespace() || matches!(c, '$' | ',' | '!' | '~')
+                });
+                let at = offset + (seg.len() - trimmed.len());
+                offset += seg.len() + 1;
+                let Some(after) = trimmed.strip_prefix('e') else {
+                    continue;
+                };
+                if !(after.is_empty() || after.starts_with(char::is_whitespace)) {
+                    continue;
+                }
+                // `e CMD` takes the rest of the line, `;` included; a bare
+                // `e` runs the pattern space, which is input.
+                let command = line[at + 1..].trim();
+                out.push(Inner::Script {
+                    label: "sed e".into(),
+                    script: if command.is_empty() {
+                        "\"$SED_PATTERN_SPACE\"".into()
+                    } else {
+                        command.to_string()
+                    },
+                    privileged: false,
+                    stdin_script: false,
+                });
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// `tmux new-session|new-window|split-window|respawn-pane|run-shell … 'CMD'`:
+/// the trailing words are a shell command tmux runs.
+fn unwrap_tmux(args: &[Word]) -> Vec<Inner> {
+    const RUNS: &[&str] = &[
+        "new-session",
+        "new",
+        "new-window",
+        "neww",
+        "split-window",
+        "splitw",
+        "respawn-pane",
+        "respawnp",
+        "respawn-window",
+        "respawnw",
+        "run-shell",
+        "run",
+        "display-popup",
+        "popup",
+        "pipe-pane",
+        "pipep",
+        "if-shell",
+        "if",
+    ];
+    // Global options before the subcommand: -L socket, -S path, -f file.
+    let i = Opts {
+        short_value: "LSfc",
+        long_value: &[],
+    }
+    .first_operand(args);
+    let Some(sub) = args.get(i).filter(|w| RUNS.contains(&w.text.as_str())) else {
+        return Vec::new();
+    };
+    // Options of these subcommands that take a value.
+    let rest = &args[i + 1..];
+    let j = Opts {
+        short_value: "cefFnstxylp",
+        long_value: &[],
+    }
+    .first_operand(rest);
+    let words = &rest[j.min(rest.len())..];
+    if words.is_empty() {
+        return Vec::new();
+    }
+    joined_script(&format!("tmux {}", sub.text), words)
+}
+
+/// Programs the capability model (`aq-programs`) says run a command through
+/// an option: `zip -TT CMD`, `man -P CMD`, `gdb -ex '!CMD'`, `strace -o '|CMD'`.
+fn unwrap_by_model(name: &str, args: &[Word]) -> Vec<Inner> {
+    let Some(program) = aq_programs::lookup(name) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    for cap in program.caps(aq_programs::Does::Exec) {
+        if cap.via != aq_programs::Via::Option {
+            continue;
+        }
+        for k in 0..texts.len() {
+            let Some(value) = cap.option_value(&texts, k) else {
+                continue;
+            };
+            let label = format!("{name} {}", texts[k].split('=').next().unwrap_or(texts[k]));
+            match cap.takes {
+                aq_programs::Takes::Command => out.push(Inner::Script {
+                    label,
+                    script: value.trim_start_matches('|').to_string(),
+                    privileged: false,
+                    stdin_script: false,
+                }),
+                aq_programs::Takes::Escape => {
+                    if let Some(script) = aq_programs::escape_command(value) {
+                        out.push(Inner::Script {
+                            label,
+                            script,
+                            privileged: false,
+                            stdin_script: false,
+                        });
+                    }
+                }
+                aq_programs::Takes::Program => out.push(Inner::Argv {
+                    label,
+                    argv: vec![Word::literal(value)],
+                    privileged: false,
+                    keeps_stdin: false,
+                }),
+                aq_programs::Takes::Argv => {
+                    // The option's value and every word after it are the command.
+                    let attached = !cap.flags.contains(&texts[k]);
+                    let mut argv = Vec::new();
+                    if attached {
+                        argv.push(Word::literal(value));
+                    }
+                    argv.extend_from_slice(&args[k + 1..]);
+                    out.push(Inner::Argv {
+                        label,
+                        argv,
+                        privileged: false,
+                        keeps_stdin: true,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Whether `name` is the dynamic loader (`ld-linux-x86-64.so.2`, `ld.so`,
+/// `ld-musl-x86_64.so.1`), which runs the program named by its operand.
+pub fn is_dynamic_loader(name: &str) -> bool {
+    (name.starts_with("ld-linux") || name.starts_with("ld-musl") || name.starts_with("ld64.so"))
+        && name.contains(".so")
+        || name == "ld.so"
 }
 
 /// Whether `name` is a shell (`sh`, `bash`, `zsh`, ... `bash5`).

@@ -6,7 +6,7 @@
 
 use aq_shell::Word;
 
-use super::{Ctx, HitRule};
+use super::Ctx;
 use crate::catalog::RuleId;
 use crate::paths::NormPath;
 
@@ -197,7 +197,13 @@ fn judge(ctx: &mut Ctx, i: usize, s: &Setting) {
         );
         // Its body is judged as if it were on the line.
         let body = s.value.trim_start().trim_start_matches("()");
-        copy_hits(ctx, i, s.name, &aq_shell::analyze(body), false);
+        super::copy_hits(
+            ctx,
+            i,
+            &format!("`{}`", s.name),
+            &aq_shell::analyze(body),
+            false,
+        );
         return;
     }
     let Some(&(_, effect)) = VARS.iter().find(|(n, _)| *n == s.name) else {
@@ -327,26 +333,7 @@ fn judge_command(ctx: &mut Ctx, i: usize, name: &str, value: &str) {
     // Even a plain viewer is judged by what it is given (`PAGER='cat
     // ~/.ssh/id_rsa'`); its asks (plain `ssh` talking to a host) are the
     // outer program's, judged there.
-    copy_hits(ctx, i, name, &analysis, plain);
-}
-
-/// The rules' hits on code held in variable `name`, as hits on command
-/// `i`; only blocks when `blocks_only`.
-fn copy_hits(
-    ctx: &mut Ctx,
-    i: usize,
-    name: &str,
-    analysis: &aq_shell::Analysis,
-    blocks_only: bool,
-) {
-    for hit in super::run(analysis, ctx.policy) {
-        if let HitRule::Builtin(id) = hit.rule
-            && id != RuleId::ExecUnknownProgram
-            && (!blocks_only || ctx.policy.action(id) == crate::decision::Decision::Block)
-        {
-            ctx.hit(id, i, format!("in `{name}`: {}", hit.evidence));
-        }
-    }
+    super::copy_hits(ctx, i, &format!("`{name}`"), &analysis, plain);
 }
 
 /// One command, a viewer or editor from [`PLAIN`], with nothing computed

@@ -415,6 +415,18 @@ pub(crate) fn written_paths(c: &Command) -> Vec<String> {
         }
         _ => {}
     }
+    // What the capability model says the program writes through an option
+    // (`sort -o F`, `find -fprintf F FMT`, `time -o F`).
+    if let Some(name) = c.program()
+        && super::programs::names_files(name, aq_programs::Does::Write)
+    {
+        let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+        for p in super::programs::written_files(name, &texts) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
     out.retain(|p| {
         !matches!(
             p.as_str(),

@@ -8,8 +8,10 @@ mod exec;
 mod files;
 mod known;
 mod net;
+mod programs;
 mod secrets;
 mod tools;
+mod written;
 
 use aq_shell::{Analysis, Command, Input, ProblemKind, Word};
 
@@ -64,7 +66,7 @@ impl<'a> Ctx<'a> {
         });
     }
 
-    fn fired_on(&self, command: usize) -> bool {
+    pub(crate) fn fired_on(&self, command: usize) -> bool {
         self.hits.iter().any(|h| h.command == Some(command))
     }
 
@@ -213,8 +215,11 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         tools::check(&mut ctx, i);
         code::check(&mut ctx, i);
         env::check(&mut ctx, i);
+        programs::check(&mut ctx, i);
+        written::check_input_commands(&mut ctx, i);
     }
     exec::check_download_then_run(&mut ctx);
+    written::check_line(&mut ctx);
 
     // Custom rules.
     let mut custom_allowed = vec![false; analysis.commands.len()];
@@ -487,6 +492,26 @@ pub(crate) fn cwd_before(ctx: &Ctx, i: usize) -> Option<String> {
                 .map(|w| w.text.clone())
                 .unwrap_or_else(|| "~".to_string())
         })
+}
+
+/// The rules' hits on code found inside command `i` (a variable's value, a
+/// script written on the line, an editor's escape), as hits on `i`; only
+/// blocks when `blocks_only`. `label` says where the code was.
+pub(crate) fn copy_hits(
+    ctx: &mut Ctx,
+    i: usize,
+    label: &str,
+    analysis: &Analysis,
+    blocks_only: bool,
+) {
+    for hit in run(analysis, ctx.policy) {
+        if let HitRule::Builtin(id) = hit.rule
+            && id != RuleId::ExecUnknownProgram
+            && (!blocks_only || ctx.policy.action(id) == Decision::Block)
+        {
+            ctx.hit(id, i, format!("in {label}: {}", hit.evidence));
+        }
+    }
 }
 
 /// The first argument that is not an option.

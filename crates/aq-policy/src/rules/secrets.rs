@@ -229,6 +229,25 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ));
         }
     }
+    // What the capability model says this program reads or uploads:
+    // `wget -i F`, `curl -K F`, `git diff --no-index A B`.
+    if super::programs::names_files(&name, aq_programs::Does::Read)
+        || super::programs::names_files(&name, aq_programs::Does::Upload)
+    {
+        let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+        let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
+        let read = super::programs::read_files(&name, &texts, &ops);
+        let sent = super::programs::uploaded_files(&name, &texts);
+        for (role, p) in read
+            .into_iter()
+            .map(|p| (Role::Read, p))
+            .chain(sent.into_iter().map(|p| (Role::Send, p)))
+        {
+            if let Some(kind) = ctx.secret_kind(&p) {
+                found.push((role, p, kind));
+            }
+        }
+    }
     if net {
         found.extend(sent_paths(ctx, c));
         // `env | curl --data-binary @- ...`: the whole environment goes out.
@@ -264,6 +283,25 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         // `find -name .env -exec cat {} \;`, `echo .env | xargs cat`.
         if ops.iter().any(|w| w.text.contains("{}")) || c.via.last().is_some_and(|v| v == "xargs") {
             ops.extend(placeholder_values(ctx, i).into_iter().map(Word::literal));
+        }
+        // `find ~/.aws -type f -exec cat {} +`: every file under a
+        // credential directory.
+        if ops.iter().any(|w| w.text.contains("{}")) && matches!(role, Role::Read | Role::Copy) {
+            for root in super::finder_roots(ctx, i) {
+                if let Some(dir) =
+                    paths::secret_dir(&root).filter(|_| !NormPath::new(&root).is_home())
+                {
+                    found.push((role, root.clone(), dir.to_string()));
+                }
+            }
+        }
+        // `cat $(echo fi5zc2gv… | base64 -d)`: a file name decoded on the line.
+        for w in &ops {
+            if let Some(name) = decoded_word(ctx, w)
+                && let Some(kind) = ctx.secret_kind(&name)
+            {
+                found.push((role, name, kind));
+            }
         }
         let n_ops = ops.len();
         for (k, w) in ops.into_iter().enumerate() {
@@ -354,6 +392,20 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
+    // SQL that reads a file: `sqlite3 :memory: "select readfile('/etc/shadow')"`.
+    if matches!(name.as_str(), "sqlite3" | "sqlite" | "duckdb") {
+        for a in c.args() {
+            let mut rest = a.text.as_str();
+            while let Some(pos) = rest.find("readfile(") {
+                rest = &rest[pos + "readfile(".len()..];
+                let lit = rest.trim_start().trim_start_matches(['\'', '"']);
+                let path = lit.split(['\'', '"', ')']).next().unwrap_or("");
+                if let Some(kind) = ctx.secret_kind(path) {
+                    found.push((Role::Read, path.to_string(), kind));
+                }
+            }
+        }
+    }
     // Interpreter code that names a secret file.
     if let Some(code) = &c.code {
         for lit in &code.literals {
@@ -361,6 +413,16 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 found.push((Role::Read, lit.trim().to_string(), kind));
             }
         }
+    }
+    // `openssl x509 -in server.pem`, `openssl s_server -key key.pem`: a
+    // certificate is inspected, a key is used, neither is printed.
+    if name == "openssl"
+        && matches!(
+            super::subcommand(c),
+            Some("x509" | "verify" | "crl" | "s_server" | "s_client")
+        )
+    {
+        found.retain(|(_, _, kind)| *kind != paths::KEY_FILE_KIND);
     }
     let mut reported = false;
     for (role, path, kind) in found {
@@ -810,28 +872,52 @@ fn check_secret_vars(ctx: &mut Ctx, i: usize) {
 
 fn check_hunt(ctx: &mut Ctx, i: usize, name: &str) {
     let c = &ctx.commands()[i];
+    // `git grep --no-index PATTERN DIR` searches DIR like `grep -r`.
+    let git_grep = name == "git" && super::net::git_subcommand(c) == Some("grep");
     match name {
-        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "ugrep" => {
-            let recursive = name != "grep" && name != "egrep" && name != "fgrep"
+        _ if git_grep
+            || matches!(
+                name,
+                "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "ugrep"
+            ) =>
+        {
+            let from_find = c.args().iter().any(|a| a.text.contains("{}"));
+            let recursive = git_grep
+                || from_find
+                || name != "grep" && name != "egrep" && name != "fgrep"
                 || has_flag(c, Some('r'), &["recursive"])
                 || has_flag(c, Some('R'), &["dereference-recursive"]);
             if !recursive {
                 return;
             }
             let mut ops = operands(c);
+            if git_grep {
+                ops.retain(|o| o.text != "grep");
+            }
+            // `find ~ -type f -exec grep -l token {} +`: grep searches what
+            // find walks.
+            let roots = if ops.iter().any(|o| o.text.contains("{}")) {
+                super::finder_roots(ctx, i)
+            } else {
+                Vec::new()
+            };
             let explicit = flag_values_text(c, &["-e"], &["regexp"]);
             let pattern = if explicit.is_empty() && !ops.is_empty() {
                 ops.remove(0).text.clone()
             } else {
                 explicit.join(" ")
             };
-            if let Some(root) = ops.iter().find(|o| is_broad_root(&o.text))
+            if let Some(root) = ops
+                .iter()
+                .map(|o| o.text.as_str())
+                .chain(roots.iter().map(String::as_str))
+                .find(|o| is_broad_root(o))
                 && secretish_pattern(&pattern)
             {
                 ctx.hit(
                     RuleId::SecretHunt,
                     i,
-                    format!("searches {} for `{pattern}`", root.text),
+                    format!("searches {root} for `{pattern}`"),
                 );
             }
         }
@@ -850,6 +936,8 @@ fn check_hunt(ctx: &mut Ctx, i: usize, name: &str) {
                 secretish_pattern(base)
                     || paths::secret_kind(&format!("~/.ssh/{base}")).is_some()
                     || paths::is_dotenv_secret(base)
+                    || paths::is_dotenv_secret(&base.replace('*', "x"))
+                    || base.ends_with(".env")
             });
             if !hunting {
                 return;
@@ -870,4 +958,62 @@ fn check_hunt(ctx: &mut Ctx, i: usize, name: &str) {
         }
         _ => {}
     }
+}
+
+/// The text of a word that is only a decoding substitution of literal text:
+/// `$(echo BASE64 | base64 -d)`, `$(base64 -d <<< BASE64)`,
+/// `$(echo … | rev)`.
+fn decoded_word(ctx: &Ctx, w: &Word) -> Option<String> {
+    // The substitution's output is its last command's.
+    let j = *w.feeds.iter().max()?;
+    let d = &ctx.commands()[j];
+    let input = d.stdin.iter().find_map(|s| match s {
+        Input::Text(t) if !t.dynamic => Some(t.text.clone()),
+        Input::Pipe(p) => {
+            let up = &ctx.commands()[*p];
+            (matches!(up.program(), Some("echo" | "printf"))
+                && up.args().iter().all(|a| !a.dynamic))
+            .then(|| {
+                up.args()
+                    .iter()
+                    .filter(|a| !a.text.starts_with('-'))
+                    .map(|a| a.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        }
+        _ => None,
+    })?;
+    let input = input.trim();
+    match d.program()? {
+        "base64" if has_flag(d, Some('d'), &["decode"]) => String::from_utf8(base64_decode(input)?)
+            .ok()
+            .map(|s| s.trim().to_string()),
+        "rev" => Some(input.chars().rev().collect()),
+        _ => None,
+    }
+}
+
+/// Standard base64 (padding optional); `None` on any other character.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut acc: u32 = 0;
+    let mut bits = 0;
+    for ch in s.bytes().filter(|b| !b.is_ascii_whitespace() && *b != b'=') {
+        let v = match ch {
+            b'A'..=b'Z' => ch - b'A',
+            b'a'..=b'z' => ch - b'a' + 26,
+            b'0'..=b'9' => ch - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
 }

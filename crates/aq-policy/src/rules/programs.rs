@@ -1,0 +1,170 @@
+//! Rules that ask the capability model of programs (`aq-programs`) what a
+//! command does, instead of matching program names: which option runs a
+//! command, which mode serves files, which option names a file read, written
+//! or uploaded.
+
+use aq_programs::{Cap, Does, Takes, Via};
+
+use super::{Ctx, cwd_before, operands};
+use crate::catalog::RuleId;
+use crate::paths::{self, NormPath};
+
+pub(crate) fn check(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(name) = c.program() else { return };
+    let mut hits: Vec<(RuleId, String)> = Vec::new();
+    // A command language run through the program's own syntax: `sed e`,
+    // `tmux new-session 'CMD'`.
+    if let Some(j) = c.runs
+        && let Some(label) = ctx.commands()[j].via.last()
+        && (label == "sed e" || label == "ld.so" || label.starts_with("tmux "))
+    {
+        hits.push((
+            RuleId::ExecViaOption,
+            format!("`{label}` runs `{}`", ctx.commands()[j].display()),
+        ));
+    }
+    let caps = aq_programs::lookup(name).map_or(&[][..], |p| p.caps);
+    let texts: Vec<&str> = if caps.is_empty() {
+        Vec::new()
+    } else {
+        c.args().iter().map(|w| w.text.as_str()).collect()
+    };
+    for cap in caps {
+        match (cap.does, cap.via) {
+            (Does::Exec, Via::Option) => {
+                if let Some(e) = hidden_command(cap, name, &texts) {
+                    hits.push((RuleId::ExecViaOption, e));
+                }
+            }
+            (Does::Serve, Via::Args) if cap.mode_matches(&texts) => {
+                if let Some(dir) = served_home(ctx, i, &texts) {
+                    hits.push((
+                        RuleId::NetServeHome,
+                        format!("`{name}` serves `{dir}` over the network"),
+                    ));
+                } else {
+                    hits.push((
+                        RuleId::NetListener,
+                        format!("`{}` serves on a port", c.display()),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (rule, evidence) in hits {
+        let already = ctx
+            .hits
+            .iter()
+            .any(|h| h.command == Some(i) && h.rule == super::HitRule::Builtin(rule));
+        if !already {
+            ctx.hit(rule, i, evidence);
+        }
+    }
+}
+
+/// The first command `cap` (an exec option) is given that is not one its
+/// option ordinarily names, as evidence.
+fn hidden_command(cap: &Cap, name: &str, texts: &[&str]) -> Option<String> {
+    if !matches!(cap.takes, Takes::Command | Takes::Escape | Takes::Program) {
+        // `-exec CMD ARGS`, `-- CMD`: the command is on the line and judged there.
+        return None;
+    }
+    for k in 0..texts.len() {
+        let Some(value) = cap.option_value(texts, k) else {
+            continue;
+        };
+        let command = match cap.takes {
+            Takes::Escape => match aq_programs::escape_command(value) {
+                Some(c) => c,
+                None => continue,
+            },
+            _ => value.trim_start_matches('|').trim().to_string(),
+        };
+        if command.is_empty() {
+            continue;
+        }
+        let first = command.split_whitespace().next().unwrap_or("");
+        let program = first.rsplit('/').next().unwrap_or(first);
+        if cap.usual.contains(&program) {
+            continue;
+        }
+        let option = texts[k].split('=').next().unwrap_or(texts[k]);
+        return Some(format!("`{name}` runs `{command}` given in `{option}`"));
+    }
+    None
+}
+
+/// The home directory or `/` when a server serves it: named on the line
+/// (`-d ~`, `-t /`, `--directory=$HOME`) or the directory it runs in.
+fn served_home(ctx: &Ctx, i: usize, texts: &[&str]) -> Option<String> {
+    let exposes = |t: &str| {
+        let v = t.split_once('=').map_or(t, |(_, v)| v);
+        let p = NormPath::new(v);
+        (p.is_home() || p.is_root() || paths::secret_dir(v).is_some()) && !v.is_empty()
+    };
+    if let Some(t) = texts.iter().find(|t| exposes(t)) {
+        return Some(t.to_string());
+    }
+    let c = &ctx.commands()[i];
+    let named_dir = operands(c)
+        .iter()
+        .any(|w| w.text.contains('/') || w.text == ".");
+    match cwd_before(ctx, i) {
+        Some(dir) if !named_dir || operands(c).iter().any(|w| w.text == ".") => {
+            exposes(&dir).then_some(dir)
+        }
+        _ => None,
+    }
+}
+
+/// Files the model says `name` reads through an option (`wget -i F`,
+/// `curl -K F`, `openssl enc -in F`) or, in a reading mode, as operands
+/// (`git diff --no-index A B`).
+pub(crate) fn read_files(name: &str, texts: &[&str], ops: &[&str]) -> Vec<String> {
+    files_by(name, Does::Read, texts, ops)
+}
+
+/// Files the model says `name` uploads through an option.
+pub(crate) fn uploaded_files(name: &str, texts: &[&str]) -> Vec<String> {
+    files_by(name, Does::Upload, texts, &[])
+}
+
+/// Files the model says `name` writes through an option (`sort -o F`,
+/// `find -fprintf F`, `time -o F`).
+pub(crate) fn written_files(name: &str, texts: &[&str]) -> Vec<String> {
+    files_by(name, Does::Write, texts, &[])
+}
+
+/// Whether the model knows `name` to read, write or upload through an
+/// option or a mode (so the callers build argument lists only then).
+pub(crate) fn names_files(name: &str, does: Does) -> bool {
+    aq_programs::lookup(name).is_some_and(|p| {
+        p.caps(does)
+            .any(|c| c.via == Via::Args || (c.via == Via::Option && c.takes == Takes::File))
+    })
+}
+
+fn files_by(name: &str, does: Does, texts: &[&str], ops: &[&str]) -> Vec<String> {
+    let Some(program) = aq_programs::lookup(name) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for cap in program.caps(does) {
+        match cap.via {
+            Via::Option if cap.takes == Takes::File => {
+                for k in 0..texts.len() {
+                    if let Some(v) = cap.option_value(texts, k) {
+                        out.push(v.to_string());
+                    }
+                }
+            }
+            Via::Args if cap.mode_matches(texts) => {
+                out.extend(ops.iter().map(|s| s.to_string()));
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,359 @@
+//! Two steps on one line, and commands fed as text: a file written with
+//! literal text and then run (`printf '…' > x.sh && sh x.sh`) or run later
+//! by something else (a git hook, a package.json lifecycle script, a
+//! Makefile recipe, a git alias, setup.py); programs whose input is their own
+//! command language (`ed`, `gdb`, `sqlite3`) fed literal text. The text is
+//! judged as what it will be.
+
+use aq_programs::{Does, Via};
+use aq_shell::{Analysis, Command, Input};
+
+use super::{Ctx, copy_hits, operands};
+use crate::catalog::RuleId;
+
+/// Line-level: files written with literal text, judged by what runs them.
+pub(crate) fn check_line(ctx: &mut Ctx) {
+    let mut writes: Vec<(usize, String, String)> = Vec::new();
+    for i in 0..ctx.commands().len() {
+        let c = &ctx.commands()[i];
+        let Some(text) = produced_text(ctx, c) else {
+            continue;
+        };
+        for path in super::files::written_paths(c) {
+            let path = path.trim_start_matches("./").to_string();
+            if let Some(w) = writes.iter_mut().find(|w| w.1 == path) {
+                w.2.push_str(&text);
+            } else {
+                writes.push((i, path, text.clone()));
+            }
+        }
+    }
+    for (i, path, text) in writes {
+        let base = path.rsplit('/').next().unwrap_or(&path).to_string();
+        let label = format!("the text written to `{path}`");
+        let git_later = ctx.commands()[i + 1..]
+            .iter()
+            .any(|c| c.program() == Some("git"));
+        if path.contains(".git/hooks/") || path.starts_with("hooks/") {
+            // Written alone a hook is asked about (persist-git-hook); a git
+            // command later on the line runs it.
+            if git_later {
+                copy_hits(ctx, i, &label, &aq_shell::analyze(&text), true);
+            }
+        } else if base == "package.json" {
+            // Lifecycle scripts run on the next install; others when a later
+            // `npm run NAME` (or `yarn NAME`, `pnpm NAME`) on the line asks.
+            let mut names: Vec<String> = LIFECYCLE.iter().map(|s| s.to_string()).collect();
+            names.extend(run_script_names(&ctx.commands()[i + 1..]));
+            for script in package_scripts(&text, &names) {
+                copy_hits(ctx, i, &label, &aq_shell::analyze(&script), true);
+            }
+        } else if matches!(base.as_str(), "Makefile" | "makefile" | "GNUmakefile")
+            || base.ends_with(".mk")
+        {
+            copy_hits(ctx, i, &label, &aq_shell::analyze(&recipes(&text)), true);
+        } else if matches!(base.as_str(), "setup.py" | "conftest.py" | "noxfile.py") {
+            let a = python(&text);
+            copy_hits(ctx, i, &label, &a, true);
+        } else if base == "config" && path.contains(".git/") || base == ".gitconfig" {
+            for alias in shell_aliases(&text) {
+                copy_hits(ctx, i, &label, &aq_shell::analyze(&alias), true);
+            }
+        }
+        // Run later on this line: `sh x.sh`, `./x.sh`, `python3 /tmp/t.py`.
+        for j in i + 1..ctx.commands().len() {
+            let Some(lang) = runs_file(&ctx.commands()[j], &path) else {
+                continue;
+            };
+            let analysis = match lang {
+                Lang::Shell => aq_shell::analyze(&text),
+                Lang::Python => python(&text),
+                Lang::Other(name) => {
+                    aq_shell::analyze_argv(&[name.to_string(), "-e".into(), text.clone()])
+                }
+            };
+            copy_hits(ctx, j, &label, &analysis, true);
+            if !ctx.fired_on(j) {
+                ctx.hit(
+                    RuleId::ExecScriptFile,
+                    j,
+                    format!("runs `{path}`, written on this line"),
+                );
+            }
+            break;
+        }
+    }
+}
+
+/// Per command: text fed to a program whose input is its own command
+/// language (`printf '!sh\n' | ed`, `gdb <<< 'shell id'`), and `make --eval`.
+pub(crate) fn check_input_commands(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(name) = c.program().map(str::to_string) else {
+        return;
+    };
+    let reads_commands = aq_programs::lookup(&name)
+        .is_some_and(|p| p.caps(Does::Exec).any(|cap| cap.via == Via::Stdin));
+    if reads_commands {
+        let mut text = String::new();
+        for s in &c.stdin {
+            match s {
+                Input::Text(w) => text.push_str(&w.text),
+                Input::Pipe(p) => {
+                    if let Some(t) = produced_text(ctx, &ctx.commands()[*p]) {
+                        text.push_str(&t);
+                    }
+                }
+                Input::File(_) => {}
+            }
+            text.push('\n');
+        }
+        for line in text.lines() {
+            if let Some(cmd) = aq_programs::escape_command(line) {
+                ctx.hit(
+                    RuleId::ExecViaOption,
+                    i,
+                    format!("`{name}` runs `{cmd}` read from its input"),
+                );
+                copy_hits(
+                    ctx,
+                    i,
+                    &format!("`{name}`'s input"),
+                    &aq_shell::analyze(&cmd),
+                    false,
+                );
+            }
+        }
+    }
+    // `npm pkg set scripts.postinstall='…'`: a lifecycle script runs on
+    // the next install.
+    if matches!(name.as_str(), "npm" | "pnpm")
+        && super::subcommand(c) == Some("pkg")
+        && c.args().iter().any(|a| a.text == "set")
+    {
+        let scripts: Vec<String> = c
+            .args()
+            .iter()
+            .filter_map(|a| a.text.strip_prefix("scripts."))
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(_, v)| v.to_string())
+            .collect();
+        for s in scripts {
+            copy_hits(ctx, i, "a package script", &aq_shell::analyze(&s), true);
+        }
+    }
+    if name == "make" || name == "gmake" {
+        let args = c.args();
+        let mut evals = Vec::new();
+        for (k, a) in args.iter().enumerate() {
+            if let Some(v) = a.text.strip_prefix("--eval=") {
+                evals.push(v.to_string());
+            } else if (a.text == "--eval" || a.text == "-E")
+                && let Some(v) = args.get(k + 1)
+            {
+                evals.push(v.text.clone());
+            }
+        }
+        for e in evals {
+            ctx.hit(
+                RuleId::ExecViaOption,
+                i,
+                "`make` runs recipes given in `--eval`",
+            );
+            copy_hits(
+                ctx,
+                i,
+                "`make --eval`",
+                &aq_shell::analyze(&recipes(&e)),
+                false,
+            );
+        }
+    }
+}
+
+enum Lang {
+    Shell,
+    Python,
+    Other(&'static str),
+}
+
+/// How command `c` runs `path`, if it does.
+fn runs_file(c: &Command, path: &str) -> Option<Lang> {
+    let first = c.argv.first()?;
+    let same = |t: &str| t.trim_start_matches("./") == path;
+    if same(&first.text) {
+        return Some(Lang::Shell);
+    }
+    let name = c.program()?;
+    let operand = operands(c).first().map(|w| w.text.clone())?;
+    if !same(&operand) {
+        return None;
+    }
+    if aq_shell::is_shell(name) || matches!(name, "source" | ".") {
+        return Some(Lang::Shell);
+    }
+    match aq_shell::interpreter_lang(name)? {
+        "python" => Some(Lang::Python),
+        "node" => Some(Lang::Other("node")),
+        "perl" => Some(Lang::Other("perl")),
+        "ruby" => Some(Lang::Other("ruby")),
+        _ => Some(Lang::Shell),
+    }
+}
+
+fn python(text: &str) -> Analysis {
+    aq_shell::analyze_argv(&["python3".to_string(), "-c".into(), text.to_string()])
+}
+
+/// What `echo`/`printf` print, or the here-document `cat`/`tee` copy, when
+/// it is literal.
+fn produced_text(ctx: &Ctx, c: &Command) -> Option<String> {
+    let args = c.args();
+    if args.iter().any(|w| w.dynamic) {
+        return None;
+    }
+    match c.program()? {
+        "echo" => {
+            let mut escapes = false;
+            let words: Vec<&str> = args
+                .iter()
+                .map(|w| w.text.as_str())
+                .skip_while(|w| {
+                    let flag = w.len() > 1
+                        && w.starts_with('-')
+                        && w[1..].chars().all(|ch| "neE".contains(ch));
+                    escapes |= flag && w.contains('e');
+                    flag
+                })
+                .collect();
+            let text = words.join(" ");
+            Some(if escapes { unescape(&text) } else { text } + "\n")
+        }
+        "printf" => {
+            let (format, rest) = args.split_first()?;
+            let mut out = unescape(&format.text);
+            for a in rest {
+                if let Some(pos) = out.find("%s").or_else(|| out.find("%b")) {
+                    out.replace_range(pos..pos + 2, &a.text);
+                }
+            }
+            Some(out.replace("%%", "%"))
+        }
+        "cat" | "tee" => c.stdin.iter().find_map(|s| match s {
+            Input::Text(w) => Some(w.text.clone()),
+            Input::Pipe(p) => {
+                let up = &ctx.commands()[*p];
+                (up.program() != Some("cat") && up.program() != Some("tee"))
+                    .then(|| produced_text(ctx, up))
+                    .flatten()
+            }
+            Input::File(_) => None,
+        }),
+        _ => None,
+    }
+}
+
+/// `printf`/`echo -e` escapes: `\n`, `\t`, `\\`, `\'`, `\"`.
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(ch) = it.next() {
+        if ch != '\\' {
+            out.push(ch);
+            continue;
+        }
+        match it.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// npm lifecycle scripts that run on install.
+const LIFECYCLE: &[&str] = &[
+    "preinstall",
+    "install",
+    "postinstall",
+    "prepare",
+    "prepublish",
+    "preprepare",
+    "postprepare",
+];
+
+/// Script names later commands run: `npm run X`, `npm test`, `yarn X`.
+fn run_script_names(later: &[Command]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in later {
+        if !matches!(c.program(), Some("npm" | "pnpm" | "yarn" | "bun")) {
+            continue;
+        }
+        let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
+        match ops.as_slice() {
+            ["run" | "run-script" | "rs", name, ..] => out.push(name.to_string()),
+            ["t", ..] => out.push("test".into()),
+            ["test" | "start" | "stop" | "restart", ..] => out.push(ops[0].to_string()),
+            [name, ..] if c.program() != Some("npm") => out.push(name.to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The values of the `names` scripts in a package.json text.
+fn package_scripts(json: &str, names: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for key in names {
+        let pat = format!("\"{key}\"");
+        let mut from = 0;
+        while let Some(pos) = json[from..].find(&pat) {
+            let after = &json[from + pos + pat.len()..];
+            from += pos + pat.len();
+            let Some(rest) = after.trim_start().strip_prefix(':') else {
+                continue;
+            };
+            let Some(body) = rest.trim_start().strip_prefix('"') else {
+                continue;
+            };
+            let mut value = String::new();
+            let mut esc = false;
+            for ch in body.chars() {
+                match (esc, ch) {
+                    (true, c) => {
+                        value.push(c);
+                        esc = false;
+                    }
+                    (false, '\\') => esc = true,
+                    (false, '"') => break,
+                    (false, c) => value.push(c),
+                }
+            }
+            out.push(value);
+        }
+    }
+    out
+}
+
+/// Makefile recipe lines (those starting with a tab), with `$$` as `$`.
+fn recipes(text: &str) -> String {
+    text.lines()
+        .filter_map(|l| l.strip_prefix('\t'))
+        .map(|l| l.trim_start_matches(['@', '-', '+']).replace("$$", "$"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// git aliases that run a shell command: `name = !cmd`.
+fn shell_aliases(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.split_once('=').map(|(_, v)| v.trim()))
+        .filter_map(|v| v.trim_matches('"').strip_prefix('!'))
+        .map(str::to_string)
+        .collect()
+}
