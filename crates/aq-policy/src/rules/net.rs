@@ -3,7 +3,7 @@
 
 use aq_shell::{Command, is_shell};
 
-use super::{Ctx, has_flag, operands, subcommand};
+use super::{Ctx, operands, subcommand};
 use crate::catalog::RuleId;
 
 fn is_dev_tcp(path: &str) -> bool {
@@ -215,31 +215,8 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
         _ => {}
     }
-    // Interpreter servers: `python3 -m http.server`, `php -S`, `ruby -run -e httpd`.
-    let c = &ctx.commands()[i];
-    let listener = match name.as_str() {
-        n if n.starts_with("python") => c.args().windows(2).any(|w| {
-            w[0].text == "-m"
-                && matches!(
-                    w[1].text.as_str(),
-                    "http.server" | "SimpleHTTPServer" | "smtpd" | "pyftpdlib"
-                )
-        }),
-        "php" => has_flag(c, Some('S'), &[]),
-        "ruby" => c.args().iter().any(|a| a.text == "httpd"),
-        "busybox" => c
-            .args()
-            .iter()
-            .any(|a| a.text == "httpd" || a.text == "telnetd"),
-        _ => false,
-    };
-    if listener {
-        ctx.hit(
-            RuleId::NetListener,
-            i,
-            format!("`{}` serves files on a port", c.display()),
-        );
-    }
+    // Servers (`python3 -m http.server`, `php -S`, `busybox httpd`) are the
+    // capability model's serve modes, judged in `programs`.
 }
 
 /// `git [global options] SUBCOMMAND`.
