@@ -410,3 +410,22 @@ fn programs_blind_set_meets_targets() {
         0,
     );
 }
+
+/// A mixed set written after the capability model landed, as a new user's
+/// day of work and an attacker's tries (issue #13), by someone who had read
+/// neither the rules nor the other sets. First score: 206/220 (93.6%), five
+/// dangerous lines allowed. One label was changed after scoring (a preload
+/// library from /tmp, ask -> block, as the environment sets label it); the
+/// note on the line says so.
+#[test]
+fn fresh_blind_set_meets_targets() {
+    // Left: an array expanded as the command (`cmd=(rm -rf /); "${cmd[@]}"`)
+    // and `git push --force-with-lease origin HEAD`, which the development
+    // corpus labels ask in other spellings.
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_fresh.jsonl"),
+        98,
+        2,
+        0,
+    );
+}

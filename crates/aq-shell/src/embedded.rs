@@ -61,8 +61,13 @@ pub(crate) fn code_of(command: &Command) -> Option<Code> {
         let mut saw_script = false;
         while i < args.len() {
             let a = args[i].text.as_str();
-            let is_flag = flags.contains(&a)
-                || (a.starts_with('-')
+            // Clustered short options (`perl -ne`); PowerShell's options are
+            // whole words (`-NoProfile` is not `-N -o … -e`).
+            let is_flag = flags
+                .iter()
+                .any(|f| f.eq_ignore_ascii_case(a) && (lang == "powershell" || *f == a))
+                || (lang != "powershell"
+                    && a.starts_with('-')
                     && !a.starts_with("--")
                     && flags.iter().any(|f| {
                         f.len() == 2

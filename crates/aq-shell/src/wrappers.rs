@@ -380,6 +380,18 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
     }
 }
 
+fn argv_after(label: &str, rest: &[Word]) -> Vec<Inner> {
+    if rest.is_empty() {
+        return Vec::new();
+    }
+    vec![Inner::Argv {
+        label: label.to_string(),
+        argv: rest.to_vec(),
+        privileged: false,
+        keeps_stdin: true,
+    }]
+}
+
 /// `sed`'s `e COMMAND` runs COMMAND (GNU sed); `s/…/…/e` runs the pattern
 /// space, which is input, so it is only known at run time.
 fn unwrap_sed(args: &[Word]) -> Vec<Inner> {
@@ -772,7 +784,7 @@ fn unwrap_find(args: &[Word]) -> Vec<Inner> {
 }
 
 /// `git -c KEY=VALUE` keys whose value is a program git runs.
-fn git_config_runs_program(key: &str) -> bool {
+pub fn git_config_runs_program(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
     key.starts_with("alias.")
         || matches!(
@@ -798,6 +810,38 @@ fn git_config_runs_program(key: &str) -> bool {
 
 fn unwrap_git(args: &[Word]) -> Vec<Inner> {
     let mut out = Vec::new();
+    // `git difftool -x CMD`, `git rebase --exec CMD`: commands git runs.
+    let sub = args.iter().position(|a| !a.text.starts_with('-'));
+    if let Some(s) = sub {
+        let name = args[s].text.as_str();
+        let (short, long): (&str, &str) = match name {
+            "difftool" | "mergetool" => ("-x", "--extcmd"),
+            "rebase" => ("-x", "--exec"),
+            "bisect" if args.get(s + 1).is_some_and(|a| a.text == "run") => {
+                return argv_after(&format!("git {name} run"), &args[s + 2..]);
+            }
+            _ => ("", ""),
+        };
+        if !short.is_empty() {
+            let rest = &args[s + 1..];
+            for (k, a) in rest.iter().enumerate() {
+                let t = a.text.as_str();
+                let value = if t == short || t == long {
+                    rest.get(k + 1).map(|w| w.text.clone())
+                } else {
+                    t.strip_prefix(&format!("{long}=")).map(str::to_string)
+                };
+                if let Some(v) = value {
+                    out.push(Inner::Script {
+                        label: format!("git {name} {long}"),
+                        script: v,
+                        privileged: false,
+                        stdin_script: false,
+                    });
+                }
+            }
+        }
+    }
     let mut i = 0;
     while i < args.len() {
         let a = args[i].text.as_str();

@@ -167,8 +167,26 @@ pub(super) fn check(ctx: &mut Ctx, i: usize) {
     if let Some("export" | "declare" | "typeset" | "local" | "readonly") = c.program() {
         settings.extend(c.args().iter().filter_map(setting_word));
     }
+    // `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor
+    // GIT_CONFIG_VALUE_0=CMD git status`: config given to git through the
+    // environment, judged like `git -c core.fsmonitor=CMD`.
+    let git_commands: Vec<(String, String)> = settings
+        .iter()
+        .filter_map(|s| {
+            let n = s.name.strip_prefix("GIT_CONFIG_VALUE_")?;
+            let key = settings
+                .iter()
+                .find(|k| k.name.strip_prefix("GIT_CONFIG_KEY_") == Some(n))?;
+            aq_shell::git_config_runs_program(key.value)
+                .then(|| (format!("{} ({})", s.name, key.value), s.value.to_string()))
+        })
+        .collect();
     for s in settings {
         judge(ctx, i, &s);
+    }
+    for (name, value) in git_commands {
+        let value = value.strip_prefix('!').unwrap_or(&value).to_string();
+        judge_command(ctx, i, &name, &value);
     }
 }
 

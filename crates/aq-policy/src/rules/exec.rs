@@ -406,7 +406,23 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
                 found.push((i, *d, file.clone()));
             }
         }
+        // `make -C dir`, `cd dir && make`: the build runs the downloaded
+        // Makefile.
+        let build_dir = if matches!(name, "make" | "gmake") {
+            flag_values_text(c, &["-C"], &["directory"])
+                .into_iter()
+                .next()
+                .or_else(|| super::cwd_before(ctx, i))
+        } else {
+            None
+        };
         for (d, dir) in &downloaded_dirs {
+            if let Some(b) = &build_dir
+                && (inside(b, dir) || same_file(b, dir))
+            {
+                found.push((i, *d, format!("{b}/Makefile")));
+                continue;
+            }
             if let Some(t) = run_targets
                 .iter()
                 .find(|t| inside(t, dir) && (t.contains('/') || dir == "."))

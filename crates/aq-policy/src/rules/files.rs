@@ -23,6 +23,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
         "chmod" | "chown" | "chgrp" | "setfacl" | "chattr" => check_permissions(ctx, i),
         "find" => check_find_delete(ctx, i),
+        "rsync" => check_mirror_delete(ctx, i),
         "dd" => {
             for of in dd_operand(c, "of") {
                 if paths::is_block_device(&of) {
@@ -187,6 +188,32 @@ fn is_history_var_tamper(name: &str, value: &str) -> bool {
 
 fn is_recursive(c: &Command) -> bool {
     has_flag(c, Some('r'), &["recursive"]) || has_flag(c, Some('R'), &[])
+}
+
+/// `rsync -a --delete EMPTY/ ~/`: the destination is made like the source,
+/// so whatever it holds that the source does not is deleted.
+fn check_mirror_delete(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    if !matches!(c.program(), Some("rsync"))
+        || !c.args().iter().any(|a| a.text.starts_with("--delete"))
+    {
+        return;
+    }
+    let ops = operands(c);
+    let Some(dest) = ops.last().filter(|_| ops.len() >= 2) else {
+        return;
+    };
+    let p = NormPath::new(&dest.text);
+    if p.is_home() || p.is_root() || is_root_like(&dest.text) {
+        ctx.hit(
+            RuleId::FsRmRecursiveRoot,
+            i,
+            format!(
+                "`rsync --delete` deletes what {} holds that the source does not",
+                dest.text
+            ),
+        );
+    }
 }
 
 fn check_remove(ctx: &mut Ctx, i: usize) {

@@ -197,6 +197,7 @@ const KNOWN: &[&str] = &[
     "elixir",
     "elm",
     "elm-format",
+    "emacs",
     "emulator",
     "env",
     "env-cmd",

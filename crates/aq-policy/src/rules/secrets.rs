@@ -468,7 +468,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
         "set" => c.args().is_empty(),
         _ => false,
-    };
+    } || reads_proc_environ(c);
     if env_dump && !filtered_to_harmless(ctx, i) {
         ctx.hit(
             RuleId::SecretLocation,
@@ -476,6 +476,16 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             "prints every environment variable, secrets included",
         );
     }
+}
+
+/// `tr '\0' '\n' < /proc/self/environ`, `cat /proc/1234/environ`: a
+/// process's whole environment.
+fn reads_proc_environ(c: &Command) -> bool {
+    let environ = |t: &str| t.starts_with("/proc/") && t.ends_with("/environ");
+    c.args().iter().any(|w| environ(&w.text))
+        || c.stdin
+            .iter()
+            .any(|s| matches!(s, Input::File(w) if environ(&w.text)))
 }
 
 /// `env | grep ^NODE_`: only lines matching a pattern that names no
@@ -694,6 +704,21 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
         }
         "kubectl" | "oc" if seq("config", "view") && (has("--raw") || has("--flatten")) => {
             Some("cluster credentials")
+        }
+        // `kubectl get secret NAME -o yaml|json|jsonpath=…`: the values, not
+        // just the names.
+        "kubectl" | "oc"
+            if seq("get", "secret") || seq("get", "secrets") || seq("get", "secret/") =>
+        {
+            let printed = words
+                .windows(2)
+                .any(|p| (p[0] == "-o" || p[0] == "--output") && !matches!(p[1], "name" | "wide"))
+                || words.iter().any(|w| {
+                    (w.starts_with("-o") && w.len() > 2 && !matches!(*w, "-oname" | "-owide"))
+                        || (w.starts_with("--output=")
+                            && !matches!(*w, "--output=name" | "--output=wide"))
+                });
+            printed.then_some("Kubernetes secret values")
         }
         "git"
             if seq("credential", "fill")
@@ -995,7 +1020,7 @@ fn decoded_word(ctx: &Ctx, w: &Word) -> Option<String> {
 }
 
 /// Standard base64 (padding optional); `None` on any other character.
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(s: &str) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut acc: u32 = 0;
     let mut bits = 0;

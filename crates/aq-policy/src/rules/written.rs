@@ -230,14 +230,37 @@ fn produced_text(ctx: &Ctx, c: &Command) -> Option<String> {
             Some(if escapes { unescape(&text) } else { text } + "\n")
         }
         "printf" => {
+            // The format is used again until the arguments run out.
             let (format, rest) = args.split_first()?;
-            let mut out = unescape(&format.text);
-            for a in rest {
-                if let Some(pos) = out.find("%s").or_else(|| out.find("%b")) {
-                    out.replace_range(pos..pos + 2, &a.text);
+            let format = unescape(&format.text).replace("%%", "\u{0}");
+            let slots = format.matches("%s").count() + format.matches("%b").count();
+            let mut out = String::new();
+            let mut args = rest.iter();
+            loop {
+                let mut piece = format.clone();
+                let mut used = 0;
+                while let Some(pos) = piece.find("%s").or_else(|| piece.find("%b")) {
+                    let value = args.next().map(|a| a.text.as_str()).unwrap_or("");
+                    piece.replace_range(pos..pos + 2, value);
+                    used += 1;
+                }
+                out.push_str(&piece);
+                if slots == 0 || used == 0 || args.len() == 0 {
+                    break;
                 }
             }
-            Some(out.replace("%%", "%"))
+            Some(out.replace('\u{0}', "%"))
+        }
+        "base64" | "base32" if super::has_flag(c, Some('d'), &["decode"]) => {
+            let input = c.stdin.iter().find_map(|s| match s {
+                Input::Text(t) if !t.dynamic => Some(t.text.clone()),
+                Input::Pipe(p) => produced_text(ctx, &ctx.commands()[*p]),
+                _ => None,
+            })?;
+            if c.program() == Some("base32") {
+                return None;
+            }
+            String::from_utf8(super::secrets::base64_decode(input.trim())?).ok()
         }
         "cat" | "tee" => c.stdin.iter().find_map(|s| match s {
             Input::Text(w) => Some(w.text.clone()),
@@ -340,10 +363,16 @@ fn package_scripts(json: &str, names: &[String]) -> Vec<String> {
     out
 }
 
-/// Makefile recipe lines (those starting with a tab), with `$$` as `$`.
+/// Makefile recipe lines (those starting with a tab, or after `;` on a
+/// rule's line: `x: ; cmd`), with `$$` as `$`.
 fn recipes(text: &str) -> String {
     text.lines()
-        .filter_map(|l| l.strip_prefix('\t'))
+        .filter_map(|l| {
+            l.strip_prefix('\t').or_else(|| {
+                let (rule, recipe) = l.split_once(';')?;
+                rule.contains(':').then_some(recipe.trim_start())
+            })
+        })
         .map(|l| l.trim_start_matches(['@', '-', '+']).replace("$$", "$"))
         .collect::<Vec<_>>()
         .join("\n")
