@@ -379,11 +379,11 @@ fn env_injection_blind_set_meets_targets() {
 fn evasion_blind_set_does_not_regress() {
     // First score, before the fixes written beside it: 66/86 (76.7%), 6
     // block lines allowed, 1 allow line asked. With the capability model
-    // of programs and the two-step checks: 82/86 (95.3%), no block line
-    // allowed. The floor is today's score: raise it as the engine learns
+    // of programs, the two-step checks and hidden program names: 84/86
+    // (97.7%), no block line allowed. The floor is today's score: raise it as the engine learns
     // the rest.
-    const FLOOR_PERCENT: usize = 95;
-    const FLOOR_BLOCK_ASKED: usize = 4;
+    const FLOOR_PERCENT: usize = 97;
+    const FLOOR_BLOCK_ASKED: usize = 2;
     const FLOOR_BLOCK_ALLOWED: usize = 0;
     check_corpus_with(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_evasion.jsonl"),
@@ -424,7 +424,7 @@ fn fresh_blind_set_meets_targets() {
     // corpus labels ask in other spellings.
     check_corpus_with(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_fresh.jsonl"),
-        98,
+        99,
         2,
         0,
     );

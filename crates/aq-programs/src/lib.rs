@@ -302,3 +302,8 @@ impl std::fmt::Display for Program {
         Ok(())
     }
 }
+
+/// Every name in the table (programs and their aliases), sorted.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    NAMES.iter().map(|(n, _)| *n)
+}

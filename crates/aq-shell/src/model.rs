@@ -44,12 +44,22 @@ pub struct Command {
 
 impl Command {
     /// The program name with any directory removed (`/usr/bin/curl` gives `curl`).
+    ///
+    /// A name spelled to hide what it is, is read as the program it names
+    /// when that is a program the capability model knows: a glob
+    /// (`/usr/bin/w?et` is `wget`; of several matches, bash runs the first
+    /// in sorted order) or unknown variables inside a name (`c${x}at` is
+    /// `cat` when `x` is empty).
     pub fn program(&self) -> Option<&str> {
         let w = self.argv.first()?;
         if w.dynamic {
-            return None;
+            return hidden_name(w);
         }
-        Some(w.text.rsplit('/').next().unwrap_or(&w.text))
+        let base = w.text.rsplit('/').next().unwrap_or(&w.text);
+        if w.glob && base.contains(['*', '?', '[']) {
+            return aq_programs::names().find(|n| glob_matches(base, n));
+        }
+        Some(base)
     }
 
     /// The arguments after the program name.
@@ -87,6 +97,81 @@ fn quote_for_display(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
     }
+}
+
+/// `c${x}at`, `/usr/bin/${e}curl`: the name left when the unknown
+/// variables inside it are empty, if the capability model knows it. A word
+/// that is only variables (`$CMD`) or has substitutions stays unknown.
+fn hidden_name(w: &Word) -> Option<&'static str> {
+    if !w.feeds.is_empty() || w.vars.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    let mut rest = w.text.as_str();
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        let skip = if let Some(inner) = after.strip_prefix('{') {
+            let end = inner.find('}')?;
+            // Only plain `${name}`: operators could give the name a value.
+            if !inner[..end]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                return None;
+            }
+            end + 2
+        } else {
+            after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len())
+        };
+        rest = &after[skip..];
+    }
+    out.push_str(rest);
+    let base = out.rsplit('/').next().unwrap_or(&out);
+    if base.is_empty() || base.len() == out.len() && w.text.starts_with('$') {
+        return None;
+    }
+    aq_programs::names().find(|n| *n == base)
+}
+
+/// Whether shell glob `pattern` (`*`, `?`, `[...]`) matches `name` whole.
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|k| go(&p[1..], &n[k..])),
+            Some('?') => !n.is_empty() && go(&p[1..], &n[1..]),
+            Some('[') => {
+                let Some(end) = p.iter().skip(2).position(|c| *c == ']').map(|e| e + 2) else {
+                    return n.first() == Some(&'[') && go(&p[1..], &n[1..]);
+                };
+                let Some(&c) = n.first() else { return false };
+                let mut set = &p[1..end];
+                let negate = matches!(set.first(), Some('!' | '^'));
+                if negate {
+                    set = &set[1..];
+                }
+                let mut hit = false;
+                let mut k = 0;
+                while k < set.len() {
+                    if k + 2 < set.len() && set[k + 1] == '-' {
+                        hit |= set[k] <= c && c <= set[k + 2];
+                        k += 3;
+                    } else {
+                        hit |= set[k] == c;
+                        k += 1;
+                    }
+                }
+                hit != negate && go(&p[end + 1..], &n[1..])
+            }
+            Some(c) => n.first() == Some(c) && go(&p[1..], &n[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    go(&p, &n)
 }
 
 /// A word after quote removal and the expansions that can be known statically.

@@ -1,0 +1,31 @@
+//! Program names spelled to hide what they are.
+
+fn program(line: &str) -> Option<String> {
+    let a = aq_shell::analyze(line);
+    let c = a.commands.iter().find(|c| c.depth == 0)?;
+    c.program().map(str::to_string)
+}
+
+#[test]
+fn a_glob_in_a_program_name_is_the_program_it_matches() {
+    assert_eq!(program("/usr/bin/w?et -q x").as_deref(), Some("wget"));
+    assert_eq!(program("/bin/c[a]t .env").as_deref(), Some("cat"));
+    assert_eq!(program("/usr/bin/cur[!x] x").as_deref(), Some("curl"));
+    // Nothing in the model matches: still unknown.
+    assert_eq!(program("./scripts/b?ild.sh"), None);
+    // Quoted, it is not a glob.
+    assert_eq!(program("'w?et' x").as_deref(), Some("w?et"));
+}
+
+#[test]
+fn unknown_variables_inside_a_name_are_read_as_empty() {
+    assert_eq!(program("c${x}at ~/.aws/credentials").as_deref(), Some("cat"));
+    assert_eq!(program("/usr/bin/cu${e}rl x").as_deref(), Some("curl"));
+    // Only variables, an operator or a substitution: unknown.
+    assert_eq!(program("$CMD --version"), None);
+    assert_eq!(program("${tool} build"), None);
+    assert_eq!(program("c${x:-a}t f"), None);
+    assert_eq!(program("c$(date)t f"), None);
+    // A substitution with a constant output is resolved, as before.
+    assert_eq!(program("c$(echo a)t f").as_deref(), Some("cat"));
+}
