@@ -9,6 +9,7 @@ use brush_parser::ast;
 use crate::model::{
     Analysis, Assignment, Command, Input, Problem, ProblemKind, Redirect, RedirectKind, Word,
 };
+use crate::words::{DEFAULT_IFS, IFS, Var};
 use crate::wrappers::{self, Inner};
 use crate::{MAX_COMMANDS, MAX_DEPTH};
 
@@ -17,7 +18,7 @@ pub(crate) struct Walker {
     pub(crate) out: Analysis,
     pub(crate) options: brush_parser::ParserOptions,
     /// Variables with literal values, innermost scope last.
-    scopes: Vec<HashMap<String, Word>>,
+    scopes: Vec<HashMap<String, Var>>,
     /// Wrappers and nested shells around what is being walked now.
     via: Vec<String>,
     depth: u32,
@@ -27,13 +28,18 @@ pub(crate) struct Walker {
     unrolling: bool,
 }
 
+/// Most elements of an array followed literally.
+const MAX_ARRAY_ITEMS: usize = 256;
+
 /// Longest variable value followed literally.
 const MAX_VALUE_BYTES: usize = 4096;
 
 impl Walker {
     pub(crate) fn new() -> Self {
         let mut globals = HashMap::new();
-        globals.insert("HOME".to_string(), Word::literal("~"));
+        globals.insert("HOME".to_string(), Var::Scalar(Word::literal("~")));
+        // bash sets IFS at startup, whatever the environment says.
+        globals.insert(IFS.to_string(), Var::Scalar(Word::literal(DEFAULT_IFS)));
         Walker {
             out: Analysis::default(),
             options: brush_parser::ParserOptions::default(),
@@ -58,22 +64,62 @@ impl Walker {
         }
     }
 
-    pub(crate) fn lookup_var(&self, name: &str) -> Option<Word> {
+    /// A variable's value; `None` when nothing is known of it (it may come
+    /// from the environment).
+    pub(crate) fn lookup(&self, name: &str) -> Option<Var> {
         self.scopes.iter().rev().find_map(|s| s.get(name)).cloned()
     }
 
-    fn set_var(&mut self, name: &str, mut value: Word) {
-        // A value built by doubling (`x=$x$x` ...) would grow without
-        // bound: past a size, it is only known at run time.
-        if value.text.len() > MAX_VALUE_BYTES {
-            value
-                .text
-                .truncate(value.text.floor_char_boundary(MAX_VALUE_BYTES));
-            value.dynamic = true;
-        }
+    pub(crate) fn set_var(&mut self, name: &str, value: Word) {
+        self.set(name, Var::Scalar(capped(value)));
+    }
+
+    fn set(&mut self, name: &str, value: Var) {
+        let value = match value {
+            Var::Scalar(w) => Var::Scalar(capped(w)),
+            // An array built by doubling grows without bound too.
+            Var::Array(items)
+                if items.len() > MAX_ARRAY_ITEMS
+                    || items.iter().map(|w| w.text.len()).sum::<usize>() > MAX_VALUE_BYTES =>
+            {
+                self.forget(name);
+                return;
+            }
+            other => other,
+        };
         if let Some(scope) = self.scopes.last_mut() {
             scope.insert(name.to_string(), value);
         }
+    }
+
+    /// Says a variable holds something not known from here on.
+    fn forget(&mut self, name: &str) {
+        let mut w = Word::literal(format!("${name}"));
+        w.dynamic = true;
+        w.vars.push(name.to_string());
+        self.set(name, Var::Scalar(w));
+    }
+
+    /// Walks something that may or may not run (a branch, the right side
+    /// of `&&`, a function body, `eval`): what it assigns is not known after
+    /// it.
+    fn maybe<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.scopes.push(HashMap::new());
+        let out = f(self);
+        let assigned = self.scopes.pop().unwrap_or_default();
+        for name in assigned.into_keys() {
+            self.forget(&name);
+        }
+        out
+    }
+
+    /// Walks something that runs in a subshell: what it assigns is gone
+    /// after it.
+    fn subshell<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.scopes.push(HashMap::new());
+        let out = f(self);
+        self.scopes.pop();
+        out
     }
 
     /// Parses `script` as a nested shell program (a `-c` string, `eval`, a
@@ -102,9 +148,13 @@ impl Walker {
         };
         self.depth += 1;
         self.via.push(label.to_string());
-        self.scopes.push(HashMap::new());
-        self.walk_program_with_stdin(&program, stdin);
-        self.scopes.pop();
+        // A substitution runs in a subshell; `eval`, `source` and the like
+        // may change the shell's own variables.
+        if matches!(label, "$(...)" | "`...`") {
+            self.subshell(|w| w.walk_program_with_stdin(&program, stdin));
+        } else {
+            self.maybe(|w| w.walk_program_with_stdin(&program, stdin));
+        }
         self.via.pop();
         self.depth -= 1;
         start..self.out.commands.len()
@@ -124,10 +174,19 @@ impl Walker {
         let mut outputs = Vec::new();
         for item in &list.0 {
             let and_or = &item.0;
-            outputs.extend(self.walk_pipeline(&and_or.first, stdin));
-            for next in &and_or.additional {
-                let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
-                outputs.extend(self.walk_pipeline(p, stdin));
+            let walk = |w: &mut Self| {
+                let mut outputs = w.walk_pipeline(&and_or.first, stdin);
+                for next in &and_or.additional {
+                    let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
+                    outputs.extend(w.maybe(|w| w.walk_pipeline(p, stdin)));
+                }
+                outputs
+            };
+            // `cmd &` runs in a subshell.
+            if matches!(item.1, ast::SeparatorOperator::Async) {
+                outputs.extend(self.subshell(walk));
+            } else {
+                outputs.extend(walk(self));
             }
         }
         outputs
@@ -137,8 +196,14 @@ impl Walker {
     fn walk_pipeline(&mut self, pipeline: &ast::Pipeline, stdin: &[Input]) -> Vec<usize> {
         let mut input: Vec<Input> = stdin.to_vec();
         let mut outputs = Vec::new();
+        let piped = pipeline.seq.len() > 1;
         for cmd in &pipeline.seq {
-            outputs = self.walk_command(cmd, &input);
+            // Each command of a pipeline runs in a subshell.
+            outputs = if piped {
+                self.subshell(|w| w.walk_command(cmd, &input))
+            } else {
+                self.walk_command(cmd, &input)
+            };
             input = outputs.iter().map(|&i| Input::Pipe(i)).collect();
         }
         outputs
@@ -194,12 +259,7 @@ impl Walker {
                 Vec::new()
             }
             C::BraceGroup(g) => self.walk_compound_list(&g.list, stdin),
-            C::Subshell(s) => {
-                self.scopes.push(HashMap::new());
-                let out = self.walk_compound_list(&s.list, stdin);
-                self.scopes.pop();
-                out
-            }
+            C::Subshell(s) => self.subshell(|w| w.walk_compound_list(&s.list, stdin)),
             C::ForClause(f) => {
                 let mut values = Vec::new();
                 if let Some(words) = &f.values {
@@ -226,36 +286,33 @@ impl Walker {
                     return out;
                 }
                 // Otherwise the loop variable takes values we do not follow.
-                let mut w = Word::literal(format!("${}", f.variable_name));
-                w.dynamic = true;
-                w.vars.push(f.variable_name.clone());
-                self.set_var(&f.variable_name, w);
-                self.walk_compound_list(&f.body.list, stdin)
+                self.forget(&f.variable_name);
+                self.maybe(|w| w.walk_compound_list(&f.body.list, stdin))
             }
             C::CaseClause(c) => {
                 self.expand_word(&c.value.value);
                 let mut out = Vec::new();
                 for item in &c.cases {
                     if let Some(body) = &item.cmd {
-                        out.extend(self.walk_compound_list(body, stdin));
+                        out.extend(self.maybe(|w| w.walk_compound_list(body, stdin)));
                     }
                 }
                 out
             }
             C::IfClause(i) => {
                 let mut out = self.walk_compound_list(&i.condition, stdin);
-                out.extend(self.walk_compound_list(&i.then, stdin));
+                out.extend(self.maybe(|w| w.walk_compound_list(&i.then, stdin)));
                 for e in i.elses.iter().flatten() {
                     if let Some(cond) = &e.condition {
-                        out.extend(self.walk_compound_list(cond, stdin));
+                        out.extend(self.maybe(|w| w.walk_compound_list(cond, stdin)));
                     }
-                    out.extend(self.walk_compound_list(&e.body, stdin));
+                    out.extend(self.maybe(|w| w.walk_compound_list(&e.body, stdin)));
                 }
                 out
             }
             C::WhileClause(w) | C::UntilClause(w) => {
                 let mut out = self.walk_compound_list(&w.0, stdin);
-                out.extend(self.walk_compound_list(&w.1.list, stdin));
+                out.extend(self.maybe(|this| this.walk_compound_list(&w.1.list, stdin)));
                 out
             }
             C::Coprocess(c) => self.walk_command(&c.body, stdin),
@@ -266,7 +323,7 @@ impl Walker {
         let name = def.fname.value.clone();
         self.out.functions.push(name.clone());
         let start = self.out.commands.len();
-        self.walk_compound(&def.body.0, &[]);
+        self.maybe(|w| w.walk_compound(&def.body.0, &[]));
         let body = &self.out.commands[start..];
         let self_calls = body
             .iter()
@@ -302,17 +359,24 @@ impl Walker {
     fn walk_simple(&mut self, simple: &ast::SimpleCommand, stdin: &[Input]) -> Vec<usize> {
         let mut stdin = stdin.to_vec();
         let mut assignments = Vec::new();
+        let mut values: Vec<(String, Option<Var>)> = Vec::new();
         let mut redirect_items = Vec::new();
         let mut argv: Vec<Word> = Vec::new();
         let mut declared = Vec::new();
 
         if let Some(prefix) = &simple.prefix {
+            // `a=x b=$a cmd`: each assignment sees the ones before it.
+            self.scopes.push(HashMap::new());
             for item in &prefix.0 {
                 match item {
                     ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) => {
-                        if let Some(asg) = self.expand_assignment(a) {
-                            assignments.push(asg);
+                        let (asg, var) = self.expand_assignment(a);
+                        match &var {
+                            Some(v) => self.set(&asg.name, v.clone()),
+                            None => self.forget(&asg.name),
                         }
+                        values.push((asg.name.clone(), var));
+                        assignments.push(asg);
                     }
                     ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirect_items.push(r),
                     ast::CommandPrefixOrSuffixItem::Word(w) => {
@@ -323,10 +387,18 @@ impl Walker {
                     }
                 }
             }
+            self.scopes.pop();
         }
         if let Some(name) = &simple.word_or_name {
             argv.extend(self.expand_word(&name.value));
         }
+        let declaration = argv.first().is_some_and(|w| {
+            !w.dynamic
+                && matches!(
+                    w.text.as_str(),
+                    "export" | "declare" | "typeset" | "local" | "readonly"
+                )
+        });
         if let Some(suffix) = &simple.suffix {
             for item in &suffix.0 {
                 match item {
@@ -334,15 +406,17 @@ impl Walker {
                         argv.extend(self.expand_word(&w.value))
                     }
                     ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirect_items.push(r),
-                    ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
-                        if let Some(asg) = self.expand_assignment(a) {
-                            declared.push(asg.clone());
-                            let mut word = asg.value.clone();
-                            word.text = format!("{}={}", asg.name, asg.value.text);
-                            argv.push(word);
-                        } else {
-                            argv.extend(self.expand_word(&w.value));
-                        }
+                    // After `declare` and the like, `NAME=value` is an
+                    // assignment (not split); elsewhere it is a plain word.
+                    ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) if declaration => {
+                        let (asg, var) = self.expand_assignment(a);
+                        let mut word = asg.value.clone();
+                        word.text = format!("{}={}", asg.name, asg.value.text);
+                        argv.push(word);
+                        declared.push((asg.name, var));
+                    }
+                    ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+                        argv.extend(self.expand_word(&w.value));
                     }
                     ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
                         argv.push(self.process_substitution(kind, sub));
@@ -358,16 +432,28 @@ impl Walker {
 
         if argv.is_empty() {
             // `NAME=value` alone sets a shell variable for the rest of the line.
-            for a in &assignments {
-                self.set_var(&a.name, a.value.clone());
+            for (name, var) in values {
+                match var {
+                    Some(v) => self.set(&name, v),
+                    None => self.forget(&name),
+                }
             }
-        } else if matches!(
-            argv[0].text.as_str(),
-            "export" | "declare" | "typeset" | "local" | "readonly"
-        ) {
-            for a in &declared {
-                self.set_var(&a.name, a.value.clone());
+        } else if declaration {
+            // Attributes like `-n` (a reference), `-i`, `-l` or `-u` change
+            // what the value becomes.
+            let plain = argv[1..].iter().all(|w| {
+                let attribute =
+                    w.text.starts_with(['-', '+']) && w.text.contains(['n', 'i', 'l', 'u']);
+                !(w.dynamic || attribute)
+            });
+            for (name, var) in declared {
+                match var {
+                    Some(v) if plain => self.set(&name, v),
+                    _ => self.forget(&name),
+                }
             }
+        } else {
+            self.note_builtin_assignments(&argv);
         }
 
         let command = Command {
@@ -529,29 +615,124 @@ impl Walker {
         (!script.is_empty()).then_some(script)
     }
 
-    fn expand_assignment(&mut self, a: &ast::Assignment) -> Option<Assignment> {
-        let name = match &a.name {
-            ast::AssignmentName::VariableName(n) => n.clone(),
-            ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+    /// Expands `NAME=value`; also returns the variable's new value, `None`
+    /// when it is not known.
+    fn expand_assignment(&mut self, a: &ast::Assignment) -> (Assignment, Option<Var>) {
+        let (name, index) = match &a.name {
+            ast::AssignmentName::VariableName(n) => (n.clone(), None),
+            ast::AssignmentName::ArrayElementName(n, i) => (n.clone(), Some(i.clone())),
         };
-        let value = match &a.value {
-            ast::AssignmentValue::Scalar(w) => self.expand_scalar(&w.value),
+        let old = self.lookup(&name);
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => {
+                let value = self.expand_scalar(&w.value);
+                let var = match (index, old) {
+                    (None, old) if a.append => append_scalar(old, &name, &value),
+                    (None, _) => Some(Var::Scalar(value.clone())),
+                    (Some(i), old) => {
+                        let at: Option<usize> = i.trim().parse().ok();
+                        match (old, at) {
+                            (Some(Var::Array(mut items)), Some(at))
+                                if at <= items.len() && !a.append =>
+                            {
+                                if at == items.len() {
+                                    items.push(value.clone());
+                                } else {
+                                    items[at] = value.clone();
+                                }
+                                Some(Var::Array(items))
+                            }
+                            _ => None,
+                        }
+                    }
+                };
+                (Assignment { name, value }, var)
+            }
             ast::AssignmentValue::Array(items) => {
+                let mut elements = Vec::new();
+                let mut keyed = false;
+                for (key, v) in items {
+                    keyed |= key.is_some();
+                    elements.extend(self.expand_word(&v.value));
+                }
                 let mut w = Word::default();
-                for (_, v) in items {
-                    let e = self.expand_scalar(&v.value);
+                for e in &elements {
                     if !w.text.is_empty() {
                         w.text.push(' ');
                     }
                     w.text.push_str(&e.text);
                     w.dynamic |= e.dynamic;
-                    w.feeds.extend(e.feeds);
-                    w.vars.extend(e.vars);
+                    merge_links(&mut w, e);
                 }
-                w
+                let var = if keyed || index.is_some() {
+                    None
+                } else if a.append {
+                    match old {
+                        Some(Var::Array(mut old)) => {
+                            old.extend(elements);
+                            Some(Var::Array(old))
+                        }
+                        Some(Var::Scalar(first)) => {
+                            let mut all = vec![first];
+                            all.extend(elements);
+                            Some(Var::Array(all))
+                        }
+                        Some(Var::Unset) => Some(Var::Array(elements)),
+                        None => None,
+                    }
+                } else {
+                    Some(Var::Array(elements))
+                };
+                (Assignment { name, value: w }, var)
             }
+        }
+    }
+
+    /// Builtins that set or unset variables by name: `unset`, `read`,
+    /// `printf -v`, `mapfile`.
+    fn note_builtin_assignments(&mut self, argv: &[Word]) {
+        let Some(program) = argv.first().filter(|w| !w.dynamic).map(|w| w.text.clone()) else {
+            return;
         };
-        Some(Assignment { name, value })
+        let args = &argv[1..];
+        let names = || {
+            args.iter()
+                .filter(|w| !w.text.starts_with('-'))
+                .map(|w| w.text.clone())
+                .collect::<Vec<_>>()
+        };
+        match program.as_str() {
+            "unset" => {
+                if args.iter().any(|w| w.dynamic) {
+                    return;
+                }
+                let functions = args.iter().any(|w| w.text == "-f");
+                if !functions {
+                    for name in names() {
+                        self.set(&name, Var::Unset);
+                    }
+                }
+            }
+            "read" | "mapfile" | "readarray" | "getopts" => {
+                // Option values (`read -p prompt`) are forgotten too: harmless.
+                for name in names() {
+                    self.forget(&name);
+                }
+                if matches!(program.as_str(), "read" | "mapfile" | "readarray") {
+                    self.forget("REPLY");
+                    self.forget("MAPFILE");
+                }
+            }
+            "printf" => {
+                if let Some(pos) = args.iter().position(|w| w.text == "-v")
+                    && let Some(name) = args.get(pos + 1)
+                {
+                    let name = name.text.clone();
+                    self.forget(&name);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn process_substitution(
@@ -657,6 +838,63 @@ impl Walker {
         }
         out
     }
+}
+
+/// A value past this size is only known at run time: a value built by
+/// doubling (`x=$x$x` ...) would grow without bound.
+fn capped(mut value: Word) -> Word {
+    if value.text.len() > MAX_VALUE_BYTES {
+        value
+            .text
+            .truncate(value.text.floor_char_boundary(MAX_VALUE_BYTES));
+        value.dynamic = true;
+    }
+    value
+}
+
+/// Adds another word's links to commands and variables, once each.
+fn merge_links(w: &mut Word, other: &Word) {
+    for f in &other.feeds {
+        if !w.feeds.contains(f) {
+            w.feeds.push(*f);
+        }
+    }
+    for v in &other.vars {
+        if !w.vars.contains(v) {
+            w.vars.push(v.clone());
+        }
+    }
+}
+
+/// `NAME+=value`.
+fn append_scalar(old: Option<Var>, name: &str, value: &Word) -> Option<Var> {
+    let mut base = match old {
+        Some(Var::Scalar(w)) => w,
+        Some(Var::Array(items)) => {
+            // Appends to the first element.
+            let mut items = items;
+            let mut first = items.first().cloned().unwrap_or_default();
+            first.text.push_str(&value.text);
+            first.dynamic |= value.dynamic;
+            if items.is_empty() {
+                items.push(first);
+            } else {
+                items[0] = first;
+            }
+            return Some(Var::Array(items));
+        }
+        Some(Var::Unset) => Word::default(),
+        None => {
+            let mut w = Word::literal(format!("${name}"));
+            w.dynamic = true;
+            w.vars.push(name.to_string());
+            w
+        }
+    };
+    base.text.push_str(&value.text);
+    base.dynamic |= value.dynamic;
+    merge_links(&mut base, value);
+    Some(Var::Scalar(capped(base)))
 }
 
 fn body_has(p: usize, start: usize, commands: &[Command], name: &str) -> bool {

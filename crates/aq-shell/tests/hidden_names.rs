@@ -19,7 +19,10 @@ fn a_glob_in_a_program_name_is_the_program_it_matches() {
 
 #[test]
 fn unknown_variables_inside_a_name_are_read_as_empty() {
-    assert_eq!(program("c${x}at ~/.aws/credentials").as_deref(), Some("cat"));
+    assert_eq!(
+        program("c${x}at ~/.aws/credentials").as_deref(),
+        Some("cat")
+    );
     assert_eq!(program("/usr/bin/cu${e}rl x").as_deref(), Some("curl"));
     // Only variables, an operator or a substitution: unknown.
     assert_eq!(program("$CMD --version"), None);
