@@ -105,6 +105,10 @@ impl Cap {
     /// it carries: attached (`-eV`, `--rsh=V`, `-oX=V`) or the next word.
     pub fn option_value<'a>(&self, args: &'a [&'a str], k: usize) -> Option<&'a str> {
         let word = args[k];
+        // Every flag starts with `-` or is a `key=` prefix (`dd if=`).
+        if !word.starts_with('-') && !word.contains('=') {
+            return None;
+        }
         for f in self.flags {
             // "-o ProxyCommand=": the option, then a word starting with KEY=
             // (matched without regard to case, as ssh does).
@@ -306,4 +310,13 @@ impl std::fmt::Display for Program {
 /// Every name in the table (programs and their aliases), sorted.
 pub fn names() -> impl Iterator<Item = &'static str> {
     NAMES.iter().map(|(n, _)| *n)
+}
+
+/// The table's own spelling of `name`, if the table has it (a binary
+/// search, for callers that need a `&'static str`).
+pub fn known_name(name: &str) -> Option<&'static str> {
+    NAMES
+        .binary_search_by(|(k, _)| k.cmp(&name))
+        .ok()
+        .map(|k| NAMES[k].0)
 }

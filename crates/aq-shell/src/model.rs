@@ -55,7 +55,11 @@ impl Command {
         if w.dynamic {
             return hidden_name(w);
         }
-        let base = w.text.rsplit('/').next().unwrap_or(&w.text);
+        // A byte scan: names are short, and this is called for every rule.
+        let base = match w.text.bytes().rposition(|b| b == b'/') {
+            Some(k) => &w.text[k + 1..],
+            None => &w.text,
+        };
         if w.glob && base.contains(['*', '?', '[']) {
             return aq_programs::names().find(|n| glob_matches(base, n));
         }
@@ -133,7 +137,7 @@ fn hidden_name(w: &Word) -> Option<&'static str> {
     if base.is_empty() || base.len() == out.len() && w.text.starts_with('$') {
         return None;
     }
-    aq_programs::names().find(|n| *n == base)
+    aq_programs::known_name(base)
 }
 
 /// Whether shell glob `pattern` (`*`, `?`, `[...]`) matches `name` whole.

@@ -400,7 +400,7 @@ pub(crate) fn dd_operand(c: &Command, key: &str) -> Vec<String> {
 
 /// Paths a command writes: redirections, `tee`, `cp`/`mv`/`install`/`ln`
 /// destinations, `dd of=`, `sed -i` files, `truncate`.
-pub(crate) fn written_paths(c: &Command) -> Vec<String> {
+pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -> Vec<String> {
     let mut out: Vec<String> = c
         .redirects
         .iter()
@@ -444,11 +444,9 @@ pub(crate) fn written_paths(c: &Command) -> Vec<String> {
     }
     // What the capability model says the program writes through an option
     // (`sort -o F`, `find -fprintf F FMT`, `time -o F`).
-    if let Some(name) = c.program()
-        && super::programs::names_files(name, aq_programs::Does::Write)
-    {
+    if super::programs::names_files(model, aq_programs::Does::Write) {
         let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
-        for p in super::programs::written_files(name, &texts) {
+        for p in super::programs::written_files(model, &texts) {
             if !out.contains(&p) {
                 out.push(p);
             }
@@ -466,7 +464,7 @@ pub(crate) fn written_paths(c: &Command) -> Vec<String> {
 fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
-    let targets = written_paths(c);
+    let targets = written_paths(c, ctx.model(i));
     let linking_history =
         name == "ln" && operands(c).first().is_some_and(|s| s.text == "/dev/null");
     for t in targets {

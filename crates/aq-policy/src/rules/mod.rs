@@ -43,9 +43,16 @@ pub(crate) struct Ctx<'a> {
     pub analysis: &'a Analysis,
     pub policy: &'a Policy,
     hits: Vec<Hit>,
+    /// Each command's entry in the capability model, looked up once.
+    models: Vec<Option<&'static aq_programs::Program>>,
 }
 
 impl<'a> Ctx<'a> {
+    /// What the capability model knows about command `i`'s program.
+    pub fn model(&self, i: usize) -> Option<&'static aq_programs::Program> {
+        self.models.get(i).copied().flatten()
+    }
+
     pub fn commands(&self) -> &'a [Command] {
         &self.analysis.commands
     }
@@ -191,6 +198,11 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         analysis,
         policy,
         hits: Vec::new(),
+        models: analysis
+            .commands
+            .iter()
+            .map(|c| c.program().and_then(aq_programs::lookup))
+            .collect(),
     };
     for p in &analysis.problems {
         let rule = match p.kind {

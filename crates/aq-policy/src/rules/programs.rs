@@ -3,7 +3,7 @@
 //! command, which mode serves files, which option names a file read, written
 //! or uploaded.
 
-use aq_programs::{Cap, Does, Takes, Via};
+use aq_programs::{Cap, Does, Program, Takes, Via};
 
 use super::{Ctx, cwd_before, operands};
 use crate::catalog::RuleId;
@@ -24,7 +24,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             format!("`{label}` runs `{}`", ctx.commands()[j].display()),
         ));
     }
-    let caps = aq_programs::lookup(name).map_or(&[][..], |p| p.caps);
+    let caps = ctx.model(i).map_or(&[][..], |p| p.caps);
     let texts: Vec<&str> = if caps.is_empty() {
         Vec::new()
     } else {
@@ -122,32 +122,32 @@ fn served_home(ctx: &Ctx, i: usize, texts: &[&str]) -> Option<String> {
 /// Files the model says `name` reads through an option (`wget -i F`,
 /// `curl -K F`, `openssl enc -in F`) or, in a reading mode, as operands
 /// (`git diff --no-index A B`).
-pub(crate) fn read_files(name: &str, texts: &[&str], ops: &[&str]) -> Vec<String> {
-    files_by(name, Does::Read, texts, ops)
+pub(crate) fn read_files(p: Option<&Program>, texts: &[&str], ops: &[&str]) -> Vec<String> {
+    files_by(p, Does::Read, texts, ops)
 }
 
 /// Files the model says `name` uploads through an option.
-pub(crate) fn uploaded_files(name: &str, texts: &[&str]) -> Vec<String> {
-    files_by(name, Does::Upload, texts, &[])
+pub(crate) fn uploaded_files(p: Option<&Program>, texts: &[&str]) -> Vec<String> {
+    files_by(p, Does::Upload, texts, &[])
 }
 
 /// Files the model says `name` writes through an option (`sort -o F`,
 /// `find -fprintf F`, `time -o F`).
-pub(crate) fn written_files(name: &str, texts: &[&str]) -> Vec<String> {
-    files_by(name, Does::Write, texts, &[])
+pub(crate) fn written_files(p: Option<&Program>, texts: &[&str]) -> Vec<String> {
+    files_by(p, Does::Write, texts, &[])
 }
 
 /// Whether the model knows `name` to read, write or upload through an
 /// option or a mode (so the callers build argument lists only then).
-pub(crate) fn names_files(name: &str, does: Does) -> bool {
-    aq_programs::lookup(name).is_some_and(|p| {
+pub(crate) fn names_files(p: Option<&Program>, does: Does) -> bool {
+    p.is_some_and(|p| {
         p.caps(does)
             .any(|c| c.via == Via::Args || (c.via == Via::Option && c.takes == Takes::File))
     })
 }
 
-fn files_by(name: &str, does: Does, texts: &[&str], ops: &[&str]) -> Vec<String> {
-    let Some(program) = aq_programs::lookup(name) else {
+fn files_by(p: Option<&Program>, does: Does, texts: &[&str], ops: &[&str]) -> Vec<String> {
+    let Some(program) = p else {
         return Vec::new();
     };
     let mut out = Vec::new();

@@ -231,13 +231,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     }
     // What the capability model says this program reads or uploads:
     // `wget -i F`, `curl -K F`, `git diff --no-index A B`.
-    if super::programs::names_files(&name, aq_programs::Does::Read)
-        || super::programs::names_files(&name, aq_programs::Does::Upload)
+    let model = ctx.model(i);
+    if super::programs::names_files(model, aq_programs::Does::Read)
+        || super::programs::names_files(model, aq_programs::Does::Upload)
     {
         let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
         let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
-        let read = super::programs::read_files(&name, &texts, &ops);
-        let sent = super::programs::uploaded_files(&name, &texts);
+        let read = super::programs::read_files(model, &texts, &ops);
+        let sent = super::programs::uploaded_files(model, &texts);
         for (role, p) in read
             .into_iter()
             .map(|p| (Role::Read, p))

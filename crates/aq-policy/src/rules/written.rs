@@ -19,7 +19,7 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
         let Some(text) = produced_text(ctx, c) else {
             continue;
         };
-        for path in super::files::written_paths(c) {
+        for path in super::files::written_paths(c, ctx.model(i)) {
             let path = path.trim_start_matches("./").to_string();
             if let Some(w) = writes.iter_mut().find(|w| w.1 == path) {
                 w.2.push_str(&text);
@@ -92,7 +92,8 @@ pub(crate) fn check_input_commands(ctx: &mut Ctx, i: usize) {
     let Some(name) = c.program().map(str::to_string) else {
         return;
     };
-    let reads_commands = aq_programs::lookup(&name)
+    let reads_commands = ctx
+        .model(i)
         .is_some_and(|p| p.caps(Does::Exec).any(|cap| cap.via == Via::Stdin));
     if reads_commands {
         let mut text = String::new();
