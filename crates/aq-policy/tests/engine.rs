@@ -379,11 +379,11 @@ fn env_injection_blind_set_meets_targets() {
 fn evasion_blind_set_does_not_regress() {
     // First score, before the fixes written beside it: 66/86 (76.7%), 6
     // block lines allowed, 1 allow line asked. With the capability model
-    // of programs, the two-step checks and hidden program names: 84/86
-    // (97.7%), no block line allowed. The floor is today's score: raise it as the engine learns
+    // of programs, the two-step checks, hidden program names and word
+    // splitting on IFS: 86/86. The floor is today's score: raise it as the engine learns
     // the rest.
-    const FLOOR_PERCENT: usize = 97;
-    const FLOOR_BLOCK_ASKED: usize = 2;
+    const FLOOR_PERCENT: usize = 100;
+    const FLOOR_BLOCK_ASKED: usize = 0;
     const FLOOR_BLOCK_ALLOWED: usize = 0;
     check_corpus_with(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_evasion.jsonl"),
@@ -419,13 +419,12 @@ fn programs_blind_set_meets_targets() {
 /// note on the line says so.
 #[test]
 fn fresh_blind_set_meets_targets() {
-    // Left: an array expanded as the command (`cmd=(rm -rf /); "${cmd[@]}"`)
-    // and `git push --force-with-lease origin HEAD`, which the development
-    // corpus labels ask in other spellings.
+    // Left: `git push --force-with-lease origin HEAD`, which the
+    // development corpus labels ask in other spellings.
     check_corpus_with(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_fresh.jsonl"),
         99,
-        2,
+        1,
         0,
     );
 }
