@@ -469,7 +469,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
         "set" => c.args().is_empty(),
         _ => false,
-    } || reads_proc_environ(c);
+    };
     if env_dump && !filtered_to_harmless(ctx, i) {
         ctx.hit(
             RuleId::SecretLocation,
@@ -477,16 +477,6 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             "prints every environment variable, secrets included",
         );
     }
-}
-
-/// `tr '\0' '\n' < /proc/self/environ`, `cat /proc/1234/environ`: a
-/// process's whole environment.
-fn reads_proc_environ(c: &Command) -> bool {
-    let environ = |t: &str| t.starts_with("/proc/") && t.ends_with("/environ");
-    c.args().iter().any(|w| environ(&w.text))
-        || c.stdin
-            .iter()
-            .any(|s| matches!(s, Input::File(w) if environ(&w.text)))
 }
 
 /// `env | grep ^NODE_`: only lines matching a pattern that names no
