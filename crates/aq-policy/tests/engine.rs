@@ -180,7 +180,7 @@ fn dev_corpus_meets_targets() {
 fn heldout_corpus_meets_targets() {
     check_corpus(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/heldout.jsonl"),
-        95,
+        100,
     );
 }
 
@@ -190,7 +190,7 @@ fn heldout_corpus_meets_targets() {
 fn blind_corpus_meets_targets() {
     check_corpus(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind2.jsonl"),
-        95,
+        100,
     );
 }
 
@@ -356,7 +356,7 @@ fn a_command_in_a_variable_is_judged_as_a_command() {
 fn env_injection_heldout_meets_targets() {
     check_corpus(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/heldout_env.jsonl"),
-        97,
+        100,
     );
 }
 
@@ -367,7 +367,7 @@ fn env_injection_heldout_meets_targets() {
 fn env_injection_blind_set_meets_targets() {
     check_corpus(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind_env.jsonl"),
-        97,
+        100,
     );
 }
 

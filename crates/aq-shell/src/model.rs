@@ -61,7 +61,12 @@ impl Command {
             None => &w.text,
         };
         if w.glob && base.contains(['*', '?', '[']) {
-            return aq_programs::names().find(|n| glob_matches(base, n));
+            // No match: bash leaves the word as written (`[`, `./b?ild.sh`).
+            return Some(
+                aq_programs::names()
+                    .find(|n| glob_matches(base, n))
+                    .unwrap_or(base),
+            );
         }
         Some(base)
     }
