@@ -31,7 +31,7 @@ pub use model::{
     Analysis, Assignment, Code, Command, Input, Problem, ProblemKind, Redirect, RedirectKind, Word,
 };
 pub use walk::env_assignment;
-pub use wrappers::{SHELLS, git_config_runs_program, is_dynamic_loader, is_runner_label, is_shell};
+pub use wrappers::{SHELLS, git_config_runs_program, is_runner_label, is_shell};
 
 /// Longest line the analyzer parses. Longer lines are reported as
 /// [`ProblemKind::TooLong`] (a caller should ask, not allow).

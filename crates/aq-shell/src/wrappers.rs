@@ -380,6 +380,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
     }
 }
 
+/// `rest` as the command a wrapper runs (none when it is empty).
 fn argv_after(label: &str, rest: &[Word]) -> Vec<Inner> {
     if rest.is_empty() {
         return Vec::new();
@@ -564,7 +565,7 @@ fn unwrap_by_model(name: &str, args: &[Word]) -> Vec<Inner> {
 
 /// Whether `name` is the dynamic loader (`ld-linux-x86-64.so.2`, `ld.so`,
 /// `ld-musl-x86_64.so.1`), which runs the program named by its operand.
-pub fn is_dynamic_loader(name: &str) -> bool {
+fn is_dynamic_loader(name: &str) -> bool {
     (name.starts_with("ld-linux") || name.starts_with("ld-musl") || name.starts_with("ld64.so"))
         && name.contains(".so")
         || name == "ld.so"
@@ -993,17 +994,6 @@ fn unwrap_container(name: &str, args: &[Word]) -> Vec<Inner> {
 /// Package and environment runners: `npx CMD`, `pnpm exec CMD`, `uv run CMD`,
 /// `poetry run CMD`, `bundle exec CMD` ... run a program by name.
 fn unwrap_runner(name: &str, args: &[Word]) -> Vec<Inner> {
-    let argv_at = |label: &str, rest: &[Word]| -> Vec<Inner> {
-        if rest.is_empty() {
-            return Vec::new();
-        }
-        vec![Inner::Argv {
-            label: label.to_string(),
-            argv: rest.to_vec(),
-            privileged: false,
-            keeps_stdin: true,
-        }]
-    };
     let opts = |short_value, long_value| Opts {
         short_value,
         long_value,
@@ -1025,7 +1015,7 @@ fn unwrap_runner(name: &str, args: &[Word]) -> Vec<Inner> {
                 &["package", "prefix", "registry", "cache", "userconfig"],
             )
             .first_operand(args);
-            argv_at(name, &args[i.min(args.len())..])
+            argv_after(name, &args[i.min(args.len())..])
         }
         "npm" | "pnpm" | "yarn" | "bun" => {
             let sub = args.first().map(|w| w.text.as_str()).unwrap_or("");
@@ -1044,7 +1034,7 @@ fn unwrap_runner(name: &str, args: &[Word]) -> Vec<Inner> {
             }
             let i = opts("pC", &["package", "workspace", "filter", "dir", "prefix"])
                 .first_operand(rest);
-            argv_at(&format!("{name} {sub}"), &rest[i.min(rest.len())..])
+            argv_after(&format!("{name} {sub}"), &rest[i.min(rest.len())..])
         }
         "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "pixi" => {
             let sub = args.iter().position(|w| w.text == "run");
@@ -1069,7 +1059,7 @@ fn unwrap_runner(name: &str, args: &[Word]) -> Vec<Inner> {
                 ],
             )
             .first_operand(rest);
-            argv_at(&format!("{name} run"), &rest[i.min(rest.len())..])
+            argv_after(&format!("{name} run"), &rest[i.min(rest.len())..])
         }
         "bundle" | "mise" | "asdf" | "rbenv" | "pyenv" | "nodenv" => {
             let Some(k) = args.iter().position(|w| w.text == "exec" || w.text == "x") else {
@@ -1077,7 +1067,7 @@ fn unwrap_runner(name: &str, args: &[Word]) -> Vec<Inner> {
             };
             let rest = &args[k + 1..];
             let i = opts("", &[]).first_operand(rest);
-            argv_at(&format!("{name} exec"), &rest[i.min(rest.len())..])
+            argv_after(&format!("{name} exec"), &rest[i.min(rest.len())..])
         }
         "conda" | "mamba" | "micromamba" => {
             let Some(k) = args.iter().position(|w| w.text == "run") else {
@@ -1085,12 +1075,12 @@ fn unwrap_runner(name: &str, args: &[Word]) -> Vec<Inner> {
             };
             let rest = &args[k + 1..];
             let i = opts("np", &["name", "prefix", "cwd"]).first_operand(rest);
-            argv_at(&format!("{name} run"), &rest[i.min(rest.len())..])
+            argv_after(&format!("{name} run"), &rest[i.min(rest.len())..])
         }
         "direnv" => {
             // direnv exec DIR CMD...
             if args.first().is_some_and(|w| w.text == "exec") && args.len() > 2 {
-                return argv_at("direnv exec", &args[2..]);
+                return argv_after("direnv exec", &args[2..]);
             }
             Vec::new()
         }

@@ -983,23 +983,7 @@ fn decoded_word(ctx: &Ctx, w: &Word) -> Option<String> {
     // The substitution's output is its last command's.
     let j = *w.feeds.iter().max()?;
     let d = &ctx.commands()[j];
-    let input = d.stdin.iter().find_map(|s| match s {
-        Input::Text(t) if !t.dynamic => Some(t.text.clone()),
-        Input::Pipe(p) => {
-            let up = &ctx.commands()[*p];
-            (matches!(up.program(), Some("echo" | "printf"))
-                && up.args().iter().all(|a| !a.dynamic))
-            .then(|| {
-                up.args()
-                    .iter()
-                    .filter(|a| !a.text.starts_with('-'))
-                    .map(|a| a.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-        }
-        _ => None,
-    })?;
+    let input = super::written::input_text(ctx, d)?;
     let input = input.trim();
     match d.program()? {
         "base64" if has_flag(d, Some('d'), &["decode"]) => String::from_utf8(base64_decode(input)?)

@@ -206,6 +206,16 @@ fn python(text: &str) -> Analysis {
     aq_shell::analyze_argv(&["python3".to_string(), "-c".into(), text.to_string()])
 }
 
+/// The literal text command `c` reads on its input: a here-document or
+/// here-string, or what a command before it in the pipe prints.
+pub(super) fn input_text(ctx: &Ctx, c: &Command) -> Option<String> {
+    c.stdin.iter().find_map(|s| match s {
+        Input::Text(t) if !t.dynamic => Some(t.text.clone()),
+        Input::Pipe(p) => produced_text(ctx, &ctx.commands()[*p]),
+        _ => None,
+    })
+}
+
 /// What `echo`/`printf` print, or the here-document `cat`/`tee` copy, when
 /// it is literal.
 fn produced_text(ctx: &Ctx, c: &Command) -> Option<String> {
@@ -252,15 +262,8 @@ fn produced_text(ctx: &Ctx, c: &Command) -> Option<String> {
             }
             Some(out.replace('\u{0}', "%"))
         }
-        "base64" | "base32" if super::has_flag(c, Some('d'), &["decode"]) => {
-            let input = c.stdin.iter().find_map(|s| match s {
-                Input::Text(t) if !t.dynamic => Some(t.text.clone()),
-                Input::Pipe(p) => produced_text(ctx, &ctx.commands()[*p]),
-                _ => None,
-            })?;
-            if c.program() == Some("base32") {
-                return None;
-            }
+        "base64" if super::has_flag(c, Some('d'), &["decode"]) => {
+            let input = input_text(ctx, c)?;
             String::from_utf8(super::secrets::base64_decode(input.trim())?).ok()
         }
         "cat" | "tee" => c.stdin.iter().find_map(|s| match s {
