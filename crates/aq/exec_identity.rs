@@ -90,21 +90,22 @@ impl Identifier {
         let mut by_size: HashMap<u64, Vec<Candidate>> = HashMap::new();
         for dir in path_dirs {
             for name in KNOWN_TOOLS {
+                // One stat a candidate (it follows links): this runs at every
+                // session start, over every `PATH` directory.
                 let p = dir.join(name);
-                let Ok(real) = std::fs::canonicalize(&p) else {
-                    continue;
-                };
-                let Ok(m) = std::fs::metadata(&real) else {
+                let Ok(m) = std::fs::metadata(&p) else {
                     continue;
                 };
                 if !m.is_file() {
                     continue;
                 }
-                // The first name found for an inode wins (python3 before python).
-                by_inode.entry((m.dev(), m.ino())).or_insert(*name);
-                let list = by_size.entry(m.size()).or_default();
-                if !list.iter().any(|(q, _)| q == &real) {
-                    list.push((real, *name));
+                // The first name found for an inode wins (python3 before python);
+                // a file seen before (another link to it) is a candidate once.
+                if let std::collections::hash_map::Entry::Vacant(e) =
+                    by_inode.entry((m.dev(), m.ino()))
+                {
+                    e.insert(*name);
+                    by_size.entry(m.size()).or_default().push((p, *name));
                 }
             }
         }

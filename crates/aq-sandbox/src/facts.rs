@@ -97,11 +97,13 @@ pub(crate) fn spec_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
 
 fn probe_path(path: &Path) -> PathFacts {
     use std::os::unix::fs::MetadataExt;
-    let Ok(real) = std::fs::canonicalize(path) else {
+    // Most masked paths do not exist: one stat says so, where resolving the
+    // path first would read every component's link.
+    let Ok(meta) = std::fs::metadata(path) else {
         return PathFacts::Missing;
     };
-    match std::fs::metadata(&real) {
-        Ok(meta) => PathFacts::Exists {
+    match std::fs::canonicalize(path) {
+        Ok(real) => PathFacts::Exists {
             real,
             kind: if meta.is_dir() {
                 PathKind::Dir

@@ -42,6 +42,50 @@ pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<
     None
 }
 
+/// Which of `names` exist as programs on `path` (as [`find_real_program`]
+/// would find them), in the order of `names`. One directory listing per
+/// `PATH` entry instead of a `stat` per name and entry: a session start asks
+/// this for every built-in shim name.
+pub fn programs_present<'a>(names: &[&'a str], path: &OsStr, shim_dir: &Path) -> Vec<&'a str> {
+    let mut found = vec![false; names.len()];
+    let mut sorted: Vec<(&[u8], usize)> = names
+        .iter()
+        .enumerate()
+        .map(|(k, n)| (n.as_bytes(), k))
+        .collect();
+    sorted.sort_unstable();
+    for dir in path.as_bytes().split(|&b| b == b':') {
+        if dir.is_empty() || dir == b"." || Path::new(OsStr::from_bytes(dir)) == shim_dir {
+            continue;
+        }
+        let dir = Path::new(OsStr::from_bytes(dir));
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let file_name = entry.file_name();
+            let Ok(at) = sorted.binary_search_by(|(n, _)| (*n).cmp(file_name.as_bytes())) else {
+                continue;
+            };
+            let k = sorted[at].1;
+            if found[k] {
+                continue;
+            }
+            // Only a name listed here costs a stat (it follows links).
+            if std::fs::metadata(entry.path())
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            {
+                found[k] = true;
+            }
+        }
+    }
+    names
+        .iter()
+        .zip(found)
+        .filter_map(|(n, f)| f.then_some(*n))
+        .collect()
+}
+
 /// `PATH` with the shim directory removed (what the real program sees as
 /// "the original PATH" plus, when shims stay active, the shim dir in front).
 pub fn path_without(path: &OsStr, shim_dir: &Path) -> std::ffi::OsString {
@@ -73,6 +117,13 @@ mod tests {
         let found = find_real_program(OsStr::new("tool"), OsStr::new(&path), &shims).unwrap();
         assert_eq!(found, real.join("tool"));
         assert!(find_real_program(OsStr::new("nope"), OsStr::new(&path), &shims).is_none());
+        // The listing agrees with the lookup, and a non-executable file is no program.
+        let plain = real.join("plain");
+        std::fs::write(&plain, "data").unwrap();
+        assert_eq!(
+            programs_present(&["nope", "tool", "plain"], OsStr::new(&path), &shims),
+            ["tool"]
+        );
         assert_eq!(
             path_without(OsStr::new(&path), &shims),
             OsStr::new(&format!(".:{}", real.display()))
