@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 /// The built-in presets, checked by a unit test.
 const BUILTIN: &str = include_str!("presets.toml");
+/// The same presets as JSON, made by `build.rs` (read at every start).
+const BUILTIN_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/presets.json"));
 
 /// What one agent needs inside the sandbox.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -468,7 +470,7 @@ impl PresetSet {
     /// The built-in presets, in the order of `presets.toml`.
     pub fn builtin() -> PresetSet {
         // Checked by `the_builtin_presets_parse_and_check`.
-        let file: BuiltinFile = toml::from_str(BUILTIN).expect("presets.toml parses");
+        let file: BuiltinFile = serde_json::from_str(BUILTIN_JSON).expect("presets.toml parses");
         let order: Vec<&str> = BUILTIN
             .lines()
             .filter_map(|l| l.strip_prefix("[agent.")?.strip_suffix(']'))
@@ -527,6 +529,19 @@ mod tests {
 
     fn raw(text: &str) -> RawPreset {
         toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn the_json_made_at_build_time_is_the_toml() {
+        let from_toml: BuiltinFile = toml::from_str(BUILTIN).unwrap();
+        let from_json: BuiltinFile = serde_json::from_str(BUILTIN_JSON).unwrap();
+        let checked = |f: BuiltinFile| -> Vec<Preset> {
+            f.agent
+                .into_iter()
+                .map(|(n, raw)| check_layer(&n, raw).unwrap().preset)
+                .collect()
+        };
+        assert_eq!(checked(from_toml), checked(from_json));
     }
 
     #[test]
