@@ -20,8 +20,9 @@ use crate::supervisor::{Asker, Supervisor};
 pub struct SessionExecJudge {
     supervisor: Arc<Supervisor>,
     identifier: Identifier,
-    /// Device and inode of the `aq` binary: an exec of it is a shim.
-    aq_binary: Option<(u64, u64)>,
+    /// Device and inode of the `aq` binary and of `aq-shim` beside it: an
+    /// exec of either is a shim, which asks the supervisor itself.
+    aq_binaries: Vec<(u64, u64)>,
     /// The agent preset of the session, and the processes that are the agent.
     agent: Option<AgentProcesses>,
     /// Variables only the command `aq run` started may have (a profile's
@@ -122,14 +123,17 @@ impl SessionExecJudge {
             .filter(|d| d.is_absolute())
             .chain(["/usr/bin", "/bin", "/usr/sbin", "/sbin"].map(Into::into))
             .collect();
-        let aq_binary = std::env::current_exe()
-            .and_then(std::fs::metadata)
+        let aq_binaries = std::env::current_exe()
+            .map(|aq| [aq_shim::entry::shim_target(&aq), aq])
+            .into_iter()
+            .flatten()
+            .filter_map(|p| std::fs::metadata(p).ok())
             .map(|m| (m.dev(), m.ino()))
-            .ok();
+            .collect();
         SessionExecJudge {
             supervisor,
             identifier: Identifier::new(dirs.iter().map(|d| d.as_path())),
-            aq_binary,
+            aq_binaries,
             agent,
             scrub: scrub.iter().map(|k| k.as_bytes().to_vec()).collect(),
         }
@@ -157,7 +161,7 @@ impl ExecJudge for SessionExecJudge {
             }
             return ExecVerdict::Allow;
         }
-        if Some(event.dev_ino) == self.aq_binary {
+        if self.aq_binaries.contains(&event.dev_ino) {
             return ExecVerdict::Allow;
         }
         let argv: Vec<String> = event

@@ -155,13 +155,12 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         // The built-in names only where the program exists (a `zsh` shim
         // where no zsh is installed makes agents pick a shell that fails);
         // the policy's own names always.
-        let names: Vec<&str> = aq_shim::DEFAULT_SHIMS
-            .iter()
-            .copied()
-            .filter(|n| aq_shim::find_real_program(n.as_ref(), &host_path, &shim_dir).is_some())
-            .chain(settings.extra_shims.iter().map(String::as_str))
-            .collect();
-        aq_shim::install_shims(&shim_dir, &aq_exe, names)
+        let names: Vec<&str> =
+            aq_shim::programs_present(aq_shim::DEFAULT_SHIMS, &host_path, &shim_dir)
+                .into_iter()
+                .chain(settings.extra_shims.iter().map(String::as_str))
+                .collect();
+        aq_shim::install_shims(&shim_dir, &aq_shim::entry::shim_target(&aq_exe), names)
             .map_err(|e| format!("cannot install shims: {e}"))?
     };
     aq_shim::approvals::Queue::new(&dir)
@@ -213,6 +212,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         queue: aq_shim::approvals::Queue::new(&dir),
         headless,
         shim_allowed: Default::default(),
+        exec_guarded: guarded,
         prompting: Default::default(),
         writer: crate::supervisor::LogWriter::start(&log_path, id.clone())
             .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,

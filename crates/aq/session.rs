@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use aq_policy::{Decision, Policy};
 
 /// The environment variable that tells a shim which session it is in.
-pub const ENV_SESSION_DIR: &str = "AQ_SESSION_DIR";
+pub use aq_shim::entry::ENV_SESSION_DIR;
 /// The session id, for programs that want to show it.
 pub const ENV_SESSION_ID: &str = "AQ_SESSION_ID";
 

@@ -1,85 +1,17 @@
-//! Shim mode: `aq` started through a link named after another program.
-//!
-//! The shim does not judge: it sends the argument vector to the session's
-//! supervisor (`aq run`, see `supervisor.rs`), which judges, logs and waits
-//! for a human on an `ask`. On "run" the shim replaces itself with the real
-//! program (`execve`, no extra process), with a scrubbed environment. Any
-//! failure before the answer is known fails closed (exit 126).
-
-use std::ffi::{OsStr, OsString};
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+//! Shim mode: `aq` started through a link named after another program runs
+//! `aq_shim::entry` (the whole of the small `aq-shim` binary too). The shim
+//! does not judge: it sends the argument vector to the session's supervisor
+//! (`aq run`, see `supervisor.rs`), which judges, logs and waits for a human
+//! on an `ask`. This module keeps the refusal text both share.
 
 use aq_policy::{Decision, Verdict};
-use aq_shim::channel::{self, ExecAnswer, ExecRequest};
 
-use crate::session::ENV_SESSION_DIR;
-
-/// The approved request whose commands a child may run without asking.
-const ENV_GRANT: &str = "AQ_GRANT";
+pub use aq_shim::entry::{run, shim_name};
 
 /// Exit code of a command the firewall refused.
 pub const EXIT_BLOCKED: u8 = crate::exit::ExitCode::Blocked.code();
 /// Exit code when the real program does not exist.
 pub const EXIT_NOT_FOUND: u8 = crate::exit::ExitCode::NotFound.code();
-
-/// Runs as the shim for `name`. Returns only on refusal or error.
-pub fn run(name: &str, args: Vec<OsString>) -> std::process::ExitCode {
-    match judge_and_exec(name, args) {
-        Ok(code) => std::process::ExitCode::from(code),
-        Err(msg) => {
-            eprintln!("aq: {name}: {msg}");
-            std::process::ExitCode::from(EXIT_BLOCKED)
-        }
-    }
-}
-
-fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, String> {
-    let dir = std::env::var_os(ENV_SESSION_DIR)
-        .map(PathBuf::from)
-        .ok_or_else(|| format!("this is an agent-quarantine shim, but {ENV_SESSION_DIR} is not set; run commands through `aq run`"))?;
-    let mut argv: Vec<String> = Vec::with_capacity(args.len() + 1);
-    argv.push(name.to_string());
-    argv.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
-    let request = ExecRequest {
-        argv,
-        cwd: std::env::current_dir()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default(),
-        grant: std::env::var(ENV_GRANT).ok(),
-    };
-    let answer = channel::ask(&dir, &request).map_err(|e| {
-        format!("cannot reach the session's supervisor ({e}); refusing to run unchecked")
-    })?;
-    if !answer.run {
-        eprint!("{}", answer.message);
-        return Ok(answer.exit_code);
-    }
-    exec_real(name, &args, &answer)
-}
-
-fn exec_real(name: &str, args: &[OsString], answer: &ExecAnswer) -> Result<u8, String> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let Some(real) = aq_shim::find_real_program(OsStr::new(name), &path, &answer.shim_dir) else {
-        eprintln!("aq: {name}: command not found");
-        return Ok(EXIT_NOT_FOUND);
-    };
-    let mut cmd = std::process::Command::new(&real);
-    cmd.arg0(name).args(args);
-    cmd.env_clear();
-    let (passed, _removed) = aq_shim::env_scrub::scrub_env(std::env::vars_os(), &answer.env_pass);
-    cmd.envs(passed);
-    if let Some(g) = &answer.grant {
-        cmd.env(ENV_GRANT, g);
-    }
-    let err = cmd.exec();
-    eprintln!("aq: {name}: cannot run {}: {err}", real.display());
-    Ok(if err.kind() == std::io::ErrorKind::NotFound {
-        EXIT_NOT_FOUND
-    } else {
-        EXIT_BLOCKED
-    })
-}
 
 /// Prints [`refusal_text`] on stderr.
 pub fn print_refusal(what: &str, argv: &[String], verdict: &Verdict) {
@@ -125,12 +57,12 @@ fn refusal_for(what: &str, mut shown: String, verdict: &Verdict) -> String {
     msg
 }
 
-/// Whether `argv0` names a shim (anything but `aq` itself).
-pub fn shim_name(argv0: &OsStr) -> Option<String> {
-    let name = Path::new(argv0).file_name()?.to_string_lossy().into_owned();
-    (name != "aq"
-        && !name.starts_with("aq-")
-        && !name.starts_with("integration-")
-        && name != "agent-quarantine")
-        .then_some(name)
+#[cfg(test)]
+mod tests {
+    /// The small shim binary exits with the same codes as `aq`.
+    #[test]
+    fn the_shim_binary_uses_aqs_exit_codes() {
+        assert_eq!(super::EXIT_BLOCKED, aq_shim::entry::EXIT_BLOCKED);
+        assert_eq!(super::EXIT_NOT_FOUND, aq_shim::entry::EXIT_NOT_FOUND);
+    }
 }

@@ -38,7 +38,10 @@ pub struct Supervisor {
     pub home: Option<String>,
     /// What each shim process was allowed to run (host pid → argv): when
     /// it then execs the real program, the exec guard does not ask again.
+    /// Only kept under the exec guard (nothing else would take entries out).
     pub shim_allowed: Mutex<HashMap<u32, Vec<String>>>,
+    /// Whether the exec guard judges every exec of this session.
+    pub exec_guarded: bool,
     /// Whether `aq run` prompts on its own terminal (set once the prompter runs).
     pub prompting: std::sync::atomic::AtomicBool,
 }
@@ -137,6 +140,7 @@ impl Supervisor {
         };
         let answer = self.decide(&request.argv, asker);
         if answer.run
+            && self.exec_guarded
             && let Ok(mut map) = self.shim_allowed.lock()
         {
             map.insert(pid, request.argv.clone());
@@ -207,7 +211,7 @@ impl Supervisor {
         // An allowed exec is logged off its critical path (the log append
         // locks, reads the tail and hashes); a block or an ask is logged
         // before it is answered.
-        if decision == Decision::Allow && asker.source == "exec-guard" {
+        if decision == Decision::Allow && matches!(asker.source, "exec-guard" | "shim") {
             self.log_later(event);
         } else {
             self.log(event);

@@ -20,9 +20,10 @@
 
 pub mod approvals;
 pub mod channel;
+pub mod entry;
 pub mod env_scrub;
 pub mod install;
 pub mod lookup;
 
 pub use install::{DEFAULT_SHIMS, install_shims};
-pub use lookup::find_real_program;
+pub use lookup::{find_real_program, programs_present};

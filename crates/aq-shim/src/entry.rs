@@ -1,0 +1,133 @@
+//! What a shim does when it runs: ask the session's supervisor, then
+//! replace itself with the real program or print the refusal.
+//!
+//! This runs on every command an agent starts through `PATH` (profiles
+//! without the exec guard), so it is the whole program of the small
+//! `aq-shim` binary the shim links point to: no flag parsing, no policy,
+//! no work before the socket round trip. The full `aq` binary runs the same
+//! code when it is started under another name (a link made by hand).
+//! Any failure before the answer is known fails closed (exit 126).
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+use crate::channel::{self, ExecAnswer, ExecRequest};
+
+/// The session directory, set by `aq run` for everything it starts.
+pub const ENV_SESSION_DIR: &str = "AQ_SESSION_DIR";
+/// The approved request whose commands a child may run without asking.
+pub const ENV_GRANT: &str = "AQ_GRANT";
+/// Exit code of a command the firewall refused.
+pub const EXIT_BLOCKED: u8 = 126;
+/// Exit code when the real program does not exist.
+pub const EXIT_NOT_FOUND: u8 = 127;
+
+/// Runs as the shim for `name` with `args`. Returns only on refusal or error.
+pub fn run(name: &str, args: Vec<OsString>) -> std::process::ExitCode {
+    match judge_and_exec(name, args) {
+        Ok(code) => std::process::ExitCode::from(code),
+        Err(msg) => {
+            eprintln!("aq: {name}: {msg}");
+            std::process::ExitCode::from(EXIT_BLOCKED)
+        }
+    }
+}
+
+/// The program name a shim was started as (`argv[0]`'s file name), or
+/// `None` when it is one of aq's own names: `aq`, `aq-…`, `agent-quarantine`
+/// (and test binaries).
+pub fn shim_name(argv0: &OsStr) -> Option<String> {
+    let name = Path::new(argv0).file_name()?.to_string_lossy().into_owned();
+    (name != "aq"
+        && !name.starts_with("aq-")
+        && !name.starts_with("integration-")
+        && name != "agent-quarantine")
+        .then_some(name)
+}
+
+fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, String> {
+    let dir = std::env::var_os(ENV_SESSION_DIR)
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("this is an agent-quarantine shim, but {ENV_SESSION_DIR} is not set; run commands through `aq run`"))?;
+    let mut argv: Vec<String> = Vec::with_capacity(args.len() + 1);
+    argv.push(name.to_string());
+    argv.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
+    let request = ExecRequest {
+        argv,
+        cwd: std::env::current_dir()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        grant: std::env::var(ENV_GRANT).ok(),
+    };
+    let answer = channel::ask(&dir, &request).map_err(|e| {
+        format!("cannot reach the session's supervisor ({e}); refusing to run unchecked")
+    })?;
+    if !answer.run {
+        eprint!("{}", answer.message);
+        return Ok(answer.exit_code);
+    }
+    exec_real(name, &args, &answer)
+}
+
+fn exec_real(name: &str, args: &[OsString], answer: &ExecAnswer) -> Result<u8, String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let Some(real) = crate::find_real_program(OsStr::new(name), &path, &answer.shim_dir) else {
+        eprintln!("aq: {name}: command not found");
+        return Ok(EXIT_NOT_FOUND);
+    };
+    let mut cmd = std::process::Command::new(&real);
+    cmd.arg0(name).args(args);
+    cmd.env_clear();
+    let (passed, _removed) = crate::env_scrub::scrub_env(std::env::vars_os(), &answer.env_pass);
+    cmd.envs(passed);
+    if let Some(g) = &answer.grant {
+        cmd.env(ENV_GRANT, g);
+    }
+    let err = cmd.exec();
+    eprintln!("aq: {name}: cannot run {}: {err}", real.display());
+    Ok(if err.kind() == std::io::ErrorKind::NotFound {
+        EXIT_NOT_FOUND
+    } else {
+        EXIT_BLOCKED
+    })
+}
+
+/// The program shim links point to: `aq-shim` beside `aq_exe` when it is
+/// there (a small binary that starts fast), else `aq_exe` itself (which
+/// runs the same code when started under another name).
+pub fn shim_target(aq_exe: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let small = aq_exe.with_file_name("aq-shim");
+    match std::fs::metadata(&small) {
+        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => small,
+        _ => aq_exe.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn shim_names_are_anything_but_aq_itself() {
+        assert_eq!(shim_name(OsStr::new("/s/curl")).as_deref(), Some("curl"));
+        for own in ["aq", "/usr/bin/aq", "aq-shim", "agent-quarantine"] {
+            assert_eq!(shim_name(OsStr::new(own)), None, "{own}");
+        }
+    }
+
+    #[test]
+    fn links_point_to_the_small_binary_when_it_is_installed() {
+        let dir = tempfile::tempdir().unwrap();
+        let aq = dir.path().join("aq");
+        std::fs::write(&aq, "").unwrap();
+        assert_eq!(shim_target(&aq), aq);
+        let small = dir.path().join("aq-shim");
+        std::fs::write(&small, "").unwrap();
+        assert_eq!(shim_target(&aq), aq, "not executable: not used");
+        std::fs::set_permissions(&small, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(shim_target(&aq), small);
+    }
+}
