@@ -85,10 +85,16 @@ pub struct Identified {
 
 impl Identifier {
     /// Index the known tools found in `path_dirs` (stat only; no hashing yet).
+    /// A directory named twice (`/bin` is `/usr/bin` on most systems) is
+    /// looked in once.
     pub fn new<'a>(path_dirs: impl IntoIterator<Item = &'a Path>) -> Identifier {
         let mut by_inode = HashMap::new();
         let mut by_size: HashMap<u64, Vec<Candidate>> = HashMap::new();
+        let mut dirs_seen = std::collections::HashSet::new();
         for dir in path_dirs {
+            if !std::fs::metadata(dir).is_ok_and(|m| dirs_seen.insert((m.dev(), m.ino()))) {
+                continue;
+            }
             for name in KNOWN_TOOLS {
                 // One stat a candidate (it follows links): this runs at every
                 // session start, over every `PATH` directory.
@@ -196,6 +202,41 @@ impl Identifier {
     }
 }
 
+/// An [`Identifier`] indexed on a thread of its own, so a session's start
+/// does not wait for a few hundred `stat` calls: the first exec that needs
+/// it waits for what is left.
+pub struct Background {
+    dirs: Vec<PathBuf>,
+    pending: Mutex<Option<std::thread::JoinHandle<Identifier>>>,
+    ready: std::sync::OnceLock<Identifier>,
+}
+
+impl Background {
+    /// Start indexing the known tools in `dirs`.
+    pub fn start(dirs: Vec<PathBuf>) -> Background {
+        let copy = dirs.clone();
+        let pending = std::thread::Builder::new()
+            .name("aq-tool-index".into())
+            .spawn(move || Identifier::new(copy.iter().map(PathBuf::as_path)))
+            .ok();
+        Background {
+            dirs,
+            pending: Mutex::new(pending),
+            ready: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The index, once built (built here if the thread could not be).
+    pub fn get(&self) -> &Identifier {
+        self.ready.get_or_init(|| {
+            let pending = self.pending.lock().ok().and_then(|mut p| p.take());
+            pending
+                .and_then(|h| h.join().ok())
+                .unwrap_or_else(|| Identifier::new(self.dirs.iter().map(PathBuf::as_path)))
+        })
+    }
+}
+
 fn base_name(arg: &str) -> String {
     Path::new(arg)
         .file_name()
@@ -229,6 +270,22 @@ mod tests {
         let got = id.identify(&copy, &argv(&["./c", "https://example.invalid/"]));
         assert_eq!(got.argv, argv(&["curl", "https://example.invalid/"]));
         assert_eq!(got.how, "content");
+    }
+
+    #[test]
+    fn the_background_index_is_the_same_index() {
+        let (dir, _) = host();
+        // The same directory named twice, once through a link to it.
+        let alias = dir.path().with_extension("alias");
+        std::os::unix::fs::symlink(dir.path(), &alias).unwrap();
+        let bg = Background::start(vec![dir.path().to_path_buf(), alias.clone()]);
+        let copy = dir.path().join("c");
+        std::fs::copy(dir.path().join("curl"), &copy).unwrap();
+        let got = bg.get().identify(&copy, &argv(&["./c"]));
+        assert_eq!((got.argv, got.how), (argv(&["curl"]), "content"));
+        // curl and busybox, once each (ls is not a tool the rules single out).
+        assert_eq!(bg.get().by_size.values().map(Vec::len).sum::<usize>(), 2);
+        std::fs::remove_file(alias).unwrap();
     }
 
     #[test]

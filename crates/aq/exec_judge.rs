@@ -13,13 +13,14 @@ use std::sync::Arc;
 
 use aq_sandbox::{ExecEvent, ExecJudge, ExecVerdict};
 
-use crate::exec_identity::Identifier;
+use crate::exec_identity::Background;
 use crate::supervisor::{Asker, Supervisor};
 
 /// Judges execs for one session.
 pub struct SessionExecJudge {
     supervisor: Arc<Supervisor>,
-    identifier: Identifier,
+    /// Known tools by identity, indexed in the background from the session's start.
+    identifier: Background,
     /// Device and inode of the `aq` binary and of `aq-shim` beside it: an
     /// exec of either is a shim, which asks the supervisor itself.
     aq_binaries: Vec<(u64, u64)>,
@@ -132,7 +133,7 @@ impl SessionExecJudge {
             .collect();
         SessionExecJudge {
             supervisor,
-            identifier: Identifier::new(dirs.iter().map(|d| d.as_path())),
+            identifier: Background::start(dirs),
             aq_binaries,
             agent,
             scrub: scrub.iter().map(|k| k.as_bytes().to_vec()).collect(),
@@ -206,10 +207,10 @@ impl ExecJudge for SessionExecJudge {
             // process that was the agent.
             // And only the real program (known by its file's identity,
             // not a `git` planted in the workspace).
-            let identified = self.identifier.identify(&event.executable, &argv);
+            let identified = self.identifier.get().identify(&event.executable, &argv);
             if fresh_child
                 && !was_agent
-                && self.identifier.is_installed_tool(&event.executable)
+                && self.identifier.get().is_installed_tool(&event.executable)
                 && preset.is_housekeeping(&identified.argv)
             {
                 // `sh -c 'env'`: the shell execs that simple command in
@@ -238,7 +239,7 @@ impl ExecJudge for SessionExecJudge {
                 return ExecVerdict::Allow;
             }
         }
-        let identified = self.identifier.identify(&event.executable, &argv);
+        let identified = self.identifier.get().identify(&event.executable, &argv);
         // One look: the entry is forgotten by the first, so both spellings
         // (`python` as shimmed, `python3` as identified) are offered at once.
         if self

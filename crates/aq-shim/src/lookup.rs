@@ -43,46 +43,33 @@ pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<
 }
 
 /// Which of `names` exist as programs on `path` (as [`find_real_program`]
-/// would find them), in the order of `names`. One directory listing per
-/// `PATH` entry instead of a `stat` per name and entry: a session start asks
-/// this for every built-in shim name.
+/// would find them), in the order of `names`. A session start asks this for
+/// every built-in shim name: each directory is looked in once however often
+/// `PATH` names it (`/bin` is `/usr/bin` on most systems), one `stat` per
+/// name and directory until found. (Listing the directories instead costs
+/// as much: `/usr/bin` holds thousands of entries.)
 pub fn programs_present<'a>(names: &[&'a str], path: &OsStr, shim_dir: &Path) -> Vec<&'a str> {
-    let mut found = vec![false; names.len()];
-    let mut sorted: Vec<(&[u8], usize)> = names
-        .iter()
-        .enumerate()
-        .map(|(k, n)| (n.as_bytes(), k))
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = std::collections::HashSet::new();
+    let dirs: Vec<&Path> = path
+        .as_bytes()
+        .split(|&b| b == b':')
+        .filter(|d| !d.is_empty() && *d != b".")
+        .map(|d| Path::new(OsStr::from_bytes(d)))
+        .filter(|d| *d != shim_dir)
+        .filter(|d| {
+            std::fs::metadata(d).is_ok_and(|m| m.is_dir() && seen.insert((m.dev(), m.ino())))
+        })
         .collect();
-    sorted.sort_unstable();
-    for dir in path.as_bytes().split(|&b| b == b':') {
-        if dir.is_empty() || dir == b"." || Path::new(OsStr::from_bytes(dir)) == shim_dir {
-            continue;
-        }
-        let dir = Path::new(OsStr::from_bytes(dir));
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let file_name = entry.file_name();
-            let Ok(at) = sorted.binary_search_by(|(n, _)| (*n).cmp(file_name.as_bytes())) else {
-                continue;
-            };
-            let k = sorted[at].1;
-            if found[k] {
-                continue;
-            }
-            // Only a name listed here costs a stat (it follows links).
-            if std::fs::metadata(entry.path())
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            {
-                found[k] = true;
-            }
-        }
-    }
     names
         .iter()
-        .zip(found)
-        .filter_map(|(n, f)| f.then_some(*n))
+        .copied()
+        .filter(|name| {
+            dirs.iter().any(|d| {
+                std::fs::metadata(d.join(name))
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+        })
         .collect()
 }
 
