@@ -43,6 +43,36 @@ fn a_pipe_to_shell_by_absolute_paths_is_blocked() {
 }
 
 #[test]
+fn a_repeated_exec_is_logged_each_time_and_a_cached_allow_covers_only_its_argv() {
+    // The supervisor keeps allowed verdicts by argv: the same argv three
+    // times is three logged decisions, and a fetch by the same program
+    // right after is judged afresh (blocked by this policy).
+    let env = Env::with_policy("", "\"net-fetch\" = \"block\"");
+    env.write(
+        &env.work().join("s.sh"),
+        "for i in 1 2 3; do /usr/bin/curl --version >/dev/null; done\n/usr/bin/curl -s http://127.0.0.1:9/\necho \"fetch exited $?\"\n",
+    );
+    let out = env.aq(&["run", "--", "sh", "s.sh"]);
+    out.code(0).stdout_has("fetch exited 126");
+    let session = env.only_session();
+    let curl: Vec<_> = guard_decisions(&session)
+        .into_iter()
+        .filter(|d| d["argv"][0] == "curl")
+        .collect();
+    let allowed = curl
+        .iter()
+        .filter(|d| d["argv"][1] == "--version" && d["decision"] == "allow")
+        .count();
+    assert_eq!(allowed, 3, "{}", session.log_text());
+    assert!(
+        curl.iter()
+            .any(|d| d["argv"][1] == "-s" && d["decision"] == "block"),
+        "{}",
+        session.log_text()
+    );
+}
+
+#[test]
 fn a_renamed_copy_of_a_blocked_tool_is_judged_as_that_tool() {
     // Fetching is blocked by this policy; the copy is called `c`.
     let env = Env::with_policy("", "\"net-fetch\" = \"block\"");

@@ -213,6 +213,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         headless,
         shim_allowed: Default::default(),
         exec_guarded: guarded,
+        verdicts: Default::default(),
         prompting: Default::default(),
         writer: crate::supervisor::LogWriter::start(&log_path, id.clone())
             .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,

@@ -42,9 +42,14 @@ pub struct Supervisor {
     pub shim_allowed: Mutex<HashMap<u32, Vec<String>>>,
     /// Whether the exec guard judges every exec of this session.
     pub exec_guarded: bool,
+    /// Allowed verdicts by the argv judged (see [`Supervisor::verdict`]).
+    pub verdicts: Mutex<HashMap<Vec<String>, Arc<Verdict>>>,
     /// Whether `aq run` prompts on its own terminal (set once the prompter runs).
     pub prompting: std::sync::atomic::AtomicBool,
 }
+
+/// How many allowed argvs a session remembers; the cache starts over when full.
+const VERDICT_CACHE: usize = 4096;
 
 /// A thread that appends events to the session log in order, so the exec
 /// that caused them does not wait for the disk. Stopped (and drained) by
@@ -175,9 +180,7 @@ impl Supervisor {
         }
         let pid = asker.pid;
         // Judged as an exec: a `-c` string is judged for what it runs.
-        let verdict = self
-            .engine
-            .evaluate_exec(&home_as_tilde(argv, self.home.as_deref()));
+        let verdict = self.verdict(home_as_tilde(argv, self.home.as_deref()));
         let mut decision = verdict.decision;
         let mut covered_by = None;
         if decision == Decision::Ask {
@@ -243,6 +246,32 @@ impl Supervisor {
                 Err(message) => self.refuse(message),
             },
         }
+    }
+
+    /// The engine's verdict on `argv`, from the cache when an identical argv
+    /// was allowed before in this session. The engine reads nothing but the
+    /// argv and the policy (fixed for the session), so the same argv gets
+    /// the same verdict; only allows are kept (an ask or a block goes the
+    /// whole way each time), at most [`VERDICT_CACHE`] of them.
+    fn verdict(&self, argv: Vec<String>) -> Arc<Verdict> {
+        if let Some(v) = self
+            .verdicts
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&argv).cloned())
+        {
+            return v;
+        }
+        let verdict = Arc::new(self.engine.evaluate_exec(&argv));
+        if verdict.decision == Decision::Allow
+            && let Ok(mut cache) = self.verdicts.lock()
+        {
+            if cache.len() >= VERDICT_CACHE {
+                cache.clear();
+            }
+            cache.insert(argv, verdict.clone());
+        }
+        verdict
     }
 
     /// Logs an exec let through without the engine (the agent itself, or
