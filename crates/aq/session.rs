@@ -198,7 +198,12 @@ pub fn pid_alive(pid: u32) -> bool {
 
 /// The current time as RFC 3339 with milliseconds.
 pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+    rfc3339(std::time::SystemTime::now())
+}
+
+/// `at` as the log writes times (RFC 3339, UTC, milliseconds).
+pub fn rfc3339(at: std::time::SystemTime) -> String {
+    humantime::format_rfc3339_millis(at).to_string()
 }
 
 /// Appends an event to a session's log. A failed write is reported on

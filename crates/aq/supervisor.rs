@@ -56,18 +56,30 @@ const VERDICT_CACHE: usize = 4096;
 /// [`Supervisor::flush_log`] before the session ends; events still queued
 /// when `aq` itself is killed are lost (the log stays valid JSONL).
 pub struct LogWriter {
-    tx: Mutex<Option<std::sync::mpsc::Sender<EventBody>>>,
+    tx: Mutex<Option<std::sync::mpsc::Sender<(EventBody, std::time::SystemTime)>>>,
     done: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
+
+/// How long the writer lets events gather after the first before it writes
+/// them with one append (one lock, one read of the tail, one `write`): in a
+/// busy session, one wake-up per batch rather than one per exec.
+const BATCH_WINDOW: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl LogWriter {
     /// Start a writer appending to `path` for session `id`.
     pub fn start(path: &std::path::Path, id: String) -> std::io::Result<LogWriter> {
         let log = AuditLog::open(path)?;
-        let (tx, rx) = std::sync::mpsc::channel::<EventBody>();
+        let (tx, rx) = std::sync::mpsc::channel::<(EventBody, std::time::SystemTime)>();
         let done = std::thread::spawn(move || {
-            for body in rx {
-                session::log_event(&log, &id, body);
+            while let Ok(first) = rx.recv() {
+                std::thread::sleep(BATCH_WINDOW);
+                let batch: Vec<(EventBody, String)> = std::iter::once(first)
+                    .chain(rx.try_iter())
+                    .map(|(body, at)| (body, session::rfc3339(at)))
+                    .collect();
+                if let Err(e) = log.append_all(batch, &id) {
+                    eprintln!("aq: warning: cannot write the audit log: {e}");
+                }
             }
         });
         Ok(LogWriter {
@@ -76,10 +88,11 @@ impl LogWriter {
         })
     }
 
-    /// Queue `body`; give it back when the writer has stopped.
+    /// Queue `body`, stamped now; give it back when the writer has stopped.
     fn send(&self, body: EventBody) -> Option<EventBody> {
+        let at = std::time::SystemTime::now();
         match self.tx.lock().ok().as_ref().and_then(|t| t.as_ref()) {
-            Some(tx) => tx.send(body).err().map(|e| e.0),
+            Some(tx) => tx.send((body, at)).err().map(|e| e.0.0),
             None => Some(body),
         }
     }

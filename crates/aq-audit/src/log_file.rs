@@ -19,7 +19,8 @@
 //!    torn event is dropped**; it was never complete, so no later line points
 //!    at it.
 //! 5. Write the new line, newline included, with one `write` call (the file is
-//!    opened `O_APPEND`). If the write fails part-way, truncate back.
+//!    opened `O_APPEND`); [`AuditLog::append_all`] writes several lines in
+//!    that one call. If the write fails part-way, truncate back.
 //! 6. Unlock (the guard's `Drop`, also on error).
 //!
 //! No `fsync`: a killed process loses nothing that was written; a power loss
@@ -86,7 +87,25 @@ impl AuditLog {
     /// is not a valid event (the chain cannot be continued: run `aq audit
     /// verify`), or if that line belongs to another session.
     pub fn append(&self, body: EventBody, ts: String, session: &str) -> io::Result<Event> {
-        let body = redact_body(body);
+        let mut events = self.append_all(vec![(body, ts)], session)?;
+        events
+            .pop()
+            .ok_or_else(|| io::Error::other("no event was appended"))
+    }
+
+    /// Appends several events in order, as [`AuditLog::append`] does one,
+    /// under one lock, one read of the tail and one `write`: a background
+    /// writer that fell behind catches up at the cost of one append. Each
+    /// item is a body and its time. Nothing is written if any part fails.
+    pub fn append_all(
+        &self,
+        items: Vec<(EventBody, String)>,
+        session: &str,
+    ) -> io::Result<Vec<Event>> {
+        let items: Vec<(EventBody, String)> = items
+            .into_iter()
+            .map(|(b, ts)| (redact_body(b), ts))
+            .collect();
         let _threads = self
             .appending
             .lock()
@@ -101,7 +120,7 @@ impl AuditLog {
                 .set_len(tail.complete_len)
                 .map_err(|err| with_path(err, "cut a torn line from audit log", &self.path))?;
         }
-        let (seq, prev) = match &tail.last_line {
+        let (mut seq, mut prev) = match &tail.last_line {
             None => (1, GENESIS_PREV.to_string()),
             Some(line) => {
                 let last = parse_last_line(line, session).map_err(|msg| {
@@ -114,21 +133,29 @@ impl AuditLog {
             }
         };
 
-        let event = Event {
-            seq,
-            ts,
-            session: session.to_string(),
-            prev,
-            body,
-        };
-        let mut line = serde_json::to_vec(&event).map_err(io::Error::other)?;
-        line.push(b'\n');
-        if let Err(err) = (&self.file).write_all(&line) {
+        let mut events = Vec::with_capacity(items.len());
+        let mut lines = Vec::new();
+        for (body, ts) in items {
+            let event = Event {
+                seq,
+                ts,
+                session: session.to_string(),
+                prev,
+                body,
+            };
+            let line = serde_json::to_vec(&event).map_err(io::Error::other)?;
+            prev = hash_line(&line);
+            seq += 1;
+            lines.extend_from_slice(&line);
+            lines.push(b'\n');
+            events.push(event);
+        }
+        if let Err(err) = (&self.file).write_all(&lines) {
             // Leave no partial line behind; the next append would cut it anyway.
             let _ = self.file.set_len(tail.complete_len);
             return Err(with_path(err, "write to audit log", &self.path));
         }
-        Ok(event)
+        Ok(events)
     }
 }
 

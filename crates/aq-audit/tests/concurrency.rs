@@ -365,3 +365,29 @@ fn secrets_in_arguments_never_reach_the_file() {
         }
     }
 }
+
+#[test]
+fn a_batch_continues_the_chain_and_is_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let log = AuditLog::open(&path).unwrap();
+    log.append(exit_event(vec!["one".into()]), ts(), SESSION)
+        .unwrap();
+    let batch = (0..3)
+        .map(|k| {
+            let argv = vec![
+                "curl".into(),
+                "-H".into(),
+                format!("Authorization: Bearer batch{k}secrettoken"),
+            ];
+            (exit_event(argv), ts())
+        })
+        .collect();
+    let events = log.append_all(batch, SESSION).unwrap();
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [2, 3, 4]);
+    log.append(exit_event(vec!["five".into()]), ts(), SESSION)
+        .unwrap();
+    assert_eq!(assert_verifies(&path), 5);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("secrettoken"), "{text}");
+}
