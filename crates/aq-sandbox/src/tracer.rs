@@ -80,8 +80,10 @@ fn release(pid: libc::pid_t) {
             0 => libc::WSTOPSIG(status),
             _ => 0,
         };
-        let _ = ptrace(libc::PTRACE_DETACH, pid, 0, sig as usize);
-        return;
+        if detach(pid, sig) {
+            return;
+        }
+        // Killed since it stopped: reap its exit (next turn).
     }
 }
 
@@ -139,22 +141,33 @@ pub(crate) fn commit(
             }
             0 => {
                 // A signal on the way back from a failed exec.
-                let _ = ptrace(libc::PTRACE_DETACH, pid, 0, libc::WSTOPSIG(status) as usize);
-                return;
+                if detach(pid, libc::WSTOPSIG(status)) {
+                    return;
+                }
             }
             _ => {
                 // The interrupt (the exec failed or is restarted), a group
                 // stop (it stays stopped, untraced): done.
-                let _ = ptrace(libc::PTRACE_DETACH, pid, 0, 0);
-                return;
+                if detach(pid, 0) {
+                    return;
+                }
             }
         }
     }
 }
 
+/// Detach from `pid`, stopped, delivering `sig`. `false` when it was killed
+/// since it stopped (a `SIGKILL` ends any ptrace stop): then it must still be
+/// reaped here, since the exit of a traced process is reported to its tracer
+/// first, and its parent would wait for it forever.
+fn detach(pid: libc::pid_t, sig: libc::c_int) -> bool {
+    ptrace(libc::PTRACE_DETACH, pid, 0, sig as usize).is_ok()
+}
+
 /// `pid` stopped at `PTRACE_EVENT_EXEC`: the new program is loaded and has
 /// not run. Detach if it is what was judged, or if the judge allows it now;
-/// else kill it. `true` when detached, `false` when killed (to be reaped).
+/// else kill it. `true` when detached, `false` when killed (by us or
+/// meanwhile: to be reaped).
 fn at_exec(
     n: &Notifier,
     pid: libc::pid_t,
@@ -175,8 +188,7 @@ fn at_exec(
             unsafe { libc::kill(pid, libc::SIGKILL) };
             return false;
         }
-        let _ = ptrace(libc::PTRACE_DETACH, pid, 0, 0);
-        return true;
+        return detach(pid, 0);
     }
     if fixup.refuse_script.is_some() {
         // A refused exec that is not what was refused: it does not run either.
@@ -228,10 +240,7 @@ fn at_exec(
     }
     loop {
         match rx.recv_timeout(Duration::from_millis(5)) {
-            Ok(true) => {
-                let _ = ptrace(libc::PTRACE_DETACH, pid, 0, 0);
-                return true;
-            }
+            Ok(true) => return detach(pid, 0),
             Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                 // SAFETY: pid is our stopped tracee.
                 unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -282,6 +282,44 @@ pub fn thread_exec_probe(arg: &str) -> io::Result<i32> {
     Err(t.join().unwrap())
 }
 
+/// `spawn-kill:<n>`: `n` times, start `/bin/sleep 5` as `Command::spawn`
+/// does (it returns once the exec is under way) and `SIGKILL` it at once,
+/// which lands around the exec guard's stop at the exec. Each child must be
+/// reaped within 5 s: ETIMEDOUT if one never is.
+pub fn spawn_kill_probe(arg: &str) -> io::Result<i32> {
+    let n: u32 = arg.parse().map_err(io::Error::other)?;
+    for _ in 0..n {
+        let mut child = std::process::Command::new("/bin/sleep")
+            .arg("5")
+            .stdin(std::process::Stdio::null())
+            .spawn()?;
+        child.kill()?;
+        let started = std::time::Instant::now();
+        while child.try_wait()?.is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(5) {
+                return Err(io::Error::from_raw_os_error(libc::ETIMEDOUT));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    Ok(DONE)
+}
+
+#[test]
+fn a_child_killed_around_its_exec_is_reaped_for_its_parent() {
+    // A SIGKILL between the guard's exec stop and its detach left the child
+    // a zombie only the guard's thread could reap: its parent waited forever.
+    let s = Scratch::new();
+    let judge = Arc::new(Recorder::default());
+    let spec = guarded_spec(&s);
+    let Some(got) = run_probe_guarded(&spec, "spawn-kill:300", judge.clone()) else {
+        return;
+    };
+    assert_eq!(got, Outcome::Done, "a killed child was never reaped");
+    let sleeps = judge.with_arg("5").len();
+    assert!(sleeps > 0, "no exec of sleep was judged");
+}
+
 #[test]
 fn exec_from_a_second_thread_is_judged_with_the_process_id() {
     let s = Scratch::new();

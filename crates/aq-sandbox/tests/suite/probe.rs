@@ -129,6 +129,7 @@ fn run(probe: &str) -> std::io::Result<i32> {
             Ok(DONE)
         }
         "thread-exec" => super::exec_guard::thread_exec_probe(arg),
+        "spawn-kill" => super::exec_guard::spawn_kill_probe(arg),
         "race-spawn" => super::exec_guard::race_spawn_probe(arg),
         "race-thread" => super::exec_guard::race_thread_probe(arg),
         _ => Ok(0),
