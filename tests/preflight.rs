@@ -227,3 +227,79 @@ fn preflight_judges_scripts_with_the_users_policy() {
         after.dump()
     );
 }
+
+/// A repository's own policy file cannot switch the scan off (issue 15): a
+/// broken one is a finding with its line, and everything else is judged
+/// with the user's policy; `aq run` there refuses and starts nothing.
+#[test]
+fn a_broken_repository_policy_is_reported_and_the_scan_goes_on() {
+    let env = Env::new();
+    env.write(
+        &env.user_policy(),
+        "version = 1\n\n[[rule]]\nid = \"no-terraform-apply\"\naction = \"block\"\nwhy = \"changes real infrastructure\"\nprogram = [\"terraform\"]\nsubcommand = [\"apply\"]\n",
+    );
+    let w = env.work();
+    env.write(
+        &w.join("agent-quarantine.toml"),
+        "version = 1\n\n[rules]\n\"no-such-rule\" = \"allow\"\n",
+    );
+    env.write(
+        &w.join("package.json"),
+        "{\"scripts\":{\"postinstall\":\"terraform apply -auto-approve\"}}\n",
+    );
+    let out = env.aq(&["preflight", "--format", "json", "."]);
+    out.code(0);
+    let v = out.json();
+    let found = v["findings"].as_array().unwrap();
+    let invalid = found
+        .iter()
+        .find(|f| f["id"] == "agent-policy-invalid")
+        .unwrap_or_else(|| panic!("no finding for the policy file{}", out.dump()));
+    assert_eq!(invalid["path"], "agent-quarantine.toml");
+    assert_eq!(invalid["line"], 4, "{invalid}");
+    assert!(
+        invalid["evidence"]
+            .as_str()
+            .is_some_and(|e| e.contains("no-such-rule")),
+        "{invalid}"
+    );
+    // The user's own rule still judged the script.
+    assert!(
+        found
+            .iter()
+            .any(|f| f["path"] == "package.json" && f["severity"] == "critical"),
+        "{}",
+        out.dump()
+    );
+
+    // `aq run` in that repository: refused, the file named, nothing started.
+    let marker = w.join("started");
+    let run = env.aq(&["run", "--profile", "shims-only", "--", "touch", "started"]);
+    run.code(2)
+        .stderr_has("agent-quarantine.toml:4")
+        .stderr_has("the repository's own policy file")
+        .stderr_has("nothing was started");
+    assert!(!marker.exists(), "the command ran");
+
+    // Not text at all: still reported, still scanned.
+    std::fs::write(w.join("agent-quarantine.toml"), b"\xff\xfe\x00 not toml").unwrap();
+    let out = env.aq(&["preflight", "--format", "json", "."]);
+    out.code(0);
+    let v = out.json();
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| { f["id"] == "agent-policy-invalid" && f["path"] == "agent-quarantine.toml" }),
+        "{}",
+        out.dump()
+    );
+
+    // The user's own broken file is the user's to fix: a usage error.
+    env.write(
+        &env.user_policy(),
+        "version = 1\n[rules]\n\"nope\" = \"ask\"\n",
+    );
+    env.aq(&["preflight", "."]).code(64).stderr_has("nope");
+}

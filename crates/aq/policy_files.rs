@@ -186,6 +186,22 @@ pub fn load(flag: Option<&Path>) -> Result<Loaded, String> {
 /// [`load`] for the workspace at `workspace` (its project file is
 /// `workspace/agent-quarantine.toml`).
 pub fn load_for(workspace: &Path, flag: Option<&Path>) -> Result<Loaded, String> {
+    load_layers(workspace, flag, true)
+}
+
+/// [`load_for`] without the workspace's own project file: the user's side
+/// alone. `aq preflight` judges a repository whose file is broken or hostile
+/// with this (and reports the file), so the repository cannot switch the
+/// scan off.
+pub fn load_for_user(workspace: &Path, flag: Option<&Path>) -> Result<Loaded, String> {
+    load_layers(workspace, flag, false)
+}
+
+fn load_layers(
+    workspace: &Path,
+    flag: Option<&Path>,
+    with_project: bool,
+) -> Result<Loaded, String> {
     let mut looked_for = Vec::new();
     let mut files = Vec::new();
 
@@ -204,9 +220,14 @@ pub fn load_for(workspace: &Path, flag: Option<&Path>) -> Result<Loaded, String>
     }
 
     let path = workspace.join(PROJECT_FILE);
-    looked_for.push((FileKind::Project, path.clone()));
-    if let Some(text) = read_text(&path)? {
-        let layer = parse(&path, &text)?;
+    let project_text = if with_project {
+        looked_for.push((FileKind::Project, path.clone()));
+        read_text(&path).map_err(|e| project_file_refused(&e))?
+    } else {
+        None
+    };
+    if let Some(text) = project_text {
+        let layer = parse(&path, &text).map_err(|e| project_file_refused(&e))?;
         let state = TrustStore::load()?.state_of(&path, text.as_bytes());
         files.push(LoadedFile {
             kind: FileKind::Project,
@@ -249,6 +270,15 @@ pub fn load_for(workspace: &Path, flag: Option<&Path>) -> Result<Loaded, String>
         looked_for,
         effective,
     })
+}
+
+/// The error of a repository's own policy file, with what to do: aq does
+/// not start with a policy it cannot read, and the file is the repository's,
+/// not the user's.
+fn project_file_refused(error: &str) -> String {
+    format!(
+        "{error}\n  this is the repository's own policy file ({PROJECT_FILE}): aq does not start with a policy it cannot read, and nothing was started; fix or remove the file (`aq preflight` reports it with the rest of the repository)"
+    )
 }
 
 fn parse(path: &Path, text: &str) -> Result<PolicyLayer, String> {

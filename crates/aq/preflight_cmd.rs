@@ -16,13 +16,23 @@ use crate::exit::ExitCode;
 /// tighten), as `aq run` in that repository would judge it.
 pub fn run(args: &PreflightArgs, policy_flag: Option<&Path>) -> ExitCode {
     let root = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let mut project_problem = None;
     let policy = match std::fs::canonicalize(&root) {
+        // The scanned repository's own policy file cannot switch the scan
+        // off: when it is what fails to load, the user's policy alone judges
+        // (the file itself is reported as a finding, with its line).
         Ok(dir) => match crate::policy_files::load_for(&dir, policy_flag) {
             Ok(loaded) => loaded.effective.policy,
-            Err(e) => {
-                eprintln!("aq preflight: {e}");
-                return ExitCode::PreflightUsage;
-            }
+            Err(problem) => match crate::policy_files::load_for_user(&dir, policy_flag) {
+                Ok(loaded) => {
+                    project_problem = Some(problem);
+                    loaded.effective.policy
+                }
+                Err(e) => {
+                    eprintln!("aq preflight: {e}");
+                    return ExitCode::PreflightUsage;
+                }
+            },
         },
         // A missing root is reported by the scan below.
         Err(_) => aq_policy::Policy::default(),
@@ -31,7 +41,7 @@ pub fn run(args: &PreflightArgs, policy_flag: Option<&Path>) -> ExitCode {
         home: std::env::var_os("HOME").map(PathBuf::from),
         engine: aq_policy::Engine::new(policy),
     };
-    let report = match aq_preflight::scan(&root, &options) {
+    let mut report = match aq_preflight::scan(&root, &options) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("aq preflight: {e}");
@@ -39,6 +49,21 @@ pub fn run(args: &PreflightArgs, policy_flag: Option<&Path>) -> ExitCode {
             return ExitCode::PreflightUsage;
         }
     };
+    // A project file the scan could not read as text (not UTF-8, say) is
+    // still one aq refuses to start with: reported here.
+    if let Some(problem) = project_problem {
+        let file = crate::policy_files::PROJECT_FILE;
+        if !report
+            .findings
+            .iter()
+            .any(|f| f.id == "agent-policy-invalid" && f.path == file)
+        {
+            let first = problem.lines().next().unwrap_or_default();
+            report
+                .findings
+                .push(aq_preflight::invalid_policy(file, 0, first));
+        }
+    }
     let out = match args.format {
         PreflightFormat::Text => render_text(&report),
         PreflightFormat::Json => pretty(&json!({

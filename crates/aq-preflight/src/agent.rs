@@ -427,6 +427,21 @@ fn codex_config(rel: &str, text: &str, ctx: &ScanContext, out: &mut Vec<Finding>
     }
 }
 
+/// The finding for a policy file aq cannot read (`message` says why, `line`
+/// where, 0 for the whole file). A repository can keep aq from starting in
+/// it this way, so it is reported, and the scan goes on with the user's
+/// policy.
+pub fn invalid_policy(rel: &str, line: usize, message: &str) -> Finding {
+    finding(
+        "agent-policy-invalid",
+        Severity::Medium,
+        rel,
+        line,
+        "policy file aq cannot read: aq refuses to start in this repository until it is fixed or removed",
+        clip(message, 160),
+    )
+}
+
 /// An agent-quarantine.toml, read as aq reads it; every loosening is a
 /// finding (tightening is welcome).
 fn policy_loosening(rel: &str, text: &str, out: &mut Vec<Finding>) {
@@ -434,14 +449,7 @@ fn policy_loosening(rel: &str, text: &str, out: &mut Vec<Finding>) {
     let layer = match aq_policy::parse_layer(rel, text) {
         Ok(l) => l,
         Err(e) => {
-            out.push(finding(
-                ID,
-                Severity::Low,
-                rel,
-                0,
-                "policy file aq cannot read (aq refuses to run with it)",
-                clip(&e.to_string(), 160),
-            ));
+            out.push(invalid_policy(rel, e.at.line, &e.message));
             return;
         }
     };
@@ -645,6 +653,19 @@ mod tests {
         assert_eq!(got.len(), 4, "{found:#?}");
         let tight = "version = 1\n[rules]\ngit-push = \"block\"\n";
         assert!(scan_files(&[("agent-quarantine.toml", tight)]).is_empty());
+    }
+
+    #[test]
+    fn a_policy_file_aq_cannot_read_is_reported_at_its_line() {
+        let broken = "version = 1\n\n[rules]\n\"no-such-rule\" = \"allow\"\n";
+        let found = scan_files(&[("agent-quarantine.toml", broken)]);
+        assert_eq!(
+            by_id(&found, "agent-policy-invalid"),
+            vec![(Severity::Medium, 4)],
+            "{found:#?}"
+        );
+        assert!(found[0].evidence.contains("no-such-rule"), "{found:#?}");
+        assert!(by_id(&found, "agent-policy-loosens").is_empty());
     }
 
     #[test]

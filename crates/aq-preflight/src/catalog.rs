@@ -83,6 +83,9 @@ detectors! {
     "agent-policy-loosens", "agent-quarantine.toml that loosens the policy",
         "A project policy may only tighten aq's policy unless trusted; this one asks for more (allowed rules, passed secrets, network, writable paths).",
         "Keep the file untrusted (`aq policy untrust`) unless you agree with every loosening.";
+    "agent-policy-invalid", "agent-quarantine.toml that aq cannot read",
+        "aq does not start with a policy it cannot read, so this file keeps aq from protecting any session in this repository (a mistake, or a way to switch aq off here).",
+        "Fix or remove the file; `aq check agent-quarantine.toml` shows what is wrong.";
     "instructions-override", "Instructions telling the agent to ignore its rules",
         "Text that tells an agent to ignore previous or system instructions is a prompt injection.",
         "Remove the text; do not point an agent at this repository until you know why it is there.";

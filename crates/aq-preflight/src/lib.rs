@@ -44,6 +44,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+pub use agent::invalid_policy;
 pub use catalog::{DETECTORS, Detector};
 pub use text::mask;
 
