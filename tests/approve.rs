@@ -61,7 +61,7 @@ pub(crate) fn wait_for_pending(env: &Env, run: &mut Running, command: &str) -> S
 pub(crate) fn approve_once(env: &Env, answer: &str) -> Option<crate::util::Output> {
     let out = env.on_terminal(&aq_line(&["approve", "--once"]), &format!("{answer}\n"));
     if out.is_none() {
-        eprintln!("skipped: no util-linux `script` to give `aq approve` a terminal");
+        aq_testkit::skip("no util-linux `script` to give `aq approve` a terminal");
     }
     out
 }
@@ -226,7 +226,7 @@ fn aq_run_prompts_on_its_terminal_when_the_command_does_not_use_it() {
         ])
     );
     let Some(out) = env.on_terminal(&line, "o\n") else {
-        eprintln!("skipped: no util-linux `script` to give `aq run` a terminal");
+        aq_testkit::skip("no util-linux `script` to give `aq run` a terminal");
         return;
     };
     out.code(0)
@@ -286,7 +286,7 @@ fn approve_refuses_inside_a_session() {
         "s.sh",
     ]);
     let Some(out) = env.on_terminal(&run, "") else {
-        eprintln!("skipped: no util-linux `script` to give the session a terminal");
+        aq_testkit::skip("no util-linux `script` to give the session a terminal");
         return;
     };
     out.code(0)

@@ -34,8 +34,8 @@ fn agents_bin() -> Option<PathBuf> {
             bin.display()
         );
     }
-    eprintln!(
-        "skipped: the agent CLIs are not installed (npm ci --prefix tests/agents installs them)"
+    aq_testkit::skip(
+        "the agent CLIs are not installed (npm ci --prefix tests/agents installs them)",
     );
     None
 }
@@ -393,8 +393,8 @@ fn claude_code_works_and_is_guarded_as_an_unprivileged_user() {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         // Already unprivileged: the test above is the proof.
-        eprintln!(
-            "skipped: already unprivileged, claude_code_works_and_is_guarded_with_no_policy_file covers it"
+        aq_testkit::not_applicable(
+            "already unprivileged, claude_code_works_and_is_guarded_with_no_policy_file covers it",
         );
         return;
     }
@@ -403,7 +403,7 @@ fn claude_code_works_and_is_guarded_as_an_unprivileged_user() {
             std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_none(),
             "AQ_TEST_AGENTS_REQUIRED is set but there is no user aqtest"
         );
-        eprintln!("skipped: no user aqtest (.ci/run creates it)");
+        aq_testkit::skip("no user aqtest (.ci/run creates it)");
         return;
     };
     let Some(run) = run_agent_as(
@@ -560,7 +560,7 @@ fn claude_code_interactive_remembers_its_answers_but_not_a_planted_mcp_server() 
             std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_none(),
             "no tmux to drive the interactive agent"
         );
-        eprintln!("skipped: no tmux");
+        aq_testkit::skip("no tmux");
         return;
     }
     let env = Env::new();

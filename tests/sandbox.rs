@@ -173,7 +173,7 @@ fn the_environment_is_rebuilt_and_the_agent_key_stays_with_the_agent() {
 #[test]
 fn cargo_builds_and_tests_a_crate_offline_in_the_sandbox() {
     let Some(cargo) = which("cargo") else {
-        eprintln!("skipped: no cargo on PATH");
+        aq_testkit::skip("no cargo on PATH");
         return;
     };
     let env = Env::with_policy("", "");
@@ -474,7 +474,7 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
 #[test]
 fn npm_test_runs_in_the_dev_profile_without_asking() {
     if which("npm").is_none() || which("node").is_none() {
-        eprintln!("skipped: no npm or node on PATH");
+        aq_testkit::skip("no npm or node on PATH");
         return;
     }
     // approval_timeout_secs 30: an ask would show as a long wait and a 126.

@@ -165,10 +165,10 @@ fn dev_corpus_meets_targets() {
     // The shared corpus sits beside the repository in CI and in the team's
     // checkouts; a fresh clone elsewhere may not have it. CI must.
     if !path.exists() && std::env::var_os("CI").is_none() {
-        println!(
-            "skipped: no corpus at {} (set AQ_CORPUS; CI requires it)",
+        aq_testkit::skip(&format!(
+            "no corpus at {} (set AQ_CORPUS; CI requires it)",
             path.display()
-        );
+        ));
         return;
     }
     check_corpus(&path, 95);
