@@ -1,3 +1,4 @@
 mod netns;
 mod proxy;
+mod rebinding;
 mod util;
