@@ -67,7 +67,9 @@ fn listener_bound_in_a_fresh_network_namespace_is_served_from_outside() {
     }
     let probe = Command::new("unshare").args(["-rn", "true"]).status();
     if !probe.is_ok_and(|s| s.success()) {
-        eprintln!("{test}: skipped: `unshare -rn` (user + network namespace) is not available");
+        aq_testkit::skip(&format!(
+            "{test}: `unshare -rn` (user + network namespace) is not available"
+        ));
         return;
     }
     let up = Upstream::start();

@@ -125,7 +125,7 @@ pub fn have_curl(test: &str) -> bool {
             std::env::var_os("AQ_NET_REQUIRE_CURL").is_none(),
             "{test}: curl is required (AQ_NET_REQUIRE_CURL) but cannot run"
         );
-        eprintln!("{test}: skipped: curl not found");
+        aq_testkit::skip(&format!("{test}: curl not found"));
     }
     ok
 }
