@@ -143,9 +143,23 @@ fn a_busybox_applet_is_judged_as_the_applet() {
         &env.work().join("s.sh"),
         "./wget -q -O- http://127.0.0.1:9/\necho \"applet exited $?\"\n",
     );
+    // 126 alone could be any exec failure: the guard's own refusal is its
+    // message on stderr and its logged decision, both naming the applet.
     env.aq(&["run", "--", "sh", "s.sh"])
         .code(0)
-        .stdout_has("applet exited 126");
+        .stdout_has("applet exited 126")
+        .stderr_has("aq: blocked: wget -q -O- http://127.0.0.1:9/")
+        .stderr_has("rule:  net-fetch (block");
+    let session = env.only_session();
+    let wget = guard_decisions(&session)
+        .into_iter()
+        .find(|d| d["argv"][0] == "wget")
+        .unwrap_or_else(|| panic!("no guard decision for wget:\n{}", session.log_text()));
+    assert_eq!(wget["decision"], "block", "{wget}");
+    assert_eq!(wget["rules"], serde_json::json!(["net-fetch"]), "{wget}");
+    // The file that ran is busybox itself, reached through the symlink.
+    let exe = std::fs::canonicalize(busybox).unwrap();
+    assert_eq!(wget["exe"], exe.to_str().unwrap(), "{wget}");
 }
 
 #[test]

@@ -223,17 +223,40 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
 #[test]
 fn nothing_started_in_the_session_outlives_it() {
     let env = Env::with_policy("", "");
-    // A daemon: double fork, new session, then the command exits at once.
+    // A daemon: double fork, new session; then the command exits, once the
+    // test has seen the daemon run (it creates `go`; the command gives up
+    // after about 30 s).
     let marker = ["sleep", "3171"];
-    env.aq(&[
+    assert!(
+        processes_running(&marker).is_empty(),
+        "a `sleep 3171` runs already: the test could not tell the daemon"
+    );
+    let mut run = env.spawn(&[
         "run",
         "--quiet",
         "--",
         "sh",
         "-c",
-        "(setsid sleep 3171 </dev/null >/dev/null 2>&1 &); exit 0",
-    ])
-    .code(0);
+        "(setsid sleep 3171 </dev/null >/dev/null 2>&1 &)\n\
+         i=0; until [ -e go ]; do i=$((i+1)); [ $i -le 300 ] || exit 3; sleep 0.1; done\n\
+         exit 0",
+    ]);
+    let mut seen = false;
+    wait_until(
+        "the daemon runs in the session",
+        Duration::from_secs(10),
+        || {
+            seen = !processes_running(&marker).is_empty();
+            seen || !run.is_running()
+        },
+    );
+    assert!(
+        seen,
+        "the session ended before its daemon was seen:\n{}",
+        run.finish().dump()
+    );
+    env.write(&env.work().join("go"), "");
+    run.finish().code(0);
     wait_until("the daemon is gone", Duration::from_secs(3), || {
         processes_running(&marker).is_empty()
     });

@@ -383,6 +383,8 @@ const RACE_SCRIPT: &str = "case \"$1\" in FORBID[D]EN) : > \"$2/ran-forbidden\";
 /// How each racing attempt ended.
 #[derive(Default, Debug)]
 struct Tally {
+    /// Execs tried.
+    attempts: u32,
     /// The first check denied it: `execve` failed with EACCES.
     denied: u32,
     /// The commit check caught a different argv and the judge denied it.
@@ -407,9 +409,34 @@ impl Tally {
 
     fn report(&self) -> String {
         format!(
-            "denied={} killed={} ran={} other={}",
-            self.denied, self.killed, self.ran, self.other
+            "attempts={} denied={} killed={} ran={} other={}",
+            self.attempts, self.denied, self.killed, self.ran, self.other
         )
+    }
+
+    /// The count `name=` in a [`Tally::report`].
+    fn field(report: &str, name: &str) -> u32 {
+        report
+            .split_whitespace()
+            .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in the race report {report:?}"))
+    }
+}
+
+/// When a race probe stops: after at least `min` attempts once one was
+/// killed at commit (the race window was hit), or after `secs` seconds
+/// (then the test fails if none was: the race was never run).
+struct RaceBudget {
+    min: u32,
+    started: Instant,
+    secs: u64,
+}
+
+impl RaceBudget {
+    fn go_on(&self, tally: &Tally) -> bool {
+        let enough = tally.attempts >= self.min && tally.killed > 0;
+        !enough && self.started.elapsed() < Duration::from_secs(self.secs)
     }
 }
 
@@ -425,25 +452,33 @@ fn race_argv(dir: &str) -> (Vec<CString>, Vec<*const libc::c_char>) {
     (strings, ptrs)
 }
 
-fn parse_race(arg: &str) -> (u32, u32, String, String) {
-    let mut p = arg.splitn(4, ':');
-    let n = p.next().unwrap_or("0").parse().unwrap_or(0);
-    let spin = p.next().unwrap_or("0").parse().unwrap_or(0);
+/// `<min>:<secs>:<spin>:<dir>:<report>`.
+fn parse_race(arg: &str) -> (RaceBudget, u32, String, String) {
+    let mut p = arg.splitn(5, ':');
+    let mut number = || p.next().unwrap_or("0").parse().unwrap_or(0);
+    let budget = RaceBudget {
+        min: number() as u32,
+        secs: number(),
+        started: Instant::now(),
+    };
+    let spin = number() as u32;
     let dir = p.next().unwrap_or("").to_string();
     let report = p.next().unwrap_or("").to_string();
-    (n, spin, dir, report)
+    (budget, spin, dir, report)
 }
 
-/// `race-spawn:<n>:<spin>:<dir>:<report>`: a thread flips the buffer while
-/// the main thread `posix_spawn`s (glibc: a `CLONE_VM | CLONE_VFORK` child,
-/// sharing this memory) the race script with it as `$1`, `n` times.
+/// `race-spawn:<min>:<secs>:<spin>:<dir>:<report>`: a thread flips the
+/// buffer while the main thread `posix_spawn`s (glibc: a `CLONE_VM |
+/// CLONE_VFORK` child, sharing this memory) the race script with it as `$1`,
+/// until [`RaceBudget`] says stop.
 pub fn race_spawn_probe(arg: &str) -> io::Result<i32> {
-    let (n, spin, dir, report) = parse_race(arg);
+    let (budget, spin, dir, report) = parse_race(arg);
     let (_strings, argv) = race_argv(&dir);
     let env = [c"PATH=/usr/bin:/bin".as_ptr(), std::ptr::null()];
     let flipper = std::thread::spawn(move || flip_forever(spin));
     let mut tally = Tally::default();
-    for _ in 0..n {
+    while budget.go_on(&tally) {
+        tally.attempts += 1;
         let mut pid = 0;
         // SAFETY: argv and env are null-terminated arrays of strings alive here.
         let r = unsafe {
@@ -475,11 +510,12 @@ pub fn race_spawn_probe(arg: &str) -> io::Result<i32> {
     Ok(DONE)
 }
 
-/// `race-thread:<n>:<spin>:<dir>:<report>`: `n` times, fork a child in
-/// which one thread flips the buffer and another execs the race script with
-/// it (the exec replaces the whole multithreaded process).
+/// `race-thread:<min>:<secs>:<spin>:<dir>:<report>`: until [`RaceBudget`]
+/// says stop, fork a child in which one thread flips the buffer and, once it
+/// has, another execs the race script with it (the exec replaces the whole
+/// multithreaded process).
 pub fn race_thread_probe(arg: &str) -> io::Result<i32> {
-    let (n, spin, dir, report) = parse_race(arg);
+    let (budget, spin, dir, report) = parse_race(arg);
     let (_strings, argv) = race_argv(&dir);
     let env = [c"PATH=/usr/bin:/bin".as_ptr(), std::ptr::null()];
     struct Exec {
@@ -499,7 +535,8 @@ pub fn race_thread_probe(arg: &str) -> io::Result<i32> {
         env: env.as_ptr(),
     };
     let mut tally = Tally::default();
-    for _ in 0..n {
+    while budget.go_on(&tally) {
+        tally.attempts += 1;
         // SAFETY: the child creates two threads and execs or _exits; it never
         // returns into the test harness.
         let pid = unsafe { libc::fork() };
@@ -510,12 +547,20 @@ pub fn race_thread_probe(arg: &str) -> io::Result<i32> {
             // SAFETY: see above; `exec` and the buffer are this child's copies.
             unsafe {
                 let mut t: libc::pthread_t = 0;
-                libc::pthread_create(
+                if libc::pthread_create(
                     &mut t,
                     std::ptr::null(),
                     flipper_thread,
                     spin as usize as *mut libc::c_void,
-                );
+                ) != 0
+                {
+                    libc::_exit(98);
+                }
+                // The buffer is empty (the parent never flips) until the
+                // flipper runs: an exec before that would race nothing.
+                while RACY[0].load(Ordering::Relaxed) == 0 {
+                    std::hint::spin_loop();
+                }
                 let mut e: libc::pthread_t = 0;
                 libc::pthread_create(
                     &mut e,
@@ -536,7 +581,12 @@ pub fn race_thread_probe(arg: &str) -> io::Result<i32> {
     Ok(DONE)
 }
 
+/// Racing attempts at least (each a few milliseconds; a few dozen are
+/// caught at commit, on a 2-CPU VM).
 const RACE_ATTEMPTS: u32 = 500;
+/// Then more, until one is caught at commit, for at most this long in all
+/// (a loaded machine is slower, and catches fewer).
+const RACE_SECS: u64 = 15;
 
 fn race(kind: &str) {
     let s = Scratch::new();
@@ -544,10 +594,11 @@ fn race(kind: &str) {
     let spec = guarded_spec(&s);
     let report = s.ws.join("race-report");
     let probe = format!(
-        "{kind}:{RACE_ATTEMPTS}:200:{}:{}",
+        "{kind}:{RACE_ATTEMPTS}:{RACE_SECS}:200:{}:{}",
         s.ws.display(),
         report.display()
     );
+    let started = Instant::now();
     let Some(got) = run_probe_guarded(&spec, &probe, judge.clone()) else {
         return;
     };
@@ -561,16 +612,25 @@ fn race(kind: &str) {
     let caught = seen
         .iter()
         .filter(|s| s.event.check == ExecCheck::AtCommit && s.denied)
-        .count();
+        .count() as u32;
     eprintln!(
-        "{kind}: {RACE_ATTEMPTS} attempts: {tally}; commit re-judged {at_commit}, \
-         of which {caught} were {WORD} the first check had not seen"
+        "{kind}: {tally} in {:.1?}; commit re-judged {at_commit}, \
+         of which {caught} were {WORD} the first check had not seen",
+        started.elapsed()
     );
     assert!(
         !s.ws.join("ran-forbidden").exists(),
         "a {WORD} argv ran ({tally})"
     );
     assert!(tally.ends_with("other=0"), "{tally}");
+    // The race was run: some argv was rewritten to FORBIDDEN after the
+    // first check allowed it, which only the commit check can catch.
+    assert!(
+        caught > 0,
+        "the race window was never hit in {RACE_SECS} s ({tally}): the test proved nothing"
+    );
+    // Each of them was killed before it ran, and nothing else was.
+    assert_eq!(Tally::field(&tally, "killed"), caught, "{tally}");
 }
 
 #[test]

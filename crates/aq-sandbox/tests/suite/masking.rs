@@ -8,10 +8,10 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use aq_sandbox::{LandlockMode, PlanError, SandboxError, SandboxSpec, run_sandboxed};
+use aq_sandbox::{LandlockMode, PlanError, SandboxError, SandboxSpec, Step, run_sandboxed};
 
 use super::probe::{DONE, DONE_WITH_DATA};
-use super::util::{ONE_TEST, Outcome, Scratch, on, run_probe};
+use super::util::{ONE_TEST, Outcome, Scratch, on, run_probe, run_probe_without};
 
 /// `home/real-ssh/id_rsa` holds a secret; `home/.ssh` is a symlink to
 /// `real-ssh` and `home/key-alias` a symlink to the key.
@@ -94,10 +94,43 @@ fn mask_cannot_be_unmounted_from_inside() {
     fake_ssh_home(&s);
     let mut spec = s.spec();
     spec.masked = vec![s.home.join(".ssh/id_rsa")];
-    let Some(got) = run_probe(&spec, &on("umount", &s.home.join("real-ssh/id_rsa"))) else {
+    // Unmount the mask (on the real path), then read the key.
+    let probe = on("umount-read", &s.home.join("real-ssh/id_rsa"));
+    let Some(got) = run_probe(&spec, &probe) else {
         return;
     };
+    // Refused, and the key still reads empty after the attempt: the mask is
+    // still there. (EPERM alone says nothing of the mask: an unmount of a
+    // path that is no mount point fails the same way in the sandbox.)
     assert_eq!(got, Outcome::Errno(libc::EPERM));
+    // Without the mask the same probe reads the key: the test can tell.
+    let Some(got) = run_probe(&s.spec(), &probe) else {
+        return;
+    };
+    assert_eq!(got, Outcome::DoneWithData);
+    // Positive control: without what refuses the unmount (the seccomp
+    // filter, the dropped capabilities, Landlock), the same probe removes the
+    // mask and reads the key, so the probe unmounts the mask for real. The
+    // command keeps its capabilities in the user namespace across its exec
+    // only as uid 0 there, so this part runs as root only.
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIP (positive control only): not root, the probe would hold no capabilities");
+        return;
+    }
+    let Some(got) = run_probe_without(&spec, &probe, |step| {
+        matches!(
+            step,
+            Step::Seccomp(_) | Step::DropCapabilities | Step::Landlock { .. }
+        )
+    }) else {
+        return;
+    };
+    assert_eq!(
+        got,
+        Outcome::DoneWithData,
+        "without seccomp, capability drop and Landlock the mask should come off"
+    );
 }
 
 /// `home/.ssh/id_ed25519` holds "FAKE-KEY"; returns the key's path.

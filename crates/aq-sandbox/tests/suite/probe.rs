@@ -71,6 +71,21 @@ fn run(probe: &str) -> std::io::Result<i32> {
             }
             Ok(DONE)
         }
+        "umount-read" => {
+            // umount-read:<path>: try to unmount <path>, then read it.
+            // DONE_WITH_DATA when the read finds data, whatever the unmount
+            // did; else the unmount's errno, or DONE if it succeeded. A
+            // failed read means the probe could not run.
+            let unmounted = run(&format!("umount:{arg}"));
+            match run(&format!("read:{arg}")) {
+                Ok(DONE_WITH_DATA) => Ok(DONE_WITH_DATA),
+                Ok(_) => unmounted,
+                Err(e) => {
+                    eprintln!("umount-read: reading {arg} after the unmount: {e}");
+                    Ok(0)
+                }
+            }
+        }
         "connect" => {
             let addr = arg.parse().map_err(std::io::Error::other)?;
             std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(3))?;

@@ -1,11 +1,13 @@
 //! seccomp and capabilities: each denied call really tried, its errno asserted.
 //!
-//! Where the same call gives a different answer without the filter (the
-//! "control": the same plan minus the seccomp step), the control is run too,
-//! so the test shows the filter is the reason, not Landlock, the missing
-//! capabilities or a sysctl. Calls that are refused anyway without the filter
-//! (mount, bpf, perf) still assert the filter's errno: the filter is defence in
-//! depth there.
+//! Every denial is checked against a control: the same probe in the same
+//! plan minus the seccomp step must get another answer, so the test shows the
+//! filter is the reason, not Landlock, the missing capabilities or a sysctl.
+//! Where the real call is refused anyway without the filter (mount and, with
+//! the usual sysctl, bpf: the filter is defence in depth there), the real call
+//! still asserts the sandbox's errno, and a second probe of the same syscall,
+//! with arguments the kernel rejects in its own way before any permission
+//! check, shows the filter answers first.
 
 use aq_sandbox::{SandboxSpec, Step};
 
@@ -40,6 +42,18 @@ fn assert_denied_by_filter(spec: &SandboxSpec, name: &str, want: Outcome) {
     );
 }
 
+/// Assert the sandbox answers `want` and the same plan without the filter
+/// answers `kernel` (the kernel's own rejection of these arguments): the
+/// filter refuses the call before the kernel looks at it.
+fn assert_filter_answers_first(spec: &SandboxSpec, name: &str, want: Outcome, kernel: Outcome) {
+    assert_ne!(want, kernel, "{name}: the control must be able to differ");
+    if !assert_denied(spec, name, want) {
+        return;
+    }
+    let control = run_probe_without(spec, &sys(name), without_seccomp).unwrap();
+    assert_eq!(control, kernel, "{name} without the filter");
+}
+
 #[test]
 fn status_shows_no_new_privs_a_filter_and_no_capabilities() {
     let s = Scratch::new();
@@ -64,7 +78,21 @@ fn process_vm_readv_is_denied() {
 #[test]
 fn bpf_is_denied() {
     let s = Scratch::new();
-    assert_denied(&s.spec(), "bpf", Outcome::Errno(libc::EPERM));
+    let spec = s.spec();
+    // The real call (BPF_PROG_LOAD) gets EPERM without the filter too, where
+    // kernel.unprivileged_bpf_disabled is set (the default) and the sandbox
+    // holds no CAP_BPF; it must fail all the same.
+    if !assert_denied(&spec, "bpf", Outcome::Errno(libc::EPERM)) {
+        return;
+    }
+    // The filter refuses bpf whatever the command: one the kernel does not
+    // know is EINVAL without the filter.
+    assert_filter_answers_first(
+        &spec,
+        "bpf-unknown-command",
+        Outcome::Errno(libc::EPERM),
+        Outcome::Errno(libc::EINVAL),
+    );
 }
 
 #[test]
@@ -76,13 +104,29 @@ fn userfaultfd_is_denied() {
 #[test]
 fn perf_event_open_is_denied() {
     let s = Scratch::new();
-    assert_denied(&s.spec(), "perf-event-open", Outcome::Errno(libc::EPERM));
+    // Without the filter: EACCES (kernel.perf_event_paranoid >= 2 refuses
+    // kernel profiling) or an open event.
+    assert_denied_by_filter(&s.spec(), "perf-event-open", Outcome::Errno(libc::EPERM));
 }
 
 #[test]
 fn mount_is_denied() {
     let s = Scratch::new();
-    assert_denied(&s.spec(), "mount", Outcome::Errno(libc::EPERM));
+    let spec = s.spec();
+    // The real mount gets EPERM without the filter too: no CAP_SYS_ADMIN in
+    // the sandbox's user namespace, and Landlock refuses mounts. It must fail
+    // all the same.
+    if !assert_denied(&spec, "mount", Outcome::Errno(libc::EPERM)) {
+        return;
+    }
+    // The filter answers before the kernel looks up the target, which it
+    // does before any permission check: ENOENT without the filter.
+    assert_filter_answers_first(
+        &spec,
+        "mount-missing-target",
+        Outcome::Errno(libc::EPERM),
+        Outcome::Errno(libc::ENOENT),
+    );
 }
 
 #[test]
@@ -140,7 +184,17 @@ fn socket_families_other_than_unix_and_inet_are_unsupported() {
     let spec = s.spec();
     assert_denied_by_filter(&spec, "socket-netlink", Outcome::Errno(libc::EAFNOSUPPORT));
     assert_denied_by_filter(&spec, "socket-packet", Outcome::Errno(libc::EAFNOSUPPORT));
+    // A kernel without vsock answers socket(AF_VSOCK) as the filter does, so
+    // the real call alone could not tell; the filter judges by family before
+    // the kernel checks the type, which it does before it looks for the
+    // family: an invalid type is EINVAL without the filter, vsock or not.
     assert_denied(&spec, "socket-vsock", Outcome::Errno(libc::EAFNOSUPPORT));
+    assert_filter_answers_first(
+        &spec,
+        "socket-vsock-bad-type",
+        Outcome::Errno(libc::EAFNOSUPPORT),
+        Outcome::Errno(libc::EINVAL),
+    );
     for allowed in ["socket-inet", "socket-inet6", "socket-unix"] {
         assert_denied(&spec, allowed, Outcome::Done);
     }

@@ -150,12 +150,21 @@ pub fn run(name: &str) -> io::Result<i32> {
             };
             ret(unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) } as _)
         }
-        // BPF_PROG_LOAD with no attributes: EINVAL/EPERM/EFAULT without the filter.
+        // BPF_PROG_LOAD with no attributes: EPERM without the filter too
+        // (kernel.unprivileged_bpf_disabled, no CAP_BPF), else EINVAL.
         "bpf" => ret(unsafe { libc::syscall(libc::SYS_bpf, 5, 0usize, 0usize) }),
+        // A command no kernel has: EINVAL without the filter, whatever the
+        // caller's privileges (since Linux 6.5 the unprivileged check is per
+        // command, after the command is known).
+        "bpf-unknown-command" => {
+            ret(unsafe { libc::syscall(libc::SYS_bpf, 0x7fff, 0usize, 0usize) })
+        }
         // UFFD_USER_MODE_ONLY: allowed to unprivileged users without the filter.
         "userfaultfd" => ret(unsafe { libc::syscall(libc::SYS_userfaultfd, libc::O_CLOEXEC | 1) }),
         "perf-event-open" => {
-            // struct perf_event_attr: type PERF_TYPE_SOFTWARE, size, config CPU_CLOCK.
+            // struct perf_event_attr: type PERF_TYPE_SOFTWARE, size, config
+            // CPU_CLOCK, kernel not excluded. Without the filter: EACCES when
+            // kernel.perf_event_paranoid >= 2, else the event opens.
             let mut attr = [0u8; 128];
             attr[0..4].copy_from_slice(&1u32.to_ne_bytes());
             attr[4..8].copy_from_slice(&128u32.to_ne_bytes());
@@ -165,6 +174,18 @@ pub fn run(name: &str) -> io::Result<i32> {
             libc::mount(
                 c"none".as_ptr(),
                 c"/tmp".as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        }
+        .into()),
+        // The target is looked up before any permission check: ENOENT
+        // without the filter, with or without CAP_SYS_ADMIN and Landlock.
+        "mount-missing-target" => ret(unsafe {
+            libc::mount(
+                c"none".as_ptr(),
+                c"/aq-probe-no-such-mount-point".as_ptr(),
                 c"tmpfs".as_ptr(),
                 0,
                 std::ptr::null(),
@@ -228,6 +249,9 @@ pub fn run(name: &str) -> io::Result<i32> {
         "socket-netlink" => socket(libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_ROUTE),
         "socket-packet" => socket(libc::AF_PACKET, libc::SOCK_RAW, 0),
         "socket-vsock" => socket(libc::AF_VSOCK, libc::SOCK_STREAM, 0),
+        // The kernel checks the type (15: none) before it looks for the
+        // family: EINVAL without the filter, whether or not it has vsock.
+        "socket-vsock-bad-type" => socket(libc::AF_VSOCK, 15, 0),
         "socket-inet" => socket(libc::AF_INET, libc::SOCK_STREAM, 0),
         "socket-inet6" => socket(libc::AF_INET6, libc::SOCK_DGRAM, 0),
         "socket-unix" => socket(libc::AF_UNIX, libc::SOCK_STREAM, 0),

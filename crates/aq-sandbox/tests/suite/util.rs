@@ -82,7 +82,7 @@ pub fn skip(reason: &str) {
         !require_full(),
         "AQ_SANDBOX_REQUIRE_FULL=1 but the sandbox is unavailable: {reason}"
     );
-    eprintln!("SKIP: {reason}");
+    aq_testkit::skip(reason);
 }
 
 /// Whether `err` means "this machine cannot build the sandbox" rather than a bug.
