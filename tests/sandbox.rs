@@ -291,38 +291,81 @@ fn killing_aq_with_sigkill_takes_the_sandbox_down() {
 /// A seccomp filter for `aq` itself that makes one syscall fail with
 /// `errno`: the way a locked-down container or sysctl takes a primitive away.
 fn deny_syscall(cmd: &mut std::process::Command, nr: libc::c_long, errno: u32) {
+    deny_syscall_with(cmd, nr, None, errno);
+}
+
+/// [`deny_syscall`], only when argument `arg` has a bit of `mask` set (when
+/// given): `unshare` of the network namespace alone, a seccomp filter that
+/// asks for a listener.
+fn deny_syscall_with(
+    cmd: &mut std::process::Command,
+    nr: libc::c_long,
+    flag: Option<(u32, u32)>,
+    errno: u32,
+) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: the closure only calls prctl/seccomp with data it owns.
+    let ret_errno = libc::sock_filter {
+        code: 0x06,
+        jt: 0,
+        jf: 0,
+        k: 0x0005_0000 | errno,
+    };
+    let allow = libc::sock_filter {
+        code: 0x06,
+        jt: 0,
+        jf: 0,
+        k: 0x7fff_0000,
+    };
+    let mut filter = vec![
+        // A = seccomp_data.nr
+        libc::sock_filter {
+            code: 0x20,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+    ];
+    match flag {
+        None => filter.extend([
+            // if A == nr goto errno else goto allow
+            libc::sock_filter {
+                code: 0x15,
+                jt: 0,
+                jf: 1,
+                k: nr as u32,
+            },
+            ret_errno,
+            allow,
+        ]),
+        Some((arg, mask)) => filter.extend([
+            // if A != nr goto allow
+            libc::sock_filter {
+                code: 0x15,
+                jt: 0,
+                jf: 3,
+                k: nr as u32,
+            },
+            // A = low word of args[arg]
+            libc::sock_filter {
+                code: 0x20,
+                jt: 0,
+                jf: 0,
+                k: 16 + 8 * arg,
+            },
+            // if A & mask goto errno else goto allow
+            libc::sock_filter {
+                code: 0x45,
+                jt: 0,
+                jf: 1,
+                k: mask,
+            },
+            ret_errno,
+            allow,
+        ]),
+    }
+    // SAFETY: the closure only calls prctl with data it owns.
     unsafe {
         cmd.pre_exec(move || {
-            let filter = [
-                // A = seccomp_data.nr
-                libc::sock_filter {
-                    code: 0x20,
-                    jt: 0,
-                    jf: 0,
-                    k: 0,
-                },
-                // if A == nr goto errno else goto allow
-                libc::sock_filter {
-                    code: 0x15,
-                    jt: 0,
-                    jf: 1,
-                    k: nr as u32,
-                },
-                libc::sock_filter {
-                    code: 0x06,
-                    jt: 0,
-                    jf: 0,
-                    k: 0x0005_0000 | errno,
-                },
-                libc::sock_filter {
-                    code: 0x06,
-                    jt: 0,
-                    jf: 0,
-                    k: 0x7fff_0000,
-                },
-            ];
             let prog = libc::sock_fprog {
                 len: filter.len() as u16,
                 filter: filter.as_ptr() as *mut libc::sock_filter,
@@ -335,6 +378,127 @@ fn deny_syscall(cmd: &mut std::process::Command, nr: libc::c_long, errno: u32) {
             Ok(())
         });
     }
+}
+
+/// A primitive taken away: its name, the syscall, the argument flag that
+/// must be set for the call to fail (if any), the errno, and the word the
+/// refusal must name.
+type Removal = (
+    &'static str,
+    libc::c_long,
+    Option<(u32, u32)>,
+    i32,
+    &'static str,
+);
+
+/// Every kernel primitive the `strict` profile needs, taken away for real
+/// the way a kernel or container without it would (a seccomp filter on the
+/// `aq` process answering the errno such a system gives): `aq run` exits
+/// 125, names what failed, and the command never runs. Prints the matrix.
+#[test]
+fn the_strict_profile_fails_closed_without_each_primitive() {
+    const SECCOMP_FILTER_FLAG_NEW_LISTENER: u32 = 1 << 3;
+    let cases: &[Removal] = &[
+        (
+            "user namespace",
+            libc::SYS_unshare,
+            Some((0, libc::CLONE_NEWUSER as u32)),
+            libc::EPERM,
+            "unshare",
+        ),
+        (
+            "mount namespace",
+            libc::SYS_unshare,
+            Some((0, libc::CLONE_NEWNS as u32)),
+            libc::EPERM,
+            "unshare",
+        ),
+        (
+            "PID namespace",
+            libc::SYS_unshare,
+            Some((0, libc::CLONE_NEWPID as u32)),
+            libc::EPERM,
+            "unshare",
+        ),
+        (
+            "IPC namespace",
+            libc::SYS_unshare,
+            Some((0, libc::CLONE_NEWIPC as u32)),
+            libc::EPERM,
+            "unshare",
+        ),
+        (
+            "network namespace",
+            libc::SYS_unshare,
+            Some((0, libc::CLONE_NEWNET as u32)),
+            libc::EPERM,
+            "unshare",
+        ),
+        (
+            "Landlock",
+            libc::SYS_landlock_create_ruleset,
+            None,
+            libc::ENOSYS,
+            "Landlock",
+        ),
+        (
+            "seccomp filter",
+            libc::SYS_seccomp,
+            None,
+            libc::ENOSYS,
+            "seccomp",
+        ),
+        (
+            "seccomp user notification",
+            libc::SYS_seccomp,
+            Some((1, SECCOMP_FILTER_FLAG_NEW_LISTENER)),
+            libc::EINVAL,
+            "seccomp",
+        ),
+        (
+            "ptrace (exec guard)",
+            libc::SYS_ptrace,
+            None,
+            libc::EPERM,
+            "ptrace",
+        ),
+        (
+            "mounts (masks, /proc, read-only)",
+            libc::SYS_mount,
+            None,
+            libc::EPERM,
+            "mount",
+        ),
+    ];
+    let env = Env::with_policy("", "");
+    let mut matrix = vec![format!(
+        "{:<34} {:<14} {}",
+        "primitive removed", "exit", "named"
+    )];
+    let mut failures = Vec::new();
+    for (what, nr, flag, errno, named) in cases {
+        let marker = env.work().join("ran");
+        let mut cmd = env.command(&env.work(), &["run", "--", "touch", "ran"]);
+        deny_syscall_with(&mut cmd, *nr, *flag, *errno as u32);
+        let out = env.run_command(cmd, &format!("aq run -- touch ran  (without {what})"));
+        let code = out.code;
+        let ran = marker.exists();
+        let says = out.stderr.contains(named);
+        matrix.push(format!(
+            "{what:<34} {:<14} {}",
+            format!("{code:?}{}", if ran { " RAN" } else { "" }),
+            if says { *named } else { "-" }
+        ));
+        if code != Some(125) || ran || !says || !out.stderr.contains("nothing was run") {
+            failures.push(format!("without {what}:{}", out.dump()));
+        }
+        let _ = std::fs::remove_file(&marker);
+    }
+    eprintln!(
+        "fail-closed matrix (profile strict):\n{}",
+        matrix.join("\n")
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
