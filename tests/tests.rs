@@ -15,4 +15,5 @@ mod presets;
 mod real_agents;
 mod run;
 mod sandbox;
+mod soak;
 mod verify;
