@@ -99,3 +99,69 @@ fn a_long_guarded_session_keeps_memory_and_descriptors_flat_and_loses_nothing() 
         .code(0)
         .stdout_has("chain intact");
 }
+
+/// 50 asks in one guarded session, each answered by `aq approve --once`
+/// on a terminal of its own: every one reaches the approver, runs once
+/// approved, is logged with its answer; `aq`'s descriptors stay flat.
+#[test]
+fn fifty_asks_answered_from_another_terminal_lose_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    const ASKS: usize = 50;
+    let env = Env::with_policy("approval_timeout_secs = 60", "");
+    let w = env.work();
+    for k in 0..ASKS {
+        let f = w.join(format!("f{k}"));
+        env.write(&f, "");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    env.write(
+        &w.join("asks.sh"),
+        &format!(
+            "i=0; while [ $i -lt {ASKS} ]; do chmod +x f$i || echo \"f$i refused\"; i=$((i+1)); done\necho asked\n"
+        ),
+    );
+    let mut run = env.spawn(&["run", "--quiet", "--", "sh", "asks.sh"]);
+    let pid = run.pid();
+    let (mut early, mut late) = (None, None);
+    for k in 0..ASKS {
+        crate::approve::wait_for_pending(&env, &mut run, &format!("chmod +x f{k}"));
+        // Sampled while an ask waits (the session ends once the last is
+        // answered).
+        if k == 5 {
+            early = Some(footprint(pid));
+        }
+        if k == ASKS - 1 {
+            late = Some(footprint(pid));
+        }
+        let Some(approve) = crate::approve::approve_once(&env, "o") else {
+            return;
+        };
+        approve.code(0).stdout_has("-> once");
+    }
+    let out = run.finish();
+    out.code(0).stdout_has("asked").stdout_lacks("refused");
+    for k in 0..ASKS {
+        let mode = std::fs::metadata(w.join(format!("f{k}")))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755, "f{k} was not changed");
+    }
+    let (early, late) = (early.unwrap(), late.unwrap());
+    eprintln!(
+        "asks: {ASKS} answered; aq: RSS {} then {} KiB, descriptors {} then {}",
+        early.0, late.0, early.1, late.1
+    );
+    assert!(late.1 <= early.1, "descriptors grew: {early:?} -> {late:?}");
+    let session = env.only_session();
+    let once = session
+        .events_of("approval")
+        .into_iter()
+        .filter(|a| a["argv"][0] == "chmod" && a["answer"] == "once")
+        .count();
+    assert_eq!(once, ASKS, "{}", session.log_text());
+    assert!(session.pending().is_empty());
+    env.aq(&["audit", "verify", &session.id()])
+        .code(0)
+        .stdout_has("chain intact");
+}
