@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use crate::util::Env;
 
 /// An HTTP server on the host's 127.0.0.1 answering `hello` to each request.
-fn hello_server() -> u16 {
+pub(crate) fn hello_server() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {

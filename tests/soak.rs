@@ -165,3 +165,69 @@ fn fifty_asks_answered_from_another_terminal_lose_nothing() {
         .code(0)
         .stdout_has("chain intact");
 }
+
+/// 500 connections through the broker in one session (curl through the
+/// proxy to an allowlisted name pinned to a server on loopback): every one
+/// answered and logged as allowed, `aq`'s descriptors the same at the 50th
+/// and the 500th, its memory within 4 MiB.
+#[test]
+fn five_hundred_broker_connections_leave_no_descriptor_behind() {
+    const CONNECTIONS: usize = 500;
+    let port = crate::network::hello_server();
+    let env = Env::with_policy("", "\"net-fetch\" = \"allow\"\n");
+    let w = env.work();
+    env.write(
+        &w.join("net.sh"),
+        &format!(
+            "i=0; ok=0\n\
+             while [ $i -lt {CONNECTIONS} ]; do\n\
+               [ \"$(curl -s http://allowed.example.invalid:{port}/)\" = hello ] && ok=$((ok+1))\n\
+               i=$((i+1))\n\
+               if [ $i -eq 50 ] || [ $i -eq {CONNECTIONS} ]; then\n\
+                 : > at$i; until [ -e go$i ]; do sleep 0.05; done\n\
+               fi\n\
+             done\n\
+             echo \"answered $ok\"\n"
+        ),
+    );
+    let run = env.spawn(&[
+        "run",
+        "--quiet",
+        "--net",
+        "allow:allowed.example.invalid",
+        "--resolve",
+        "allowed.example.invalid:127.0.0.1",
+        "--",
+        "sh",
+        "net.sh",
+    ]);
+    let pid = run.pid();
+    let mut samples = Vec::new();
+    for at in [50, CONNECTIONS] {
+        wait_for(&w.join(format!("at{at}")), Duration::from_secs(300));
+        samples.push(footprint(pid));
+        env.write(&w.join(format!("go{at}")), "");
+    }
+    let out = run.finish();
+    out.code(0).stdout_has(&format!("answered {CONNECTIONS}"));
+    let (early, late) = (samples[0], samples[1]);
+    eprintln!(
+        "broker: {CONNECTIONS} connections; aq: RSS {} then {} KiB, descriptors {} then {}",
+        early.0, late.0, early.1, late.1
+    );
+    assert!(late.1 <= early.1, "descriptors grew: {early:?} -> {late:?}");
+    assert!(
+        late.0 <= early.0 + 4096,
+        "memory grew: {early:?} -> {late:?}"
+    );
+    let session = env.only_session();
+    let allowed = session
+        .events_of("network_connection")
+        .into_iter()
+        .filter(|c| c["host"] == "allowed.example.invalid" && c["decision"] == "allowed")
+        .count();
+    assert_eq!(allowed, CONNECTIONS, "connections logged as allowed");
+    env.aq(&["audit", "verify", &session.id()])
+        .code(0)
+        .stdout_has("chain intact");
+}
