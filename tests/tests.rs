@@ -13,6 +13,7 @@ mod policy;
 mod preflight;
 mod presets;
 mod real_agents;
+mod red_team;
 mod run;
 mod sandbox;
 mod soak;
