@@ -73,3 +73,38 @@ fn a_forged_request_on_the_supervisor_socket_gets_nothing_past_the_judge() {
         .unwrap_or_else(|| panic!("the forged request was not logged{}", session.log_text()));
     assert_eq!(forged["decision"], "block", "{forged}");
 }
+
+#[test]
+fn the_host_network_profile_cannot_reach_host_services_on_abstract_unix_sockets() {
+    // `dev` shares the host's network namespace, where abstract Unix
+    // sockets live (D-Bus, X11, IDE helpers listen on them); Landlock's
+    // scope (ABI 6) keeps the sandbox from connecting to any outside it.
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+    let name = format!("aq-red-team-{}", std::process::id());
+    let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let _listener = UnixListener::bind_addr(&addr).unwrap();
+    // Positive control: from the host, the socket answers.
+    UnixStream::connect_addr(&addr).expect("the host reaches its own socket");
+    let env = Env::with_policy("", "");
+    env.write(
+        &env.work().join("reach.py"),
+        "import errno, socket, sys\n\
+         s = socket.socket(socket.AF_UNIX)\n\
+         try:\n    s.connect('\\0' + sys.argv[1])\n    print('connected')\n\
+         except OSError as e:\n    print('refused', errno.errorcode[e.errno])\n",
+    );
+    let out = env.aq(&[
+        "run",
+        "--quiet",
+        "--profile",
+        "dev",
+        "--",
+        "python3",
+        "reach.py",
+        &name,
+    ]);
+    out.code(0)
+        .stdout_has("refused EPERM")
+        .stdout_lacks("connected");
+}
