@@ -391,12 +391,12 @@ type Removal = (
     &'static str,
 );
 
-/// Every kernel primitive the `strict` profile needs, taken away for real
+/// Every kernel primitive the sandboxed profiles need, taken away for real
 /// the way a kernel or container without it would (a seccomp filter on the
 /// `aq` process answering the errno such a system gives): `aq run` exits
 /// 125, names what failed, and the command never runs. Prints the matrix.
 #[test]
-fn the_strict_profile_fails_closed_without_each_primitive() {
+fn every_sandboxed_profile_fails_closed_without_each_primitive() {
     const SECCOMP_FILTER_FLAG_NEW_LISTENER: u32 = 1 << 3;
     let cases: &[Removal] = &[
         (
@@ -470,34 +470,56 @@ fn the_strict_profile_fails_closed_without_each_primitive() {
             "mount",
         ),
     ];
+    // Every sandboxed profile; `dev` shares the host's network, so taking
+    // the network namespace away must not stop it (the positive control).
+    let profiles = ["strict", "network-isolated", "ci", "dev"];
+    let needs = |profile: &str, what: &str| !(profile == "dev" && what == "network namespace");
     let env = Env::with_policy("", "");
     let mut matrix = vec![format!(
-        "{:<34} {:<14} {}",
-        "primitive removed", "exit", "named"
+        "{:<34} {}",
+        "primitive removed",
+        profiles.map(|p| format!("{p:<20}")).join("")
     )];
     let mut failures = Vec::new();
     for (what, nr, flag, errno, named) in cases {
-        let marker = env.work().join("ran");
-        let mut cmd = env.command(&env.work(), &["run", "--", "touch", "ran"]);
-        deny_syscall_with(&mut cmd, *nr, *flag, *errno as u32);
-        let out = env.run_command(cmd, &format!("aq run -- touch ran  (without {what})"));
-        let code = out.code;
-        let ran = marker.exists();
-        let says = out.stderr.contains(named);
-        matrix.push(format!(
-            "{what:<34} {:<14} {}",
-            format!("{code:?}{}", if ran { " RAN" } else { "" }),
-            if says { *named } else { "-" }
-        ));
-        if code != Some(125) || ran || !says || !out.stderr.contains("nothing was run") {
-            failures.push(format!("without {what}:{}", out.dump()));
+        let mut row = format!("{what:<34} ");
+        for profile in profiles {
+            let marker = env.work().join("ran");
+            let mut cmd = env.command(
+                &env.work(),
+                &["run", "--profile", profile, "--", "touch", "ran"],
+            );
+            deny_syscall_with(&mut cmd, *nr, *flag, *errno as u32);
+            let out = env.run_command(
+                cmd,
+                &format!("aq run --profile {profile} -- touch ran  (without {what})"),
+            );
+            let ran = marker.exists();
+            let _ = std::fs::remove_file(&marker);
+            let cell = if needs(profile, what) {
+                let held = out.code == Some(125)
+                    && !ran
+                    && out.stderr.contains(named)
+                    && out.stderr.contains("nothing was run");
+                if !held {
+                    failures.push(format!("{profile} without {what}:{}", out.dump()));
+                }
+                format!("{:?} {}", out.code, if held { *named } else { "FAILED" })
+            } else {
+                let fine = out.code == Some(0) && ran;
+                if !fine {
+                    failures.push(format!(
+                        "{profile} does not use {what} but did not run:{}",
+                        out.dump()
+                    ));
+                }
+                format!("{:?} ran (unused)", out.code)
+            };
+            row.push_str(&format!("{cell:<20}"));
         }
-        let _ = std::fs::remove_file(&marker);
+        matrix.push(row);
     }
-    eprintln!(
-        "fail-closed matrix (profile strict):\n{}",
-        matrix.join("\n")
-    );
+    eprintln!("fail-closed matrix:\n{}", matrix.join("\n"));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

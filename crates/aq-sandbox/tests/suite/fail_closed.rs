@@ -1,7 +1,7 @@
 //! Fail closed: a boundary that cannot be built stops the command, and the
 //! error says which boundary, which call and which path. (Each kernel
 //! primitive taken away for real, under `aq run`, is the matrix test
-//! `the_strict_profile_fails_closed_without_each_primitive` in
+//! `every_sandboxed_profile_fails_closed_without_each_primitive` in
 //! tests/sandbox.rs; a plan built from facts flipped by hand proved nothing
 //! about the kernel and is gone.)
 
