@@ -1,17 +1,60 @@
-//! `aq verify`: the battery passes on this machine, as text and as JSON; a
-//! profile weakened on purpose shows its leaks; a profile without the kernel
-//! sandbox, or a sandbox that cannot be built, is never reported as verified.
+//! `aq verify`: the battery passes on this machine, as text and as JSON, as
+//! root and as an unprivileged user, each pass backed by its positive control
+//! (the same attempt succeeding without the sandbox); a profile weakened on
+//! purpose shows its leaks; a profile without the kernel sandbox, or a
+//! sandbox that cannot be built, is never reported as verified.
 
 use serde_json::Value;
 
 use crate::util::Env;
 
-/// The `pass` / `LEAK` / `ERROR` lines of a text report.
+/// Probes this kernel may refuse to anyone, sandbox or not (no module or
+/// kexec support, or no privilege for them outside the init namespaces):
+/// they may be `n/a`, never a pass without their control.
+const NOT_SHOWN_ANYWHERE: [&str; 2] = ["sys-kexec-load", "sys-init-module"];
+/// What the host refuses an unprivileged user anyway: file handles and
+/// `/etc` (privilege and file modes), BPF (`unprivileged_bpf_disabled`).
+const NOT_SHOWN_FOR_A_USER: [&str; 3] = ["secret-open-by-handle", "write-etc", "sys-bpf"];
+
+/// The `pass` / `LEAK` / `ERROR` / `n/a` lines of a text report.
 fn probe_lines(stdout: &str) -> Vec<&str> {
     stdout
         .lines()
-        .filter(|l| l.starts_with("pass  ") || l.starts_with("LEAK  ") || l.starts_with("ERROR "))
+        .filter(|l| {
+            l.starts_with("pass  ")
+                || l.starts_with("LEAK  ")
+                || l.starts_with("ERROR ")
+                || l.starts_with("n/a   ")
+        })
         .collect()
+}
+
+/// The probes of a `--json` report that are `n/a`, after checking that every
+/// other one passed and that each pass outside the control category says
+/// what its control did without the sandbox.
+fn not_shown_after_checking_controls(report: &Value) -> Vec<String> {
+    let probes = report["probes"].as_array().expect("probes is an array");
+    let mut not_shown = Vec::new();
+    for p in probes {
+        let name = p["name"].as_str().unwrap_or_default();
+        let detail = p["detail"].as_str().unwrap_or_default();
+        match p["status"].as_str() {
+            Some("pass") if p["category"] == "control" => {}
+            Some("pass") => assert!(
+                detail.contains(" · without the sandbox: "),
+                "{name} passed without a control: {p}"
+            ),
+            Some("n/a") => {
+                assert!(
+                    detail.contains("without the sandbox it is refused too"),
+                    "{p}"
+                );
+                not_shown.push(name.to_string());
+            }
+            _ => panic!("{name} neither passed nor is n/a: {p}"),
+        }
+    }
+    not_shown
 }
 
 /// The status of probe `name` in a `--json` report.
@@ -33,11 +76,27 @@ fn verify_passes_every_probe_of_the_strict_profile() {
         .stdout_lacks("\nERROR ");
     let lines = probe_lines(&out.stdout);
     assert!(lines.len() >= 30, "{} probes{}", lines.len(), out.dump());
+    let not_shown: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("n/a   "))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
     assert!(
-        lines.iter().all(|l| l.starts_with("pass  ")),
+        lines
+            .iter()
+            .all(|l| l.starts_with("pass  ") || l.starts_with("n/a   ")),
         "{}",
         out.dump()
     );
+    // As root, only what this kernel lacks or refuses to anyone is n/a.
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(
+            not_shown.iter().all(|n| NOT_SHOWN_ANYWHERE.contains(n)),
+            "{not_shown:?}{}",
+            out.dump()
+        );
+    }
     for name in [
         "secret-ssh-key",
         "secret-via-child-cwd",
@@ -62,8 +121,10 @@ fn verify_passes_every_probe_of_the_strict_profile() {
         );
     }
     let summary = format!(
-        "aq verify: {n} probes: {n} pass, 0 LEAK, 0 ERROR",
-        n = lines.len()
+        "aq verify: {} probes: {} pass, 0 LEAK, 0 ERROR, {} n/a",
+        lines.len(),
+        lines.len() - not_shown.len(),
+        not_shown.len()
     );
     out.stdout_has(&summary);
     // The fixture is gone, and nothing was left in /tmp.
@@ -75,15 +136,15 @@ fn verify_passes_every_probe_of_the_strict_profile() {
 }
 
 #[test]
-fn verify_json_lists_every_probe_as_pass() {
+fn verify_json_lists_every_probe_with_its_control() {
     let env = Env::new();
     let out = env.aq(&["verify", "--json"]);
     out.code(0);
     let report = out.json();
     let probes = report["probes"].as_array().expect("probes is an array");
     assert!(probes.len() >= 30, "{report}");
+    let not_shown = not_shown_after_checking_controls(&report);
     for p in probes {
-        assert_eq!(p["status"], "pass", "{p}");
         for field in ["name", "category", "tried", "detail"] {
             assert!(
                 !p[field].as_str().unwrap_or_default().is_empty(),
@@ -94,8 +155,10 @@ fn verify_json_lists_every_probe_as_pass() {
     assert_eq!(report["profile"], "strict");
     assert_eq!(report["ok"], true);
     assert_eq!(report["counts"]["total"], probes.len());
-    assert_eq!(report["counts"]["pass"], probes.len());
+    assert_eq!(report["counts"]["pass"], probes.len() - not_shown.len());
+    assert_eq!(report["counts"]["n/a"], not_shown.len());
     assert_eq!(report["counts"]["leak"], 0);
+    assert_eq!(report["counts"]["error"], 0);
     assert!(
         report["enforced"]
             .as_str()
@@ -117,6 +180,73 @@ fn verify_json_lists_every_probe_as_pass() {
         "teardown",
     ] {
         assert!(categories.contains(&c), "no {c} probe in {report}");
+    }
+}
+
+#[test]
+fn an_unprivileged_user_verifies_every_probe_against_its_control() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        aq_testkit::not_applicable("already unprivileged: the other tests here are the run");
+        return;
+    }
+    let (uid, gid) = crate::util::aqtest_ids().unwrap_or((65534, 65534));
+    // A copy of aq and a home the user owns (the build tree may be under /root).
+    let root = tempfile::Builder::new()
+        .prefix("aq-verify-user-")
+        .tempdir()
+        .unwrap();
+    let r = root.path();
+    std::fs::set_permissions(r, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let aq = r.join("aq");
+    std::fs::copy(crate::util::aq_exe(), &aq).unwrap();
+    std::fs::set_permissions(&aq, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for d in ["home", "state", "config"] {
+        std::fs::create_dir_all(r.join(d)).unwrap();
+        std::os::unix::fs::chown(r.join(d), Some(uid), Some(gid)).unwrap();
+    }
+    let out = std::process::Command::new(&aq)
+        .args(["verify", "--json"])
+        .current_dir(r.join("home"))
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", r.join("home"))
+        .env("XDG_STATE_HOME", r.join("state"))
+        .env("XDG_CONFIG_HOME", r.join("config"))
+        .uid(uid)
+        .gid(gid)
+        .output()
+        .unwrap();
+    let dump = format!(
+        "uid {uid}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{dump}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect(&dump);
+    assert_eq!(report["ok"], true, "{dump}");
+    let not_shown = not_shown_after_checking_controls(&report);
+    for name in &not_shown {
+        assert!(
+            NOT_SHOWN_ANYWHERE.contains(&name.as_str())
+                || NOT_SHOWN_FOR_A_USER.contains(&name.as_str()),
+            "{name} is n/a for uid {uid}: {dump}"
+        );
+    }
+    // What the user cannot do outside either is said, not passed.
+    for name in ["write-etc", "secret-open-by-handle"] {
+        assert_eq!(status_of(&report, name), "n/a", "{dump}");
+    }
+    // The namespaced controls showed the seccomp filter's part for a user too.
+    for name in [
+        "sys-mount",
+        "sys-setns",
+        "net-raw-icmp",
+        "sys-socket-packet",
+    ] {
+        assert_eq!(status_of(&report, name), "pass", "{dump}");
     }
 }
 

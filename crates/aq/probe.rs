@@ -22,7 +22,7 @@
 //! anything, whether a file outside changed, whether the daemon survived.
 
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,7 +50,7 @@ use secrets::{
 #[cfg(target_arch = "x86_64")]
 use syscalls::sys_foreign_abi;
 use syscalls::{
-    status_field_check, sys_clone_newuser, sys_clone3_newuser, sys_perf_event_open,
+    status_field_check, sys_bpf, sys_clone_newuser, sys_clone3_newuser, sys_perf_event_open,
     sys_pidfd_getfd, sys_process_vm_readv, sys_setns, sys_tiocsti,
 };
 pub use teardown::processes_with;
@@ -73,6 +73,11 @@ pub const PEM_MARKER: &str = "FAKE-PEM-FOR-AQ-VERIFY";
 pub const ENV_SECRET_NAMES: [&str; 2] = ["AQ_VERIFY_FAKE_TOKEN", "CARGO_REGISTRY_TOKEN"];
 /// Their value.
 pub const ENV_SECRET_VALUE: &str = "fake-token-for-aq-verify";
+
+/// Set (to [`OWN_NAMESPACES`]) when `aq verify` runs a probe as the control
+/// of [`Control::OwnNamespaces`].
+const ENV_CONTROL: &str = "AQ_VERIFY_CONTROL";
+const OWN_NAMESPACES: &str = "own-namespaces";
 
 /// How long one probe may take before it is killed and reported as an error.
 const PROBE_DEADLINE: Duration = Duration::from_secs(8);
@@ -105,6 +110,8 @@ pub struct Context {
     /// When aq verify started (clock ticks after boot, `/proc/<pid>/stat`):
     /// any process visible inside that started earlier is the host's.
     pub host_start_ticks: Option<u64>,
+    /// aq verify's pid on the host: its `environ` is the unscrubbed one.
+    pub caller_pid: u32,
     /// A file handle of the fake key taken on the host (`name_to_handle_at`), hex.
     pub key_handle: Option<String>,
 }
@@ -241,6 +248,20 @@ impl Outcome {
     }
 }
 
+/// Where `aq verify` makes the same attempt without the sandbox, to show
+/// that it succeeds there: a probe that fails outside too proves nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// None: the probe is itself a positive control (it must work inside).
+    Itself,
+    /// A plain process on the host, on the same throwaway fixtures.
+    Host,
+    /// On the host, in fresh user, mount and network namespaces of its own
+    /// and without a seccomp filter: for attempts that would change the host
+    /// (a mount, a kexec) or need a namespace the process owns (`setns`).
+    OwnNamespaces,
+}
+
 /// One probe: its name, what it tries (`~` is the fake home), its host check.
 pub struct Probe {
     /// Kebab-case, `<category>-<what>`.
@@ -251,7 +272,19 @@ pub struct Probe {
     pub tried: &'static str,
     /// What the host checks afterwards.
     pub host: HostCheck,
+    /// Where its positive control runs.
+    pub control: Control,
     run: fn(&Context) -> Outcome,
+}
+
+impl Probe {
+    /// Its control runs in namespaces of its own, not on the host itself.
+    const fn in_own_namespaces(self) -> Probe {
+        Probe {
+            control: Control::OwnNamespaces,
+            ..self
+        }
+    }
 }
 
 macro_rules! probe {
@@ -264,6 +297,10 @@ macro_rules! probe {
             category: Category::$cat,
             tried: $tried,
             host: $host,
+            control: match Category::$cat {
+                Category::Control => Control::Itself,
+                _ => Control::Host,
+            },
             run: $run,
         }
     };
@@ -453,7 +490,8 @@ pub const PROBES: &[Probe] = &[
         Network,
         "socket(AF_INET, SOCK_RAW, IPPROTO_ICMP)",
         |_| socket_denied(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_ICMP)
-    ),
+    )
+    .in_own_namespaces(),
     probe!(
         "net-netlink-route",
         Network,
@@ -476,7 +514,7 @@ pub const PROBES: &[Probe] = &[
     probe!(
         "env-proc-1-environ",
         Environment,
-        "read /proc/1/environ (init, a copy of aq verify)",
+        "read /proc/1/environ (init, a copy of aq verify) and aq verify's own",
         env_proc_1_environ
     ),
     probe!(
@@ -502,10 +540,12 @@ pub const PROBES: &[Probe] = &[
         "pidfd_getfd of its own stdin",
         sys_pidfd_getfd
     ),
-    probe!("sys-bpf", Syscalls, "bpf(BPF_PROG_LOAD)", |_| {
-        // SAFETY: a null attribute pointer with size 0.
-        syscall_denied(unsafe { libc::syscall(libc::SYS_bpf, 5, 0usize, 0usize) })
-    }),
+    probe!(
+        "sys-bpf",
+        Syscalls,
+        "bpf(BPF_PROG_LOAD) of a two-instruction socket filter",
+        sys_bpf
+    ),
     probe!(
         "sys-userfaultfd",
         Syscalls,
@@ -531,7 +571,8 @@ pub const PROBES: &[Probe] = &[
                 libc::syscall(libc::SYS_kexec_load, 0usize, 0usize, 0usize, 0usize)
             })
         }
-    ),
+    )
+    .in_own_namespaces(),
     probe!(
         "sys-init-module",
         Syscalls,
@@ -542,7 +583,8 @@ pub const PROBES: &[Probe] = &[
                 libc::syscall(libc::SYS_init_module, 0usize, 0usize, c"".as_ptr())
             })
         }
-    ),
+    )
+    .in_own_namespaces(),
     probe!("sys-mount", Syscalls, "mount(tmpfs on /tmp)", |_| {
         // SAFETY: NUL-terminated strings and no data.
         syscall_denied(
@@ -557,7 +599,8 @@ pub const PROBES: &[Probe] = &[
             }
             .into(),
         )
-    }),
+    })
+    .in_own_namespaces(),
     probe!(
         "sys-unshare-user",
         Syscalls,
@@ -584,7 +627,8 @@ pub const PROBES: &[Probe] = &[
         Syscalls,
         "setns(/proc/self/ns/net, CLONE_NEWNET)",
         sys_setns
-    ),
+    )
+    .in_own_namespaces(),
     probe!(
         "sys-io-uring-setup",
         Syscalls,
@@ -615,7 +659,8 @@ pub const PROBES: &[Probe] = &[
         Syscalls,
         "socket(AF_PACKET, SOCK_RAW)",
         |_| socket_denied(libc::AF_PACKET, libc::SOCK_RAW, 0)
-    ),
+    )
+    .in_own_namespaces(),
     #[cfg(target_arch = "x86_64")]
     probe!(
         "sys-foreign-abi",
@@ -700,6 +745,12 @@ pub fn main(args: &[String]) -> ExitCode {
         println!("no probe named `{name}`");
         return ExitCode::from(2);
     };
+    if std::env::var_os(ENV_CONTROL).is_some_and(|v| v == OWN_NAMESPACES)
+        && let Err(e) = enter_own_namespaces()
+    {
+        println!("cannot enter namespaces of its own for the control: {e}");
+        return ExitCode::from(2);
+    }
     let outcome = (probe.run)(&ctx);
     println!("{}", outcome.detail());
     ExitCode::from(outcome.code())
@@ -714,38 +765,119 @@ fn context() -> Result<Context, String> {
 /// Run every probe as a child, a few at a time; write the results file.
 fn run_all(ctx: &Context) -> io::Result<()> {
     let exe = std::env::current_exe()?;
+    let all: Vec<&Probe> = PROBES.iter().collect();
+    let results = in_parallel(&all, |p| {
+        let mut cmd = Command::new(&exe);
+        cmd.args(["__probe", p.name]);
+        run_child(cmd)
+    });
+    let mut text = String::new();
+    for (p, (code, detail)) in PROBES.iter().zip(results) {
+        text.push_str(&format!("{}\t{code}\t{}\n", p.name, one_line(&detail)));
+    }
+    std::fs::write(&ctx.results, text)
+}
+
+/// The positive control of each probe in `which`, in order: the same attempt
+/// made outside the sandbox (see [`Control`]), on the same fixtures, with the
+/// environment the sandbox was built from (`env`, which holds the fake
+/// secrets) and the same context. A probe that moves `.git` away runs after
+/// the others, which need it in place.
+pub fn run_controls(
+    which: &[&'static Probe],
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ctx_json: &str,
+) -> io::Result<Vec<Outcome>> {
+    let exe = std::env::current_exe()?;
+    let moves_git = |p: &Probe| p.host == HostCheck::Untouched(Target::GitHead);
+    let control = |p: &Probe| {
+        let mut cmd = Command::new(&exe);
+        cmd.args(["__probe", p.name])
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env(ENV_CONTEXT, ctx_json);
+        if p.control == Control::OwnNamespaces {
+            cmd.env(ENV_CONTROL, OWN_NAMESPACES);
+        }
+        match run_child(cmd) {
+            (0, d) => Outcome::Held(d),
+            (1, d) => Outcome::Leak(d),
+            (_, d) => Outcome::Error(d),
+        }
+    };
+    let first: Vec<&Probe> = which.iter().copied().filter(|p| !moves_git(p)).collect();
+    let last: Vec<&Probe> = which.iter().copied().filter(|p| moves_git(p)).collect();
+    let mut done: Vec<(&str, Outcome)> = first
+        .iter()
+        .map(|p| p.name)
+        .zip(in_parallel(&first, control))
+        .collect();
+    done.extend(last.iter().map(|p| p.name).zip(in_parallel(&last, control)));
+    Ok(which
+        .iter()
+        .map(|p| {
+            done.iter()
+                .position(|(n, _)| *n == p.name)
+                .map(|i| done.swap_remove(i).1)
+                .unwrap_or_else(|| Outcome::Error("its control did not run".to_string()))
+        })
+        .collect())
+}
+
+/// `f` over `probes`, [`PARALLEL`] at a time; the results in order.
+fn in_parallel<T: Send>(probes: &[&Probe], f: impl Fn(&Probe) -> T + Sync) -> Vec<T> {
     let next = AtomicUsize::new(0);
-    let lines: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::with_capacity(probes.len()));
     std::thread::scope(|s| {
         for _ in 0..PARALLEL {
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(probe) = PROBES.get(i) else { break };
-                    let (code, detail) = run_child(&exe, probe.name);
-                    let line = format!("{}\t{code}\t{}", probe.name, one_line(&detail));
-                    if let Ok(mut l) = lines.lock() {
-                        l.push((i, line));
+                    let Some(probe) = probes.get(i) else { break };
+                    let r = f(probe);
+                    if let Ok(mut l) = results.lock() {
+                        l.push((i, r));
                     }
                 }
             });
         }
     });
-    let mut lines = lines.into_inner().unwrap_or_default();
-    lines.sort();
-    let mut text = String::new();
-    for (_, line) in lines {
-        text.push_str(&line);
-        text.push('\n');
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Enter fresh user, mount and network namespaces (as root inside, mapped
+/// to the caller), with mounts private: a mount made now reaches nothing
+/// outside this process. No seccomp filter, no Landlock.
+fn enter_own_namespaces() -> io::Result<()> {
+    // SAFETY: plain libc calls with integer flags and NUL-terminated strings.
+    unsafe {
+        let (uid, gid) = (libc::getuid(), libc::getgid());
+        if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET) == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        std::fs::write("/proc/self/setgroups", "deny")?;
+        std::fs::write("/proc/self/uid_map", format!("0 {uid} 1"))?;
+        std::fs::write("/proc/self/gid_map", format!("0 {gid} 1"))?;
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) == -1
+        {
+            return Err(io::Error::last_os_error());
+        }
     }
-    std::fs::write(&ctx.results, text)
+    Ok(())
 }
 
 /// One probe in a child process: its exit code (2 when it did not exit by
 /// itself with 0, 1 or 2) and what it said.
-fn run_child(exe: &Path, name: &str) -> (u8, String) {
-    let child = Command::new(exe)
-        .args(["__probe", name])
+fn run_child(mut cmd: Command) -> (u8, String) {
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -24,15 +24,22 @@ use serde::Serialize;
 
 use crate::cli::VerifyArgs;
 use crate::exit::ExitCode;
-use crate::probe::{self, Context, ENV_CONTEXT, HostCheck, Outcome, PROBES, Target};
+use crate::probe::{self, Context, Control, ENV_CONTEXT, HostCheck, Outcome, PROBES, Target};
 
 /// One probe's verdict in the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 enum Status {
+    /// Held inside, and the same attempt succeeds without the sandbox.
     Pass,
+    /// Crossed the boundary.
     Leak,
+    /// Could not run, or its control could not or proves the attempt wrong.
     Error,
+    /// Held inside, but the host refuses it too (for this user, on this
+    /// kernel): this run cannot show the sandbox's part. Not a pass.
+    #[serde(rename = "n/a")]
+    NotShown,
 }
 
 impl Status {
@@ -41,6 +48,7 @@ impl Status {
             Status::Pass => "pass",
             Status::Leak => "LEAK",
             Status::Error => "ERROR",
+            Status::NotShown => "n/a",
         }
     }
 }
@@ -60,6 +68,8 @@ struct Counts {
     pass: usize,
     leak: usize,
     error: usize,
+    #[serde(rename = "n/a")]
+    not_shown: usize,
 }
 
 pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
@@ -113,6 +123,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         host_start_ticks: std::fs::read_to_string("/proc/self/stat")
             .ok()
             .and_then(|s| probe::start_ticks(&s)),
+        caller_pid: std::process::id(),
         key_handle: probe::file_handle_hex(&fixture.home.join(".ssh/id_ed25519")).ok(),
     };
     let ctx_json = serde_json::to_string(&ctx).map_err(|e| e.to_string())?;
@@ -126,6 +137,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
     for name in probe::ENV_SECRET_NAMES {
         env.push((name.into(), probe::ENV_SECRET_VALUE.into()));
     }
+    let control_env = env.clone();
     let planned = crate::sandbox_spec::plan(
         &profile,
         crate::sandbox_spec::SpecInputs {
@@ -134,7 +146,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             sensitive: &loaded.effective.policy.sensitive_paths,
             env,
             env_pass: &settings.env_pass,
-            session_env: vec![(ENV_CONTEXT.into(), ctx_json.into())],
+            session_env: vec![(ENV_CONTEXT.into(), ctx_json.clone().into())],
             path_prefix: None,
             tmpdir: Some(&fixture.tmp),
             loopback_listeners: Vec::new(),
@@ -154,13 +166,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
     };
     let enforced = planned.plan.enforced().to_string();
 
-    let snapshots: Vec<(Target, Option<Vec<u8>>)> = PROBES
-        .iter()
-        .filter_map(|p| match p.host {
-            HostCheck::Untouched(t) => Some((t, std::fs::read(t.path(&ctx)).ok())),
-            _ => None,
-        })
-        .collect();
+    let snapshots = take_snapshots(&ctx);
 
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;
     let argv: Vec<OsString> = vec![exe.into(), "__probe".into(), "all".into()];
@@ -195,44 +201,56 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
     };
     let results = std::fs::read_to_string(&ctx.results).unwrap_or_default();
 
-    let mut rows = Vec::with_capacity(PROBES.len());
-    for p in PROBES {
-        let reported = results.lines().find_map(|l| {
-            let mut f = l.splitn(3, '\t');
-            (f.next()? == p.name).then(|| (f.next().unwrap_or("2"), f.next().unwrap_or("")))
-        });
-        let mut outcome = match reported {
-            Some(("0", d)) => Outcome::Held(d.to_string()),
-            Some(("1", d)) => Outcome::Leak(d.to_string()),
-            Some((_, d)) => Outcome::Error(d.to_string()),
-            None => Outcome::Error(format!(
-                "no result: the sandboxed `aq __probe all` ended with {status}"
-            )),
-        };
-        if let Some(seen) = check_on_host(p.host, &ctx, &listeners, &snapshots) {
-            outcome = match outcome {
-                Outcome::Leak(d) => Outcome::Leak(format!("{d}; {seen}")),
-                Outcome::Held(d) | Outcome::Error(d) => Outcome::Leak(format!("{d}; but {seen}")),
+    let inside: Vec<Outcome> = PROBES
+        .iter()
+        .map(|p| {
+            let reported = results.lines().find_map(|l| {
+                let mut f = l.splitn(3, '\t');
+                (f.next()? == p.name).then(|| (f.next().unwrap_or("2"), f.next().unwrap_or("")))
+            });
+            let outcome = match reported {
+                Some(("0", d)) => Outcome::Held(d.to_string()),
+                Some(("1", d)) => Outcome::Leak(d.to_string()),
+                Some((_, d)) => Outcome::Error(d.to_string()),
+                None => Outcome::Error(format!(
+                    "no result: the sandboxed `aq __probe all` ended with {status}"
+                )),
             };
-        } else if p.host == HostCheck::UdpSocket
-            && let Outcome::Held(d) = &outcome
-        {
-            outcome = Outcome::Held(format!("{d}; the host's socket received nothing"));
-        } else if p.host == HostCheck::DaemonGone
-            && let Outcome::Held(d) = &outcome
-        {
-            outcome = Outcome::Held(format!("{d}; gone once the sandbox ended"));
-        }
+            with_host_check(p, outcome, &ctx, &listeners, &snapshots)
+        })
+        .collect();
+    clean_up_leaks(&ctx);
+
+    // The positive controls: every probe that held is tried again without
+    // the sandbox, and must get through there.
+    let needs_control: Vec<&'static probe::Probe> = PROBES
+        .iter()
+        .zip(&inside)
+        .filter(|(p, o)| p.control != Control::Itself && matches!(o, Outcome::Held(_)))
+        .map(|(p, _)| p)
+        .collect();
+    let snapshots = take_snapshots(&ctx);
+    let controls = probe::run_controls(&needs_control, &control_env, &ctx_json)
+        .map_err(|e| format!("cannot run the controls: {e}"))?;
+    let controls: Vec<(&str, Outcome)> = needs_control
+        .iter()
+        .zip(controls)
+        .map(|(p, o)| (p.name, with_host_check(p, o, &ctx, &listeners, &snapshots)))
+        .collect();
+
+    let mut rows = Vec::with_capacity(PROBES.len());
+    for (p, outcome) in PROBES.iter().zip(inside) {
+        let control = controls
+            .iter()
+            .find(|(n, _)| *n == p.name)
+            .map(|(_, o)| o.clone());
+        let (status, detail) = verdict(outcome, control);
         rows.push(Row {
             name: p.name,
             category: p.category.as_str(),
-            status: match outcome {
-                Outcome::Held(_) => Status::Pass,
-                Outcome::Leak(_) => Status::Leak,
-                Outcome::Error(_) => Status::Error,
-            },
+            status,
             tried: p.tried,
-            detail: outcome.detail().to_string(),
+            detail,
         });
     }
     clean_up_leaks(&ctx);
@@ -246,9 +264,10 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             Status::Pass => counts.pass += 1,
             Status::Leak => counts.leak += 1,
             Status::Error => counts.error += 1,
+            Status::NotShown => counts.not_shown += 1,
         }
     }
-    let ok = counts.pass == counts.total;
+    let ok = counts.leak == 0 && counts.error == 0 && counts.pass > 0;
     let elapsed = started.elapsed();
     if args.json {
         let out = serde_json::json!({
@@ -294,11 +313,12 @@ fn render_text(
     }
     let _ = write!(
         out,
-        "aq verify: {} probes: {} pass, {} LEAK, {} ERROR · profile {profile} · {:.1} s",
+        "aq verify: {} probes: {} pass, {} LEAK, {} ERROR, {} n/a · profile {profile} · {:.1} s",
         counts.total,
         counts.pass,
         counts.leak,
         counts.error,
+        counts.not_shown,
         elapsed.as_secs_f64()
     );
     if counts.leak > 0 {
@@ -307,8 +327,82 @@ fn render_text(
     if counts.error > 0 {
         out.push_str(" · an ERROR is a probe that could not run, not a pass");
     }
+    if counts.not_shown > 0 {
+        out.push_str(" · n/a: this host refuses it without the sandbox too, so the run cannot show the sandbox's part");
+    }
     out.push('\n');
     out
+}
+
+/// The files the probes try to change, as they are now.
+fn take_snapshots(ctx: &Context) -> Vec<(Target, Option<Vec<u8>>)> {
+    PROBES
+        .iter()
+        .filter_map(|p| match p.host {
+            HostCheck::Untouched(t) => Some((t, std::fs::read(t.path(ctx)).ok())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A probe's own answer, made worse by what the host saw afterwards.
+fn with_host_check(
+    p: &probe::Probe,
+    outcome: Outcome,
+    ctx: &Context,
+    listeners: &Listeners,
+    snapshots: &[(Target, Option<Vec<u8>>)],
+) -> Outcome {
+    if let Some(seen) = check_on_host(p.host, ctx, listeners, snapshots) {
+        return match outcome {
+            Outcome::Leak(d) => Outcome::Leak(format!("{d}; {seen}")),
+            Outcome::Held(d) | Outcome::Error(d) => Outcome::Leak(format!("{d}; but {seen}")),
+        };
+    }
+    match (p.host, outcome) {
+        (HostCheck::UdpSocket, Outcome::Held(d)) => {
+            Outcome::Held(format!("{d}; the host's socket received nothing"))
+        }
+        (HostCheck::DaemonGone, Outcome::Held(d)) => {
+            Outcome::Held(format!("{d}; gone once the sandbox ended"))
+        }
+        (_, o) => o,
+    }
+}
+
+/// Errnos that say the attempt itself was wrong (a path that is not there,
+/// a bad argument), not that something refused it.
+const WRONG_ATTEMPT: [&str; 6] = ["ENOENT", "ENOTDIR", "EINVAL", "EFAULT", "EBADF", "EEXIST"];
+
+/// The verdict on a probe from its outcome inside the sandbox and, for one
+/// that held, its control's outcome outside: a refusal counts only when the
+/// same attempt gets through where the boundary is absent.
+fn verdict(inside: Outcome, control: Option<Outcome>) -> (Status, String) {
+    let held = match inside {
+        Outcome::Leak(d) => return (Status::Leak, d),
+        Outcome::Error(d) => return (Status::Error, d),
+        Outcome::Held(d) => d,
+    };
+    match control {
+        None => (Status::Pass, held),
+        Some(Outcome::Leak(c)) => (Status::Pass, format!("{held} · without the sandbox: {c}")),
+        Some(Outcome::Error(c)) => (
+            Status::Error,
+            format!("{held} · but its control could not run: {c}"),
+        ),
+        Some(Outcome::Held(c)) if WRONG_ATTEMPT.iter().any(|e| c.contains(&format!("{e} ("))) => (
+            Status::Error,
+            format!(
+                "{held} · but without the sandbox it fails too ({c}): the attempt itself is wrong, so this proves nothing"
+            ),
+        ),
+        Some(Outcome::Held(c)) => (
+            Status::NotShown,
+            format!(
+                "{held} · without the sandbox it is refused too ({c}): this host refuses it anyway"
+            ),
+        ),
+    }
 }
 
 /// What the host saw that a probe should have prevented, if anything.
@@ -580,6 +674,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_refusal_counts_only_when_its_control_gets_through() {
+        let held = || Outcome::Held("EACCES (Permission denied)".to_string());
+        let (s, d) = verdict(held(), Some(Outcome::Leak("created it".to_string())));
+        assert_eq!(s, Status::Pass);
+        assert!(d.ends_with("· without the sandbox: created it"), "{d}");
+        // A wrong path fails everywhere: the refusal inside proves nothing.
+        let enoent = Outcome::Held("ENOENT (No such file or directory)".to_string());
+        let (s, d) = verdict(held(), Some(enoent));
+        assert_eq!(s, Status::Error, "{d}");
+        assert!(d.contains("the attempt itself is wrong"), "{d}");
+        // The host refuses it too: said, neither a pass nor an error.
+        let eperm = Outcome::Held("link: EPERM (Operation not permitted)".to_string());
+        assert_eq!(verdict(held(), Some(eperm)).0, Status::NotShown);
+        // A control that could not run is an error.
+        let broken = Outcome::Error("did not finish within 8 s".to_string());
+        assert_eq!(verdict(held(), Some(broken)).0, Status::Error);
+        // A leak or an error inside stands, whatever the control.
+        let leak = Outcome::Leak("read it".to_string());
+        assert_eq!(verdict(leak, None).0, Status::Leak);
+        let error = Outcome::Error("no result".to_string());
+        assert_eq!(verdict(error, None).0, Status::Error);
+        // A positive control of its own needs none.
+        assert_eq!(verdict(held(), None).0, Status::Pass);
+    }
+
+    #[test]
     fn text_report_has_one_line_per_probe_and_a_summary() {
         let rows = vec![
             Row {
@@ -602,6 +722,7 @@ mod tests {
             pass: 1,
             leak: 1,
             error: 0,
+            not_shown: 0,
         };
         let text = render_text("leaky", "x", &rows, &counts, Duration::from_millis(900));
         let lines: Vec<&str> = text.lines().collect();
@@ -615,7 +736,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            lines[3].starts_with("aq verify: 2 probes: 1 pass, 1 LEAK, 0 ERROR · profile leaky"),
+            lines[3].starts_with("aq verify: 2 probes: 1 pass, 1 LEAK, 0 ERROR, 0 n/a · profile leaky"),
             "{text}"
         );
     }

@@ -20,15 +20,35 @@ pub(super) fn env_secret_variables(_: &Context) -> Outcome {
     }
 }
 
-pub(super) fn env_proc_1_environ(_: &Context) -> Outcome {
-    match std::fs::read("/proc/1/environ") {
-        Err(e) => Outcome::Held(errno_text(&e)),
-        Ok(data) if data.is_empty() => Outcome::Held("read 0 bytes".to_string()),
-        Ok(data) => Outcome::Leak(format!(
-            "read {} bytes of the caller's unscrubbed environment",
-            data.len()
-        )),
+/// The environment the sandbox was made from: init's inside (a copy of aq
+/// verify) and aq verify's own, which is visible only where the process is
+/// (its pid and start time must match: inside, the pid may be another's).
+pub(super) fn env_proc_1_environ(c: &Context) -> Outcome {
+    let mut paths = vec!["/proc/1/environ".to_string()];
+    let caller = format!("/proc/{}", c.caller_pid);
+    let same_start = std::fs::read_to_string(format!("{caller}/stat"))
+        .ok()
+        .and_then(|s| start_ticks(&s));
+    if same_start.is_some() && same_start == c.host_start_ticks {
+        paths.push(format!("{caller}/environ"));
     }
+    let mut notes = Vec::new();
+    for path in &paths {
+        match std::fs::read(path) {
+            Err(e) => notes.push(format!("{path}: {}", errno_text(&e))),
+            Ok(data) if data.is_empty() => notes.push(format!("{path}: read 0 bytes")),
+            Ok(data) => {
+                return Outcome::Leak(format!(
+                    "{path}: read {} bytes of the caller's unscrubbed environment",
+                    data.len()
+                ));
+            }
+        }
+    }
+    if paths.len() == 1 {
+        notes.push("aq verify's own process is not visible".to_string());
+    }
+    Outcome::Held(notes.join("; "))
 }
 
 /// The start time (clock ticks after boot) in a `/proc/<pid>/stat` line.
