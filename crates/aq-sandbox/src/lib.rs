@@ -71,7 +71,10 @@
 //!   it race-free; it needs Landlock, which keeps `/proc/<pid>/mem`
 //!   read-only, and the seccomp policy denies `CLONE_UNTRACED` and
 //!   `CLONE_FS` without `CLONE_THREAD`, so no process escapes the tracer or
-//!   moves another's working directory. See `docs/exec-guard.md`.
+//!   moves another's working directory. At that stop every program but the
+//!   command's own also enters a Landlock domain nested in its parent's, so
+//!   it cannot read the `environ`, memory or files of the processes that
+//!   started it (the agent's key). See `docs/exec-guard.md`.
 //!
 //! [`SandboxPlan::enforced`] reports what a plan enforces; since every step
 //! fails closed, that is what holds once the command runs. It also says what
@@ -181,6 +184,8 @@ mod landlock;
 mod mounts;
 #[cfg(target_os = "linux")]
 mod namespaces;
+#[cfg(target_os = "linux")]
+mod nest;
 #[cfg(target_os = "linux")]
 mod net;
 #[cfg(target_os = "linux")]

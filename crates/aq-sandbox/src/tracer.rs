@@ -188,7 +188,7 @@ fn at_exec(
             unsafe { libc::kill(pid, libc::SIGKILL) };
             return false;
         }
-        return detach(pid, 0);
+        return let_run(pid, initial);
     }
     if fixup.refuse_script.is_some() {
         // A refused exec that is not what was refused: it does not run either.
@@ -240,7 +240,7 @@ fn at_exec(
     }
     loop {
         match rx.recv_timeout(Duration::from_millis(5)) {
-            Ok(true) => return detach(pid, 0),
+            Ok(true) => return let_run(pid, initial),
             Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                 // SAFETY: pid is our stopped tracee.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -262,6 +262,32 @@ fn at_exec(
                     return true;
                 }
             }
+        }
+    }
+}
+
+/// Lets the judged program of `pid`, stopped at its exec, start: in a Landlock
+/// domain nested in its parent's unless it is the command's own exec
+/// ([`crate::nest`]). What cannot be nested does not run. `true` when
+/// detached, `false` when killed (to be reaped).
+fn let_run(pid: libc::pid_t, initial: bool) -> bool {
+    if initial {
+        return detach(pid, 0);
+    }
+    match crate::nest::nest_domain(pid) {
+        Ok(signals) => {
+            let mut signals = signals.into_iter();
+            let detached = detach(pid, signals.next().unwrap_or(0));
+            for sig in signals {
+                // SAFETY: signalling our former tracee with a signal it was sent.
+                unsafe { libc::kill(pid, sig) };
+            }
+            detached
+        }
+        Err(_) => {
+            // SAFETY: pid is our stopped tracee.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            false
         }
     }
 }

@@ -719,3 +719,63 @@ fn another_process_memory_is_not_writable_through_proc() {
     });
     assert_eq!(control, Some(Outcome::Done), "Landlock is not the reason");
 }
+
+#[test]
+fn a_program_cannot_read_the_environment_or_files_of_the_process_that_started_it() {
+    // The agent's key lives in its environment; a command it runs must not
+    // read it through /proc. Every exec but the command's own enters a
+    // Landlock domain nested in its parent's, and Landlock refuses a trace
+    // (which /proc/<pid>/environ, mem and fd need) of an outer domain.
+    let s = Scratch::new();
+    let script = "cat /proc/$$/environ > parent-env 2> parent-err; \
+                  ls /proc/$$/cwd/ > parent-cwd 2>&1; \
+                  cat /proc/self/environ > own-env; \
+                  sh -c 'cat /proc/$PPID/environ' > sibling-env 2>&1; \
+                  mkdir -p a b && echo x > a/f && mv a/f b/f && echo moved > moved";
+    let Some(status) = sh(&s, Arc::new(Recorder::default()), script) else {
+        return;
+    };
+    assert!(status.success(), "{status:?}");
+    let ws = |f: &str| read(&s.ws.join(f));
+    assert_eq!(ws("parent-env"), "", "the parent's environ was read");
+    assert!(
+        ws("parent-err").contains("Permission denied"),
+        "{}",
+        ws("parent-err")
+    );
+    assert!(
+        ws("parent-cwd").contains("Permission denied"),
+        "{}",
+        ws("parent-cwd")
+    );
+    // A nested program's own children cannot read it either.
+    assert!(
+        ws("sibling-env").contains("Permission denied"),
+        "{}",
+        ws("sibling-env")
+    );
+    // Its own environment, and renames across directories, still work.
+    assert!(ws("own-env").contains("PATH="), "{}", ws("own-env"));
+    assert_eq!(ws("moved"), "moved\n");
+
+    // The control: the same script in the same sandbox without the exec
+    // guard (so without the nested domains) reads the parent's environ.
+    let c = Scratch::new();
+    let script = format!("cd '{}' || exit 99; {script}", c.ws.display());
+    let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
+    let mut spec = c.spec();
+    spec.writable = vec!["/dev/null".into()];
+    let status = aq_sandbox::run_sandboxed(&spec, &argv).expect("the control sandbox runs");
+    assert!(status.success(), "{status:?}");
+    let cws = |f: &str| read(&c.ws.join(f));
+    assert!(
+        cws("parent-env").contains("PATH="),
+        "control: {}",
+        cws("parent-err")
+    );
+    assert!(
+        cws("parent-cwd").contains("parent-err"),
+        "{}",
+        cws("parent-cwd")
+    );
+}
