@@ -182,7 +182,10 @@ fn echo_server() -> u16 {
 
 #[test]
 fn the_ssh_proxy_command_reaches_an_allowlisted_host_and_port_only() {
+    // Two listening ports on loopback: the listed one, and another that the
+    // listed name also resolves to but the allowlist does not name.
     let port = echo_server();
+    let other_port = echo_server();
     let env = Env::with_policy("", "");
     let aq = crate::util::aq_exe();
     env.write(
@@ -190,7 +193,11 @@ fn the_ssh_proxy_command_reaches_an_allowlisted_host_and_port_only() {
         &format!(
             "echo \"git:$GIT_SSH_COMMAND\"\n\
              echo ping | {aq} __connect git.example.invalid {port}; echo \"tunnel exit $?\"\n\
-             echo ping | {aq} __connect other.example.invalid {port}; echo \"refused exit $?\"\n"
+             echo ping | {aq} __connect other.example.invalid {port}; echo \"refused exit $?\"\n\
+             echo ping | {aq} __connect git.example.invalid {other_port}; echo \"other port exit $?\"\n\
+             echo ping | {aq} __connect 127.0.0.1 {port}; echo \"literal exit $?\"\n\
+             smuggle=$(printf 'other.example.invalid:{port} HTTP/1.1\\r\\nHost: git.example.invalid:{port}\\r\\n\\r\\nCONNECT git.example.invalid')\n\
+             echo ping | {aq} __connect \"$smuggle\" {port}; echo \"smuggled exit $?\"\n"
         ),
     );
     let out = env.aq(&[
@@ -207,5 +214,10 @@ fn the_ssh_proxy_command_reaches_an_allowlisted_host_and_port_only() {
         .stdout_has("__connect %h %p")
         .stdout_has("ping\ntunnel exit 0")
         .stdout_has("refused exit 1")
+        .stdout_has("other port exit 1")
+        .stdout_has("literal exit 1")
+        .stdout_has("smuggled exit 1")
         .stderr_has("other.example.invalid");
+    // The listed tunnel is the only one that carried anything.
+    assert_eq!(out.stdout.matches("ping").count(), 1, "{}", out.dump());
 }

@@ -35,7 +35,7 @@ fn a_key_passed_to_the_agent_never_reaches_what_it_runs() {
     // neither the key nor (through a second shell) a trace of it.
     env.write(
         &env.work().join("agent.sh"),
-        "echo \"agent:[$TOY_API_KEY][$TOY_MODE]\"\npython3 child.py\nsh -c 'python3 child.py grandchild'\nbash -c 'tr \"\\0\" \"\\n\" < /proc/$$/environ | grep -c TOY_API_KEY=sk-toy || true'\n",
+        "echo \"agent:[$TOY_API_KEY][$TOY_MODE]\"\npython3 child.py\nsh -c 'python3 child.py grandchild'\nbash -c 'tr \"\\0\" \"\\n\" < /proc/$$/environ | grep -c TOY_API_KEY=sk-toy || true'\ncat /proc/$$/environ > /dev/null 2>&1 && echo agent-environ-read || echo agent-environ-refused\n",
     );
     env.write(
         &env.work().join("child.py"),
@@ -51,6 +51,8 @@ fn a_key_passed_to_the_agent_never_reaches_what_it_runs() {
         .stdout_has("grandchild:[][fast]")
         .stdout_lacks("child:[sk-toy")
         .stdout_has("\n0\n")
+        // The agent's own environ, which holds the key, is out of reach.
+        .stdout_has("agent-environ-refused")
         .stderr_has("agent preset toy (Toy agent, --agent)")
         .stderr_has("TOY_API_KEY passed to the agent only: removed from every program it starts");
     let session = env.only_session();

@@ -108,3 +108,47 @@ fn the_host_network_profile_cannot_reach_host_services_on_abstract_unix_sockets(
         .stdout_has("refused EPERM")
         .stdout_lacks("connected");
 }
+
+#[test]
+fn build_caches_that_later_builds_trust_are_read_only_except_in_dev() {
+    // A crate's unpacked source and an npm cache entry, as a build outside
+    // left them: builds outside trust both later without checking again.
+    let env = Env::new();
+    let home = env.root().join("home");
+    let crate_src = home.join(".cargo/registry/src/index.example.invalid/tiny-1.0.0/src/lib.rs");
+    let npm_entry = home.join(".npm/_cacache/index-v5/aa/bb/entry");
+    env.write(&crate_src, "pub fn f() {}\n");
+    env.write(&npm_entry, "{}\n");
+    env.write(
+        &env.work().join("poison.sh"),
+        &format!(
+            "for f in '{}' '{}'; do\n  if (echo '// poisoned' >> \"$f\") 2>/dev/null; then echo \"wrote $f\"; else echo \"refused $f\"; fi\ndone\n",
+            crate_src.display(),
+            npm_entry.display()
+        ),
+    );
+    let out = env.aq(&["run", "--quiet", "--", "sh", "poison.sh"]);
+    out.code(0)
+        .stdout_has(&format!("refused {}", crate_src.display()))
+        .stdout_has(&format!("refused {}", npm_entry.display()))
+        .stdout_lacks("wrote ");
+    assert_eq!(
+        std::fs::read_to_string(&crate_src).unwrap(),
+        "pub fn f() {}\n"
+    );
+    assert_eq!(std::fs::read_to_string(&npm_entry).unwrap(), "{}\n");
+    // `dev` makes the build caches writable on purpose (builds fill them):
+    // there a command can poison them. The control, and the documented limit.
+    let out = env.aq(&[
+        "run",
+        "--quiet",
+        "--profile",
+        "dev",
+        "--",
+        "sh",
+        "poison.sh",
+    ]);
+    out.code(0)
+        .stdout_has(&format!("wrote {}", crate_src.display()))
+        .stdout_has(&format!("wrote {}", npm_entry.display()));
+}

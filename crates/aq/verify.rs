@@ -736,7 +736,8 @@ mod tests {
             "{text}"
         );
         assert!(
-            lines[3].starts_with("aq verify: 2 probes: 1 pass, 1 LEAK, 0 ERROR, 0 n/a · profile leaky"),
+            lines[3]
+                .starts_with("aq verify: 2 probes: 1 pass, 1 LEAK, 0 ERROR, 0 n/a · profile leaky"),
             "{text}"
         );
     }
