@@ -38,7 +38,9 @@ mod teardown;
 mod writes;
 
 pub use environment::start_ticks;
-use environment::{env_host_processes, env_proc_1_environ, env_secret_variables};
+use environment::{
+    env_host_processes, env_parent_environ, env_proc_1_environ, env_secret_variables,
+};
 use network::{
     net_abstract_unix, net_dns, net_interfaces, net_tcp_host, net_test_net, net_udp_host,
 };
@@ -516,6 +518,12 @@ pub const PROBES: &[Probe] = &[
         Environment,
         "read /proc/1/environ (init, a copy of aq verify) and aq verify's own",
         env_proc_1_environ
+    ),
+    probe!(
+        "env-parent-environ",
+        Environment,
+        "read the environ and cwd of the process that started it (an agent's key lives there)",
+        env_parent_environ
     ),
     probe!(
         "env-host-processes",

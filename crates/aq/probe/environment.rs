@@ -51,6 +51,28 @@ pub(super) fn env_proc_1_environ(c: &Context) -> Outcome {
     Outcome::Held(notes.join("; "))
 }
 
+/// The process that started this one: the agent, for a command it runs.
+/// Inside, every program sits in a Landlock domain nested in its parent's.
+pub(super) fn env_parent_environ(_: &Context) -> Outcome {
+    // SAFETY: getppid cannot fail.
+    let parent = unsafe { libc::getppid() };
+    let environ = std::fs::read(format!("/proc/{parent}/environ"));
+    let cwd = std::fs::read_link(format!("/proc/{parent}/cwd"));
+    match (environ, cwd) {
+        (Ok(data), _) if !data.is_empty() => Outcome::Leak(format!(
+            "read {} bytes of its parent's environment",
+            data.len()
+        )),
+        (_, Ok(dir)) => Outcome::Leak(format!("read its parent's cwd: {}", dir.display())),
+        (Ok(_), Err(e)) => Outcome::Held(format!("environ: 0 bytes; cwd: {}", errno_text(&e))),
+        (Err(e), Err(f)) => Outcome::Held(format!(
+            "environ: {}; cwd: {}",
+            errno_text(&e),
+            errno_text(&f)
+        )),
+    }
+}
+
 /// The start time (clock ticks after boot) in a `/proc/<pid>/stat` line.
 pub fn start_ticks(stat: &str) -> Option<u64> {
     // Field 22; the command name (field 2) is in parentheses and may hold spaces.
