@@ -588,6 +588,17 @@ fn plan_sandbox(
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
+    // The command itself was judged already: run the real program, not its
+    // shim (which would ask again about what the user typed). A missing
+    // program is found out later and exits 127.
+    let orig_path = host_path();
+    let program = &command[0];
+    let resolved = if program.contains('/') {
+        PathBuf::from(program)
+    } else {
+        aq_shim::find_real_program(program.as_ref(), &orig_path, &dir.join("shims"))
+            .unwrap_or_else(|| PathBuf::from(program))
+    };
     let planned = crate::sandbox_spec::plan(
         profile,
         crate::sandbox_spec::SpecInputs {
@@ -620,19 +631,14 @@ fn plan_sandbox(
                 )
                 .collect(),
             grants: Some(grants),
+            program: Some(&resolved),
+            named: command[1..]
+                .iter()
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute() && p.exists())
+                .collect(),
         },
     )?;
-    // The command itself was judged already: run the real program, not its
-    // shim (which would ask again about what the user typed). A missing
-    // program is found out later and exits 127.
-    let orig_path = host_path();
-    let program = &command[0];
-    let resolved = if program.contains('/') {
-        PathBuf::from(program)
-    } else {
-        aq_shim::find_real_program(program.as_ref(), &orig_path, &dir.join("shims"))
-            .unwrap_or_else(|| PathBuf::from(program))
-    };
     let mut argv: Vec<OsString> = vec![resolved.into_os_string()];
     argv.extend(command[1..].iter().map(OsString::from));
     Ok(PlannedSandbox {

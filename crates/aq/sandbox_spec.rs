@@ -9,7 +9,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use aq_policy::profile::is_env_template;
+use aq_policy::profile::{HOME_READABLE, HomeAccess, is_env_template};
 use aq_policy::{NetworkSetting, Profile};
 use aq_sandbox::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};
 
@@ -127,7 +127,48 @@ pub struct SpecInputs<'a> {
     /// What an agent preset grants (state writable, config read-only, its
     /// variables); empty without one.
     pub grants: Option<&'a aq_agents::Grants>,
+    /// The program the session runs, as found on `PATH`: readable with a
+    /// private home wherever it is installed.
+    pub program: Option<&'a Path>,
+    /// Paths the user's command line names (a script, a data file): readable
+    /// with a private home.
+    pub named: Vec<PathBuf>,
 }
+
+/// The system, readable in every profile (what does not exist is skipped).
+const SYSTEM_READABLE: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/dev",
+    "/proc", "/sys", "/run", "/var", "/tmp", "/srv", "/nix", "/snap", "/gnu",
+];
+
+/// Variables that name a toolchain's directory: readable with a private home.
+const TOOLCHAIN_VARS: &[&str] = &[
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "GOPATH",
+    "GOROOT",
+    "GOMODCACHE",
+    "PYENV_ROOT",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "PIPX_HOME",
+    "POETRY_HOME",
+    "NVM_DIR",
+    "VOLTA_HOME",
+    "BUN_INSTALL",
+    "DENO_DIR",
+    "PNPM_HOME",
+    "NPM_CONFIG_PREFIX",
+    "npm_config_prefix",
+    "NPM_CONFIG_CACHE",
+    "npm_config_cache",
+    "JAVA_HOME",
+    "GRADLE_USER_HOME",
+    "MAVEN_HOME",
+    "SDKMAN_DIR",
+    "RBENV_ROOT",
+    "GEM_HOME",
+];
 
 /// Host resolver sockets a sandbox without the network must not reach: a
 /// name looked up through them would leave the machine as a DNS query.
@@ -246,8 +287,14 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
     push(RlimitResource::OpenFiles, limits.open_files, 1);
     push(RlimitResource::FileSize, limits.file_size_mb, 1 << 20);
 
+    let readable = match profile.home {
+        HomeAccess::ReadOnly => None,
+        HomeAccess::Private => Some(private_home_readable(profile, &inputs, &expand)),
+    };
+
     let mut spec = SandboxSpec::strict(inputs.workspace);
     spec.writable = writable;
+    spec.readable = readable;
     spec.read_only = read_only;
     spec.file_binds = inputs
         .grants
@@ -279,6 +326,78 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
         notes,
         removed_env,
     }
+}
+
+/// What a private home leaves readable besides the workspace and the
+/// writable paths: the system, [`HOME_READABLE`] and the profile's
+/// `readable`, the toolchains named by their variables, every `PATH`
+/// directory (with its toolchain's root for `~/.x/bin` and `~/.x/shims`), the
+/// program run wherever it is installed and the paths its command line
+/// names, aq itself and its configuration (a
+/// hook inside reads the user's policy), and an agent preset's configuration.
+/// Missing paths are skipped when the sandbox is planned.
+fn private_home_readable(
+    profile: &Profile,
+    inputs: &SpecInputs<'_>,
+    expand: &dyn Fn(&str) -> Option<PathBuf>,
+) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = SYSTEM_READABLE.iter().map(PathBuf::from).collect();
+    out.extend(
+        HOME_READABLE
+            .iter()
+            .copied()
+            .chain(profile.readable.iter().map(String::as_str))
+            .filter_map(expand),
+    );
+    let var = |name: &str| {
+        inputs
+            .env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| PathBuf::from(v))
+    };
+    out.extend(
+        TOOLCHAIN_VARS
+            .iter()
+            .filter_map(|n| var(n))
+            .filter(|p| p.is_absolute()),
+    );
+    let local = inputs.home.map(|h| h.join(".local"));
+    if let Some(path) = var("PATH") {
+        for dir in std::env::split_paths(&path).filter(|d| d.is_absolute()) {
+            let root = dir.parent().filter(|root| {
+                dir.file_name().is_some_and(|n| n == "bin" || n == "shims")
+                    && root
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                    && Some(*root) != local.as_deref()
+            });
+            if let Some(root) = root {
+                out.push(root.to_path_buf());
+            }
+            out.push(dir);
+        }
+    }
+    if let Some(program) = inputs.program {
+        out.extend(program.parent().map(Path::to_path_buf));
+        if let Ok(real) = std::fs::canonicalize(program) {
+            // A program installed by npm starts its siblings (Codex's native
+            // binary is a package of its own): its whole node_modules.
+            let packages = real
+                .ancestors()
+                .find(|a| a.file_name().is_some_and(|n| n == "node_modules"));
+            out.extend(packages.or(real.parent()).map(Path::to_path_buf));
+        }
+    }
+    out.extend(inputs.named.iter().cloned());
+    if let Ok(exe) = std::env::current_exe() {
+        out.extend(exe.parent().map(Path::to_path_buf));
+    }
+    out.extend(crate::policy_files::config_dir());
+    if let Some(g) = inputs.grants {
+        out.extend(g.read_only_home.iter().cloned());
+    }
+    out
 }
 
 /// A sandbox planned on this host's facts, ready for `aq_sandbox::apply`.
@@ -474,6 +593,8 @@ mod tests {
                 tmpdir: None,
                 loopback_listeners: vec![],
                 grants: None,
+                program: None,
+                named: vec![],
             },
         );
         let mut got: Vec<String> = s
@@ -523,6 +644,8 @@ mod tests {
                 tmpdir: Some(Path::new("/state/tmp")),
                 loopback_listeners: vec![],
                 grants: None,
+                program: None,
+                named: vec![],
             },
         );
         let names: Vec<String> = s

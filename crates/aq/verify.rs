@@ -151,6 +151,8 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             tmpdir: Some(&fixture.tmp),
             loopback_listeners: Vec::new(),
             grants: None,
+            program: None,
+            named: Vec::new(),
         },
     );
     let planned = match planned {

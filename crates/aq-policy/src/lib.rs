@@ -34,4 +34,4 @@ pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
 pub use env_names::is_secret_env_name;
 pub use policy::{CommandMatcher, CustomRule, Policy};
-pub use profile::{Limits, NetworkSetting, Profile, SummaryFormat};
+pub use profile::{HomeAccess, Limits, NetworkSetting, Profile, SummaryFormat};

@@ -143,6 +143,84 @@ impl Limits {
     }
 }
 
+/// What of the home directory a sandboxed command may read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HomeAccess {
+    /// Only the toolchains, caches and configuration builds read
+    /// ([`HOME_READABLE`]), the profile's `readable` paths and what an agent
+    /// preset grants; the rest of the home directory, other users' homes and
+    /// aq's own state are out of reach.
+    Private,
+    /// All of it (secrets stay masked): reads are not confined.
+    ReadOnly,
+}
+
+impl HomeAccess {
+    /// As written in a profile.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HomeAccess::Private => "private",
+            HomeAccess::ReadOnly => "read-only",
+        }
+    }
+
+    /// Parses a profile's `home = "..."`.
+    pub fn parse(s: &str) -> Option<HomeAccess> {
+        match s {
+            "private" => Some(HomeAccess::Private),
+            "read-only" => Some(HomeAccess::ReadOnly),
+            _ => None,
+        }
+    }
+}
+
+/// What a private home keeps readable: toolchains and caches builds read,
+/// and the configuration of git and the shells that commands read.
+pub const HOME_READABLE: &[&str] = &[
+    "~/.cargo",
+    "~/.rustup",
+    "~/.npm",
+    "~/.npmrc",
+    "~/.nvm",
+    "~/.volta",
+    "~/.bun",
+    "~/.deno",
+    "~/.yarn",
+    "~/.yarnrc",
+    "~/.yarnrc.yml",
+    "~/.pnpm-store",
+    "~/.local/share/pnpm",
+    "~/.pyenv",
+    "~/.local/bin",
+    "~/.local/lib",
+    "~/.local/pipx",
+    "~/.pip",
+    "~/.config/pip",
+    "~/.poetry",
+    "~/.rbenv",
+    "~/.gem",
+    "~/go",
+    "~/.m2",
+    "~/.gradle",
+    "~/.sdkman",
+    "~/.cache",
+    "~/.gitconfig",
+    "~/.gitignore",
+    "~/.gitignore_global",
+    "~/.config/git",
+    "~/.gitattributes",
+    "~/.terminfo",
+    "~/.inputrc",
+    "~/.profile",
+    "~/.bashrc",
+    "~/.bash_profile",
+    "~/.zshrc",
+    "~/.zshenv",
+    "~/.config/fish",
+    "~/.editorconfig",
+];
+
 /// One sandbox profile, resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Profile {
@@ -157,6 +235,11 @@ pub struct Profile {
     pub exec_guard: bool,
     /// Paths writable besides the workspace (`~` is the home directory).
     pub writable: Vec<String>,
+    /// What of the home directory may be read.
+    pub home: HomeAccess,
+    /// Paths readable besides the system, the workspace and, with a private
+    /// home, [`HOME_READABLE`] (`~` is the home directory).
+    pub readable: Vec<String>,
     /// Paths inside the workspace that stay read-only (relative to it).
     pub read_only: Vec<String>,
     /// Home and absolute paths hidden (an empty file or directory in their place).
@@ -182,6 +265,8 @@ impl Profile {
             sandbox: true,
             exec_guard: true,
             writable: vec!["/dev/null".to_string()],
+            home: HomeAccess::Private,
+            readable: Vec::new(),
             read_only: vec![".git/hooks".to_string(), ".git/config".to_string()],
             masked: HOME_SECRETS.iter().map(|s| s.to_string()).collect(),
             masked_in_workspace: WORKSPACE_SECRETS.iter().map(|s| s.to_string()).collect(),
@@ -213,6 +298,8 @@ impl Profile {
             .extend(BUILD_CACHES.iter().map(|s| s.to_string()));
         dev.network = NetworkSetting::Host;
         dev.limits.processes = Some(8192);
+        // Builds of every kind run here: the home stays readable as before.
+        dev.home = HomeAccess::ReadOnly;
         let mut isolated = dev.clone();
         isolated.name = "network-isolated".to_string();
         isolated.description =
@@ -272,6 +359,26 @@ impl fmt::Display for Profile {
                 self.writable.join(", ")
             }
         )?;
+        match self.home {
+            HomeAccess::Private => writeln!(
+                f,
+                "  readable:  the system, the workspace, the writable paths; in the home only {}",
+                HOME_READABLE
+                    .iter()
+                    .copied()
+                    .chain(self.readable.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )?,
+            HomeAccess::ReadOnly if self.readable.is_empty() => {
+                writeln!(f, "  readable:  everything (home = \"read-only\")")?
+            }
+            HomeAccess::ReadOnly => writeln!(
+                f,
+                "  readable:  everything (home = \"read-only\"); also named: {}",
+                self.readable.join(", ")
+            )?,
+        }
         writeln!(f, "  read-only: {}", self.read_only.join(", "))?;
         writeln!(f, "  masked:    {}", self.masked.join(", "))?;
         writeln!(
@@ -313,6 +420,10 @@ pub struct ProfileLayer {
     pub exec_guard: Option<bool>,
     /// Added writable paths.
     pub writable: Vec<String>,
+    /// Replaces what of the home may be read.
+    pub home: Option<HomeAccess>,
+    /// Added readable paths.
+    pub readable: Vec<String>,
     /// Added read-only paths.
     pub read_only: Vec<String>,
     /// Added masked paths; entries without a `/` are file-name globs in the workspace.
@@ -337,6 +448,9 @@ pub(crate) struct RawProfile {
     exec_guard: Option<bool>,
     #[serde(default)]
     writable: Vec<String>,
+    home: Option<String>,
+    #[serde(default)]
+    readable: Vec<String>,
     #[serde(default)]
     read_only: Vec<String>,
     #[serde(default)]
@@ -386,6 +500,15 @@ pub(crate) fn check_layer(name: &str, raw: RawProfile) -> Result<ProfileLayer, (
             ));
         }
     };
+    let home = match raw.home.as_deref() {
+        None => None,
+        Some(h) => Some(HomeAccess::parse(h).ok_or_else(|| {
+            (
+                format!("profile `{name}`: unknown home `{h}`"),
+                "write `home = \"private\"` (only what builds read) or `home = \"read-only\"` (all of it)".to_string(),
+            )
+        })?),
+    };
     let summary = match raw.summary.as_deref() {
         None => None,
         Some("text") => Some(SummaryFormat::Text),
@@ -407,6 +530,7 @@ pub(crate) fn check_layer(name: &str, raw: RawProfile) -> Result<ProfileLayer, (
     }
     for (list, entries) in [
         ("writable", &raw.writable),
+        ("readable", &raw.readable),
         ("read_only", &raw.read_only),
         ("masked", &raw.masked),
     ] {
@@ -425,6 +549,16 @@ pub(crate) fn check_layer(name: &str, raw: RawProfile) -> Result<ProfileLayer, (
         return Err((
             format!("profile `{name}`: writable path `{bad}` is not absolute"),
             "write an absolute path or one under the home directory (`~/...`); the workspace is always writable".to_string(),
+        ));
+    }
+    if let Some(bad) = raw
+        .readable
+        .iter()
+        .find(|p| !(p.starts_with('/') || p.starts_with("~/")))
+    {
+        return Err((
+            format!("profile `{name}`: readable path `{bad}` is not absolute"),
+            "write an absolute path or one under the home directory (`~/...`); the workspace is always readable".to_string(),
         ));
     }
     if let Some(bad) = raw
@@ -453,6 +587,8 @@ pub(crate) fn check_layer(name: &str, raw: RawProfile) -> Result<ProfileLayer, (
         sandbox: raw.sandbox,
         exec_guard: raw.exec_guard,
         writable: raw.writable,
+        home,
+        readable: raw.readable,
         read_only: raw.read_only,
         masked: raw.masked,
         network,
@@ -488,6 +624,20 @@ impl Profile {
                 refuse(format!("writable path `{w}`"));
             } else if !self.writable.contains(w) {
                 self.writable.push(w.clone());
+            }
+        }
+        if let Some(h) = layer.home {
+            if tighten_only && h > self.home {
+                refuse(format!("`home = \"{}\"`", h.as_str()));
+            } else {
+                self.home = h;
+            }
+        }
+        for r in &layer.readable {
+            if tighten_only {
+                refuse(format!("readable path `{r}`"));
+            } else if !self.readable.contains(r) {
+                self.readable.push(r.clone());
             }
         }
         for r in &layer.read_only {

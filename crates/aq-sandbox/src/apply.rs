@@ -271,7 +271,7 @@ enum PreparedStep {
     ForkCommand,
     Rlimit(crate::spec::Rlimit),
     NoNewPrivs,
-    Landlock(Option<RulesetCreated>),
+    Landlock(Option<(RulesetCreated, Option<ll::LateProcRule>)>),
     DropCapabilities,
     Seccomp(Vec<seccompiler::BpfProgram>),
     /// The notification filter and the command's end of the handshake socket.
@@ -352,9 +352,15 @@ impl Prepared {
                 Step::ForkCommand => PreparedStep::ForkCommand,
                 Step::SetRlimit(r) => PreparedStep::Rlimit(*r),
                 Step::NoNewPrivs => PreparedStep::NoNewPrivs,
-                Step::Landlock { abi, writable } => {
-                    PreparedStep::Landlock(Some(ll::prepare_ruleset(*abi, writable)?))
-                }
+                Step::Landlock {
+                    abi,
+                    writable,
+                    readable,
+                } => PreparedStep::Landlock(Some(ll::prepare_ruleset(
+                    *abi,
+                    writable,
+                    readable.as_deref(),
+                )?)),
                 Step::DropCapabilities => PreparedStep::DropCapabilities,
                 Step::Seccomp(policy) => {
                     PreparedStep::Seccomp(seccomp::build_filters(policy).map_err(|e| {
@@ -495,7 +501,7 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
             PreparedStep::Rlimit(r) => rlimits::apply_rlimit(r, i),
             PreparedStep::NoNewPrivs => set_no_new_privs(i),
             PreparedStep::Landlock(ruleset) => match ruleset {
-                Some(r) => ll::apply_ruleset(r, i),
+                Some((r, late)) => ll::apply_ruleset(r, late.as_ref(), i),
                 None => Ok(()),
             },
             PreparedStep::DropCapabilities => capabilities::apply_drop_all(i),

@@ -88,6 +88,7 @@ pub(crate) fn spec_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
     out.extend(spec.writable.iter().cloned());
     out.extend(spec.read_only.iter().map(|p| spec.workspace.join(p)));
     out.extend(spec.masked.iter().cloned());
+    out.extend(spec.readable.iter().flatten().cloned());
     for (source, target) in &spec.file_binds {
         out.push(source.clone());
         out.push(target.clone());

@@ -1,10 +1,12 @@
-//! Landlock: read everywhere, write only beneath the granted paths.
+//! Landlock: read everywhere or only beneath the readable paths, write only
+//! beneath the writable ones.
 //!
 //! The ruleset is built in the caller before `fork` (it allocates and opens
 //! paths); the command process only calls `landlock_restrict_self`, then checks
 //! that every right was enforced (fail closed). Paths are opened one by one so a
 //! path that cannot be opened is an error, not a silently dropped rule.
 
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -28,12 +30,30 @@ fn setup_error(call: &'static str, path: Option<&Path>, e: impl std::fmt::Displa
     }
 }
 
+/// With reads confined, the rule for `/proc`, which the command adds itself
+/// once its mounts are done: the sandbox mounts a `proc` of its own PID
+/// namespace there, and a rule on the caller's `/proc` does not cover it.
+/// Prepared in the caller (a second fd of the ruleset, the rights), so the
+/// child only makes system calls.
+pub(crate) struct LateProcRule {
+    ruleset: OwnedFd,
+    access: u64,
+}
+
+/// `struct landlock_path_beneath_attr`.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
 /// Build the ruleset (in the caller). Every handled right must be supported
 /// (`HardRequirement`): the plan already chose an ABI the kernel has.
 pub(crate) fn prepare_ruleset(
     abi_version: u32,
     writable: &[PathBuf],
-) -> Result<RulesetCreated, SandboxError> {
+    readable: Option<&[PathBuf]>,
+) -> Result<(RulesetCreated, Option<LateProcRule>), SandboxError> {
     let abi = abi(abi_version);
     let mut ruleset = landlock::Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
@@ -49,11 +69,17 @@ pub(crate) fn prepare_ruleset(
         .map_err(|e| setup_error("landlock_create_ruleset", None, e))?
         // no_new_privs is its own step, run just before this one.
         .no_new_privs(false);
-    let grants = std::iter::once((Path::new("/"), AccessFs::from_read(abi))).chain(
-        writable
-            .iter()
-            .map(|w| (w.as_path(), AccessFs::from_all(abi))),
-    );
+    let everywhere = [PathBuf::from("/")];
+    let grants = readable
+        .unwrap_or(&everywhere)
+        .iter()
+        .filter(|r| readable.is_none() || r.as_path() != Path::new("/proc"))
+        .map(|r| (r.as_path(), AccessFs::from_read(abi)))
+        .chain(
+            writable
+                .iter()
+                .map(|w| (w.as_path(), AccessFs::from_all(abi))),
+        );
     for (path, access) in grants {
         let fd = PathFd::new(path).map_err(|e| setup_error("open", Some(path), e))?;
         // Directory-only rights (make, remove, refer) cannot be granted on a file.
@@ -66,11 +92,69 @@ pub(crate) fn prepare_ruleset(
             .add_rule(PathBeneath::new(fd, access))
             .map_err(|e| setup_error("landlock_add_rule", Some(path), e))?;
     }
-    Ok(created)
+    let late = match readable {
+        Some(_) => {
+            let clone = created
+                .try_clone()
+                .map_err(|e| setup_error("dup", None, e))?;
+            let fd: Option<OwnedFd> = clone.into();
+            let ruleset = fd.ok_or_else(|| setup_error("dup", None, "no ruleset fd"))?;
+            Some(LateProcRule {
+                ruleset,
+                access: AccessFs::from_read(abi).bits(),
+            })
+        }
+        None => None,
+    };
+    Ok((created, late))
+}
+
+/// Grant reads beneath the `/proc` mounted now (see [`LateProcRule`]).
+fn add_proc_rule(rule: &LateProcRule, step: u32) -> Result<(), Fail> {
+    let fail = |call| Fail {
+        step,
+        call,
+        errno: crate::syscall::errno(),
+    };
+    // SAFETY: a NUL-terminated path and integer flags.
+    let proc = unsafe { libc::open(c"/proc".as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if proc == -1 {
+        return Err(fail(Call::Open));
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: rule.access,
+        parent_fd: proc,
+    };
+    // SAFETY: the ruleset fd is ours; attr is a path_beneath_attr that lives
+    // across the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            rule.ruleset.as_raw_fd(),
+            1, // LANDLOCK_RULE_PATH_BENEATH
+            &attr as *const PathBeneathAttr,
+            0,
+        )
+    };
+    let result = if r == 0 {
+        Ok(())
+    } else {
+        Err(fail(Call::LandlockAddRule))
+    };
+    // SAFETY: closing the fd opened above.
+    unsafe { libc::close(proc) };
+    result
 }
 
 /// Restrict the calling process; anything short of full enforcement fails.
-pub(crate) fn apply_ruleset(ruleset: RulesetCreated, step: u32) -> Result<(), Fail> {
+pub(crate) fn apply_ruleset(
+    ruleset: RulesetCreated,
+    late: Option<&LateProcRule>,
+    step: u32,
+) -> Result<(), Fail> {
+    if let Some(rule) = late {
+        add_proc_rule(rule, step)?;
+    }
     match ruleset.restrict_self() {
         Ok(status) if status.ruleset == RulesetStatus::FullyEnforced => Ok(()),
         Ok(_) => Err(Fail {

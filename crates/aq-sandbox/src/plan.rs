@@ -87,6 +87,7 @@ impl SandboxPlan {
         let mut e = Enforced {
             namespaces: Vec::new(),
             landlock_abi: None,
+            readable: None,
             secret_masks: 0,
             read_only_paths: 0,
             rlimits: Vec::new(),
@@ -100,7 +101,10 @@ impl SandboxPlan {
         for step in &self.steps {
             match step {
                 Step::Unshare(ns) => e.namespaces.extend(ns.iter().copied()),
-                Step::Landlock { abi, .. } => e.landlock_abi = Some(*abi),
+                Step::Landlock { abi, readable, .. } => {
+                    e.landlock_abi = Some(*abi);
+                    e.readable = readable.as_ref().map(Vec::len);
+                }
                 Step::Mask { .. } => e.secret_masks += 1,
                 Step::BindReadOnly(_) => e.read_only_paths += 1,
                 Step::SetRlimit(r) => e.rlimits.push(*r),
@@ -122,6 +126,8 @@ pub struct Enforced {
     pub namespaces: Vec<Namespace>,
     /// Landlock ABI whose rights are enforced, `None` without Landlock.
     pub landlock_abi: Option<u32>,
+    /// How many paths reads are confined to, `None` when they are not.
+    pub readable: Option<usize>,
     /// Number of masked secrets (after deduplication).
     pub secret_masks: usize,
     /// Number of read-only binds in the workspace.
@@ -204,7 +210,10 @@ impl fmt::Display for Enforced {
             .collect();
         write!(f, "namespaces {}; ", ns.join(","))?;
         match self.landlock_abi {
-            Some(abi) => write!(f, "Landlock ABI {abi}; ")?,
+            Some(abi) => match self.readable {
+                Some(n) => write!(f, "Landlock ABI {abi}, reads confined to {n} paths; ")?,
+                None => write!(f, "Landlock ABI {abi}; ")?,
+            },
             None => write!(f, "no Landlock; ")?,
         }
         write!(
@@ -336,12 +345,15 @@ pub enum Step {
     SetRlimit(Rlimit),
     /// `prctl(PR_SET_NO_NEW_PRIVS)`.
     NoNewPrivs,
-    /// Landlock: read everywhere, full access beneath `writable`; must be fully enforced.
+    /// Landlock: read beneath `readable` (everywhere when `None`), full
+    /// access beneath `writable`; must be fully enforced.
     Landlock {
         /// ABI whose access rights are handled.
         abi: u32,
         /// Paths with read and write access (workspace first).
         writable: Vec<PathBuf>,
+        /// Paths with read access only; `None`: everywhere.
+        readable: Option<Vec<PathBuf>>,
     },
     /// Drop every capability from the bounding, ambient, effective, permitted
     /// and inheritable sets, then check none is left.
@@ -603,7 +615,23 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
         if let (ExecGuardMode::Required, Some(w)) = (spec.exec_guard, proc_writable) {
             return Err(PlanError::ExecGuardProcWritable(w.clone()));
         }
-        steps.push(Step::Landlock { abi, writable });
+        // Only what exists can be read; symlinks are granted at their target.
+        let readable = spec.readable.as_ref().map(|paths| {
+            let mut real: Vec<PathBuf> = Vec::with_capacity(paths.len());
+            for p in paths {
+                if let PathFacts::Exists { real: r, .. } = facts.path(p)
+                    && !real.contains(r)
+                {
+                    real.push(r.clone());
+                }
+            }
+            real
+        });
+        steps.push(Step::Landlock {
+            abi,
+            writable,
+            readable,
+        });
     }
     steps.push(Step::DropCapabilities);
     steps.push(Step::Seccomp(plan_seccomp()));
@@ -834,11 +862,47 @@ mod tests {
             Step::Landlock {
                 abi: LANDLOCK_MAX_ABI,
                 writable: vec!["/ws".into(), "/dev/null".into()],
+                readable: None,
             },
             Step::DropCapabilities,
             Step::Seccomp(plan_seccomp()),
         ];
         assert_eq!(got.steps, want);
+    }
+
+    #[test]
+    fn confined_reads_keep_what_exists_once_at_its_real_path() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.readable = Some(vec![
+            "/usr".into(),
+            "/lib64".into(),
+            "/missing".into(),
+            "/usr".into(),
+        ]);
+        let f = facts(
+            6,
+            &[
+                ("/ws", dir("/ws")),
+                ("/usr", dir("/usr")),
+                ("/lib64", dir("/usr/lib64")),
+            ],
+        );
+        let got = plan(&spec, &f).unwrap();
+        let readable = got.steps.iter().find_map(|s| match s {
+            Step::Landlock { readable, .. } => Some(readable.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            readable,
+            Some(Some(vec![PathBuf::from("/usr"), PathBuf::from("/usr/lib64")]))
+        );
+        assert!(
+            got.enforced()
+                .to_string()
+                .contains("Landlock ABI 6, reads confined to 2 paths;"),
+            "{}",
+            got.enforced()
+        );
     }
 
     #[test]
@@ -861,6 +925,7 @@ mod tests {
                     Namespace::Net
                 ],
                 landlock_abi: Some(6),
+                readable: None,
                 secret_masks: 1,
                 read_only_paths: 0,
                 rlimits: Vec::new(),

@@ -20,6 +20,11 @@ pub struct SandboxSpec {
     /// command writes the source (a session's copy) where it reads the
     /// target; the target on the host is untouched. Both must exist.
     pub file_binds: Vec<(PathBuf, PathBuf)>,
+    /// Where the command may read: `None` everywhere (reads are not
+    /// confined); `Some(paths)` only beneath these, the workspace and the
+    /// writable paths (Landlock: EACCES elsewhere). Missing paths are skipped
+    /// (there is nothing to read); symlinks are resolved first.
+    pub readable: Option<Vec<PathBuf>>,
     /// Files and directories to hide: each is replaced by an empty read-only file or
     /// directory. Symlinks are resolved first so the real object is hidden. Missing
     /// paths are skipped (there is nothing to read).
@@ -59,6 +64,7 @@ impl SandboxSpec {
             writable: Vec::new(),
             read_only: Vec::new(),
             file_binds: Vec::new(),
+            readable: None,
             masked: Vec::new(),
             network: NetworkMode::Off,
             loopback_listeners: Vec::new(),

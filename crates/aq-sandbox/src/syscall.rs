@@ -33,9 +33,10 @@ pub(crate) enum Call {
     Recv,
     PtraceSeize,
     ExecGuardRefused,
+    LandlockAddRule,
 }
 
-const CALLS: [Call; 25] = [
+const CALLS: [Call; 26] = [
     Call::Prctl,
     Call::Getppid,
     Call::Unshare,
@@ -61,6 +62,7 @@ const CALLS: [Call; 25] = [
     Call::Recv,
     Call::PtraceSeize,
     Call::ExecGuardRefused,
+    Call::LandlockAddRule,
 ];
 
 impl Call {
@@ -91,6 +93,7 @@ impl Call {
             Call::Recv => "recv",
             Call::PtraceSeize => "ptrace(PTRACE_SEIZE)",
             Call::ExecGuardRefused => "start the tracer",
+            Call::LandlockAddRule => "landlock_add_rule (/proc)",
         }
     }
 
