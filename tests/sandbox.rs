@@ -624,6 +624,7 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
         std::fs::create_dir_all(r.join(d)).unwrap();
     }
     std::fs::write(r.join("home/.ssh/id_ed25519"), "FAKE-KEY-NOT-REAL\n").unwrap();
+    std::fs::write(r.join("home/.bash_history"), "FAKE-HISTORY-NOT-REAL\n").unwrap();
     std::fs::write(
         r.join("work/s.sh"),
         format!(
@@ -631,6 +632,7 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
              echo x > {outside} || echo refused-outside\n\
              echo x > .git/hooks/pre-commit || echo refused-hook\n\
              echo ok > inside.txt && echo wrote-inside\n\
+             cat \"$HOME/.bash_history\" 2>/dev/null || echo refused-history\n\
              id -u\n",
             outside = r.join("home/outside.txt").display()
         ),
@@ -638,6 +640,7 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
     .unwrap();
     for entry in [
         "home",
+        "home/.bash_history",
         "home/.ssh",
         "home/.ssh/id_ed25519",
         "work",
@@ -672,6 +675,7 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
         "refused-outside",
         "refused-hook",
         "wrote-inside",
+        "refused-history",
         &format!("{uid}\n"),
     ] {
         assert!(stdout.contains(want), "lacks {want:?}: {dump}");

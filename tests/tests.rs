@@ -12,6 +12,7 @@ mod network;
 mod policy;
 mod preflight;
 mod presets;
+mod private_home;
 mod real_agents;
 mod red_team;
 mod run;

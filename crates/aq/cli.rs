@@ -205,6 +205,11 @@ pub struct RunArgs {
     /// policy's `[network] allow`.
     #[arg(long, value_name = "MODE")]
     pub net: Option<String>,
+    /// What of the home directory the sandbox may read: `private` (only the
+    /// toolchains, caches and configuration builds read) or `read-only` (all
+    /// of it; secrets stay masked). Default: the profile's `home`.
+    #[arg(long, value_name = "ACCESS", value_parser = ["private", "read-only"])]
+    pub home: Option<String>,
     /// Scan the workspace with `aq preflight` first and record what it
     /// finds in the session log (also `[session] preflight = true`).
     #[arg(long)]

@@ -152,6 +152,7 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         workspace: Some(workspace),
         quiet: true,
         net: args.net.clone(),
+        home: None,
         preflight: false,
         resolve: Vec::new(),
         agent: Some("none".to_string()),

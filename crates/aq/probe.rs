@@ -67,6 +67,8 @@ pub const SSH_KEY_MARKER: &str = "FAKE-KEY-FOR-AQ-VERIFY";
 pub const AWS_MARKER: &str = "FAKE-AWS-SECRET-FOR-AQ-VERIFY";
 /// What the fake `.env` holds.
 pub const DOTENV_MARKER: &str = "API_KEY=fake";
+/// What the fake history, other repository, cookies and session hold.
+pub const PRIVATE_MARKER: &str = "FAKE-PRIVATE-FOR-AQ-VERIFY";
 /// What the fake `server.pem` holds.
 pub const PEM_MARKER: &str = "FAKE-PEM-FOR-AQ-VERIFY";
 /// Secret-looking variables `aq verify` adds to the environment the sandbox
@@ -97,6 +99,8 @@ pub struct Context {
     pub home: PathBuf,
     /// A directory next to the workspace, outside it.
     pub outside: PathBuf,
+    /// A fake sessions directory of aq's (another session's log and ask).
+    pub sessions: PathBuf,
     /// Where `aq __probe all` writes the results (in the sandbox's `TMPDIR`).
     pub results: PathBuf,
     /// A token unique to this run (file names, the daemon's argv, datagrams).
@@ -189,6 +193,8 @@ pub enum HostCheck {
 pub enum Category {
     /// Reading the fake secrets, by every route.
     Secrets,
+    /// Reading what a private home keeps out of reach.
+    Reads,
     /// Writing outside the workspace, or to what stays read-only in it.
     Writes,
     /// Usability: what must work does.
@@ -210,6 +216,7 @@ impl Category {
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Secrets => "secrets",
+            Category::Reads => "reads",
             Category::Writes => "writes",
             Category::Control => "control",
             Category::Network => "network",
@@ -369,6 +376,48 @@ pub const PROBES: &[Probe] = &[
         "open_by_handle_at with a handle of the key taken on the host",
         secret_open_by_handle
     ),
+    // A private home: what is not the work's stays unread.
+    probe!("read-shell-history", Reads, "read ~/.bash_history", |c| {
+        read_secret(&c.home.join(".bash_history"), PRIVATE_MARKER)
+    }),
+    probe!(
+        "read-other-repository",
+        Reads,
+        "read ~/src/other-project/notes.txt",
+        |c| read_secret(&c.home.join("src/other-project/notes.txt"), PRIVATE_MARKER)
+    ),
+    probe!(
+        "read-browser-cookies",
+        Reads,
+        "read ~/.config/google-chrome/Default/Cookies",
+        |c| read_secret(
+            &c.home.join(".config/google-chrome/Default/Cookies"),
+            PRIVATE_MARKER
+        )
+    ),
+    probe!(
+        "read-other-session",
+        Reads,
+        "read another aq session's log and pending ask",
+        |c| {
+            let dir = c.sessions.join("20261130T000000Z-0ther000");
+            match read_secret(&dir.join("log.jsonl"), PRIVATE_MARKER) {
+                Outcome::Held(d) => {
+                    match read_secret(&dir.join("approvals/pending/1.json"), PRIVATE_MARKER) {
+                        Outcome::Held(e) => Outcome::Held(format!("log: {d}; ask: {e}")),
+                        other => other,
+                    }
+                }
+                other => other,
+            }
+        }
+    ),
+    probe!("read-home-listing", Reads, "list ~", |c| {
+        match std::fs::read_dir(&c.home) {
+            Err(e) => Outcome::Held(errno_text(&e)),
+            Ok(entries) => Outcome::Leak(format!("lists {} entries", entries.count())),
+        }
+    }),
     // Writes outside the workspace, and to what stays read-only inside it.
     probe!(
         "write-tmp",

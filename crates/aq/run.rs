@@ -78,6 +78,10 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             loaded.effective.profiles.names().join(", ")
         ));
     };
+    let mut profile = profile;
+    if let Some(home) = args.home.as_deref().and_then(aq_policy::HomeAccess::parse) {
+        profile.home = home;
+    }
     let profile_name = profile.name.clone();
     let headless = profile.summary == SummaryFormat::Json;
     let chosen = crate::agent::choose(
@@ -96,7 +100,6 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             .map(|c| c.preset.hosts.as_slice()),
     )?;
     // The sandbox of a broker session has no network of its own either.
-    let mut profile = profile;
     if matches!(net, NetPlan::Off | NetPlan::Broker { .. }) {
         profile.network = aq_policy::NetworkSetting::Off;
     }

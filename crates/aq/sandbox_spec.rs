@@ -397,6 +397,29 @@ fn private_home_readable(
     if let Some(g) = inputs.grants {
         out.extend(g.read_only_home.iter().cloned());
     }
+    match inputs.home.and_then(|h| std::fs::canonicalize(h).ok()) {
+        Some(home) => out.into_iter().flat_map(|r| around(r, &home)).collect(),
+        None => out,
+    }
+}
+
+/// `readable` itself, or, when the home directory is beneath it (a home
+/// under `/tmp` or `/var`), what it holds but the home: the entries of each
+/// directory on the way down, except the one that leads to the home.
+fn around(readable: PathBuf, home: &Path) -> Vec<PathBuf> {
+    let real = std::fs::canonicalize(&readable).unwrap_or_else(|_| readable.clone());
+    let Ok(rest) = home.strip_prefix(&real) else {
+        return vec![readable];
+    };
+    let mut out = Vec::new();
+    let mut dir = real;
+    for part in rest.components() {
+        let next = dir.join(part);
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            out.extend(entries.flatten().map(|e| e.path()).filter(|p| *p != next));
+        }
+        dir = next;
+    }
     out
 }
 

@@ -114,6 +114,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         workspace: fixture.ws.clone(),
         home: fixture.home.clone(),
         outside: fixture.outside.clone(),
+        sessions: fixture.root.join("sessions"),
         results: fixture.tmp.join("results.tsv"),
         token: fixture.token.clone(),
         tcp_port: listeners.tcp.local_addr().map(|a| a.port()).unwrap_or(0),
@@ -526,7 +527,24 @@ impl Fixture {
             root,
             token,
         };
-        let files: [(PathBuf, String); 8] = [
+        let private = format!("{}\n", probe::PRIVATE_MARKER);
+        let root = &fixture.root;
+        let other_session = root.join("sessions/20261130T000000Z-0ther000");
+        let files: [(PathBuf, String); 13] = [
+            (root.join("home/.bash_history"), private.clone()),
+            (
+                root.join("home/src/other-project/notes.txt"),
+                private.clone(),
+            ),
+            (
+                root.join("home/.config/google-chrome/Default/Cookies"),
+                private.clone(),
+            ),
+            (other_session.join("log.jsonl"), private.clone()),
+            (
+                other_session.join("approvals/pending/1.json"),
+                private.clone(),
+            ),
             (
                 fixture.home.join(".ssh/id_ed25519"),
                 format!(

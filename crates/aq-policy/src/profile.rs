@@ -362,7 +362,7 @@ impl fmt::Display for Profile {
         match self.home {
             HomeAccess::Private => writeln!(
                 f,
-                "  readable:  the system, the workspace, the writable paths; in the home only {}",
+                "  readable:  home = \"private\": the system, the workspace, the writable paths, the toolchains on PATH or named by their variables, the program run and the paths its command line names; in the home only {}",
                 HOME_READABLE
                     .iter()
                     .copied()
@@ -716,6 +716,12 @@ mod tests {
                 .any(|w| w == "~/.cargo" || w == "~/.rustup")
         );
         assert_eq!(builtin("network-isolated").network, NetworkSetting::Off);
+        // A private home in strict (and what extends it); the build
+        // profiles keep the whole home readable.
+        assert_eq!(strict.home, HomeAccess::Private);
+        for name in ["dev", "network-isolated", "ci"] {
+            assert_eq!(builtin(name).home, HomeAccess::ReadOnly, "{name}");
+        }
         assert_eq!(builtin("ci").summary, SummaryFormat::Json);
         assert!(!builtin("shims-only").sandbox);
         assert!(
@@ -742,13 +748,17 @@ mod tests {
             masked: vec!["~/.config/acme".to_string(), "*.kdbx".to_string()],
             network: Some(NetworkSetting::Host),
             env: vec!["AWS_SECRET_ACCESS_KEY".to_string()],
+            home: Some(HomeAccess::ReadOnly),
+            readable: vec!["~/Documents".to_string()],
             limits: [("processes".to_string(), 64), ("open_files".to_string(), 0)]
                 .into_iter()
                 .collect(),
             ..ProfileLayer::default()
         };
         let ignored = p.apply(&layer, true);
-        assert_eq!(ignored.len(), 5, "{ignored:?}");
+        assert_eq!(ignored.len(), 7, "{ignored:?}");
+        assert_eq!(p.home, HomeAccess::Private);
+        assert!(p.readable.is_empty());
         assert!(p.sandbox);
         assert_eq!(p.network, NetworkSetting::Off);
         assert!(!p.writable.contains(&"~/".to_string()));
@@ -785,6 +795,13 @@ mod tests {
         };
         let e = check_layer("x", raw(|r| r.network = Some("on".into()))).unwrap_err();
         assert!(e.0.contains("unknown network"), "{e:?}");
+        let e = check_layer("x", raw(|r| r.home = Some("open".into()))).unwrap_err();
+        assert!(e.0.contains("unknown home `open`"), "{e:?}");
+        let e = check_layer("x", raw(|r| r.readable = vec!["data".into()])).unwrap_err();
+        assert!(
+            e.0.contains("readable path `data` is not absolute"),
+            "{e:?}"
+        );
         let e = check_layer("x", raw(|r| r.writable = vec!["tmp".into()])).unwrap_err();
         assert!(e.0.contains("not absolute"), "{e:?}");
         let e = check_layer("x", raw(|r| r.read_only = vec!["../x".into()])).unwrap_err();

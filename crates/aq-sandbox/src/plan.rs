@@ -894,7 +894,10 @@ mod tests {
         });
         assert_eq!(
             readable,
-            Some(Some(vec![PathBuf::from("/usr"), PathBuf::from("/usr/lib64")]))
+            Some(Some(vec![
+                PathBuf::from("/usr"),
+                PathBuf::from("/usr/lib64")
+            ]))
         );
         assert!(
             got.enforced()

@@ -1,0 +1,171 @@
+//! A private home (issue 16): inside `strict`, reads outside the workspace
+//! are limited to the system and what builds read. Each refused read has
+//! its positive control: the same read with `--home read-only` succeeds.
+
+use std::path::{Path, PathBuf};
+
+use crate::util::Env;
+
+/// What a command might want to steal from the home, and aq's own state:
+/// (label, path, content).
+fn plant(env: &Env, state: &Path) -> Vec<(&'static str, PathBuf)> {
+    let home = env.root().join("home");
+    let files = [
+        ("bash-history", home.join(".bash_history")),
+        ("zsh-history", home.join(".zsh_history")),
+        ("other-repo", home.join("src/other-project/notes.txt")),
+        (
+            "chrome-cookies",
+            home.join(".config/google-chrome/Default/Cookies"),
+        ),
+        (
+            "firefox-cookies",
+            home.join(".mozilla/firefox/abc.default/cookies.sqlite"),
+        ),
+        (
+            "other-session-log",
+            state.join("agent-quarantine/sessions/20261130T000000Z-0ther000/log.jsonl"),
+        ),
+        (
+            "other-session-ask",
+            state.join(
+                "agent-quarantine/sessions/20261130T000000Z-0ther000/approvals/pending/1.json",
+            ),
+        ),
+    ];
+    for (label, path) in &files {
+        env.write(path, &format!("FAKE-PRIVATE-{label}\n"));
+    }
+    files.to_vec()
+}
+
+/// A script that tries to read each path and says `read LABEL` or
+/// `refused LABEL: <error>`.
+fn reader(env: &Env, files: &[(&str, PathBuf)]) {
+    let mut script = String::new();
+    for (label, path) in files {
+        script.push_str(&format!(
+            "if cat '{}' > /dev/null 2> err.txt; then echo 'read {label}'; else echo \"refused {label}: $(cat err.txt)\"; fi\n",
+            path.display()
+        ));
+    }
+    env.write(&env.work().join("read.sh"), &script);
+}
+
+#[test]
+fn a_private_home_hides_history_other_repositories_browsers_and_other_sessions() {
+    let env = Env::new();
+    // aq's state where it is by default: under the home.
+    let state = env.root().join("home/.local/state");
+    let files = plant(&env, &state);
+    reader(&env, &files);
+    let state_var = state.display().to_string();
+    let vars = [("XDG_STATE_HOME", state_var.as_str())];
+    let out = env.aq_with(&vars, &["run", "--quiet", "--", "sh", "read.sh"]);
+    out.code(0)
+        .stdout_lacks("read ")
+        .stdout_lacks("FAKE-PRIVATE");
+    for (label, _) in &files {
+        out.stdout_has(&format!("refused {label}: "));
+    }
+    assert_eq!(
+        out.stdout.matches("Permission denied").count(),
+        files.len(),
+        "{}",
+        out.dump()
+    );
+    // The control: with the whole home readable, each read succeeds.
+    let out = env.aq_with(
+        &vars,
+        &[
+            "run",
+            "--quiet",
+            "--home",
+            "read-only",
+            "--",
+            "sh",
+            "read.sh",
+        ],
+    );
+    out.code(0).stdout_lacks("refused ");
+    for (label, _) in &files {
+        out.stdout_has(&format!("read {label}"));
+    }
+}
+
+#[test]
+fn a_private_home_cannot_be_reached_through_another_name() {
+    let env = Env::new();
+    let home = env.root().join("home");
+    let history = home.join(".bash_history");
+    env.write(&history, "FAKE-PRIVATE-history\n");
+    let script = format!(
+        "try() {{ if cat \"$2\" > /dev/null 2>&1; then echo \"read $1\"; else echo \"refused $1\"; fi; }}\n\
+         try proc-root /proc/self/root{h}\n\
+         ln -s {h} link && try symlink link\n\
+         if ln {h} hard 2>/dev/null; then try hard-link hard; else echo 'refused hard-link'; fi\n\
+         try dotdot ../home/.bash_history\n\
+         if ls ~ > /dev/null 2>&1; then echo 'read listing'; else echo 'refused listing'; fi\n\
+         (cd ~ && cat .bash_history > /dev/null 2>&1) && echo 'read cd' || echo 'refused cd'\n",
+        h = history.display()
+    );
+    env.write(&env.work().join("alias.sh"), &script);
+    let out = env.aq(&["run", "--quiet", "--", "sh", "alias.sh"]);
+    out.code(0).stdout_lacks("read ");
+    for way in [
+        "proc-root",
+        "symlink",
+        "hard-link",
+        "dotdot",
+        "listing",
+        "cd",
+    ] {
+        out.stdout_has(&format!("refused {way}"));
+    }
+    // The control: every way reads it with the whole home readable.
+    std::fs::remove_file(env.work().join("link")).unwrap();
+    let out = env.aq(&[
+        "run",
+        "--quiet",
+        "--home",
+        "read-only",
+        "--",
+        "sh",
+        "alias.sh",
+    ]);
+    out.code(0);
+    for way in ["proc-root", "symlink", "dotdot", "listing", "cd"] {
+        out.stdout_has(&format!("read {way}"));
+    }
+}
+
+#[test]
+fn a_private_home_keeps_git_and_builds_working() {
+    let env = Env::new();
+    let home = env.root().join("home");
+    env.write(
+        &home.join(".gitconfig"),
+        "[user]\n\tname = Test Person\n\temail = test@example.invalid\n",
+    );
+    let ws = env.work();
+    env.write(
+        &ws.join("test_tiny.py"),
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n\nif __name__ == '__main__':\n    unittest.main()\n",
+    );
+    env.write(
+        &ws.join("package.json"),
+        "{\"name\":\"tiny\",\"version\":\"1.0.0\",\"scripts\":{\"test\":\"node test.js\"}}\n",
+    );
+    env.write(&ws.join("test.js"), "console.log('node tests ok');\n");
+    env.write(
+        &ws.join("build.sh"),
+        "mkdir repo && (cd repo && git init -q && echo x > f && git add f && git commit -qm first && git log --format='%an <%ae>')\n\
+         python3 -m unittest -q test_tiny 2>&1 | tail -1\n\
+         if command -v npm > /dev/null; then npm test --silent; else echo 'node tests ok'; fi\n",
+    );
+    let out = env.aq(&["run", "--quiet", "--", "sh", "build.sh"]);
+    out.code(0)
+        .stdout_has("Test Person <test@example.invalid>")
+        .stdout_has("OK")
+        .stdout_has("node tests ok");
+}
