@@ -123,7 +123,14 @@ fn doctor_text_has_one_line_per_check_then_profiles() {
         out.dump()
     );
     assert!(lines[CHECKS.len()].contains("shims-only"), "{}", out.dump());
-    for line in &lines[CHECKS.len() + 1..] {
+    // How to tell whether a refused read is the private home's doing.
+    assert!(
+        lines[CHECKS.len() + 1].starts_with("reads: strict keeps a private home")
+            && lines[CHECKS.len() + 1].contains("--home read-only"),
+        "{}",
+        out.dump()
+    );
+    for line in &lines[CHECKS.len() + 2..] {
         assert!(line.starts_with("to fix: "), "{line:?}\n{}", out.dump());
     }
 }

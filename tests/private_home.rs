@@ -169,3 +169,38 @@ fn a_private_home_keeps_git_and_builds_working() {
         .stdout_has("OK")
         .stdout_has("node tests ok");
 }
+
+#[test]
+fn pytest_runs_in_a_private_home() {
+    let has_pytest = std::process::Command::new("python3")
+        .args(["-m", "pytest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_pytest {
+        aq_testkit::skip("no pytest for python3 (.ci/run installs it)");
+        return;
+    }
+    let env = Env::new();
+    env.write(
+        &env.work().join("test_tiny.py"),
+        "def add(a, b):\n    return a + b\n\ndef test_add():\n    assert add(2, 2) == 4\n",
+    );
+    // The real toolchain, whatever HOME is here (pyenv finds itself by it).
+    let real_home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let pyenv_root = std::env::var("PYENV_ROOT").unwrap_or(format!("{real_home}/.pyenv"));
+    let out = env.aq_with(
+        &[("PYENV_ROOT", &pyenv_root)],
+        &[
+            "run",
+            "--quiet",
+            "--",
+            "python3",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+    );
+    out.code(0).stdout_has("1 passed");
+}

@@ -692,6 +692,10 @@ pub fn render_text(checks: &[Check], profiles: &[Profile], fix: bool) -> String 
         );
     }
     s.push('\n');
+    s.push_str(
+        "reads: strict keeps a private home (a refused read is EACCES); to see whether it is why, \
+         run the same command with `aq run --home read-only -- ...`\n",
+    );
     for c in checks.iter().filter(|c| c.status != Status::Ok) {
         if fix {
             let _ = writeln!(s, "to fix: {}:", c.name);
