@@ -397,28 +397,40 @@ fn private_home_readable(
     if let Some(g) = inputs.grants {
         out.extend(g.read_only_home.iter().cloned());
     }
-    match inputs.home.and_then(|h| std::fs::canonicalize(h).ok()) {
-        Some(home) => out.into_iter().flat_map(|r| around(r, &home)).collect(),
-        None => out,
-    }
+    // The home and aq's state stay out even where a system directory holds
+    // them (a home under /tmp, XDG_STATE_HOME under /var).
+    let excluded: Vec<PathBuf> = inputs
+        .home
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain(crate::session::state_root().ok())
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    cut_out(out, &excluded)
 }
 
-/// `readable` itself, or, when the home directory is beneath it (a home
-/// under `/tmp` or `/var`), what it holds but the home: the entries of each
-/// directory on the way down, except the one that leads to the home.
-fn around(readable: PathBuf, home: &Path) -> Vec<PathBuf> {
-    let real = std::fs::canonicalize(&readable).unwrap_or_else(|_| readable.clone());
-    let Ok(rest) = home.strip_prefix(&real) else {
-        return vec![readable];
-    };
+/// `readable` with `excluded` cut out of the paths that hold one: such a
+/// path is replaced by its entries, one level at a time, down to the
+/// excluded path, which is left out. A readable path inside an excluded one
+/// (`~/.cargo` in the home) stays: it was asked for.
+fn cut_out(readable: Vec<PathBuf>, excluded: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut dir = real;
-    for part in rest.components() {
-        let next = dir.join(part);
-        if let Ok(entries) = std::fs::read_dir(&dir) {
-            out.extend(entries.flatten().map(|e| e.path()).filter(|p| *p != next));
+    let mut todo: Vec<(PathBuf, bool)> = readable.into_iter().map(|r| (r, false)).collect();
+    while let Some((path, derived)) = todo.pop() {
+        let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if derived && excluded.contains(&real) {
+            continue;
         }
-        dir = next;
+        if excluded
+            .iter()
+            .any(|ex| ex != &real && ex.starts_with(&real))
+        {
+            if let Ok(entries) = std::fs::read_dir(&real) {
+                todo.extend(entries.flatten().map(|e| (e.path(), true)));
+            }
+            continue;
+        }
+        out.push(path);
     }
     out
 }
@@ -572,6 +584,22 @@ pub fn normalize_path(path: &OsStr, prefix: Option<&Path>) -> OsString {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_home_and_state_are_cut_out_of_a_readable_directory_that_holds_them() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        for d in ["a", "home/src", "home/.cargo", "state/sessions", "b/c"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let excluded = [root.join("home"), root.join("state")];
+        let mut got = cut_out(vec![root.clone(), root.join("home/.cargo")], &excluded);
+        got.sort();
+        assert_eq!(
+            got,
+            vec![root.join("a"), root.join("b"), root.join("home/.cargo")]
+        );
+    }
 
     fn profile(name: &str) -> Profile {
         Profile::builtin(name).unwrap()

@@ -74,14 +74,20 @@ pub(crate) fn prepare_ruleset(
         .unwrap_or(&everywhere)
         .iter()
         .filter(|r| readable.is_none() || r.as_path() != Path::new("/proc"))
-        .map(|r| (r.as_path(), AccessFs::from_read(abi)))
+        .map(|r| (r.as_path(), AccessFs::from_read(abi), false))
         .chain(
             writable
                 .iter()
-                .map(|w| (w.as_path(), AccessFs::from_all(abi))),
+                .map(|w| (w.as_path(), AccessFs::from_all(abi), true)),
         );
-    for (path, access) in grants {
-        let fd = PathFd::new(path).map_err(|e| setup_error("open", Some(path), e))?;
+    for (path, access, required) in grants {
+        let fd = match PathFd::new(path) {
+            Ok(fd) => fd,
+            // A readable path gone since the plan (an entry of /tmp): there
+            // is nothing to read. A writable one must be there.
+            Err(_) if !required && !path.exists() => continue,
+            Err(e) => return Err(setup_error("open", Some(path), e)),
+        };
         // Directory-only rights (make, remove, refer) cannot be granted on a file.
         let access = if path.is_dir() {
             access
