@@ -7,6 +7,7 @@ mod approve;
 mod audit;
 mod doctor;
 mod exec_guard;
+mod grants;
 mod mcp;
 mod network;
 mod policy;

@@ -44,6 +44,22 @@ pub enum Command {
     Run(RunArgs),
     /// Answer the asks of running sessions, from your own terminal.
     Approve(ApproveArgs),
+    /// Let sessions do one thing more, in your policy file (not the repository's).
+    ///
+    /// `aq allow PATH` (write), `--read-only PATH`, `--net HOST[:PORT]`,
+    /// `--command 'PROGRAM [SUBCOMMAND]'`; `--remove` takes it back.
+    ///
+    /// Example: aq allow ~/.cache/acme
+    Allow(GrantArgs),
+    /// Keep sessions from one thing, in your policy file.
+    ///
+    /// `aq deny PATH` (masked, and the secret rules fire on it), `--net HOST`
+    /// (out of the allowlist), `--command 'PROGRAM [SUBCOMMAND]'` (blocked).
+    ///
+    /// Example: aq deny --command 'terraform apply'
+    Deny(GrantArgs),
+    /// List the grants your policy file holds, as the lines that made them.
+    Grants,
     /// Report on a session: what ran, what was blocked or asked, approvals.
     Report(ReportArgs),
     /// Session logs: a recap of the latest, the list, chain verification.
@@ -184,6 +200,28 @@ pub struct DoctorArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GrantArgs {
+    /// A path (`~/...`, absolute or relative to here).
+    #[arg(value_name = "PATH", required_unless_present_any = ["net", "command"], conflicts_with_all = ["net", "command"])]
+    pub path: Option<String>,
+    /// Read only, not write (`aq allow` of a path).
+    #[arg(long)]
+    pub read_only: bool,
+    /// A host instead of a path: `*.` for subdomains, `:PORT` for one port.
+    #[arg(long, value_name = "HOST[:PORT]", conflicts_with = "command")]
+    pub net: Option<String>,
+    /// A program, and optionally its subcommand, instead of a path.
+    #[arg(long, value_name = "PROGRAM [SUBCOMMAND]")]
+    pub command: Option<String>,
+    /// The profile a path applies to (default: your default profile).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Take the grant back.
+    #[arg(long)]
+    pub remove: bool,
 }
 
 #[derive(Debug, Args)]

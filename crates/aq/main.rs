@@ -14,6 +14,7 @@ mod exec_identity;
 mod exec_judge;
 mod exit;
 mod explain;
+mod grant_cmd;
 mod hook_cmd;
 mod mcp_cmd;
 mod network;
@@ -69,6 +70,9 @@ fn main() -> std::process::ExitCode {
             });
         }
         cli::Command::Approve(args) => approve::run(&args),
+        cli::Command::Allow(args) => grant_cmd::run(&args, true),
+        cli::Command::Deny(args) => grant_cmd::run(&args, false),
+        cli::Command::Grants => grant_cmd::run_list(),
         cli::Command::Report(args) => audit_cmd::run_report(&args),
         cli::Command::Audit(args) => audit_cmd::run_audit(&args),
         cli::Command::Doctor(args) => doctor::run(&args),

@@ -19,6 +19,7 @@ mod config;
 mod decision;
 mod engine;
 mod env_names;
+pub mod grants;
 pub mod paths;
 mod policy;
 pub mod profile;

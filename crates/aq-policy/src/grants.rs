@@ -1,0 +1,532 @@
+//! One-line grants (`aq allow`, `aq deny`): a change to the user's policy
+//! file made without editing TOML by hand, and kept as the user wrote the
+//! rest of it (comments, order, spacing: `toml_edit`).
+//!
+//! Pure: text in, text out. The caller reads and writes the file (a backup,
+//! an atomic rename) and checks the result with [`crate::config::parse_layer`]
+//! before it writes. Grants live in the **user's** file only: a repository
+//! cannot add them for the agent's next session.
+//!
+//! | grant | where it goes |
+//! |---|---|
+//! | `allow PATH` | `[profile.P] writable` |
+//! | `allow --read-only PATH` | `[profile.P] readable` |
+//! | `allow --net HOST[:PORT]` | `[network] allow` |
+//! | `allow --command 'PROGRAM [SUBCOMMAND]'` | a `[[rule]]` with `action = "allow"`, id `grant-allow-...` |
+//! | `deny PATH` | `[paths] sensitive` (masked in every profile, and the secret rules fire on it) |
+//! | `deny --net HOST[:PORT]` | out of `[network] allow` (the network is off unless allowed) |
+//! | `deny --command ...` | a `[[rule]]` with `action = "block"`, id `grant-block-...` |
+
+use std::path::{Component, Path, PathBuf};
+
+use toml_edit::{Array, DocumentMut, Item, Table, value};
+
+use crate::profile::HOME_SECRETS;
+
+/// What a grant is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A path (`~/...` or absolute), already normalized by [`normalize_path`].
+    Path(String),
+    /// A host, `*.` for subdomains, `:PORT` for one port.
+    Net(String),
+    /// A program, and optionally its subcommand.
+    Command {
+        /// The program's base name.
+        program: String,
+        /// Its first non-option argument.
+        subcommand: Option<String>,
+    },
+}
+
+/// One grant, as `aq allow` or `aq deny` says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// `true` for `aq allow`, `false` for `aq deny`.
+    pub allow: bool,
+    /// For `allow PATH`: read only, not write.
+    pub read_only: bool,
+    /// What it is about.
+    pub target: Target,
+    /// The profile a path grant applies to.
+    pub profile: String,
+}
+
+/// What an edit did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The entry was added where the line says.
+    Added(String),
+    /// It was there already.
+    AlreadyThere(String),
+    /// It was taken out.
+    Removed(String),
+    /// `--remove` of something that is not there.
+    NotThere(String),
+}
+
+/// A path as a grant stores it: `~/...` under the home, absolute otherwise,
+/// with `.` and `..` resolved against `cwd` (no symlinks followed: the user's
+/// words, made absolute).
+pub fn normalize_path(raw: &str, cwd: &Path, home: Option<&Path>) -> Result<String, String> {
+    let expanded = match (raw.strip_prefix("~/"), raw == "~", home) {
+        (Some(rest), _, Some(h)) => h.join(rest),
+        (None, true, Some(h)) => h.to_path_buf(),
+        (Some(_), _, None) | (None, true, None) => {
+            return Err("`~` needs a home directory: set HOME".to_string());
+        }
+        _ => cwd.join(raw),
+    };
+    let mut clean = PathBuf::from("/");
+    for c in expanded.components() {
+        match c {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::Normal(n) => clean.push(n),
+            _ => {}
+        }
+    }
+    Ok(match home.and_then(|h| clean.strip_prefix(h).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => clean.display().to_string(),
+    })
+}
+
+/// Why a path may not be allowed (read or write), if it may not: `/`, the
+/// home itself, and credential locations, inside them or holding them.
+pub fn refuse_path(path: &str, allow: bool) -> Option<String> {
+    if path == "/" || path == "~" {
+        return Some(format!(
+            "`{path}` is too broad: name the directory the work needs"
+        ));
+    }
+    if !allow {
+        return None;
+    }
+    let under = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}/"));
+    HOME_SECRETS
+        .iter()
+        .find(|s| under(path, s) || under(s, path))
+        .map(|s| {
+            format!(
+                "`{path}` would open the credential location `{s}`, which every sandbox masks; \
+                 pass what a tool needs another way (`[session] env_pass` for an agent socket or token)"
+            )
+        })
+}
+
+/// A `[[rule]]` id for a command grant: `grant-allow-terraform-plan`.
+pub fn rule_id(allow: bool, program: &str, subcommand: Option<&str>) -> String {
+    let mut id = format!("grant-{}-", if allow { "allow" } else { "block" });
+    for word in std::iter::once(program).chain(subcommand) {
+        for c in word.chars() {
+            id.push(if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            });
+        }
+        id.push('-');
+    }
+    let mut out = String::new();
+    for c in id.trim_end_matches('-').chars() {
+        if !(c == '-' && out.ends_with('-')) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Applies `grant` (or takes it back with `remove`) to the policy file's
+/// text. An empty text is a new file.
+pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change), String> {
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e| format!("your policy file does not parse as TOML: {e}"))?;
+    if !doc.contains_key("version") && text.trim().is_empty() {
+        doc["version"] = value(1);
+    }
+    let change = match &grant.target {
+        Target::Path(p) if grant.allow => {
+            let key = if grant.read_only {
+                "readable"
+            } else {
+                "writable"
+            };
+            let profile = table_in(&mut doc, &["profile", &grant.profile])?;
+            list_edit(
+                profile,
+                key,
+                p,
+                remove,
+                &format!("[profile.{}] {key}", grant.profile),
+            )?
+        }
+        Target::Path(p) => {
+            let paths = table_in(&mut doc, &["paths"])?;
+            list_edit(paths, "sensitive", p, remove, "[paths] sensitive")?
+        }
+        Target::Net(host) if grant.allow => {
+            let network = table_in(&mut doc, &["network"])?;
+            list_edit(network, "allow", host, remove, "[network] allow")?
+        }
+        Target::Net(host) => {
+            // The network is off unless allowed: denying is taking it out.
+            let network = table_in(&mut doc, &["network"])?;
+            match list_edit(network, "allow", host, true, "[network] allow")? {
+                Change::Removed(w) => Change::Removed(w),
+                _ if remove => Change::NotThere(format!("{host} in [network] allow")),
+                _ => {
+                    return Err(format!(
+                        "your policy does not allow {host}: the network is off unless something allows it \
+                         (an agent preset's hosts are its own: `aq policy show` lists them)"
+                    ));
+                }
+            }
+        }
+        Target::Command {
+            program,
+            subcommand,
+        } => command_rule(
+            &mut doc,
+            grant.allow,
+            program,
+            subcommand.as_deref(),
+            remove,
+        )?,
+    };
+    Ok((doc.to_string(), change))
+}
+
+/// The table at `path` (made, as a normal table, when missing).
+fn table_in<'a>(doc: &'a mut DocumentMut, path: &[&str]) -> Result<&'a mut Table, String> {
+    let mut table = doc.as_table_mut();
+    for (i, key) in path.iter().enumerate() {
+        let entry = table.entry(key).or_insert_with(|| {
+            let mut t = Table::new();
+            // `[profile.strict]`, not an empty `[profile]` above it.
+            t.set_implicit(i + 1 < path.len());
+            Item::Table(t)
+        });
+        table = entry.as_table_mut().ok_or_else(|| {
+            format!(
+                "`{}` in your policy file is not a table",
+                path[..=i].join(".")
+            )
+        })?;
+    }
+    Ok(table)
+}
+
+/// Adds `entry` to the list `key` of `table`, or takes it out.
+fn list_edit(
+    table: &mut Table,
+    key: &str,
+    entry: &str,
+    remove: bool,
+    where_: &str,
+) -> Result<Change, String> {
+    let what = format!("{entry} in {where_}");
+    if !table.contains_key(key) {
+        if remove {
+            return Ok(Change::NotThere(what));
+        }
+        table.insert(key, value(Array::new()));
+    }
+    let list = table[key]
+        .as_array_mut()
+        .ok_or_else(|| format!("{where_} in your policy file is not a list"))?;
+    let at = list.iter().position(|v| v.as_str() == Some(entry));
+    Ok(match (at, remove) {
+        (Some(i), true) => {
+            list.remove(i);
+            Change::Removed(what)
+        }
+        (None, true) => Change::NotThere(what),
+        (Some(_), false) => Change::AlreadyThere(what),
+        (None, false) => {
+            list.push(entry);
+            Change::Added(what)
+        }
+    })
+}
+
+/// Adds or removes the `[[rule]]` of a command grant.
+fn command_rule(
+    doc: &mut DocumentMut,
+    allow: bool,
+    program: &str,
+    subcommand: Option<&str>,
+    remove: bool,
+) -> Result<Change, String> {
+    let id = rule_id(allow, program, subcommand);
+    let what = format!("[[rule]] {id}");
+    if !doc.contains_key("rule") {
+        if remove {
+            return Ok(Change::NotThere(what));
+        }
+        doc.insert("rule", Item::ArrayOfTables(Default::default()));
+    }
+    let rules = doc["rule"]
+        .as_array_of_tables_mut()
+        .ok_or_else(|| "`rule` in your policy file is not a list of [[rule]] tables".to_string())?;
+    let at = rules
+        .iter()
+        .position(|t| t.get("id").and_then(|v| v.as_str()) == Some(id.as_str()));
+    Ok(match (at, remove) {
+        (Some(i), true) => {
+            rules.remove(i);
+            Change::Removed(what)
+        }
+        (None, true) => Change::NotThere(what),
+        (Some(_), false) => Change::AlreadyThere(what),
+        (None, false) => {
+            let words = match subcommand {
+                Some(s) => format!("{program} {s}"),
+                None => program.to_string(),
+            };
+            let mut t = Table::new();
+            t.insert("id", value(id.clone()));
+            t.insert("action", value(if allow { "allow" } else { "block" }));
+            t.insert(
+                "why",
+                value(format!(
+                    "{} with `aq {}`",
+                    if allow { "allowed" } else { "blocked" },
+                    if allow {
+                        "allow --command"
+                    } else {
+                        "deny --command"
+                    }
+                )),
+            );
+            t.insert("program", value(Array::from_iter([program])));
+            if let Some(s) = subcommand {
+                t.insert("subcommand", value(Array::from_iter([s])));
+            }
+            rules.push(t);
+            Change::Added(format!("{what} ({words})"))
+        }
+    })
+}
+
+/// One grant in a policy file, for `aq grants`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The line that would make it (`aq allow --read-only ~/data`).
+    pub line: String,
+    /// Where it is (`[profile.strict] readable`).
+    pub place: String,
+}
+
+/// The grants a policy file holds, as the lines that would make them.
+pub fn list(text: &str) -> Result<Vec<Listed>, String> {
+    let doc: DocumentMut = text
+        .parse()
+        .map_err(|e| format!("your policy file does not parse as TOML: {e}"))?;
+    let mut out = Vec::new();
+    let strings = |item: Option<&Item>| -> Vec<String> {
+        item.and_then(Item::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if let Some(profiles) = doc.get("profile").and_then(Item::as_table) {
+        for (name, t) in profiles.iter() {
+            let flag = if name == "strict" {
+                String::new()
+            } else {
+                format!(" --profile {name}")
+            };
+            for p in strings(t.get("writable")) {
+                out.push(Listed {
+                    line: format!("aq allow{flag} {p}"),
+                    place: format!("[profile.{name}] writable"),
+                });
+            }
+            for p in strings(t.get("readable")) {
+                out.push(Listed {
+                    line: format!("aq allow --read-only{flag} {p}"),
+                    place: format!("[profile.{name}] readable"),
+                });
+            }
+        }
+    }
+    for h in strings(doc.get("network").and_then(|n| n.get("allow"))) {
+        out.push(Listed {
+            line: format!("aq allow --net {h}"),
+            place: "[network] allow".to_string(),
+        });
+    }
+    for p in strings(doc.get("paths").and_then(|n| n.get("sensitive"))) {
+        out.push(Listed {
+            line: format!("aq deny {p}"),
+            place: "[paths] sensitive".to_string(),
+        });
+    }
+    if let Some(rules) = doc.get("rule").and_then(Item::as_array_of_tables) {
+        for r in rules.iter() {
+            let id = r.get("id").and_then(|v| v.as_str()).unwrap_or_default();
+            let verb = if id.starts_with("grant-allow-") {
+                "allow"
+            } else if id.starts_with("grant-block-") {
+                "deny"
+            } else {
+                continue;
+            };
+            let words: Vec<String> = strings(r.get("program"))
+                .into_iter()
+                .chain(strings(r.get("subcommand")))
+                .collect();
+            out.push(Listed {
+                line: format!("aq {verb} --command '{}'", words.join(" ")),
+                place: format!("[[rule]] {id}"),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(allow: bool, target: Target) -> Grant {
+        Grant {
+            allow,
+            read_only: false,
+            target,
+            profile: "strict".to_string(),
+        }
+    }
+
+    #[test]
+    fn a_grant_keeps_the_file_as_the_user_wrote_it() {
+        let text = "# my policy\nversion = 1\n\n[session]\nprofile = \"strict\"  # the default\n";
+        let g = grant(true, Target::Path("~/.cache/acme".to_string()));
+        let (out, change) = edit(text, &g, false).unwrap();
+        assert!(out.starts_with(text), "{out}");
+        assert!(
+            out.contains("[profile.strict]\nwritable = [\"~/.cache/acme\"]"),
+            "{out}"
+        );
+        assert!(!out.contains("[profile]\n"), "{out}");
+        assert_eq!(
+            change,
+            Change::Added("~/.cache/acme in [profile.strict] writable".to_string())
+        );
+        crate::config::parse_layer("policy.toml", &out).unwrap();
+        // Twice is once; --remove takes it back to an empty list.
+        let (again, change) = edit(&out, &g, false).unwrap();
+        assert_eq!(again, out);
+        assert!(matches!(change, Change::AlreadyThere(_)));
+        let (back, change) = edit(&out, &g, true).unwrap();
+        assert!(matches!(change, Change::Removed(_)));
+        assert!(back.contains("writable = []"), "{back}");
+        crate::config::parse_layer("policy.toml", &back).unwrap();
+    }
+
+    #[test]
+    fn every_kind_of_grant_lands_where_the_policy_reads_it() {
+        let mut text = String::new();
+        for g in [
+            grant(true, Target::Net("registry.npmjs.org".to_string())),
+            Grant {
+                read_only: true,
+                profile: "dev".to_string(),
+                ..grant(true, Target::Path("/srv/data".to_string()))
+            },
+            grant(false, Target::Path("~/.config/acme".to_string())),
+            grant(
+                true,
+                Target::Command {
+                    program: "terraform".to_string(),
+                    subcommand: Some("plan".to_string()),
+                },
+            ),
+            grant(
+                false,
+                Target::Command {
+                    program: "kubectl".to_string(),
+                    subcommand: None,
+                },
+            ),
+        ] {
+            text = edit(&text, &g, false).unwrap().0;
+        }
+        let layer = crate::config::parse_layer("policy.toml", &text).unwrap();
+        assert!(
+            format!("{layer:?}").contains("grant-allow-terraform-plan"),
+            "{text}"
+        );
+        let lines: Vec<String> = list(&text).unwrap().into_iter().map(|l| l.line).collect();
+        assert_eq!(
+            lines,
+            vec![
+                "aq allow --read-only --profile dev /srv/data",
+                "aq allow --net registry.npmjs.org",
+                "aq deny ~/.config/acme",
+                "aq allow --command 'terraform plan'",
+                "aq deny --command 'kubectl'",
+            ],
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn denying_a_host_takes_it_out_and_a_host_never_allowed_is_explained() {
+        let g = grant(true, Target::Net("example.invalid".to_string()));
+        let (text, _) = edit("", &g, false).unwrap();
+        let deny = grant(false, Target::Net("example.invalid".to_string()));
+        let (out, change) = edit(&text, &deny, false).unwrap();
+        assert!(matches!(change, Change::Removed(_)));
+        assert!(out.contains("allow = []"), "{out}");
+        let e = edit(&out, &deny, false).unwrap_err();
+        assert!(e.contains("does not allow example.invalid"), "{e}");
+    }
+
+    #[test]
+    fn broad_and_credential_paths_are_refused() {
+        assert!(refuse_path("/", true).is_some());
+        assert!(refuse_path("~", true).is_some());
+        assert!(refuse_path("~", false).is_some());
+        assert!(refuse_path("~/.ssh", true).unwrap().contains("~/.ssh"));
+        assert!(refuse_path("~/.ssh/id_rsa", true).is_some());
+        // Holding one: ~/.config holds ~/.config/gh.
+        assert!(
+            refuse_path("~/.config", true)
+                .unwrap()
+                .contains("~/.config/gcloud")
+        );
+        assert_eq!(refuse_path("~/.cache/acme", true), None);
+        assert_eq!(refuse_path("~/.ssh", false), None);
+    }
+
+    #[test]
+    fn paths_are_stored_under_the_home_or_absolute() {
+        let home = Path::new("/home/u");
+        let cwd = Path::new("/home/u/src/app");
+        assert_eq!(normalize_path("~/x/../y", cwd, Some(home)).unwrap(), "~/y");
+        assert_eq!(
+            normalize_path("../lib", cwd, Some(home)).unwrap(),
+            "~/src/lib"
+        );
+        assert_eq!(
+            normalize_path("/srv/./d/", cwd, Some(home)).unwrap(),
+            "/srv/d"
+        );
+        assert_eq!(
+            normalize_path("..", Path::new("/home/u/src"), Some(home)).unwrap(),
+            "~"
+        );
+        assert_eq!(
+            rule_id(true, "docker-compose", Some("Up")),
+            "grant-allow-docker-compose-up"
+        );
+    }
+}

@@ -1,0 +1,200 @@
+//! `aq allow`, `aq deny`, `aq grants`: one-line changes to the user's policy
+//! file ([`aq_policy::grants`] makes the edit). The file is backed up
+//! (`policy.toml.bak`), the new text checked as a policy before it is
+//! written, and written whole with a rename, so a failure leaves the old
+//! file. Refused inside a session: grants come from the user.
+
+use std::io::Write;
+use std::path::Path;
+
+use aq_policy::grants::{self, Change, Grant, Target};
+use aq_shim::entry::ENV_SESSION_DIR;
+
+use crate::cli::GrantArgs;
+use crate::exit::ExitCode;
+
+pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
+    let verb = if allow { "allow" } else { "deny" };
+    if std::env::var_os(ENV_SESSION_DIR).is_some() {
+        return Err(format!(
+            "aq {verb} cannot run inside an aq session: grants are the user's, made in a terminal of their own"
+        ));
+    }
+    if args.read_only && !(allow && args.path.is_some()) {
+        return Err("--read-only goes with `aq allow PATH`".to_string());
+    }
+    let file = crate::policy_files::user_file().ok_or_else(|| {
+        "cannot tell where your policy file is: set XDG_CONFIG_HOME or HOME".to_string()
+    })?;
+    let cwd = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let target = match (&args.path, &args.net, &args.command) {
+        (Some(p), None, None) => {
+            let path = grants::normalize_path(p, &cwd, home.as_deref())?;
+            if !args.remove
+                && let Some(why) = grants::refuse_path(&path, allow)
+            {
+                return Err(format!("refused: {why}"));
+            }
+            Target::Path(path)
+        }
+        (None, Some(host), None) => {
+            check_host(host)?;
+            Target::Net(host.to_ascii_lowercase())
+        }
+        (None, None, Some(words)) => {
+            let mut w = words.split_whitespace();
+            let (Some(program), subcommand, None) = (w.next(), w.next(), w.next()) else {
+                return Err(
+                    "--command takes a program and at most one subcommand, like 'terraform plan'"
+                        .to_string(),
+                );
+            };
+            Target::Command {
+                program: program.to_string(),
+                subcommand: subcommand.map(String::from),
+            }
+        }
+        _ => return Err(format!("aq {verb}: name one PATH, --net HOST or --command")),
+    };
+    let workspace = crate::run::resolve_workspace(None)?;
+    let loaded = crate::policy_files::load_for(&workspace, None)?;
+    let profile = args
+        .profile
+        .clone()
+        .unwrap_or_else(|| loaded.effective.session_settings().profile);
+    if loaded.effective.profiles.get(&profile).is_none() {
+        return Err(format!(
+            "unknown profile `{profile}`; available: {}",
+            loaded.effective.profiles.names().join(", ")
+        ));
+    }
+    let grant = Grant {
+        allow,
+        read_only: args.read_only,
+        target,
+        profile,
+    };
+    let before = match std::fs::read_to_string(&file) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let (after, change) = grants::edit(before.as_deref().unwrap_or(""), &grant, args.remove)?;
+    let shown = file.display();
+    match &change {
+        Change::AlreadyThere(what) => {
+            println!("aq: {what} already ({shown})");
+            return Ok(ExitCode::Ok);
+        }
+        Change::NotThere(what) => {
+            println!("aq: nothing to remove: no {what} ({shown})");
+            return Ok(ExitCode::Ok);
+        }
+        Change::Added(_) | Change::Removed(_) => {}
+    }
+    aq_policy::parse_layer(&shown.to_string(), &after).map_err(|e| {
+        format!("the change would make your policy invalid, so it was not made: {e}")
+    })?;
+    let backup = write_with_backup(&file, before.as_deref(), &after)?;
+    let backup = backup
+        .map(|b| format!("; the file before: {}", b.display()))
+        .unwrap_or_default();
+    match change {
+        Change::Added(what) => println!("aq: added {what} ({shown}{backup})"),
+        Change::Removed(what) => println!("aq: removed {what} ({shown}{backup})"),
+        _ => {}
+    }
+    if let (true, Target::Path(p)) = (allow && !args.remove, &grant.target) {
+        let inside = workspace.to_string_lossy();
+        if p.starts_with(inside.as_ref()) {
+            println!(
+                "aq: note: {p} is inside this workspace, which sessions here may already write"
+            );
+        }
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `aq grants`.
+pub fn run_list() -> Result<ExitCode, String> {
+    let file = crate::policy_files::user_file().ok_or_else(|| {
+        "cannot tell where your policy file is: set XDG_CONFIG_HOME or HOME".to_string()
+    })?;
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let listed = grants::list(&text)?;
+    if listed.is_empty() {
+        println!("no grants in {}", file.display());
+        return Ok(ExitCode::Ok);
+    }
+    println!("grants in {}:", file.display());
+    let width = listed.iter().map(|l| l.line.len()).max().unwrap_or(0);
+    for l in listed {
+        println!("  {:<width$}  # {}", l.line, l.place);
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// A host as the allowlist takes it: a name (`*.` for subdomains) or an
+/// address, with an optional port; `*` alone and empty names are refused.
+fn check_host(host: &str) -> Result<(), String> {
+    let name = match host.rsplit_once(':') {
+        Some((n, port)) if !n.contains(':') => {
+            port.parse::<u16>()
+                .map_err(|_| format!("`{host}`: the port must be a number"))?;
+            n
+        }
+        _ => host,
+    };
+    let bare = name.strip_prefix("*.").unwrap_or(name);
+    if bare.is_empty()
+        || bare.contains('*')
+        || !bare
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+    {
+        return Err(format!(
+            "`{host}` is not a host name: write `example.com`, `*.example.com` or `example.com:443`"
+        ));
+    }
+    Ok(())
+}
+
+/// Writes `text` over `file` through a temporary file and a rename, after
+/// copying the old text to `FILE.bak`. Returns the backup's path.
+fn write_with_backup(
+    file: &Path,
+    before: Option<&str>,
+    text: &str,
+) -> Result<Option<std::path::PathBuf>, String> {
+    let dir = file
+        .parent()
+        .ok_or_else(|| format!("{} has no directory", file.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let backup = match before {
+        Some(old) => {
+            let b = file.with_extension("toml.bak");
+            std::fs::write(&b, old).map_err(|e| format!("cannot write {}: {e}", b.display()))?;
+            Some(b)
+        }
+        None => None,
+    };
+    let tmp = dir.join(format!(".policy.toml.{}", std::process::id()));
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(text.as_bytes())?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, file));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("cannot write {}: {e}", file.display()));
+    }
+    Ok(backup)
+}

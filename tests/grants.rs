@@ -1,0 +1,154 @@
+//! `aq allow`, `aq deny`, `aq grants` (issue 17): each grant changes what a
+//! session really does, is stored in the user's file as the user wrote it,
+//! and the dangerous ones are refused with the file untouched.
+
+use crate::util::Env;
+
+/// `aq explain --json -- LINE`'s decision.
+fn decision(env: &Env, line: &str) -> String {
+    let out = env.aq(&["explain", "--json", "--", line]);
+    out.json()["decision"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn allowing_a_path_lets_a_session_write_there_and_removing_it_takes_it_back() {
+    let env = Env::new();
+    let cache = env.root().join("home/.cache/acme");
+    let script = format!(
+        "if echo ok > '{}/x' 2>/dev/null; then echo wrote; else echo refused; fi\n",
+        cache.display()
+    );
+    env.write(&env.work().join("w.sh"), &script);
+    std::fs::create_dir_all(&cache).unwrap();
+    env.aq(&["run", "--quiet", "--", "sh", "w.sh"])
+        .code(0)
+        .stdout_has("refused");
+    env.aq(&["allow", "~/.cache/acme"])
+        .code(0)
+        .stdout_has("added ~/.cache/acme in [profile.strict] writable");
+    env.aq(&["run", "--quiet", "--", "sh", "w.sh"])
+        .code(0)
+        .stdout_has("wrote");
+    assert_eq!(std::fs::read_to_string(cache.join("x")).unwrap(), "ok\n");
+    env.aq(&["grants"])
+        .code(0)
+        .stdout_has("aq allow ~/.cache/acme");
+    env.aq(&["allow", "--remove", "~/.cache/acme"])
+        .code(0)
+        .stdout_has("removed ~/.cache/acme");
+    env.aq(&["run", "--quiet", "--", "sh", "w.sh"])
+        .code(0)
+        .stdout_has("refused");
+}
+
+#[test]
+fn allowing_a_host_opens_the_tunnel_to_it_and_denying_closes_it() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { continue };
+            let mut buf = [0u8; 64];
+            if let Ok(n) = c.read(&mut buf) {
+                let _ = c.write_all(&buf[..n]);
+            }
+        }
+    });
+    let env = Env::new();
+    let aq = crate::util::aq_exe();
+    env.write(
+        &env.work().join("n.sh"),
+        &format!("echo ping | {aq} __connect git.example.invalid {port}; echo \"exit $?\"\n"),
+    );
+    let host = format!("git.example.invalid:{port}");
+    let run = |env: &Env| {
+        env.aq(&[
+            "run",
+            "--quiet",
+            "--resolve",
+            "git.example.invalid:127.0.0.1",
+            "--",
+            "sh",
+            "n.sh",
+        ])
+    };
+    run(&env).code(0).stdout_has("exit 1").stdout_lacks("ping");
+    env.aq(&["allow", "--net", &host]).code(0);
+    run(&env).code(0).stdout_has("ping\nexit 0");
+    env.aq(&["deny", "--net", &host])
+        .code(0)
+        .stdout_has("removed");
+    run(&env).code(0).stdout_has("exit 1").stdout_lacks("ping");
+    // A host nothing allows cannot be denied further: said, nothing written.
+    env.aq(&["deny", "--net", "other.example.invalid"])
+        .code(2)
+        .stderr_has("does not allow other.example.invalid");
+}
+
+#[test]
+fn command_grants_change_the_decision() {
+    let env = Env::new();
+    assert_eq!(decision(&env, "npm ci"), "ask");
+    assert_eq!(decision(&env, "terraform apply"), "ask");
+    env.aq(&["allow", "--command", "npm ci"]).code(0);
+    env.aq(&["deny", "--command", "terraform apply"]).code(0);
+    assert_eq!(decision(&env, "npm ci"), "allow");
+    assert_eq!(decision(&env, "terraform apply"), "block");
+    assert_eq!(decision(&env, "terraform plan"), "allow");
+    // A custom allow never lowers a built-in block.
+    env.aq(&["allow", "--command", "rm -rf"]).code(0);
+    assert_eq!(decision(&env, "rm -rf /"), "block");
+    env.aq(&["grants"])
+        .code(0)
+        .stdout_has("aq allow --command 'npm ci'")
+        .stdout_has("aq deny --command 'terraform apply'");
+}
+
+#[test]
+fn a_grant_keeps_the_users_file_and_a_backup() {
+    let env = Env::new();
+    let before = "# my own notes\nversion = 1\n\n[session]\napproval_timeout_secs = 30  # short\n";
+    env.write(&env.user_policy(), before);
+    env.aq(&["allow", "--read-only", "~/data"]).code(0);
+    let after = std::fs::read_to_string(env.user_policy()).unwrap();
+    assert!(after.starts_with(before), "{after}");
+    assert!(after.contains("readable = [\"~/data\"]"), "{after}");
+    let backup = env.user_policy().with_extension("toml.bak");
+    assert_eq!(std::fs::read_to_string(backup).unwrap(), before);
+    env.aq(&["check"]).code(0);
+}
+
+#[test]
+fn dangerous_grants_are_refused_and_the_file_is_untouched() {
+    let env = Env::new();
+    let before = "version = 1\n";
+    env.write(&env.user_policy(), before);
+    for (args, why) in [
+        (vec!["allow", "/"], "too broad"),
+        (vec!["allow", "~"], "too broad"),
+        (vec!["allow", "~/.ssh"], "credential location `~/.ssh`"),
+        (
+            vec!["allow", "--read-only", "~/.aws/credentials"],
+            "`~/.aws`",
+        ),
+        (vec!["allow", "~/.config"], "credential location"),
+        (vec!["deny", "~"], "too broad"),
+        (vec!["allow", "--net", "*"], "not a host name"),
+        (
+            vec!["allow", "--command", "a b c"],
+            "at most one subcommand",
+        ),
+    ] {
+        env.aq(&args).code(2).stderr_has(why);
+    }
+    // Inside a session, nobody but the user makes grants.
+    env.aq_with(&[("AQ_SESSION_DIR", "/nonexistent")], &["allow", "~/x"])
+        .code(2)
+        .stderr_has("cannot run inside an aq session");
+    assert_eq!(std::fs::read_to_string(env.user_policy()).unwrap(), before);
+    assert!(!env.user_policy().with_extension("toml.bak").exists());
+}
