@@ -152,3 +152,94 @@ fn dangerous_grants_are_refused_and_the_file_is_untouched() {
     assert_eq!(std::fs::read_to_string(env.user_policy()).unwrap(), before);
     assert!(!env.user_policy().with_extension("toml.bak").exists());
 }
+
+#[test]
+fn the_latest_audit_names_each_refusal_with_the_line_that_allows_it() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { continue };
+            let mut buf = [0u8; 64];
+            if let Ok(n) = c.read(&mut buf) {
+                let _ = c.write_all(&buf[..n]);
+            }
+        }
+    });
+    let env = Env::new();
+    let aq = crate::util::aq_exe();
+    env.write(
+        &env.work().join("r.sh"),
+        &format!(
+            "echo ping | {aq} __connect other.example.invalid {port}; echo \"tunnel $?\"\n\
+             curl -s -o /dev/null http://127.0.0.1:9/; echo \"curl $?\"\n"
+        ),
+    );
+    let run = |env: &Env| {
+        env.aq(&[
+            "run",
+            "--quiet",
+            "--net",
+            &format!("allow:git.example.invalid:{port}"),
+            "--resolve",
+            "other.example.invalid:127.0.0.1",
+            "--",
+            "sh",
+            "r.sh",
+        ])
+    };
+    // A refused host and an ask nobody answers (curl: net-fetch).
+    run(&env)
+        .code(0)
+        .stdout_has("tunnel 1")
+        .stdout_has("curl 126");
+    let recap = env.aq(&["audit", "--latest"]);
+    let net_line = format!("aq allow --net other.example.invalid:{port}");
+    recap
+        .code(0)
+        .stdout_has("refused, and the line that allows it next time:")
+        .stdout_has(&net_line)
+        .stdout_has("aq allow --command 'curl'")
+        .stdout_has("! `net-fetch` asked because it fetches from or sends to the network");
+    let report = env.aq(&["report", "--latest", "--format", "json"]).json();
+    let lines: Vec<&str> = report["remedies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["line"].as_str())
+        .collect();
+    assert!(lines.contains(&net_line.as_str()), "{report}");
+    // The lines, run as written, permit both next time.
+    for line in [net_line.as_str(), "aq allow --command 'curl'"] {
+        let words = shell_split(line);
+        env.aq(&words.iter().skip(1).map(String::as_str).collect::<Vec<_>>())
+            .code(0);
+    }
+    run(&env)
+        .code(0)
+        .stdout_has("ping\ntunnel 0")
+        .stdout_lacks("curl 126");
+}
+
+/// `aq allow --command 'curl'` as argv.
+fn shell_split(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}

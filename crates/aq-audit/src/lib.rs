@@ -38,10 +38,12 @@ pub mod chain;
 pub mod event;
 pub mod log_file;
 pub mod redact;
+pub mod remedy;
 pub mod report;
 
 pub use chain::{BadLine, ChainProblem, VerifyReport, hash_line, verify};
 pub use event::{Event, EventBody, GENESIS_PREV, Record, SessionGrants};
 pub use log_file::AuditLog;
 pub use redact::{REDACTED, is_secret_name, redact, redact_argv};
+pub use remedy::Remedy;
 pub use report::Summary;

@@ -576,7 +576,14 @@ impl Summary {
 
     /// The report as JSON, for tools.
     pub fn to_json(&self) -> serde_json::Result<String> {
-        serde_json::to_string_pretty(self)
+        let mut v = serde_json::to_value(self)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert(
+                "remedies".to_string(),
+                serde_json::to_value(self.remedies())?,
+            );
+        }
+        serde_json::to_string_pretty(&v)
     }
 
     /// The report as Markdown, for a person: header, summary table, blocked
@@ -592,6 +599,22 @@ impl Summary {
         self.write_approvals(&mut md);
         self.write_process_tree(&mut md);
         self.write_destinations(&mut md);
+        let remedies = self.remedies();
+        if !remedies.is_empty() {
+            md.push_str("## Refused, and how to allow it next time\n\n");
+            md.push_str("| refused | next time | beware |\n|---|---|---|\n");
+            for r in &remedies {
+                let _ = writeln!(
+                    md,
+                    "| {} {} | {} | {} |",
+                    r.kind,
+                    cell(&r.what),
+                    cell(&r.line),
+                    cell(r.warning.as_deref().unwrap_or(""))
+                );
+            }
+            md.push('\n');
+        }
         self.write_timeline(&mut md);
         let remarks = self.remarks();
         if !remarks.is_empty() {
@@ -797,6 +820,22 @@ impl Summary {
         );
         recap_list(&mut out, "blocked", &self.blocked);
         recap_list(&mut out, "asked", &self.asked);
+        let remedies = self.remedies();
+        if !remedies.is_empty() {
+            out.push_str("refused, and the line that allows it next time:\n");
+            for r in remedies.iter().take(RECAP_LIMIT) {
+                let _ = writeln!(
+                    out,
+                    "  {:<8}{}",
+                    r.kind,
+                    shorten(&r.what, TIMELINE_COMMAND_WIDTH)
+                );
+                let _ = writeln!(out, "          {}", r.line);
+                if let Some(w) = &r.warning {
+                    let _ = writeln!(out, "          ! {w}");
+                }
+            }
+        }
         let remarks = self.remarks();
         if !remarks.is_empty() {
             let _ = writeln!(out, "note: {}", remarks.join("; "));

@@ -1,0 +1,214 @@
+//! What a session refused, grouped, each with the one line that would allow
+//! it next time (`aq allow ...`) and a warning where allowing is dangerous.
+//! Read from the summary of a log: commands blocked, asks that were not
+//! approved, network destinations the broker refused.
+
+use serde::Serialize;
+
+use crate::report::{DecisionEntry, Summary};
+
+/// One refusal group and its remedy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Remedy {
+    /// `command`, `blocked` or `network`.
+    pub kind: &'static str,
+    /// What was refused, and how often.
+    pub what: String,
+    /// The line that would permit it next time.
+    pub line: String,
+    /// Why allowing it may be a bad idea, when it may.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// Answers that let an ask run.
+const APPROVED: [&str; 2] = ["once", "session"];
+
+/// Rule families whose asks guard something a prompt injection wants.
+const RISKY: [(&str, &str); 5] = [
+    ("net-", "it fetches from or sends to the network"),
+    ("exec-", "it runs code it is handed"),
+    ("secret-", "it reads a credential"),
+    ("fs-", "it deletes or overwrites files"),
+    ("git-", "it rewrites or publishes history"),
+];
+
+/// The program and first non-option argument of `argv`, for a command grant.
+fn program_words(argv: &[String]) -> Option<String> {
+    let program = argv.first()?.rsplit('/').next()?.to_string();
+    if program.is_empty() {
+        return None;
+    }
+    Some(match argv.get(1) {
+        Some(sub)
+            if !sub.starts_with('-')
+                && sub
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+        {
+            format!("{program} {sub}")
+        }
+        _ => program,
+    })
+}
+
+fn risky(rules: &[String]) -> Option<String> {
+    rules.iter().find_map(|r| {
+        RISKY
+            .iter()
+            .find(|(prefix, _)| r.starts_with(prefix))
+            .map(|(_, why)| {
+                format!("`{r}` asked because {why}: allowing it lets every such command run without asking")
+            })
+    })
+}
+
+impl Summary {
+    /// The refusals of the session, grouped, with their remedies.
+    pub fn remedies(&self) -> Vec<Remedy> {
+        let mut found: Vec<(Remedy, u64)> = Vec::new();
+        let mut add = |r: Remedy| match found
+            .iter_mut()
+            .find(|(o, _)| o.line == r.line && o.kind == r.kind)
+        {
+            Some((_, n)) => *n += 1,
+            None => found.push((r, 1)),
+        };
+        for e in &self.asked {
+            if e.answer.as_deref().is_some_and(|a| APPROVED.contains(&a)) {
+                continue;
+            }
+            let Some(words) = program_words(&e.argv) else {
+                continue;
+            };
+            add(Remedy {
+                kind: "command",
+                what: format!(
+                    "{words} [{}] asked, {}",
+                    e.rules.join(", "),
+                    e.answer.as_deref().unwrap_or("unanswered")
+                ),
+                line: format!("aq allow --command '{words}'"),
+                warning: risky(&e.rules),
+            });
+        }
+        for e in &self.blocked {
+            add(blocked(e));
+        }
+        for (dest, d) in &self.destinations {
+            if d.denied == 0 {
+                continue;
+            }
+            add(Remedy {
+                kind: "network",
+                what: format!("{dest} refused {} times [{}]", d.denied, d.rule),
+                line: format!("aq allow --net {dest}"),
+                warning: dest
+                    .split(':')
+                    .next()
+                    .is_some_and(|h| h.parse::<std::net::IpAddr>().is_ok())
+                    .then(|| {
+                        "an address, not a name: the allowlist cannot tell who answers there"
+                            .to_string()
+                    }),
+            });
+        }
+        found
+            .into_iter()
+            .map(|(mut r, n)| {
+                if n > 1 {
+                    r.what = format!("{}, {n} times", r.what);
+                }
+                r
+            })
+            .collect()
+    }
+}
+
+/// A block: a grant's own block is taken back; a built-in one is lowered
+/// in `[rules]` only, never by an allow (and the safer way comes first).
+fn blocked(e: &DecisionEntry) -> Remedy {
+    let words = program_words(&e.argv).unwrap_or_default();
+    let what = format!("{} [{}] blocked", e.shown(), e.rules.join(", "));
+    match e.rules.iter().find(|r| r.starts_with("grant-block-")) {
+        Some(_) => Remedy {
+            kind: "blocked",
+            what,
+            line: format!("aq deny --remove --command '{words}'"),
+            warning: None,
+        },
+        None => {
+            let rule = e.rules.first().cloned().unwrap_or_default();
+            Remedy {
+                kind: "blocked",
+                what,
+                line: format!("[rules] {rule} = \"ask\" in your policy file"),
+                warning: Some(match &e.safer {
+                    Some(safer) => format!("a built-in block; rather: {safer}"),
+                    None => "a built-in block: lowering it is rarely what you want".to_string(),
+                }),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Destination;
+
+    fn entry(argv: &[&str], rules: &[&str], answer: Option<&str>) -> DecisionEntry {
+        DecisionEntry {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            rules: rules.iter().map(|s| s.to_string()).collect(),
+            answer: answer.map(String::from),
+            safer: Some("pin a version".to_string()),
+            ..DecisionEntry::default()
+        }
+    }
+
+    #[test]
+    fn refusals_are_grouped_with_their_lines_and_approved_asks_left_out() {
+        let mut s = Summary::default();
+        s.asked = vec![
+            entry(
+                &["/usr/bin/npm", "ci"],
+                &["pkg-install"],
+                Some("no-approver"),
+            ),
+            entry(&["npm", "ci", "--silent"], &["pkg-install"], Some("deny")),
+            entry(&["curl", "-s", "x"], &["net-fetch"], Some("once")),
+        ];
+        s.blocked = vec![
+            entry(
+                &["kubectl", "delete", "ns"],
+                &["grant-block-kubectl-delete"],
+                None,
+            ),
+            entry(&["rm", "-rf", "/"], &["fs-rm-recursive-root"], None),
+        ];
+        s.destinations.insert(
+            "203.0.113.7:443".to_string(),
+            Destination {
+                denied: 2,
+                rule: "net-not-allowlisted".to_string(),
+                ..Destination::default()
+            },
+        );
+        let r = s.remedies();
+        let lines: Vec<&str> = r.iter().map(|r| r.line.as_str()).collect();
+        assert_eq!(
+            lines,
+            vec![
+                "aq allow --command 'npm ci'",
+                "aq deny --remove --command 'kubectl delete'",
+                "[rules] fs-rm-recursive-root = \"ask\" in your policy file",
+                "aq allow --net 203.0.113.7:443",
+            ]
+        );
+        assert!(r[0].what.ends_with(", 2 times"), "{:?}", r[0]);
+        assert_eq!(r[0].warning, None);
+        assert!(r[2].warning.as_deref().unwrap().contains("pin a version"));
+        assert!(r[3].warning.as_deref().unwrap().contains("an address"));
+    }
+}
