@@ -8,6 +8,7 @@ mod audit;
 mod doctor;
 mod exec_guard;
 mod grants;
+mod lint;
 mod mcp;
 mod network;
 mod policy;

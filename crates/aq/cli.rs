@@ -60,6 +60,13 @@ pub enum Command {
     Deny(GrantArgs),
     /// List the grants your policy file holds, as the lines that made them.
     Grants,
+    /// Risky or useless settings in the policy a session here would use.
+    ///
+    /// Each finding has a rule id, a severity and what to do. Exits 1 on a
+    /// high finding, or on any with --strict.
+    ///
+    /// Example: aq lint --agent claude
+    Lint(LintArgs),
     /// Report on a session: what ran, what was blocked or asked, approvals.
     Report(ReportArgs),
     /// Session logs: a recap of the latest, the list, chain verification.
@@ -200,6 +207,25 @@ pub struct DoctorArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Exit 1 on any finding, not only on a high one.
+    #[arg(long)]
+    pub strict: bool,
+    /// One JSON object: the findings with rule, severity, what and fix.
+    #[arg(long)]
+    pub json: bool,
+    /// Lint with this agent preset's hosts in play.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// The profile to lint (default: the one `aq run` would use).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Whose project policy applies (default: here).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,7 @@ mod exit;
 mod explain;
 mod grant_cmd;
 mod hook_cmd;
+mod lint_cmd;
 mod mcp_cmd;
 mod network;
 mod policy_cmd;
@@ -73,6 +74,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Allow(args) => grant_cmd::run(&args, true),
         cli::Command::Deny(args) => grant_cmd::run(&args, false),
         cli::Command::Grants => grant_cmd::run_list(),
+        cli::Command::Lint(args) => lint_cmd::run(&args, policy),
         cli::Command::Report(args) => audit_cmd::run_report(&args),
         cli::Command::Audit(args) => audit_cmd::run_audit(&args),
         cli::Command::Doctor(args) => doctor::run(&args),

@@ -20,6 +20,7 @@ mod decision;
 mod engine;
 mod env_names;
 pub mod grants;
+pub mod lint;
 pub mod paths;
 mod policy;
 pub mod profile;
