@@ -173,7 +173,9 @@ fn the_latest_audit_names_each_refusal_with_the_line_that_allows_it() {
         &env.work().join("r.sh"),
         &format!(
             "echo ping | {aq} __connect other.example.invalid {port}; echo \"tunnel $?\"\n\
-             curl -s -o /dev/null http://127.0.0.1:9/; echo \"curl $?\"\n"
+             curl -s -o /dev/null http://127.0.0.1:9/; echo \"curl $?\"\n\
+             python3 -c 'import ctypes; print(\"keyctl\", ctypes.CDLL(None).syscall({keyctl}, 0, -3, 0))'\n",
+            keyctl = libc::SYS_keyctl
         ),
     );
     let run = |env: &Env| {
@@ -201,7 +203,9 @@ fn the_latest_audit_names_each_refusal_with_the_line_that_allows_it() {
         .stdout_has("refused, and the line that allows it next time:")
         .stdout_has(&net_line)
         .stdout_has("aq allow --command 'curl'")
-        .stdout_has("! `net-fetch` asked because it fetches from or sends to the network");
+        .stdout_has("! `net-fetch` asked because it fetches from or sends to the network")
+        .stdout_has("syscall keyctl refused (EPERM), once")
+        .stdout_has("no grant for keyctl: every sandboxed profile denies it");
     let report = env.aq(&["report", "--latest", "--format", "json"]).json();
     let lines: Vec<&str> = report["remedies"]
         .as_array()

@@ -146,6 +146,10 @@ impl ExecJudge for SessionExecJudge {
         true
     }
 
+    fn syscall_refused(&self, pid: u32, syscall: &'static str, errno: i32) {
+        self.supervisor.record_syscall_refused(pid, syscall, errno);
+    }
+
     fn scrub_env(&self, event: &ExecEvent) -> Vec<Vec<u8>> {
         if self.scrub.is_empty() || self.agent.as_ref().is_some_and(|a| a.is_agent(event.pid)) {
             return Vec::new();

@@ -305,6 +305,22 @@ impl Supervisor {
         });
     }
 
+    /// Logs a system call the sandbox refused (off the caller's path).
+    pub fn record_syscall_refused(&self, pid: u32, syscall: &str, errno: i32) {
+        let name = std::io::Error::from_raw_os_error(errno).kind();
+        let errno = match errno {
+            libc::EPERM => "EPERM".to_string(),
+            libc::ENOSYS => "ENOSYS".to_string(),
+            libc::EAFNOSUPPORT => "EAFNOSUPPORT".to_string(),
+            other => format!("errno {other} ({name:?})"),
+        };
+        self.log_later(EventBody::SyscallRefused {
+            pid,
+            syscall: syscall.to_string(),
+            errno,
+        });
+    }
+
     fn log(&self, body: EventBody) {
         session::log_event(&self.log, &self.file.id, body);
     }

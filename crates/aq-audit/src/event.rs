@@ -195,6 +195,16 @@ pub enum EventBody {
         /// The policy entry that refused it.
         rule: Option<String>,
     },
+    /// The seccomp filter of the sandbox refused a system call (answered,
+    /// and reported, by the exec guard's notifier).
+    SyscallRefused {
+        /// The process that made it (the host's pid).
+        pid: u32,
+        /// The call's name (`bpf`, `ptrace`).
+        syscall: String,
+        /// The errno it got (`EPERM`).
+        errno: String,
+    },
     /// The agent exited and `aq run` closed the session.
     SessionEnd {
         /// The agent's exit code, if it exited.
@@ -206,7 +216,7 @@ pub enum EventBody {
 
 impl EventBody {
     /// The `event` tags this version knows, in declaration order.
-    pub const KINDS: [&'static str; 8] = [
+    pub const KINDS: [&'static str; 9] = [
         "session_start",
         "command_decision",
         "approval",
@@ -214,6 +224,7 @@ impl EventBody {
         "network_connection",
         "preflight_finding",
         "mcp_tool_call",
+        "syscall_refused",
         "session_end",
     ];
 
@@ -227,6 +238,7 @@ impl EventBody {
             EventBody::NetworkConnection { .. } => "network_connection",
             EventBody::PreflightFinding { .. } => "preflight_finding",
             EventBody::McpToolCall { .. } => "mcp_tool_call",
+            EventBody::SyscallRefused { .. } => "syscall_refused",
             EventBody::SessionEnd { .. } => "session_end",
         }
     }
@@ -241,6 +253,7 @@ impl EventBody {
             EventBody::NetworkConnection { .. }
             | EventBody::PreflightFinding { .. }
             | EventBody::McpToolCall { .. }
+            | EventBody::SyscallRefused { .. }
             | EventBody::SessionEnd { .. } => None,
         }
     }
@@ -385,6 +398,11 @@ mod tests {
                 arguments: "{\"path\":\"~/.ssh/id_rsa\"}".into(),
                 decision: "allow".into(),
                 rule: None,
+            },
+            EventBody::SyscallRefused {
+                pid: 42,
+                syscall: "bpf".into(),
+                errno: "EPERM".into(),
             },
             EventBody::SessionEnd {
                 exit_code: Some(0),

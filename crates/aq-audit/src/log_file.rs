@@ -278,6 +278,7 @@ fn redact_body(body: EventBody) -> EventBody {
             rule,
         },
         end @ EventBody::SessionEnd { .. } => end,
+        refused @ EventBody::SyscallRefused { .. } => refused,
     }
 }
 

@@ -10,7 +10,7 @@ use crate::report::{DecisionEntry, Summary};
 /// One refusal group and its remedy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Remedy {
-    /// `command`, `blocked` or `network`.
+    /// `command`, `blocked`, `network` or `syscall`.
     pub kind: &'static str,
     /// What was refused, and how often.
     pub what: String,
@@ -32,6 +32,14 @@ const RISKY: [(&str, &str); 5] = [
     ("fs-", "it deletes or overwrites files"),
     ("git-", "it rewrites or publishes history"),
 ];
+
+fn times(n: u64) -> String {
+    if n == 1 {
+        "once".to_string()
+    } else {
+        format!("{n} times")
+    }
+}
 
 /// The program and first non-option argument of `argv`, for a command grant.
 fn program_words(argv: &[String]) -> Option<String> {
@@ -113,11 +121,23 @@ impl Summary {
                     }),
             });
         }
+        for (syscall, (n, errno)) in &self.refused_syscalls {
+            add(Remedy {
+                kind: "syscall",
+                what: format!("{syscall} refused ({errno}), {}", times(*n)),
+                line: format!(
+                    "no grant for {syscall}: every sandboxed profile denies it; `aq run --profile shims-only -- ...` runs without the kernel sandbox"
+                ),
+                warning: Some(format!(
+                    "{syscall} reaches past the sandbox (other processes, the kernel, mounts or keyrings); shims-only drops every kernel boundary, not only this one"
+                )),
+            });
+        }
         found
             .into_iter()
             .map(|(mut r, n)| {
                 if n > 1 {
-                    r.what = format!("{}, {n} times", r.what);
+                    r.what = format!("{}, {}", r.what, times(n));
                 }
                 r
             })
@@ -169,24 +189,26 @@ mod tests {
 
     #[test]
     fn refusals_are_grouped_with_their_lines_and_approved_asks_left_out() {
-        let mut s = Summary::default();
-        s.asked = vec![
-            entry(
-                &["/usr/bin/npm", "ci"],
-                &["pkg-install"],
-                Some("no-approver"),
-            ),
-            entry(&["npm", "ci", "--silent"], &["pkg-install"], Some("deny")),
-            entry(&["curl", "-s", "x"], &["net-fetch"], Some("once")),
-        ];
-        s.blocked = vec![
-            entry(
-                &["kubectl", "delete", "ns"],
-                &["grant-block-kubectl-delete"],
-                None,
-            ),
-            entry(&["rm", "-rf", "/"], &["fs-rm-recursive-root"], None),
-        ];
+        let mut s = Summary {
+            asked: vec![
+                entry(
+                    &["/usr/bin/npm", "ci"],
+                    &["pkg-install"],
+                    Some("no-approver"),
+                ),
+                entry(&["npm", "ci", "--silent"], &["pkg-install"], Some("deny")),
+                entry(&["curl", "-s", "x"], &["net-fetch"], Some("once")),
+            ],
+            blocked: vec![
+                entry(
+                    &["kubectl", "delete", "ns"],
+                    &["grant-block-kubectl-delete"],
+                    None,
+                ),
+                entry(&["rm", "-rf", "/"], &["fs-rm-recursive-root"], None),
+            ],
+            ..Summary::default()
+        };
         s.destinations.insert(
             "203.0.113.7:443".to_string(),
             Destination {

@@ -50,6 +50,8 @@ pub struct Summary {
     pub exits: Vec<ExitEntry>,
     /// Network destinations the broker saw: host:port → counts and bytes.
     pub destinations: BTreeMap<String, Destination>,
+    /// System calls the sandbox refused: name → how often, and the errno.
+    pub refused_syscalls: BTreeMap<String, (u64, String)>,
     /// Every exec the shims and the exec guard decided, with its process
     /// and parent, for the process tree.
     pub processes: Vec<ProcessEntry>,
@@ -510,6 +512,16 @@ impl Summary {
                 shorten(&arguments, TIMELINE_COMMAND_WIDTH),
                 rule.map(|r| format!(" [{r}]")).unwrap_or_default()
             ),
+            EventBody::SyscallRefused {
+                pid,
+                syscall,
+                errno,
+            } => {
+                let seen = self.refused_syscalls.entry(syscall.clone()).or_default();
+                seen.0 += 1;
+                seen.1 = errno.clone();
+                format!("{syscall} refused ({errno}) to pid {pid}")
+            }
             EventBody::SessionEnd {
                 exit_code,
                 duration_ms,
@@ -1212,7 +1224,16 @@ mod tests {
             recap.contains("asked   npm publish [pkg-publish] -> deny\n"),
             "{recap}"
         );
-        assert!(recap.lines().count() <= 4, "{recap}");
+        // The counts, one line per refusal, then what would allow them.
+        let (lists, remedies) = recap
+            .split_once("refused, and the line that allows it next time:\n")
+            .unwrap_or((&recap, ""));
+        assert_eq!(lists.lines().count(), 3, "{recap}");
+        assert!(remedies.contains("[rules] git-push-force"), "{recap}");
+        assert!(
+            remedies.contains("aq allow --command 'npm publish'"),
+            "{recap}"
+        );
     }
 
     #[test]

@@ -144,9 +144,10 @@ fn run_with(
 ) -> Result<ExitStatus, SandboxError> {
     let channel = listener_channel(plan, &sink)?;
     let planned = plan.steps.contains(&Step::AttachExecGuard);
+    let refused = refused_by_guard(plan);
     let mut guard = match (planned, judge) {
         (false, None) => None,
-        (true, Some(judge)) => Some(ExecGuard::start(judge)?),
+        (true, Some(judge)) => Some(ExecGuard::start(judge, refused)?),
         (true, None) => {
             return Err(SandboxError::ExecGuardMisuse(
                 "the plan has the exec guard: run it with apply_guarded",
@@ -375,7 +376,11 @@ impl Prepared {
                 Step::AttachExecGuard => {
                     let (command_end, _) =
                         guard_fds.ok_or(SandboxError::ExecGuardMisuse("no exec guard started"))?;
-                    PreparedStep::AttachExecGuard(exec_notify::notify_filter(), command_end)
+                    let refused: Vec<i64> = refused_by_guard(plan)
+                        .into_iter()
+                        .map(|(nr, _, _)| nr)
+                        .collect();
+                    PreparedStep::AttachExecGuard(exec_notify::notify_filter(&refused), command_end)
                 }
             });
         }
@@ -673,4 +678,15 @@ fn wait(pid: libc::pid_t) -> std::io::Result<libc::c_int> {
             return Err(e);
         }
     }
+}
+
+/// The denials of the plan's seccomp step that the exec guard answers.
+fn refused_by_guard(plan: &SandboxPlan) -> Vec<(i64, i32, &'static str)> {
+    plan.steps
+        .iter()
+        .find_map(|s| match s {
+            Step::Seccomp(policy) => Some(policy.notified()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }

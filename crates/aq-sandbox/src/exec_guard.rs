@@ -117,6 +117,11 @@ pub trait ExecJudge: Send + Sync {
     fn refuse_shells_with_status(&self) -> bool {
         false
     }
+
+    /// A call the sandbox denies was made by process `pid` (the caller's
+    /// PID namespace) and answered with `errno`: for the record. Default:
+    /// nothing.
+    fn syscall_refused(&self, _pid: u32, _syscall: &'static str, _errno: i32) {}
 }
 
 /// What is done to an exec's new image at its exec stop, before it runs.

@@ -33,19 +33,22 @@ use crate::procfs::{self, ExecCall};
 use crate::syscall::{Call, Fail, check};
 
 /// The notification filter: `execve` and `execveat` of the native
-/// architecture notify; everything else is allowed here (the sandbox's other
-/// filters kill foreign architectures and deny the rest).
+/// architecture notify, and so do the `refused` calls (the sandbox's
+/// unconditional denials, answered and recorded by the notifier); everything
+/// else is allowed here (the sandbox's other filters kill foreign
+/// architectures and deny the rest).
 ///
 /// ```text
 /// 0: ld  [arch]
-/// 1: jeq AUDIT_ARCH_native, 2, 0  (else 5)
+/// 1: jeq AUDIT_ARCH_native, 2, 0      (else ALLOW)
 /// 2: ld  [nr]
-/// 3: jeq __NR_execve, 6
-/// 4: jeq __NR_execveat, 6
-/// 5: ret ALLOW
-/// 6: ret USER_NOTIF
+/// 3: jeq __NR_execve, USER_NOTIF
+/// 4: jeq __NR_execveat, USER_NOTIF
+/// 5..: jeq <refused>, USER_NOTIF
+/// n: ret ALLOW
+/// n+1: ret USER_NOTIF
 /// ```
-pub(crate) fn notify_filter() -> Vec<libc::sock_filter> {
+pub(crate) fn notify_filter(refused: &[i64]) -> Vec<libc::sock_filter> {
     const LD_ABS_W: u16 = 0x20;
     const JEQ_K: u16 = 0x15;
     const RET_K: u16 = 0x06;
@@ -54,15 +57,24 @@ pub(crate) fn notify_filter() -> Vec<libc::sock_filter> {
     #[cfg(target_arch = "aarch64")]
     const AUDIT_ARCH: u32 = 183 | 0x8000_0000 | 0x4000_0000;
     let ins = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
-    vec![
+    let notified: Vec<u32> = [libc::SYS_execve, libc::SYS_execveat]
+        .into_iter()
+        .chain(refused.iter().copied())
+        .map(|nr| nr as u32)
+        .collect();
+    let n = notified.len();
+    let mut f = vec![
         ins(LD_ABS_W, 0, 0, 4),
-        ins(JEQ_K, 0, 3, AUDIT_ARCH),
+        ins(JEQ_K, 0, (n + 1) as u8, AUDIT_ARCH),
         ins(LD_ABS_W, 0, 0, 0),
-        ins(JEQ_K, 2, 0, libc::SYS_execve as u32),
-        ins(JEQ_K, 1, 0, libc::SYS_execveat as u32),
-        ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
-        ins(RET_K, 0, 0, libc::SECCOMP_RET_USER_NOTIF),
-    ]
+    ];
+    for (i, nr) in notified.into_iter().enumerate() {
+        // To USER_NOTIF: past the rest of the checks and the ALLOW.
+        f.push(ins(JEQ_K, (n - i) as u8, 0, nr));
+    }
+    f.push(ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW));
+    f.push(ins(RET_K, 0, 0, libc::SECCOMP_RET_USER_NOTIF));
+    f
 }
 
 /// The guard's answer on the handshake socket: `b'y'`, or `b'n'` followed by
@@ -332,6 +344,14 @@ impl Notifier {
     /// kernel runs it.
     fn handle(&self, notif: &libc::seccomp_notif) {
         let tid = notif.pid as i32;
+        if let Some((errno, name)) = self.shared.refused(notif.data.nr) {
+            // A call the sandbox denies: the same answer the filter would
+            // give, and the judge hears of it.
+            if self.respond(notif.id, errno) {
+                self.shared.judge.syscall_refused(tid as u32, name, errno);
+            }
+            return;
+        }
         let Some(call) = ExecCall::from_syscall(notif.data.nr, &notif.data.args) else {
             self.respond(notif.id, 0);
             return;
@@ -524,7 +544,7 @@ mod tests {
 
     #[test]
     fn notify_filter_jumps_land_on_the_two_returns() {
-        let f = notify_filter();
+        let f = notify_filter(&[]);
         assert_eq!(f.len(), 7);
         // Not the native architecture: skip to ALLOW.
         assert_eq!(1 + 1 + f[1].jf as usize, 5);

@@ -31,6 +31,8 @@ pub(crate) struct Shared {
     /// Why the command's own exec was denied, if it was.
     initial_denial: Mutex<Option<String>>,
     pub(crate) notifier_done: AtomicBool,
+    /// Calls the sandbox denies that the notifier answers: number, errno, name.
+    refused: Vec<(i64, i32, &'static str)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -38,14 +40,23 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn new(judge: Arc<dyn ExecJudge>) -> Shared {
+    fn new(judge: Arc<dyn ExecJudge>, refused: Vec<(i64, i32, &'static str)>) -> Shared {
         Shared {
+            refused,
             judge,
             command_pid: AtomicI32::new(0),
             initial_done: AtomicBool::new(false),
             initial_denial: Mutex::new(None),
             notifier_done: AtomicBool::new(false),
         }
+    }
+
+    /// The errno and name of a denied call the notifier answers.
+    pub(crate) fn refused(&self, nr: i32) -> Option<(i32, &'static str)> {
+        self.refused
+            .iter()
+            .find(|(n, _, _)| *n == i64::from(nr))
+            .map(|(_, e, name)| (*e, *name))
     }
 
     pub(crate) fn set_command(&self, pid: i32) {
@@ -94,7 +105,10 @@ fn setup_error(syscall: &'static str, source: std::io::Error) -> SandboxError {
 impl ExecGuard {
     /// Make the handshake socket and start the handshake thread, which waits
     /// for the command.
-    pub(crate) fn start(judge: Arc<dyn ExecJudge>) -> Result<ExecGuard, SandboxError> {
+    pub(crate) fn start(
+        judge: Arc<dyn ExecJudge>,
+        refused: Vec<(i64, i32, &'static str)>,
+    ) -> Result<ExecGuard, SandboxError> {
         let (tracer_end, command_end) =
             crate::fdpass::seqpacket_pair().map_err(|e| setup_error("socketpair", e))?;
         let one: libc::c_int = 1;
@@ -122,7 +136,7 @@ impl ExecGuard {
         // SAFETY: a fresh fd we own.
         let stop = unsafe { OwnedFd::from_raw_fd(efd) };
         let stop_for_pool = stop.try_clone().map_err(|e| setup_error("dup", e))?;
-        let shared = Arc::new(Shared::new(judge));
+        let shared = Arc::new(Shared::new(judge, refused));
         let raw_tracer_end = tracer_end.as_raw_fd();
         let for_tracer = shared.clone();
         let tracer = std::thread::Builder::new()

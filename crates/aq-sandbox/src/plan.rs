@@ -634,7 +634,11 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
         });
     }
     steps.push(Step::DropCapabilities);
-    steps.push(Step::Seccomp(plan_seccomp()));
+    let mut seccomp = plan_seccomp();
+    // With the exec guard, its notifier answers the unconditional denials
+    // (the same errno), so each is recorded.
+    seccomp.notify_refusals = spec.exec_guard == ExecGuardMode::Required;
+    steps.push(Step::Seccomp(seccomp));
     if spec.exec_guard == ExecGuardMode::Required {
         steps.push(Step::AttachExecGuard);
     }
@@ -977,7 +981,10 @@ mod tests {
         spec.exec_guard = ExecGuardMode::Required;
         let got = plan(&spec, &facts(6, &[("/ws", dir("/ws"))])).unwrap();
         let n = got.steps.len();
-        assert_eq!(got.steps[n - 2], Step::Seccomp(plan_seccomp()));
+        // Its notifier answers (and records) the unconditional denials.
+        let mut seccomp = plan_seccomp();
+        seccomp.notify_refusals = true;
+        assert_eq!(got.steps[n - 2], Step::Seccomp(seccomp));
         assert_eq!(got.steps[n - 1], Step::AttachExecGuard);
         let enforced = got.enforced();
         assert_eq!(enforced.exec_guard, ExecGuardMode::Required);

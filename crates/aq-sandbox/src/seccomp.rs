@@ -161,6 +161,15 @@ pub enum DenyErrno {
 }
 
 impl DenyErrno {
+    /// The errno's value.
+    pub fn raw(self) -> i32 {
+        match self {
+            DenyErrno::Eperm => libc::EPERM,
+            DenyErrno::Eafnosupport => libc::EAFNOSUPPORT,
+            DenyErrno::Enosys => libc::ENOSYS,
+        }
+    }
+
     /// The errno's name.
     pub fn name(self) -> &'static str {
         match self {
@@ -188,6 +197,44 @@ pub struct SeccompDenial {
 pub struct SeccompPolicy {
     /// Denied calls, in policy order.
     pub denials: Vec<SeccompDenial>,
+    /// The unconditional denials are answered by the exec guard's notifier,
+    /// which records each ([`SeccompPolicy::notified`]), not by this filter.
+    /// Set by the plan when the exec guard runs; the answers are the same.
+    pub notify_refusals: bool,
+}
+
+impl SeccompPolicy {
+    /// The denials the exec guard answers when [`Self::notify_refusals`]:
+    /// `(number, errno, name)` of each unconditional one, except `clone3`
+    /// and io_uring, which runtimes probe routinely and expect refused.
+    pub fn notified(&self) -> Vec<(i64, i32, &'static str)> {
+        if !self.notify_refusals {
+            return Vec::new();
+        }
+        self.denials
+            .iter()
+            .filter(|d| d.when == ArgCondition::Always && !routine(d.syscall))
+            .filter_map(|d| Some((syscall_number(d.syscall)?, d.errno.raw(), d.syscall.name())))
+            .collect()
+    }
+}
+
+/// Refused calls a runtime makes on its own to see whether it may.
+fn routine(s: Syscall) -> bool {
+    matches!(
+        s,
+        Syscall::Clone3 | Syscall::IoUringSetup | Syscall::IoUringEnter | Syscall::IoUringRegister
+    )
+}
+
+#[cfg(target_os = "linux")]
+fn syscall_number(s: Syscall) -> Option<i64> {
+    Some(linux::number(s))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn syscall_number(_: Syscall) -> Option<i64> {
+    None
 }
 
 /// The policy every sandbox gets. Pure.
@@ -273,7 +320,10 @@ pub fn plan_seccomp() -> SeccompPolicy {
             errno: Eafnosupport,
         },
     ]);
-    SeccompPolicy { denials }
+    SeccompPolicy {
+        denials,
+        notify_refusals: false,
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -291,7 +341,7 @@ mod linux {
     use super::{ArgCondition, DenyErrno, SeccompPolicy, Syscall};
     use crate::syscall::{Call, Fail};
 
-    fn number(s: Syscall) -> libc::c_long {
+    pub(super) fn number(s: Syscall) -> libc::c_long {
         match s {
             Syscall::Ptrace => libc::SYS_ptrace,
             Syscall::ProcessVmReadv => libc::SYS_process_vm_readv,
@@ -410,7 +460,12 @@ mod linux {
     ) -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
         let arch = target_arch()?;
         let mut by_errno: BTreeMap<DenyErrno, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
+        let notified = policy.notified();
         for d in &policy.denials {
+            if notified.iter().any(|(nr, _, _)| *nr == number(d.syscall)) {
+                // The exec guard answers it, and records it.
+                continue;
+            }
             let chain = by_errno
                 .entry(d.errno)
                 .or_default()

@@ -41,6 +41,8 @@ struct Recorder {
     seen: Mutex<Vec<Seen>>,
     deny_initial: bool,
     slow: Duration,
+    /// Denied calls the guard reported: name and errno.
+    refused: Mutex<Vec<(String, i32)>>,
 }
 
 impl ExecJudge for Recorder {
@@ -64,6 +66,13 @@ impl ExecJudge for Recorder {
         } else {
             ExecVerdict::Allow
         }
+    }
+
+    fn syscall_refused(&self, _pid: u32, syscall: &'static str, errno: i32) {
+        self.refused
+            .lock()
+            .unwrap()
+            .push((syscall.to_string(), errno));
     }
 }
 
@@ -778,4 +787,32 @@ fn a_program_cannot_read_the_environment_or_files_of_the_process_that_started_it
         "{}",
         cws("parent-cwd")
     );
+}
+
+#[test]
+fn a_call_the_sandbox_denies_is_answered_by_the_guard_and_recorded() {
+    // Under the exec guard its notifier answers the unconditional denials:
+    // the same errno as the filter, and the judge hears of each.
+    let s = Scratch::new();
+    for (probe, name) in [("sys:keyctl", "keyctl"), ("sys:bpf", "bpf")] {
+        let judge = Arc::new(Recorder::default());
+        let Some(got) = run_probe_guarded(&guarded_spec(&s), probe, judge.clone()) else {
+            return;
+        };
+        assert_eq!(got, Outcome::Errno(libc::EPERM), "{probe}");
+        assert_eq!(
+            *judge.refused.lock().unwrap(),
+            vec![(name.to_string(), libc::EPERM)],
+            "{probe}"
+        );
+    }
+    // Calls a runtime probes on its own (clone3, io_uring) are refused by the
+    // filter and not reported: threads still start (glibc falls back to clone).
+    let judge = Arc::new(Recorder::default());
+    let status = sh(&s, judge.clone(), "sleep 0 & wait; echo done > threads.txt");
+    if status.is_none() {
+        return;
+    }
+    assert_eq!(read(&s.ws.join("threads.txt")), "done\n");
+    assert!(judge.refused.lock().unwrap().is_empty());
 }
