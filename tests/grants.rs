@@ -2,7 +2,7 @@
 //! session really does, is stored in the user's file as the user wrote it,
 //! and the dangerous ones are refused with the file untouched.
 
-use crate::util::Env;
+use crate::util::{Env, echo_server};
 
 /// `aq explain --json -- LINE`'s decision.
 fn decision(env: &Env, line: &str) -> String {
@@ -46,18 +46,7 @@ fn allowing_a_path_lets_a_session_write_there_and_removing_it_takes_it_back() {
 
 #[test]
 fn allowing_a_host_opens_the_tunnel_to_it_and_denying_closes_it() {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut c) = conn else { continue };
-            let mut buf = [0u8; 64];
-            if let Ok(n) = c.read(&mut buf) {
-                let _ = c.write_all(&buf[..n]);
-            }
-        }
-    });
+    let port = echo_server();
     let env = Env::new();
     let aq = crate::util::aq_exe();
     env.write(
@@ -155,18 +144,7 @@ fn dangerous_grants_are_refused_and_the_file_is_untouched() {
 
 #[test]
 fn the_latest_audit_names_each_refusal_with_the_line_that_allows_it() {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut c) = conn else { continue };
-            let mut buf = [0u8; 64];
-            if let Ok(n) = c.read(&mut buf) {
-                let _ = c.write_all(&buf[..n]);
-            }
-        }
-    });
+    let port = echo_server();
     let env = Env::new();
     let aq = crate::util::aq_exe();
     env.write(

@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-use crate::util::Env;
+use crate::util::{Env, echo_server};
 
 /// An HTTP server on the host's 127.0.0.1 answering `hello` to each request.
 pub(crate) fn hello_server() -> u16 {
@@ -165,20 +165,6 @@ fn bad_network_flags_are_usage_errors() {
 }
 
 /// An echo server on the host's loopback, standing in for an SSH server.
-fn echo_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { continue };
-            std::thread::spawn(move || {
-                let mut reader = conn.try_clone().unwrap();
-                let _ = std::io::copy(&mut reader, &mut conn);
-            });
-        }
-    });
-    port
-}
 
 #[test]
 fn the_ssh_proxy_command_reaches_an_allowlisted_host_and_port_only() {

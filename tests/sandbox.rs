@@ -605,24 +605,14 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
         // Already unprivileged: the other tests in this file are the proof.
         return;
     }
-    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
-    // `aqtest` when CI made it, else `nobody`.
-    let (uid, gid) = crate::util::aqtest_ids().unwrap_or((65534, 65534));
-    // Everything the user needs, in a directory it owns: a copy of aq (the
-    // build tree may be under /root), a home with a fake key, a workspace.
-    let root = tempfile::Builder::new()
-        .prefix("aq-unpriv-")
-        .tempdir()
-        .unwrap();
+    // Everything the user needs, in a directory it owns: a copy of aq, a
+    // home with a fake key, a workspace.
+    let (root, aq, uid, gid) = crate::util::user_scratch(
+        "aq-unpriv-",
+        &["home/.ssh", "work/.git/hooks", "state", "config"],
+    );
     let r = root.path();
-    std::fs::set_permissions(r, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let aq = r.join("aq");
-    std::fs::copy(crate::util::aq_exe(), &aq).unwrap();
-    std::fs::set_permissions(&aq, std::fs::Permissions::from_mode(0o755)).unwrap();
-    for d in ["home/.ssh", "work/.git/hooks", "state", "config"] {
-        std::fs::create_dir_all(r.join(d)).unwrap();
-    }
     std::fs::write(r.join("home/.ssh/id_ed25519"), "FAKE-KEY-NOT-REAL\n").unwrap();
     std::fs::write(r.join("home/.bash_history"), "FAKE-HISTORY-NOT-REAL\n").unwrap();
     std::fs::write(
@@ -638,18 +628,7 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
         ),
     )
     .unwrap();
-    for entry in [
-        "home",
-        "home/.bash_history",
-        "home/.ssh",
-        "home/.ssh/id_ed25519",
-        "work",
-        "work/.git",
-        "work/.git/hooks",
-        "work/s.sh",
-        "state",
-        "config",
-    ] {
+    for entry in ["home/.bash_history", "home/.ssh/id_ed25519", "work/s.sh"] {
         std::os::unix::fs::chown(r.join(entry), Some(uid), Some(gid)).unwrap();
     }
     let out = std::process::Command::new(&aq)

@@ -583,3 +583,45 @@ pub fn aqtest_ids() -> Option<(u32, u32)> {
     let f: Vec<&str> = line.split(':').collect();
     Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
 }
+
+/// A TCP server on 127.0.0.1 that echoes what each connection sends; its port.
+pub fn echo_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut reader = conn.try_clone().unwrap();
+                let _ = std::io::copy(&mut reader, &mut conn);
+            });
+        }
+    });
+    port
+}
+
+/// A directory for a run as the unprivileged user (`aqtest` when CI made
+/// it, else `nobody`): a copy of aq it can run (the build tree may be under
+/// /root) and `dirs` made and owned by the user. Returns the directory, the
+/// copy of aq, and the user's uid and gid.
+pub fn user_scratch(prefix: &str, dirs: &[&str]) -> (tempfile::TempDir, PathBuf, u32, u32) {
+    use std::os::unix::fs::PermissionsExt;
+    let (uid, gid) = aqtest_ids().unwrap_or((65534, 65534));
+    let root = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
+    let r = root.path();
+    std::fs::set_permissions(r, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let aq = r.join("aq");
+    std::fs::copy(aq_exe(), &aq).unwrap();
+    std::fs::set_permissions(&aq, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for d in dirs {
+        std::fs::create_dir_all(r.join(d)).unwrap();
+        // The directory and each one made on the way to it.
+        for part in Path::new(d)
+            .ancestors()
+            .filter(|a| !a.as_os_str().is_empty())
+        {
+            std::os::unix::fs::chown(r.join(part), Some(uid), Some(gid)).unwrap();
+        }
+    }
+    (root, aq, uid, gid)
+}

@@ -185,28 +185,15 @@ fn verify_json_lists_every_probe_with_its_control() {
 
 #[test]
 fn an_unprivileged_user_verifies_every_probe_against_its_control() {
-    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         aq_testkit::not_applicable("already unprivileged: the other tests here are the run");
         return;
     }
-    let (uid, gid) = crate::util::aqtest_ids().unwrap_or((65534, 65534));
-    // A copy of aq and a home the user owns (the build tree may be under /root).
-    let root = tempfile::Builder::new()
-        .prefix("aq-verify-user-")
-        .tempdir()
-        .unwrap();
+    let (root, aq, uid, gid) =
+        crate::util::user_scratch("aq-verify-user-", &["home", "state", "config"]);
     let r = root.path();
-    std::fs::set_permissions(r, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let aq = r.join("aq");
-    std::fs::copy(crate::util::aq_exe(), &aq).unwrap();
-    std::fs::set_permissions(&aq, std::fs::Permissions::from_mode(0o755)).unwrap();
-    for d in ["home", "state", "config"] {
-        std::fs::create_dir_all(r.join(d)).unwrap();
-        std::os::unix::fs::chown(r.join(d), Some(uid), Some(gid)).unwrap();
-    }
     let out = std::process::Command::new(&aq)
         .args(["verify", "--json"])
         .current_dir(r.join("home"))

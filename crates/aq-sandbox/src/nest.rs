@@ -35,6 +35,9 @@
 
 use std::io;
 
+#[cfg(target_arch = "x86_64")]
+use crate::syscall::ptrace;
+
 // The code the stopped program runs, assembled by rustc into read-only data
 // of aq (never executed here), copied into the program at its exec stop.
 // Results: r12 the ruleset fd, r13 the fd of "/", r14 add_rule's, r15
@@ -229,25 +232,6 @@ fn set_regs(pid: libc::pid_t, regs: &libc::user_regs_struct) -> io::Result<()> {
         0,
         regs as *const libc::user_regs_struct as usize,
     )
-}
-
-#[cfg(target_arch = "x86_64")]
-fn ptrace(req: libc::c_uint, pid: libc::pid_t, addr: usize, data: usize) -> io::Result<()> {
-    // SAFETY: every request used here takes integers, or a pointer to a
-    // live register struct of the right type.
-    let r = unsafe {
-        libc::ptrace(
-            req,
-            pid,
-            addr as *mut libc::c_void,
-            data as *mut libc::c_void,
-        )
-    };
-    if r == -1 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]

@@ -179,3 +179,28 @@ mod tests {
         }
     }
 }
+
+/// A ptrace request that takes integers (or a pointer passed as one); the
+/// tracer and the domain nesting share it.
+pub(crate) fn ptrace(
+    req: libc::c_uint,
+    pid: libc::pid_t,
+    addr: usize,
+    data: usize,
+) -> std::io::Result<()> {
+    // SAFETY: every request used takes integers, or a pointer to a live
+    // register struct of the right type passed as `data`.
+    let r = unsafe {
+        libc::ptrace(
+            req,
+            pid,
+            addr as *mut libc::c_void,
+            data as *mut libc::c_void,
+        )
+    };
+    if r == -1 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}

@@ -43,7 +43,7 @@ use crate::exec_guard::{ExecVerdict, Fixup, Judged};
 use crate::exec_notify::{Notifier, READY, REFUSED, REPLY_LEN};
 use crate::guard::Shared;
 use crate::procfs;
-use crate::syscall::Call;
+use crate::syscall::{Call, ptrace};
 
 const OPTIONS: libc::c_int = libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_EXITKILL;
 
@@ -303,23 +303,6 @@ fn apply_fixup(
     }
     procfs::scrub_env(pid, &fixup.scrub_env)?;
     Ok(())
-}
-
-fn ptrace(req: libc::c_uint, pid: libc::pid_t, addr: usize, data: usize) -> std::io::Result<()> {
-    // SAFETY: requests used here take integer addr/data or none.
-    let r = unsafe {
-        libc::ptrace(
-            req,
-            pid,
-            addr as *mut libc::c_void,
-            data as *mut libc::c_void,
-        )
-    };
-    if r == -1 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
 }
 
 fn event_message(pid: libc::pid_t) -> Option<u64> {
