@@ -605,7 +605,6 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
         // Already unprivileged: the other tests in this file are the proof.
         return;
     }
-    use std::os::unix::process::CommandExt;
     // Everything the user needs, in a directory it owns: a copy of aq, a
     // home with a fake key, a workspace.
     let (root, aq, uid, gid) = crate::util::user_scratch(
@@ -631,18 +630,13 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
     for entry in ["home/.bash_history", "home/.ssh/id_ed25519", "work/s.sh"] {
         std::os::unix::fs::chown(r.join(entry), Some(uid), Some(gid)).unwrap();
     }
-    let out = std::process::Command::new(&aq)
-        .args(["run", "--quiet", "--", "sh", "s.sh"])
-        .current_dir(r.join("work"))
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", r.join("home"))
-        .env("XDG_STATE_HOME", r.join("state"))
-        .env("XDG_CONFIG_HOME", r.join("config"))
-        .uid(uid)
-        .gid(gid)
-        .output()
-        .unwrap();
+    let out = crate::util::aq_as_user(
+        r,
+        &aq,
+        (uid, gid),
+        "work",
+        &["run", "--quiet", "--", "sh", "s.sh"],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let dump = format!(
         "uid {uid}\nstdout:\n{stdout}\nstderr:\n{}",

@@ -600,6 +600,31 @@ pub fn echo_server() -> u16 {
     port
 }
 
+/// `aq ARGS` as the unprivileged user of [`user_scratch`] `root`, in
+/// `root/CWD`, with only `PATH`, and `HOME`, `XDG_STATE_HOME` and
+/// `XDG_CONFIG_HOME` in `root` (`home`, `state`, `config`).
+pub fn aq_as_user(
+    root: &Path,
+    aq: &Path,
+    (uid, gid): (u32, u32),
+    cwd: &str,
+    args: &[&str],
+) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    Command::new(aq)
+        .args(args)
+        .current_dir(root.join(cwd))
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", root.join("home"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .uid(uid)
+        .gid(gid)
+        .output()
+        .unwrap()
+}
+
 /// A directory for a run as the unprivileged user (`aqtest` when CI made
 /// it, else `nobody`): a copy of aq it can run (the build tree may be under
 /// /root) and `dirs` made and owned by the user. Returns the directory, the

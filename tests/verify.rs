@@ -185,7 +185,6 @@ fn verify_json_lists_every_probe_with_its_control() {
 
 #[test]
 fn an_unprivileged_user_verifies_every_probe_against_its_control() {
-    use std::os::unix::process::CommandExt;
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         aq_testkit::not_applicable("already unprivileged: the other tests here are the run");
@@ -194,18 +193,7 @@ fn an_unprivileged_user_verifies_every_probe_against_its_control() {
     let (root, aq, uid, gid) =
         crate::util::user_scratch("aq-verify-user-", &["home", "state", "config"]);
     let r = root.path();
-    let out = std::process::Command::new(&aq)
-        .args(["verify", "--json"])
-        .current_dir(r.join("home"))
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", r.join("home"))
-        .env("XDG_STATE_HOME", r.join("state"))
-        .env("XDG_CONFIG_HOME", r.join("config"))
-        .uid(uid)
-        .gid(gid)
-        .output()
-        .unwrap();
+    let out = crate::util::aq_as_user(r, &aq, (uid, gid), "home", &["verify", "--json"]);
     let dump = format!(
         "uid {uid}\nstdout:\n{}\nstderr:\n{}",
         String::from_utf8_lossy(&out.stdout),
