@@ -163,23 +163,6 @@ pub(crate) fn write_file(path: &CStr, data: &[u8], step: u32) -> Result<(), Fail
     res.map(|_| ())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fail_round_trips_through_bytes() {
-        for call in CALLS {
-            let f = Fail {
-                step: 7,
-                call,
-                errno: 13,
-            };
-            assert_eq!(Fail::from_bytes(f.to_bytes()), Some(f));
-        }
-    }
-}
-
 /// A ptrace request that takes integers (or a pointer passed as one); the
 /// tracer and the domain nesting share it.
 pub(crate) fn ptrace(
@@ -202,5 +185,22 @@ pub(crate) fn ptrace(
         Err(std::io::Error::last_os_error())
     } else {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fail_round_trips_through_bytes() {
+        for call in CALLS {
+            let f = Fail {
+                step: 7,
+                call,
+                errno: 13,
+            };
+            assert_eq!(Fail::from_bytes(f.to_bytes()), Some(f));
+        }
     }
 }
