@@ -225,3 +225,110 @@ fn shell_split(line: &str) -> Vec<String> {
     }
     out
 }
+
+/// The kernel's audit switched on for one test and back as it was: Landlock
+/// reports its refusals only there (what `aq run` reads as root).
+struct AuditOn {
+    was: bool,
+}
+
+impl AuditOn {
+    fn set(on: bool) -> std::io::Result<bool> {
+        // A netlink AUDIT_GET, then AUDIT_SET of `enabled` when it differs.
+        // SAFETY: plain socket calls on an fd we own, buffers we own.
+        unsafe {
+            let fd = libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 9);
+            if fd == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let header = |len: u32, kind: u16| {
+                let mut h = Vec::new();
+                h.extend_from_slice(&len.to_ne_bytes());
+                h.extend_from_slice(&kind.to_ne_bytes());
+                h.extend_from_slice(
+                    &((libc::NLM_F_REQUEST | libc::NLM_F_ACK) as u16).to_ne_bytes(),
+                );
+                h.extend_from_slice(&[0; 8]);
+                h
+            };
+            let get = header(16, 1000);
+            libc::send(fd, get.as_ptr().cast(), get.len(), 0);
+            let mut buf = [0u8; 4096];
+            let mut was = false;
+            for _ in 0..4 {
+                let n = libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0);
+                if n >= 24 && u16::from_ne_bytes([buf[4], buf[5]]) == 1000 {
+                    was = u32::from_ne_bytes([buf[20], buf[21], buf[22], buf[23]]) != 0;
+                    break;
+                }
+            }
+            if was != on {
+                // struct audit_status: mask = AUDIT_STATUS_ENABLED, enabled.
+                let mut set = header(16 + 64, 1001);
+                set.extend_from_slice(&1u32.to_ne_bytes());
+                set.extend_from_slice(&u32::from(on).to_ne_bytes());
+                set.resize(16 + 64, 0);
+                libc::send(fd, set.as_ptr().cast(), set.len(), 0);
+                libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0);
+            }
+            libc::close(fd);
+            Ok(was)
+        }
+    }
+}
+
+impl Drop for AuditOn {
+    fn drop(&mut self) {
+        let _ = AuditOn::set(self.was);
+    }
+}
+
+#[test]
+fn landlock_refusals_are_read_back_with_their_line_as_root() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        aq_testkit::not_applicable("the kernel's audit log is for root to read");
+        return;
+    }
+    let _audit = match AuditOn::set(true) {
+        Ok(was) => AuditOn { was },
+        Err(e) => panic!("cannot switch the kernel's audit on: {e}"),
+    };
+    let env = Env::new();
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let history = env.root().join("home/.bash_history");
+    env.write(&history, "FAKE-HISTORY\n");
+    env.write(
+        &env.work().join("t.sh"),
+        &format!(
+            "echo x > '{}/f' 2>/dev/null || echo refused-write\ncat '{}' > /dev/null 2>&1 || echo refused-read\n",
+            outside.display(),
+            history.display()
+        ),
+    );
+    env.aq(&["run", "--quiet", "--", "sh", "t.sh"])
+        .code(0)
+        .stdout_has("refused-write")
+        .stdout_has("refused-read");
+    let write_line = format!("aq allow {}", outside.display());
+    let read_line = format!("aq allow --read-only {}", history.display());
+    env.aq(&["audit", "--latest"])
+        .code(0)
+        .stdout_has(&format!(
+            "write   {} (fs.make_reg) refused",
+            outside.display()
+        ))
+        .stdout_has(&write_line)
+        .stdout_has(&format!(
+            "read    {} (fs.read_file) refused",
+            history.display()
+        ))
+        .stdout_has(&read_line);
+    // The write's line, run as printed, permits it next time.
+    env.aq(&["allow", &outside.display().to_string()]).code(0);
+    env.aq(&["run", "--quiet", "--", "sh", "t.sh"])
+        .code(0)
+        .stdout_lacks("refused-write");
+    assert_eq!(std::fs::read_to_string(outside.join("f")).unwrap(), "x\n");
+}

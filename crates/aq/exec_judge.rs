@@ -159,6 +159,9 @@ impl ExecJudge for SessionExecJudge {
 
     fn judge(&self, event: &ExecEvent) -> ExecVerdict {
         if event.initial {
+            self.supervisor
+                .command_pid
+                .store(event.pid, std::sync::atomic::Ordering::Relaxed);
             if let Some(a) = &self.agent {
                 a.initial
                     .store(event.pid, std::sync::atomic::Ordering::Relaxed);

@@ -8,6 +8,7 @@ mod approve;
 mod audit_cmd;
 mod cli;
 mod connect;
+mod denials;
 mod doctor;
 mod enable_cmd;
 mod exec_identity;

@@ -221,7 +221,14 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         writer: crate::supervisor::LogWriter::start(&log_path, id.clone())
             .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
         home: std::env::var("HOME").ok(),
+        command_pid: Default::default(),
     });
+    // As root, with the kernel's audit on: Landlock's refusals are read back.
+    let denials = if profile.sandbox && guarded {
+        crate::denials::DenialWatch::start(supervisor.clone())
+    } else {
+        None
+    };
     crate::supervisor::spawn(listener, supervisor.clone());
     if let Some(mcp) = &args.mcp_session {
         mcp.set(supervisor.clone());
@@ -239,6 +246,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             &command,
             matches!(net, NetPlan::Broker { .. }),
             &grants,
+            denials.is_some(),
         ) {
             Ok(s) => Some(s),
             Err(e) => {
@@ -459,6 +467,9 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         exit
     };
 
+    if let Some(d) = denials {
+        d.stop();
+    }
     supervisor.flush_log();
     for shadow in &grants.shadows {
         if let Err(e) = aq_agents::shadow::write_back(shadow) {
@@ -584,6 +595,7 @@ fn plan_sandbox(
     command: &[String],
     broker: bool,
     grants: &aq_agents::Grants,
+    log_denials: bool,
 ) -> Result<PlannedSandbox, String> {
     let tmpdir = dir.join("tmp");
     std::fs::create_dir_all(&tmpdir)
@@ -640,6 +652,7 @@ fn plan_sandbox(
                 .map(PathBuf::from)
                 .filter(|p| p.is_absolute() && p.exists())
                 .collect(),
+            log_denials,
         },
     )?;
     let mut argv: Vec<OsString> = vec![resolved.into_os_string()];

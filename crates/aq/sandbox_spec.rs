@@ -133,6 +133,9 @@ pub struct SpecInputs<'a> {
     /// Paths the user's command line names (a script, a data file): readable
     /// with a private home.
     pub named: Vec<PathBuf>,
+    /// Landlock's refusals are reported to the kernel's audit log (someone
+    /// reads them: `crate::denials`).
+    pub log_denials: bool,
 }
 
 /// The system, readable in every profile (what does not exist is skipped).
@@ -295,6 +298,7 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
     let mut spec = SandboxSpec::strict(inputs.workspace);
     spec.writable = writable;
     spec.readable = readable;
+    spec.log_denials = inputs.log_denials;
     spec.read_only = read_only;
     spec.file_binds = inputs
         .grants
@@ -646,6 +650,7 @@ mod tests {
                 grants: None,
                 program: None,
                 named: vec![],
+                log_denials: false,
             },
         );
         let mut got: Vec<String> = s
@@ -697,6 +702,7 @@ mod tests {
                 grants: None,
                 program: None,
                 named: vec![],
+                log_denials: false,
             },
         );
         let names: Vec<String> = s

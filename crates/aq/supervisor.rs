@@ -36,6 +36,9 @@ pub struct Supervisor {
     /// The user's home directory: at exec time `~` is already expanded, and
     /// the rules recognise `/home/NAME` and `/root` but not every home.
     pub home: Option<String>,
+    /// The session's command (the host's pid), once the exec guard saw its
+    /// first exec; 0 before. The denial watch knows its Landlock domain by it.
+    pub command_pid: std::sync::atomic::AtomicU32,
     /// What each shim process was allowed to run (host pid → argv): when
     /// it then execs the real program, the exec guard does not ask again.
     /// Only kept under the exec guard (nothing else would take entries out).
@@ -302,6 +305,14 @@ impl Supervisor {
             source: asker.source.to_string(),
             exe: asker.exe,
             found: None,
+        });
+    }
+
+    /// Logs a file access Landlock refused (reported by the kernel).
+    pub fn record_file_refused(&self, path: &str, access: &str) {
+        self.log_later(EventBody::FileRefused {
+            path: path.to_string(),
+            access: access.to_string(),
         });
     }
 

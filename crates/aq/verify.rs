@@ -154,6 +154,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             grants: None,
             program: None,
             named: Vec::new(),
+            log_denials: false,
         },
     );
     let planned = match planned {

@@ -205,6 +205,14 @@ pub enum EventBody {
         /// The errno it got (`EPERM`).
         errno: String,
     },
+    /// Landlock refused a file access of the command (read from the
+    /// kernel's audit log, where the kernel reports it).
+    FileRefused {
+        /// The path the kernel names (for a file created: its directory).
+        path: String,
+        /// The refused rights, as the kernel names them (`fs.write_file`).
+        access: String,
+    },
     /// The agent exited and `aq run` closed the session.
     SessionEnd {
         /// The agent's exit code, if it exited.
@@ -216,7 +224,7 @@ pub enum EventBody {
 
 impl EventBody {
     /// The `event` tags this version knows, in declaration order.
-    pub const KINDS: [&'static str; 9] = [
+    pub const KINDS: [&'static str; 10] = [
         "session_start",
         "command_decision",
         "approval",
@@ -225,6 +233,7 @@ impl EventBody {
         "preflight_finding",
         "mcp_tool_call",
         "syscall_refused",
+        "file_refused",
         "session_end",
     ];
 
@@ -239,6 +248,7 @@ impl EventBody {
             EventBody::PreflightFinding { .. } => "preflight_finding",
             EventBody::McpToolCall { .. } => "mcp_tool_call",
             EventBody::SyscallRefused { .. } => "syscall_refused",
+            EventBody::FileRefused { .. } => "file_refused",
             EventBody::SessionEnd { .. } => "session_end",
         }
     }
@@ -254,6 +264,7 @@ impl EventBody {
             | EventBody::PreflightFinding { .. }
             | EventBody::McpToolCall { .. }
             | EventBody::SyscallRefused { .. }
+            | EventBody::FileRefused { .. }
             | EventBody::SessionEnd { .. } => None,
         }
     }
@@ -403,6 +414,10 @@ mod tests {
                 pid: 42,
                 syscall: "bpf".into(),
                 errno: "EPERM".into(),
+            },
+            EventBody::FileRefused {
+                path: "/etc".into(),
+                access: "fs.make_reg".into(),
             },
             EventBody::SessionEnd {
                 exit_code: Some(0),

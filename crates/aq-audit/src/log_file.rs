@@ -278,7 +278,7 @@ fn redact_body(body: EventBody) -> EventBody {
             rule,
         },
         end @ EventBody::SessionEnd { .. } => end,
-        refused @ EventBody::SyscallRefused { .. } => refused,
+        refused @ (EventBody::SyscallRefused { .. } | EventBody::FileRefused { .. }) => refused,
     }
 }
 

@@ -10,7 +10,7 @@ use crate::report::{DecisionEntry, Summary};
 /// One refusal group and its remedy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Remedy {
-    /// `command`, `blocked`, `network` or `syscall`.
+    /// `command`, `blocked`, `network`, `read`, `write` or `syscall`.
     pub kind: &'static str,
     /// What was refused, and how often.
     pub what: String,
@@ -121,6 +121,9 @@ impl Summary {
                     }),
             });
         }
+        for ((path, access), n) in &self.refused_files {
+            add(file_remedy(path, access, *n));
+        }
         for (syscall, (n, errno)) in &self.refused_syscalls {
             add(Remedy {
                 kind: "syscall",
@@ -142,6 +145,35 @@ impl Summary {
                 r
             })
             .collect()
+    }
+}
+
+/// A file access Landlock refused: a read is allowed with `--read-only`; a
+/// write, in the directory (the kernel names the directory for a file it
+/// would create, the file itself otherwise).
+fn file_remedy(path: &str, access: &str, n: u64) -> Remedy {
+    let read = access
+        .split(',')
+        .all(|a| matches!(a, "fs.read_file" | "fs.read_dir" | "fs.execute"));
+    let creates = access
+        .split(',')
+        .any(|a| a.starts_with("fs.make_") || a.starts_with("fs.remove_"));
+    let (kind, line) = if read {
+        ("read", format!("aq allow --read-only {path}"))
+    } else if creates {
+        ("write", format!("aq allow {path}"))
+    } else {
+        let dir = path
+            .rsplit_once('/')
+            .map_or("/", |(d, _)| if d.is_empty() { "/" } else { d });
+        ("write", format!("aq allow {dir}"))
+    };
+    Remedy {
+        kind,
+        what: format!("{path} ({access}) refused, {}", times(n)),
+        line,
+        warning: (path.starts_with("/etc") || path.starts_with("/usr") || path == "/")
+            .then(|| "a system path: what a command writes there outlives the session".to_string()),
     }
 }
 
@@ -232,5 +264,20 @@ mod tests {
         assert_eq!(r[0].warning, None);
         assert!(r[2].warning.as_deref().unwrap().contains("pin a version"));
         assert!(r[3].warning.as_deref().unwrap().contains("an address"));
+    }
+
+    #[test]
+    fn refused_files_get_a_read_or_a_write_grant() {
+        let r = file_remedy("/home/u/.bash_history", "fs.read_file", 1);
+        assert_eq!(r.line, "aq allow --read-only /home/u/.bash_history");
+        assert_eq!(r.kind, "read");
+        // A file it would create: the kernel names the directory.
+        let r = file_remedy("/srv/out", "fs.make_reg", 2);
+        assert_eq!(r.line, "aq allow /srv/out");
+        assert!(r.what.ends_with("refused, 2 times"), "{r:?}");
+        // A file it would write: its directory.
+        let r = file_remedy("/etc/hosts", "fs.write_file", 1);
+        assert_eq!(r.line, "aq allow /etc");
+        assert!(r.warning.unwrap().contains("system path"));
     }
 }

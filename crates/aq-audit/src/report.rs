@@ -52,6 +52,9 @@ pub struct Summary {
     pub destinations: BTreeMap<String, Destination>,
     /// System calls the sandbox refused: name → how often, and the errno.
     pub refused_syscalls: BTreeMap<String, (u64, String)>,
+    /// File accesses Landlock refused: (path, rights) → how often.
+    #[serde(serialize_with = "files_as_list")]
+    pub refused_files: BTreeMap<(String, String), u64>,
     /// Every exec the shims and the exec guard decided, with its process
     /// and parent, for the process tree.
     pub processes: Vec<ProcessEntry>,
@@ -170,6 +173,19 @@ impl DecisionEntry {
             _ => argv,
         }
     }
+}
+
+/// `refused_files` in JSON: a list (its keys are pairs).
+fn files_as_list<S: serde::Serializer>(
+    files: &BTreeMap<(String, String), u64>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(files.len()))?;
+    for ((path, access), n) in files {
+        seq.serialize_element(&serde_json::json!({"path": path, "access": access, "count": n}))?;
+    }
+    seq.end()
 }
 
 /// One network destination, over the session.
@@ -521,6 +537,14 @@ impl Summary {
                 seen.0 += 1;
                 seen.1 = errno.clone();
                 format!("{syscall} refused ({errno}) to pid {pid}")
+            }
+            EventBody::FileRefused { path, access } => {
+                let seen = self
+                    .refused_files
+                    .entry((path.clone(), access.clone()))
+                    .or_default();
+                *seen += 1;
+                format!("{access} refused on {path}")
             }
             EventBody::SessionEnd {
                 exit_code,

@@ -272,7 +272,7 @@ enum PreparedStep {
     ForkCommand,
     Rlimit(crate::spec::Rlimit),
     NoNewPrivs,
-    Landlock(Option<(RulesetCreated, Option<ll::LateProcRule>)>),
+    Landlock(Option<(RulesetCreated, Option<ll::LateProcRule>, bool)>),
     DropCapabilities,
     Seccomp(Vec<seccompiler::BpfProgram>),
     /// The notification filter and the command's end of the handshake socket.
@@ -357,11 +357,11 @@ impl Prepared {
                     abi,
                     writable,
                     readable,
-                } => PreparedStep::Landlock(Some(ll::prepare_ruleset(
-                    *abi,
-                    writable,
-                    readable.as_deref(),
-                )?)),
+                    log_denials,
+                } => {
+                    let (ruleset, late) = ll::prepare_ruleset(*abi, writable, readable.as_deref())?;
+                    PreparedStep::Landlock(Some((ruleset, late, *log_denials)))
+                }
                 Step::DropCapabilities => PreparedStep::DropCapabilities,
                 Step::Seccomp(policy) => {
                     PreparedStep::Seccomp(seccomp::build_filters(policy).map_err(|e| {
@@ -506,7 +506,7 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
             PreparedStep::Rlimit(r) => rlimits::apply_rlimit(r, i),
             PreparedStep::NoNewPrivs => set_no_new_privs(i),
             PreparedStep::Landlock(ruleset) => match ruleset {
-                Some((r, late)) => ll::apply_ruleset(r, late.as_ref(), i),
+                Some((r, late, log)) => ll::apply_ruleset(r, late.as_ref(), log, i),
                 None => Ok(()),
             },
             PreparedStep::DropCapabilities => capabilities::apply_drop_all(i),

@@ -156,10 +156,35 @@ fn add_proc_rule(rule: &LateProcRule, step: u32) -> Result<(), Fail> {
 pub(crate) fn apply_ruleset(
     ruleset: RulesetCreated,
     late: Option<&LateProcRule>,
+    log_denials: bool,
     step: u32,
 ) -> Result<(), Fail> {
     if let Some(rule) = late {
         add_proc_rule(rule, step)?;
+    }
+    if log_denials {
+        // The crate has no flags for restrict_self: the call itself, with
+        // LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON. Every handled right was
+        // supported at creation (HardRequirement), so it is fully enforced.
+        let fd: Option<OwnedFd> = ruleset.into();
+        let Some(fd) = fd else {
+            return Err(Fail {
+                step,
+                call: Call::LandlockNotEnforced,
+                errno: 0,
+            });
+        };
+        // SAFETY: a ruleset fd we own and an integer flag.
+        let r = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 2) };
+        return if r == 0 {
+            Ok(())
+        } else {
+            Err(Fail {
+                step,
+                call: Call::LandlockRestrictSelf,
+                errno: crate::syscall::errno(),
+            })
+        };
     }
     match ruleset.restrict_self() {
         Ok(status) if status.ruleset == RulesetStatus::FullyEnforced => Ok(()),

@@ -354,6 +354,9 @@ pub enum Step {
         writable: Vec<PathBuf>,
         /// Paths with read access only; `None`: everywhere.
         readable: Option<Vec<PathBuf>>,
+        /// Denials after the command's exec are reported to the kernel's
+        /// audit log (`LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON`, ABI 7).
+        log_denials: bool,
     },
     /// Drop every capability from the bounding, ambient, effective, permitted
     /// and inheritable sets, then check none is left.
@@ -631,6 +634,7 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
             abi,
             writable,
             readable,
+            log_denials: spec.log_denials && facts.landlock_abi >= 7,
         });
     }
     steps.push(Step::DropCapabilities);
@@ -867,6 +871,7 @@ mod tests {
                 abi: LANDLOCK_MAX_ABI,
                 writable: vec!["/ws".into(), "/dev/null".into()],
                 readable: None,
+                log_denials: false,
             },
             Step::DropCapabilities,
             Step::Seccomp(plan_seccomp()),

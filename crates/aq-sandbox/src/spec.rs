@@ -25,6 +25,11 @@ pub struct SandboxSpec {
     /// writable paths (Landlock: EACCES elsewhere). Missing paths are skipped
     /// (there is nothing to read); symlinks are resolved first.
     pub readable: Option<Vec<PathBuf>>,
+    /// Have the kernel report the command's Landlock denials (after its
+    /// exec) to its audit log, where the caller reads them (Landlock ABI 7
+    /// or newer; ignored below). Set only when someone reads them: on a
+    /// machine with auditd each denial is a line in its log.
+    pub log_denials: bool,
     /// Files and directories to hide: each is replaced by an empty read-only file or
     /// directory. Symlinks are resolved first so the real object is hidden. Missing
     /// paths are skipped (there is nothing to read).
@@ -65,6 +70,7 @@ impl SandboxSpec {
             read_only: Vec::new(),
             file_binds: Vec::new(),
             readable: None,
+            log_denials: false,
             masked: Vec::new(),
             network: NetworkMode::Off,
             loopback_listeners: Vec::new(),
