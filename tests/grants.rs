@@ -332,3 +332,43 @@ fn landlock_refusals_are_read_back_with_their_line_as_root() {
         .stdout_lacks("refused-write");
     assert_eq!(std::fs::read_to_string(outside.join("f")).unwrap(), "x\n");
 }
+
+#[test]
+fn a_grant_made_here_holds_only_in_this_workspace() {
+    let env = Env::new();
+    let shared = env.root().join("shared-cache");
+    std::fs::create_dir_all(&shared).unwrap();
+    let other = env.root().join("other-project");
+    std::fs::create_dir_all(&other).unwrap();
+    let script = format!(
+        "if echo ok > '{}/x' 2>/dev/null; then echo wrote; else echo refused; fi\n",
+        shared.display()
+    );
+    env.write(&env.work().join("w.sh"), &script);
+    env.write(&other.join("w.sh"), &script);
+    let path = shared.display().to_string();
+    env.aq(&["allow", "--here", &path])
+        .code(0)
+        .stdout_has("[workspace.");
+    env.aq(&["run", "--quiet", "--", "sh", "w.sh"])
+        .code(0)
+        .stdout_has("wrote");
+    env.aq_in(&other, &["run", "--quiet", "--", "sh", "w.sh"])
+        .code(0)
+        .stdout_has("refused");
+    env.aq(&["grants"])
+        .code(0)
+        .stdout_has(&format!("aq allow --here {path}"));
+    // A repository's own file cannot grant itself a workspace.
+    env.write(
+        &other.join("agent-quarantine.toml"),
+        &format!(
+            "version = 1\n\n[workspace.\"{}\"]\nwritable = [\"{path}\"]\n",
+            other.display()
+        ),
+    );
+    env.aq_in(&other, &["run", "--", "sh", "w.sh"])
+        .code(0)
+        .stdout_has("refused")
+        .stderr_has("grants are the user's");
+}

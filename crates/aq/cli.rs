@@ -243,8 +243,11 @@ pub struct GrantArgs {
     #[arg(long, value_name = "PROGRAM [SUBCOMMAND]")]
     pub command: Option<String>,
     /// The profile a path applies to (default: your default profile).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "here")]
     pub profile: Option<String>,
+    /// A path grant only for sessions of this workspace (every profile).
+    #[arg(long)]
+    pub here: bool,
     /// Take the grant back.
     #[arg(long)]
     pub remove: bool,

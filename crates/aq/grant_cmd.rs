@@ -23,6 +23,9 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
     if args.read_only && !(allow && args.path.is_some()) {
         return Err("--read-only goes with `aq allow PATH`".to_string());
     }
+    if args.here && !(allow && args.path.is_some()) {
+        return Err("--here goes with `aq allow PATH`".to_string());
+    }
     let file = crate::policy_files::user_file().ok_or_else(|| {
         "cannot tell where your policy file is: set XDG_CONFIG_HOME or HOME".to_string()
     })?;
@@ -76,6 +79,7 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
         read_only: args.read_only,
         target,
         profile,
+        here: args.here.then(|| workspace.display().to_string()),
     };
     let before = match std::fs::read_to_string(&file) {
         Ok(t) => Some(t),
@@ -112,6 +116,11 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
         if p.starts_with(inside.as_ref()) {
             println!(
                 "aq: note: {p} is inside this workspace, which sessions here may already write"
+            );
+        } else if !args.here {
+            println!(
+                "aq: note: this grant holds for every workspace; `--here` limits it to sessions of {}",
+                workspace.display()
             );
         }
     }

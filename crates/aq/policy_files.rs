@@ -265,6 +265,8 @@ fn load_layers(
             .apply(&f.layer, f.trust)
             .map_err(|e| e.to_string())?;
     }
+    let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    effective.for_workspace(&canonical);
     Ok(Loaded {
         files,
         looked_for,

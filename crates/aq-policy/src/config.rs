@@ -223,6 +223,20 @@ pub struct PolicyLayer {
     pub hooks_approve: Option<(bool, Location)>,
     /// `[mcp] deny`: `SERVER.TOOL` globs `aq mcp run` refuses.
     pub mcp_deny: Vec<(String, Location)>,
+    /// `[workspace."PATH"]`: paths writable or readable in sessions whose
+    /// workspace is PATH or beneath it (`aq allow --here`).
+    pub workspaces: Vec<(WorkspaceGrant, Location)>,
+}
+
+/// Grants for the sessions of one workspace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkspaceGrant {
+    /// The workspace (absolute).
+    pub path: String,
+    /// Added to every profile's `writable`.
+    pub writable: Vec<String>,
+    /// Added to every profile's `readable`.
+    pub readable: Vec<String>,
 }
 
 /// `[network]` as one file sets it. Entries are checked by `aq` (the
@@ -325,6 +339,17 @@ struct RawFile {
     hooks: RawHooks,
     #[serde(default)]
     mcp: RawMcp,
+    #[serde(default)]
+    workspace: BTreeMap<Spanned<String>, Spanned<RawWorkspace>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkspace {
+    #[serde(default)]
+    writable: Vec<Spanned<String>>,
+    #[serde(default)]
+    readable: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -670,6 +695,37 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         }
     }
 
+    let mut workspaces = Vec::new();
+    for (path, table) in raw.workspace {
+        let at = loc(path.span().start);
+        if !path.get_ref().starts_with('/') {
+            return Err(err(
+                path.span(),
+                format!("workspace `{}` is not an absolute path", path.get_ref()),
+            )
+            .help("name the workspace by its absolute path: [workspace.\"/home/me/src/app\"]"));
+        }
+        let t = table.into_inner();
+        let mut grant = WorkspaceGrant {
+            path: path.into_inner(),
+            ..WorkspaceGrant::default()
+        };
+        for (list, entries) in [
+            (&mut grant.writable, &t.writable),
+            (&mut grant.readable, &t.readable),
+        ] {
+            for e in entries {
+                let v = e.get_ref();
+                if !(v.starts_with('/') || v.starts_with("~/")) {
+                    return Err(err(e.span(), format!("`{v}` is not an absolute path"))
+                        .help("write an absolute path or one under the home directory (`~/...`)"));
+                }
+                list.push(v.clone());
+            }
+        }
+        workspaces.push((grant, at));
+    }
+
     Ok(PolicyLayer {
         source: source.to_string(),
         actions,
@@ -681,6 +737,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         agents,
         hooks_approve,
         mcp_deny,
+        workspaces,
     })
 }
 
@@ -796,6 +853,8 @@ pub struct EffectivePolicy {
     /// `[mcp] deny`: `SERVER.TOOL` globs `aq mcp run` refuses (any file
     /// may add them: refusing only tightens).
     pub mcp_deny: Vec<String>,
+    /// `[workspace."PATH"]` grants of trusted files; see [`Self::for_workspace`].
+    pub workspaces: Vec<WorkspaceGrant>,
 }
 
 /// The sandbox profiles in force (starts as [`Profile::builtins`]).
@@ -824,6 +883,28 @@ impl EffectivePolicy {
     /// The built-in policy, no file applied.
     pub fn builtin() -> Self {
         Self::default()
+    }
+
+    /// Adds the `[workspace."PATH"]` grants whose PATH is `workspace` or
+    /// holds it to every profile (once all layers are applied).
+    pub fn for_workspace(&mut self, workspace: &std::path::Path) {
+        for grant in &self.workspaces {
+            if !workspace.starts_with(&grant.path) {
+                continue;
+            }
+            for profile in &mut self.profiles.0 {
+                for (list, add) in [
+                    (&mut profile.writable, &grant.writable),
+                    (&mut profile.readable, &grant.readable),
+                ] {
+                    for p in add {
+                        if !list.contains(p) {
+                            list.push(p.clone());
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Applies one more layer on top; later layers win. Under
@@ -998,6 +1079,17 @@ impl EffectivePolicy {
         for (d, _) in &layer.mcp_deny {
             if !self.mcp_deny.contains(d) {
                 self.mcp_deny.push(d.clone());
+            }
+        }
+        for (grant, at) in &layer.workspaces {
+            if trust == Trust::TightenOnly {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("[workspace.\"{}\"]", grant.path),
+                    kept: "grants are the user's, not the repository's".to_string(),
+                });
+            } else {
+                self.workspaces.push(grant.clone());
             }
         }
         for (name, pl, at) in &layer.agents {

@@ -11,6 +11,7 @@
 //! |---|---|
 //! | `allow PATH` | `[profile.P] writable` |
 //! | `allow --read-only PATH` | `[profile.P] readable` |
+//! | `allow --here [--read-only] PATH` | `[workspace."WS"] writable` / `readable`: sessions of this workspace only |
 //! | `allow --net HOST[:PORT]` | `[network] allow` |
 //! | `allow --command 'PROGRAM [SUBCOMMAND]'` | a `[[rule]]` with `action = "allow"`, id `grant-allow-...` |
 //! | `deny PATH` | `[paths] sensitive` (masked in every profile, and the secret rules fire on it) |
@@ -50,6 +51,9 @@ pub struct Grant {
     pub target: Target,
     /// The profile a path grant applies to.
     pub profile: String,
+    /// Only in sessions of this workspace (`--here`): a path grant goes to
+    /// `[workspace."PATH"]` instead of the profile.
+    pub here: Option<String>,
 }
 
 /// What an edit did.
@@ -149,6 +153,22 @@ pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change),
         doc["version"] = value(1);
     }
     let change = match &grant.target {
+        Target::Path(p) if grant.allow && grant.here.is_some() => {
+            let key = if grant.read_only {
+                "readable"
+            } else {
+                "writable"
+            };
+            let ws = grant.here.as_deref().unwrap_or_default();
+            let table = table_in(&mut doc, &["workspace", ws])?;
+            list_edit(
+                table,
+                key,
+                p,
+                remove,
+                &format!("[workspace.\"{ws}\"] {key}"),
+            )?
+        }
         Target::Path(p) if grant.allow => {
             let key = if grant.read_only {
                 "readable"
@@ -357,6 +377,18 @@ pub fn list(text: &str) -> Result<Vec<Listed>, String> {
             }
         }
     }
+    if let Some(workspaces) = doc.get("workspace").and_then(Item::as_table) {
+        for (ws, t) in workspaces.iter() {
+            for (key, flag) in [("writable", ""), ("readable", " --read-only")] {
+                for p in strings(t.get(key)) {
+                    out.push(Listed {
+                        line: format!("aq allow --here{flag} {p}"),
+                        place: format!("[workspace.\"{ws}\"] {key}"),
+                    });
+                }
+            }
+        }
+    }
     for h in strings(doc.get("network").and_then(|n| n.get("allow"))) {
         out.push(Listed {
             line: format!("aq allow --net {h}"),
@@ -402,6 +434,7 @@ mod tests {
             read_only: false,
             target,
             profile: "strict".to_string(),
+            here: None,
         }
     }
 
