@@ -64,7 +64,8 @@ fn a_long_guarded_session_keeps_memory_and_descriptors_flat_and_loses_nothing() 
     wait_for(&w.join("phase2"), Duration::from_secs(600));
     let late = footprint(pid);
     env.write(&w.join("go2"), "");
-    let out = run.finish();
+    // The phases above wait up to ten minutes: so does the whole run.
+    let out = run.finish_within(Duration::from_secs(720));
     out.code(0).stdout_has(&format!("ran {execs}"));
     eprintln!(
         "soak: {execs} execs; aq: RSS {} KiB after {warm}, {} KiB after {execs}; descriptors {} then {}",
@@ -138,7 +139,7 @@ fn fifty_asks_answered_from_another_terminal_lose_nothing() {
         };
         approve.code(0).stdout_has("-> once");
     }
-    let out = run.finish();
+    let out = run.finish_within(Duration::from_secs(300));
     out.code(0).stdout_has("asked").stdout_lacks("refused");
     for k in 0..ASKS {
         let mode = std::fs::metadata(w.join(format!("f{k}")))
@@ -208,7 +209,7 @@ fn five_hundred_broker_connections_leave_no_descriptor_behind() {
         samples.push(footprint(pid));
         env.write(&w.join(format!("go{at}")), "");
     }
-    let out = run.finish();
+    let out = run.finish_within(Duration::from_secs(300));
     out.code(0).stdout_has(&format!("answered {CONNECTIONS}"));
     let (early, late) = (samples[0], samples[1]);
     eprintln!(

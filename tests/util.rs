@@ -278,14 +278,20 @@ impl Running {
     }
 
     /// Waits for it to end (killing it after [`DEADLINE`]) and returns what it did.
-    pub fn finish(mut self) -> Output {
+    pub fn finish(self) -> Output {
+        self.finish_within(DEADLINE)
+    }
+
+    /// [`Running::finish`] with a deadline of its own, counted from the start
+    /// (a soak test on a loaded machine runs for minutes).
+    pub fn finish_within(mut self, deadline: Duration) -> Output {
         let mut child = self.child.take().expect("finish once");
         let mut killed = false;
         let status = loop {
             if let Some(status) = child.try_wait().expect("wait for the child") {
                 break status;
             }
-            if self.started.elapsed() > DEADLINE {
+            if self.started.elapsed() > deadline {
                 kill_group(&child);
                 killed = true;
                 break child.wait().expect("wait for the killed child");
@@ -302,7 +308,7 @@ impl Running {
         if killed {
             stderr.push_str(&format!(
                 "\n[harness: killed after {} s]",
-                DEADLINE.as_secs()
+                deadline.as_secs()
             ));
         }
         Output {
