@@ -5,6 +5,7 @@ mod util;
 
 mod approve;
 mod audit;
+mod completions;
 mod doctor;
 mod exec_guard;
 mod grants;

@@ -60,6 +60,10 @@ pub enum Command {
     Deny(GrantArgs),
     /// List the grants your policy file holds, as the lines that made them.
     Grants,
+    /// Shell completions, on stdout: `aq completions bash > ~/.local/share/bash-completion/completions/aq`.
+    Completions(CompletionsArgs),
+    /// The manual pages: `aq.1` on stdout, or every page into --out DIR.
+    Man(ManArgs),
     /// Risky or useless settings in the policy a session here would use.
     ///
     /// Each finding has a rule id, a severity and what to do. Exits 1 on a
@@ -207,6 +211,20 @@ pub struct DoctorArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `aq.1` and one page per command (`aq-run.1`, ...) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ mod audit_cmd;
 mod cli;
 mod connect;
 mod denials;
+mod docs_cmd;
 mod doctor;
 mod enable_cmd;
 mod exec_identity;
@@ -76,6 +77,8 @@ fn main() -> std::process::ExitCode {
         cli::Command::Deny(args) => grant_cmd::run(&args, false),
         cli::Command::Grants => grant_cmd::run_list(),
         cli::Command::Lint(args) => lint_cmd::run(&args, policy),
+        cli::Command::Completions(args) => docs_cmd::run_completions(&args),
+        cli::Command::Man(args) => docs_cmd::run_man(&args),
         cli::Command::Report(args) => audit_cmd::run_report(&args),
         cli::Command::Audit(args) => audit_cmd::run_audit(&args),
         cli::Command::Doctor(args) => doctor::run(&args),
