@@ -43,7 +43,7 @@ fn a_key_passed_to_the_agent_never_reaches_what_it_runs() {
     );
     let out = env.aq_with(
         &[("TOY_API_KEY", "sk-toy-secret"), ("TOY_MODE", "fast")],
-        &["run", "--agent", "toy", "--", "sh", "agent.sh"],
+        &["run", "-v", "--agent", "toy", "--", "sh", "agent.sh"],
     );
     out.code(0)
         .stdout_has("agent:[sk-toy-secret][fast]")
@@ -115,7 +115,7 @@ fn an_ask_with_nobody_to_answer_is_denied_at_once() {
         &env.work().join("s.sh"),
         "chmod +x f\necho \"chmod exited $?\"\n",
     );
-    let out = env.aq(&["run", "--", "sh", "s.sh"]);
+    let out = env.aq(&["run", "-v", "--", "sh", "s.sh"]);
     out.code(0)
         .stdout_has("chmod exited 126")
         .stderr_has("with neither, unanswered asks are denied at once")
@@ -139,7 +139,7 @@ fn guarded_sessions_put_no_shims_on_path_and_shims_only_makes_them_for_real_prog
     let out = env.aq(&["run", "--", "sh", "p.sh"]);
     out.code(0)
         .stdout_lacks("agent-quarantine/sessions")
-        .stderr_has("every exec judged by the exec guard");
+        .stderr_has("strict: exec guard, kernel sandbox");
     let session = env.only_session();
     assert!(!session.dir.join("shims").exists());
     let out = env.aq(&["run", "--profile", "shims-only", "--", "sh", "p.sh"]);

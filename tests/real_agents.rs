@@ -218,7 +218,7 @@ fn run_agent_as(
         ("TERM", "dumb"),
     ];
     vars.extend_from_slice(extra_env);
-    let mut args = vec!["run", "--"];
+    let mut args = vec!["run", "-v", "--"];
     args.extend_from_slice(command);
     let out = match user {
         None => env.aq_with(&vars, &args),

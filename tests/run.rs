@@ -242,7 +242,23 @@ fn env_pass_keeps_a_named_secret_var() {
 #[test]
 fn the_banner_names_the_log_and_quiet_removes_it() {
     let env = Env::with_policy("", "");
-    let loud = env.aq(&["run", "--", "true"]);
+    // One line by default: what confines the session, the network, the log.
+    let short = env.aq(&["run", "--", "true"]);
+    let first = env.only_session();
+    short.code(0).stderr_has(&format!(
+        "aq: session {} · strict: exec guard, kernel sandbox, private home · network off · log {} (-v: the details)\n",
+        first.id(),
+        first.log_path().display()
+    ));
+    assert_eq!(
+        short.stderr.lines().count(),
+        2,
+        "the line and the recap: {}",
+        short.dump()
+    );
+    std::fs::remove_dir_all(&first.dir).unwrap();
+    // Every detail with -v.
+    let loud = env.aq(&["run", "-v", "--", "true"]);
     let session = env.only_session();
     loud.code(0)
         .stderr_has(&format!("aq: session {}", session.id()))
@@ -257,6 +273,7 @@ fn the_banner_names_the_log_and_quiet_removes_it() {
     quiet.code(0);
     assert_eq!(quiet.stderr, "", "{}", quiet.dump());
     assert_eq!(env.sessions().len(), 2, "--quiet still logs a session");
+    env.aq(&["run", "-q", "-v", "--", "true"]).code(2);
 }
 
 #[test]

@@ -284,6 +284,10 @@ pub struct RunArgs {
     /// No banner and no recap on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The full banner: every layer of the sandbox, limits, the network,
+    /// the agent preset's grants, notes, how asks are answered.
+    #[arg(long, short, conflicts_with = "quiet")]
+    pub verbose: bool,
     /// The network: `off` (only the sandbox's own loopback), or
     /// `allow:DOMAIN[,DOMAIN...]` (only these, through the broker; `*.` for
     /// subdomains, `:PORT` to name a port). Default: the profile's, and the

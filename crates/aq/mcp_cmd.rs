@@ -153,6 +153,7 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         quiet: true,
         net: args.net.clone(),
         home: None,
+        verbose: false,
         preflight: false,
         resolve: Vec::new(),
         agent: Some("none".to_string()),

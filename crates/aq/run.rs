@@ -303,7 +303,33 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             "asks wait for `aq approve` (in another terminal) or this terminal when free; with neither, unanswered asks {unanswered_word} at once"
         )
     };
-    if !args.quiet {
+    if !args.quiet && !args.verbose {
+        // One line: what confines the session, in a few words; `-v` has it all.
+        let mut what = Vec::new();
+        what.push(if guarded {
+            "exec guard".to_string()
+        } else {
+            format!("{} shims", shims.len())
+        });
+        if profile.sandbox {
+            what.push("kernel sandbox".to_string());
+            if profile.home == aq_policy::HomeAccess::Private {
+                what.push("private home".to_string());
+            }
+        } else {
+            what.push("no kernel sandbox".to_string());
+        }
+        if let Some(c) = &chosen {
+            what.push(format!("agent preset {}", c.preset.name));
+        }
+        let net = net_note.split(':').next().unwrap_or(&net_note).to_string();
+        eprintln!(
+            "aq: session {id} · {profile_name}: {} · network {net} · log {} (-v: the details)",
+            what.join(", "),
+            log_path.display()
+        );
+    }
+    if args.verbose {
         eprintln!(
             "aq: session {id} · profile {profile_name} · command firewall on ({}) · workspace {}",
             if guarded {
