@@ -303,3 +303,57 @@ fn a_broken_repository_policy_is_reported_and_the_scan_goes_on() {
     );
     env.aq(&["preflight", "."]).code(64).stderr_has("nope");
 }
+
+#[test]
+fn a_big_tree_shows_a_progress_bar_on_a_terminal_and_nowhere_else() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        aq_testkit::skip("no tmux to give aq preflight a terminal");
+        return;
+    }
+    let env = Env::new();
+    let big = env.work().join("big");
+    for d in 0..25 {
+        std::fs::create_dir_all(big.join(format!("d{d}"))).unwrap();
+        for f in 0..100 {
+            std::fs::write(big.join(format!("d{d}/f{f}.txt")), "x\n").unwrap();
+        }
+    }
+    let small = env.work().join("small");
+    std::fs::create_dir_all(&small).unwrap();
+    std::fs::write(small.join("a.txt"), "x\n").unwrap();
+    let aq = crate::util::aq_exe();
+    let vars = format!(
+        "HOME='{}' XDG_CONFIG_HOME='{}' XDG_STATE_HOME='{}'",
+        env.root().join("home").display(),
+        env.root().join("config").display(),
+        env.state_home().display()
+    );
+    // On a terminal: a bar for 2,500 files, its last state kept.
+    let line = format!(
+        "env {vars} {aq} preflight big; echo DONE-BIG; env {vars} {aq} preflight small; echo DONE-SMALL; env {vars} {aq} preflight --format json big > /dev/null; echo DONE-JSON; sleep 60"
+    );
+    let name = format!("aq-preflight-{}", std::process::id());
+    let Some(tmux) = crate::util::Tmux::start(&name, &env.work(), &line) else {
+        panic!("tmux did not start");
+    };
+    tmux.wait_for("DONE-JSON");
+    let screen = tmux.screen();
+    assert!(screen.contains("2500/2500 files"), "{screen}");
+    assert_eq!(
+        screen.matches("/2500 files").count(),
+        1,
+        "one bar, for the big tree in text: {screen}"
+    );
+    assert!(
+        !screen.contains("1/1 files"),
+        "no bar for a small tree: {screen}"
+    );
+    // Not a terminal: no bar.
+    env.aq(&["preflight", "big"])
+        .stderr_lacks("files\n")
+        .stdout_has("in 2500 files");
+}

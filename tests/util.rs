@@ -656,3 +656,83 @@ pub fn user_scratch(prefix: &str, dirs: &[&str]) -> (tempfile::TempDir, PathBuf,
     }
     (root, aq, uid, gid)
 }
+
+/// A tmux session running a command, killed when dropped.
+pub struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    pub fn start(name: &str, cwd: &Path, line: &str) -> Option<Tmux> {
+        let ok = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                name,
+                "-x",
+                "160",
+                "-y",
+                "45",
+                "-c",
+            ])
+            .arg(cwd)
+            .arg(line)
+            .status()
+            .ok()?
+            .success();
+        ok.then(|| Tmux {
+            name: name.to_string(),
+        })
+    }
+
+    pub fn screen(&self) -> String {
+        Command::new("tmux")
+            .args(["capture-pane", "-p", "-S", "-80", "-t", &self.name])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Waits until the screen shows `text`; the screen on failure.
+    #[track_caller]
+    pub fn wait_for(&self, text: &str) {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            if self.screen().contains(text) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("the screen never showed {text:?}:\n{}", self.screen());
+    }
+
+    /// Answers a menu: waits for `question`, moves with `key` until
+    /// `selected` shows, and confirms.
+    #[track_caller]
+    pub fn answer(&self, question: &str, key: &str, selected: &str) {
+        self.wait_for(question);
+        self.keys(&[key]);
+        self.wait_for(selected);
+        self.keys(&["Enter"]);
+    }
+
+    pub fn keys(&self, keys: &[&str]) {
+        // A dialog that just appeared may not read keys yet.
+        std::thread::sleep(Duration::from_millis(500));
+        for k in keys {
+            let _ = Command::new("tmux")
+                .args(["send-keys", "-t", &self.name, k])
+                .status();
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}

@@ -10,6 +10,27 @@ use serde_json::{Value, json};
 use crate::cli::{FailOn, PreflightArgs, PreflightFormat};
 use crate::exit::ExitCode;
 
+/// Trees of at least this many files get a progress bar (on a terminal).
+const PROGRESS_FROM: usize = 2000;
+
+/// A progress bar on stderr, when stderr is a terminal and the output is
+/// text: never in JSON or SARIF, never in a pipe or a log.
+fn progress_bar(format: &PreflightFormat) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if *format != PreflightFormat::Text || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        None,
+        indicatif::ProgressDrawTarget::stderr_with_hz(10),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("aq preflight: {bar:30} {pos}/{len} files")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(bar)
+}
+
 /// Scans, prints, and maps the worst finding to an exit code. What scripts
 /// and hooks would run is judged with the user's effective policy (their
 /// file, `--policy`, and the scanned repository's own file, which can only
@@ -37,11 +58,28 @@ pub fn run(args: &PreflightArgs, policy_flag: Option<&Path>) -> ExitCode {
         // A missing root is reported by the scan below.
         Err(_) => aq_policy::Policy::default(),
     };
+    let bar = progress_bar(&args.format);
     let options = Options {
         home: std::env::var_os("HOME").map(PathBuf::from),
         engine: aq_policy::Engine::new(policy),
+        progress: bar.clone().map(|b| {
+            aq_preflight::Progress(std::sync::Arc::new(move |done: usize, total: usize| {
+                // Only trees big enough to wait for get a bar.
+                if total >= PROGRESS_FROM {
+                    b.set_length(total as u64);
+                    b.set_position(done as u64);
+                }
+            }))
+        }),
     };
-    let mut report = match aq_preflight::scan(&root, &options) {
+    let scanned = aq_preflight::scan(&root, &options);
+    if let Some(b) = bar
+        && !b.is_hidden()
+        && b.length().is_some()
+    {
+        b.finish();
+    }
+    let mut report = match scanned {
         Ok(r) => r,
         Err(e) => {
             eprintln!("aq preflight: {e}");

@@ -736,6 +736,7 @@ fn run_sandboxed(
 /// does not stop the session.
 fn preflight(workspace: &Path, log: &AuditLog, id: &str, quiet: bool) {
     let options = aq_preflight::Options {
+        progress: None,
         home: std::env::var_os("HOME").map(PathBuf::from),
         engine: Engine::default(),
     };

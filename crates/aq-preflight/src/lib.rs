@@ -132,6 +132,19 @@ pub struct Options {
     pub home: Option<PathBuf>,
     /// Judges what scripts, hooks and tasks would run.
     pub engine: aq_policy::Engine,
+    /// Told `(files examined, files in all)` as the scan goes, a batch at a
+    /// time (for a progress bar); never about anything found.
+    pub progress: Option<Progress>,
+}
+
+/// A progress callback: `(done, total)`.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
 }
 
 /// The result of a scan.
@@ -252,6 +265,7 @@ mod test_support {
         }
         setup(root.path(), home.path());
         let options = Options {
+            progress: None,
             home: Some(home.path().canonicalize().unwrap()),
             engine: aq_policy::Engine::default(),
         };

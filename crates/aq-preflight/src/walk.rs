@@ -159,6 +159,7 @@ pub(crate) fn examine(entries: &[Entry], ctx: &ScanContext) -> Outcome {
         .map_or(1, |n| n.get())
         .clamp(1, 16);
     let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
     const BATCH: usize = 64;
     let results: Vec<Outcome> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -175,8 +176,13 @@ pub(crate) fn examine(entries: &[Entry], ctx: &ScanContext) -> Outcome {
                         if start >= entries.len() {
                             break;
                         }
-                        for e in &entries[start..(start + BATCH).min(entries.len())] {
+                        let batch = &entries[start..(start + BATCH).min(entries.len())];
+                        for e in batch {
                             examine_one(e, ctx, &mut buf, &mut out);
+                        }
+                        if let Some(progress) = &ctx.options.progress {
+                            let n = done.fetch_add(batch.len(), Ordering::Relaxed) + batch.len();
+                            (progress.0)(n, entries.len());
                         }
                     }
                     out
