@@ -109,16 +109,23 @@ pub fn refuse_path(path: &str, allow: bool) -> Option<String> {
     if !allow {
         return None;
     }
-    let under = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}/"));
-    HOME_SECRETS
-        .iter()
-        .find(|s| under(path, s) || under(s, path))
+    credential_location(path)
         .map(|s| {
             format!(
                 "`{path}` would open the credential location `{s}`, which every sandbox masks; \
                  pass what a tool needs another way (`[session] env_pass` for an agent socket or token)"
             )
         })
+}
+
+/// The credential location (`~/.ssh`, ...) `path` is, is inside, or holds.
+pub fn credential_location(path: &str) -> Option<&'static str> {
+    let under =
+        |a: &str, b: &str| a == b || a.starts_with(&format!("{}/", b.trim_end_matches('/')));
+    HOME_SECRETS
+        .iter()
+        .copied()
+        .find(|s| under(path, s) || under(s, path))
 }
 
 /// A `[[rule]]` id for a command grant: `grant-allow-terraform-plan`.

@@ -112,7 +112,7 @@ pub fn lint(inputs: &LintInputs<'_>) -> Vec<Finding> {
                 t => t,
             };
             let broad = matches!(w, "/" | "~" | "/home" | "/root");
-            let secret = HOME_SECRETS.iter().find(|s| under(w, s) || under(s, w));
+            let secret = crate::grants::credential_location(w);
             if broad || secret.is_some() {
                 out.push(Finding {
                     rule: if key == "writable" {
@@ -323,9 +323,4 @@ pub fn lint(inputs: &LintInputs<'_>) -> Vec<Finding> {
     }
     out.sort_by_key(|f| std::cmp::Reverse(f.severity));
     out
-}
-
-/// `a` is `b` or beneath it (`~/.ssh/x` under `~/.ssh`).
-fn under(a: &str, b: &str) -> bool {
-    a == b || a.starts_with(&format!("{}/", b.trim_end_matches('/')))
 }
