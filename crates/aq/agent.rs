@@ -166,7 +166,7 @@ pub fn serve_key_proxy(
     };
     let rule = format!("agent-api:{agent}");
     let recorder: aq_net::KeyProxyRecorder = Arc::new(move |r: &aq_net::KeyProxyRecord| {
-        crate::session::log_event(
+        aq_session::log_event(
             &supervisor.log,
             &supervisor.file.id,
             EventBody::NetworkConnection {

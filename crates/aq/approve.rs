@@ -5,8 +5,7 @@
 //! terminal on stdin and stdout. When the session's own terminal is free
 //! (the wrapped command does not read it), `aq run` prompts there instead.
 
-use std::io::{BufRead, IsTerminal, Write};
-use std::os::unix::fs::MetadataExt;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,22 +15,20 @@ use aq_shim::approvals::{Answer, AnswerRecord, Queue, Request};
 
 use crate::cli::ApproveArgs;
 use crate::exit::ExitCode;
-use crate::session::{self, ENV_SESSION_DIR};
+use aq_session::answerer;
 
 pub fn run(args: &ApproveArgs) -> Result<ExitCode, String> {
-    refuse_inside_session()?;
-    if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
-        return Err("aq approve needs a real terminal on stdin and stdout: it is how a human, not a program, answers".into());
-    }
-    let by = format!("aq approve on {}, uid {}", tty_name(), current_uid());
+    answerer::refuse_inside_session("aq approve")?;
+    answerer::require_terminal("aq approve")?;
+    let by = answerer::answered_by("aq approve");
     // While this runs, sessions know someone can answer and let asks wait.
-    let _presence = announce_presence();
+    let _presence = answerer::announce_presence();
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let mut answered = 0usize;
     let mut announced = false;
     loop {
-        let queues = live_queues(args.session.as_deref())?;
+        let queues = answerer::live_queues(args.session.as_deref())?;
         let mut any = false;
         for (session_id, queue) in &queues {
             for request in queue.pending().map_err(|e| e.to_string())? {
@@ -97,40 +94,6 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, String> {
     }
 }
 
-/// The file `aq approve` holds a shared lock on while it runs.
-fn presence_file() -> Option<PathBuf> {
-    session::state_root().ok().map(|r| r.join("approvers.lock"))
-}
-
-/// Holds a shared lock on the presence file until dropped.
-fn announce_presence() -> Option<std::fs::File> {
-    use std::os::fd::AsRawFd;
-    let path = presence_file()?;
-    let _ = std::fs::create_dir_all(path.parent()?);
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .ok()?;
-    // SAFETY: flock on a descriptor we own.
-    (unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH) } == 0).then_some(f)
-}
-
-/// Whether an `aq approve` is running for this user now (it holds the
-/// presence lock), so an ask can wait for it.
-pub fn approver_attached() -> bool {
-    use std::os::fd::AsRawFd;
-    let Some(path) = presence_file() else {
-        return false;
-    };
-    let Ok(f) = std::fs::OpenOptions::new().read(true).open(&path) else {
-        return false;
-    };
-    // SAFETY: flock on a descriptor we own; released when `f` closes.
-    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
-}
-
 fn show(out: &mut impl Write, session_id: &str, r: &Request) {
     let _ = writeln!(out, "\nsession {session_id} · pid {} · in {}", r.pid, r.cwd);
     let _ = writeln!(out, "  command: {}", r.argv.join(" "));
@@ -143,94 +106,6 @@ fn show(out: &mut impl Write, session_id: &str, r: &Request) {
     if let Some(safer) = &r.safer {
         let _ = writeln!(out, "  safer:   {safer}");
     }
-}
-
-/// Queues of sessions whose supervisor is still running.
-fn live_queues(only: Option<&str>) -> Result<Vec<(String, Queue)>, String> {
-    let mut out = Vec::new();
-    for dir in session::list().map_err(|e| format!("cannot list sessions: {e}"))? {
-        let id = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if only.is_some_and(|o| !id.starts_with(o)) {
-            continue;
-        }
-        let Ok(file) = session::read_file(&dir) else {
-            continue;
-        };
-        if session::pid_alive(file.supervisor_pid) {
-            out.push((id, Queue::new(&dir)));
-        }
-    }
-    Ok(out)
-}
-
-/// Refuses when this process descends from a session's supervisor, or
-/// carries a session's environment.
-fn refuse_inside_session() -> Result<(), String> {
-    let refuse = || {
-        Err("aq approve cannot run inside an aq session: approvals must come from the user, in a terminal of their own".to_string())
-    };
-    if std::env::var_os(ENV_SESSION_DIR).is_some() {
-        return refuse();
-    }
-    let ancestors = ancestors();
-    let sessions = session::list().unwrap_or_default();
-    // Inside the kernel sandbox the parent chain ends at the sandbox's own
-    // PID 1 and the environment may be gone, but the queue is not writable.
-    if let Some(dir) = sessions.last() {
-        let probe = dir
-            .join("approvals/answers")
-            .join(format!(".writable-{}", std::process::id()));
-        match std::fs::File::create(&probe) {
-            Ok(_) => {
-                let _ = std::fs::remove_file(&probe);
-            }
-            Err(e)
-                if e.kind() == std::io::ErrorKind::PermissionDenied
-                    || e.raw_os_error() == Some(libc::EROFS) =>
-            {
-                return refuse();
-            }
-            Err(_) => {}
-        }
-    }
-    for dir in sessions {
-        if let Ok(file) = session::read_file(&dir)
-            && ancestors.contains(&file.supervisor_pid)
-            && session::pid_alive(file.supervisor_pid)
-        {
-            return refuse();
-        }
-    }
-    Ok(())
-}
-
-fn ancestors() -> Vec<u32> {
-    let mut out = Vec::new();
-    let mut pid = std::process::id();
-    for _ in 0..256 {
-        let ppid = crate::supervisor::parent_of(pid);
-        if ppid == 0 {
-            break;
-        }
-        out.push(ppid);
-        pid = ppid;
-    }
-    out
-}
-
-fn tty_name() -> String {
-    std::fs::read_link("/proc/self/fd/0")
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "a terminal".into())
-}
-
-fn current_uid() -> u32 {
-    std::fs::metadata("/proc/self")
-        .map(|m| m.uid())
-        .unwrap_or(u32::MAX)
 }
 
 /// Prompts on the session's terminal (`/dev/tty`) while the wrapped command
@@ -263,7 +138,7 @@ fn prompt_loop(dir: &Path, tty: std::fs::File, stop: &AtomicBool) {
     let queue = Queue::new(dir);
     let mut reader = std::io::BufReader::new(tty.try_clone().expect("dup /dev/tty"));
     let mut out = tty;
-    let by = format!("aq run's terminal, uid {}", current_uid());
+    let by = format!("aq run's terminal, uid {}", answerer::current_uid());
     while !stop.load(Ordering::Relaxed) {
         for request in queue.pending().unwrap_or_default() {
             show(&mut out, "(this session)", &request);

@@ -7,7 +7,7 @@ use aq_audit::Summary;
 
 use crate::cli::{AuditArgs, AuditCommand, ReportArgs, ReportFormat};
 use crate::exit::ExitCode;
-use crate::session;
+use aq_session as session;
 
 fn summary_of(log: &Path) -> Result<Summary, String> {
     let f = std::fs::File::open(log).map_err(|e| format!("cannot open {}: {e}", log.display()))?;

@@ -43,7 +43,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, String> {
 }
 
 fn records_dir() -> Result<PathBuf, String> {
-    Ok(crate::session::state_root()
+    Ok(aq_session::state_root()
         .map_err(|e| e.to_string())?
         .join("enabled"))
 }

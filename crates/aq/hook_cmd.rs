@@ -11,7 +11,7 @@ use aq_agents::hooks::{self, HookAgent, HookAnswer, HookDecision, OnAllow};
 use aq_audit::{AuditLog, EventBody};
 use aq_policy::{Decision, Engine};
 
-use crate::session::{self, SessionFile};
+use aq_session::{self as session, SessionFile};
 
 /// The largest event read; an agent's command line is far smaller.
 const MAX_EVENT: u64 = 4 << 20;
@@ -87,7 +87,7 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, St
                 argv,
                 cwd: cwd.display().to_string(),
                 pid: std::process::id(),
-                ppid: crate::supervisor::parent_of(std::process::id()),
+                ppid: aq_session::answerer::parent_of(std::process::id()),
                 decision: verdict.decision.as_str().to_string(),
                 rules: verdict.rules.iter().map(|r| r.id.clone()).collect(),
                 why: top.map(|r| r.why.clone()),

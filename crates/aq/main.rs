@@ -27,7 +27,6 @@ mod preflight_cmd;
 mod probe;
 mod run;
 mod sandbox_spec;
-mod session;
 mod shim_mode;
 mod supervisor;
 mod verify;

@@ -119,7 +119,7 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         let decide = |call: &aq_mcp::ToolCall| {
             let rule = denied(&deny, &names, &call.name);
             if let Some(sup) = log_session.get() {
-                crate::session::log_event(
+                aq_session::log_event(
                     &sup.log,
                     &sup.file.id,
                     EventBody::McpToolCall {
@@ -198,7 +198,7 @@ pub fn run_wrap(args: &McpWrapArgs, unwrap: bool) -> Result<crate::exit::ExitCod
         .map_err(|e| format!("{}: {e}", path.display()))?;
     // The file before `wrap`, and what `wrap` wrote: `unwrap` of a file
     // nothing else changed since puts the first back byte for byte.
-    let kept = crate::session::state_root()
+    let kept = aq_session::state_root()
         .ok()
         .map(|r| r.join("mcp").join(&args.client));
     if unwrap

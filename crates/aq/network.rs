@@ -185,7 +185,7 @@ impl SessionBroker {
 }
 
 fn log_record(supervisor: &Supervisor, r: &aq_net::ConnectionRecord) {
-    crate::session::log_event(
+    aq_session::log_event(
         &supervisor.log,
         &supervisor.file.id,
         EventBody::NetworkConnection {

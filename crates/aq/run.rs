@@ -22,8 +22,8 @@ use aq_policy::{Decision, Engine, Profile, SummaryFormat};
 
 use crate::cli::RunArgs;
 use crate::network::NetPlan;
-use crate::session::{self, ENV_SESSION_DIR, ENV_SESSION_ID, SessionFile};
 use crate::shim_mode::{EXIT_BLOCKED, EXIT_NOT_FOUND, print_refusal};
+use aq_session::{self as session, ENV_SESSION_DIR, ENV_SESSION_ID, SessionFile};
 
 /// Exit code when a boundary the profile asks for cannot be set up.
 const EXIT_SANDBOX: u8 = crate::exit::ExitCode::SandboxFailed.code();

@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -19,8 +18,8 @@ use aq_policy::{Decision, Engine, Verdict};
 use aq_shim::approvals::{Answer, Queue, Request};
 use aq_shim::channel::{self, ExecAnswer};
 
-use crate::session::{self, SessionFile};
 use crate::shim_mode::{EXIT_BLOCKED, refusal_text};
+use aq_session::{self as session, SessionFile};
 
 /// What every connection handler shares.
 pub struct Supervisor {
@@ -152,7 +151,7 @@ impl Supervisor {
         };
         let asker = Asker {
             pid,
-            ppid: parent_of(pid),
+            ppid: aq_session::answerer::parent_of(pid),
             cwd: &request.cwd,
             grant: request.grant.as_deref(),
             grant_from_environ: false,
@@ -386,7 +385,7 @@ impl Supervisor {
         let nobody = !self.headless
             && !self.file.wait_for_approver
             && !self.prompting.load(std::sync::atomic::Ordering::Relaxed)
-            && !crate::approve::approver_attached();
+            && !aq_session::answerer::approver_attached();
         let answer = if self.headless || nobody {
             None
         } else {
@@ -539,18 +538,6 @@ fn home_as_tilde(argv: &[String], home: Option<&str>) -> Vec<String> {
             }
         })
         .collect()
-}
-
-/// A process's parent from `/proc/<pid>/stat` (0 when unknown).
-pub fn parent_of(pid: u32) -> u32 {
-    let Ok(stat) = std::fs::read_to_string(PathBuf::from(format!("/proc/{pid}/stat"))) else {
-        return 0;
-    };
-    // The command name is in parentheses and may hold spaces: parse after it.
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -512,7 +512,7 @@ impl Fixture {
         let token = format!("{:x}-{:x}", std::process::id(), nanos & 0xffff_ffff_ffff);
         // Beside the sessions (where `aq run` keeps its TMPDIR), not in /tmp:
         // a profile that makes /tmp writable must not make the fake home so.
-        let parent = crate::session::state_root()
+        let parent = aq_session::state_root()
             .map(|r| r.join("verify"))
             .unwrap_or_else(|_| std::env::temp_dir());
         std::fs::create_dir_all(&parent)?;

@@ -1,17 +1,5 @@
-//! Session state on disk, outside the workspace, so that an agent working in
-//! the repository cannot edit its own log or approve its own commands:
-//!
-//! ```text
-//! $XDG_STATE_HOME/agent-quarantine/      (default ~/.local/state/agent-quarantine)
-//!   sessions/<id>/
-//!     session.json    the session's settings and effective policy (for
-//!                     aq approve, aq audit list and the supervisor)
-//!     log.jsonl       the audit log
-//!     shims/          links to the aq binary, first on PATH
-//!     approvals/      the approval queue (see aq_shim::approvals)
-//!     supervisor.sock where the shims ask `aq run` (see aq_shim::channel)
-//!     tmp/            the sandboxed command's private TMPDIR
-//! ```
+//! Session directories and `session.json`: where they are, reading and
+//! writing them, finding a session's log.
 
 use std::io;
 use std::path::{Path, PathBuf};

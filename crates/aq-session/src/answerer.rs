@@ -1,0 +1,173 @@
+//! Who may answer an ask: a human, in a terminal of their own.
+//!
+//! `aq approve` and `aq watch` both answer asks. Neither may run inside a
+//! session's process tree (an agent could otherwise approve itself), and
+//! both need a real terminal. While one runs it holds a shared lock on a
+//! presence file, so that sessions know a human can answer and let an ask
+//! wait for its timeout instead of deciding at once.
+
+use std::io::IsTerminal;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use aq_shim::approvals::Queue;
+
+use crate::files::{self, ENV_SESSION_DIR};
+
+/// Refuses when this process descends from a live session's supervisor,
+/// carries a session's environment, or cannot write a session's approval
+/// queue (inside the kernel sandbox, where the parent chain ends at the
+/// sandbox's own PID 1). `verb` names the command in the message.
+pub fn refuse_inside_session(verb: &str) -> Result<(), String> {
+    let refuse = || {
+        Err(format!(
+            "{verb} cannot run inside an aq session: approvals must come from the user, in a terminal of their own"
+        ))
+    };
+    if std::env::var_os(ENV_SESSION_DIR).is_some() {
+        return refuse();
+    }
+    let ancestors = ancestors();
+    let sessions = files::list().unwrap_or_default();
+    if let Some(dir) = sessions.last() {
+        let probe = dir
+            .join("approvals/answers")
+            .join(format!(".writable-{}", std::process::id()));
+        match std::fs::File::create(&probe) {
+            Ok(_) => {
+                let _ = std::fs::remove_file(&probe);
+            }
+            Err(e)
+                if e.kind() == std::io::ErrorKind::PermissionDenied
+                    || e.raw_os_error() == Some(libc::EROFS) =>
+            {
+                return refuse();
+            }
+            Err(_) => {}
+        }
+    }
+    for dir in sessions {
+        if let Ok(file) = files::read_file(&dir)
+            && ancestors.contains(&file.supervisor_pid)
+            && files::pid_alive(file.supervisor_pid)
+        {
+            return refuse();
+        }
+    }
+    Ok(())
+}
+
+/// Refuses unless stdin and stdout are terminals: a human, not a program,
+/// answers.
+pub fn require_terminal(verb: &str) -> Result<(), String> {
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{verb} needs a real terminal on stdin and stdout: it is how a human, not a program, answers"
+        ))
+    }
+}
+
+/// Who answers, as the log records it: `"<verb> on /dev/pts/3, uid 1000"`.
+pub fn answered_by(verb: &str) -> String {
+    format!("{verb} on {}, uid {}", tty_name(), current_uid())
+}
+
+/// The pids above this process, nearest first.
+fn ancestors() -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut pid = std::process::id();
+    for _ in 0..256 {
+        let ppid = parent_of(pid);
+        if ppid == 0 {
+            break;
+        }
+        out.push(ppid);
+        pid = ppid;
+    }
+    out
+}
+
+/// A process's parent from `/proc/<pid>/stat` (0 when unknown).
+pub fn parent_of(pid: u32) -> u32 {
+    let Ok(stat) = std::fs::read_to_string(PathBuf::from(format!("/proc/{pid}/stat"))) else {
+        return 0;
+    };
+    // The command name is in parentheses and may hold spaces: parse after it.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The terminal on stdin, for the log.
+pub fn tty_name() -> String {
+    std::fs::read_link("/proc/self/fd/0")
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "a terminal".into())
+}
+
+/// This process's uid.
+pub fn current_uid() -> u32 {
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(u32::MAX)
+}
+
+/// Queues of sessions whose supervisor is still running, with their ids;
+/// `only` keeps the sessions whose id starts with it.
+pub fn live_queues(only: Option<&str>) -> Result<Vec<(String, Queue)>, String> {
+    let mut out = Vec::new();
+    for dir in files::list().map_err(|e| format!("cannot list sessions: {e}"))? {
+        let id = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if only.is_some_and(|o| !id.starts_with(o)) {
+            continue;
+        }
+        let Ok(file) = files::read_file(&dir) else {
+            continue;
+        };
+        if files::pid_alive(file.supervisor_pid) {
+            out.push((id, Queue::new(&dir)));
+        }
+    }
+    Ok(out)
+}
+
+/// The file a human answerer holds a shared lock on while it runs.
+fn presence_file() -> Option<PathBuf> {
+    files::state_root().ok().map(|r| r.join("approvers.lock"))
+}
+
+/// Holds a shared lock on the presence file until dropped: while it is
+/// held, sessions know someone can answer and let asks wait.
+pub fn announce_presence() -> Option<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let path = presence_file()?;
+    let _ = std::fs::create_dir_all(path.parent()?);
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .ok()?;
+    // SAFETY: flock on a descriptor we own.
+    (unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH) } == 0).then_some(f)
+}
+
+/// Whether a human answerer (`aq approve`, `aq watch`) is running for this
+/// user now (it holds the presence lock), so an ask can wait for it.
+pub fn approver_attached() -> bool {
+    use std::os::fd::AsRawFd;
+    let Some(path) = presence_file() else {
+        return false;
+    };
+    let Ok(f) = std::fs::OpenOptions::new().read(true).open(&path) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor we own; released when `f` closes.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
+}
