@@ -18,6 +18,7 @@ mod presets;
 mod private_home;
 mod real_agents;
 mod red_team;
+mod report_html;
 mod run;
 mod sandbox;
 mod soak;

@@ -21,11 +21,42 @@ pub fn run_report(args: &ReportArgs) -> Result<ExitCode, String> {
         (None, _) => session::latest_log()?,
     };
     let summary = summary_of(&log)?;
-    match args.format {
+    if args.open {
+        if args.format.is_some_and(|f| f != ReportFormat::Html) {
+            return Err(
+                "--open writes the HTML report: leave out --format or use --format html".into(),
+            );
+        }
+        let path = log.with_file_name("report.html");
+        std::fs::write(&path, summary.to_html())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("{}", path.display());
+        open_in_browser(&path);
+        return Ok(ExitCode::Ok);
+    }
+    match args.format.unwrap_or(ReportFormat::Md) {
         ReportFormat::Md => print!("{}", summary.to_markdown()),
         ReportFormat::Json => println!("{}", summary.to_json().map_err(|e| e.to_string())?),
+        ReportFormat::Html => print!("{}", summary.to_html()),
     }
     Ok(ExitCode::Ok)
+}
+
+/// Hands the page to the desktop's browser, when there is a desktop: on a
+/// server or over ssh the printed path is the answer.
+fn open_in_browser(path: &Path) {
+    let desktop = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+    if !desktop {
+        return;
+    }
+    let _ = std::process::Command::new("xdg-open")
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
 }
 
 pub fn run_audit(args: &AuditArgs) -> Result<ExitCode, String> {

@@ -442,9 +442,13 @@ pub struct ReportArgs {
     /// The newest session.
     #[arg(long)]
     pub latest: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
-    pub format: ReportFormat,
+    /// Output format (default: Markdown; HTML with --open).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write the HTML report into the session's directory, print its path,
+    /// and open it in a browser when there is a desktop to open it on.
+    #[arg(long)]
+    pub open: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -453,6 +457,8 @@ pub enum ReportFormat {
     Md,
     /// JSON, for tools.
     Json,
+    /// One self-contained HTML page: safe to open, no network.
+    Html,
 }
 
 #[derive(Debug, Args)]

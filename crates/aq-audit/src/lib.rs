@@ -22,7 +22,7 @@
 //! - **Readable by people and tools.** [`Summary`] folds a log into counts,
 //!   blocked and asked commands with their rules, approvals and a timeline,
 //!   rendered as Markdown (`aq report`), JSON, or a short terminal recap
-//!   (`aq audit --recap`). Readers skip torn lines and keep event kinds added
+//!   (`aq audit --recap`), or as one self-contained HTML page ([`html`]). Readers skip torn lines and keep event kinds added
 //!   by later versions ([`Record::Other`]).
 //!
 //! # Purity
@@ -36,6 +36,7 @@
 
 pub mod chain;
 pub mod event;
+pub mod html;
 pub mod log_file;
 pub mod redact;
 pub mod remedy;

@@ -271,6 +271,9 @@ pub struct TimelineEntry {
     pub command: Option<String>,
     /// The decision, answer or exit status, in a few words.
     pub outcome: String,
+    /// For a command decision: `allow`, `ask` or `block`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
 }
 
 impl Summary {
@@ -340,6 +343,7 @@ impl Summary {
                     event: kind,
                     command: None,
                     outcome: String::new(),
+                    decision: None,
                 });
             }
         }
@@ -349,6 +353,10 @@ impl Summary {
         let Event { seq, ts, body, .. } = event;
         let kind = body.kind().to_string();
         let command = body.argv().map(display_argv);
+        let decision = match &body {
+            EventBody::CommandDecision { decision, .. } => Some(decision.clone()),
+            _ => None,
+        };
         let outcome = match body {
             EventBody::SessionStart {
                 aq_version,
@@ -568,6 +576,7 @@ impl Summary {
             event: kind,
             command,
             outcome,
+            decision,
         });
     }
 
@@ -942,7 +951,7 @@ fn write_decisions(md: &mut String, title: &str, entries: &[DecisionEntry]) {
 }
 
 /// `exit 0`, `exit 2`, `signal 9`, `exit unknown`.
-fn exit_status(exit_code: Option<i32>, signal: Option<i32>) -> String {
+pub(crate) fn exit_status(exit_code: Option<i32>, signal: Option<i32>) -> String {
     match (exit_code, signal) {
         (_, Some(signal)) => format!("signal {signal}"),
         (Some(code), None) => format!("exit {code}"),
