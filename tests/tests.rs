@@ -22,3 +22,4 @@ mod run;
 mod sandbox;
 mod soak;
 mod verify;
+mod watch;
