@@ -91,9 +91,7 @@ fn console_loop(
                         .map(move |r| Ask::from_request(id, &r))
                 })
                 .collect();
-            let before = state.asks().len();
-            state.set_pending(asks);
-            dirty |= before != state.asks().len() || !state.asks().is_empty();
+            dirty |= state.set_pending(asks);
             asks_read = Instant::now();
         }
         if scanned.elapsed() >= SCAN {

@@ -305,13 +305,18 @@ impl State {
         self.rows.push_back(row);
     }
 
-    /// Replaces the pending asks with what the queues hold now.
-    pub fn set_pending(&mut self, asks: Vec<Ask>) {
+    /// Replaces the pending asks with what the queues hold now; whether
+    /// they changed.
+    pub fn set_pending(&mut self, asks: Vec<Ask>) -> bool {
+        if asks == self.pending {
+            return false;
+        }
         let now: HashSet<(String, String)> = asks.iter().map(Ask::key).collect();
         self.answered.retain(|k| now.contains(k));
         self.skipped.retain(|k| now.contains(k));
         self.pending = asks;
         self.clamp_selection();
+        true
     }
 
     /// The asks to show, filtered: waiting ones first, skipped ones last;
@@ -375,8 +380,15 @@ impl State {
             return Effect::None;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('d')) {
+        if ctrl && key.code == KeyCode::Char('c') {
             return Effect::Quit;
+        }
+        // Ctrl-D or Alt-O are not `d` or `o`: an answer takes the bare key.
+        if key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER)
+        {
+            return Effect::None;
         }
         if self.mode == Mode::Filtering {
             match key.code {
@@ -388,7 +400,7 @@ impl State {
                 KeyCode::Backspace => {
                     self.filter.pop();
                 }
-                KeyCode::Char(c) if !ctrl && !c.is_control() && self.filter.len() < 200 => {
+                KeyCode::Char(c) if !c.is_control() && self.filter.len() < 200 => {
                     self.filter.push(c);
                 }
                 _ => {}
@@ -682,6 +694,23 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn modified_keys_answer_nothing() {
+        let mut s = State::new();
+        s.set_pending(vec![ask("s1", "a", &["chmod", "+x", "a"])]);
+        for m in [KeyModifiers::CONTROL, KeyModifiers::ALT] {
+            for c in ['o', 's', 'd', 'k', 'q'] {
+                assert_eq!(s.on_key(KeyEvent::new(KeyCode::Char(c), m)), Effect::None);
+            }
+        }
+        assert_eq!(s.asks().len(), 1, "not skipped either");
+        // Shift is how `O` is typed; it is not `o` either.
+        assert_eq!(
+            s.on_key(KeyEvent::new(KeyCode::Char('O'), KeyModifiers::SHIFT)),
+            Effect::None
+        );
+    }
+
+    #[test]
     fn an_answered_ask_disappears_and_a_late_one_says_so() {
         let mut s = State::new();
         s.set_pending(vec![
@@ -713,7 +742,8 @@ pub(crate) mod tests {
         );
         assert_eq!(s.message.as_deref(), Some("no ask to answer"));
         // The queue dropped them: forgotten.
-        s.set_pending(vec![]);
+        assert!(s.set_pending(vec![]));
+        assert!(!s.set_pending(vec![]), "no change");
         assert!(s.answered.is_empty());
     }
 
