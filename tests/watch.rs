@@ -293,3 +293,49 @@ fn watch_is_in_the_completions_and_the_manual() {
     assert!(page.contains("answer their asks"), "{page}");
     assert!(page.contains("\\-\\-json"), "{page}");
 }
+
+#[test]
+fn watch_json_picks_up_sessions_that_start_while_it_runs() {
+    let env = Env::with_policy("", "");
+    workspace_with(&env, "ls\n");
+    let spawned = Instant::now();
+    let watch = env.spawn(&["watch", "--json"]);
+    // Give it time to look for sessions (none yet) before one starts.
+    std::thread::sleep(Duration::from_millis(700));
+    env.aq(&[
+        "run",
+        "--profile",
+        "shims-only",
+        "--quiet",
+        "--",
+        "sh",
+        "s.sh",
+    ])
+    .code(0);
+    env.aq(&[
+        "run",
+        "--profile",
+        "shims-only",
+        "--quiet",
+        "--",
+        "sh",
+        "s.sh",
+    ])
+    .code(0);
+    let sessions = env.sessions();
+    assert_eq!(sessions.len(), 2);
+    // Without --session or --latest it runs until stopped: it is killed
+    // 3 s after the sessions ended (it reads every 0.1 s, looks for new
+    // sessions every 0.5 s).
+    let out = watch.finish_within(spawned.elapsed() + Duration::from_secs(3));
+    assert_eq!(out.code, None, "still running when killed{}", out.dump());
+    for session in &sessions {
+        let lines: Vec<&str> = out
+            .stdout
+            .lines()
+            .filter(|l| l.contains(&format!("\"session\":\"{}\"", session.id())))
+            .collect();
+        let logged: Vec<String> = session.log_text().lines().map(String::from).collect();
+        assert_eq!(lines, logged, "{}", out.dump());
+    }
+}

@@ -1,12 +1,14 @@
 //! Which logs to follow, and following them.
 //!
-//! All running sessions (picking up those that start later), or one
+//! All running sessions (picking up those that start later, even one that
+//! ended between two looks), or one
 //! session named by an id prefix or as the newest. A followed log is read
 //! from its beginning; a session's log is done once it ended (its
 //! `session_end` is read, or its supervisor is gone) and nothing more came.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::SystemTime;
 
 use aq_audit::Record;
 use aq_session::follow::Follower;
@@ -47,6 +49,9 @@ pub struct Sources {
     /// The one session followed, for [`Target::Session`] and [`Target::Latest`].
     only: Option<String>,
     followed: BTreeMap<String, Followed>,
+    /// When following began: a session started since is followed even if
+    /// it already ended (it may have lasted less than a scan's interval).
+    since: SystemTime,
 }
 
 impl Sources {
@@ -86,6 +91,7 @@ impl Sources {
             target,
             only,
             followed: BTreeMap::new(),
+            since: SystemTime::now(),
         };
         if let Some(id) = sources.only.clone() {
             let dir = files::sessions_dir().map_err(|e| e.to_string())?.join(&id);
@@ -126,9 +132,13 @@ impl Sources {
             }
             // A session directory appears before its session file: the
             // next scan picks it up.
-            if let Ok(file) = files::read_file(&dir)
-                && pid_alive(file.supervisor_pid)
-            {
+            let Ok(file) = files::read_file(&dir) else {
+                continue;
+            };
+            let started_since = std::fs::metadata(dir.join("session.json"))
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= self.since);
+            if pid_alive(file.supervisor_pid) || started_since {
                 self.follow(id, dir);
             }
         }
