@@ -105,9 +105,13 @@ fn console_loop(
             drawn = Instant::now();
             dirty = false;
         }
-        let wait = FRAME
-            .saturating_sub(drawn.elapsed())
-            .max(Duration::from_millis(20));
+        // Until the next frame is due, or the next read of the logs.
+        let wait = if dirty {
+            FRAME.saturating_sub(drawn.elapsed())
+        } else {
+            POLL_LOGS.saturating_sub(logs_read.elapsed())
+        }
+        .max(Duration::from_millis(10));
         if !event::poll(wait).map_err(|e| format!("cannot read the terminal: {e}"))? {
             continue;
         }
