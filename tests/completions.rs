@@ -4,7 +4,7 @@
 use crate::util::{Env, aq_exe};
 
 /// What bash offers for `words` (the last one being completed).
-fn bash_completes(words: &str) -> String {
+pub(crate) fn bash_completes(words: &str) -> String {
     let script = format!(
         "source <({aq} completions bash)\n\
          COMP_WORDS=({words}); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))\n\

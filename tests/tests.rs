@@ -23,3 +23,4 @@ mod run;
 mod sandbox;
 mod soak;
 mod verify;
+mod watch;

@@ -44,6 +44,17 @@ pub enum Command {
     Run(RunArgs),
     /// Answer the asks of running sessions, from your own terminal.
     Approve(ApproveArgs),
+    /// Follow running sessions live, and answer their asks, in a console.
+    ///
+    /// Shows each decision as it is logged (command, rule, decision), the
+    /// counts, network destinations and the asks waiting for a human. Keys:
+    /// o allow once, s allow for the session, d deny, k skip, arrows
+    /// select, / filter, q quit. Like `aq approve`, it needs a terminal of
+    /// your own and refuses to run inside a session. `--json` streams the
+    /// events as JSON lines instead, and answers nothing.
+    ///
+    /// Example: aq watch --latest
+    Watch(WatchArgs),
     /// Let sessions do one thing more, in your policy file (not the repository's).
     ///
     /// `aq allow PATH` (write), `--read-only PATH`, `--net HOST[:PORT]`,
@@ -428,6 +439,22 @@ pub struct ApproveArgs {
     /// Answer what is pending now, then exit (default: keep waiting).
     #[arg(long)]
     pub once: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Only this session (an id or a unique prefix); default: every
+    /// running session, and those that start while it runs.
+    #[arg(long, value_name = "ID", conflicts_with = "latest")]
+    pub session: Option<String>,
+    /// Only the newest session.
+    #[arg(long)]
+    pub latest: bool,
+    /// Stream every event as one JSON object per line on stdout (no
+    /// terminal needed, no answering); with --session or --latest, exit
+    /// when that session ends.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -30,6 +30,7 @@ mod sandbox_spec;
 mod shim_mode;
 mod supervisor;
 mod verify;
+mod watch_cmd;
 
 use clap::Parser;
 use clap::error::ErrorKind;
@@ -72,6 +73,7 @@ fn main() -> std::process::ExitCode {
             });
         }
         cli::Command::Approve(args) => approve::run(&args),
+        cli::Command::Watch(args) => watch_cmd::run(&args),
         cli::Command::Allow(args) => grant_cmd::run(&args, true),
         cli::Command::Deny(args) => grant_cmd::run(&args, false),
         cli::Command::Grants => grant_cmd::run_list(),

@@ -1,0 +1,147 @@
+//! The interactive console: follows the logs, polls the approval queues,
+//! reads keys, redraws at most ten times a second, and answers asks.
+//!
+//! It answers as `aq approve` does and under the same safeguards: never
+//! from inside a session, only from a real terminal, and while it runs it
+//! holds the presence lock so that asks wait for a human. The terminal is
+//! put back (raw mode off, main screen) on every exit, a panic included.
+
+use std::time::{Duration, Instant};
+
+use aq_session::answerer;
+use aq_shim::approvals::{AnswerRecord, Queue};
+use ratatui::DefaultTerminal;
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
+
+use crate::inert::inert;
+use crate::render::render;
+use crate::sources::{Sources, Target};
+use crate::state::{Ask, Effect, State};
+
+/// The verb, as the refusals and the log name it.
+const VERB: &str = "aq watch";
+/// The shortest time between two frames.
+const FRAME: Duration = Duration::from_millis(100);
+/// How often the logs are read.
+const POLL_LOGS: Duration = Duration::from_millis(100);
+/// How often the approval queues are read.
+const POLL_ASKS: Duration = Duration::from_millis(200);
+/// How often new sessions are looked for.
+const SCAN: Duration = Duration::from_millis(500);
+
+/// Runs the console until `q`. Refuses inside a session and without a
+/// terminal, before touching the terminal.
+pub fn run(target: Target) -> Result<(), String> {
+    answerer::refuse_inside_session(VERB)?;
+    answerer::require_terminal(VERB)?;
+    let by = answerer::answered_by(VERB);
+    let mut sources = Sources::open(target)?;
+    // While this runs, sessions know someone can answer and let asks wait.
+    let _presence = answerer::announce_presence();
+    // Sets a panic hook that restores the terminal too.
+    let mut terminal =
+        ratatui::try_init().map_err(|e| format!("cannot set up the terminal: {e}"))?;
+    let _restore = Restore;
+    console_loop(&mut terminal, &mut sources, &by)
+}
+
+/// Puts the terminal back when dropped.
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+fn console_loop(
+    terminal: &mut DefaultTerminal,
+    sources: &mut Sources,
+    by: &str,
+) -> Result<(), String> {
+    let mut state = State::new();
+    let mut queues: Vec<(String, Queue)> = Vec::new();
+    let long_ago = Instant::now()
+        .checked_sub(Duration::from_secs(10))
+        .unwrap_or_else(Instant::now);
+    let (mut logs_read, mut asks_read, mut scanned, mut drawn) =
+        (long_ago, long_ago, long_ago, long_ago);
+    let mut dirty = true;
+    loop {
+        if logs_read.elapsed() >= POLL_LOGS {
+            for line in sources.poll() {
+                if let Some(record) = &line.record {
+                    state.record(&line.session, record);
+                    dirty = true;
+                }
+            }
+            let live = sources.live();
+            dirty |= live != state.live;
+            state.live = live;
+            logs_read = Instant::now();
+        }
+        if asks_read.elapsed() >= POLL_ASKS {
+            queues = answerer::live_queues(sources.only()).unwrap_or_default();
+            let asks: Vec<Ask> = queues
+                .iter()
+                .flat_map(|(id, q)| {
+                    q.pending()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(move |r| Ask::from_request(id, &r))
+                })
+                .collect();
+            dirty |= state.set_pending(asks);
+            asks_read = Instant::now();
+        }
+        if scanned.elapsed() >= SCAN {
+            sources.scan();
+            scanned = Instant::now();
+        }
+        if dirty && drawn.elapsed() >= FRAME {
+            terminal
+                .draw(|frame| render(&state, frame))
+                .map_err(|e| format!("cannot draw: {e}"))?;
+            drawn = Instant::now();
+            dirty = false;
+        }
+        // Until the next frame is due, or the next read of the logs.
+        let wait = if dirty {
+            FRAME.saturating_sub(drawn.elapsed())
+        } else {
+            POLL_LOGS.saturating_sub(logs_read.elapsed())
+        }
+        .max(Duration::from_millis(10));
+        if !event::poll(wait).map_err(|e| format!("cannot read the terminal: {e}"))? {
+            continue;
+        }
+        match event::read().map_err(|e| format!("cannot read the terminal: {e}"))? {
+            Event::Key(key) if key.kind != KeyEventKind::Release => match state.on_key(key) {
+                Effect::Quit => return Ok(()),
+                Effect::Answer {
+                    session,
+                    request,
+                    answer,
+                } => {
+                    let result = match queues.iter().find(|(id, _)| inert(id) == session) {
+                        Some((_, queue)) => queue
+                            .answer(
+                                &request,
+                                &AnswerRecord {
+                                    answer,
+                                    by: by.to_string(),
+                                },
+                            )
+                            .map_err(|e| e.to_string()),
+                        None => Err("its session has ended".to_string()),
+                    };
+                    state.answered(&session, &request, answer, result);
+                }
+                Effect::None => {}
+            },
+            Event::Resize(..) => {}
+            _ => continue,
+        }
+        dirty = true;
+    }
+}
