@@ -165,6 +165,9 @@ fn check_discovered(flag: Option<&Path>) -> Result<ExitCode, String> {
             for entry in &loaded.effective.ignored {
                 println!("warning: {entry}");
             }
+            for refused in &loaded.refused_export {
+                println!("warning: {refused}");
+            }
             Ok(ExitCode::Ok)
         }
         Err(e) => {
