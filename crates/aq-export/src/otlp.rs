@@ -184,7 +184,7 @@ pub fn log_record(record: &Record, observed: &str) -> LogRecord {
     if let Some(seq) = v.get("seq").and_then(any) {
         attributes.push(kv("aq.seq", seq));
     }
-    if let Some(d) = describe::decision(&v).filter(|_| v.get("decision").is_some()) {
+    if let Some(d) = v.get("decision").and_then(Value::as_str) {
         attributes.push(kv("aq.decision", string(d)));
     }
     if let Some(r) = describe::rule(&v) {

@@ -95,8 +95,13 @@ impl Shipper {
     /// counts: what was sent, and what of the log was not. A thread still
     /// stuck on a collector that does not answer is left behind.
     pub fn finish(self, deadline: Duration) -> ShipReport {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        let _ = self.done.recv_timeout(deadline);
+        finish_all(vec![self], deadline).remove(0)
+    }
+
+    fn report(self, until: Instant) -> ShipReport {
+        let _ = self
+            .done
+            .recv_timeout(until.saturating_duration_since(Instant::now()));
         let sent = self.shared.sent.load(Ordering::SeqCst);
         let total = Follower::new(&self.log)
             .poll()
@@ -105,10 +110,7 @@ impl Shipper {
         let mut error = self.shared.error.lock().ok().and_then(|e| e.clone());
         let dropped = total.saturating_sub(sent);
         if dropped > 0 && error.is_none() {
-            error = Some(format!(
-                "the collector did not take them within {} s",
-                deadline.as_secs()
-            ));
+            error = Some("the collector did not take them in time".to_string());
         }
         ShipReport {
             target: self.target,
@@ -117,6 +119,15 @@ impl Shipper {
             error,
         }
     }
+}
+
+/// [`Shipper::finish`] for several at once, within one deadline.
+pub fn finish_all(shippers: Vec<Shipper>, deadline: Duration) -> Vec<ShipReport> {
+    let until = Instant::now() + deadline;
+    for s in &shippers {
+        s.shared.stop.store(true, Ordering::SeqCst);
+    }
+    shippers.into_iter().map(|s| s.report(until)).collect()
 }
 
 struct Worker {

@@ -200,8 +200,7 @@ impl Sink {
                     *stream = Some(s);
                 }
                 let framed = syslog::frame(message);
-                let r = stream.as_mut().map(|s| s.write_all(framed.as_bytes()));
-                r
+                stream.as_mut().map(|s| s.write_all(framed.as_bytes()))
             }
             _ => return Err(format!("{place}: the format and transport do not match")),
         };
