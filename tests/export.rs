@@ -642,6 +642,12 @@ fn policy_export_ships_each_session_live() {
     env.aq(&["report", "--latest"])
         .code(0)
         .stdout_lacks("events not exported");
+    let target = format!("otlp {}/v1/logs", rx.endpoint());
+    env.aq(&["policy", "show"]).code(0).stdout_has(&format!(
+        "audit export (every session, live; see docs/export.md):\n  {target}"
+    ));
+    let json = env.aq(&["policy", "show", "--json"]).json();
+    assert_eq!(json["audit_export"], serde_json::json!([target]));
 }
 
 #[test]
