@@ -102,5 +102,6 @@ pub fn run_audit(args: &AuditArgs) -> Result<ExitCode, String> {
                 ExitCode::Findings
             })
         }
+        Some(AuditCommand::Export(args)) => crate::export_cmd::run(args),
     }
 }

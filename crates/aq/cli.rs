@@ -510,6 +510,46 @@ pub enum AuditCommand {
         #[arg(value_name = "SESSION")]
         session: String,
     },
+    /// Send a session's log to a collector: OpenTelemetry logs over
+    /// OTLP/HTTP, or RFC 5424 syslog.
+    ///
+    /// Sends the whole log (the newest session's unless --session is
+    /// given) and exits 0, or exits 1 saying how many events got there
+    /// when the collector refuses or cannot be reached. With --follow, keeps
+    /// sending what a running session adds until it ends. `[audit] export`
+    /// in your policy ships every session live instead.
+    ///
+    /// Example: aq audit export --format otlp --endpoint http://127.0.0.1:4318
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormatArg {
+    /// OpenTelemetry logs, OTLP/HTTP with JSON, POSTed to ENDPOINT/v1/logs.
+    Otlp,
+    /// RFC 5424 syslog (facility authpriv).
+    Syslog,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The wire format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormatArg,
+    /// Where to: http(s)://HOST[:PORT] for otlp; unix:///dev/log,
+    /// udp://HOST:PORT or tcp://HOST:PORT for syslog.
+    #[arg(long, value_name = "URL")]
+    pub endpoint: String,
+    /// A session id (or unique prefix), session directory or log file
+    /// (default: the newest session).
+    #[arg(long, value_name = "SESSION", conflicts_with = "latest")]
+    pub session: Option<String>,
+    /// The newest session (the default).
+    #[arg(long)]
+    pub latest: bool,
+    /// Keep sending what the session adds until it ends.
+    #[arg(long)]
+    pub follow: bool,
 }
 
 #[derive(Debug, Args)]

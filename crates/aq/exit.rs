@@ -8,6 +8,8 @@ pub enum ExitCode {
     Ok,
     /// A check found problems (`aq audit verify` on a broken chain).
     Findings,
+    /// `aq audit export`: the collector refused or could not be reached.
+    ExportFailed,
     /// A usage or policy error.
     Usage,
     /// A requested sandbox boundary could not be set up; nothing ran.
@@ -30,6 +32,7 @@ impl ExitCode {
         match self {
             ExitCode::Ok => 0,
             ExitCode::Findings => 1,
+            ExitCode::ExportFailed => 1,
             ExitCode::Usage => 2,
             ExitCode::SandboxFailed => 125,
             ExitCode::Blocked => 126,

@@ -16,6 +16,7 @@ mod exec_identity;
 mod exec_judge;
 mod exit;
 mod explain;
+mod export_cmd;
 mod grant_cmd;
 mod hook_cmd;
 mod lint_cmd;

@@ -165,6 +165,9 @@ fn check_discovered(flag: Option<&Path>) -> Result<ExitCode, String> {
             for entry in &loaded.effective.ignored {
                 println!("warning: {entry}");
             }
+            for refused in &loaded.refused_export {
+                println!("warning: {refused}");
+            }
             Ok(ExitCode::Ok)
         }
         Err(e) => {
@@ -306,6 +309,16 @@ fn render_show_text(loaded: &Loaded) -> String {
         );
     }
 
+    if !eff.audit_export.is_empty() {
+        let _ = writeln!(
+            s,
+            "\naudit export (every session, live; see docs/export.md):"
+        );
+        for target in &eff.audit_export {
+            let _ = writeln!(s, "  {target}");
+        }
+    }
+
     if !eff.ignored.is_empty() {
         let _ = writeln!(
             s,
@@ -404,6 +417,7 @@ fn render_show_json(loaded: &Loaded) -> Value {
         "default_profile": eff.session.profile,
         "profiles": eff.profiles.0,
         "agents": eff.agents.0,
+        "audit_export": eff.audit_export.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
         "ignored": ignored,
     })
 }

@@ -132,11 +132,17 @@ pub struct Loaded {
     pub looked_for: Vec<(FileKind, PathBuf)>,
     /// The merged policy.
     pub effective: EffectivePolicy,
+    /// `[audit] export` entries of the project file, left out whether or
+    /// not it is trusted: a repository never chooses where logs go.
+    pub refused_export: Vec<String>,
 }
 
 impl Loaded {
     /// Prints each ignored loosening entry as a warning on stderr.
     pub fn warn_ignored(&self) {
+        for refused in &self.refused_export {
+            eprintln!("aq: warning: {refused}");
+        }
         if self.effective.ignored.is_empty() {
             return;
         }
@@ -226,8 +232,17 @@ fn load_layers(
     } else {
         None
     };
+    let mut refused_export = Vec::new();
     if let Some(text) = project_text {
-        let layer = parse(&path, &text).map_err(|e| project_file_refused(&e))?;
+        let mut layer = parse(&path, &text).map_err(|e| project_file_refused(&e))?;
+        for (target, at) in std::mem::take(&mut layer.audit_export) {
+            refused_export.push(format!(
+                "{at}: ignored [audit] export to {target}: a repository's policy file cannot send your audit logs anywhere, trusted or not; set it in your own policy file{}",
+                user_file()
+                    .map(|p| format!(" ({})", p.display()))
+                    .unwrap_or_default()
+            ));
+        }
         let state = TrustStore::load()?.state_of(&path, text.as_bytes());
         files.push(LoadedFile {
             kind: FileKind::Project,
@@ -271,6 +286,7 @@ fn load_layers(
         files,
         looked_for,
         effective,
+        refused_export,
     })
 }
 

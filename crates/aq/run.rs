@@ -205,6 +205,13 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let log_path = session::log_path(&dir);
     let log = AuditLog::open(&log_path)
         .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?;
+    // `[audit] export`: each target follows this log from its first line.
+    let shippers: Vec<aq_export::Shipper> = loaded
+        .effective
+        .audit_export
+        .iter()
+        .map(|target| aq_export::Shipper::start(target, &log_path))
+        .collect();
     let listener = aq_shim::channel::bind(&dir)
         .map_err(|e| format!("cannot open the supervisor socket: {e}"))?;
     let supervisor = std::sync::Arc::new(crate::supervisor::Supervisor {
@@ -525,6 +532,18 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             duration_ms,
         },
     );
+    for shipped in aq_export::ship::finish_all(shippers, aq_export::ship::FLUSH_DEADLINE) {
+        session::log_event(
+            &log,
+            &id,
+            EventBody::Export {
+                target: shipped.target.to_string(),
+                sent: shipped.sent,
+                dropped: shipped.dropped,
+                error: shipped.error,
+            },
+        );
+    }
     if let Ok(f) = std::fs::File::open(&log_path)
         && let Ok(summary) = aq_audit::Summary::from_reader(std::io::BufReader::new(f))
     {

@@ -220,11 +220,24 @@ pub enum EventBody {
         /// Wall time of the whole session.
         duration_ms: u64,
     },
+    /// How the live export of this log (`[audit] export`) went; written
+    /// after `session_end`, once per target.
+    Export {
+        /// The format and endpoint (`otlp http://127.0.0.1:4318/v1/logs`).
+        target: String,
+        /// Events the collector accepted.
+        sent: u64,
+        /// Events that never got there: the queue was full, or the
+        /// collector was still unreachable when the session ended.
+        dropped: u64,
+        /// The last failure, if any.
+        error: Option<String>,
+    },
 }
 
 impl EventBody {
     /// The `event` tags this version knows, in declaration order.
-    pub const KINDS: [&'static str; 10] = [
+    pub const KINDS: [&'static str; 11] = [
         "session_start",
         "command_decision",
         "approval",
@@ -235,6 +248,7 @@ impl EventBody {
         "syscall_refused",
         "file_refused",
         "session_end",
+        "export",
     ];
 
     /// The `event` tag of this body.
@@ -250,6 +264,7 @@ impl EventBody {
             EventBody::SyscallRefused { .. } => "syscall_refused",
             EventBody::FileRefused { .. } => "file_refused",
             EventBody::SessionEnd { .. } => "session_end",
+            EventBody::Export { .. } => "export",
         }
     }
 
@@ -265,7 +280,8 @@ impl EventBody {
             | EventBody::McpToolCall { .. }
             | EventBody::SyscallRefused { .. }
             | EventBody::FileRefused { .. }
-            | EventBody::SessionEnd { .. } => None,
+            | EventBody::SessionEnd { .. }
+            | EventBody::Export { .. } => None,
         }
     }
 }
@@ -422,6 +438,12 @@ mod tests {
             EventBody::SessionEnd {
                 exit_code: Some(0),
                 duration_ms: 1000,
+            },
+            EventBody::Export {
+                target: "otlp http://127.0.0.1:4318/v1/logs".into(),
+                sent: 3,
+                dropped: 2,
+                error: Some("connection refused".into()),
             },
         ]
     }

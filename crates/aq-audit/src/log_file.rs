@@ -278,6 +278,17 @@ fn redact_body(body: EventBody) -> EventBody {
             rule,
         },
         end @ EventBody::SessionEnd { .. } => end,
+        EventBody::Export {
+            target,
+            sent,
+            dropped,
+            error,
+        } => EventBody::Export {
+            target,
+            sent,
+            dropped,
+            error: error.as_deref().map(redact),
+        },
         refused @ (EventBody::SyscallRefused { .. } | EventBody::FileRefused { .. }) => refused,
     }
 }

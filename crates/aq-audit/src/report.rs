@@ -62,6 +62,21 @@ pub struct Summary {
     pub timeline: Vec<TimelineEntry>,
     /// Lines skipped while reading, and other remarks for the reader.
     pub notes: Vec<String>,
+    /// How the live export went, per target (`[audit] export`).
+    pub exports: Vec<ExportEntry>,
+}
+
+/// What an `export` event recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ExportEntry {
+    /// The format and endpoint.
+    pub target: String,
+    /// Events the collector accepted.
+    pub sent: u64,
+    /// Events not exported.
+    pub dropped: u64,
+    /// The last failure.
+    pub error: Option<String>,
 }
 
 /// What `session_start` recorded.
@@ -569,6 +584,21 @@ impl Summary {
                     format_duration(duration_ms)
                 )
             }
+            EventBody::Export {
+                target,
+                sent,
+                dropped,
+                error,
+            } => {
+                let outcome = format!("{sent} sent, {dropped} not exported to {target}");
+                self.exports.push(ExportEntry {
+                    target,
+                    sent,
+                    dropped,
+                    error,
+                });
+                outcome
+            }
         };
         self.timeline.push(TimelineEntry {
             seq: Some(seq),
@@ -594,6 +624,17 @@ impl Summary {
             remarks.push(format!(
                 "events of kinds this aq does not know are listed in the timeline only: {}",
                 kinds.join(", ")
+            ));
+        }
+        for e in self.exports.iter().filter(|e| e.dropped > 0) {
+            remarks.push(format!(
+                "{} events not exported to {} (collector unreachable{})",
+                e.dropped,
+                e.target,
+                e.error
+                    .as_deref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
             ));
         }
         if self.counts.events > 0 && self.start.is_none() {
@@ -1282,6 +1323,35 @@ mod tests {
         let recap = summary(&text).recap();
         assert!(recap.contains("… and 3 more (aq report)"), "{recap}");
         assert!(recap.contains("not ended"), "{recap}");
+    }
+
+    #[test]
+    fn events_not_exported_are_said_in_every_rendering() {
+        let export = |sent, dropped, error: Option<&str>| EventBody::Export {
+            target: "otlp http://127.0.0.1:9/v1/logs".into(),
+            sent,
+            dropped,
+            error: error.map(str::to_string),
+        };
+        let text = format!(
+            "{}\n{}\n",
+            line(1, export(0, 7, Some("connection refused"))),
+            line(2, export(9, 0, None))
+        );
+        let sum = summary(&text);
+        let want = "7 events not exported to otlp http://127.0.0.1:9/v1/logs (collector unreachable: connection refused)";
+        assert!(sum.recap().contains(want), "{}", sum.recap());
+        assert!(sum.to_markdown().contains(want), "{}", sum.to_markdown());
+        assert_eq!(
+            sum.remarks()
+                .iter()
+                .filter(|r| r.contains("not exported"))
+                .count(),
+            1
+        );
+        let json: serde_json::Value = serde_json::from_str(&sum.to_json().unwrap()).unwrap();
+        assert_eq!(json["exports"][0]["dropped"], 7);
+        assert_eq!(json["exports"][1]["sent"], 9);
     }
 
     #[test]

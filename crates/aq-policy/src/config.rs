@@ -45,6 +45,7 @@ use toml::Spanned;
 
 use crate::catalog::RuleId;
 use crate::decision::{Decision, Risk};
+use crate::export::ExportTarget;
 use crate::policy::{CommandMatcher, CustomRule, Policy};
 use crate::profile::{DEFAULT_PROFILE, Profile, ProfileLayer, RawProfile};
 
@@ -226,6 +227,9 @@ pub struct PolicyLayer {
     /// `[workspace."PATH"]`: paths writable or readable in sessions whose
     /// workspace is PATH or beneath it (`aq allow --here`).
     pub workspaces: Vec<(WorkspaceGrant, Location)>,
+    /// `[audit] export`: where every session's log is shipped as it is
+    /// written. Honoured from the user's own files only.
+    pub audit_export: Vec<(ExportTarget, Location)>,
 }
 
 /// Grants for the sessions of one workspace.
@@ -341,6 +345,22 @@ struct RawFile {
     mcp: RawMcp,
     #[serde(default)]
     workspace: BTreeMap<Spanned<String>, Spanned<RawWorkspace>>,
+    #[serde(default)]
+    audit: RawAudit,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAudit {
+    #[serde(default)]
+    export: Vec<Spanned<RawExport>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExport {
+    format: Spanned<String>,
+    endpoint: Spanned<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -726,6 +746,22 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         workspaces.push((grant, at));
     }
 
+    let mut audit_export = Vec::new();
+    for e in &raw.audit.export {
+        let RawExport { format, endpoint } = e.get_ref();
+        let target = ExportTarget::parse(format.get_ref(), endpoint.get_ref()).map_err(|m| {
+            let span = if m.starts_with("unknown export format") {
+                format.span()
+            } else {
+                endpoint.span()
+            };
+            err(span, format!("[audit] export: {m}")).help(
+                "write `export = [{ format = \"otlp\", endpoint = \"http://127.0.0.1:4318\" }]`; syslog takes unix:///dev/log, udp://HOST:PORT or tcp://HOST:PORT",
+            )
+        })?;
+        audit_export.push((target, loc(e.span().start)));
+    }
+
     Ok(PolicyLayer {
         source: source.to_string(),
         actions,
@@ -738,6 +774,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         hooks_approve,
         mcp_deny,
         workspaces,
+        audit_export,
     })
 }
 
@@ -855,6 +892,8 @@ pub struct EffectivePolicy {
     pub mcp_deny: Vec<String>,
     /// `[workspace."PATH"]` grants of trusted files; see [`Self::for_workspace`].
     pub workspaces: Vec<WorkspaceGrant>,
+    /// `[audit] export` targets of the user's files.
+    pub audit_export: Vec<ExportTarget>,
 }
 
 /// The sandbox profiles in force (starts as [`Profile::builtins`]).
@@ -1090,6 +1129,17 @@ impl EffectivePolicy {
                 });
             } else {
                 self.workspaces.push(grant.clone());
+            }
+        }
+        for (target, at) in &layer.audit_export {
+            if trust == Trust::TightenOnly {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("[audit] export to {target}"),
+                    kept: "audit logs go only where the user's own policy sends them".to_string(),
+                });
+            } else if !self.audit_export.contains(target) {
+                self.audit_export.push(target.clone());
             }
         }
         for (name, pl, at) in &layer.agents {
@@ -1651,5 +1701,42 @@ args = ["deploy"]
             .apply(&layer("[profile.x]\nextends = \"nope\"\n"), Trust::Full)
             .unwrap_err();
         assert!(e.message.contains("not defined"), "{e}");
+    }
+
+    #[test]
+    fn audit_export_is_read_checked_and_the_users_alone() {
+        let text = "[audit]\nexport = [\n  { format = \"otlp\", endpoint = \"http://127.0.0.1:4318\" },\n  { format = \"syslog\", endpoint = \"udp://127.0.0.1:514\" },\n]\n";
+        let l = layer(text);
+        let targets: Vec<String> = l.audit_export.iter().map(|(t, _)| t.to_string()).collect();
+        assert_eq!(
+            targets,
+            [
+                "otlp http://127.0.0.1:4318/v1/logs",
+                "syslog udp://127.0.0.1:514"
+            ]
+        );
+        assert_eq!(l.audit_export[1].1.line, 4);
+        let user = effective(&[("user.toml", text, Trust::Full)]);
+        assert_eq!(user.audit_export.len(), 2);
+        // A file that may only tighten cannot send the logs anywhere.
+        let repo = effective(&[("project.toml", text, Trust::TightenOnly)]);
+        assert!(repo.audit_export.is_empty());
+        assert_eq!(repo.ignored.len(), 2, "{:?}", repo.ignored);
+        assert!(repo.ignored[0].entry.contains("[audit] export to otlp"));
+    }
+
+    #[test]
+    fn audit_export_mistakes_are_errors_with_a_place() {
+        let e = error("[audit]\nexport = [{ format = \"otlp\", endpoint = \"ftp://x\" }]\n");
+        assert_eq!((e.at.line, e.at.column), (2, 41), "{e}");
+        assert!(e.message.contains("not an OTLP/HTTP endpoint"), "{e}");
+        let e = error("[audit]\nexport = [{ format = \"gelf\", endpoint = \"udp://x:1\" }]\n");
+        assert_eq!(e.at.column, 22, "{e}");
+        let e = error(
+            "[audit]\nexport = [{ format = \"otlp\", endpoint = \"http://x\", headers = 1 }]\n",
+        );
+        assert!(e.to_string().contains("headers"), "{e}");
+        let e = error("[audit]\nsink = 1\n");
+        assert!(e.to_string().contains("sink"), "{e}");
     }
 }

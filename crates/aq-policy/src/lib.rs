@@ -19,6 +19,7 @@ mod config;
 mod decision;
 mod engine;
 mod env_names;
+pub mod export;
 pub mod grants;
 pub mod lint;
 pub mod paths;
@@ -35,5 +36,6 @@ pub use config::{
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
 pub use env_names::is_secret_env_name;
+pub use export::{Endpoint, ExportFormat, ExportTarget};
 pub use policy::{CommandMatcher, CustomRule, Policy};
 pub use profile::{HomeAccess, Limits, NetworkSetting, Profile, SummaryFormat};

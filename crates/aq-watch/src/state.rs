@@ -298,6 +298,17 @@ impl State {
                 line,
                 ..
             } => row("finding", severity, id, format!("{}:{line}", inert(path))),
+            EventBody::Export {
+                target,
+                sent,
+                dropped,
+                ..
+            } => row(
+                "export",
+                if *dropped > 0 { "dropped" } else { "sent" },
+                "",
+                format!("{} · {sent} sent, {dropped} dropped", inert(target)),
+            ),
         };
         if self.rows.len() == MAX_ROWS {
             self.rows.pop_front();

@@ -1,0 +1,100 @@
+//! Shipping audit logs to where a team reads them: OpenTelemetry logs over
+//! OTLP/HTTP ([`otlp`]) or RFC 5424 syslog ([`syslog`]), once for a whole
+//! log ([`export_log`], `aq audit export`) or live while a session runs
+//! ([`ship::Shipper`], `[audit] export`).
+//!
+//! The two modes differ on one point, on purpose. `aq audit export` is a
+//! person asking for the log to be sent: it fails loudly, saying how many
+//! events got there. The live export serves a session that must not wait
+//! for anything: it drops and counts, and the session's report says so.
+//!
+//! The log file stays the record: what is exported is read from it, after
+//! redaction, so a collector never sees more than `aq report` shows.
+
+#![deny(missing_docs)]
+
+pub mod describe;
+pub mod otlp;
+pub mod ship;
+pub mod sink;
+pub mod syslog;
+
+use std::path::Path;
+use std::time::Duration;
+
+use aq_session::follow::Follower;
+
+pub use ship::{ShipReport, Shipper};
+pub use sink::{SendError, Sink};
+
+/// How often `--follow` reads the log for new events.
+const FOLLOW_POLL: Duration = Duration::from_millis(200);
+
+/// Whether to keep sending as the log grows.
+pub enum Follow<'a> {
+    /// Send what the log holds now, then stop.
+    No,
+    /// Keep going until a `session_end` event went out or `over` says the
+    /// session is gone (its supervisor exited); then send the rest.
+    UntilEnd {
+        /// Whether the session is over although no `session_end` came.
+        over: &'a dyn Fn() -> bool,
+    },
+}
+
+/// A failed `aq audit export`: how far it got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportFailure {
+    /// Events the collector accepted before the failure.
+    pub sent: u64,
+    /// Events read from the log so far.
+    pub read: u64,
+    /// What went wrong.
+    pub error: SendError,
+}
+
+/// Sends the log at `log` to `sink`, batch by batch; on success, how many
+/// events the collector accepted. Stops at the first failed send.
+pub fn export_log(sink: &mut Sink, log: &Path, follow: Follow<'_>) -> Result<u64, ExportFailure> {
+    let mut follower = Follower::new(log);
+    let mut sent = 0u64;
+    let mut read = 0u64;
+    let mut last_round = false;
+    loop {
+        let records = follower.poll().map_err(|e| ExportFailure {
+            sent,
+            read,
+            error: SendError {
+                message: format!("cannot read {}: {e}", log.display()),
+                status: None,
+                delivered: 0,
+            },
+        })?;
+        read += records.len() as u64;
+        let ended = records.iter().any(|r| r.kind() == "session_end");
+        for batch in records.chunks(sink.batch_size()) {
+            match sink.send(batch) {
+                Ok(accepted) => sent += accepted as u64,
+                Err(error) => {
+                    return Err(ExportFailure {
+                        sent: sent + error.delivered as u64,
+                        read,
+                        error,
+                    });
+                }
+            }
+        }
+        match &follow {
+            Follow::No => return Ok(sent),
+            Follow::UntilEnd { .. } if ended || last_round => return Ok(sent),
+            Follow::UntilEnd { over } => {
+                // One more read after the supervisor is gone: its last
+                // lines were written before it exited.
+                last_round = over();
+                if !last_round {
+                    std::thread::sleep(FOLLOW_POLL);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Sending formatted records: OTLP over HTTP(S) with a blocking client,
+//! syslog over a unix datagram socket, UDP or TCP. Nothing connects until
+//! the first send, and a failed connection is tried again at the next, so
+//! a collector that comes up late still gets the rest.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs, UdpSocket};
+use std::os::unix::net::UnixDatagram;
+use std::time::{Duration, SystemTime};
+
+use aq_audit::Record;
+use aq_policy::{Endpoint, ExportFormat, ExportTarget};
+
+use crate::{otlp, syslog};
+
+/// How long to wait for a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long one request (or one write) may take in all.
+const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How much of a collector's error answer is quoted.
+const ANSWER_QUOTE: u64 = 512;
+
+/// A failed send: what went wrong, and how many of the batch got there
+/// before it did (syslog sends one message at a time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendError {
+    /// What went wrong, with the HTTP status when there was one.
+    pub message: String,
+    /// The HTTP status the collector answered, if it answered.
+    pub status: Option<u16>,
+    /// Records of the batch delivered before the failure.
+    pub delivered: usize,
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn failed(message: String) -> SendError {
+    SendError {
+        message,
+        status: None,
+        delivered: 0,
+    }
+}
+
+/// Where records go, connected on demand.
+pub struct Sink {
+    target: ExportTarget,
+    host: Option<String>,
+    conn: Conn,
+}
+
+enum Conn {
+    Http(ureq::Agent),
+    Unix(Option<UnixDatagram>),
+    Udp(Option<UdpSocket>),
+    Tcp(Option<TcpStream>),
+}
+
+impl Sink {
+    /// A sink for `target`; nothing is opened yet.
+    pub fn new(target: &ExportTarget) -> Sink {
+        let conn = match &target.endpoint {
+            Endpoint::Http { .. } => Conn::Http(
+                ureq::Agent::config_builder()
+                    .timeout_connect(Some(CONNECT_TIMEOUT))
+                    .timeout_global(Some(IO_TIMEOUT))
+                    .http_status_as_error(false)
+                    .user_agent(concat!("agent-quarantine/", env!("CARGO_PKG_VERSION")))
+                    .build()
+                    .into(),
+            ),
+            Endpoint::Unix { .. } => Conn::Unix(None),
+            Endpoint::Udp { .. } => Conn::Udp(None),
+            Endpoint::Tcp { .. } => Conn::Tcp(None),
+        };
+        Sink {
+            target: target.clone(),
+            host: hostname(),
+            conn,
+        }
+    }
+
+    /// The target, for messages.
+    pub fn target(&self) -> &ExportTarget {
+        &self.target
+    }
+
+    /// How many records one send should carry.
+    pub fn batch_size(&self) -> usize {
+        match self.target.format {
+            ExportFormat::Otlp => 256,
+            ExportFormat::Syslog => 64,
+        }
+    }
+
+    /// Sends a batch; on success, how many records the collector accepted
+    /// (an OTLP receiver may reject some with a partial success).
+    pub fn send(&mut self, records: &[Record]) -> Result<usize, SendError> {
+        if records.is_empty() {
+            return Ok(0);
+        }
+        match self.target.format {
+            ExportFormat::Otlp => self.send_otlp(records),
+            ExportFormat::Syslog => self.send_syslog(records),
+        }
+    }
+
+    fn send_otlp(&mut self, records: &[Record]) -> Result<usize, SendError> {
+        let (Conn::Http(agent), Endpoint::Http { url }) = (&self.conn, &self.target.endpoint)
+        else {
+            return Err(failed("an OTLP export needs an http(s) endpoint".into()));
+        };
+        let observed = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos().to_string())
+            .unwrap_or_else(|_| "0".into());
+        let body = serde_json::to_vec(&otlp::request(records, self.host.as_deref(), &observed))
+            .map_err(|e| failed(format!("cannot encode the records: {e}")))?;
+        let mut answer = agent
+            .post(url)
+            .header("Content-Type", "application/json")
+            .send(&body[..])
+            .map_err(|e| failed(format!("cannot reach {url}: {e}")))?;
+        let status = answer.status().as_u16();
+        let mut text = String::new();
+        let _ = answer
+            .body_mut()
+            .as_reader()
+            .take(ANSWER_QUOTE * 8)
+            .read_to_string(&mut text);
+        if !(200..300).contains(&status) {
+            let quote = describe_answer(&text);
+            return Err(SendError {
+                message: format!(
+                    "{url} answered HTTP {status}{}",
+                    if quote.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {quote}")
+                    }
+                ),
+                status: Some(status),
+                delivered: 0,
+            });
+        }
+        let rejected = (otlp::rejected(&text) as usize).min(records.len());
+        Ok(records.len() - rejected)
+    }
+
+    fn send_syslog(&mut self, records: &[Record]) -> Result<usize, SendError> {
+        for (i, record) in records.iter().enumerate() {
+            let message = syslog::message(record, self.host.as_deref());
+            self.send_message(&message).map_err(|message| SendError {
+                message,
+                status: None,
+                delivered: i,
+            })?;
+        }
+        Ok(records.len())
+    }
+
+    fn send_message(&mut self, message: &str) -> Result<(), String> {
+        let place = self.target.to_string();
+        let result = match (&mut self.conn, &self.target.endpoint) {
+            (Conn::Unix(sock), Endpoint::Unix { path }) => {
+                if sock.is_none() {
+                    let s = UnixDatagram::unbound().map_err(|e| e.to_string())?;
+                    s.connect(path)
+                        .map_err(|e| format!("cannot connect to {path}: {e}"))?;
+                    s.set_write_timeout(Some(IO_TIMEOUT))
+                        .map_err(|e| e.to_string())?;
+                    *sock = Some(s);
+                }
+                let r = sock.as_ref().map(|s| s.send(message.as_bytes()));
+                r.map(|r| r.map(drop))
+            }
+            (Conn::Udp(sock), Endpoint::Udp { addr }) => {
+                if sock.is_none() {
+                    let to = resolve(addr)?;
+                    let local = if to.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+                    let s = UdpSocket::bind(local).map_err(|e| e.to_string())?;
+                    s.connect(to)
+                        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+                    *sock = Some(s);
+                }
+                let r = sock.as_ref().map(|s| s.send(message.as_bytes()));
+                r.map(|r| r.map(drop))
+            }
+            (Conn::Tcp(stream), Endpoint::Tcp { addr }) => {
+                if stream.is_none() {
+                    let to = resolve(addr)?;
+                    let s = TcpStream::connect_timeout(&to, CONNECT_TIMEOUT)
+                        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+                    s.set_write_timeout(Some(IO_TIMEOUT))
+                        .map_err(|e| e.to_string())?;
+                    *stream = Some(s);
+                }
+                let framed = syslog::frame(message);
+                stream.as_mut().map(|s| s.write_all(framed.as_bytes()))
+            }
+            _ => return Err(format!("{place}: the format and transport do not match")),
+        };
+        match result {
+            Some(Ok(())) => Ok(()),
+            Some(Err(e)) => {
+                // Connect again next time: the peer may have restarted.
+                match &mut self.conn {
+                    Conn::Unix(s) => *s = None,
+                    Conn::Udp(s) => *s = None,
+                    Conn::Tcp(s) => *s = None,
+                    Conn::Http(_) => {}
+                }
+                Err(format!("cannot send to {place}: {e}"))
+            }
+            None => Err(format!("cannot send to {place}: not connected")),
+        }
+    }
+}
+
+fn resolve(addr: &str) -> Result<std::net::SocketAddr, String> {
+    addr.to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {addr}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{addr} resolves to no address"))
+}
+
+/// A collector's error answer, cut short and on one line.
+fn describe_answer(text: &str) -> String {
+    let one_line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    crate::describe::shorten(one_line.trim(), ANSWER_QUOTE as usize)
+}
+
+/// This machine's name, for syslog's HOSTNAME and OTLP's `host.name`.
+pub fn hostname() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| name.to_string())
+}

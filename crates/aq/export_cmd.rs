@@ -1,0 +1,54 @@
+//! `aq audit export`: send a session's log to a collector (see aq-export).
+
+use std::path::Path;
+
+use aq_export::{Follow, Sink};
+use aq_policy::ExportTarget;
+use aq_session as session;
+
+use crate::cli::{ExportArgs, ExportFormatArg};
+use crate::exit::ExitCode;
+
+pub fn run(args: &ExportArgs) -> Result<ExitCode, String> {
+    let format = match args.format {
+        ExportFormatArg::Otlp => "otlp",
+        ExportFormatArg::Syslog => "syslog",
+    };
+    let target =
+        ExportTarget::parse(format, &args.endpoint).map_err(|e| format!("--endpoint: {e}"))?;
+    let log = match &args.session {
+        Some(s) => session::resolve_log(s)?,
+        None => session::latest_log()?,
+    };
+    let mut sink = Sink::new(&target);
+    let over = || supervisor_gone(&log);
+    let follow = if args.follow {
+        Follow::UntilEnd { over: &over }
+    } else {
+        Follow::No
+    };
+    match aq_export::export_log(&mut sink, &log, follow) {
+        Ok(sent) => {
+            eprintln!(
+                "aq: exported {sent} events of {} to {target}",
+                log.display()
+            );
+            Ok(ExitCode::Ok)
+        }
+        Err(f) => {
+            eprintln!(
+                "aq: export to {target} failed after {} of {} events read: {}",
+                f.sent, f.read, f.error
+            );
+            Ok(ExitCode::ExportFailed)
+        }
+    }
+}
+
+/// Whether the `aq run` that writes `log` has exited (or was never known).
+fn supervisor_gone(log: &Path) -> bool {
+    match log.parent().map(session::read_file) {
+        Some(Ok(file)) => !session::pid_alive(file.supervisor_pid),
+        _ => true,
+    }
+}
