@@ -53,6 +53,20 @@ pub struct Sink {
     conn: Conn,
 }
 
+/// Whether an http(s) URL names this machine (`localhost`, 127.0.0.0/8, `::1`).
+fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 enum Conn {
     Http(ureq::Agent),
     Unix(Option<UnixDatagram>),
@@ -64,8 +78,16 @@ impl Sink {
     /// A sink for `target`; nothing is opened yet.
     pub fn new(target: &ExportTarget) -> Sink {
         let conn = match &target.endpoint {
-            Endpoint::Http { .. } => Conn::Http(
+            Endpoint::Http { url } => Conn::Http(
                 ureq::Agent::config_builder()
+                    // A collector on this machine is reached directly: a
+                    // proxy from the environment (HTTPS_PROXY without a
+                    // NO_PROXY for loopback) would send the log away.
+                    .proxy(if is_loopback_url(url) {
+                        None
+                    } else {
+                        ureq::Proxy::try_from_env()
+                    })
                     .timeout_connect(Some(CONNECT_TIMEOUT))
                     .timeout_global(Some(IO_TIMEOUT))
                     .http_status_as_error(false)
@@ -242,4 +264,28 @@ pub fn hostname() -> Option<String> {
     let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
     let name = name.trim();
     (!name.is_empty()).then(|| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback_url;
+
+    #[test]
+    fn loopback_collectors_are_recognised() {
+        for url in [
+            "http://127.0.0.1:4318/v1/logs",
+            "http://localhost:4318",
+            "https://[::1]:4318/v1/logs",
+            "http://127.1.2.3/v1/logs",
+        ] {
+            assert!(is_loopback_url(url), "{url}");
+        }
+        for url in [
+            "https://collector.example.invalid/v1/logs",
+            "http://203.0.113.7:4318",
+            "http://[2001:db8::1]:4318",
+        ] {
+            assert!(!is_loopback_url(url), "{url}");
+        }
+    }
 }
