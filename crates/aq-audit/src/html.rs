@@ -157,6 +157,25 @@ impl Summary {
                     .to_string(),
             ),
         }
+        for e in &self.exports {
+            row(
+                "Exported to",
+                format!(
+                    "<code>{}</code>: {} sent{}{}",
+                    escape(&e.target),
+                    e.sent,
+                    if e.dropped > 0 {
+                        format!(", <b>{} not exported</b>", e.dropped)
+                    } else {
+                        String::new()
+                    },
+                    e.error
+                        .as_deref()
+                        .map(|err| format!(" ({})", escape(err)))
+                        .unwrap_or_default()
+                ),
+            );
+        }
         h.push_str("</table></section>\n");
     }
 

@@ -1026,12 +1026,47 @@ pub fn display_argv(argv: &[String]) -> String {
                     .all(|c| c.is_alphanumeric() || "_@%+=:,./-[]~^".contains(c));
             if plain {
                 arg.clone()
+            } else if arg.chars().any(needs_ansi_c) {
+                ansi_c_quote(arg)
             } else {
                 format!("'{}'", arg.replace('\'', r"'\''"))
             }
         })
         .collect();
     quoted.join(" ")
+}
+
+/// Characters that must not reach a terminal or a page as they are:
+/// controls (terminal escapes), and the bidirectional and zero-width marks
+/// that make text read differently from what runs.
+fn needs_ansi_c(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
+/// Bash's `$'…'` quoting, as `printf %q` writes it: the word stays one
+/// word a shell reads back as it was, and every control is spelled out.
+fn ansi_c_quote(arg: &str) -> String {
+    let mut out = String::from("$'");
+    for c in arg.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{1b}' => out.push_str("\\E"),
+            c if needs_ansi_c(c) && (c as u32) < 0x100 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if needs_ansi_c(c) => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// At most `width` characters, with `…` when cut.
@@ -1393,7 +1428,10 @@ mod tests {
             decision(&["sh", "-c", "a | b `c` *d*\nrm"], "block", &["x"]),
         ) + "\n";
         let md = summary(&text).to_markdown();
-        assert!(md.contains("### 1. ``sh -c 'a \\| b `c` *d* rm'``"), "{md}");
+        assert!(
+            md.contains("### 1. ``sh -c $'a \\| b `c` *d*\\nrm'``"),
+            "{md}"
+        );
         for row in md.lines().filter(|l| l.starts_with("| 1 |")) {
             // Five cells: six unescaped pipes.
             let pipes = row.matches('|').count() - row.matches("\\|").count();
@@ -1420,5 +1458,46 @@ mod tests {
         assert_eq!(format_duration(12_345), "12.3 s");
         assert_eq!(format_duration(723_000), "12m 03s");
         assert_eq!(format_duration(3_720_000), "1h 02m");
+    }
+}
+
+#[cfg(test)]
+mod quoting_tests {
+    use super::display_argv;
+
+    /// What bash reads back from `display_argv`'s words.
+    fn bash_reads(shown: &str) -> Vec<String> {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("printf '%s\\0' {shown}"))
+            .output()
+            .expect("bash");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .split_terminator('\0')
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn controls_are_spelled_out_and_read_back_by_bash_as_they_were() {
+        let argv: Vec<String> = [
+            "plain",
+            "it's",
+            "\u{1b}[2J\u{1b}]0;title\u{7}",
+            "a\nb\tc\rd \\ ' \"",
+            "\u{202e}txt.exe",
+            "",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let shown = display_argv(&argv);
+        assert!(
+            !shown.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("$'\\E[2J\\E]0;title\\x07'"), "{shown}");
+        assert_eq!(bash_reads(&shown), argv, "{shown}");
     }
 }
