@@ -822,19 +822,33 @@ impl Summary {
         md.push_str("## Process tree\n\n```text\n");
         // The last decision per pid is what that process became.
         let mut nodes: Vec<&ProcessEntry> = Vec::new();
+        let mut index: BTreeMap<u32, usize> = BTreeMap::new();
         for p in &self.processes {
-            match nodes.iter_mut().find(|n| n.pid == p.pid) {
-                Some(n) => *n = p,
-                None => nodes.push(p),
+            match index.get(&p.pid) {
+                Some(&i) => nodes[i] = p,
+                None => {
+                    index.insert(p.pid, nodes.len());
+                    nodes.push(p);
+                }
             }
         }
-        let pids: std::collections::BTreeSet<u32> = nodes.iter().map(|n| n.pid).collect();
         let roots: Vec<&ProcessEntry> = nodes
             .iter()
             .copied()
-            .filter(|n| !pids.contains(&n.ppid))
+            .filter(|n| !index.contains_key(&n.ppid))
             .collect();
-        fn walk(md: &mut String, nodes: &[&ProcessEntry], n: &ProcessEntry, depth: usize) {
+        let mut children: BTreeMap<u32, Vec<&ProcessEntry>> = BTreeMap::new();
+        for n in &nodes {
+            if n.ppid != n.pid {
+                children.entry(n.ppid).or_default().push(n);
+            }
+        }
+        fn walk(
+            md: &mut String,
+            children: &BTreeMap<u32, Vec<&ProcessEntry>>,
+            n: &ProcessEntry,
+            depth: usize,
+        ) {
             let _ = writeln!(
                 md,
                 "{}{} [{}] pid {}{}",
@@ -848,13 +862,13 @@ impl Summary {
                     .unwrap_or_default()
             );
             if depth < 64 {
-                for c in nodes.iter().filter(|c| c.ppid == n.pid && c.pid != n.pid) {
-                    walk(md, nodes, c, depth + 1);
+                for c in children.get(&n.pid).into_iter().flatten() {
+                    walk(md, children, c, depth + 1);
                 }
             }
         }
         for r in roots {
-            walk(md, &nodes, r, 0);
+            walk(md, &children, r, 0);
         }
         md.push_str("```\n\n");
     }
