@@ -7,7 +7,7 @@ use std::sync::Arc;
 use aq_agents::{Grants, Preset, PresetSet};
 use aq_audit::EventBody;
 
-use crate::supervisor::Supervisor;
+use aq_session::supervisor::Supervisor;
 
 /// The key proxy's port inside the sandbox's own network namespace.
 pub const KEY_PROXY_PORT: u16 = 3129;

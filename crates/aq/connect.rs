@@ -20,7 +20,7 @@ pub fn run(host: &str, port: u16) -> ExitCode {
 }
 
 fn tunnel(host: &str, port: u16) -> Result<(), String> {
-    let relay = ("127.0.0.1", crate::network::PROXY_PORT);
+    let relay = ("127.0.0.1", aq_session::network::PROXY_PORT);
     let mut stream = TcpStream::connect(relay).map_err(|e| {
         format!(
             "no network relay at 127.0.0.1:{} ({e}): run inside `aq run --net allow:{host}:{port}`",

@@ -7,7 +7,7 @@ use aq_policy::{Engine, Policy, RuleId, Verdict};
 
 use crate::cli::ExplainArgs;
 use crate::exit::ExitCode;
-use crate::policy_files;
+use aq_session::policy_files;
 
 /// Explains under the effective policy (built-in, user, project, `--policy`).
 pub fn run(args: &ExplainArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {

@@ -26,7 +26,7 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
     if args.here && !(allow && args.path.is_some()) {
         return Err("--here goes with `aq allow PATH`".to_string());
     }
-    let file = crate::policy_files::user_file().ok_or_else(|| {
+    let file = aq_session::policy_files::user_file().ok_or_else(|| {
         "cannot tell where your policy file is: set XDG_CONFIG_HOME or HOME".to_string()
     })?;
     let cwd = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
@@ -63,7 +63,7 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
         _ => return Err(format!("aq {verb}: name one PATH, --net HOST or --command")),
     };
     let workspace = crate::run::resolve_workspace(None)?;
-    let loaded = crate::policy_files::load_for(&workspace, None)?;
+    let loaded = aq_session::policy_files::load_for(&workspace, None)?;
     let profile = args
         .profile
         .clone()
@@ -129,7 +129,7 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
 
 /// `aq grants`.
 pub fn run_list() -> Result<ExitCode, String> {
-    let file = crate::policy_files::user_file().ok_or_else(|| {
+    let file = aq_session::policy_files::user_file().ok_or_else(|| {
         "cannot tell where your policy file is: set XDG_CONFIG_HOME or HOME".to_string()
     })?;
     let text = match std::fs::read_to_string(&file) {

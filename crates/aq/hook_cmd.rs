@@ -51,9 +51,9 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, St
         Some(c) if c.is_absolute() => c.clone(),
         _ => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
     };
-    let workspace = std::fs::canonicalize(crate::policy_files::workspace_root(&cwd))
+    let workspace = std::fs::canonicalize(aq_session::policy_files::workspace_root(&cwd))
         .unwrap_or_else(|_| cwd.clone());
-    let loaded = crate::policy_files::load_for(&workspace, policy_flag)?;
+    let loaded = aq_session::policy_files::load_for(&workspace, policy_flag)?;
     let engine = Engine::new(loaded.effective.policy.clone());
     let on_allow = if loaded.effective.hooks_approve {
         OnAllow::Approve

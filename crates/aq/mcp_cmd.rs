@@ -17,7 +17,7 @@ use aq_audit::EventBody;
 use aq_mcp::CallVerdict;
 
 use crate::cli::{McpRunArgs, McpWrapArgs, RunArgs};
-use crate::supervisor::Supervisor;
+use aq_session::supervisor::Supervisor;
 
 /// The session `aq run` makes, handed to the relay once it exists.
 #[derive(Clone, Default)]
@@ -93,7 +93,7 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         program.rsplit('/').next().unwrap_or(program).to_string()
     });
     let workspace = crate::run::resolve_workspace(args.workspace.as_deref())?;
-    let deny = crate::policy_files::load_for(&workspace, policy_flag)?
+    let deny = aq_session::policy_files::load_for(&workspace, policy_flag)?
         .effective
         .mcp_deny;
 

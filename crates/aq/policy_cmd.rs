@@ -1,6 +1,6 @@
 //! `aq policy init|show|trust|untrust` and `aq check`: writing, showing,
 //! trusting and validating policy files. Finding and reading them is
-//! `policy_files.rs`'s job; parsing and merging is `aq_policy`'s.
+//! `aq_session::policy_files`' job; parsing and merging is `aq_policy`'s.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{CheckArgs, InitArgs, ShowArgs, TrustArgs};
 use crate::exit::ExitCode;
-use crate::policy_files::{self, FileKind, Loaded, TrustState, TrustStore};
+use aq_session::policy_files::{self, FileKind, Loaded, TrustState, TrustStore};
 
 /// The commented body of a starter file, shared by both kinds.
 const STARTER: &str = include_str!("policy_starter.toml");

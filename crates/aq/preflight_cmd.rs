@@ -42,9 +42,9 @@ pub fn run(args: &PreflightArgs, policy_flag: Option<&Path>) -> ExitCode {
         // The scanned repository's own policy file cannot switch the scan
         // off: when it is what fails to load, the user's policy alone judges
         // (the file itself is reported as a finding, with its line).
-        Ok(dir) => match crate::policy_files::load_for(&dir, policy_flag) {
+        Ok(dir) => match aq_session::policy_files::load_for(&dir, policy_flag) {
             Ok(loaded) => loaded.effective.policy,
-            Err(problem) => match crate::policy_files::load_for_user(&dir, policy_flag) {
+            Err(problem) => match aq_session::policy_files::load_for_user(&dir, policy_flag) {
                 Ok(loaded) => {
                     project_problem = Some(problem);
                     loaded.effective.policy
@@ -90,7 +90,7 @@ pub fn run(args: &PreflightArgs, policy_flag: Option<&Path>) -> ExitCode {
     // A project file the scan could not read as text (not UTF-8, say) is
     // still one aq refuses to start with: reported here.
     if let Some(problem) = project_problem {
-        let file = crate::policy_files::PROJECT_FILE;
+        let file = aq_session::policy_files::PROJECT_FILE;
         if !report
             .findings
             .iter()

@@ -21,8 +21,8 @@ use aq_audit::{AuditLog, EventBody};
 use aq_policy::{Decision, Engine, Profile, SummaryFormat};
 
 use crate::cli::RunArgs;
-use crate::network::NetPlan;
 use crate::shim_mode::{EXIT_BLOCKED, EXIT_NOT_FOUND, print_refusal};
+use aq_session::network::NetPlan;
 use aq_session::{self as session, ENV_SESSION_DIR, ENV_SESSION_ID, SessionFile};
 
 /// Exit code when a boundary the profile asks for cannot be set up.
@@ -67,7 +67,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let started = Instant::now();
     let now = SystemTime::now();
     let workspace = resolve_workspace(args.workspace.as_deref())?;
-    let loaded = crate::policy_files::load_for(&workspace, policy_flag)?;
+    let loaded = aq_session::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
     let settings = loaded.effective.session_settings();
     let policy = loaded.effective.policy.clone();
@@ -89,7 +89,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         args.agent.as_deref(),
         &args.command,
     )?;
-    let net = crate::network::decide(
+    let net = aq_session::network::decide(
         args.net.as_deref(),
         &args.resolve,
         &profile,
@@ -108,12 +108,12 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         NetPlan::Host => "host (unfiltered)".to_string(),
         NetPlan::Broker { allow, .. } if allow.is_empty() => format!(
             "off: the broker (proxy 127.0.0.1:{} inside) refuses and logs every destination",
-            crate::network::PROXY_PORT
+            aq_session::network::PROXY_PORT
         ),
         NetPlan::Broker { allow, .. } => format!(
             "only {} through the broker (proxy 127.0.0.1:{} inside)",
             allow.join(", "),
-            crate::network::PROXY_PORT
+            aq_session::network::PROXY_PORT
         ),
     };
 
@@ -185,7 +185,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         net_note.as_str(),
     ))
     .map_err(|e| e.to_string())?;
-    let policy_digest = crate::policy_files::digest(&policy_json);
+    let policy_digest = aq_session::policy_files::digest(&policy_json);
     let file = SessionFile {
         id: id.clone(),
         workspace: workspace.clone(),
@@ -214,7 +214,7 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         .collect();
     let listener = aq_shim::channel::bind(&dir)
         .map_err(|e| format!("cannot open the supervisor socket: {e}"))?;
-    let supervisor = std::sync::Arc::new(crate::supervisor::Supervisor {
+    let supervisor = std::sync::Arc::new(aq_session::supervisor::Supervisor {
         engine: Engine::new(file.policy.clone()),
         file: file.clone(),
         log: AuditLog::open(&log_path)
@@ -225,18 +225,18 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
         exec_guarded: guarded,
         verdicts: Default::default(),
         prompting: Default::default(),
-        writer: crate::supervisor::LogWriter::start(&log_path, id.clone())
+        writer: aq_session::supervisor::LogWriter::start(&log_path, id.clone())
             .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
         home: std::env::var("HOME").ok(),
         command_pid: Default::default(),
     });
     // As root, with the kernel's audit on: Landlock's refusals are read back.
     let denials = if profile.sandbox && guarded {
-        crate::denials::DenialWatch::start(supervisor.clone())
+        aq_session::denials::DenialWatch::start(supervisor.clone())
     } else {
         None
     };
-    crate::supervisor::spawn(listener, supervisor.clone());
+    aq_session::supervisor::spawn(listener, supervisor.clone());
     if let Some(mcp) = &args.mcp_session {
         mcp.set(supervisor.clone());
     }
@@ -439,8 +439,10 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
             Some(s) => {
                 let (broker, broker_sink) = match net {
                     NetPlan::Broker { allowlist, .. } => {
-                        let (b, sink) =
-                            crate::network::SessionBroker::start(allowlist, supervisor.clone());
+                        let (b, sink) = aq_session::network::SessionBroker::start(
+                            allowlist,
+                            supervisor.clone(),
+                        );
                         (Some(b), Some(sink))
                     }
                     _ => (None, None),
@@ -659,9 +661,9 @@ fn plan_sandbox(
         aq_shim::find_real_program(program.as_ref(), &orig_path, &dir.join("shims"))
             .unwrap_or_else(|| PathBuf::from(program))
     };
-    let planned = crate::sandbox_spec::plan(
+    let planned = aq_session::sandbox_spec::plan(
         profile,
-        crate::sandbox_spec::SpecInputs {
+        aq_session::sandbox_spec::SpecInputs {
             workspace,
             home: home.as_deref(),
             sensitive: &file.policy.sensitive_paths,
@@ -673,7 +675,7 @@ fn plan_sandbox(
             ]
             .into_iter()
             .chain(if broker {
-                crate::network::proxy_env()
+                aq_session::network::proxy_env()
             } else {
                 Vec::new()
             })
@@ -681,7 +683,7 @@ fn plan_sandbox(
             path_prefix: shim_dir,
             tmpdir: Some(&tmpdir),
             loopback_listeners: broker
-                .then_some(crate::network::PROXY_PORT)
+                .then_some(aq_session::network::PROXY_PORT)
                 .into_iter()
                 .chain(
                     grants
@@ -712,7 +714,7 @@ fn plan_sandbox(
 
 fn run_sandboxed(
     s: &PlannedSandbox,
-    supervisor: &std::sync::Arc<crate::supervisor::Supervisor>,
+    supervisor: &std::sync::Arc<aq_session::supervisor::Supervisor>,
     listeners: Option<aq_sandbox::ListenerSink>,
     agent: Option<&aq_agents::Preset>,
     scrub: &[String],
@@ -721,10 +723,12 @@ fn run_sandboxed(
         if s.plan.steps.contains(&aq_sandbox::Step::AttachExecGuard) {
             let host_path = std::env::var_os("PATH").unwrap_or_default();
             Some(std::sync::Arc::new(
-                crate::exec_judge::SessionExecJudge::new(
+                aq_session::exec_judge::SessionExecJudge::new(
                     supervisor.clone(),
                     &host_path,
-                    agent.cloned().map(crate::exec_judge::AgentProcesses::new),
+                    agent
+                        .cloned()
+                        .map(aq_session::exec_judge::AgentProcesses::new),
                     scrub,
                 ),
             ))
@@ -826,7 +830,7 @@ pub fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, String> {
         None => {
             let cwd = std::env::current_dir()
                 .map_err(|e| format!("cannot read the current directory: {e}"))?;
-            crate::policy_files::workspace_root(&cwd)
+            aq_session::policy_files::workspace_root(&cwd)
         }
     };
     std::fs::canonicalize(&dir).map_err(|e| format!("workspace {}: {e}", dir.display()))

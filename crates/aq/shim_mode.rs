@@ -1,68 +1,21 @@
 //! Shim mode: `aq` started through a link named after another program runs
 //! `aq_shim::entry` (the whole of the small `aq-shim` binary too). The shim
 //! does not judge: it sends the argument vector to the session's supervisor
-//! (`aq run`, see `supervisor.rs`), which judges, logs and waits for a human
-//! on an `ask`. This module keeps the refusal text both share.
-
-use aq_policy::{Decision, Verdict};
+//! (`aq run`, see `aq_session::supervisor`), which judges, logs and waits for
+//! a human on an `ask`. The refusal text both share is `aq_session::refusal`.
 
 pub use aq_shim::entry::{run, shim_name};
 
-/// Exit code of a command the firewall refused.
-pub const EXIT_BLOCKED: u8 = crate::exit::ExitCode::Blocked.code();
-/// Exit code when the real program does not exist.
-pub const EXIT_NOT_FOUND: u8 = crate::exit::ExitCode::NotFound.code();
-
-/// Prints [`refusal_text`] on stderr.
-pub fn print_refusal(what: &str, argv: &[String], verdict: &Verdict) {
-    eprint!("{}", refusal_text(what, argv, verdict));
-}
-
-/// The refusal message: what, which rule, why, what to do instead.
-pub fn refusal_text(what: &str, argv: &[String], verdict: &Verdict) -> String {
-    refusal_for(what, aq_audit::report::display_argv(argv), verdict)
-}
-
-/// [`refusal_text`] for a command line as the agent wrote it.
-pub fn refusal_text_line(what: &str, line: &str, verdict: &Verdict) -> String {
-    refusal_for(what, line.to_string(), verdict)
-}
-
-fn refusal_for(what: &str, mut shown: String, verdict: &Verdict) -> String {
-    // An agent's shell wraps the command in a long script: the start is
-    // enough to tell which, and `found:` names the part that decided.
-    if shown.chars().count() > 200 {
-        shown = shown.chars().take(160).collect::<String>() + " …";
-    }
-    let mut msg = format!("aq: {what}: {shown}\n");
-    for r in verdict
-        .rules
-        .iter()
-        .filter(|r| r.action == verdict.decision || verdict.decision == Decision::Allow)
-    {
-        msg.push_str(&format!(
-            "  rule:  {} ({}, risk {})\n",
-            r.id,
-            r.action.as_str(),
-            r.risk.as_str()
-        ));
-        msg.push_str(&format!("  why:   {}\n", r.why));
-        if let Some(s) = &r.safer {
-            msg.push_str(&format!("  safer: {s}\n"));
-        }
-        if !r.evidence.is_empty() {
-            msg.push_str(&format!("  found: {}\n", r.evidence));
-        }
-    }
-    msg
-}
+pub use aq_session::refusal::{EXIT_BLOCKED, EXIT_NOT_FOUND, print_refusal, refusal_text_line};
 
 #[cfg(test)]
 mod tests {
+    use crate::exit::ExitCode;
+
     /// The small shim binary exits with the same codes as `aq`.
     #[test]
     fn the_shim_binary_uses_aqs_exit_codes() {
-        assert_eq!(super::EXIT_BLOCKED, aq_shim::entry::EXIT_BLOCKED);
-        assert_eq!(super::EXIT_NOT_FOUND, aq_shim::entry::EXIT_NOT_FOUND);
+        assert_eq!(super::EXIT_BLOCKED, ExitCode::Blocked.code());
+        assert_eq!(super::EXIT_NOT_FOUND, ExitCode::NotFound.code());
     }
 }

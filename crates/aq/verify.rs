@@ -1,7 +1,7 @@
 //! `aq verify`: try every boundary of the sandbox for real, from inside one.
 //!
 //! The sandbox is the one `aq run` would build (the effective policy and
-//! profile, planned by [`crate::sandbox_spec::plan`]), around a throwaway
+//! profile, planned by [`aq_session::sandbox_spec::plan`]), around a throwaway
 //! workspace and a fake home that this module fills with fake secrets, so
 //! the result does not depend on the user's files and nothing real is read.
 //!
@@ -75,7 +75,7 @@ struct Counts {
 pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
     let started = Instant::now();
     let workspace = crate::run::resolve_workspace(args.workspace.as_deref())?;
-    let loaded = crate::policy_files::load_for(&workspace, policy_flag)?;
+    let loaded = aq_session::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
     let settings = loaded.effective.session_settings();
     let profile_name = args.profile.clone().unwrap_or(settings.profile.clone());
@@ -139,9 +139,9 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         env.push((name.into(), probe::ENV_SECRET_VALUE.into()));
     }
     let control_env = env.clone();
-    let planned = crate::sandbox_spec::plan(
+    let planned = aq_session::sandbox_spec::plan(
         &profile,
-        crate::sandbox_spec::SpecInputs {
+        aq_session::sandbox_spec::SpecInputs {
             workspace: &fixture.ws,
             home: Some(&fixture.home),
             sensitive: &loaded.effective.policy.sensitive_paths,

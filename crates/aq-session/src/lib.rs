@@ -13,16 +13,35 @@
 //!     tmp/            the sandboxed command's private TMPDIR
 //! ```
 //!
-//! This crate is the session state every verb shares: [`files`] (the
-//! session directory and its files), [`answerer`] (who may answer an ask:
-//! a human in a terminal of their own, never a process of the session),
-//! and [`follow`] (reading a log as it grows, for `aq watch` and
-//! `aq audit export --follow`).
+//! This crate is the runtime of a session, which the verbs of `crates/aq`
+//! call (STYLE §6: the CLI crate stays a layer of verbs):
+//!
+//! - [`policy_files`]: the user's, the repository's and `--policy` files on
+//!   disk, and the trust store;
+//! - [`files`]: the session directory and its files;
+//! - [`supervisor`]: judging what shims and the exec guard send, logging,
+//!   asking a human; [`exec_judge`] and [`exec_identity`] for the exec
+//!   guard; [`refusal`] is what a refused command is told;
+//! - [`network`]: the broker and key proxy wired to a session;
+//!   [`sandbox_spec`]: a profile turned into the sandbox's spec;
+//!   [`denials`]: Landlock's refusals read back from the kernel's audit;
+//! - [`answerer`]: who may answer an ask (a human in a terminal of their
+//!   own, never a process of the session);
+//! - [`follow`]: reading a log as it grows, for `aq watch` and
+//!   `aq audit export --follow`.
 
 #![deny(missing_docs)]
 
 pub mod answerer;
+pub mod denials;
+pub mod exec_identity;
+pub mod exec_judge;
 pub mod files;
 pub mod follow;
+pub mod network;
+pub mod policy_files;
+pub mod refusal;
+pub mod sandbox_spec;
+pub mod supervisor;
 
 pub use files::*;

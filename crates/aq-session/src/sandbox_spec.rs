@@ -407,7 +407,7 @@ fn private_home_readable(
         .home
         .map(Path::to_path_buf)
         .into_iter()
-        .chain(aq_session::state_root().ok())
+        .chain(crate::state_root().ok())
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
     cut_out(out, &excluded)

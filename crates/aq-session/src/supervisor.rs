@@ -18,14 +18,19 @@ use aq_policy::{Decision, Engine, Verdict};
 use aq_shim::approvals::{Answer, Queue, Request};
 use aq_shim::channel::{self, ExecAnswer};
 
-use crate::shim_mode::{EXIT_BLOCKED, refusal_text};
-use aq_session::{self as session, SessionFile};
+use crate as session;
+use crate::SessionFile;
+use crate::refusal::{EXIT_BLOCKED, refusal_text};
 
 /// What every connection handler shares.
 pub struct Supervisor {
+    /// The session's policy engine.
     pub engine: Engine,
+    /// The session's settings, as written to `session.json`.
     pub file: SessionFile,
+    /// The session's audit log.
     pub log: AuditLog,
+    /// The session's approval queue.
     pub queue: Queue,
     /// Asks are not waited for (the `ci` profile): the `unanswered` setting
     /// applies at once.
@@ -111,8 +116,11 @@ impl LogWriter {
 
 /// Who is asking and from where: a shim (over the socket) or the exec guard.
 pub struct Asker<'a> {
+    /// The process that asks (host pid).
     pub pid: u32,
+    /// Its parent.
     pub ppid: u32,
+    /// Its working directory.
     pub cwd: &'a str,
     /// The approval the process runs under (`AQ_GRANT`), if any.
     pub grant: Option<&'a str>,
@@ -151,7 +159,7 @@ impl Supervisor {
         };
         let asker = Asker {
             pid,
-            ppid: aq_session::answerer::parent_of(pid),
+            ppid: crate::answerer::parent_of(pid),
             cwd: &request.cwd,
             grant: request.grant.as_deref(),
             grant_from_environ: false,
@@ -385,7 +393,7 @@ impl Supervisor {
         let nobody = !self.headless
             && !self.file.wait_for_approver
             && !self.prompting.load(std::sync::atomic::Ordering::Relaxed)
-            && !aq_session::answerer::approver_attached();
+            && !crate::answerer::approver_attached();
         let answer = if self.headless || nobody {
             None
         } else {

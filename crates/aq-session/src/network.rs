@@ -185,7 +185,7 @@ impl SessionBroker {
 }
 
 fn log_record(supervisor: &Supervisor, r: &aq_net::ConnectionRecord) {
-    aq_session::log_event(
+    crate::log_event(
         &supervisor.log,
         &supervisor.file.id,
         EventBody::NetworkConnection {
