@@ -49,7 +49,7 @@ pub struct Supervisor {
     pub shim_allowed: Mutex<HashMap<u32, Vec<String>>>,
     /// Whether the exec guard judges every exec of this session.
     pub exec_guarded: bool,
-    /// Allowed verdicts by the argv judged (see [`Supervisor::verdict`]).
+    /// Allowed verdicts by the argv judged (see `Supervisor::verdict`).
     pub verdicts: Mutex<HashMap<Vec<String>, Arc<Verdict>>>,
     /// Whether `aq run` prompts on its own terminal (set once the prompter runs).
     pub prompting: std::sync::atomic::AtomicBool,
