@@ -339,3 +339,64 @@ fn watch_json_picks_up_sessions_that_start_while_it_runs() {
         assert_eq!(lines, logged, "{}", out.dump());
     }
 }
+
+/// The pid of the `aq watch` running with this scratch environment.
+fn watch_pid(env: &Env) -> u32 {
+    let want = format!("XDG_STATE_HOME={}", env.state_home().display());
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let words: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+            if words.get(1) != Some(&b"watch".as_slice()) {
+                continue;
+            }
+            let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+            if environ.split(|&b| b == 0).any(|v| v == want.as_bytes()) {
+                return pid;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("no aq watch process for {want}");
+}
+
+#[test]
+fn sigterm_and_sighup_end_watch_and_give_the_terminal_back() {
+    for (signal, name) in [(libc::SIGTERM, "term"), (libc::SIGHUP, "hup")] {
+        let env = Env::with_policy("", "");
+        let tmux = watch_in_tmux(&env, name, &[]);
+        tmux.wait_for("Pending asks (0)");
+        let pid = watch_pid(&env);
+        // SAFETY: a signal to a process this test started (through tmux).
+        assert_eq!(unsafe { libc::kill(pid as i32, signal) }, 0);
+        // Killed by the signal, the shell would say 143 or 129 and leave
+        // the terminal raw on the alternate screen.
+        tmux.wait_for("watch exited 0");
+        tmux.wait_for("shell>");
+        assert!(
+            !tmux.screen().contains("Pending asks"),
+            "the console's screen is gone after {name}: {}",
+            tmux.screen()
+        );
+        tmux.keys(&[
+            "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo stty-done",
+            "Enter",
+        ]);
+        tmux.wait_for("stty-done");
+        let screen = tmux.screen();
+        let line = screen
+            .lines()
+            .rev()
+            .find(|l| l.contains("stty-done") && !l.contains("grep"))
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            line.contains("icanon echo") && !line.contains("-icanon"),
+            "cooked mode and echo are back after {name}: {line:?}\n{screen}"
+        );
+    }
+}

@@ -4,8 +4,10 @@
 //! It answers as `aq approve` does and under the same safeguards: never
 //! from inside a session, only from a real terminal, and while it runs it
 //! holds the presence lock so that asks wait for a human. The terminal is
-//! put back (raw mode off, main screen) on every exit, a panic included.
+//! put back (raw mode off, main screen) on every exit: `q`, Ctrl-C, an
+//! error, a panic, and SIGTERM or SIGHUP (a closed terminal, `kill`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use aq_session::answerer;
@@ -38,11 +40,36 @@ pub fn run(target: Target) -> Result<(), String> {
     let mut sources = Sources::open(target)?;
     // While this runs, sessions know someone can answer and let asks wait.
     let _presence = answerer::announce_presence();
+    catch_stop_signals();
     // Sets a panic hook that restores the terminal too.
     let mut terminal =
         ratatui::try_init().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let _restore = Restore;
     console_loop(&mut terminal, &mut sources, &by)
+}
+
+/// Set by SIGTERM or SIGHUP: the loop ends within one poll (at most
+/// [`POLL_LOGS`]) and the terminal is put back on the way out.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Turns SIGTERM and SIGHUP into a clean exit instead of a death that
+/// leaves the terminal in raw mode on the alternate screen.
+fn catch_stop_signals() {
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe);
+        // SA_RESTART keeps the terminal reads going.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_stop_signal as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
+        }
+    }
 }
 
 /// Puts the terminal back when dropped.
@@ -68,6 +95,9 @@ fn console_loop(
         (long_ago, long_ago, long_ago, long_ago);
     let mut dirty = true;
     loop {
+        if STOP.load(Ordering::Relaxed) {
+            return Ok(());
+        }
         if logs_read.elapsed() >= POLL_LOGS {
             for line in sources.poll() {
                 if let Some(record) = &line.record {
