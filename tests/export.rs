@@ -27,6 +27,8 @@ struct Request {
     method: String,
     path: String,
     content_type: String,
+    /// Every header, names in lower case.
+    headers: Vec<(String, String)>,
     body: Value,
 }
 
@@ -126,6 +128,14 @@ fn serve(mut conn: TcpStream, status: u16, answer: &str) -> Option<Request> {
         method: first.next()?.to_string(),
         path: first.next()?.to_string(),
         content_type: header("content-type"),
+        headers: head
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                Some((k.trim().to_ascii_lowercase(), v.trim().to_string()))
+            })
+            .collect(),
         body: serde_json::from_slice(&buf[head_end..head_end + length])
             .unwrap_or_else(|e| panic!("the exporter sent invalid JSON: {e}")),
     };
@@ -738,4 +748,77 @@ fn a_bad_export_in_the_user_policy_stops_aq_run() {
         .stderr_has("[audit] export: `grpc://` is not an OTLP/HTTP endpoint")
         .stderr_has("policy.toml:");
     assert!(env.sessions().is_empty());
+}
+
+#[test]
+fn otlp_export_takes_its_endpoint_and_headers_from_the_otel_variables() {
+    let env = Env::with_policy("", RULES);
+    let session = session_with_a_blocked_command(&env);
+    let lines = session.log_text().lines().count();
+    let rx = OtlpReceiver::start(200, "{}", None);
+    let headers = "Authorization=Bearer%20fake-token-123, X-Scope-OrgID=team-a";
+    // No --endpoint: the OTel variables, the logs-specific one first.
+    env.aq_with(
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9"),
+            ("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", &rx.endpoint()),
+            ("OTEL_EXPORTER_OTLP_HEADERS", headers),
+        ],
+        &["audit", "export", "--format", "otlp"],
+    )
+    .code(0)
+    .stderr_has(&format!("aq: exported {lines} events"));
+    let requests = rx.requests();
+    assert!(!requests.is_empty());
+    for req in &requests {
+        let header = |name: &str| {
+            req.headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(header("authorization"), Some("Bearer fake-token-123"));
+        assert_eq!(header("x-scope-orgid"), Some("team-a"));
+    }
+    assert_eq!(rx.records().len(), lines);
+
+    // A headers variable that does not parse stops the export before
+    // anything is sent, naming the variable and never its value.
+    let before = rx.requests().len();
+    let out = env.aq_with(
+        &[
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "Authorization=fake-token-123%0d%0aX: y",
+            ),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.endpoint()),
+        ],
+        &["audit", "export", "--format", "otlp"],
+    );
+    out.code(2).stderr_has(
+        "OTEL_EXPORTER_OTLP_HEADERS: entry 1 (`Authorization`): a value may not hold a line break",
+    );
+    assert!(!out.stderr.contains("fake-token-123"), "{}", out.dump());
+    assert_eq!(rx.requests().len(), before, "nothing was sent");
+
+    // The same for a session whose policy exports: it does not start.
+    let env = Env::with_policy("", "");
+    env.write(
+        &env.user_policy(),
+        &format!(
+            "version = 1\n\n[audit]\nexport = [{{ format = \"otlp\", endpoint = \"{}\" }}]\n",
+            rx.endpoint()
+        ),
+    );
+    let out = env.aq_with(
+        &[("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "novalue")],
+        &["run", "--profile", "shims-only", "--", "true"],
+    );
+    out.code(2)
+        .stderr_has("[audit] export: OTEL_EXPORTER_OTLP_LOGS_HEADERS: entry 1 is not `name=value`");
+    assert!(env.sessions().is_empty(), "no session started");
+    // Without --endpoint or the variables, syslog and otlp say what is missing.
+    env.aq(&["audit", "export", "--format", "syslog"])
+        .code(2)
+        .stderr_has("--endpoint is needed for syslog");
 }

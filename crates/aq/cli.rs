@@ -536,10 +536,13 @@ pub struct ExportArgs {
     /// The wire format.
     #[arg(long, value_enum)]
     pub format: ExportFormatArg,
-    /// Where to: http(s)://HOST[:PORT] for otlp; unix:///dev/log,
-    /// udp://HOST:PORT or tcp://HOST:PORT for syslog.
+    /// Where to: http(s)://HOST[:PORT] for otlp (default:
+    /// OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT);
+    /// unix:///dev/log, udp://HOST:PORT or tcp://HOST:PORT for syslog.
+    /// OTLP requests carry the headers of OTEL_EXPORTER_OTLP_LOGS_HEADERS,
+    /// else OTEL_EXPORTER_OTLP_HEADERS (`name=value,...`).
     #[arg(long, value_name = "URL")]
-    pub endpoint: String,
+    pub endpoint: Option<String>,
     /// A session id (or unique prefix), session directory or log file
     /// (default: the newest session).
     #[arg(long, value_name = "SESSION", conflicts_with = "latest")]

@@ -14,8 +14,23 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, String> {
         ExportFormatArg::Otlp => "otlp",
         ExportFormatArg::Syslog => "syslog",
     };
-    let target =
-        ExportTarget::parse(format, &args.endpoint).map_err(|e| format!("--endpoint: {e}"))?;
+    let (endpoint, from) = match (&args.endpoint, args.format) {
+        (Some(e), _) => (e.clone(), "--endpoint"),
+        (None, ExportFormatArg::Otlp) => (
+            aq_export::otel_env::endpoint_from_env().ok_or(
+                "--endpoint is needed (or OTEL_EXPORTER_OTLP_ENDPOINT in the environment)",
+            )?,
+            "the OTEL_EXPORTER_OTLP_ endpoint variable",
+        ),
+        (None, ExportFormatArg::Syslog) => {
+            return Err("--endpoint is needed for syslog: unix:///dev/log, udp://HOST:PORT or tcp://HOST:PORT".into());
+        }
+    };
+    let target = ExportTarget::parse(format, &endpoint).map_err(|e| format!("{from}: {e}"))?;
+    if args.format == ExportFormatArg::Otlp {
+        // Fail before sending anything rather than send without the key.
+        aq_export::otel_env::headers_from_env()?;
+    }
     let log = match &args.session {
         Some(s) => session::resolve_log(s)?,
         None => session::latest_log()?,

@@ -69,6 +69,17 @@ pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, Strin
     let workspace = resolve_workspace(args.workspace.as_deref())?;
     let loaded = aq_session::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
+    // `[audit] export` to OTLP with headers from the environment that do
+    // not parse: stop before anything starts rather than ship without the
+    // collector's key (it would refuse every event).
+    if loaded
+        .effective
+        .audit_export
+        .iter()
+        .any(|t| t.format == aq_policy::ExportFormat::Otlp)
+    {
+        aq_export::otel_env::headers_from_env().map_err(|e| format!("[audit] export: {e}"))?;
+    }
     let settings = loaded.effective.session_settings();
     let policy = loaded.effective.policy.clone();
     let profile_name = args.profile.clone().unwrap_or(settings.profile.clone());

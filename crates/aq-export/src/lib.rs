@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod describe;
+pub mod otel_env;
 pub mod otlp;
 pub mod ship;
 pub mod sink;

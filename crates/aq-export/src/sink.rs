@@ -51,6 +51,10 @@ pub struct Sink {
     target: ExportTarget,
     host: Option<String>,
     conn: Conn,
+    /// OTLP headers from the environment (see [`crate::otel_env`]), or why
+    /// they could not be read: then every send fails with that reason
+    /// rather than going out without the collector's key.
+    headers: Result<Vec<(String, String)>, String>,
 }
 
 /// Whether an http(s) URL names this machine (`localhost`, 127.0.0.0/8, `::1`).
@@ -99,10 +103,15 @@ impl Sink {
             Endpoint::Udp { .. } => Conn::Udp(None),
             Endpoint::Tcp { .. } => Conn::Tcp(None),
         };
+        let headers = match target.format {
+            ExportFormat::Otlp => crate::otel_env::headers_from_env(),
+            ExportFormat::Syslog => Ok(Vec::new()),
+        };
         Sink {
             target: target.clone(),
             host: hostname(),
             conn,
+            headers,
         }
     }
 
@@ -140,11 +149,14 @@ impl Sink {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.as_nanos().to_string())
             .unwrap_or_else(|_| "0".into());
+        let headers = self.headers.as_ref().map_err(|e| failed(e.clone()))?;
         let body = serde_json::to_vec(&otlp::request(records, self.host.as_deref(), &observed))
             .map_err(|e| failed(format!("cannot encode the records: {e}")))?;
-        let mut answer = agent
-            .post(url)
-            .header("Content-Type", "application/json")
+        let mut request = agent.post(url).header("Content-Type", "application/json");
+        for (name, value) in headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        let mut answer = request
             .send(&body[..])
             .map_err(|e| failed(format!("cannot reach {url}: {e}")))?;
         let status = answer.status().as_u16();
