@@ -41,6 +41,22 @@ struct OtlpReceiver {
 
 impl OtlpReceiver {
     fn start(status: u16, answer: &'static str, marker: Option<PathBuf>) -> OtlpReceiver {
+        Self::start_with(move |_| status, true, answer, marker)
+    }
+
+    /// Answers 503 to the first `n` requests (not recorded), then 200.
+    fn start_failing_first(n: usize) -> OtlpReceiver {
+        Self::start_with(move |i| if i < n { 503 } else { 200 }, false, "{}", None)
+    }
+
+    /// Answers request number `i` (from 0) with `status(i)`; records the
+    /// requests answered 2xx, and the others if `record_failures`.
+    fn start_with(
+        status: impl Fn(usize) -> u16 + Send + 'static,
+        record_failures: bool,
+        answer: &'static str,
+        marker: Option<PathBuf>,
+    ) -> OtlpReceiver {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let port = listener.local_addr().unwrap().port();
         let got: Arc<Mutex<Vec<Request>>> = Arc::default();
@@ -48,15 +64,22 @@ impl OtlpReceiver {
         std::thread::spawn(move || {
             // Bounded: the thread ends with the test binary, or after this.
             let started = Instant::now();
+            let mut served = 0;
             listener.set_nonblocking(true).unwrap();
             while started.elapsed() < crate::util::DEADLINE {
                 match listener.accept() {
                     Ok((conn, _)) => {
-                        if let Some(req) = serve(conn, status, answer) {
-                            seen.lock().unwrap().push(req);
-                            if let Some(m) = &marker {
-                                let _ = std::fs::write(m, "");
-                            }
+                        let code = status(served);
+                        served += 1;
+                        let Some(req) = serve(conn, code, answer) else {
+                            continue;
+                        };
+                        if code >= 300 && !record_failures {
+                            continue;
+                        }
+                        seen.lock().unwrap().push(req);
+                        if let Some(m) = &marker {
+                            let _ = std::fs::write(m, "");
                         }
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
@@ -821,4 +844,90 @@ fn otlp_export_takes_its_endpoint_and_headers_from_the_otel_variables() {
     env.aq(&["audit", "export", "--format", "syslog"])
         .code(2)
         .stderr_has("--endpoint is needed for syslog");
+}
+
+#[test]
+fn follow_keeps_trying_a_collector_that_fails_for_a_while() {
+    let env = Env::with_policy("", RULES);
+    let go = env.root().join("go");
+    env.write(
+        &env.work().join("s.sh"),
+        &format!(
+            "i=0\nwhile [ ! -e '{}' ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done\nbash -c \"{PIPE_TO_SHELL}\"\nexit 0\n",
+            go.display()
+        ),
+    );
+    let run = env.spawn(&[
+        "run",
+        "--profile",
+        "shims-only",
+        "--quiet",
+        "--",
+        "sh",
+        "s.sh",
+    ]);
+    let mut session = None;
+    assert!(
+        wait_for(Duration::from_secs(20), || {
+            session = env.sessions().pop();
+            session.as_ref().is_some_and(|s| s.log_path().exists())
+        }),
+        "the session did not start"
+    );
+    let session = session.unwrap();
+    // Three 503s: 0.25 + 0.5 + 1 s of backoff, then it takes everything.
+    let rx = OtlpReceiver::start_failing_first(3);
+    let export = env.spawn(&[
+        "audit",
+        "export",
+        "--follow",
+        "--session",
+        &session.id(),
+        "--format",
+        "otlp",
+        "--endpoint",
+        &rx.endpoint(),
+    ]);
+    assert!(
+        wait_for(Duration::from_secs(20), || !seqs_received(&rx).is_empty()),
+        "the export got through once the collector recovered"
+    );
+    std::fs::write(&go, "").unwrap();
+    run.finish().code(0);
+    let out = export.finish_within(Duration::from_secs(30));
+    out.code(0)
+        .stderr_has("answered HTTP 503")
+        .stderr_has("trying again while the session runs (--follow)");
+    assert_eq!(
+        out.stderr.matches("trying again").count(),
+        1,
+        "said once per run of failures: {}",
+        out.dump()
+    );
+    let lines = session.log_text().lines().count() as u64;
+    let mut seqs = seqs_received(&rx);
+    seqs.sort();
+    seqs.dedup();
+    assert_eq!(seqs, (1..=lines).collect::<Vec<_>>(), "every event, once");
+
+    // A collector that refuses the data for good (400) is not retried.
+    let env = Env::with_policy("", RULES);
+    let session = session_with_a_blocked_command(&env);
+    let rx = OtlpReceiver::start(400, "bad data", None);
+    let started = Instant::now();
+    env.aq(&[
+        "audit",
+        "export",
+        "--follow",
+        "--session",
+        &session.id(),
+        "--format",
+        "otlp",
+        "--endpoint",
+        &rx.endpoint(),
+    ])
+    .code(1)
+    .stderr_has("answered HTTP 400: bad data");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(rx.requests().len(), 1, "one try");
 }

@@ -37,8 +37,14 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, String> {
     };
     let mut sink = Sink::new(&target);
     let over = || supervisor_gone(&log);
+    let retrying = |e: &aq_export::SendError| {
+        eprintln!("aq: {e}; trying again while the session runs (--follow)");
+    };
     let follow = if args.follow {
-        Follow::UntilEnd { over: &over }
+        Follow::UntilEnd {
+            over: &over,
+            retrying: &retrying,
+        }
     } else {
         Follow::No
     };

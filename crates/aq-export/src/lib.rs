@@ -21,7 +21,7 @@ pub mod sink;
 pub mod syslog;
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use aq_session::follow::Follower;
 
@@ -36,11 +36,25 @@ pub enum Follow<'a> {
     /// Send what the log holds now, then stop.
     No,
     /// Keep going until a `session_end` event went out or `over` says the
-    /// session is gone (its supervisor exited); then send the rest.
+    /// session is gone (its supervisor exited); then send the rest. A
+    /// collector that fails for a while is retried with a backoff (see
+    /// [`export_log`]); `retrying` hears of the first failure of each run.
     UntilEnd {
         /// Whether the session is over although no `session_end` came.
         over: &'a dyn Fn() -> bool,
+        /// Told when a send failed and will be tried again.
+        retrying: &'a dyn Fn(&SendError),
     },
+}
+
+/// After the followed session is over, how long a failing collector is
+/// still retried before `--follow` gives up.
+pub const FOLLOW_GRACE: Duration = Duration::from_secs(10);
+
+/// Whether a failure says the collector will never take this batch (a 4xx
+/// other than 408 and 429): retrying it is pointless.
+fn permanent(error: &SendError) -> bool {
+    matches!(error.status, Some(s) if (400..500).contains(&s) && s != 408 && s != 429)
 }
 
 /// A failed `aq audit export`: how far it got.
@@ -55,7 +69,10 @@ pub struct ExportFailure {
 }
 
 /// Sends the log at `log` to `sink`, batch by batch; on success, how many
-/// events the collector accepted. Stops at the first failed send.
+/// events the collector accepted. Without following, stops at the first
+/// failed send. Following, a failed send is tried again with a backoff
+/// (0.25 s doubling to 5 s) for as long as the session runs and
+/// [`FOLLOW_GRACE`] after, unless the collector refused the batch for good.
 pub fn export_log(sink: &mut Sink, log: &Path, follow: Follow<'_>) -> Result<u64, ExportFailure> {
     let mut follower = Follower::new(log);
     let mut sent = 0u64;
@@ -74,21 +91,42 @@ pub fn export_log(sink: &mut Sink, log: &Path, follow: Follow<'_>) -> Result<u64
         read += records.len() as u64;
         let ended = records.iter().any(|r| r.kind() == "session_end");
         for batch in records.chunks(sink.batch_size()) {
-            match sink.send(batch) {
-                Ok(accepted) => sent += accepted as u64,
-                Err(error) => {
-                    return Err(ExportFailure {
-                        sent: sent + error.delivered as u64,
-                        read,
-                        error,
-                    });
+            let mut rest = batch;
+            let mut backoff = ship::FIRST_BACKOFF;
+            let mut failing = false;
+            let mut give_up_at: Option<Instant> = None;
+            loop {
+                match sink.send(rest) {
+                    Ok(accepted) => {
+                        sent += accepted as u64;
+                        break;
+                    }
+                    Err(error) => {
+                        sent += error.delivered as u64;
+                        rest = &rest[error.delivered.min(rest.len())..];
+                        let Follow::UntilEnd { over, retrying } = &follow else {
+                            return Err(ExportFailure { sent, read, error });
+                        };
+                        if give_up_at.is_none() && over() {
+                            give_up_at = Some(Instant::now() + FOLLOW_GRACE);
+                        }
+                        if permanent(&error) || give_up_at.is_some_and(|t| Instant::now() >= t) {
+                            return Err(ExportFailure { sent, read, error });
+                        }
+                        if !failing {
+                            retrying(&error);
+                            failing = true;
+                        }
+                        std::thread::sleep(backoff);
+                        backoff = (backoff * 2).min(ship::MAX_BACKOFF);
+                    }
                 }
             }
         }
         match &follow {
             Follow::No => return Ok(sent),
             Follow::UntilEnd { .. } if ended || last_round => return Ok(sent),
-            Follow::UntilEnd { over } => {
+            Follow::UntilEnd { over, .. } => {
                 // One more read after the supervisor is gone: its last
                 // lines were written before it exited.
                 last_round = over();
