@@ -400,3 +400,66 @@ fn sigterm_and_sighup_end_watch_and_give_the_terminal_back() {
         );
     }
 }
+
+/// Calls `aq hook claude` as Claude Code would for `command`, in the
+/// agent session `agent_session`.
+fn claude_hook(env: &Env, agent_session: &str, command: &str) {
+    let payload = serde_json::json!({
+        "session_id": agent_session,
+        "cwd": env.work(),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_use_id": "toolu_fake_0001",
+    });
+    let mut cmd = env.command(&env.work(), &["hook", "claude"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("aq hook claude");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn watch_follows_an_agents_hook_session_written_to_lately() {
+    let env = Env::with_policy("", "");
+    let agent_session = "11111111-2222-4333-8444-777777777777";
+    // Decided before `aq watch` started: shown, the session is recent.
+    claude_hook(&env, agent_session, "ls -la");
+    let watch = env.spawn(&["watch", "--json"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    // Decided while it runs: the hook session has no supervisor and no end,
+    // and is still followed.
+    claude_hook(&env, agent_session, "git push --force origin main");
+    std::thread::sleep(Duration::from_millis(1000));
+    let out = watch.finish_within(Duration::from_millis(3500));
+    let records: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let decided = |argv0: &str| {
+        records
+            .iter()
+            .find(|r| r["event"] == "command_decision" && r["argv"][0] == argv0)
+            .cloned()
+    };
+    let first = decided("ls -la").unwrap_or_else(|| panic!("{}", out.dump()));
+    assert_eq!(first["source"], "hook:claude");
+    let later = decided("git push --force origin main")
+        .unwrap_or_else(|| panic!("the decision made while watching: {}", out.dump()));
+    assert_eq!(later["decision"], "block");
+    assert!(
+        later["session"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("hook-claude-")),
+        "{later}"
+    );
+}

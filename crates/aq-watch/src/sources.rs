@@ -5,10 +5,15 @@
 //! session named by an id prefix or as the newest. A followed log is read
 //! from its beginning; a session's log is done once it ended (its
 //! `session_end` is read, or its supervisor is gone) and nothing more came.
+//!
+//! An agent's own hook (`aq enable claude --hook`, no `aq run`) logs to a
+//! session of its own with no supervisor and no end: such a session is
+//! followed when its log was written in the last [`HOOK_RECENT`], and is
+//! never done, since the agent may call its hook again at any time.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use aq_audit::Record;
 use aq_session::follow::Follower;
@@ -36,11 +41,36 @@ pub struct Line {
     pub record: Option<Record>,
 }
 
+/// How recently a hook session's log must have been written to count as
+/// live.
+pub const HOOK_RECENT: Duration = Duration::from_secs(30 * 60);
+
 struct Followed {
     follower: Follower,
     supervisor: Option<u32>,
+    /// A hook session: no supervisor (pid 0), no end.
+    hook: bool,
     ended: bool,
     done: bool,
+}
+
+impl Followed {
+    /// Whether the session may still write: its supervisor runs, or it is
+    /// a hook session written to lately.
+    fn live(&self) -> bool {
+        if self.hook {
+            return recently_written(self.follower.path());
+        }
+        !self.ended && self.supervisor.is_some_and(pid_alive)
+    }
+}
+
+fn recently_written(log: &std::path::Path) -> bool {
+    std::fs::metadata(log)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age <= HOOK_RECENT)
 }
 
 /// The logs followed.
@@ -113,6 +143,7 @@ impl Sources {
             Followed {
                 follower: Follower::new(files::log_path(&dir)),
                 supervisor,
+                hook: supervisor == Some(0),
                 ended: false,
                 done: false,
             },
@@ -138,7 +169,8 @@ impl Sources {
             let started_since = std::fs::metadata(dir.join("session.json"))
                 .and_then(|m| m.modified())
                 .is_ok_and(|t| t >= self.since);
-            if pid_alive(file.supervisor_pid) || started_since {
+            let hook_lately = file.supervisor_pid == 0 && recently_written(&files::log_path(&dir));
+            if pid_alive(file.supervisor_pid) || started_since || hook_lately {
                 self.follow(id, dir);
             }
         }
@@ -151,7 +183,7 @@ impl Sources {
         for (id, f) in self.followed.iter_mut().filter(|(_, f)| !f.done) {
             // Whether the log was finished before reading: what is read now
             // is then all there is.
-            let finished = f.ended || !f.supervisor.is_some_and(pid_alive);
+            let finished = !f.hook && (f.ended || !f.supervisor.is_some_and(pid_alive));
             let lines = f.follower.poll_lines().unwrap_or_default();
             if lines.is_empty() && finished {
                 f.done = true;
@@ -178,12 +210,10 @@ impl Sources {
         self.only.is_some() && self.followed.values().all(|f| f.done)
     }
 
-    /// Sessions followed whose supervisor still runs.
+    /// Sessions followed that may still write: their supervisor runs, or
+    /// they are hook sessions written to lately.
     pub fn live(&self) -> usize {
-        self.followed
-            .values()
-            .filter(|f| !f.ended && f.supervisor.is_some_and(pid_alive))
-            .count()
+        self.followed.values().filter(|f| f.live()).count()
     }
 }
 
