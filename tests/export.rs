@@ -931,3 +931,27 @@ fn follow_keeps_trying_a_collector_that_fails_for_a_while() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(rx.requests().len(), 1, "one try");
 }
+
+#[test]
+fn a_damaged_line_is_skipped_and_said() {
+    let env = Env::with_policy("", RULES);
+    let session = session_with_a_blocked_command(&env);
+    let mut lines: Vec<String> = session.log_text().lines().map(String::from).collect();
+    let events = lines.len();
+    lines.insert(2, "{\"seq\": 3, \"torn".to_string());
+    lines.insert(4, "\u{1}binary garbage".to_string());
+    std::fs::write(session.log_path(), lines.join("\n") + "\n").unwrap();
+    let rx = OtlpReceiver::start(200, "{}", None);
+    env.aq(&[
+        "audit",
+        "export",
+        "--format",
+        "otlp",
+        "--endpoint",
+        &rx.endpoint(),
+    ])
+    .code(0)
+    .stderr_has(&format!("aq: exported {events} events"))
+    .stderr_has("aq: 2 lines of the log are not events (damaged or torn) and were not sent");
+    assert_eq!(rx.records().len(), events);
+}

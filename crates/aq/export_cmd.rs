@@ -49,11 +49,18 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, String> {
         Follow::No
     };
     match aq_export::export_log(&mut sink, &log, follow) {
-        Ok(sent) => {
+        Ok(done) => {
             eprintln!(
-                "aq: exported {sent} events of {} to {target}",
+                "aq: exported {} events of {} to {target}",
+                done.sent,
                 log.display()
             );
+            if done.unreadable > 0 {
+                eprintln!(
+                    "aq: {} lines of the log are not events (damaged or torn) and were not sent; `aq audit verify` names them",
+                    done.unreadable
+                );
+            }
             Ok(ExitCode::Ok)
         }
         Err(f) => {

@@ -57,6 +57,15 @@ fn permanent(error: &SendError) -> bool {
     matches!(error.status, Some(s) if (400..500).contains(&s) && s != 408 && s != 429)
 }
 
+/// A finished `aq audit export`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exported {
+    /// Events the collector accepted.
+    pub sent: u64,
+    /// Lines of the log that were not events (damaged, torn): not sent.
+    pub unreadable: u64,
+}
+
 /// A failed `aq audit export`: how far it got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportFailure {
@@ -69,11 +78,16 @@ pub struct ExportFailure {
 }
 
 /// Sends the log at `log` to `sink`, batch by batch; on success, how many
-/// events the collector accepted. Without following, stops at the first
+/// events the collector accepted, and how many lines of the log could not be
+/// read as events (they are skipped, not sent). Without following, stops at the first
 /// failed send. Following, a failed send is tried again with a backoff
 /// (0.25 s doubling to 5 s) for as long as the session runs and
 /// [`FOLLOW_GRACE`] after, unless the collector refused the batch for good.
-pub fn export_log(sink: &mut Sink, log: &Path, follow: Follow<'_>) -> Result<u64, ExportFailure> {
+pub fn export_log(
+    sink: &mut Sink,
+    log: &Path,
+    follow: Follow<'_>,
+) -> Result<Exported, ExportFailure> {
     let mut follower = Follower::new(log);
     let mut sent = 0u64;
     let mut read = 0u64;
@@ -123,16 +137,22 @@ pub fn export_log(sink: &mut Sink, log: &Path, follow: Follow<'_>) -> Result<u64
                 }
             }
         }
-        match &follow {
-            Follow::No => return Ok(sent),
-            Follow::UntilEnd { .. } if ended || last_round => return Ok(sent),
-            Follow::UntilEnd { over, .. } => {
-                // One more read after the supervisor is gone: its last
-                // lines were written before it exited.
-                last_round = over();
-                if !last_round {
-                    std::thread::sleep(FOLLOW_POLL);
-                }
+        let over = match &follow {
+            Follow::No => true,
+            Follow::UntilEnd { .. } => ended || last_round,
+        };
+        if over {
+            return Ok(Exported {
+                sent,
+                unreadable: follower.unreadable,
+            });
+        }
+        if let Follow::UntilEnd { over, .. } = &follow {
+            // One more read after the supervisor is gone: its last lines
+            // were written before it exited.
+            last_round = over();
+            if !last_round {
+                std::thread::sleep(FOLLOW_POLL);
             }
         }
     }
