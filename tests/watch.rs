@@ -463,3 +463,25 @@ fn watch_follows_an_agents_hook_session_written_to_lately() {
         "{later}"
     );
 }
+
+#[test]
+fn watch_ends_when_its_terminal_goes_away() {
+    let env = Env::with_policy("", "");
+    let tmux = watch_in_tmux(&env, "hangup", &[]);
+    tmux.wait_for("Pending asks (0)");
+    let pid = watch_pid(&env);
+    // The pane closes (as an ssh session that drops): the terminal hangs
+    // up; reading it gives end-of-file forever. A console that keeps
+    // polling it spins a CPU for ever, orphaned.
+    drop(tmux);
+    let start = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z "),
+        "aq watch still runs {} s after its terminal went away: {stat}",
+        start.elapsed().as_secs()
+    );
+}

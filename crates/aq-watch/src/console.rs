@@ -142,36 +142,94 @@ fn console_loop(
             POLL_LOGS.saturating_sub(logs_read.elapsed())
         }
         .max(Duration::from_millis(10));
-        if !event::poll(wait).map_err(|e| format!("cannot read the terminal: {e}"))? {
-            continue;
+        match wait_for_input(wait) {
+            Input::Ready => {}
+            Input::None => continue,
+            // Nobody left to show anything to: end quietly.
+            Input::Gone => return Ok(()),
         }
-        match event::read().map_err(|e| format!("cannot read the terminal: {e}"))? {
-            Event::Key(key) if key.kind != KeyEventKind::Release => match state.on_key(key) {
-                Effect::Quit => return Ok(()),
-                Effect::Answer {
-                    session,
-                    request,
-                    answer,
-                } => {
-                    let result = match queues.iter().find(|(id, _)| inert(id) == session) {
-                        Some((_, queue)) => queue
-                            .answer(
-                                &request,
-                                &AnswerRecord {
-                                    answer,
-                                    by: by.to_string(),
-                                },
-                            )
-                            .map_err(|e| e.to_string()),
-                        None => Err("its session has ended".to_string()),
-                    };
-                    state.answered(&session, &request, answer, result);
-                }
-                Effect::None => {}
-            },
-            Event::Resize(..) => {}
-            _ => continue,
+        // crossterm may have read several events at once: take them all.
+        while event::poll(Duration::ZERO).map_err(|e| format!("cannot read the terminal: {e}"))? {
+            if handle(
+                event::read().map_err(|e| format!("cannot read the terminal: {e}"))?,
+                &mut state,
+                &queues,
+                by,
+            ) {
+                return Ok(());
+            }
         }
         dirty = true;
     }
+}
+
+/// What the terminal has for us.
+enum Input {
+    /// Bytes to read.
+    Ready,
+    /// Nothing yet (time out, or a signal came).
+    None,
+    /// It hung up (a closed ssh session, a killed tmux pane): reads would
+    /// return end-of-file forever.
+    Gone,
+}
+
+/// Waits up to `wait` for input on the terminal (stdin). Waiting here, not
+/// in crossterm, matters: on a hung-up terminal crossterm's poll reads
+/// end-of-file in a loop and never returns, spinning a CPU, deaf to the
+/// stop signals.
+fn wait_for_input(wait: Duration) -> Input {
+    let mut fd = libc::pollfd {
+        fd: libc::STDIN_FILENO,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = i32::try_from(wait.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: one pollfd we own, for the duration of the call.
+    let r = unsafe { libc::poll(&mut fd, 1, ms) };
+    if r < 0 {
+        return if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            Input::None
+        } else {
+            Input::Gone
+        };
+    }
+    if r == 0 {
+        return Input::None;
+    }
+    if fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        return Input::Gone;
+    }
+    Input::Ready
+}
+
+/// Acts on one terminal event; true when it asks to quit.
+fn handle(event: Event, state: &mut State, queues: &[(String, Queue)], by: &str) -> bool {
+    match event {
+        Event::Key(key) if key.kind != KeyEventKind::Release => match state.on_key(key) {
+            Effect::Quit => return true,
+            Effect::Answer {
+                session,
+                request,
+                answer,
+            } => {
+                let result = match queues.iter().find(|(id, _)| inert(id) == session) {
+                    Some((_, queue)) => queue
+                        .answer(
+                            &request,
+                            &AnswerRecord {
+                                answer,
+                                by: by.to_string(),
+                            },
+                        )
+                        .map_err(|e| e.to_string()),
+                    None => Err("its session has ended".to_string()),
+                };
+                state.answered(&session, &request, answer, result);
+            }
+            Effect::None => {}
+        },
+        _ => {}
+    }
+    false
 }
