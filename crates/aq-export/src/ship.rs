@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use aq_policy::ExportTarget;
@@ -50,6 +50,10 @@ pub struct ShipReport {
 #[derive(Default)]
 struct Shared {
     stop: AtomicBool,
+    /// Wakes the thread from its wait between reads when the session ends,
+    /// so the end does not wait out a poll interval.
+    wake: Condvar,
+    wake_lock: Mutex<()>,
     sent: AtomicU64,
     error: Mutex<Option<String>>,
 }
@@ -126,6 +130,8 @@ pub fn finish_all(shippers: Vec<Shipper>, deadline: Duration) -> Vec<ShipReport>
     let until = Instant::now() + deadline;
     for s in &shippers {
         s.shared.stop.store(true, Ordering::SeqCst);
+        let _held = s.shared.wake_lock.lock();
+        s.shared.wake.notify_all();
     }
     shippers.into_iter().map(|s| s.report(until)).collect()
 }
@@ -168,7 +174,13 @@ impl Worker {
             if stopping && (self.queue.is_empty() || failed) {
                 return;
             }
-            std::thread::sleep(POLL);
+            // Until the next read, or the end of the session.
+            if let Ok(held) = self.shared.wake_lock.lock() {
+                let _ = self
+                    .shared
+                    .wake
+                    .wait_timeout_while(held, POLL, |_| !self.shared.stop.load(Ordering::SeqCst));
+            }
         }
     }
 
