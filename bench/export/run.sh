@@ -52,7 +52,7 @@ echo; echo "## A: live export to a collector on loopback; B: no export"
 python3 "$PAIRS" "$N" "$(run live)" "$(run plain)"
 echo; echo "## A: live export to a collector that never answers; B: no export"
 python3 "$PAIRS" 5 "$(run dead)" "$(run plain)"
-echo; echo "## events per session, and what the last live session exported"
-last=$(ls -td "$XDG_STATE_HOME"/agent-quarantine/sessions/* | head -1)
-wc -l < "$last/log.jsonl"
-grep -h '"event":"export"' "$XDG_STATE_HOME"/agent-quarantine/sessions/*/log.jsonl | tail -2
+echo; echo "## what each session's export event says (target port, sent, dropped): sessions"
+grep -h '"event":"export"' "$XDG_STATE_HOME"/agent-quarantine/sessions/*/log.jsonl \
+  | sed -E 's/.*127.0.0.1:([0-9]+).*"sent":([0-9]+),"dropped":([0-9]+).*/port \1 (live '"$live_port"', dead '"$dead_port"'): sent \2, dropped \3/' \
+  | sort | uniq -c
