@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, Running, Session, aq_line};
+use crate::util::{Env, Output, Running, Session, aq_line};
 
 /// A script that changes a file mode (`fs-permissions`: ask) and reports
 /// how `chmod` ended.
@@ -264,16 +264,15 @@ fn approve_needs_a_terminal() {
     }
 }
 
-#[test]
-fn approve_refuses_inside_a_session() {
-    let env = Env::with_policy("", "");
-    let approve = aq_line(&["approve", "--once"]);
-    // `aq` by absolute path: no shim stands in the way, and the terminal
-    // is a real one, so only the session check can refuse.
+/// Runs `line` twice on a terminal inside a shims-only session, with and
+/// then without the session's variables, typing `input`; the output says
+/// `with the session env: CODE` and `without it: CODE`. `None` (after
+/// saying why) without util-linux `script`.
+pub(crate) fn twice_inside_a_session(env: &Env, line: &str, input: &str) -> Option<Output> {
     env.write(
         &env.work().join("s.sh"),
         &format!(
-            "{approve}\necho \"with the session env: $?\"\nunset AQ_SESSION_DIR AQ_SESSION_ID\n{approve}\necho \"without it: $?\"\n"
+            "{line}\necho \"with the session env: $?\"\nunset AQ_SESSION_DIR AQ_SESSION_ID\n{line}\necho \"without it: $?\"\n"
         ),
     );
     let run = aq_line(&[
@@ -285,8 +284,19 @@ fn approve_refuses_inside_a_session() {
         "sh",
         "s.sh",
     ]);
-    let Some(out) = env.on_terminal(&run, "") else {
+    let out = env.on_terminal(&run, input);
+    if out.is_none() {
         aq_testkit::skip("no util-linux `script` to give the session a terminal");
+    }
+    out
+}
+
+#[test]
+fn approve_refuses_inside_a_session() {
+    let env = Env::with_policy("", "");
+    // `aq` by absolute path: no shim stands in the way, and the terminal
+    // is a real one, so only the session check can refuse.
+    let Some(out) = twice_inside_a_session(&env, &aq_line(&["approve", "--once"]), "") else {
         return;
     };
     out.code(0)

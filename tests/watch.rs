@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::approve::wait_for_pending;
+use crate::approve::{twice_inside_a_session, wait_for_pending};
 use crate::util::{Env, Running, Session, Tmux, aq_line};
 
 fn mode(path: &Path) -> u32 {
@@ -187,26 +187,9 @@ fn watch_needs_a_terminal_unless_json() {
 #[test]
 fn watch_refuses_inside_a_session() {
     let env = Env::with_policy("", "");
-    let watch = aq_line(&["watch"]);
     // `aq` by absolute path, on a real terminal: only the session check can
     // refuse. A console that started anyway would quit on the typed `q`.
-    env.write(
-        &env.work().join("s.sh"),
-        &format!(
-            "{watch}\necho \"with the session env: $?\"\nunset AQ_SESSION_DIR AQ_SESSION_ID\n{watch}\necho \"without it: $?\"\n"
-        ),
-    );
-    let run = aq_line(&[
-        "run",
-        "--profile",
-        "shims-only",
-        "--quiet",
-        "--",
-        "sh",
-        "s.sh",
-    ]);
-    let Some(out) = env.on_terminal(&run, "qq") else {
-        aq_testkit::skip("no util-linux `script` to give the session a terminal");
+    let Some(out) = twice_inside_a_session(&env, &aq_line(&["watch"]), "qq") else {
         return;
     };
     out.code(0)

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::report::{
-    DecisionEntry, ProcessEntry, Summary, display_argv, exit_status as exit_status_text,
+    DecisionEntry, ProcessTree, Summary, display_argv, exit_status as exit_status_text,
     format_duration,
 };
 
@@ -404,26 +404,11 @@ impl Summary {
             return;
         }
         h.push_str("<section id=\"processes\"><h2>Process tree</h2>");
-        let mut nodes: Vec<&ProcessEntry> = Vec::new();
-        let mut index: BTreeMap<u32, usize> = BTreeMap::new();
-        for p in &self.processes {
-            match index.get(&p.pid) {
-                Some(&i) => nodes[i] = p,
-                None => {
-                    index.insert(p.pid, nodes.len());
-                    nodes.push(p);
-                }
-            }
-        }
-        let mut children: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-        let mut roots = Vec::new();
-        for (i, n) in nodes.iter().enumerate() {
-            if n.ppid != n.pid && index.contains_key(&n.ppid) {
-                children.entry(n.ppid).or_default().push(i);
-            } else {
-                roots.push(i);
-            }
-        }
+        let ProcessTree {
+            nodes,
+            children,
+            roots,
+        } = self.process_tree();
         let mut shown = 0usize;
         h.push_str("<ul class=\"tree\">");
         // Iterative, so a deep chain cannot overflow the stack.
@@ -769,6 +754,7 @@ pub fn parse_ms(ts: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::ProcessEntry;
 
     #[test]
     fn escape_makes_markup_and_controls_inert() {

@@ -239,6 +239,49 @@ pub struct ProcessEntry {
     pub source: String,
 }
 
+/// [`Summary::processes`] as a tree: one node per pid, its last decided
+/// exec (a shim and the program it becomes share a pid); each pid's
+/// children in order; the roots, whose parent made no decided exec.
+pub(crate) struct ProcessTree<'a> {
+    /// The nodes, in the order their pids first appear.
+    pub nodes: Vec<&'a ProcessEntry>,
+    /// Indices into `nodes`, by parent pid.
+    pub children: BTreeMap<u32, Vec<usize>>,
+    /// Indices into `nodes`.
+    pub roots: Vec<usize>,
+}
+
+impl Summary {
+    /// The process tree, for the Markdown and HTML reports.
+    pub(crate) fn process_tree(&self) -> ProcessTree<'_> {
+        let mut nodes: Vec<&ProcessEntry> = Vec::new();
+        let mut index: BTreeMap<u32, usize> = BTreeMap::new();
+        for p in &self.processes {
+            match index.get(&p.pid) {
+                Some(&i) => nodes[i] = p,
+                None => {
+                    index.insert(p.pid, nodes.len());
+                    nodes.push(p);
+                }
+            }
+        }
+        let mut children: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        let mut roots = Vec::new();
+        for (i, n) in nodes.iter().enumerate() {
+            if n.ppid != n.pid && index.contains_key(&n.ppid) {
+                children.entry(n.ppid).or_default().push(i);
+            } else {
+                roots.push(i);
+            }
+        }
+        ProcessTree {
+            nodes,
+            children,
+            roots,
+        }
+    }
+}
+
 /// An answered approval request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ApprovalEntry {
@@ -820,35 +863,9 @@ impl Summary {
             return;
         }
         md.push_str("## Process tree\n\n```text\n");
-        // The last decision per pid is what that process became.
-        let mut nodes: Vec<&ProcessEntry> = Vec::new();
-        let mut index: BTreeMap<u32, usize> = BTreeMap::new();
-        for p in &self.processes {
-            match index.get(&p.pid) {
-                Some(&i) => nodes[i] = p,
-                None => {
-                    index.insert(p.pid, nodes.len());
-                    nodes.push(p);
-                }
-            }
-        }
-        let roots: Vec<&ProcessEntry> = nodes
-            .iter()
-            .copied()
-            .filter(|n| !index.contains_key(&n.ppid))
-            .collect();
-        let mut children: BTreeMap<u32, Vec<&ProcessEntry>> = BTreeMap::new();
-        for n in &nodes {
-            if n.ppid != n.pid {
-                children.entry(n.ppid).or_default().push(n);
-            }
-        }
-        fn walk(
-            md: &mut String,
-            children: &BTreeMap<u32, Vec<&ProcessEntry>>,
-            n: &ProcessEntry,
-            depth: usize,
-        ) {
+        let tree = self.process_tree();
+        fn walk(md: &mut String, tree: &ProcessTree<'_>, i: usize, depth: usize) {
+            let n = tree.nodes[i];
             let _ = writeln!(
                 md,
                 "{}{} [{}] pid {}{}",
@@ -862,13 +879,13 @@ impl Summary {
                     .unwrap_or_default()
             );
             if depth < 64 {
-                for c in children.get(&n.pid).into_iter().flatten() {
-                    walk(md, children, c, depth + 1);
+                for &c in tree.children.get(&n.pid).into_iter().flatten() {
+                    walk(md, tree, c, depth + 1);
                 }
             }
         }
-        for r in roots {
-            walk(md, &children, r, 0);
+        for &r in &tree.roots {
+            walk(md, &tree, r, 0);
         }
         md.push_str("```\n\n");
     }
