@@ -6,12 +6,9 @@
 //! (the wrapped command does not read it), `aq run` prompts there instead.
 
 use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use aq_shim::approvals::{Answer, AnswerRecord, Queue, Request};
+use aq_shim::approvals::{Answer, AnswerRecord};
 
 use crate::cli::ApproveArgs;
 use crate::exit::ExitCode;
@@ -33,7 +30,7 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, String> {
         for (session_id, queue) in &queues {
             for request in queue.pending().map_err(|e| e.to_string())? {
                 any = true;
-                show(&mut out, session_id, &request);
+                answerer::show_request(&mut out, session_id, &request);
                 let answer = loop {
                     let _ = write!(
                         out,
@@ -91,76 +88,5 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, String> {
             announced = true;
         }
         std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-fn show(out: &mut impl Write, session_id: &str, r: &Request) {
-    let _ = writeln!(out, "\nsession {session_id} · pid {} · in {}", r.pid, r.cwd);
-    let _ = writeln!(out, "  command: {}", r.argv.join(" "));
-    if !r.rules.is_empty() {
-        let _ = writeln!(out, "  rule:    {}", r.rules.join(", "));
-    }
-    if let Some(why) = &r.why {
-        let _ = writeln!(out, "  why:     {why}");
-    }
-    if let Some(safer) = &r.safer {
-        let _ = writeln!(out, "  safer:   {safer}");
-    }
-}
-
-/// Prompts on the session's terminal (`/dev/tty`) while the wrapped command
-/// does not use it. Stops when dropped.
-pub struct TtyPrompter {
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for TtyPrompter {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Starts prompting on `/dev/tty` for this session's requests, if there is a
-/// terminal to prompt on.
-pub fn spawn_tty_prompter(session_dir: PathBuf) -> Option<TtyPrompter> {
-    let tty = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-        .ok()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    std::thread::spawn(move || prompt_loop(&session_dir, tty, &flag));
-    Some(TtyPrompter { stop })
-}
-
-fn prompt_loop(dir: &Path, tty: std::fs::File, stop: &AtomicBool) {
-    let queue = Queue::new(dir);
-    let mut reader = std::io::BufReader::new(tty.try_clone().expect("dup /dev/tty"));
-    let mut out = tty;
-    let by = format!("aq run's terminal, uid {}", answerer::current_uid());
-    while !stop.load(Ordering::Relaxed) {
-        for request in queue.pending().unwrap_or_default() {
-            show(&mut out, "(this session)", &request);
-            let _ = write!(out, "allow [o]nce, allow for the [s]ession, [d]eny? ");
-            let _ = out.flush();
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            let answer = match line.trim() {
-                "o" | "once" | "y" | "yes" => Answer::Once,
-                "s" | "session" => Answer::Session,
-                _ => Answer::Deny,
-            };
-            let _ = queue.answer(
-                &request.id,
-                &AnswerRecord {
-                    answer,
-                    by: by.clone(),
-                },
-            );
-        }
-        std::thread::sleep(Duration::from_millis(150));
     }
 }

@@ -328,9 +328,6 @@ pub struct RunArgs {
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
-    /// Set by `aq mcp run`: the relay that waits for the session.
-    #[arg(skip)]
-    pub mcp_session: Option<crate::mcp_cmd::McpSession>,
     /// Started by a launcher of `aq enable --wrap`: inside a sandbox
     /// already, run the program itself instead of nesting (internal).
     #[arg(long, hide = true)]

@@ -138,7 +138,7 @@ pub fn run_enable(args: &EnableArgs) -> Result<ExitCode, String> {
     }
     let agent = parse_agent(name)?;
     let scope = scope_of(args.scope);
-    let workspace = crate::run::resolve_workspace(None)?;
+    let workspace = aq_session::run::resolve_workspace(None)?;
     let home = home()?;
     let path = install::hook_path(agent, scope, &home, &workspace);
     let current = read_optional(&path)?;
@@ -242,7 +242,7 @@ pub fn run_disable(args: &DisableArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::Ok);
     };
     let scope = scope_of(args.scope);
-    let workspace = crate::run::resolve_workspace(None)?;
+    let workspace = aq_session::run::resolve_workspace(None)?;
     let rec_path = record_path(agent, scope)?;
     let record: Option<Record> = std::fs::read(&rec_path)
         .ok()
@@ -315,13 +315,13 @@ pub fn run_disable(args: &DisableArgs) -> Result<ExitCode, String> {
 /// version), where its hook is installed, and its preset.
 fn status() -> Result<ExitCode, String> {
     let home = home()?;
-    let workspace = crate::run::resolve_workspace(None)?;
+    let workspace = aq_session::run::resolve_workspace(None)?;
     let presets = aq_agents::PresetSet::builtin();
     println!(
         "{:<9} {:<44} {:<32} {:<8} preset",
         "agent", "found", "hook", "wrapped"
     );
-    let launchers = launcher_dir();
+    let launchers = aq_session::launcher_dir();
     for agent in HookAgent::ALL {
         let preset = presets.get(agent.name());
         let found = preset
@@ -399,16 +399,6 @@ fn version_of(program: &Path) -> Option<String> {
 
 // ---- --wrap: a launcher first on PATH ------------------------------------------
 
-/// Where the launchers are: outside every workspace, and not writable from
-/// a sandbox (which writes only its workspace, TMPDIR and agent state).
-pub fn launcher_dir() -> Option<PathBuf> {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| home().ok().map(|h| h.join(".local/share")))?;
-    Some(data.join("agent-quarantine/bin"))
-}
-
 const BLOCK_START: &str = "# >>> agent-quarantine launchers (aq enable --wrap) >>>";
 const BLOCK_END: &str = "# <<< agent-quarantine launchers <<<";
 
@@ -461,7 +451,7 @@ fn wrap(name: &str) -> Result<(), String> {
             presets.names().join(", ")
         )
     })?;
-    let dir = launcher_dir().ok_or("no home directory for the launchers")?;
+    let dir = aq_session::launcher_dir().ok_or("no home directory for the launchers")?;
     let aq = hook_command(HookAgent::Claude)?
         .rsplit_once(" hook ")
         .map(|(a, _)| a.to_string())
@@ -503,7 +493,7 @@ fn wrap(name: &str) -> Result<(), String> {
 
 /// Removes `name`'s launchers, and the shell block when none is left.
 fn unwrap_launcher(name: &str) -> Result<(), String> {
-    let Some(dir) = launcher_dir() else {
+    let Some(dir) = aq_session::launcher_dir() else {
         return Ok(());
     };
     let presets = aq_agents::PresetSet::builtin();

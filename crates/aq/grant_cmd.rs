@@ -62,7 +62,7 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
         }
         _ => return Err(format!("aq {verb}: name one PATH, --net HOST or --command")),
     };
-    let workspace = crate::run::resolve_workspace(None)?;
+    let workspace = aq_session::run::resolve_workspace(None)?;
     let loaded = aq_session::policy_files::load_for(&workspace, None)?;
     let profile = args
         .profile

@@ -7,7 +7,7 @@ use crate::exit::ExitCode;
 use aq_policy::lint::{self, LintInputs, Severity};
 
 pub fn run(args: &LintArgs, policy_flag: Option<&std::path::Path>) -> Result<ExitCode, String> {
-    let workspace = crate::run::resolve_workspace(args.workspace.as_deref())?;
+    let workspace = aq_session::run::resolve_workspace(args.workspace.as_deref())?;
     let loaded = aq_session::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
     let effective = &loaded.effective;

@@ -3,7 +3,6 @@
 //! One module per subcommand; this file parses flags and maps every outcome
 //! to an exit code (see [`exit::ExitCode`]).
 
-mod agent;
 mod approve;
 mod audit_cmd;
 mod cli;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use aq_audit::EventBody;
 use aq_mcp::CallVerdict;
 
-use crate::cli::{McpRunArgs, McpWrapArgs, RunArgs};
+use crate::cli::{McpRunArgs, McpWrapArgs};
 use aq_session::supervisor::Supervisor;
 
 /// The session `aq run` makes, handed to the relay once it exists.
@@ -92,7 +92,7 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         let program = args.command.first().map(String::as_str).unwrap_or("server");
         program.rsplit('/').next().unwrap_or(program).to_string()
     });
-    let workspace = crate::run::resolve_workspace(args.workspace.as_deref())?;
+    let workspace = aq_session::run::resolve_workspace(args.workspace.as_deref())?;
     let deny = aq_session::policy_files::load_for(&workspace, policy_flag)?
         .effective
         .mcp_deny;
@@ -147,21 +147,17 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         let _ = aq_mcp::relay_server(from_server, &relay_out);
     });
 
-    let run_args = RunArgs {
+    let options = aq_session::run::RunOptions {
         profile: args.profile.clone(),
         workspace: Some(workspace),
         quiet: true,
         net: args.net.clone(),
-        home: None,
-        verbose: false,
-        preflight: false,
-        resolve: Vec::new(),
         agent: Some("none".to_string()),
         command: args.command.clone(),
-        mcp_session: Some(session),
-        wrapped: false,
+        on_ready: Some(Box::new(move |supervisor| session.set(supervisor))),
+        ..Default::default()
     };
-    let code = crate::run::run(&run_args, policy_flag);
+    let code = aq_session::run::run(&options, policy_flag);
     // aq's own fd 1 is the server's stdout: close it, so the relay reads
     // the server's last bytes and ends.
     if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {

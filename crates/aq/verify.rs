@@ -74,7 +74,7 @@ struct Counts {
 
 pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
     let started = Instant::now();
-    let workspace = crate::run::resolve_workspace(args.workspace.as_deref())?;
+    let workspace = aq_session::run::resolve_workspace(args.workspace.as_deref())?;
     let loaded = aq_session::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
     let settings = loaded.effective.session_settings();

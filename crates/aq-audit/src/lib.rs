@@ -36,6 +36,7 @@
 
 pub mod chain;
 pub mod event;
+pub mod follow;
 pub mod html;
 pub mod log_file;
 pub mod redact;

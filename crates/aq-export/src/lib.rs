@@ -23,7 +23,7 @@ pub mod syslog;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use aq_session::follow::Follower;
+use aq_audit::follow::Follower;
 
 pub use ship::{ShipReport, Shipper};
 pub use sink::{SendError, Sink};

@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use aq_audit::follow::Follower;
 use aq_policy::ExportTarget;
-use aq_session::follow::Follower;
 
 use crate::sink::Sink;
 

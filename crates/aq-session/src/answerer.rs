@@ -6,11 +6,14 @@
 //! presence file, so that sessions know a human can answer and let an ask
 //! wait for its timeout instead of deciding at once.
 
-use std::io::IsTerminal;
+use std::io::{BufRead, IsTerminal, Write};
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use aq_shim::approvals::Queue;
+use aq_shim::approvals::{Answer, AnswerRecord, Queue, Request};
 
 use crate::files::{self, ENV_SESSION_DIR};
 
@@ -170,4 +173,77 @@ pub fn approver_attached() -> bool {
     // SAFETY: flock on a descriptor we own; released when `f` closes.
     let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
+}
+
+/// An ask as a human reads it: session, pid, directory, command, rule,
+/// why and safer.
+pub fn show_request(out: &mut impl Write, session_id: &str, r: &Request) {
+    let _ = writeln!(out, "\nsession {session_id} · pid {} · in {}", r.pid, r.cwd);
+    let _ = writeln!(out, "  command: {}", r.argv.join(" "));
+    if !r.rules.is_empty() {
+        let _ = writeln!(out, "  rule:    {}", r.rules.join(", "));
+    }
+    if let Some(why) = &r.why {
+        let _ = writeln!(out, "  why:     {why}");
+    }
+    if let Some(safer) = &r.safer {
+        let _ = writeln!(out, "  safer:   {safer}");
+    }
+}
+
+/// Prompts on the session's terminal (`/dev/tty`) while the wrapped command
+/// does not use it. Stops when dropped.
+pub struct TtyPrompter {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for TtyPrompter {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts prompting on `/dev/tty` for this session's requests, if there is a
+/// terminal to prompt on.
+pub fn spawn_tty_prompter(session_dir: PathBuf) -> Option<TtyPrompter> {
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .ok()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    std::thread::spawn(move || prompt_loop(&session_dir, tty, &flag));
+    Some(TtyPrompter { stop })
+}
+
+fn prompt_loop(dir: &Path, tty: std::fs::File, stop: &AtomicBool) {
+    let queue = Queue::new(dir);
+    let mut reader = std::io::BufReader::new(tty.try_clone().expect("dup /dev/tty"));
+    let mut out = tty;
+    let by = format!("aq run's terminal, uid {}", current_uid());
+    while !stop.load(Ordering::Relaxed) {
+        for request in queue.pending().unwrap_or_default() {
+            show_request(&mut out, "(this session)", &request);
+            let _ = write!(out, "allow [o]nce, allow for the [s]ession, [d]eny? ");
+            let _ = out.flush();
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let answer = match line.trim() {
+                "o" | "once" | "y" | "yes" => Answer::Once,
+                "s" | "session" => Answer::Session,
+                _ => Answer::Deny,
+            };
+            let _ = queue.answer(
+                &request.id,
+                &AnswerRecord {
+                    answer,
+                    by: by.clone(),
+                },
+            );
+        }
+        std::thread::sleep(Duration::from_millis(150));
+    }
 }

@@ -61,6 +61,21 @@ pub fn state_root() -> io::Result<PathBuf> {
     }
 }
 
+/// Where `aq enable --wrap` puts its launchers: outside every workspace,
+/// and not writable from a sandbox (which writes only its workspace,
+/// TMPDIR and agent state).
+pub fn launcher_dir() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/share"))
+        })?;
+    Some(data.join("agent-quarantine/bin"))
+}
+
 /// The directory holding every session.
 pub fn sessions_dir() -> io::Result<PathBuf> {
     Ok(state_root()?.join("sessions"))

@@ -27,20 +27,22 @@
 //!   [`denials`]: Landlock's refusals read back from the kernel's audit;
 //! - [`answerer`]: who may answer an ask (a human in a terminal of their
 //!   own, never a process of the session);
-//! - [`follow`]: reading a log as it grows, for `aq watch` and
-//!   `aq audit export --follow`.
+//! - [`run`]: `aq run` itself, a supervised session around a command,
+//!   with [`agent`] for an agent preset's part in it.
 
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod answerer;
 pub mod denials;
 pub mod exec_identity;
 pub mod exec_judge;
+pub mod exit;
 pub mod files;
-pub mod follow;
 pub mod network;
 pub mod policy_files;
 pub mod refusal;
+pub mod run;
 pub mod sandbox_spec;
 pub mod supervisor;
 

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use aq_audit::Record;
-use aq_session::follow::Follower;
+use aq_audit::follow::Follower;
 use aq_session::{files, pid_alive};
 
 /// Which sessions to follow.

@@ -7,14 +7,17 @@ use std::sync::Arc;
 use aq_agents::{Grants, Preset, PresetSet};
 use aq_audit::EventBody;
 
-use aq_session::supervisor::Supervisor;
+use crate::supervisor::Supervisor;
 
 /// The key proxy's port inside the sandbox's own network namespace.
 pub const KEY_PROXY_PORT: u16 = 3129;
 
 /// The preset in force and how it was chosen.
 pub struct Chosen {
+    /// The preset.
     pub preset: Preset,
+    /// How it was chosen (`--agent`, recognised from the command), for the
+    /// banner.
     pub by: String,
     /// Where the agent's own arguments start in the command.
     pub args_at: usize,
@@ -166,7 +169,7 @@ pub fn serve_key_proxy(
     };
     let rule = format!("agent-api:{agent}");
     let recorder: aq_net::KeyProxyRecorder = Arc::new(move |r: &aq_net::KeyProxyRecord| {
-        aq_session::log_event(
+        crate::log_event(
             &supervisor.log,
             &supervisor.file.id,
             EventBody::NetworkConnection {

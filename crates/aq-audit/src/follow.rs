@@ -5,13 +5,13 @@
 //! that was killed, or one being written right now. A [`Follower`] keeps
 //! the bytes after the last newline and hands out only complete lines;
 //! lines that do not parse are counted and skipped (the file stays the
-//! source of truth, [`aq_audit::verify`] names them).
+//! source of truth, [`crate::verify`] names them).
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use aq_audit::Record;
+use crate::Record;
 
 /// Reads the complete lines added to a log since the last call.
 #[derive(Debug)]

@@ -1,0 +1,876 @@
+//! `aq run`: a supervised session around an agent or any command.
+//!
+//! Setup reads as a list: resolve the workspace, load the policy and pick the
+//! profile, create the session directory outside the workspace, install the
+//! shims, start the supervisor (which judges what the shims ask about), plan
+//! the kernel sandbox (fail closed: exit 125 before anything runs), start the
+//! log, judge the command itself (only a block stops what the user typed),
+//! run the real program, in the sandbox unless the profile is `shims-only`,
+//! with the shims first on `PATH` for what it starts, wait (answering asks on
+//! the terminal when the command does not use it), then log how it ended and
+//! return its exit code.
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+use aq_audit::{AuditLog, EventBody};
+use aq_policy::{Decision, Engine, Profile, SummaryFormat};
+
+use crate as session;
+use crate::network::NetPlan;
+use crate::refusal::{EXIT_BLOCKED, EXIT_NOT_FOUND, print_refusal};
+use crate::supervisor::Supervisor;
+use crate::{ENV_SESSION_DIR, ENV_SESSION_ID, SessionFile};
+
+/// Exit code when a boundary the profile asks for cannot be set up.
+pub const EXIT_SANDBOX: u8 = crate::exit::ExitCode::SandboxFailed.code();
+
+/// What `aq run` was asked (its command line, or `aq mcp serve`'s).
+#[derive(Default)]
+pub struct RunOptions {
+    /// The profile (default: the policy's).
+    pub profile: Option<String>,
+    /// The workspace (default: the git root of the current directory).
+    pub workspace: Option<PathBuf>,
+    /// No banner and no recap.
+    pub quiet: bool,
+    /// The full layer detail in the banner.
+    pub verbose: bool,
+    /// `--net`: the network mode.
+    pub net: Option<String>,
+    /// `--home`: `private` or `read-only`.
+    pub home: Option<String>,
+    /// Scan the workspace with `aq preflight` first.
+    pub preflight: bool,
+    /// `--resolve NAME:ADDR` pins for the broker.
+    pub resolve: Vec<String>,
+    /// `--agent`: a preset by name, or `none`.
+    pub agent: Option<String>,
+    /// The command to run.
+    pub command: Vec<String>,
+    /// Told the session's supervisor once it runs (`aq mcp serve` judges
+    /// tool calls with it).
+    pub on_ready: Option<Box<dyn Fn(Arc<Supervisor>)>>,
+    /// Started by an `aq enable --wrap` launcher.
+    pub wrapped: bool,
+}
+
+/// `PATH` as the caller has it, without aq's own launchers (`aq enable
+/// --wrap`): the program a session runs is the real one.
+pub fn host_path() -> OsString {
+    let path =
+        std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    match crate::files::launcher_dir() {
+        Some(dir) => {
+            std::env::join_paths(std::env::split_paths(&path).filter(|d| *d != dir)).unwrap_or(path)
+        }
+        None => path,
+    }
+}
+
+/// Whether this process is in a sandbox already (`no_new_privs` is set,
+/// which no process can clear): a launcher then runs the agent itself,
+/// since a sandbox cannot nest. An environment variable cannot fake it.
+fn inside_a_sandbox() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("NoNewPrivs:") && l.trim_end().ends_with('1'))
+    })
+}
+
+/// Runs a session to its end; the command's exit code, or 125, 126, 127.
+pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
+    if args.wrapped && inside_a_sandbox() {
+        use std::os::unix::process::CommandExt;
+        let program = &args.command[0];
+        let real =
+            aq_shim::find_real_program(program.as_ref(), &host_path(), Path::new("/nonexistent"))
+                .ok_or_else(|| format!("{program}: command not found"))?;
+        let err = std::process::Command::new(real)
+            .arg0(program)
+            .args(&args.command[1..])
+            .exec();
+        return Err(format!("cannot start {program}: {err}"));
+    }
+    let started = Instant::now();
+    let now = SystemTime::now();
+    let workspace = resolve_workspace(args.workspace.as_deref())?;
+    let loaded = crate::policy_files::load_for(&workspace, policy_flag)?;
+    loaded.warn_ignored();
+    // `[audit] export` to OTLP with headers from the environment that do
+    // not parse: stop before anything starts rather than ship without the
+    // collector's key (it would refuse every event).
+    if loaded
+        .effective
+        .audit_export
+        .iter()
+        .any(|t| t.format == aq_policy::ExportFormat::Otlp)
+    {
+        aq_export::otel_env::headers_from_env().map_err(|e| format!("[audit] export: {e}"))?;
+    }
+    let settings = loaded.effective.session_settings();
+    let policy = loaded.effective.policy.clone();
+    let profile_name = args.profile.clone().unwrap_or(settings.profile.clone());
+    let Some(profile) = loaded.effective.profiles.get(&profile_name).cloned() else {
+        return Err(format!(
+            "unknown profile `{profile_name}`; available: {} (`aq policy show` explains each)",
+            loaded.effective.profiles.names().join(", ")
+        ));
+    };
+    let mut profile = profile;
+    if let Some(home) = args.home.as_deref().and_then(aq_policy::HomeAccess::parse) {
+        profile.home = home;
+    }
+    let profile_name = profile.name.clone();
+    let headless = profile.summary == SummaryFormat::Json;
+    let chosen = crate::agent::choose(
+        &loaded.effective.agents,
+        args.agent.as_deref(),
+        &args.command,
+    )?;
+    let net = crate::network::decide(
+        args.net.as_deref(),
+        &args.resolve,
+        &profile,
+        &loaded.effective.network,
+        chosen
+            .as_ref()
+            .filter(|_| profile.sandbox)
+            .map(|c| c.preset.hosts.as_slice()),
+    )?;
+    // The sandbox of a broker session has no network of its own either.
+    if matches!(net, NetPlan::Off | NetPlan::Broker { .. }) {
+        profile.network = aq_policy::NetworkSetting::Off;
+    }
+    let net_note = match &net {
+        NetPlan::Off => "off".to_string(),
+        NetPlan::Host => "host (unfiltered)".to_string(),
+        NetPlan::Broker { allow, .. } if allow.is_empty() => format!(
+            "off: the broker (proxy 127.0.0.1:{} inside) refuses and logs every destination",
+            crate::network::PROXY_PORT
+        ),
+        NetPlan::Broker { allow, .. } => format!(
+            "only {} through the broker (proxy 127.0.0.1:{} inside)",
+            allow.join(", "),
+            crate::network::PROXY_PORT
+        ),
+    };
+
+    // The key proxy needs a network namespace of the sandbox's own to
+    // listen in: network off, or only the broker.
+    let key_proxy_port = (profile.sandbox && matches!(net, NetPlan::Off | NetPlan::Broker { .. }))
+        .then_some(crate::agent::KEY_PROXY_PORT);
+    let caller_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let home_dir = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+
+    let id = session::new_id(now);
+    let dir = session::create_dir(&id)
+        .map_err(|e| format!("cannot create the session directory: {e}"))?;
+    let grants = chosen
+        .as_ref()
+        .map(|c| {
+            aq_agents::grant(
+                &c.preset,
+                &aq_agents::GrantInputs {
+                    home: home_dir.as_deref(),
+                    workspace: &workspace,
+                    env: &caller_env,
+                    key_proxy_port,
+                    shadow_dir: profile.sandbox.then(|| dir.join("shadow")).as_deref(),
+                },
+            )
+        })
+        .unwrap_or_default();
+    let command = crate::agent::with_args(&args.command, chosen.as_ref(), &grants);
+    let shim_dir = dir.join("shims");
+    let aq_exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;
+    // Under the exec guard every exec is judged already: shims would only
+    // double each command's cost (and break agents that re-exec `node`).
+    // Without it, a shim for each program that exists on this machine.
+    let guarded = profile.sandbox && profile.exec_guard;
+    let shims = if guarded {
+        Vec::new()
+    } else {
+        let host_path = std::env::var_os("PATH").unwrap_or_default();
+        // The built-in names only where the program exists (a `zsh` shim
+        // where no zsh is installed makes agents pick a shell that fails);
+        // the policy's own names always.
+        let names: Vec<&str> =
+            aq_shim::programs_present(aq_shim::DEFAULT_SHIMS, &host_path, &shim_dir)
+                .into_iter()
+                .chain(settings.extra_shims.iter().map(String::as_str))
+                .collect();
+        aq_shim::install_shims(&shim_dir, &aq_shim::entry::shim_target(&aq_exe), names)
+            .map_err(|e| format!("cannot install shims: {e}"))?
+    };
+    aq_shim::approvals::Queue::new(&dir)
+        .create()
+        .map_err(|e| format!("cannot create the approval queue: {e}"))?;
+
+    let network_allow = match &net {
+        NetPlan::Broker { allow, .. } => allow.clone(),
+        _ => Vec::new(),
+    };
+    let grants_record =
+        crate::agent::record(chosen.as_ref().map(|c| &c.preset), &grants, &network_allow);
+    // The digest covers all the session was allowed, not only the rules.
+    let policy_json = serde_json::to_vec(&(
+        &policy,
+        &profile,
+        chosen.as_ref().map(|c| &c.preset),
+        &grants_record,
+        net_note.as_str(),
+    ))
+    .map_err(|e| e.to_string())?;
+    let policy_digest = crate::policy_files::digest(&policy_json);
+    let file = SessionFile {
+        id: id.clone(),
+        workspace: workspace.clone(),
+        profile: profile_name.clone(),
+        supervisor_pid: std::process::id(),
+        started: session::now_rfc3339(),
+        command: args.command.clone(),
+        shim_dir: shim_dir.clone(),
+        approval_timeout_secs: settings.approval_timeout_secs,
+        unanswered: settings.unanswered,
+        env_pass: settings.env_pass.clone(),
+        policy,
+        policy_digest: policy_digest.clone(),
+        wait_for_approver: settings.wait_for_approver,
+    };
+    session::write_file(&dir, &file).map_err(|e| format!("cannot write the session file: {e}"))?;
+    let log_path = session::log_path(&dir);
+    let log = AuditLog::open(&log_path)
+        .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?;
+    // `[audit] export`: each target follows this log from its first line.
+    let shippers: Vec<aq_export::Shipper> = loaded
+        .effective
+        .audit_export
+        .iter()
+        .map(|target| aq_export::Shipper::start(target, &log_path))
+        .collect();
+    let listener = aq_shim::channel::bind(&dir)
+        .map_err(|e| format!("cannot open the supervisor socket: {e}"))?;
+    let supervisor = std::sync::Arc::new(crate::supervisor::Supervisor {
+        engine: Engine::new(file.policy.clone()),
+        file: file.clone(),
+        log: AuditLog::open(&log_path)
+            .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
+        queue: aq_shim::approvals::Queue::new(&dir),
+        headless,
+        shim_allowed: Default::default(),
+        exec_guarded: guarded,
+        verdicts: Default::default(),
+        prompting: Default::default(),
+        writer: crate::supervisor::LogWriter::start(&log_path, id.clone())
+            .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
+        home: std::env::var("HOME").ok(),
+        command_pid: Default::default(),
+    });
+    // As root, with the kernel's audit on: Landlock's refusals are read back.
+    let denials = if profile.sandbox && guarded {
+        crate::denials::DenialWatch::start(supervisor.clone())
+    } else {
+        None
+    };
+    crate::supervisor::spawn(listener, supervisor.clone());
+    if let Some(ready) = &args.on_ready {
+        ready(supervisor.clone());
+    }
+
+    // Plan the sandbox before anything runs: a boundary that cannot be set
+    // up stops the session here (exit 125), never a silent downgrade.
+    let sandbox = if profile.sandbox {
+        match plan_sandbox(
+            &profile,
+            &workspace,
+            &dir,
+            &file,
+            (!shims.is_empty()).then_some(shim_dir.as_path()),
+            &command,
+            matches!(net, NetPlan::Broker { .. }),
+            &grants,
+            denials.is_some(),
+        ) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("aq: {e}");
+                eprintln!(
+                    "aq: the `{profile_name}` profile needs this boundary, so nothing was run; `aq doctor --fix` shows how to enable it, and `--profile shims-only` runs without the kernel sandbox"
+                );
+                return Ok(ExitCode::from(EXIT_SANDBOX));
+            }
+        }
+    } else {
+        None
+    };
+    let mut layers = Vec::new();
+    if !shims.is_empty() {
+        layers.push(format!("shims ({})", shims.len()));
+    }
+    if let Some(c) = &chosen {
+        layers.push(format!("agent preset {}", c.preset.name));
+    }
+    if let Some(s) = &sandbox {
+        layers.push(format!("kernel sandbox: {}", s.plan.enforced()));
+        layers.push(format!("network {net_note}"));
+        layers.push(format!("limits: {}", limits_note(&profile, &s.plan)));
+    }
+    session::log_event(
+        &log,
+        &id,
+        EventBody::SessionStart {
+            aq_version: env!("CARGO_PKG_VERSION").to_string(),
+            workspace: workspace.display().to_string(),
+            profile: profile_name.clone(),
+            policy_digest,
+            command: args.command.clone(),
+            pid: std::process::id(),
+            layers,
+            grants: Some(grants_record),
+        },
+    );
+    let unanswered_word = if settings.unanswered == Decision::Allow {
+        "run"
+    } else {
+        "are denied"
+    };
+    let asks_note = if headless {
+        format!("headless: asks are not waited for (unanswered asks {unanswered_word})")
+    } else if settings.wait_for_approver {
+        format!(
+            "answer asks with `aq approve` in another terminal (each waits up to {}s)",
+            settings.approval_timeout_secs
+        )
+    } else {
+        format!(
+            "asks wait for `aq approve` (in another terminal) or this terminal when free; with neither, unanswered asks {unanswered_word} at once"
+        )
+    };
+    if !args.quiet && !args.verbose {
+        // One line: what confines the session, in a few words; `-v` has it all.
+        let mut what = Vec::new();
+        what.push(if guarded {
+            "exec guard".to_string()
+        } else {
+            format!("{} shims", shims.len())
+        });
+        if profile.sandbox {
+            what.push("kernel sandbox".to_string());
+            if profile.home == aq_policy::HomeAccess::Private {
+                what.push("private home".to_string());
+            }
+        } else {
+            what.push("no kernel sandbox".to_string());
+        }
+        if let Some(c) = &chosen {
+            what.push(format!("agent preset {}", c.preset.name));
+        }
+        let net = net_note.split(':').next().unwrap_or(&net_note).to_string();
+        eprintln!(
+            "aq: session {id} · {profile_name}: {} · network {net} · log {} (-v: the details)",
+            what.join(", "),
+            log_path.display()
+        );
+    }
+    if args.verbose {
+        eprintln!(
+            "aq: session {id} · profile {profile_name} · command firewall on ({}) · workspace {}",
+            if guarded {
+                "every exec judged by the exec guard".to_string()
+            } else {
+                format!("{} shims", shims.len())
+            },
+            workspace.display()
+        );
+        if let Some(c) = &chosen {
+            for line in crate::agent::banner(c, &grants) {
+                eprintln!("aq: {line}");
+            }
+        }
+        if let Some(s) = &sandbox {
+            eprintln!("aq: sandbox: {}", s.plan.enforced());
+            eprintln!("aq: limits: {}", limits_note(&profile, &s.plan));
+            eprintln!("aq: network {net_note}");
+            for note in &s.notes {
+                eprintln!("aq: note: {note}");
+            }
+        }
+        eprintln!("aq: log {} · {}", log_path.display(), asks_note);
+    }
+
+    if args.preflight || settings.preflight {
+        preflight(&workspace, &log, &id, args.quiet);
+    }
+
+    // The command itself: the user typed it, so only a block stops it.
+    let engine = Engine::new(file.policy.clone());
+    let verdict = engine.evaluate_argv(&args.command);
+    let top = verdict.deciding_rule();
+    // Starting an agent the preset knows is what the user asked for: an
+    // ask (an unknown program) is not one; a block still is.
+    let started_agent = chosen.is_some() && verdict.decision == Decision::Ask;
+    session::log_event(
+        &log,
+        &id,
+        EventBody::CommandDecision {
+            argv: args.command.clone(),
+            cwd: std::env::current_dir()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            pid: std::process::id(),
+            ppid: 0,
+            decision: if started_agent {
+                Decision::Allow
+            } else {
+                verdict.decision
+            }
+            .as_str()
+            .to_string(),
+            rules: if started_agent {
+                vec!["agent-preset".to_string()]
+            } else {
+                verdict.rules.iter().map(|r| r.id.clone()).collect()
+            },
+            why: match &chosen {
+                Some(c) if started_agent => Some(format!(
+                    "the user started the {} agent (preset `{}`)",
+                    c.preset.title, c.preset.name
+                )),
+                _ => top.map(|r| r.why.clone()),
+            },
+            safer: top.and_then(|r| r.safer.clone()).filter(|_| !started_agent),
+            source: "run".to_string(),
+            exe: None,
+            found: top
+                .map(|r| r.evidence.clone())
+                .filter(|e| !e.is_empty() && !started_agent),
+        },
+    );
+    if verdict.decision == Decision::Ask && !started_agent {
+        // The user typed this command: that is the approval.
+        session::log_event(
+            &log,
+            &id,
+            EventBody::Approval {
+                request: "command".to_string(),
+                argv: args.command.clone(),
+                answer: "once".to_string(),
+                by: "the user, who typed it after `aq run --`".to_string(),
+            },
+        );
+    }
+    let exit = if verdict.decision == Decision::Block {
+        print_refusal("blocked", &args.command, &verdict);
+        Exit::Code(i32::from(EXIT_BLOCKED))
+    } else {
+        let prompter = (!headless && !std::io::stdin().is_terminal())
+            .then(|| crate::answerer::spawn_tty_prompter(dir.to_path_buf()))
+            .flatten();
+        if prompter.is_some() {
+            supervisor
+                .prompting
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let exit = match &sandbox {
+            Some(s) => {
+                let (broker, broker_sink) = match net {
+                    NetPlan::Broker { allowlist, .. } => {
+                        let (b, sink) =
+                            crate::network::SessionBroker::start(allowlist, supervisor.clone());
+                        (Some(b), Some(sink))
+                    }
+                    _ => (None, None),
+                };
+                // The listeners come out in the order of their ports in the
+                // spec: the broker's first, then the key proxy's.
+                let key_proxy: Arc<Mutex<Option<aq_net::KeyProxy>>> = Default::default();
+                let sink: Option<aq_sandbox::ListenerSink> =
+                    match (broker_sink, grants.key_proxy.clone()) {
+                        (b, None) => b,
+                        (b, Some(plan)) => {
+                            let slot = key_proxy.clone();
+                            let sup = supervisor.clone();
+                            let agent = chosen
+                                .as_ref()
+                                .map(|c| c.preset.name.clone())
+                                .unwrap_or_default();
+                            Some(Box::new(move |mut fds: Vec<std::os::fd::OwnedFd>| {
+                                if let Some(fd) = fds.pop()
+                                    && let Ok(mut slot) = slot.lock()
+                                {
+                                    *slot = crate::agent::serve_key_proxy(fd, &plan, &agent, sup);
+                                }
+                                if let Some(b) = b {
+                                    b(fds);
+                                }
+                            }))
+                        }
+                    };
+                // What only the agent may hold: the profile's secret-looking
+                // `env` and the keys passed to it.
+                let scrub: Vec<String> = profile
+                    .env
+                    .iter()
+                    .filter(|n| aq_policy::is_secret_env_name(n))
+                    .chain(&grants.keys_passed)
+                    .cloned()
+                    .collect();
+                let exit = run_sandboxed(
+                    s,
+                    &supervisor,
+                    sink,
+                    chosen.as_ref().map(|c| &c.preset),
+                    &scrub,
+                );
+                // Close what is still open, so its connection is logged
+                // before the session ends.
+                if let Some(b) = broker {
+                    b.stop();
+                }
+                drop(key_proxy);
+                exit
+            }
+            None => run_child(&command, &dir, &file, &shim_dir),
+        };
+        drop(prompter);
+        exit
+    };
+
+    if let Some(d) = denials {
+        d.stop();
+    }
+    supervisor.flush_log();
+    for shadow in &grants.shadows {
+        if let Err(e) = aq_agents::shadow::write_back(shadow) {
+            eprintln!("aq: {e}");
+        }
+    }
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let (exit_code, signal) = match exit {
+        Exit::Code(c) => (Some(c), None),
+        Exit::Signal(s) => (None, Some(s)),
+    };
+    session::log_event(
+        &log,
+        &id,
+        EventBody::CommandExit {
+            argv: args.command.clone(),
+            exit_code,
+            signal,
+            duration_ms,
+        },
+    );
+    session::log_event(
+        &log,
+        &id,
+        EventBody::SessionEnd {
+            exit_code,
+            duration_ms,
+        },
+    );
+    for shipped in aq_export::ship::finish_all(shippers, aq_export::ship::FLUSH_DEADLINE) {
+        session::log_event(
+            &log,
+            &id,
+            EventBody::Export {
+                target: shipped.target.to_string(),
+                sent: shipped.sent,
+                dropped: shipped.dropped,
+                error: shipped.error,
+            },
+        );
+    }
+    if let Ok(f) = std::fs::File::open(&log_path)
+        && let Ok(summary) = aq_audit::Summary::from_reader(std::io::BufReader::new(f))
+    {
+        if profile.summary == SummaryFormat::Json {
+            match summary.to_json() {
+                Ok(json) => println!("{json}"),
+                Err(e) => eprintln!("aq: cannot write the JSON summary: {e}"),
+            }
+        } else if !args.quiet {
+            eprint!("{}", summary.recap());
+        }
+    }
+    let code = match (exit_code, signal) {
+        (Some(c), _) => c.clamp(0, 255) as u8,
+        (None, Some(s)) => (128 + s).clamp(0, 255) as u8,
+        _ => 1,
+    };
+    Ok(ExitCode::from(code))
+}
+
+enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+fn run_child(command: &[String], dir: &Path, file: &SessionFile, shim_dir: &Path) -> Exit {
+    let orig_path = host_path();
+    let mut path = shim_dir.as_os_str().to_owned();
+    path.push(":");
+    path.push(&orig_path);
+    // The command itself was judged above; run the real program (not its
+    // shim, which would ask again about what the user typed). Everything it
+    // starts through PATH meets the shims.
+    let program = &command[0];
+    let resolved: PathBuf = if program.contains('/') {
+        PathBuf::from(program)
+    } else {
+        match aq_shim::find_real_program(program.as_ref(), &orig_path, shim_dir) {
+            Some(p) => p,
+            None => {
+                eprintln!("aq: {program}: command not found");
+                return Exit::Code(i32::from(EXIT_NOT_FOUND));
+            }
+        }
+    };
+    let mut cmd = std::process::Command::new(&resolved);
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.arg0(program);
+    }
+    cmd.args(&command[1..]);
+    cmd.env("PATH", &path);
+    cmd.env(ENV_SESSION_DIR, dir);
+    cmd.env(ENV_SESSION_ID, &file.id);
+    let status = match cmd.status() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("aq: cannot start {program}: {e}");
+            return Exit::Code(i32::from(if e.kind() == std::io::ErrorKind::NotFound {
+                EXIT_NOT_FOUND
+            } else {
+                EXIT_BLOCKED
+            }));
+        }
+    };
+    exit_of(status)
+}
+
+fn exit_of(status: std::process::ExitStatus) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => Exit::Code(c),
+        (None, Some(s)) => Exit::Signal(s),
+        _ => Exit::Code(1),
+    }
+}
+
+/// A planned sandbox, ready to apply.
+struct PlannedSandbox {
+    plan: aq_sandbox::SandboxPlan,
+    env: Vec<(OsString, OsString)>,
+    argv: Vec<OsString>,
+    notes: Vec<String>,
+}
+
+/// Build the spec from the profile and plan it on this host's facts.
+#[allow(clippy::too_many_arguments)]
+fn plan_sandbox(
+    profile: &Profile,
+    workspace: &Path,
+    dir: &Path,
+    file: &SessionFile,
+    shim_dir: Option<&Path>,
+    command: &[String],
+    broker: bool,
+    grants: &aq_agents::Grants,
+    log_denials: bool,
+) -> Result<PlannedSandbox, String> {
+    let tmpdir = dir.join("tmp");
+    std::fs::create_dir_all(&tmpdir)
+        .map_err(|e| format!("cannot create the session's TMPDIR: {e}"))?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    // The command itself was judged already: run the real program, not its
+    // shim (which would ask again about what the user typed). A missing
+    // program is found out later and exits 127.
+    let orig_path = host_path();
+    let program = &command[0];
+    let resolved = if program.contains('/') {
+        PathBuf::from(program)
+    } else {
+        aq_shim::find_real_program(program.as_ref(), &orig_path, &dir.join("shims"))
+            .unwrap_or_else(|| PathBuf::from(program))
+    };
+    let planned = crate::sandbox_spec::plan(
+        profile,
+        crate::sandbox_spec::SpecInputs {
+            workspace,
+            home: home.as_deref(),
+            sensitive: &file.policy.sensitive_paths,
+            env: std::env::vars_os().collect(),
+            env_pass: &file.env_pass,
+            session_env: [
+                (ENV_SESSION_DIR.into(), dir.as_os_str().to_owned()),
+                (ENV_SESSION_ID.into(), OsString::from(&file.id)),
+            ]
+            .into_iter()
+            .chain(if broker {
+                crate::network::proxy_env()
+            } else {
+                Vec::new()
+            })
+            .collect(),
+            path_prefix: shim_dir,
+            tmpdir: Some(&tmpdir),
+            loopback_listeners: broker
+                .then_some(crate::network::PROXY_PORT)
+                .into_iter()
+                .chain(
+                    grants
+                        .key_proxy
+                        .as_ref()
+                        .map(|_| crate::agent::KEY_PROXY_PORT),
+                )
+                .collect(),
+            grants: Some(grants),
+            program: Some(&resolved),
+            named: command[1..]
+                .iter()
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute() && p.exists())
+                .collect(),
+            log_denials,
+        },
+    )?;
+    let mut argv: Vec<OsString> = vec![resolved.into_os_string()];
+    argv.extend(command[1..].iter().map(OsString::from));
+    Ok(PlannedSandbox {
+        plan: planned.plan,
+        env: planned.env,
+        argv,
+        notes: planned.notes,
+    })
+}
+
+fn run_sandboxed(
+    s: &PlannedSandbox,
+    supervisor: &std::sync::Arc<crate::supervisor::Supervisor>,
+    listeners: Option<aq_sandbox::ListenerSink>,
+    agent: Option<&aq_agents::Preset>,
+    scrub: &[String],
+) -> Exit {
+    let judge: Option<std::sync::Arc<dyn aq_sandbox::ExecJudge>> =
+        if s.plan.steps.contains(&aq_sandbox::Step::AttachExecGuard) {
+            let host_path = std::env::var_os("PATH").unwrap_or_default();
+            Some(std::sync::Arc::new(
+                crate::exec_judge::SessionExecJudge::new(
+                    supervisor.clone(),
+                    &host_path,
+                    agent.cloned().map(crate::exec_judge::AgentProcesses::new),
+                    scrub,
+                ),
+            ))
+        } else {
+            None
+        };
+    let result = aq_sandbox::apply_with(&s.plan, &s.env, &s.argv, judge, listeners);
+    match result {
+        Ok(status) => exit_of(status),
+        Err(aq_sandbox::SandboxError::CommandNotFound(p)) => {
+            eprintln!("aq: {}: command not found", p.to_string_lossy());
+            Exit::Code(i32::from(EXIT_NOT_FOUND))
+        }
+        Err(e) => {
+            eprintln!("aq: {e}");
+            if e.exit_code() == 125 {
+                eprintln!(
+                    "aq: nothing was run; `aq doctor --fix` shows how to enable what is missing"
+                );
+            }
+            Exit::Code(e.exit_code())
+        }
+    }
+}
+
+/// `aq preflight` on the workspace before the agent touches it: each finding
+/// goes into the session log, and a summary line to stderr. It informs; it
+/// does not stop the session.
+fn preflight(workspace: &Path, log: &AuditLog, id: &str, quiet: bool) {
+    let options = aq_preflight::Options {
+        progress: None,
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        engine: Engine::default(),
+    };
+    let report = match aq_preflight::scan(workspace, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("aq: preflight could not scan the workspace: {e}");
+            return;
+        }
+    };
+    for f in &report.findings {
+        session::log_event(
+            log,
+            id,
+            EventBody::PreflightFinding {
+                id: f.id.to_string(),
+                severity: f.severity.as_str().to_string(),
+                path: f.path.clone(),
+                line: f.line,
+                title: f.title.clone(),
+            },
+        );
+    }
+    let [low, medium, high, critical] = report.counts();
+    if !quiet || high + critical > 0 {
+        eprintln!(
+            "aq: preflight: {} findings in {} files ({critical} critical, {high} high, {medium} medium, {low} low){}",
+            report.findings.len(),
+            report.files,
+            if report.findings.is_empty() {
+                String::new()
+            } else {
+                format!("; `aq preflight {}` shows them", workspace.display())
+            }
+        );
+    }
+}
+
+/// What limits hold, said plainly: the rlimits, then what the plan says of
+/// the cgroup (its memory and pids limits, or why there are only rlimits).
+fn limits_note(profile: &Profile, plan: &aq_sandbox::SandboxPlan) -> String {
+    let set: Vec<String> = profile
+        .limits
+        .entries()
+        .iter()
+        .filter(|(k, _)| *k != "memory_mb")
+        .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
+        .collect();
+    format!(
+        "rlimits ({}); {}",
+        if set.is_empty() {
+            "none".to_string()
+        } else {
+            set.join(", ")
+        },
+        plan.enforced()
+            .cgroup
+            .to_string()
+            .trim_start_matches("limits: ")
+    )
+}
+
+/// The workspace: the flag, else the git root of the current directory, else
+/// the current directory.
+pub fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = match flag {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let cwd = std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?;
+            crate::policy_files::workspace_root(&cwd)
+        }
+    };
+    std::fs::canonicalize(&dir).map_err(|e| format!("workspace {}: {e}", dir.display()))
+}
