@@ -944,3 +944,105 @@ fn a_damaged_line_is_skipped_and_said() {
     .stderr_has("aq: 2 lines of the log are not events (damaged or torn) and were not sent");
     assert_eq!(rx.records().len(), events);
 }
+
+/// Every (session id, seq) the receiver got.
+fn session_seqs(rx: &OtlpReceiver) -> std::collections::BTreeSet<(String, u64)> {
+    rx.records()
+        .iter()
+        .filter_map(|(resource, r)| {
+            let id = attr_str(resource, "aq.session.id")?.to_string();
+            let seq = attr(&r["attributes"], "aq.seq")?["intValue"]
+                .as_str()?
+                .parse()
+                .ok()?;
+            Some((id, seq))
+        })
+        .collect()
+}
+
+#[test]
+fn export_all_follow_ships_every_new_session_and_the_agents_hook_sessions() {
+    let env = Env::with_policy("", RULES);
+    // A session that ended before: `--all --follow` ships what is live and
+    // what starts; `--all` alone ships every log once (checked below).
+    env.aq(&["run", "--profile", "shims-only", "--quiet", "--", "true"])
+        .code(0);
+    let old = env.only_session().id();
+    let rx = OtlpReceiver::start(200, "{}", None);
+    let exporter = env.spawn(&[
+        "audit",
+        "export",
+        "--all",
+        "--follow",
+        "--format",
+        "otlp",
+        "--endpoint",
+        &rx.endpoint(),
+    ]);
+    std::thread::sleep(Duration::from_millis(800));
+    for _ in 0..2 {
+        env.aq(&[
+            "run",
+            "--profile",
+            "shims-only",
+            "--quiet",
+            "--",
+            "bash",
+            "-c",
+            "exit 0",
+        ])
+        .code(0);
+    }
+    crate::watch::claude_hook(&env, "11111111-2222-4333-8444-888888888888", "ls -la");
+    let new: Vec<Session> = env
+        .sessions()
+        .into_iter()
+        .filter(|s| s.id() != old)
+        .collect();
+    assert_eq!(new.len(), 3, "two aq run sessions and one hook session");
+    let want: std::collections::BTreeSet<(String, u64)> = new
+        .iter()
+        .flat_map(|s| {
+            let n = s.log_text().lines().count() as u64;
+            (1..=n).map(move |seq| (s.id(), seq))
+        })
+        .collect();
+    assert!(
+        wait_for(Duration::from_secs(20), || want
+            .is_subset(&session_seqs(&rx))),
+        "every event of the new sessions arrived: missing {:?}",
+        want.difference(&session_seqs(&rx)).collect::<Vec<_>>()
+    );
+    assert!(
+        new.iter().any(|s| s.id().starts_with("hook-claude-")),
+        "the hook session is among them"
+    );
+    assert!(
+        !session_seqs(&rx).iter().any(|(id, _)| *id == old),
+        "the session that ended before is not re-sent by --follow"
+    );
+    let out = exporter.finish_within(Duration::from_millis(100));
+    assert!(
+        out.stderr.contains("exporting every live session"),
+        "{}",
+        out.dump()
+    );
+
+    // `--all` alone: every log once, the old one too.
+    let rx = OtlpReceiver::start(200, "{}", None);
+    env.aq(&[
+        "audit",
+        "export",
+        "--all",
+        "--format",
+        "otlp",
+        "--endpoint",
+        &rx.endpoint(),
+    ])
+    .code(0)
+    .stderr_has("of 4 sessions");
+    let ids: std::collections::BTreeSet<String> =
+        session_seqs(&rx).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids.len(), 4);
+    assert!(ids.contains(&old));
+}

@@ -386,7 +386,7 @@ fn sigterm_and_sighup_end_watch_and_give_the_terminal_back() {
 
 /// Calls `aq hook claude` as Claude Code would for `command`, in the
 /// agent session `agent_session`.
-fn claude_hook(env: &Env, agent_session: &str, command: &str) {
+pub(crate) fn claude_hook(env: &Env, agent_session: &str, command: &str) {
     let payload = serde_json::json!({
         "session_id": agent_session,
         "cwd": env.work(),

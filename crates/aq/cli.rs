@@ -544,6 +544,10 @@ pub struct ExportArgs {
     /// (default: the newest session).
     #[arg(long, value_name = "SESSION", conflicts_with = "latest")]
     pub session: Option<String>,
+    /// Every session: each log once; with --follow, every live session
+    /// (an agent's hook sessions too) and those that start, until stopped.
+    #[arg(long, conflicts_with_all = ["session", "latest"])]
+    pub all: bool,
     /// The newest session (the default).
     #[arg(long)]
     pub latest: bool,

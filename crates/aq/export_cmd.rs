@@ -1,10 +1,12 @@
 //! `aq audit export`: send a session's log to a collector (see aq-export).
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use aq_export::{Follow, Sink};
 use aq_policy::ExportTarget;
 use aq_session as session;
+use aq_session::sources::{Sources, Target};
 
 use crate::cli::{ExportArgs, ExportFormatArg};
 use crate::exit::ExitCode;
@@ -30,6 +32,9 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, String> {
     if args.format == ExportFormatArg::Otlp {
         // Fail before sending anything rather than send without the key.
         aq_export::otel_env::headers_from_env()?;
+    }
+    if args.all {
+        return export_all(&target, args.follow);
     }
     let log = match &args.session {
         Some(s) => session::resolve_log(s)?,
@@ -79,4 +84,59 @@ fn supervisor_gone(log: &Path) -> bool {
         Some(Ok(file)) => !session::pid_alive(file.supervisor_pid),
         _ => true,
     }
+}
+
+/// `--all`: every session's log once, or (`--follow`) every live session
+/// and those that start, for as long as it runs.
+fn export_all(target: &ExportTarget, follow: bool) -> Result<ExitCode, String> {
+    let mut sink = Sink::new(target);
+    if follow {
+        let mut sources = Sources::open(Target::AllLive)?;
+        let mut scanned = Instant::now();
+        let mut poll = || {
+            if scanned.elapsed() >= Duration::from_millis(500) {
+                sources.scan();
+                scanned = Instant::now();
+            }
+            sources
+                .poll()
+                .into_iter()
+                .filter_map(|line| line.record)
+                .collect()
+        };
+        eprintln!(
+            "aq: exporting every live session, and those that start, to {target}; Ctrl-C to stop"
+        );
+        let retrying = |e: &aq_export::SendError| {
+            eprintln!("aq: {e}; trying again (--follow)");
+        };
+        let failure = aq_export::export_stream(&mut sink, &mut poll, &retrying);
+        eprintln!(
+            "aq: export to {target} failed after {} events: {}",
+            failure.sent, failure.error
+        );
+        return Ok(ExitCode::ExportFailed);
+    }
+    let sessions = session::list().map_err(|e| format!("cannot list sessions: {e}"))?;
+    let mut total = 0u64;
+    for dir in &sessions {
+        let log = session::log_path(dir);
+        match aq_export::export_log(&mut sink, &log, Follow::No) {
+            Ok(done) => total += done.sent,
+            Err(f) => {
+                eprintln!(
+                    "aq: export to {target} failed at {} after {} events in all: {}",
+                    log.display(),
+                    total + f.sent,
+                    f.error
+                );
+                return Ok(ExitCode::ExportFailed);
+            }
+        }
+    }
+    eprintln!(
+        "aq: exported {total} events of {} sessions to {target}",
+        sessions.len()
+    );
+    Ok(ExitCode::Ok)
 }

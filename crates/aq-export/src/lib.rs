@@ -104,39 +104,18 @@ pub fn export_log(
         })?;
         read += records.len() as u64;
         let ended = records.iter().any(|r| r.kind() == "session_end");
-        for batch in records.chunks(sink.batch_size()) {
-            let mut rest = batch;
-            let mut backoff = ship::FIRST_BACKOFF;
-            let mut failing = false;
-            let mut give_up_at: Option<Instant> = None;
-            loop {
-                match sink.send(rest) {
-                    Ok(accepted) => {
-                        sent += accepted as u64;
-                        break;
-                    }
-                    Err(error) => {
-                        sent += error.delivered as u64;
-                        rest = &rest[error.delivered.min(rest.len())..];
-                        let Follow::UntilEnd { over, retrying } = &follow else {
-                            return Err(ExportFailure { sent, read, error });
-                        };
-                        if give_up_at.is_none() && over() {
-                            give_up_at = Some(Instant::now() + FOLLOW_GRACE);
-                        }
-                        if permanent(&error) || give_up_at.is_some_and(|t| Instant::now() >= t) {
-                            return Err(ExportFailure { sent, read, error });
-                        }
-                        if !failing {
-                            retrying(&error);
-                            failing = true;
-                        }
-                        std::thread::sleep(backoff);
-                        backoff = (backoff * 2).min(ship::MAX_BACKOFF);
-                    }
-                }
-            }
-        }
+        let retry = match &follow {
+            Follow::No => None,
+            Follow::UntilEnd { over, retrying } => Some(Retry {
+                // Tried again while the session runs, and FOLLOW_GRACE after.
+                give_up: &|since: Option<Instant>| {
+                    since.is_some_and(|t| t.elapsed() >= FOLLOW_GRACE)
+                },
+                over: *over,
+                retrying: *retrying,
+            }),
+        };
+        send_all(sink, &records, &mut sent, read, retry.as_ref())?;
         let over = match &follow {
             Follow::No => true,
             Follow::UntilEnd { .. } => ended || last_round,
@@ -155,5 +134,96 @@ pub fn export_log(
                 std::thread::sleep(FOLLOW_POLL);
             }
         }
+    }
+}
+
+/// How a failed send is tried again (following a session).
+struct Retry<'a> {
+    /// Given when the session was first seen over (if it was): whether to
+    /// stop trying.
+    give_up: &'a dyn Fn(Option<Instant>) -> bool,
+    /// Whether the session is over.
+    over: &'a dyn Fn() -> bool,
+    /// Told at the first failure of a run of them.
+    retrying: &'a dyn Fn(&SendError),
+}
+
+/// Sends `records` batch by batch, adding what the collector accepted to
+/// `sent`. Without `retry` the first failure ends it; with it, a failed
+/// batch is tried again with a backoff (0.25 s doubling to 5 s) until it
+/// goes through, the collector refuses it for good, or `give_up` says so.
+fn send_all(
+    sink: &mut Sink,
+    records: &[aq_audit::Record],
+    sent: &mut u64,
+    read: u64,
+    retry: Option<&Retry<'_>>,
+) -> Result<(), ExportFailure> {
+    for batch in records.chunks(sink.batch_size()) {
+        let mut rest = batch;
+        let mut backoff = ship::FIRST_BACKOFF;
+        let mut failing = false;
+        let mut over_since: Option<Instant> = None;
+        loop {
+            match sink.send(rest) {
+                Ok(accepted) => {
+                    *sent += accepted as u64;
+                    break;
+                }
+                Err(error) => {
+                    *sent += error.delivered as u64;
+                    rest = &rest[error.delivered.min(rest.len())..];
+                    let fail = || ExportFailure {
+                        sent: *sent,
+                        read,
+                        error: error.clone(),
+                    };
+                    let Some(retry) = retry else {
+                        return Err(fail());
+                    };
+                    if over_since.is_none() && (retry.over)() {
+                        over_since = Some(Instant::now());
+                    }
+                    if permanent(&error) || (retry.give_up)(over_since) {
+                        return Err(fail());
+                    }
+                    if !failing {
+                        (retry.retrying)(&error);
+                        failing = true;
+                    }
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(ship::MAX_BACKOFF);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sends what `poll` gives, as it comes, until the process is stopped
+/// (`aq audit export --all --follow`: every session, those that start
+/// later too). A failing collector is tried again for as long as it takes,
+/// unless it refuses the data for good, which ends it with the failure.
+pub fn export_stream(
+    sink: &mut Sink,
+    poll: &mut dyn FnMut() -> Vec<aq_audit::Record>,
+    retrying: &dyn Fn(&SendError),
+) -> ExportFailure {
+    let mut sent = 0u64;
+    let mut read = 0u64;
+    let never = |_: Option<Instant>| false;
+    let not_over = || false;
+    let retry = Retry {
+        give_up: &never,
+        over: &not_over,
+        retrying,
+    };
+    loop {
+        let records = poll();
+        read += records.len() as u64;
+        if let Err(failure) = send_all(sink, &records, &mut sent, read, Some(&retry)) {
+            return failure;
+        }
+        std::thread::sleep(FOLLOW_POLL);
     }
 }

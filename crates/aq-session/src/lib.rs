@@ -25,6 +25,9 @@
 //! - [`network`]: the broker and key proxy wired to a session;
 //!   [`sandbox_spec`]: a profile turned into the sandbox's spec;
 //!   [`denials`]: Landlock's refusals read back from the kernel's audit;
+//! - [`sources`]: following the logs of one or every live session (an
+//!   agent's hook sessions included), for `aq watch` and
+//!   `aq audit export --all --follow`;
 //! - [`answerer`]: who may answer an ask (a human in a terminal of their
 //!   own, never a process of the session);
 //! - [`run`]: `aq run` itself, a supervised session around a command,
@@ -44,6 +47,7 @@ pub mod policy_files;
 pub mod refusal;
 pub mod run;
 pub mod sandbox_spec;
+pub mod sources;
 pub mod supervisor;
 
 pub use files::*;

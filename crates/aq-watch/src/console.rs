@@ -17,8 +17,8 @@ use ratatui::crossterm::event::{self, Event, KeyEventKind};
 
 use crate::inert::inert;
 use crate::render::render;
-use crate::sources::{Sources, Target};
 use crate::state::{Ask, Effect, State};
+use aq_session::sources::{Sources, Target};
 
 /// The verb, as the refusals and the log name it.
 const VERB: &str = "aq watch";

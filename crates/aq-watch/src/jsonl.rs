@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::sources::{Sources, Target};
+use aq_session::sources::{Sources, Target};
 
 /// How often the logs are read.
 const POLL: Duration = Duration::from_millis(100);

@@ -9,8 +9,8 @@
 //! The split keeps most of it testable without a terminal: [`state`] folds
 //! records and keys into a [`state::State`] (pure), [`render`] draws one
 //! frame of it with ratatui, [`inert`] defuses the attacker-controlled text
-//! of a log before it is drawn; [`sources`] follows the logs, [`console`]
-//! and [`jsonl`] are the two loops around them.
+//! of a log before it is drawn; `aq_session::sources` follows the logs,
+//! [`console`] and [`jsonl`] are the two loops around them.
 
 #![deny(missing_docs)]
 
@@ -18,7 +18,6 @@ pub mod console;
 pub mod inert;
 pub mod jsonl;
 pub mod render;
-pub mod sources;
 pub mod state;
 
-pub use sources::Target;
+pub use aq_session::sources::Target;

@@ -1,4 +1,5 @@
-//! Which logs to follow, and following them.
+//! Which session logs to follow, and following them: for `aq watch` and
+//! `aq audit export --all --follow`.
 //!
 //! All running sessions (picking up those that start later, even one that
 //! ended between two looks), or one
@@ -15,9 +16,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
+use crate::{files, pid_alive};
 use aq_audit::Record;
 use aq_audit::follow::Follower;
-use aq_session::{files, pid_alive};
 
 /// Which sessions to follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
