@@ -1046,3 +1046,48 @@ fn export_all_follow_ships_every_new_session_and_the_agents_hook_sessions() {
     assert_eq!(ids.len(), 4);
     assert!(ids.contains(&old));
 }
+
+#[test]
+fn syslog_export_over_tcp_frames_each_message_by_its_length() {
+    let env = Env::with_policy("", RULES);
+    let session = session_with_a_blocked_command(&env);
+    let lines = session.log_text().lines().count();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let got = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut bytes = Vec::new();
+        let _ = conn.read_to_end(&mut bytes);
+        bytes
+    });
+    env.aq(&[
+        "audit",
+        "export",
+        "--format",
+        "syslog",
+        "--endpoint",
+        &format!("tcp://127.0.0.1:{port}"),
+    ])
+    .code(0)
+    .stderr_has(&format!("aq: exported {lines} events"));
+    // RFC 6587 octet counting: `LEN SP MSG`, back to back, nothing else.
+    let bytes = got.join().unwrap();
+    let mut rest = &bytes[..];
+    let mut messages = Vec::new();
+    while !rest.is_empty() {
+        let sp = rest.iter().position(|&b| b == b' ').expect("a length");
+        let len: usize = std::str::from_utf8(&rest[..sp]).unwrap().parse().unwrap();
+        let msg = &rest[sp + 1..sp + 1 + len];
+        messages.push(parse_syslog(std::str::from_utf8(msg).unwrap()));
+        rest = &rest[sp + 1 + len..];
+    }
+    assert_eq!(messages.len(), lines);
+    assert!(
+        messages
+            .iter()
+            .all(|m| param(m, "session") == Some(session.id().as_str()))
+    );
+    assert_eq!(messages.last().unwrap().msgid, "session_end");
+}
