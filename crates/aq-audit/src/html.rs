@@ -704,18 +704,13 @@ fn escape_with(text: &str, marked: bool) -> String {
             '\'' => out.push_str("&#39;"),
             '\t' => out.push('\t'),
             '\n' => sign(&mut out, "\u{21b5}"),
-            // U+2400.. are the Control Pictures: ␛ for ESC.
-            c if (c as u32) < 0x20 => sign(
-                &mut out,
-                &char::from_u32(0x2400 + c as u32).unwrap_or('?').to_string(),
-            ),
-            '\u{7f}' => sign(&mut out, "\u{2421}"),
-            '\u{80}'..='\u{9f}'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}' => sign(&mut out, &format!("&lt;U+{:04X}&gt;", c as u32)),
-            c => out.push(c),
+            c => match crate::inert::control_picture(c) {
+                Some(picture) => sign(&mut out, &picture.to_string()),
+                None if crate::inert::is_unsafe(c) => {
+                    sign(&mut out, &format!("&lt;U+{:04X}&gt;", c as u32))
+                }
+                None => out.push(c),
+            },
         }
     }
     out

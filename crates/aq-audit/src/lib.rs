@@ -38,6 +38,7 @@ pub mod chain;
 pub mod event;
 pub mod follow;
 pub mod html;
+pub mod inert;
 pub mod log_file;
 pub mod redact;
 pub mod remedy;

@@ -1057,7 +1057,7 @@ pub fn display_argv(argv: &[String]) -> String {
                     .all(|c| c.is_alphanumeric() || "_@%+=:,./-[]~^".contains(c));
             if plain {
                 arg.clone()
-            } else if arg.chars().any(needs_ansi_c) {
+            } else if arg.chars().any(crate::inert::is_unsafe) {
                 ansi_c_quote(arg)
             } else {
                 format!("'{}'", arg.replace('\'', r"'\''"))
@@ -1065,14 +1065,6 @@ pub fn display_argv(argv: &[String]) -> String {
         })
         .collect();
     quoted.join(" ")
-}
-
-/// Characters that must not reach a terminal or a page as they are:
-/// controls (terminal escapes), and the bidirectional and zero-width marks
-/// that make text read differently from what runs.
-fn needs_ansi_c(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 
 /// Bash's `$'…'` quoting, as `printf %q` writes it: the word stays one
@@ -1087,10 +1079,10 @@ fn ansi_c_quote(arg: &str) -> String {
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
             '\u{1b}' => out.push_str("\\E"),
-            c if needs_ansi_c(c) && (c as u32) < 0x100 => {
+            c if crate::inert::is_unsafe(c) && (c as u32) < 0x100 => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            c if needs_ansi_c(c) => {
+            c if crate::inert::is_unsafe(c) => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
             c => out.push(c),

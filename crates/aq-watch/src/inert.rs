@@ -7,28 +7,12 @@
 //! string is passed through [`inert`] before it reaches the terminal, which
 //! keeps it readable and visibly marks what was removed.
 
-/// `text` with every control character replaced by a visible stand-in: the
-/// C0 controls by their Unicode control pictures (ESC becomes `␛`, so an
-/// escape sequence shows as `␛[2J` and does nothing), DEL by `␡`, C1
+/// `text` with every control character replaced by a visible stand-in:
+/// the C0 controls by their Unicode control pictures (ESC becomes `␛`, so
+/// an escape sequence shows as `␛[2J` and does nothing), DEL by `␡`, C1
 /// controls and the bidirectional and zero-width formatting characters by
-/// `�`.
-pub fn inert(text: &str) -> String {
-    text.chars().map(stand_in).collect()
-}
-
-fn stand_in(c: char) -> char {
-    match c {
-        // U+2400 CONTROL PICTURE FOR NULL, ... U+241F for U+001F.
-        '\0'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
-        '\u{7f}' => '\u{2421}',
-        '\u{80}'..='\u{9f}'
-        | '\u{200b}'..='\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2060}'..='\u{2069}'
-        | '\u{feff}' => '\u{fffd}',
-        c => c,
-    }
-}
+/// `�` (the set is `aq_audit::inert`'s, which the reports use too).
+pub use aq_audit::inert::inert;
 
 /// An argument vector as one inert line: words joined by spaces, a word
 /// that is empty or holds a space quoted so word boundaries stay visible.
