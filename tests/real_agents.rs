@@ -387,6 +387,41 @@ fn claude_code_works_and_is_guarded_with_no_policy_file() {
         start["grants"]["keys_outside"],
         serde_json::json!(["ANTHROPIC_API_KEY"])
     );
+
+    // The session read back as a user would: the HTML report counts what
+    // the log holds, and `aq watch --json` gives the log line for line.
+    let session = run.env.only_session();
+    let decided = |d: &str| {
+        session
+            .events_of("command_decision")
+            .iter()
+            .filter(|e| e["decision"] == d)
+            .count()
+    };
+    assert!(decided("block") >= 1, "{}", session.log_text());
+    let html = run
+        .env
+        .aq(&["report", "--latest", "--format", "html"])
+        .code(0)
+        .stdout
+        .clone();
+    for d in ["allow", "ask", "block"] {
+        let card = format!("data-count=\"{d}\"><b>{}</b>", decided(d));
+        assert!(html.contains(&card), "{card} in the HTML report");
+    }
+    let blocked_rows = html
+        .split("<section id=\"blocked\">")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .map(|s| s.matches("<tr data-seq=").count());
+    assert_eq!(blocked_rows, Some(decided("block")));
+    let streamed = run
+        .env
+        .aq(&["watch", "--json", "--latest"])
+        .code(0)
+        .stdout
+        .clone();
+    assert_eq!(streamed, session.log_text());
 }
 
 /// The same run as an unprivileged user: the rootless sandbox, the key
