@@ -72,13 +72,27 @@ fn a_forged_request_on_the_supervisor_socket_gets_nothing_past_the_judge() {
         .find(|d| d["source"] == "shim" && d["argv"][0] == "sh")
         .unwrap_or_else(|| panic!("the forged request was not logged{}", session.log_text()));
     assert_eq!(forged["decision"], "block", "{forged}");
+    // The socket guard made the connection, but the log names the process
+    // that wrote the request (python3, in the sandbox), not aq.
+    let python = session
+        .events_of("command_decision")
+        .into_iter()
+        .find(|d| {
+            d["source"] == "exec-guard"
+                && d["argv"][0]
+                    .as_str()
+                    .is_some_and(|a| a.starts_with("python3"))
+        })
+        .unwrap_or_else(|| panic!("no python3 decision{}", session.log_text()));
+    assert_eq!(forged["pid"], python["pid"], "{forged} {python}");
 }
 
 #[test]
 fn the_host_network_profile_cannot_reach_host_services_on_abstract_unix_sockets() {
     // `dev` shares the host's network namespace, where abstract Unix
-    // sockets live (D-Bus, X11, IDE helpers listen on them); Landlock's
-    // scope (ABI 6) keeps the sandbox from connecting to any outside it.
+    // sockets live (D-Bus, X11, IDE helpers listen on them). The socket
+    // guard refuses a listener that is not the sandbox's (EACCES, logged);
+    // behind it, Landlock's scope (ABI 6) would refuse too (EPERM).
     use std::os::linux::net::SocketAddrExt;
     use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
     let name = format!("aq-red-team-{}", std::process::id());
@@ -105,8 +119,150 @@ fn the_host_network_profile_cannot_reach_host_services_on_abstract_unix_sockets(
         &name,
     ]);
     out.code(0)
-        .stdout_has("refused EPERM")
+        .stdout_has("refused EACCES")
         .stdout_lacks("connected");
+    let refused = env.only_session().events_of("file_refused");
+    assert!(
+        refused
+            .iter()
+            .any(|e| e["access"] == "unix.connect" && e["path"] == format!("@{name}")),
+        "{refused:?}"
+    );
+}
+
+/// A host service on a Unix socket at `path`: answers each line, and
+/// counts the connections it accepted.
+fn host_service(path: &std::path::Path) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+    use std::io::{BufRead, Write};
+    use std::sync::atomic::Ordering;
+    let listener = std::os::unix::net::UnixListener::bind(path).unwrap();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let n = accepted.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            n.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let mut r = std::io::BufReader::new(&conn);
+                if r.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    let _ = (&conn).write_all(b"AUTH OK from the host\n");
+                }
+            });
+        }
+    });
+    accepted
+}
+
+const EXCHANGE_PY: &str = "import errno, socket, sys\n\
+     for path in sys.argv[1:]:\n\
+     \x20   s = socket.socket(socket.AF_UNIX)\n\
+     \x20   try:\n\
+     \x20       s.connect(path)\n\
+     \x20       s.sendall(b'AUTH EXTERNAL 30\\r\\nBEGIN\\r\\n')\n\
+     \x20       print('exchanged', path, s.recv(64))\n\
+     \x20   except OSError as e:\n\
+     \x20       print('refused', path, errno.errorcode[e.errno])\n";
+
+#[test]
+fn strict_and_dev_cannot_reach_the_hosts_session_bus_or_ssh_agent() {
+    // Issue 26, finding 1: a script in the workspace connected to the
+    // session bus (`systemd-run --user`: a command outside the sandbox) and
+    // to an ssh agent under /tmp. Fakes of both listen on the host here: a
+    // bus in a runtime directory outside the workspace and an agent socket
+    // in the real /tmp, where ssh-agent puts it.
+    use std::sync::atomic::Ordering;
+    let env = Env::with_policy("", "");
+    let runtime = env.root().join("run/user/1000");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let bus = runtime.join("bus");
+    let agent_dir = tempfile::Builder::new()
+        .prefix("ssh-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let agent = agent_dir.path().join("agent.4242");
+    let bus_seen = host_service(&bus);
+    let agent_seen = host_service(&agent);
+    env.write(&env.work().join("reach.py"), EXCHANGE_PY);
+    let (bus_s, agent_s) = (bus.display().to_string(), agent.display().to_string());
+    for profile in ["strict", "dev"] {
+        let out = env.aq(&[
+            "run",
+            "--quiet",
+            "--profile",
+            profile,
+            "--",
+            "python3",
+            "reach.py",
+            &bus_s,
+            &agent_s,
+        ]);
+        out.code(0)
+            .stdout_has(&format!("refused {bus_s} EACCES"))
+            .stdout_has(&format!("refused {agent_s} EACCES"))
+            .stdout_lacks("exchanged");
+    }
+    assert_eq!(
+        bus_seen.load(Ordering::SeqCst),
+        0,
+        "the bus saw a connection"
+    );
+    assert_eq!(
+        agent_seen.load(Ordering::SeqCst),
+        0,
+        "the agent saw a connection"
+    );
+    // The log names each refused socket.
+    let logged: Vec<String> = env
+        .sessions()
+        .iter()
+        .flat_map(|s| s.events_of("file_refused"))
+        .filter(|e| e["access"] == "unix.connect")
+        .filter_map(|e| e["path"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        logged.contains(&bus_s) && logged.contains(&agent_s),
+        "{logged:?}"
+    );
+    // Positive control: the same script outside aq exchanges with both.
+    let control = std::process::Command::new("python3")
+        .arg(env.work().join("reach.py"))
+        .args([&bus_s, &agent_s])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&control.stdout);
+    assert!(text.matches("exchanged").count() == 2, "{text}");
+}
+
+#[test]
+fn a_server_the_sandbox_starts_on_a_unix_socket_still_works() {
+    // The guard refuses the host's sockets, not Unix sockets: a test server
+    // the agent starts in the workspace answers its client, in both profiles.
+    let env = Env::with_policy("", "");
+    env.write(
+        &env.work().join("serve.py"),
+        "import os, socket, sys\n\
+         path = sys.argv[1]\n\
+         l = socket.socket(socket.AF_UNIX); l.bind(path); l.listen(1)\n\
+         if os.fork() == 0:\n\
+         \x20   c = socket.socket(socket.AF_UNIX); c.connect(path); c.sendall(b'ping'); print('client got', c.recv(16)); os._exit(0)\n\
+         conn, _ = l.accept(); conn.recv(16); conn.sendall(b'pong'); os.wait()\n",
+    );
+    for profile in ["strict", "dev"] {
+        let sock = format!("own-{profile}.sock");
+        env.aq(&[
+            "run",
+            "--quiet",
+            "--profile",
+            profile,
+            "--",
+            "python3",
+            "serve.py",
+            &sock,
+        ])
+        .code(0)
+        .stdout_has("client got b'pong'");
+    }
 }
 
 #[test]

@@ -325,6 +325,11 @@ pub struct RunArgs {
     /// --agents` lists them.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
+    /// A descriptor above 2 that the command inherits (`aq run --pass-fd 3
+    /// -- cmd 3<file`). Every other descriptor aq was started with is closed
+    /// at the sandbox's door. Repeatable.
+    #[arg(long, value_name = "FD")]
+    pub pass_fd: Vec<i32>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -154,6 +154,7 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         net: args.net.clone(),
         agent: Some("none".to_string()),
         command: args.command.clone(),
+        pass_fds: Vec::new(),
         on_ready: Some(Box::new(move |supervisor| session.set(supervisor))),
         ..Default::default()
     };

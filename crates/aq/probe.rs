@@ -39,10 +39,12 @@ mod writes;
 
 pub use environment::start_ticks;
 use environment::{
-    env_host_processes, env_parent_environ, env_proc_1_environ, env_secret_variables,
+    env_host_processes, env_inherited_descriptor, env_parent_environ, env_proc_1_environ,
+    env_secret_variables,
 };
 use network::{
     net_abstract_unix, net_dns, net_interfaces, net_tcp_host, net_test_net, net_udp_host,
+    net_unix_host_datagram, net_unix_host_socket,
 };
 pub use secrets::file_handle_hex;
 use secrets::{
@@ -111,6 +113,14 @@ pub struct Context {
     pub udp_port: u16,
     /// aq verify's abstract unix socket (without the leading NUL).
     pub abstract_name: String,
+    /// aq verify's Unix socket at a path outside the workspace (a host
+    /// service: a session bus, an ssh agent, docker.sock).
+    pub unix_socket: PathBuf,
+    /// aq verify's datagram socket at a path (a host logger).
+    pub unix_datagram: PathBuf,
+    /// A descriptor of the fake key aq verify holds open without
+    /// close-on-exec, as a launcher may leave one.
+    pub inherited_fd: Option<i32>,
     /// The slave of a pseudo-terminal opened by aq verify, inherited.
     pub pty_fd: Option<i32>,
     /// When aq verify started (clock ticks after boot, `/proc/<pid>/stat`):
@@ -181,6 +191,10 @@ pub enum HostCheck {
     UdpSocket,
     /// aq verify's abstract unix socket accepted no connection.
     AbstractSocket,
+    /// aq verify's Unix socket at a path accepted no connection.
+    UnixSocket,
+    /// aq verify's datagram socket at a path received nothing.
+    UnixDatagram,
     /// This file is as it was before the sandbox ran.
     Untouched(Target),
     /// No process carries the daemon's token.
@@ -525,6 +539,20 @@ pub const PROBES: &[Probe] = &[
         net_abstract_unix
     ),
     probe!(
+        "net-unix-host-socket",
+        Network,
+        "connect to aq verify's Unix socket outside the workspace and exchange a line",
+        HostCheck::UnixSocket,
+        net_unix_host_socket
+    ),
+    probe!(
+        "net-unix-host-datagram",
+        Network,
+        "send a datagram to aq verify's Unix datagram socket at a path",
+        HostCheck::UnixDatagram,
+        net_unix_host_datagram
+    ),
+    probe!(
         "net-dns",
         Network,
         "getaddrinfo(example.invalid); query each resolv.conf nameserver",
@@ -561,6 +589,12 @@ pub const PROBES: &[Probe] = &[
         Environment,
         "look for AQ_VERIFY_FAKE_TOKEN and CARGO_REGISTRY_TOKEN, set by aq verify",
         env_secret_variables
+    ),
+    probe!(
+        "env-inherited-descriptor",
+        Environment,
+        "read the fake key through a descriptor aq verify left open (not close-on-exec)",
+        env_inherited_descriptor
     ),
     probe!(
         "env-proc-1-environ",

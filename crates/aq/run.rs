@@ -23,6 +23,7 @@ fn options(args: &RunArgs) -> RunOptions {
         resolve: args.resolve.clone(),
         agent: args.agent.clone(),
         command: args.command.clone(),
+        pass_fds: args.pass_fd.clone(),
         on_ready: None,
         wrapped: args.wrapped,
     }

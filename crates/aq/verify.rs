@@ -108,7 +108,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
     }
 
     let fixture = Fixture::create().map_err(|e| format!("cannot lay out the fixture: {e}"))?;
-    let listeners = Listeners::open(&fixture.token)
+    let listeners = Listeners::open(&fixture)
         .map_err(|e| format!("cannot open the probes' listeners on 127.0.0.1: {e}"))?;
     let ctx = Context {
         workspace: fixture.ws.clone(),
@@ -120,6 +120,12 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         tcp_port: listeners.tcp.local_addr().map(|a| a.port()).unwrap_or(0),
         udp_port: listeners.udp.local_addr().map(|a| a.port()).unwrap_or(0),
         abstract_name: listeners.abstract_name.clone(),
+        unix_socket: listeners.unix_path.clone(),
+        unix_datagram: listeners.datagram_path.clone(),
+        inherited_fd: listeners.inherited.as_ref().map(|f| {
+            use std::os::fd::AsRawFd;
+            f.as_raw_fd()
+        }),
         pty_fd: listeners.pty.as_ref().map(|p| p.slave),
         host_start_ticks: std::fs::read_to_string("/proc/self/stat")
             .ok()
@@ -155,6 +161,14 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             program: None,
             named: Vec::new(),
             log_denials: false,
+            allowed_sockets: Vec::new(),
+            // The pty slave of the TIOCSTI probe, and no other.
+            pass_fds: listeners
+                .pty
+                .as_ref()
+                .map(|p| p.slave)
+                .into_iter()
+                .collect(),
         },
     );
     let planned = match planned {
@@ -428,6 +442,24 @@ fn check_on_host(
             .accept()
             .ok()
             .map(|_| "the host's abstract socket accepted a connection".to_string()),
+        HostCheck::UnixSocket => listeners
+            .unix_at_path
+            .accept()
+            .ok()
+            .map(|_| "the host's Unix socket accepted a connection".to_string()),
+        HostCheck::UnixDatagram => {
+            let mut buf = [0u8; 256];
+            let mut got = None;
+            while let Ok(n) = listeners.datagram.recv(&mut buf) {
+                if buf[..n]
+                    .windows(ctx.token.len())
+                    .any(|w| w == ctx.token.as_bytes())
+                {
+                    got = Some("the host's datagram socket received the datagram".to_string());
+                }
+            }
+            got
+        }
         HostCheck::UdpSocket => {
             let mut buf = [0u8; 256];
             while let Ok((n, _)) = listeners.udp.recv_from(&mut buf) {
@@ -616,18 +648,41 @@ impl Drop for Fixture {
 }
 
 /// What the network probes aim at, opened on the host before the sandbox.
-/// All close-on-exec (std's default): the sandbox inherits only the pty slave.
+/// All close-on-exec (std's default) but `inherited` (the probe must find it
+/// closed) and the pty slave (passed explicitly).
 struct Listeners {
     tcp: std::net::TcpListener,
     udp: std::net::UdpSocket,
     unix: std::os::unix::net::UnixListener,
     abstract_name: String,
+    unix_at_path: std::os::unix::net::UnixListener,
+    unix_path: PathBuf,
+    datagram: std::os::unix::net::UnixDatagram,
+    datagram_path: PathBuf,
+    inherited: Option<std::os::fd::OwnedFd>,
     pty: Option<Pty>,
 }
 
 impl Listeners {
-    fn open(token: &str) -> std::io::Result<Listeners> {
+    fn open(fixture: &Fixture) -> std::io::Result<Listeners> {
         use std::os::linux::net::SocketAddrExt;
+        let token = &fixture.token;
+        // A socket path is at most 107 bytes: beside the fixture when that
+        // is short enough, else in a directory of its own under /tmp.
+        let dir = if fixture.outside.as_os_str().len() < 80 {
+            fixture.outside.clone()
+        } else {
+            let d = PathBuf::from(format!("/tmp/aq-verify-{}", &token[..token.len().min(12)]));
+            std::fs::create_dir_all(&d)?;
+            d
+        };
+        let unix_path = dir.join("host-service.sock");
+        let unix_at_path = std::os::unix::net::UnixListener::bind(&unix_path)?;
+        unix_at_path.set_nonblocking(true)?;
+        let datagram_path = dir.join("host-log.sock");
+        let datagram = std::os::unix::net::UnixDatagram::bind(&datagram_path)?;
+        datagram.set_nonblocking(true)?;
+        let inherited = open_inheritable(&fixture.home.join(".ssh/id_ed25519"));
         let tcp = std::net::TcpListener::bind("127.0.0.1:0")?;
         tcp.set_nonblocking(true)?;
         let udp = std::net::UdpSocket::bind("127.0.0.1:0")?;
@@ -641,9 +696,37 @@ impl Listeners {
             udp,
             unix,
             abstract_name,
+            unix_at_path,
+            unix_path,
+            datagram,
+            datagram_path,
+            inherited,
             pty: Pty::open(),
         })
     }
+}
+
+impl Drop for Listeners {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.unix_path);
+        let _ = std::fs::remove_file(&self.datagram_path);
+        if let Some(dir) = self.unix_path.parent()
+            && dir.starts_with("/tmp/aq-verify-")
+        {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+/// `path` opened without close-on-exec, as a launcher may leave a file.
+fn open_inheritable(path: &Path) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: opening a file; the fd is ours.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY) };
+    // SAFETY: a fresh fd we own.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
 
 /// A pseudo-terminal whose slave the `TIOCSTI` probe makes its controlling

@@ -144,16 +144,29 @@ fn run_with(
 ) -> Result<ExitStatus, SandboxError> {
     let channel = listener_channel(plan, &sink)?;
     let planned = plan.steps.contains(&Step::AttachExecGuard);
+    let sockets_only = plan.steps.contains(&Step::AttachSocketGuard);
     let refused = refused_by_guard(plan);
-    let mut guard = match (planned, judge) {
-        (false, None) => None,
-        (true, Some(judge)) => Some(ExecGuard::start(judge, refused)?),
-        (true, None) => {
+    let mut guard = match (planned, sockets_only, judge) {
+        (false, false, None) => None,
+        (true, _, Some(judge)) => Some(ExecGuard::start(
+            judge,
+            refused,
+            /*trace_execs*/ true,
+            socket_guard(plan),
+        )?),
+        // The socket guard alone: the judge, if any, only hears of refusals.
+        (false, true, judge) => Some(ExecGuard::start(
+            judge.unwrap_or_else(|| Arc::new(crate::exec_guard::NoExecJudge)),
+            Vec::new(),
+            /*trace_execs*/ false,
+            socket_guard(plan),
+        )?),
+        (true, _, None) => {
             return Err(SandboxError::ExecGuardMisuse(
                 "the plan has the exec guard: run it with apply_guarded",
             ));
         }
-        (false, Some(_)) => {
+        (false, false, Some(_)) => {
             return Err(SandboxError::ExecGuardMisuse(
                 "apply_guarded needs a plan made with exec_guard: ExecGuardMode::Required",
             ));
@@ -219,6 +232,24 @@ fn run_with(
     }
 }
 
+/// The socket guard's state for `plan`: the allowed sockets by device and
+/// inode, as they are now (a missing one allows nothing).
+fn socket_guard(plan: &SandboxPlan) -> crate::socket_guard::SocketGuard {
+    use std::os::unix::fs::MetadataExt;
+    let (host_network, allowed) = match &plan.sockets {
+        Some(s) => (
+            s.host_network,
+            s.allowed
+                .iter()
+                .filter_map(|p| std::fs::metadata(p).ok())
+                .map(|m| (m.dev(), m.ino()))
+                .collect(),
+        ),
+        None => (false, Vec::new()),
+    };
+    crate::socket_guard::SocketGuard::new(host_network, allowed)
+}
+
 fn parent_error(call: &'static str, source: std::io::Error) -> SandboxError {
     SandboxError::Setup {
         boundary: "supervisor process",
@@ -249,6 +280,9 @@ struct Prepared {
     /// The supervisor's end of the socket pair the loopback listeners
     /// cross to the caller.
     listener_end: Option<libc::c_int>,
+    /// The socket guard's `sock_diag` socket, opened in the sandbox's
+    /// network namespace, until the command hands it over.
+    diag_fd: Option<libc::c_int>,
 }
 
 enum PreparedStep {
@@ -257,6 +291,7 @@ enum PreparedStep {
     Unshare(libc::c_int),
     MapIds(IdMaps),
     LoopbackUp,
+    OpenSocketDiag,
     ListenOnLoopback(Vec<u16>),
     ForkInit,
     MakeMountsPrivate,
@@ -264,18 +299,21 @@ enum PreparedStep {
     CapPidNamespace(PidCap),
     MountMaskSources,
     Mask(MaskKind, CString),
+    MaskSocket(CString),
     UnmountMaskSources,
     Pin(CString),
     ReadOnly(CString),
     BindFile(CString, CString),
     ChangeDirectory(CString),
     ForkCommand,
+    CloseInheritedFds(Vec<i32>),
     Rlimit(crate::spec::Rlimit),
     NoNewPrivs,
     Landlock(Option<(RulesetCreated, Option<ll::LateProcRule>, bool)>),
     DropCapabilities,
     Seccomp(Vec<seccompiler::BpfProgram>),
-    /// The notification filter and the command's end of the handshake socket.
+    /// The notification filter and the command's end of the handshake
+    /// socket (the exec guard, or the socket guard alone).
     AttachExecGuard(Vec<libc::sock_filter>, libc::c_int),
 }
 
@@ -320,6 +358,7 @@ impl Prepared {
                 Step::Unshare(ns) => PreparedStep::Unshare(namespaces::clone_flags(ns)),
                 Step::MapIds { uid, gid } => PreparedStep::MapIds(IdMaps::new(*uid, *gid)),
                 Step::LoopbackUp => PreparedStep::LoopbackUp,
+                Step::OpenSocketDiag => PreparedStep::OpenSocketDiag,
                 Step::ListenOnLoopback(ports) => {
                     if ports.len() > net::MAX_LISTENERS {
                         return Err(SandboxError::Setup {
@@ -344,6 +383,7 @@ impl Prepared {
                     },
                     path_cstring(path)?,
                 ),
+                Step::MaskDatagramSocket(p) => PreparedStep::MaskSocket(path_cstring(p)?),
                 Step::PinMountPoint(p) => PreparedStep::Pin(path_cstring(p)?),
                 Step::BindReadOnly(p) => PreparedStep::ReadOnly(path_cstring(p)?),
                 Step::BindFile { source, target } => {
@@ -351,6 +391,7 @@ impl Prepared {
                 }
                 Step::ChangeDirectory(p) => PreparedStep::ChangeDirectory(path_cstring(p)?),
                 Step::ForkCommand => PreparedStep::ForkCommand,
+                Step::CloseInheritedFds(keep) => PreparedStep::CloseInheritedFds(keep.clone()),
                 Step::SetRlimit(r) => PreparedStep::Rlimit(*r),
                 Step::NoNewPrivs => PreparedStep::NoNewPrivs,
                 Step::Landlock {
@@ -373,14 +414,17 @@ impl Prepared {
                         }
                     })?)
                 }
-                Step::AttachExecGuard => {
+                Step::AttachExecGuard | Step::AttachSocketGuard => {
                     let (command_end, _) =
                         guard_fds.ok_or(SandboxError::ExecGuardMisuse("no exec guard started"))?;
+                    let execs = *step == Step::AttachExecGuard;
                     let refused: Vec<i64> = refused_by_guard(plan)
                         .into_iter()
                         .map(|(nr, _, _)| nr)
+                        .filter(|_| execs)
                         .collect();
-                    PreparedStep::AttachExecGuard(exec_notify::notify_filter(&refused), command_end)
+                    let calls = exec_notify::notified_calls(execs, &refused);
+                    PreparedStep::AttachExecGuard(exec_notify::notify_filter(&calls), command_end)
                 }
             });
         }
@@ -414,6 +458,7 @@ impl Prepared {
             _cgroup: child_cgroup,
             tracer_end: guard_fds.map(|(_, tracer)| tracer),
             listener_end: None,
+            diag_fd: None,
         })
     }
 
@@ -482,6 +527,11 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
             PreparedStep::Unshare(flags) => namespaces::apply_unshare(flags, i),
             PreparedStep::MapIds(maps) => namespaces::apply_id_maps(&maps, i),
             PreparedStep::LoopbackUp => net::apply_loopback_up(i),
+            PreparedStep::OpenSocketDiag => {
+                check(crate::socket_guard::open_diag_socket(), i, Call::Socket).map(|fd| {
+                    prepared.diag_fd = Some(fd as libc::c_int);
+                })
+            }
             PreparedStep::ListenOnLoopback(ports) => {
                 let r =
                     net::apply_listen_on_loopback(&ports, prepared.listener_end.unwrap_or(-1), i);
@@ -497,12 +547,14 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
             PreparedStep::CapPidNamespace(cap) => namespaces::apply_pid_cap(&cap, i),
             PreparedStep::MountMaskSources => mounts::apply_mask_sources(i),
             PreparedStep::Mask(kind, path) => mounts::apply_mask(kind, &path, i),
+            PreparedStep::MaskSocket(path) => mounts::apply_socket_mask(&path, i),
             PreparedStep::UnmountMaskSources => mounts::apply_unmount_mask_sources(i),
             PreparedStep::Pin(path) => mounts::apply_pin(&path, i),
             PreparedStep::ReadOnly(path) => mounts::apply_read_only(&path, i),
             PreparedStep::BindFile(source, target) => mounts::apply_bind_file(&source, &target, i),
             PreparedStep::ChangeDirectory(path) => mounts::apply_working_directory(&path, i),
             PreparedStep::ForkCommand => fork_and_relay(i, report_fd, Role::Init),
+            PreparedStep::CloseInheritedFds(keep) => close_inherited(&keep, i),
             PreparedStep::Rlimit(r) => rlimits::apply_rlimit(r, i),
             PreparedStep::NoNewPrivs => set_no_new_privs(i),
             PreparedStep::Landlock(ruleset) => match ruleset {
@@ -512,7 +564,7 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
             PreparedStep::DropCapabilities => capabilities::apply_drop_all(i),
             PreparedStep::Seccomp(programs) => seccomp::apply_filters(&programs, i),
             PreparedStep::AttachExecGuard(filter, socket) => {
-                exec_notify::apply_attach(&filter, socket, i)
+                exec_notify::apply_attach(&filter, socket, prepared.diag_fd.take(), i)
             }
         };
         if let Err(fail) = result {
@@ -567,6 +619,37 @@ fn fork_and_relay(step: u32, report_fd: libc::c_int, role: Role) -> Result<(), F
             }
         }
     }
+}
+
+/// Mark every descriptor above 2 close-on-exec except `keep` (sorted),
+/// whose flag is cleared: the command's `execve` closes the rest, so a
+/// descriptor the caller inherited (a key its launcher had open) never
+/// reaches the program, whatever its path. No allocation.
+fn close_inherited(keep: &[i32], step: u32) -> Result<(), Fail> {
+    let mut first: u32 = 3;
+    for &fd in keep {
+        let fd = fd as u32;
+        if fd > first {
+            mark_cloexec(first, fd - 1, step)?;
+        }
+        // SAFETY: fcntl on an integer; a closed fd fails harmlessly.
+        unsafe { libc::fcntl(fd as libc::c_int, libc::F_SETFD, 0) };
+        first = fd + 1;
+    }
+    mark_cloexec(first, u32::MAX, step)
+}
+
+fn mark_cloexec(first: u32, last: u32, step: u32) -> Result<(), Fail> {
+    // SAFETY: close_range with plain integers marks, it closes nothing now.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            first,
+            last,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    check(r, step, Call::CloseRange).map(|_| ())
 }
 
 /// `PR_SET_PDEATHSIG(SIGKILL)`; when `caller` is given, also check it did not

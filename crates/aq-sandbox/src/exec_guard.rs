@@ -122,6 +122,22 @@ pub trait ExecJudge: Send + Sync {
     /// PID namespace) and answered with `errno`: for the record. Default:
     /// nothing.
     fn syscall_refused(&self, _pid: u32, _syscall: &'static str, _errno: i32) {}
+
+    /// Process `pid` (the caller's PID namespace) tried to connect to
+    /// `target`, a Unix socket of the host (a path, or `@` and an abstract
+    /// name), and got `EACCES`: for the record. Reported once per target.
+    /// Default: nothing.
+    fn socket_refused(&self, _pid: u32, _target: &str, _why: &'static str) {}
+}
+
+/// The judge of a sandbox whose execs are not judged (no exec guard): the
+/// socket guard alone uses the notifier, and nothing is recorded.
+pub(crate) struct NoExecJudge;
+
+impl ExecJudge for NoExecJudge {
+    fn judge(&self, _event: &ExecEvent) -> ExecVerdict {
+        ExecVerdict::Allow
+    }
 }
 
 /// What is done to an exec's new image at its exec stop, before it runs.

@@ -32,11 +32,12 @@ use crate::guard::Shared;
 use crate::procfs::{self, ExecCall};
 use crate::syscall::{Call, Fail, check};
 
-/// The notification filter: `execve` and `execveat` of the native
-/// architecture notify, and so do the `refused` calls (the sandbox's
-/// unconditional denials, answered and recorded by the notifier); everything
-/// else is allowed here (the sandbox's other filters kill foreign
-/// architectures and deny the rest).
+/// The notification filter: the `calls` of the native architecture notify
+/// (`execve` and `execveat` for the exec guard, `connect` for the socket
+/// guard, and the sandbox's unconditional denials, answered and recorded by
+/// the notifier: see [`notified_calls`]); everything else is allowed here
+/// (the sandbox's other filters kill foreign architectures and deny the
+/// rest).
 ///
 /// Every system call of the sandbox runs this filter, so the numbers are
 /// searched as a binary tree (`jge` on the middle one) down to runs of at
@@ -50,7 +51,7 @@ use crate::syscall::{Call, Fail, check};
 /// n: ret ALLOW
 /// n+1: ret USER_NOTIF
 /// ```
-pub(crate) fn notify_filter(refused: &[i64]) -> Vec<libc::sock_filter> {
+pub(crate) fn notify_filter(calls: &[i64]) -> Vec<libc::sock_filter> {
     const LD_ABS_W: u16 = 0x20;
     const JEQ_K: u16 = 0x15;
     const JGE_K: u16 = 0x35;
@@ -60,11 +61,7 @@ pub(crate) fn notify_filter(refused: &[i64]) -> Vec<libc::sock_filter> {
     const AUDIT_ARCH: u32 = 62 | 0x8000_0000 | 0x4000_0000;
     #[cfg(target_arch = "aarch64")]
     const AUDIT_ARCH: u32 = 183 | 0x8000_0000 | 0x4000_0000;
-    let mut notified: Vec<u32> = [libc::SYS_execve, libc::SYS_execveat]
-        .into_iter()
-        .chain(refused.iter().copied())
-        .map(|nr| nr as u32)
-        .collect();
+    let mut notified: Vec<u32> = calls.iter().map(|nr| *nr as u32).collect();
     notified.sort_unstable();
     notified.dedup();
 
@@ -148,6 +145,18 @@ pub(crate) fn notify_filter(refused: &[i64]) -> Vec<libc::sock_filter> {
     f
 }
 
+/// The calls a sandbox's notification filter sends to the caller: the
+/// execs when they are judged, `connect` (the socket guard, always), and
+/// the `refused` denials the exec guard records.
+pub(crate) fn notified_calls(execs: bool, refused: &[i64]) -> Vec<i64> {
+    let mut calls = vec![libc::SYS_connect];
+    if execs {
+        calls.extend([libc::SYS_execve, libc::SYS_execveat]);
+    }
+    calls.extend_from_slice(refused);
+    calls
+}
+
 /// The guard's answer on the handshake socket: `b'y'`, or `b'n'` followed by
 /// the failed call and its errno.
 pub(crate) const READY: u8 = b'y';
@@ -161,6 +170,7 @@ pub(crate) const REPLY_LEN: usize = 9;
 pub(crate) fn apply_attach(
     filter: &[libc::sock_filter],
     socket: libc::c_int,
+    diag: Option<libc::c_int>,
     step: u32,
 ) -> Result<(), Fail> {
     let prog = libc::sock_fprog {
@@ -186,9 +196,19 @@ pub(crate) fn apply_attach(
         listener = install(flags);
     }
     let listener = check(listener, step, Call::Seccomp)? as libc::c_int;
-    let sent = crate::fdpass::send(socket, &[listener], b'h');
-    // SAFETY: closing our copy; the caller has its own now.
-    unsafe { libc::close(listener) };
+    // The socket guard's sock_diag socket (the sandbox's own network
+    // namespace) goes with the listener; the command keeps neither.
+    let sent = match diag {
+        Some(d) => crate::fdpass::send(socket, &[listener, d], b'h'),
+        None => crate::fdpass::send(socket, &[listener], b'h'),
+    };
+    // SAFETY: closing our copies; the caller has its own now.
+    unsafe {
+        libc::close(listener);
+        if let Some(d) = diag {
+            libc::close(d);
+        }
+    }
     check(sent, step, Call::Sendmsg)?;
     let mut reply = [0u8; REPLY_LEN];
     let n = loop {
@@ -405,6 +425,30 @@ impl Notifier {
         }
     }
 
+    /// Answer `id` with the result of a call the caller made in its
+    /// stead (the socket guard's `connect`): `Ok(value)` or `Err(errno)`;
+    /// the kernel does not run the call.
+    pub(crate) fn respond_result(&self, id: u64, result: Result<i64, i32>) -> bool {
+        let (val, error) = match result {
+            Ok(v) => (v, 0),
+            Err(e) => (0, -e),
+        };
+        let resp = libc::seccomp_notif_resp {
+            id,
+            val,
+            error,
+            flags: 0,
+        };
+        // SAFETY: resp is a valid seccomp_notif_resp.
+        unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_SEND,
+                &resp,
+            ) == 0
+        }
+    }
+
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
@@ -415,6 +459,10 @@ impl Notifier {
     /// kernel runs it.
     fn handle(&self, notif: &libc::seccomp_notif) {
         let tid = notif.pid as i32;
+        if i64::from(notif.data.nr) == libc::SYS_connect {
+            crate::socket_guard::handle_connect(self, notif);
+            return;
+        }
         if let Some((errno, name)) = self.shared.refused(notif.data.nr) {
             // A call the sandbox denies: the same answer the filter would
             // give, and the judge hears of it.
@@ -653,12 +701,9 @@ mod tests {
             ],
         ];
         for refused in sets {
-            let f = notify_filter(refused);
-            let want: Vec<u32> = [libc::SYS_execve, libc::SYS_execveat]
-                .into_iter()
-                .chain(refused.iter().copied())
-                .map(|n| n as u32)
-                .collect();
+            let calls = notified_calls(true, refused);
+            let f = notify_filter(&calls);
+            let want: Vec<u32> = calls.iter().map(|n| *n as u32).collect();
             for nr in 0..600u32 {
                 let got = run(&f, native, nr);
                 let expect = if want.contains(&nr) {
@@ -671,8 +716,18 @@ mod tests {
                 assert_eq!(run(&f, 3 | 0x4000_0000, nr), libc::SECCOMP_RET_ALLOW);
             }
         }
-        // The 25 numbers are searched, not scanned: a short program.
-        let f = notify_filter(sets[2]);
-        assert!(f.len() < 50, "{} instructions", f.len());
+        // Without the exec guard only connect notifies.
+        let f = notify_filter(&notified_calls(false, &[]));
+        assert_eq!(
+            run(&f, native, libc::SYS_connect as u32),
+            libc::SECCOMP_RET_USER_NOTIF
+        );
+        assert_eq!(
+            run(&f, native, libc::SYS_execve as u32),
+            libc::SECCOMP_RET_ALLOW
+        );
+        // The 26 numbers are searched, not scanned: a short program.
+        let f = notify_filter(&notified_calls(true, sets[2]));
+        assert!(f.len() < 55, "{} instructions", f.len());
     }
 }

@@ -27,6 +27,10 @@ pub struct HostFacts {
     /// What each path named by the spec really is, keyed by the path as written
     /// (relative `read_only` entries already joined to the workspace).
     pub paths: BTreeMap<PathBuf, PathFacts>,
+    /// The bound datagram sockets of the caller's network namespace
+    /// (`/proc/net/unix`), probed only for a spec with the socket guard:
+    /// the sandbox masks them (their facts are in `paths`).
+    pub datagram_sockets: Vec<PathBuf>,
 }
 
 /// What one path is on the host.
@@ -62,6 +66,15 @@ impl HostFacts {
             let facts = probe_path(&p);
             paths.insert(p, facts);
         }
+        let datagram_sockets = match spec.socket_guard {
+            crate::spec::SocketGuardMode::Required => std::fs::read_to_string("/proc/net/unix")
+                .map(|t| crate::unix_diag::datagram_paths(&t))
+                .unwrap_or_default(),
+            crate::spec::SocketGuardMode::Off => Vec::new(),
+        };
+        for p in &datagram_sockets {
+            paths.entry(p.clone()).or_insert_with(|| probe_path(p));
+        }
         HostFacts {
             landlock_abi: probe_landlock_abi(),
             uid: current_uid(),
@@ -73,6 +86,7 @@ impl HostFacts {
                 None => CgroupFacts::default(),
             },
             paths,
+            datagram_sockets,
         }
     }
 
@@ -89,6 +103,7 @@ pub(crate) fn spec_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
     out.extend(spec.read_only.iter().map(|p| spec.workspace.join(p)));
     out.extend(spec.masked.iter().cloned());
     out.extend(spec.readable.iter().flatten().cloned());
+    out.extend(spec.allowed_sockets.iter().cloned());
     for (source, target) in &spec.file_binds {
         out.push(source.clone());
         out.push(target.clone());

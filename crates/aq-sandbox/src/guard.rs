@@ -33,6 +33,11 @@ pub(crate) struct Shared {
     pub(crate) notifier_done: AtomicBool,
     /// Calls the sandbox denies that the notifier answers: number, errno, name.
     refused: Vec<(i64, i32, &'static str)>,
+    /// Every exec is judged and traced to its commit (the exec guard);
+    /// without it the notifier answers `connect` only.
+    pub(crate) trace_execs: bool,
+    /// What the socket guard knows of this sandbox.
+    pub(crate) sockets: crate::socket_guard::SocketGuard,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -40,9 +45,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn new(judge: Arc<dyn ExecJudge>, refused: Vec<(i64, i32, &'static str)>) -> Shared {
+    fn new(
+        judge: Arc<dyn ExecJudge>,
+        refused: Vec<(i64, i32, &'static str)>,
+        trace_execs: bool,
+        sockets: crate::socket_guard::SocketGuard,
+    ) -> Shared {
         Shared {
             refused,
+            trace_execs,
+            sockets,
             judge,
             command_pid: AtomicI32::new(0),
             initial_done: AtomicBool::new(false),
@@ -108,6 +120,8 @@ impl ExecGuard {
     pub(crate) fn start(
         judge: Arc<dyn ExecJudge>,
         refused: Vec<(i64, i32, &'static str)>,
+        trace_execs: bool,
+        sockets: crate::socket_guard::SocketGuard,
     ) -> Result<ExecGuard, SandboxError> {
         let (tracer_end, command_end) =
             crate::fdpass::seqpacket_pair().map_err(|e| setup_error("socketpair", e))?;
@@ -136,7 +150,7 @@ impl ExecGuard {
         // SAFETY: a fresh fd we own.
         let stop = unsafe { OwnedFd::from_raw_fd(efd) };
         let stop_for_pool = stop.try_clone().map_err(|e| setup_error("dup", e))?;
-        let shared = Arc::new(Shared::new(judge, refused));
+        let shared = Arc::new(Shared::new(judge, refused, trace_execs, sockets));
         let raw_tracer_end = tracer_end.as_raw_fd();
         let for_tracer = shared.clone();
         let tracer = std::thread::Builder::new()

@@ -167,6 +167,7 @@ mod plan;
 mod spec;
 
 mod seccomp;
+mod unix_diag;
 
 #[cfg(target_os = "linux")]
 mod apply;
@@ -193,6 +194,8 @@ mod procfs;
 #[cfg(target_os = "linux")]
 mod rlimits;
 #[cfg(target_os = "linux")]
+mod socket_guard;
+#[cfg(target_os = "linux")]
 mod syscall;
 #[cfg(target_os = "linux")]
 mod tracer;
@@ -207,7 +210,8 @@ pub use exec_guard::{ExecCheck, ExecEvent, ExecGuardMode, ExecJudge, ExecVerdict
 pub use facts::{HostFacts, PathFacts, PathKind};
 pub use plan::{
     CapabilityState, Enforced, LANDLOCK_MAX_ABI, LANDLOCK_MIN_ABI, Namespace,
-    PID_MAX_PER_NAMESPACE_SINCE, PlanError, ProcessLimit, RESERVED_PIDS, SandboxPlan, Step, plan,
+    PID_MAX_PER_NAMESPACE_SINCE, PlanError, ProcessLimit, RESERVED_PIDS, SandboxPlan, SocketPlan,
+    Step, plan,
 };
 pub use seccomp::{ArgCondition, DenyErrno, SeccompDenial, SeccompPolicy, Syscall, plan_seccomp};
-pub use spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};
+pub use spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec, SocketGuardMode};

@@ -123,6 +123,16 @@ pub(crate) fn apply_mask(kind: MaskKind, target: &CStr, step: u32) -> Result<(),
     )
 }
 
+/// [`apply_mask`] of a file for a host's datagram socket: one that went
+/// away since the host was probed (a service restarted) has nothing left to
+/// hide, so a missing path is not a failure.
+pub(crate) fn apply_socket_mask(target: &CStr, step: u32) -> Result<(), Fail> {
+    match apply_mask(MaskKind::File, target, step) {
+        Err(f) if f.errno == libc::ENOENT => Ok(()),
+        other => other,
+    }
+}
+
 /// Bind `path` over itself (recursively) so it becomes a mount point: the
 /// kernel refuses to rename or remove a mount point (EBUSY).
 pub(crate) fn apply_pin(path: &CStr, step: u32) -> Result<(), Fail> {

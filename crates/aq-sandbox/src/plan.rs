@@ -50,7 +50,9 @@ use crate::cgroup::{CgroupLimits, plan_cgroup};
 use crate::exec_guard::ExecGuardMode;
 use crate::facts::{HostFacts, PathFacts, PathKind};
 use crate::seccomp::{SeccompPolicy, plan_seccomp};
-use crate::spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};
+use crate::spec::{
+    LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec, SocketGuardMode,
+};
 
 /// Lowest Landlock ABI accepted: ABI 3 adds `TRUNCATE`; below it a confined
 /// process could still truncate any file it can open outside the workspace.
@@ -77,6 +79,21 @@ pub struct SandboxPlan {
     pub processes: ProcessLimit,
     /// Whether the spec's cgroup limits hold, and if not, why.
     pub cgroup: CgroupLimits,
+    /// The socket guard's settings, when the spec asks for it.
+    pub sockets: Option<SocketPlan>,
+}
+
+/// What the socket guard needs to know ([`crate::SocketGuardMode`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SocketPlan {
+    /// The sandbox shares the host's network namespace: a listener's
+    /// namespace does not tell whose it is, so the guard looks for the
+    /// process that holds it.
+    pub host_network: bool,
+    /// Sockets of the host the sandbox may reach all the same (aq's own).
+    pub allowed: Vec<PathBuf>,
+    /// How many of the host's datagram sockets are masked.
+    pub datagram_masks: usize,
 }
 
 impl SandboxPlan {
@@ -97,6 +114,8 @@ impl SandboxPlan {
             capabilities: CapabilityState::Inherited,
             seccomp: None,
             exec_guard: ExecGuardMode::Off,
+            socket_guard: self.sockets.is_some(),
+            inherited_fds_closed: false,
         };
         for step in &self.steps {
             match step {
@@ -112,6 +131,7 @@ impl SandboxPlan {
                 Step::DropCapabilities => e.capabilities = CapabilityState::AllDropped,
                 Step::Seccomp(policy) => e.seccomp = Some(policy.clone()),
                 Step::AttachExecGuard => e.exec_guard = ExecGuardMode::Required,
+                Step::CloseInheritedFds(_) => e.inherited_fds_closed = true,
                 _ => {}
             }
         }
@@ -146,6 +166,12 @@ pub struct Enforced {
     pub seccomp: Option<SeccompPolicy>,
     /// Whether every exec is judged.
     pub exec_guard: ExecGuardMode,
+    /// Whether the host's Unix sockets are out of reach (every `connect`
+    /// judged by the socket guard).
+    pub socket_guard: bool,
+    /// Whether descriptors inherited from the caller are closed at the
+    /// command's `execve` (all but the ones passed explicitly).
+    pub inherited_fds_closed: bool,
 }
 
 /// How a [`RlimitResource::Processes`] limit holds. `RLIMIT_NPROC` does not
@@ -249,6 +275,9 @@ impl fmt::Display for Enforced {
         if self.exec_guard == ExecGuardMode::Required {
             write!(f, "; every exec judged (seccomp notify, ptrace exec stop)")?;
         }
+        if self.socket_guard {
+            write!(f, "; host Unix sockets out of reach (every connect judged)")?;
+        }
         Ok(())
     }
 }
@@ -295,6 +324,10 @@ pub enum Step {
     },
     /// Set `IFF_UP` on `lo` in the new network namespace.
     LoopbackUp,
+    /// Open a `sock_diag` socket in the new network namespace for the
+    /// socket guard (the command hands it to the caller with the seccomp
+    /// listener): how the caller tells the sandbox's own listeners.
+    OpenSocketDiag,
     /// Listen on these TCP ports at `127.0.0.1` in the new network namespace
     /// and send the sockets to the caller.
     ListenOnLoopback(Vec<u16>),
@@ -324,6 +357,10 @@ pub enum Step {
         /// What to put over it.
         kind: PathKind,
     },
+    /// Bind an empty read-only file over the host's datagram socket `path`
+    /// (a path gone meanwhile is skipped): a datagram sent to it with an
+    /// address, which needs no `connect`, fails.
+    MaskDatagramSocket(PathBuf),
     /// Bind `path` over itself so it cannot be renamed or removed.
     PinMountPoint(PathBuf),
     /// Bind `path` over itself recursively, then remount it read-only.
@@ -341,6 +378,10 @@ pub enum Step {
     ChangeDirectory(PathBuf),
     /// Fork the command process.
     ForkCommand,
+    /// Mark every descriptor above 2 but these close-on-exec (in the
+    /// command, which closes them at its `execve`): whatever the caller's
+    /// own caller left open does not cross into the sandbox.
+    CloseInheritedFds(Vec<i32>),
     /// `setrlimit`.
     SetRlimit(Rlimit),
     /// `prctl(PR_SET_NO_NEW_PRIVS)`.
@@ -367,7 +408,11 @@ pub enum Step {
     /// sends every `execve`/`execveat` to the caller (user notification),
     /// pass its listener to the caller, and wait until the caller's guard
     /// thread traces this process (`PTRACE_SEIZE`). See `docs/exec-guard.md`.
+    /// The same filter sends every `connect` to the socket guard.
     AttachExecGuard,
+    /// Without the exec guard: install a seccomp filter that sends every
+    /// `connect` to the caller's socket guard, and pass its listener.
+    AttachSocketGuard,
 }
 
 impl Step {
@@ -379,6 +424,7 @@ impl Step {
             Step::Unshare(_) => "namespaces",
             Step::MapIds { .. } => "user namespace id maps",
             Step::LoopbackUp => "network namespace loopback",
+            Step::OpenSocketDiag => "socket guard (sock_diag socket)",
             Step::ListenOnLoopback(_) => "network relay listener",
             Step::ForkInit => "PID namespace init",
             Step::MakeMountsPrivate => "mount namespace (private propagation)",
@@ -386,17 +432,20 @@ impl Step {
             Step::CapPidNamespace(_) => "process cap (PID namespace pid_max)",
             Step::MountMaskSources | Step::UnmountMaskSources => "secret mask sources",
             Step::Mask { .. } => "secret mask",
+            Step::MaskDatagramSocket(_) => "host datagram socket mask",
             Step::PinMountPoint(_) => "read-only path pin",
             Step::BindReadOnly(_) => "read-only path",
             Step::BindFile { .. } => "file bound over another",
             Step::ChangeDirectory(_) => "working directory",
             Step::ForkCommand => "command process",
+            Step::CloseInheritedFds(_) => "inherited descriptors",
             Step::SetRlimit(_) => "rlimit",
             Step::NoNewPrivs => "no_new_privs",
             Step::Landlock { .. } => "Landlock",
             Step::DropCapabilities => "capabilities",
             Step::Seccomp(_) => "seccomp",
             Step::AttachExecGuard => "exec guard",
+            Step::AttachSocketGuard => "socket guard",
         }
     }
 
@@ -404,6 +453,7 @@ impl Step {
     pub fn path(&self) -> Option<&Path> {
         match self {
             Step::Mask { path, .. }
+            | Step::MaskDatagramSocket(path)
             | Step::PinMountPoint(path)
             | Step::BindReadOnly(path)
             | Step::BindFile { target: path, .. }
@@ -559,8 +609,12 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
         uid: facts.uid,
         gid: facts.gid,
     });
+    let guard_sockets = spec.socket_guard == SocketGuardMode::Required;
     if spec.network == NetworkMode::Off {
         steps.push(Step::LoopbackUp);
+        if guard_sockets {
+            steps.push(Step::OpenSocketDiag);
+        }
         if !spec.loopback_listeners.is_empty() {
             steps.push(Step::ListenOnLoopback(spec.loopback_listeners.clone()));
         }
@@ -574,7 +628,12 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
     if let ProcessLimit::PidNamespace(max) = processes {
         steps.push(Step::CapPidNamespace(max));
     }
-    let masks = plan_masks(spec, facts)?;
+    let mut masks = plan_masks(spec, facts)?;
+    let datagram_masks = if guard_sockets {
+        plan_datagram_masks(spec, facts, &mut masks)
+    } else {
+        0
+    };
     if !masks.is_empty() {
         steps.push(Step::MountMaskSources);
         steps.extend(masks);
@@ -599,6 +658,10 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
         facts.cwd.clone().unwrap_or_else(|| workspace.clone()),
     ));
     steps.push(Step::ForkCommand);
+    let mut keep: Vec<i32> = spec.pass_fds.iter().copied().filter(|fd| *fd > 2).collect();
+    keep.sort_unstable();
+    keep.dedup();
+    steps.push(Step::CloseInheritedFds(keep));
     steps.extend(spec.rlimits.iter().copied().map(Step::SetRlimit));
     steps.push(Step::NoNewPrivs);
     if let Some(abi) = landlock_abi {
@@ -645,11 +708,19 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
     steps.push(Step::Seccomp(seccomp));
     if spec.exec_guard == ExecGuardMode::Required {
         steps.push(Step::AttachExecGuard);
+    } else if guard_sockets {
+        steps.push(Step::AttachSocketGuard);
     }
+    let sockets = guard_sockets.then(|| SocketPlan {
+        host_network: spec.network == NetworkMode::Host,
+        allowed: spec.allowed_sockets.clone(),
+        datagram_masks,
+    });
     Ok(SandboxPlan {
         steps,
         processes,
         cgroup,
+        sockets,
     })
 }
 
@@ -713,6 +784,43 @@ fn plan_masks(spec: &SandboxSpec, facts: &HostFacts) -> Result<Vec<Step>, PlanEr
         }
     }
     Ok(steps)
+}
+
+/// Masks for the host's bound datagram sockets (a datagram sent with an
+/// address needs no `connect`, so the socket guard never sees it): an empty
+/// file over each, unless it is one the sandbox may reach or masked
+/// already. Returns how many were added.
+fn plan_datagram_masks(spec: &SandboxSpec, facts: &HostFacts, masks: &mut Vec<Step>) -> usize {
+    let allowed: Vec<&PathBuf> = spec
+        .allowed_sockets
+        .iter()
+        .filter_map(|p| match facts.path(p) {
+            PathFacts::Exists { real, .. } => Some(real),
+            PathFacts::Missing => None,
+        })
+        .collect();
+    let mut added = 0;
+    for p in &facts.datagram_sockets {
+        let PathFacts::Exists {
+            real,
+            kind: PathKind::File,
+            links: 1,
+        } = facts.path(p)
+        else {
+            continue;
+        };
+        let as_secret = Step::Mask {
+            path: real.clone(),
+            kind: PathKind::File,
+        };
+        let step = Step::MaskDatagramSocket(real.clone());
+        if allowed.contains(&real) || masks.contains(&as_secret) || masks.contains(&step) {
+            continue;
+        }
+        masks.push(step);
+        added += 1;
+    }
+    added
 }
 
 fn plan_read_only(
@@ -799,6 +907,7 @@ mod tests {
 
     fn facts(abi: u32, paths: &[(&str, PathFacts)]) -> HostFacts {
         HostFacts {
+            datagram_sockets: Vec::new(),
             landlock_abi: abi,
             uid: 1000,
             gid: 1000,
@@ -847,6 +956,7 @@ mod tests {
                 gid: 1000,
             },
             Step::LoopbackUp,
+            Step::OpenSocketDiag,
             Step::ForkInit,
             Step::MakeMountsPrivate,
             Step::MountProc,
@@ -862,6 +972,7 @@ mod tests {
             Step::BindReadOnly("/ws/.git/config".into()),
             Step::ChangeDirectory("/ws/src".into()),
             Step::ForkCommand,
+            Step::CloseInheritedFds(Vec::new()),
             Step::SetRlimit(Rlimit {
                 resource: RlimitResource::OpenFiles,
                 limit: 256,
@@ -875,6 +986,7 @@ mod tests {
             },
             Step::DropCapabilities,
             Step::Seccomp(plan_seccomp()),
+            Step::AttachSocketGuard,
         ];
         assert_eq!(got.steps, want);
     }
@@ -947,6 +1059,8 @@ mod tests {
                 capabilities: CapabilityState::AllDropped,
                 seccomp: Some(plan_seccomp()),
                 exec_guard: ExecGuardMode::Off,
+                socket_guard: true,
+                inherited_fds_closed: true,
             }
         );
         assert_eq!(
@@ -954,7 +1068,8 @@ mod tests {
             format!(
                 "namespaces user,mount,pid,ipc,net; Landlock ABI 6; 1 secret masks; \
                  0 read-only paths; 0 rlimits; no_new_privs on; capabilities none; \
-                 seccomp {} calls denied, foreign architectures killed",
+                 seccomp {} calls denied, foreign architectures killed; \
+                 host Unix sockets out of reach (every connect judged)",
                 plan_seccomp().denials.len()
             )
         );
@@ -975,9 +1090,10 @@ mod tests {
         assert!(nnp < landlock && landlock < caps && caps < seccomp);
         assert_eq!(
             seccomp,
-            got.steps.len() - 1,
-            "seccomp is the last step before exec"
+            got.steps.len() - 2,
+            "seccomp is the last step before the socket guard's filter and exec"
         );
+        assert_eq!(got.steps.last(), Some(&Step::AttachSocketGuard));
     }
 
     #[test]
@@ -994,9 +1110,10 @@ mod tests {
         let enforced = got.enforced();
         assert_eq!(enforced.exec_guard, ExecGuardMode::Required);
         assert!(
-            enforced
-                .to_string()
-                .ends_with("; every exec judged (seccomp notify, ptrace exec stop)"),
+            enforced.to_string().ends_with(
+                "; every exec judged (seccomp notify, ptrace exec stop); \
+                 host Unix sockets out of reach (every connect judged)"
+            ),
             "{enforced}"
         );
     }
@@ -1146,7 +1263,7 @@ mod tests {
             ]
         );
         assert!(
-            got.enforced().to_string().ends_with(
+            got.enforced().to_string().contains(
                 "; limits: cgroup v2 memory.max 1073741824 (beneath /sys/fs/cgroup/aq.scope)"
             ),
             "{}",
@@ -1162,12 +1279,93 @@ mod tests {
         let enforced = got.enforced();
         assert!(matches!(enforced.cgroup, CgroupLimits::Unavailable { .. }));
         assert!(
-            enforced.to_string().ends_with(
+            enforced.to_string().contains(
                 "; limits: rlimits only (no writable cgroup v2 delegation: \
                  /sys/fs/cgroup/aq.scope is not writable by uid 1000 (not delegated))"
             ),
             "{enforced}"
         );
+    }
+
+    #[test]
+    fn the_socket_guard_masks_the_hosts_datagram_sockets_but_aqs_own() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.allowed_sockets = vec!["/state/s/supervisor.sock".into()];
+        let mut f = facts(
+            6,
+            &[
+                ("/ws", dir("/ws")),
+                ("/dev/log", file("/run/systemd/journal/dev-log", 1)),
+                ("/run/systemd/notify", file("/run/systemd/notify", 1)),
+                (
+                    "/state/s/supervisor.sock",
+                    file("/state/s/supervisor.sock", 1),
+                ),
+                ("/run/gone", PathFacts::Missing),
+            ],
+        );
+        f.datagram_sockets = vec![
+            "/dev/log".into(),
+            "/run/systemd/notify".into(),
+            "/state/s/supervisor.sock".into(),
+            "/run/gone".into(),
+        ];
+        let got = plan(&spec, &f).unwrap();
+        let masked: Vec<&Step> = got
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::MaskDatagramSocket(_)))
+            .collect();
+        assert_eq!(
+            masked,
+            [
+                &Step::MaskDatagramSocket("/run/systemd/journal/dev-log".into()),
+                &Step::MaskDatagramSocket("/run/systemd/notify".into()),
+            ]
+        );
+        // Bound between the mask sources, like the secrets.
+        let at = |want: &Step| got.steps.iter().position(|s| s == want).unwrap();
+        assert!(at(&Step::MountMaskSources) < at(masked[0]));
+        assert!(at(masked[1]) < at(&Step::UnmountMaskSources));
+        assert_eq!(
+            got.sockets,
+            Some(SocketPlan {
+                host_network: false,
+                allowed: vec!["/state/s/supervisor.sock".into()],
+                datagram_masks: 2,
+            })
+        );
+        assert!(got.steps.contains(&Step::OpenSocketDiag));
+        // The host's network: no diag socket from inside (the caller's own
+        // namespace is the sandbox's).
+        spec.network = NetworkMode::Host;
+        let host = plan(&spec, &f).unwrap();
+        assert!(!host.steps.contains(&Step::OpenSocketDiag));
+        assert!(host.sockets.as_ref().is_some_and(|s| s.host_network));
+        // Without the guard: no masks, no filter, nothing reported.
+        spec.socket_guard = SocketGuardMode::Off;
+        let off = plan(&spec, &f).unwrap();
+        assert!(!off.steps.iter().any(|s| matches!(
+            s,
+            Step::MaskDatagramSocket(_) | Step::AttachSocketGuard | Step::OpenSocketDiag
+        )));
+        assert_eq!(off.sockets, None);
+        assert!(!off.enforced().socket_guard);
+    }
+
+    #[test]
+    fn descriptors_passed_explicitly_are_the_only_ones_kept() {
+        let mut spec = SandboxSpec::strict("/ws");
+        spec.pass_fds = vec![9, 0, 7, 9, 2];
+        let got = plan(&spec, &facts(6, &[("/ws", dir("/ws"))])).unwrap();
+        let fork = got
+            .steps
+            .iter()
+            .position(|s| *s == Step::ForkCommand)
+            .unwrap();
+        // In the command, first: stdio is never touched, each fd kept once.
+        assert_eq!(got.steps[fork + 1], Step::CloseInheritedFds(vec![7, 9]));
+        assert!(got.enforced().inherited_fds_closed);
     }
 
     #[test]

@@ -303,6 +303,11 @@ fn pidfd_ids(tid: i32) -> Option<(u32, u32)> {
     (r == 0 && info.mask & PIDFD_INFO_PID != 0 && info.tgid != 0).then_some((info.tgid, info.ppid))
 }
 
+/// The process (thread group id) of thread `tid`.
+pub(crate) fn process_of(tid: i32) -> io::Result<u32> {
+    process_of_thread(tid)
+}
+
 fn process_of_thread(tid: i32) -> io::Result<u32> {
     // SAFETY: integer arguments; the fd returned is ours and closed at once.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, 0) };
@@ -343,7 +348,7 @@ fn stat_fields(pid: i32) -> io::Result<Vec<String>> {
 }
 
 /// Read `buf.len()` bytes at `addr` in `pid`'s memory (or fewer at a fault).
-fn read_remote(pid: i32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
+pub(crate) fn read_remote(pid: i32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
     let local = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),

@@ -58,11 +58,37 @@ pub struct SandboxSpec {
     /// Whether every exec in the sandbox is judged (run the plan with
     /// [`crate::apply_guarded`] then). Off in [`SandboxSpec::strict`].
     pub exec_guard: ExecGuardMode,
+    /// Whether the host's Unix sockets are kept out of reach (see
+    /// [`SocketGuardMode`]). Required in [`SandboxSpec::strict`].
+    pub socket_guard: SocketGuardMode,
+    /// Unix sockets of the host the command may connect to all the same:
+    /// the ones aq itself offers it (a session's supervisor). Missing ones
+    /// are skipped.
+    pub allowed_sockets: Vec<PathBuf>,
+    /// Descriptors above 2 the command inherits from the caller. Every
+    /// other one is closed at its `execve` (a key the launcher had open
+    /// stays outside, whatever its path).
+    pub pass_fds: Vec<i32>,
+}
+
+/// Whether a sandbox keeps the host's Unix sockets out of reach.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SocketGuardMode {
+    /// Every `connect` of the sandbox is made by the caller, and only to a
+    /// socket a process of the sandbox listens on (or one of
+    /// [`SandboxSpec::allowed_sockets`]); the host's datagram sockets that
+    /// exist at the start are masked. Refused connects fail with `EACCES`.
+    #[default]
+    Required,
+    /// No socket guard: every socket file the command can name is reachable
+    /// (for tests' controls).
+    Off,
 }
 
 impl SandboxSpec {
     /// A strict spec: only `workspace` writable, network off, Landlock required,
-    /// no limits, empty env, no exec guard.
+    /// no limits, empty env, no exec guard, the socket guard on, no
+    /// descriptor passed.
     pub fn strict(workspace: impl Into<PathBuf>) -> SandboxSpec {
         SandboxSpec {
             workspace: workspace.into(),
@@ -80,6 +106,9 @@ impl SandboxSpec {
             pids_max: None,
             env: Vec::new(),
             exec_guard: ExecGuardMode::Off,
+            socket_guard: SocketGuardMode::Required,
+            allowed_sockets: Vec::new(),
+            pass_fds: Vec::new(),
         }
     }
 }

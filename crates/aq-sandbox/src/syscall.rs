@@ -34,9 +34,12 @@ pub(crate) enum Call {
     PtraceSeize,
     ExecGuardRefused,
     LandlockAddRule,
+    PidfdGetfd,
+    SocketGuard,
+    CloseRange,
 }
 
-const CALLS: [Call; 26] = [
+const CALLS: [Call; 29] = [
     Call::Prctl,
     Call::Getppid,
     Call::Unshare,
@@ -63,6 +66,9 @@ const CALLS: [Call; 26] = [
     Call::PtraceSeize,
     Call::ExecGuardRefused,
     Call::LandlockAddRule,
+    Call::PidfdGetfd,
+    Call::SocketGuard,
+    Call::CloseRange,
 ];
 
 impl Call {
@@ -94,6 +100,9 @@ impl Call {
             Call::PtraceSeize => "ptrace(PTRACE_SEIZE)",
             Call::ExecGuardRefused => "start the tracer",
             Call::LandlockAddRule => "landlock_add_rule (/proc)",
+            Call::PidfdGetfd => "pidfd_getfd",
+            Call::SocketGuard => "socket guard handshake (sock_diag socket)",
+            Call::CloseRange => "close_range",
         }
     }
 

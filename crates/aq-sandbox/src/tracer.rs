@@ -50,14 +50,25 @@ const OPTIONS: libc::c_int = libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_EXITKILL;
 /// The handshake thread: receive the listener, check the command can be
 /// traced, start the notifier pool, answer the command.
 pub(crate) fn run(shared: Arc<Shared>, socket: OwnedFd, stop: OwnedFd) {
-    let Some((pid, listener)) = receive_hello(&socket) else {
+    let Some((pid, listener, diag)) = receive_hello(&socket) else {
         return;
     };
-    if let Err(e) = ptrace(libc::PTRACE_SEIZE, pid, 0, OPTIONS as usize) {
-        return refuse(&socket, Call::PtraceSeize, e);
+    if shared.trace_execs {
+        if let Err(e) = ptrace(libc::PTRACE_SEIZE, pid, 0, OPTIONS as usize) {
+            return refuse(&socket, Call::PtraceSeize, e);
+        }
+        // The command waits in `recv` for our answer: stop it and let it go.
+        release(pid);
     }
-    // The command waits in `recv` for our answer: stop it and let it go.
-    release(pid);
+    // The socket guard takes the command's descriptors (`pidfd_getfd`,
+    // which needs what ptrace needs): a kernel that forbids it fails here,
+    // at setup, not at the first connect.
+    if let Err(e) = check_descriptors_can_be_taken(pid) {
+        return refuse(&socket, Call::PidfdGetfd, e);
+    }
+    if let Err(e) = shared.sockets.attach(pid, diag) {
+        return refuse(&socket, Call::SocketGuard, e);
+    }
     shared.set_command(pid);
     Notifier::start(listener, stop, shared);
     reply(&socket, &[READY]);
@@ -319,16 +330,45 @@ fn event_message(pid: libc::pid_t) -> Option<u64> {
     (r != -1).then_some(msg as u64)
 }
 
-/// The command's message: its pid (as this process sees it) and the
-/// seccomp listener. `None` on EOF (the sandbox ended before) or nonsense.
-fn receive_hello(socket: &OwnedFd) -> Option<(libc::pid_t, OwnedFd)> {
+/// `pidfd_getfd` of the command's standard input: what the socket guard
+/// does at each `connect`. A closed descriptor (EBADF) still shows the call
+/// is permitted.
+fn check_descriptors_can_be_taken(pid: libc::pid_t) -> std::io::Result<()> {
+    // SAFETY: integer arguments; the fd returned is ours.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if pidfd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: integer arguments.
+    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd as i32, 0, 0) };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: closing our fds.
+    unsafe {
+        libc::close(pidfd as i32);
+        if got >= 0 {
+            libc::close(got as i32);
+        }
+    }
+    match (got, err.raw_os_error()) {
+        (g, _) if g >= 0 => Ok(()),
+        (_, Some(libc::EBADF)) => Ok(()),
+        _ => Err(err),
+    }
+}
+
+/// The command's message: its pid (as this process sees it), the seccomp
+/// listener and, with the sandbox's own network, the socket guard's diag
+/// socket. `None` on EOF (the sandbox ended before) or nonsense.
+fn receive_hello(socket: &OwnedFd) -> Option<(libc::pid_t, OwnedFd, Option<OwnedFd>)> {
     let hello = crate::fdpass::receive(socket)
         .ok()
         .filter(|r| r.bytes > 0)?;
     let pid = hello.pid;
-    let listener = hello.fds.into_iter().next();
+    let mut fds = hello.fds.into_iter();
+    let listener = fds.next();
+    let diag = fds.next();
     match (pid, listener) {
-        (Some(pid), Some(l)) if pid > 0 => Some((pid, l)),
+        (Some(pid), Some(l)) if pid > 0 => Some((pid, l, diag)),
         _ => {
             reply_refusal(socket, Call::ExecGuardRefused, libc::EPROTO);
             None

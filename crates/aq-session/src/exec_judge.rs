@@ -141,6 +141,30 @@ impl SessionExecJudge {
     }
 }
 
+/// What the socket guard tells a session without the exec guard: only its
+/// refusals, which go into the log.
+pub struct SocketReporter {
+    supervisor: Arc<Supervisor>,
+}
+
+impl SocketReporter {
+    /// Report to `supervisor`'s log.
+    pub fn new(supervisor: Arc<Supervisor>) -> SocketReporter {
+        SocketReporter { supervisor }
+    }
+}
+
+impl ExecJudge for SocketReporter {
+    fn judge(&self, _event: &ExecEvent) -> ExecVerdict {
+        // Never asked: without the exec guard no exec is notified.
+        ExecVerdict::Allow
+    }
+
+    fn socket_refused(&self, pid: u32, target: &str, why: &'static str) {
+        self.supervisor.record_socket_refused(pid, target, why);
+    }
+}
+
 impl ExecJudge for SessionExecJudge {
     fn refuse_shells_with_status(&self) -> bool {
         true
@@ -148,6 +172,10 @@ impl ExecJudge for SessionExecJudge {
 
     fn syscall_refused(&self, pid: u32, syscall: &'static str, errno: i32) {
         self.supervisor.record_syscall_refused(pid, syscall, errno);
+    }
+
+    fn socket_refused(&self, pid: u32, target: &str, why: &'static str) {
+        self.supervisor.record_socket_refused(pid, target, why);
     }
 
     fn scrub_env(&self, event: &ExecEvent) -> Vec<Vec<u8>> {

@@ -52,6 +52,9 @@ pub struct RunOptions {
     pub agent: Option<String>,
     /// The command to run.
     pub command: Vec<String>,
+    /// `--pass-fd`: descriptors above 2 the command inherits (every other
+    /// one is closed at its exec).
+    pub pass_fds: Vec<i32>,
     /// Told the session's supervisor once it runs (`aq mcp serve` judges
     /// tool calls with it).
     pub on_ready: Option<Box<dyn Fn(Arc<Supervisor>)>>,
@@ -297,6 +300,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             matches!(net, NetPlan::Broker { .. }),
             &grants,
             denials.is_some(),
+            &args.pass_fds,
         ) {
             Ok(s) => Some(s),
             Err(e) => {
@@ -684,6 +688,7 @@ fn plan_sandbox(
     broker: bool,
     grants: &aq_agents::Grants,
     log_denials: bool,
+    pass_fds: &[i32],
 ) -> Result<PlannedSandbox, String> {
     let tmpdir = dir.join("tmp");
     std::fs::create_dir_all(&tmpdir)
@@ -741,6 +746,10 @@ fn plan_sandbox(
                 .filter(|p| p.is_absolute() && p.exists())
                 .collect(),
             log_denials,
+            // The supervisor's socket: the one host socket the sandbox
+            // may reach (a shim's line to its judge).
+            allowed_sockets: vec![dir.join(aq_shim::channel::SOCKET_NAME)],
+            pass_fds: pass_fds.to_vec(),
         },
     )?;
     let mut argv: Vec<OsString> = vec![resolved.into_os_string()];
@@ -772,7 +781,10 @@ fn run_sandboxed(
                 ),
             ))
         } else {
-            None
+            // The socket guard alone: its refusals go into the log.
+            Some(std::sync::Arc::new(crate::exec_judge::SocketReporter::new(
+                supervisor.clone(),
+            )))
         };
     let result = aq_sandbox::apply_with(&s.plan, &s.env, &s.argv, judge, listeners);
     match result {

@@ -136,6 +136,11 @@ pub struct SpecInputs<'a> {
     /// Landlock's refusals are reported to the kernel's audit log (someone
     /// reads them: `crate::denials`).
     pub log_denials: bool,
+    /// Host Unix sockets the sandbox may connect to (the session's
+    /// supervisor); every other one of the host is refused.
+    pub allowed_sockets: Vec<PathBuf>,
+    /// Descriptors above 2 the command inherits; the rest are closed.
+    pub pass_fds: Vec<i32>,
 }
 
 /// The system, readable in every profile (what does not exist is skipped).
@@ -321,6 +326,9 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
     } else {
         aq_sandbox::ExecGuardMode::Off
     };
+    spec.socket_guard = aq_sandbox::SocketGuardMode::Required;
+    spec.allowed_sockets = inputs.allowed_sockets.clone();
+    spec.pass_fds = inputs.pass_fds.clone();
     spec.rlimits = rlimits;
     spec.memory_max_bytes = limits.memory_mb.map(|m| m.saturating_mul(1 << 20));
     spec.pids_max = limits.processes;
@@ -651,6 +659,8 @@ mod tests {
                 program: None,
                 named: vec![],
                 log_denials: false,
+                allowed_sockets: vec![],
+                pass_fds: vec![],
             },
         );
         let mut got: Vec<String> = s
@@ -703,6 +713,8 @@ mod tests {
                 program: None,
                 named: vec![],
                 log_denials: false,
+                allowed_sockets: vec![],
+                pass_fds: vec![],
             },
         );
         let names: Vec<String> = s

@@ -20,6 +20,24 @@ pub(super) fn env_secret_variables(_: &Context) -> Outcome {
     }
 }
 
+/// A descriptor aq verify left open: closed at the sandbox's door.
+pub(super) fn env_inherited_descriptor(c: &Context) -> Outcome {
+    let Some(fd) = c.inherited_fd else {
+        return Outcome::Error("aq verify could not open the descriptor".to_string());
+    };
+    let mut b = [0u8; 64];
+    // SAFETY: pread into b from a descriptor number; a closed one fails.
+    let n = unsafe { libc::pread(fd, b.as_mut_ptr().cast(), b.len(), 0) };
+    if n < 0 {
+        return Outcome::Held(errno_text(&std::io::Error::last_os_error()));
+    }
+    if contains(&b[..n as usize], super::SSH_KEY_MARKER.as_bytes()) {
+        Outcome::Leak(format!("read the fake key through descriptor {fd}"))
+    } else {
+        Outcome::Held(format!("descriptor {fd} is another file now"))
+    }
+}
+
 /// The environment the sandbox was made from: init's inside (a copy of aq
 /// verify) and aq verify's own, which is visible only where the process is
 /// (its pid and start time must match: inside, the pid may be another's).

@@ -41,6 +41,36 @@ pub(super) fn net_abstract_unix(c: &Context) -> Outcome {
     }
 }
 
+pub(super) fn net_unix_host_socket(c: &Context) -> Outcome {
+    use std::io::{Read, Write};
+    match std::os::unix::net::UnixStream::connect(&c.unix_socket) {
+        Err(e) => Outcome::Held(errno_text(&e)),
+        Ok(mut s) => {
+            let _ = s.set_read_timeout(Some(FAIL_FAST));
+            let _ = s.write_all(format!("aq-verify-{}\n", c.token).as_bytes());
+            let mut b = [0u8; 64];
+            match s.read(&mut b) {
+                Ok(n) if n > 0 => Outcome::Leak("exchanged a line with the host's socket".into()),
+                _ => Outcome::Leak("connected to the host's socket".into()),
+            }
+        }
+    }
+}
+
+pub(super) fn net_unix_host_datagram(c: &Context) -> Outcome {
+    let sock = match std::os::unix::net::UnixDatagram::unbound() {
+        Ok(s) => s,
+        Err(e) => return Outcome::Held(format!("socket: {}", errno_text(&e))),
+    };
+    match sock.send_to(
+        format!("aq-verify-{}", c.token).as_bytes(),
+        &c.unix_datagram,
+    ) {
+        Err(e) => Outcome::Held(errno_text(&e)),
+        Ok(_) => Outcome::Leak("sent a datagram to the host's socket".into()),
+    }
+}
+
 /// A DNS query for `example.invalid`, type A.
 pub(super) fn dns_query() -> Vec<u8> {
     let mut q = vec![0xa9, 0x71, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];

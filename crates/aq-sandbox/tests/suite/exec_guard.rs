@@ -259,10 +259,18 @@ fn a_guarded_plan_needs_a_judge_and_a_judge_needs_a_guarded_plan() {
     };
     let err = apply(&p, &spec.env, &argv).unwrap_err();
     assert!(matches!(err, SandboxError::ExecGuardMisuse(_)), "{err}");
-    let unguarded = plan(&s.spec(), &HostFacts::probe(&s.spec())).unwrap();
+    // Neither guard: a judge has nothing to judge.
+    let mut bare = s.spec();
+    bare.socket_guard = aq_sandbox::SocketGuardMode::Off;
+    let unguarded = plan(&bare, &HostFacts::probe(&bare)).unwrap();
     let judge = Arc::new(Recorder::default());
-    let err = apply_guarded(&unguarded, &spec.env, &argv, judge).unwrap_err();
+    let err = apply_guarded(&unguarded, &spec.env, &argv, judge.clone()).unwrap_err();
     assert!(matches!(err, SandboxError::ExecGuardMisuse(_)), "{err}");
+    // The socket guard alone takes a judge (it hears of refused connects)
+    // and runs without one.
+    let sockets_only = plan(&s.spec(), &HostFacts::probe(&s.spec())).unwrap();
+    assert!(apply_guarded(&sockets_only, &spec.env, &argv, judge).is_ok());
+    assert!(apply(&sockets_only, &spec.env, &argv).is_ok());
 }
 
 /// `thread-exec:<argv1>:<marker>`: a second thread execs

@@ -7,6 +7,7 @@ mod namespaces;
 mod net;
 mod probe;
 mod seccomp;
+mod sockets;
 mod syscall_probes;
 mod teardown;
 mod unprivileged;

@@ -136,6 +136,16 @@ pub fn run_probe_guarded(
     run_probe_judged(&spec, probe, |_| {}, |_| {}, Some(judge))
 }
 
+/// [`run_probe`] with `judge` given to the sandbox (for a plan without the
+/// exec guard, it hears only of the socket guard's refusals).
+pub fn run_probe_judged_pub(
+    spec: &SandboxSpec,
+    probe: &str,
+    judge: Option<Arc<dyn ExecJudge>>,
+) -> Option<Outcome> {
+    run_probe_judged(spec, probe, |_| {}, |_| {}, judge)
+}
+
 fn run_probe_judged(
     spec: &SandboxSpec,
     probe: &str,
