@@ -4,6 +4,7 @@
 mod util;
 
 mod approve;
+mod aq_state;
 mod audit;
 mod completions;
 mod doctor;

@@ -83,7 +83,7 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, St
         }
         if let Some(log) = &log {
             let top = verdict.deciding_rule();
-            log.event(EventBody::CommandDecision {
+            let logged = log.event(EventBody::CommandDecision {
                 argv,
                 cwd: cwd.display().to_string(),
                 pid: std::process::id(),
@@ -96,6 +96,19 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, St
                 exe: None,
                 found: top.map(|r| r.evidence.clone()).filter(|e| !e.is_empty()),
             });
+            if let Err(e) = logged {
+                // A log that takes no more events (damaged by a write that
+                // should not have happened): nothing runs unlogged.
+                return Ok(hooks::answer(
+                    agent,
+                    Some(HookDecision::Deny),
+                    &format!(
+                        "aq: refused: this agent session's audit log cannot be written ({e}), and nothing runs unlogged; `aq audit verify {}` shows where it is damaged, and moving that log aside starts a new one",
+                        log.id
+                    ),
+                    on_allow,
+                ));
+            }
         }
     }
     let decision = match strictest {
@@ -182,7 +195,7 @@ impl HookSession {
         };
         let s = HookSession { log, id };
         if fresh {
-            s.event(EventBody::SessionStart {
+            let _ = s.event(EventBody::SessionStart {
                 aq_version: env!("CARGO_PKG_VERSION").to_string(),
                 workspace: workspace.display().to_string(),
                 profile: format!("hook:{}", agent.name()),
@@ -196,7 +209,9 @@ impl HookSession {
         Some(s)
     }
 
-    fn event(&self, body: EventBody) {
-        session::log_event(&self.log, &self.id, body);
+    fn event(&self, body: EventBody) -> std::io::Result<()> {
+        self.log
+            .append(body, session::now_rfc3339(), &self.id)
+            .map(|_| ())
     }
 }

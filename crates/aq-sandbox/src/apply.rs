@@ -303,6 +303,7 @@ enum PreparedStep {
     UnmountMaskSources,
     Pin(CString),
     ReadOnly(CString),
+    WritableAgain(CString),
     BindFile(CString, CString),
     ChangeDirectory(CString),
     ForkCommand,
@@ -386,6 +387,7 @@ impl Prepared {
                 Step::MaskDatagramSocket(p) => PreparedStep::MaskSocket(path_cstring(p)?),
                 Step::PinMountPoint(p) => PreparedStep::Pin(path_cstring(p)?),
                 Step::BindReadOnly(p) => PreparedStep::ReadOnly(path_cstring(p)?),
+                Step::BindWritableAgain(p) => PreparedStep::WritableAgain(path_cstring(p)?),
                 Step::BindFile { source, target } => {
                     PreparedStep::BindFile(path_cstring(source)?, path_cstring(target)?)
                 }
@@ -551,6 +553,7 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
             PreparedStep::UnmountMaskSources => mounts::apply_unmount_mask_sources(i),
             PreparedStep::Pin(path) => mounts::apply_pin(&path, i),
             PreparedStep::ReadOnly(path) => mounts::apply_read_only(&path, i),
+            PreparedStep::WritableAgain(path) => mounts::apply_writable_again(&path, i),
             PreparedStep::BindFile(source, target) => mounts::apply_bind_file(&source, &target, i),
             PreparedStep::ChangeDirectory(path) => mounts::apply_working_directory(&path, i),
             PreparedStep::ForkCommand => fork_and_relay(i, report_fd, Role::Init),

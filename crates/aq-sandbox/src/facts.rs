@@ -104,6 +104,7 @@ pub(crate) fn spec_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
     out.extend(spec.masked.iter().cloned());
     out.extend(spec.readable.iter().flatten().cloned());
     out.extend(spec.allowed_sockets.iter().cloned());
+    out.extend(spec.writable_again.iter().cloned());
     for (source, target) in &spec.file_binds {
         out.push(source.clone());
         out.push(target.clone());

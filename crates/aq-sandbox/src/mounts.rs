@@ -158,6 +158,36 @@ pub(crate) fn apply_bind_file(source: &CStr, target: &CStr, step: u32) -> Result
 /// remount fails with EPERM.
 pub(crate) fn apply_read_only(path: &CStr, step: u32) -> Result<(), Fail> {
     apply_pin(path, step)?;
+    let keep = locked_flags(path, step)?;
+    mount(
+        None,
+        path,
+        None,
+        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | keep,
+        None,
+        step,
+    )
+}
+
+/// Bind `path` (beneath a read-only bind) over itself and remount it
+/// writable: the one place inside that stays writable (a session's `TMPDIR`
+/// inside aq's state). The flags the mount inherited locked are kept.
+pub(crate) fn apply_writable_again(path: &CStr, step: u32) -> Result<(), Fail> {
+    apply_pin(path, step)?;
+    let keep = locked_flags(path, step)?;
+    mount(
+        None,
+        path,
+        None,
+        libc::MS_REMOUNT | libc::MS_BIND | keep,
+        None,
+        step,
+    )
+}
+
+/// The mount flags of `path`'s mount a remount must keep (nosuid, nodev,
+/// noexec and the atime ones), as `MS_*` bits.
+fn locked_flags(path: &CStr, step: u32) -> Result<libc::c_ulong, Fail> {
     // SAFETY: statvfs is plain data; zeroed is valid; path is NUL-terminated.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     let ret = unsafe { libc::statvfs(path.as_ptr(), &mut st) };
@@ -173,14 +203,7 @@ pub(crate) fn apply_read_only(path: &CStr, step: u32) -> Result<(), Fail> {
     .iter()
     .filter(|(st_flag, _)| st.f_flag & st_flag != 0)
     .fold(0, |acc, (_, ms)| acc | ms);
-    mount(
-        None,
-        path,
-        None,
-        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | keep,
-        None,
-        step,
-    )
+    Ok(keep)
 }
 
 /// `chdir(path)` once every mount is in place, so the working directory is

@@ -365,6 +365,9 @@ pub enum Step {
     PinMountPoint(PathBuf),
     /// Bind `path` over itself recursively, then remount it read-only.
     BindReadOnly(PathBuf),
+    /// Bind `path`, beneath a read-only bind, over itself and remount it
+    /// writable.
+    BindWritableAgain(PathBuf),
     /// Bind the file `source` over the file `target` (writable: Landlock
     /// grants the source).
     BindFile {
@@ -435,6 +438,7 @@ impl Step {
             Step::MaskDatagramSocket(_) => "host datagram socket mask",
             Step::PinMountPoint(_) => "read-only path pin",
             Step::BindReadOnly(_) => "read-only path",
+            Step::BindWritableAgain(_) => "writable path beneath a read-only one",
             Step::BindFile { .. } => "file bound over another",
             Step::ChangeDirectory(_) => "working directory",
             Step::ForkCommand => "command process",
@@ -456,6 +460,7 @@ impl Step {
             | Step::MaskDatagramSocket(path)
             | Step::PinMountPoint(path)
             | Step::BindReadOnly(path)
+            | Step::BindWritableAgain(path)
             | Step::BindFile { target: path, .. }
             | Step::ChangeDirectory(path)
             | Step::JoinCgroup { parent: path, .. } => Some(path),
@@ -654,6 +659,11 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
         });
     }
     steps.extend(plan_read_only(spec, facts, &workspace)?);
+    for w in &spec.writable_again {
+        if let PathFacts::Exists { real, .. } = facts.path(w) {
+            steps.push(Step::BindWritableAgain(real.clone()));
+        }
+    }
     steps.push(Step::ChangeDirectory(
         facts.cwd.clone().unwrap_or_else(|| workspace.clone()),
     ));

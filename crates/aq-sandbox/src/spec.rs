@@ -12,6 +12,11 @@ pub struct SandboxSpec {
     pub workspace: PathBuf,
     /// Extra paths the command may write (files or directories), e.g. `/dev/null`, `/tmp`.
     pub writable: Vec<PathBuf>,
+    /// Paths beneath a [`SandboxSpec::read_only`] path that stay writable
+    /// (bound over themselves again after the read-only binds): a session's
+    /// `TMPDIR` inside aq's state, which is read-only. Missing ones are
+    /// skipped.
+    pub writable_again: Vec<PathBuf>,
     /// Paths inside the workspace that stay read-only, e.g. `.git/hooks`, `.git/config`.
     /// Relative paths are taken relative to the workspace. Each must exist (see
     /// [`crate::PlanError::ReadOnlyPathMissing`]).
@@ -94,6 +99,7 @@ impl SandboxSpec {
             workspace: workspace.into(),
             writable: Vec::new(),
             read_only: Vec::new(),
+            writable_again: Vec::new(),
             file_binds: Vec::new(),
             readable: None,
             log_denials: false,

@@ -190,12 +190,19 @@ impl ExecJudge for SessionExecJudge {
             self.supervisor
                 .command_pid
                 .store(event.pid, std::sync::atomic::Ordering::Relaxed);
+            self.supervisor.health.set_command(event.pid);
             if let Some(a) = &self.agent {
                 a.initial
                     .store(event.pid, std::sync::atomic::Ordering::Relaxed);
                 a.add(event.pid);
             }
             return ExecVerdict::Allow;
+        }
+        if self.supervisor.health.failed() {
+            // Nothing new runs once the log fails (the session is ending).
+            return ExecVerdict::Deny {
+                message: crate::supervisor::LOG_FAILED_REFUSAL.to_string(),
+            };
         }
         if self.aq_binaries.contains(&event.dev_ino) {
             return ExecVerdict::Allow;

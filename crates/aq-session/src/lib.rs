@@ -22,6 +22,8 @@
 //! - [`supervisor`]: judging what shims and the exec guard send, logging,
 //!   asking a human; [`exec_judge`] and [`exec_identity`] for the exec
 //!   guard; [`refusal`] is what a refused command is told;
+//! - [`workspace`]: which directory may be a session's workspace, and
+//!   aq's own places that stay read-only whatever it is;
 //! - [`network`]: the broker and key proxy wired to a session;
 //!   [`sandbox_spec`]: a profile turned into the sandbox's spec;
 //!   [`denials`]: Landlock's refusals read back from the kernel's audit;
@@ -49,5 +51,6 @@ pub mod run;
 pub mod sandbox_spec;
 pub mod sources;
 pub mod supervisor;
+pub mod workspace;
 
 pub use files::*;

@@ -102,6 +102,15 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     let started = Instant::now();
     let now = SystemTime::now();
     let workspace = resolve_workspace(args.workspace.as_deref())?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .and_then(|h| std::fs::canonicalize(h).ok());
+    crate::workspace::check(
+        &workspace,
+        home.as_deref(),
+        &crate::workspace::protected_places(),
+    )
+    .map_err(|e| format!("refused: {e}"))?;
     let loaded = crate::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
     // `[audit] export` to OTLP with headers from the environment that do
@@ -258,6 +267,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         .iter()
         .map(|target| aq_export::Shipper::start(target, &log_path))
         .collect();
+    let health = std::sync::Arc::new(crate::supervisor::LogHealth::default());
     let listener = aq_shim::channel::bind(&dir)
         .map_err(|e| format!("cannot open the supervisor socket: {e}"))?;
     let supervisor = std::sync::Arc::new(crate::supervisor::Supervisor {
@@ -271,8 +281,9 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         exec_guarded: guarded,
         verdicts: Default::default(),
         prompting: Default::default(),
-        writer: crate::supervisor::LogWriter::start(&log_path, id.clone())
+        writer: crate::supervisor::LogWriter::start(&log_path, id.clone(), health.clone())
             .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
+        health: health.clone(),
         home: std::env::var("HOME").ok(),
         command_pid: Default::default(),
     });
@@ -326,9 +337,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         layers.push(format!("network {net_note}"));
         layers.push(format!("limits: {}", limits_note(&profile, &s.plan)));
     }
-    session::log_event(
-        &log,
-        &id,
+    let started_logged = log.append(
         EventBody::SessionStart {
             aq_version: env!("CARGO_PKG_VERSION").to_string(),
             workspace: workspace.display().to_string(),
@@ -339,7 +348,14 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             layers,
             grants: Some(grants_record),
         },
+        session::now_rfc3339(),
+        &id,
     );
+    if let Err(e) = started_logged {
+        // Nothing runs that the log would not record.
+        eprintln!("aq: cannot write the audit log: {e}; nothing was run");
+        return Ok(ExitCode::from(EXIT_SANDBOX));
+    }
     let unanswered_word = if settings.unanswered == Decision::Allow {
         "run"
     } else {
@@ -602,6 +618,12 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         } else if !args.quiet {
             eprint!("{}", summary.recap());
         }
+    }
+    if health.failed() {
+        eprintln!(
+            "aq: session {id} ended because its audit log could not be written (exit {EXIT_SANDBOX}); `aq audit verify {id}` shows where"
+        );
+        return Ok(ExitCode::from(EXIT_SANDBOX));
     }
     let code = match (exit_code, signal) {
         (Some(c), _) => c.clamp(0, 255) as u8,

@@ -239,6 +239,34 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
         read_only.extend(g.read_only_workspace.iter().cloned());
         read_only.extend(g.read_only_home.iter().cloned());
     }
+    // aq's state and configuration, wherever a writable path holds them
+    // (`dev`'s /tmp with a home under it, a profile's own `writable`):
+    // read-only, but for this session's TMPDIR inside the state.
+    let mut writable_again = Vec::new();
+    let protected = crate::workspace::protected_places();
+    let others: Vec<PathBuf> = writable
+        .iter()
+        .filter(|w| Some(w.as_path()) != inputs.tmpdir)
+        .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.clone()))
+        .collect();
+    for p in crate::workspace::to_keep_read_only(&others, &protected) {
+        // A missing one is made, or the sandbox could create it (a policy
+        // file the next session would load).
+        if let Err(e) = std::fs::create_dir_all(&p.path) {
+            notes.push(format!(
+                "{} not protected: cannot create it ({e})",
+                p.path.display()
+            ));
+            continue;
+        }
+        read_only.push(p.path.clone());
+        let tmp = inputs
+            .tmpdir
+            .map(|t| std::fs::canonicalize(t).unwrap_or_else(|_| t.to_path_buf()));
+        if let Some(t) = tmp.filter(|t| t.starts_with(&p.path)) {
+            writable_again.push(t);
+        }
+    }
 
     let mut masked = BTreeSet::new();
     let mut workspace_globs: Vec<String> = profile.masked_in_workspace.clone();
@@ -305,6 +333,7 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
     spec.readable = readable;
     spec.log_denials = inputs.log_denials;
     spec.read_only = read_only;
+    spec.writable_again = writable_again;
     spec.file_binds = inputs
         .grants
         .map(|g| {

@@ -53,6 +53,48 @@ pub struct Supervisor {
     pub verdicts: Mutex<HashMap<Vec<String>, Arc<Verdict>>>,
     /// Whether `aq run` prompts on its own terminal (set once the prompter runs).
     pub prompting: std::sync::atomic::AtomicBool,
+    /// Whether the log still takes events; a session whose log fails ends.
+    pub health: Arc<LogHealth>,
+}
+
+/// Whether a session's log still takes events. The log is the record of
+/// what ran: once an append fails (a full disk, a log damaged by a writer
+/// that should not have had access), the session ends rather than go on
+/// unlogged, and every exec asked meanwhile is refused.
+#[derive(Debug, Default)]
+pub struct LogHealth {
+    failed: std::sync::atomic::AtomicBool,
+    /// The session's command (host pid, 0 before it is known): killed when
+    /// the log fails, which ends the sandbox with it.
+    command: std::sync::atomic::AtomicU32,
+}
+
+impl LogHealth {
+    /// Whether an append has failed.
+    pub fn failed(&self) -> bool {
+        self.failed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The command to end if the log fails.
+    pub fn set_command(&self, pid: u32) {
+        self.command
+            .store(pid, std::sync::atomic::Ordering::Release);
+    }
+
+    /// An append failed with `e`: say so once and end the session's command.
+    pub fn fail(&self, e: &dyn std::fmt::Display) {
+        if self.failed.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        eprintln!(
+            "aq: the session's audit log cannot be written ({e}): ending the session, since nothing may run unlogged"
+        );
+        let pid = self.command.load(std::sync::atomic::Ordering::Acquire);
+        if pid > 1 {
+            // SAFETY: signalling the session's own command.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+    }
 }
 
 /// How many allowed argvs a session remembers; the cache starts over when full.
@@ -74,7 +116,11 @@ const BATCH_WINDOW: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl LogWriter {
     /// Start a writer appending to `path` for session `id`.
-    pub fn start(path: &std::path::Path, id: String) -> std::io::Result<LogWriter> {
+    pub fn start(
+        path: &std::path::Path,
+        id: String,
+        health: Arc<LogHealth>,
+    ) -> std::io::Result<LogWriter> {
         let log = AuditLog::open(path)?;
         let (tx, rx) = std::sync::mpsc::channel::<(EventBody, std::time::SystemTime)>();
         let done = std::thread::spawn(move || {
@@ -85,7 +131,7 @@ impl LogWriter {
                     .map(|(body, at)| (body, session::rfc3339(at)))
                     .collect();
                 if let Err(e) = log.append_all(batch, &id) {
-                    eprintln!("aq: warning: cannot write the audit log: {e}");
+                    health.fail(&e);
                 }
             }
         });
@@ -204,6 +250,9 @@ impl Supervisor {
     pub fn decide(&self, argv: &[String], asker: Asker<'_>) -> ExecAnswer {
         if argv.is_empty() {
             return self.refuse("aq: refused: empty command\n".to_string());
+        }
+        if self.health.failed() {
+            return self.refuse(LOG_FAILED_REFUSAL.to_string());
         }
         let pid = asker.pid;
         // Judged as an exec: a `-c` string is judged for what it runs.
@@ -356,7 +405,9 @@ impl Supervisor {
     }
 
     fn log(&self, body: EventBody) {
-        session::log_event(&self.log, &self.file.id, body);
+        if let Err(e) = self.log.append(body, session::now_rfc3339(), &self.file.id) {
+            self.health.fail(&e);
+        }
     }
 
     /// Hand `body` to the background writer (see [`LogWriter`]); written
@@ -488,6 +539,9 @@ impl Supervisor {
         ))
     }
 }
+
+/// What an exec asked after the log failed is told.
+pub const LOG_FAILED_REFUSAL: &str = "aq: refused: the session's audit log cannot be written, so the session is ending (nothing runs unlogged)\n";
 
 /// The access a refused `connect` to a host socket is logged as.
 pub const UNIX_CONNECT: &str = "unix.connect";
