@@ -308,3 +308,38 @@ fn build_caches_that_later_builds_trust_are_read_only_except_in_dev() {
         .stdout_has(&format!("wrote {}", crate_src.display()))
         .stdout_has(&format!("wrote {}", npm_entry.display()));
 }
+
+#[test]
+fn the_user_may_name_a_host_socket_and_a_repository_may_not() {
+    // `[session] host_sockets = ["$SSH_AUTH_SOCK"]` in the user's policy:
+    // git over SSH with the user's agent. The same line in the repository's
+    // file is ignored, and said so.
+    use std::sync::atomic::Ordering;
+    let agent_dir = tempfile::Builder::new().prefix("ssh-").tempdir_in("/tmp").unwrap();
+    let agent = agent_dir.path().join("agent.77");
+    let seen = host_service(&agent);
+    let agent_s = agent.display().to_string();
+    let repo = Env::with_policy("", "");
+    repo.write(
+        &repo.project_policy(),
+        "version = 1\n[session]\nhost_sockets = [\"$SSH_AUTH_SOCK\"]\n",
+    );
+    repo.write(&repo.work().join("reach.py"), EXCHANGE_PY);
+    let out = repo.aq_with(
+        &[("SSH_AUTH_SOCK", &agent_s)],
+        &["run", "--quiet", "--", "python3", "reach.py", &agent_s],
+    );
+    out.code(0)
+        .stdout_has(&format!("refused {agent_s} EACCES"))
+        .stderr_has("host_sockets");
+    assert_eq!(seen.load(Ordering::SeqCst), 0);
+    let user = Env::with_policy("host_sockets = [\"$SSH_AUTH_SOCK\"]", "");
+    user.write(&user.work().join("reach.py"), EXCHANGE_PY);
+    user.aq_with(
+        &[("SSH_AUTH_SOCK", &agent_s)],
+        &["run", "--quiet", "--", "python3", "reach.py", &agent_s],
+    )
+    .code(0)
+    .stdout_has(&format!("exchanged {agent_s}"));
+    assert_eq!(seen.load(Ordering::SeqCst), 1);
+}

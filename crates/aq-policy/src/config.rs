@@ -277,6 +277,8 @@ pub struct SessionLayer {
     pub shims: Vec<String>,
     /// Secret-looking variables to pass on to commands anyway.
     pub env_pass: Vec<(String, Location)>,
+    /// Unix sockets of the host the sandbox may connect to.
+    pub host_sockets: Vec<(String, Location)>,
     /// The sandbox profile `aq run` uses by default.
     pub profile: Option<(String, Location)>,
     /// Whether `aq run` scans the workspace with `aq preflight` first.
@@ -297,6 +299,11 @@ pub struct SessionSettings {
     pub extra_shims: Vec<String>,
     /// Secret-looking variables passed on to commands anyway.
     pub env_pass: Vec<String>,
+    /// Unix sockets of the host the sandbox may connect to all the same
+    /// (an absolute path, `~/PATH`, or `$VAR` for the path a variable
+    /// holds, like `$SSH_AUTH_SOCK`); every other one is refused. Only the
+    /// user's own files may name one.
+    pub host_sockets: Vec<String>,
     /// The sandbox profile `aq run` uses when `--profile` is not given.
     pub profile: String,
     /// `aq run` scans the workspace with `aq preflight` first.
@@ -314,6 +321,7 @@ impl Default for SessionSettings {
             unanswered: Decision::Block,
             extra_shims: Vec::new(),
             env_pass: Vec::new(),
+            host_sockets: Vec::new(),
             profile: DEFAULT_PROFILE.to_string(),
             preflight: false,
             wait_for_approver: false,
@@ -405,6 +413,8 @@ struct RawSession {
     shims: Vec<Spanned<String>>,
     #[serde(default)]
     env_pass: Vec<Spanned<String>>,
+    #[serde(default)]
+    host_sockets: Vec<Spanned<String>>,
     profile: Option<Spanned<String>>,
     preflight: Option<Spanned<bool>>,
     wait_for_approver: Option<Spanned<bool>>,
@@ -646,6 +656,20 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             .help("use letters, digits and underscores, like `OPENAI_API_KEY`"));
         }
         session.env_pass.push((v.clone(), loc(var.span().start)));
+    }
+    for s in &raw.session.host_sockets {
+        let v = s.get_ref();
+        let var_ok = v
+            .strip_prefix('$')
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        if !(v.starts_with('/') || v.starts_with("~/") || var_ok) {
+            return Err(err(
+                s.span(),
+                format!("`{v}` is not a socket path"),
+            )
+            .help("give an absolute path, `~/PATH`, or `$VAR` for the path a variable holds, like `$SSH_AUTH_SOCK`"));
+        }
+        session.host_sockets.push((v.clone(), loc(s.span().start)));
     }
     if let Some(p) = &raw.session.profile {
         session.profile = Some((p.get_ref().clone(), loc(p.span().start)));
@@ -1028,6 +1052,17 @@ impl EffectivePolicy {
             }
         }
 
+        for (path, at) in &sess.host_sockets {
+            if trust == Trust::TightenOnly {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("`host_sockets` entry `{path}`"),
+                    kept: "the host's Unix sockets stay out of the sandbox's reach".to_string(),
+                });
+            } else if !self.session.host_sockets.contains(path) {
+                self.session.host_sockets.push(path.clone());
+            }
+        }
         if let Some((on, at)) = &sess.preflight {
             if trust == Trust::TightenOnly && !on && self.session.preflight {
                 self.ignored.push(IgnoredEntry {

@@ -312,6 +312,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             &grants,
             denials.is_some(),
             &args.pass_fds,
+            &settings.host_sockets,
         ) {
             Ok(s) => Some(s),
             Err(e) => {
@@ -711,6 +712,7 @@ fn plan_sandbox(
     grants: &aq_agents::Grants,
     log_denials: bool,
     pass_fds: &[i32],
+    host_sockets_named: &[String],
 ) -> Result<PlannedSandbox, String> {
     let tmpdir = dir.join("tmp");
     std::fs::create_dir_all(&tmpdir)
@@ -768,9 +770,12 @@ fn plan_sandbox(
                 .filter(|p| p.is_absolute() && p.exists())
                 .collect(),
             log_denials,
-            // The supervisor's socket: the one host socket the sandbox
-            // may reach (a shim's line to its judge).
-            allowed_sockets: vec![dir.join(aq_shim::channel::SOCKET_NAME)],
+            // The supervisor's socket (a shim's line to its judge) and the
+            // ones the user's policy names: the only host sockets the
+            // sandbox may reach.
+            allowed_sockets: std::iter::once(dir.join(aq_shim::channel::SOCKET_NAME))
+                .chain(host_sockets(host_sockets_named, home.as_deref()))
+                .collect(),
             pass_fds: pass_fds.to_vec(),
         },
     )?;
@@ -782,6 +787,26 @@ fn plan_sandbox(
         argv,
         notes: planned.notes,
     })
+}
+
+/// `[session] host_sockets` as paths: `~/` in the home, `$VAR` the path
+/// the variable holds now (unset or empty: nothing).
+fn host_sockets(named: &[String], home: Option<&Path>) -> Vec<PathBuf> {
+    named
+        .iter()
+        .filter_map(|s| {
+            if let Some(var) = s.strip_prefix('$') {
+                std::env::var_os(var)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            } else if let Some(rest) = s.strip_prefix("~/") {
+                home.map(|h| h.join(rest))
+            } else {
+                Some(PathBuf::from(s))
+            }
+        })
+        .filter(|p| p.is_absolute())
+        .collect()
 }
 
 fn run_sandboxed(
