@@ -315,7 +315,10 @@ fn the_user_may_name_a_host_socket_and_a_repository_may_not() {
     // git over SSH with the user's agent. The same line in the repository's
     // file is ignored, and said so.
     use std::sync::atomic::Ordering;
-    let agent_dir = tempfile::Builder::new().prefix("ssh-").tempdir_in("/tmp").unwrap();
+    let agent_dir = tempfile::Builder::new()
+        .prefix("ssh-")
+        .tempdir_in("/tmp")
+        .unwrap();
     let agent = agent_dir.path().join("agent.77");
     let seen = host_service(&agent);
     let agent_s = agent.display().to_string();

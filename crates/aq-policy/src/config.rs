@@ -659,9 +659,9 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
     }
     for s in &raw.session.host_sockets {
         let v = s.get_ref();
-        let var_ok = v
-            .strip_prefix('$')
-            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        let var_ok = v.strip_prefix('$').is_some_and(|n| {
+            !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
         if !(v.starts_with('/') || v.starts_with("~/") || var_ok) {
             return Err(err(
                 s.span(),

@@ -77,6 +77,9 @@ pub(crate) struct SocketGuard {
     diag: OnceLock<Mutex<OwnedFd>>,
     /// The inode of the sandbox's PID namespace, set at the handshake.
     pid_ns: OnceLock<u64>,
+    /// The command's pid (the caller's PID namespace), set at the handshake:
+    /// its `/proc/<pid>/root/proc` lists the sandbox's processes only.
+    command: OnceLock<i32>,
     /// aq's own sockets the sandbox may reach: (device, inode).
     allowed: Vec<(u64, u64)>,
     /// Targets already reported.
@@ -99,6 +102,7 @@ impl SocketGuard {
             host_network,
             diag: OnceLock::new(),
             pid_ns: OnceLock::new(),
+            command: OnceLock::new(),
             allowed,
             reported: Mutex::new(HashSet::new()),
         }
@@ -110,6 +114,7 @@ impl SocketGuard {
     pub(crate) fn attach(&self, command: i32, diag: Option<OwnedFd>) -> io::Result<()> {
         let ns = std::fs::metadata(format!("/proc/{command}/ns/pid"))?;
         let _ = self.pid_ns.set(std::os::unix::fs::MetadataExt::ino(&ns));
+        let _ = self.command.set(command);
         match (self.host_network, diag) {
             (false, Some(d)) => {
                 let _ = self.diag.set(Mutex::new(d));
@@ -507,7 +512,9 @@ fn dump(diag: &OwnedFd) -> io::Result<Vec<unix_diag::DiagSocket>> {
 }
 
 /// Whether a process of the sandbox's PID namespace holds one of the
-/// sockets `inodes`.
+/// sockets `inodes`: looked for in the sandbox's own `/proc` (through the
+/// command's root: its processes only), else among every process of the
+/// host whose PID namespace is the sandbox's.
 fn held_by_sandbox(guard: &SocketGuard, inodes: &HashSet<u32>) -> bool {
     if inodes.is_empty() {
         return false;
@@ -516,6 +523,25 @@ fn held_by_sandbox(guard: &SocketGuard, inodes: &HashSet<u32>) -> bool {
         return false;
     };
     let want = format!("pid:[{ns}]");
+    let in_sandbox = |proc_dir: &str| {
+        std::fs::read_link(format!("{proc_dir}/ns/pid"))
+            .is_ok_and(|l| l.as_os_str() == OsStr::new(&want))
+    };
+    // The command is still the sandbox's (its pid not reused by the host).
+    if let Some(command) = guard
+        .command
+        .get()
+        .filter(|c| in_sandbox(&format!("/proc/{c}")))
+    {
+        let own_proc = format!("/proc/{command}/root/proc");
+        if let Ok(procs) = std::fs::read_dir(&own_proc) {
+            return procs.flatten().any(|entry| {
+                let name = entry.file_name();
+                name.as_bytes().iter().all(u8::is_ascii_digit)
+                    && holds_one_of(&entry.path(), inodes)
+            });
+        }
+    }
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return false;
     };
@@ -525,24 +551,24 @@ fn held_by_sandbox(guard: &SocketGuard, inodes: &HashSet<u32>) -> bool {
             continue;
         }
         let dir = entry.path();
-        let in_sandbox = std::fs::read_link(dir.join("ns/pid"))
-            .is_ok_and(|l| l.as_os_str() == OsStr::new(&want));
-        if !in_sandbox {
-            continue;
-        }
-        let Ok(fds) = std::fs::read_dir(dir.join("fd")) else {
-            continue;
-        };
-        for fd in fds.flatten() {
-            if let Ok(link) = std::fs::read_link(fd.path())
-                && let Some(ino) = socket_inode(link.as_os_str().as_bytes())
-                && inodes.contains(&ino)
-            {
-                return true;
-            }
+        if in_sandbox(&dir.to_string_lossy()) && holds_one_of(&dir, inodes) {
+            return true;
         }
     }
     false
+}
+
+/// Whether the process whose `/proc` directory is `dir` holds one of the
+/// sockets `inodes`.
+fn holds_one_of(dir: &std::path::Path, inodes: &HashSet<u32>) -> bool {
+    let Ok(fds) = std::fs::read_dir(dir.join("fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path()).is_ok_and(|link| {
+            socket_inode(link.as_os_str().as_bytes()).is_some_and(|ino| inodes.contains(&ino))
+        })
+    })
 }
 
 /// `socket:[N]` → N (its low 32 bits, as `sock_diag` reports it).
