@@ -88,8 +88,14 @@ fn main() {
 
     // (a) system binaries: an indexed tool, and one no table names.
     for (label, exe) in [
-        ("(a) system binary, indexed tool (/usr/bin/curl)", "/usr/bin/curl"),
-        ("(a) system binary, not indexed (/usr/bin/true)", "/usr/bin/true"),
+        (
+            "(a) system binary, indexed tool (/usr/bin/curl)",
+            "/usr/bin/curl",
+        ),
+        (
+            "(a) system binary, not indexed (/usr/bin/true)",
+            "/usr/bin/true",
+        ),
     ] {
         let exe = Path::new(exe);
         if !exe.exists() {
@@ -109,10 +115,20 @@ fn main() {
     // looked at once (first), then again (cached).
     let n = rounds.min(300);
     let sources = [
-        ("unknown ELF (/usr/bin/true copied, 1 byte appended)", "/usr/bin/true", true, ""),
+        (
+            "unknown ELF (/usr/bin/true copied, 1 byte appended)",
+            "/usr/bin/true",
+            true,
+            "",
+        ),
         ("altered rm (1 byte appended)", "/bin/rm", true, ""),
         ("exact copy of rm", "/bin/rm", false, ""),
-        ("unknown ELF under target/ (trusted)", "/usr/bin/true", true, "target/debug/"),
+        (
+            "unknown ELF under target/ (trusted)",
+            "/usr/bin/true",
+            true,
+            "target/debug/",
+        ),
     ];
     for (label, src, append, dir) in sources {
         let bytes = {
