@@ -93,13 +93,23 @@ impl Summary {
                 .as_deref()
                 .filter(|_| e.rules.iter().any(|r| r == "exec-unknown-native"))
             {
+                let what = format!(
+                    "{exe} [{}] asked, {}",
+                    e.rules.join(", "),
+                    e.answer.as_deref().unwrap_or("unanswered")
+                );
+                if exe.starts_with("/memfd:") || exe.ends_with(" (deleted)") {
+                    add(Remedy {
+                        kind: "exec",
+                        what,
+                        line: "no grant: a memfd or a deleted file has no path to trust; `[rules] \"exec-unknown-native\" = \"allow\"` turns the ask off everywhere".to_string(),
+                        warning: Some("what a memfd holds can change while it runs".to_string()),
+                    });
+                    continue;
+                }
                 add(Remedy {
                     kind: "exec",
-                    what: format!(
-                        "{exe} [{}] asked, {}",
-                        e.rules.join(", "),
-                        e.answer.as_deref().unwrap_or("unanswered")
-                    ),
+                    what,
                     line: format!(
                         "[session] trusted_exec = [\"{exe}\"] in your own policy file, if it is a build output (a glob relative to the workspace covers a whole build directory)"
                     ),
@@ -311,6 +321,18 @@ mod tests {
                 .as_deref()
                 .unwrap()
                 .contains("runs without asking")
+        );
+        // A memfd has no path to trust.
+        let mut m = entry(&["rm"], &["exec-unknown-native"], Some("headless"));
+        m.exe = Some("/memfd:r (deleted)".to_string());
+        let s = Summary {
+            asked: vec![m],
+            ..Summary::default()
+        };
+        assert!(
+            s.remedies()[0].line.starts_with("no grant"),
+            "{:?}",
+            s.remedies()
         );
     }
 
