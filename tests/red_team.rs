@@ -346,3 +346,113 @@ fn the_user_may_name_a_host_socket_and_a_repository_may_not() {
     .stdout_has(&format!("exchanged {agent_s}"));
     assert_eq!(seen.load(Ordering::SeqCst), 1);
 }
+
+/// Issue 26, finding 4: one appended byte made a copy of `rm` an unknown
+/// program, and unknown programs ran. The copy is judged as `rm` now (its
+/// ELF build id is unchanged), and asks besides, since it is not `rm`.
+#[test]
+fn a_copy_of_rm_with_one_byte_appended_is_judged_as_rm() {
+    let env = Env::with_policy("wait_for_approver = false", "");
+    std::fs::create_dir_all(env.work().join(".git/objects/ab")).unwrap();
+    env.write(&env.work().join(".git/objects/ab/cd"), "object\n");
+    env.write(&env.work().join("f.txt"), "scratch\n");
+    env.write(
+        &env.work().join("attack.sh"),
+        "cp /bin/rm r && printf x >> r && ./r -rf .git/objects; echo \"altered exited $?\"\n\
+         ./r --version >/dev/null; echo \"version exited $?\"\n\
+         cp /bin/rm r2 && ./r2 f.txt; echo \"exact copy exited $?\"\n",
+    );
+    let out = env.aq(&["run", "--", "sh", "attack.sh"]);
+    out.code(0)
+        .stdout_has("altered exited 126")
+        .stdout_has("version exited 126")
+        .stdout_has("exact copy exited 0")
+        .stderr_has("aq: not approved (nobody to ask")
+        .stderr_has("): rm -rf .git/objects")
+        .stderr_has("rule:  fs-rm-recursive (ask")
+        .stderr_has("is an altered copy of rm (the same ELF build id");
+    assert!(
+        env.work().join(".git/objects/ab/cd").exists(),
+        "{}",
+        out.dump()
+    );
+    // The control: an exact copy is rm, and does what rm may.
+    assert!(!env.work().join("f.txt").exists(), "{}", out.dump());
+    let session = env.only_session();
+    let rm: Vec<_> = session
+        .events_of("command_decision")
+        .into_iter()
+        .filter(|d| d["source"] == "exec-guard" && d["argv"][0] == "rm")
+        .collect();
+    let altered = rm
+        .iter()
+        .find(|d| d["argv"][1] == "-rf")
+        .unwrap_or_else(|| panic!("no decision for ./r -rf:\n{}", session.log_text()));
+    assert_eq!(altered["decision"], "ask", "{altered}");
+    assert_eq!(
+        altered["rules"],
+        serde_json::json!(["exec-unknown-native", "fs-rm-recursive"]),
+        "{altered}"
+    );
+    assert_eq!(altered["identity"]["how"], "build-id", "{altered}");
+    assert_eq!(altered["identity"]["finding"], "altered-copy", "{altered}");
+    let exact = rm
+        .iter()
+        .find(|d| d["argv"][1] == "f.txt")
+        .unwrap_or_else(|| panic!("no decision for ./r2:\n{}", session.log_text()));
+    assert_eq!(exact["decision"], "allow", "{exact}");
+    assert_eq!(exact["identity"]["how"], "content", "{exact}");
+}
+
+/// Issue 26, finding 4 in `dev` (the host network): an altered copy of
+/// curl sent a file to a listener. It is judged as curl now, and asks.
+#[test]
+fn an_altered_copy_of_curl_cannot_send_a_file_in_dev() {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let got = received.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+            let mut buf = [0u8; 4096];
+            if let Ok(n) = conn.read(&mut buf) {
+                got.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+            let _ = std::io::Write::write_all(&mut conn, b"HTTP/1.0 200 OK\r\n\r\n");
+        }
+    });
+    // Fetching is allowed by this policy, so only the copy's identity
+    // stands between it and the listener.
+    let env = Env::with_policy("wait_for_approver = false", "\"net-fetch\" = \"allow\"");
+    env.write(&env.work().join("notes.txt"), "MARKER-from-the-workspace\n");
+    let url = format!("http://127.0.0.1:{port}/");
+    env.write(
+        &env.work().join("send.sh"),
+        &format!(
+            "cp /usr/bin/curl c && printf x >> c && ./c -s --data-binary @notes.txt {url}; echo \"altered exited $?\"\n"
+        ),
+    );
+    let out = env.aq(&["run", "--profile", "dev", "--", "sh", "send.sh"]);
+    out.code(0)
+        .stdout_has("altered exited 126")
+        .stderr_has("rule:  exec-unknown-native (ask")
+        .stderr_has("is an altered copy of curl");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(
+        !String::from_utf8_lossy(&received.lock().unwrap()).contains("MARKER"),
+        "the listener got the file"
+    );
+    // The control: curl itself reaches the listener with the same file.
+    env.write(
+        &env.work().join("send.sh"),
+        &format!("/usr/bin/curl -s --data-binary @notes.txt {url}; echo \"curl exited $?\"\n"),
+    );
+    env.aq(&["run", "--profile", "dev", "--", "sh", "send.sh"])
+        .code(0)
+        .stdout_has("curl exited 0");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(String::from_utf8_lossy(&received.lock().unwrap()).contains("MARKER"));
+}

@@ -9,6 +9,7 @@ mod audit;
 mod completions;
 mod doctor;
 mod exec_guard;
+mod exec_identity;
 mod export;
 mod grants;
 mod lint;

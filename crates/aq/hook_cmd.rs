@@ -95,6 +95,7 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, St
                 source: format!("hook:{}", agent.name()),
                 exe: None,
                 found: top.map(|r| r.evidence.clone()).filter(|e| !e.is_empty()),
+                identity: None,
             });
             if let Err(e) = logged {
                 // A log that takes no more events (damaged by a write that
@@ -178,6 +179,7 @@ impl HookSession {
                             policy: aq_policy::Policy::default(),
                             policy_digest: String::new(),
                             wait_for_approver: false,
+                            trusted_exec: Vec::new(),
                         },
                     )
                 });

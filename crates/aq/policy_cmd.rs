@@ -286,6 +286,25 @@ fn render_show_text(loaded: &Loaded) -> String {
 
     let _ = writeln!(
         s,
+        "\nbuild outputs the exec guard runs without asking ([session] trusted_exec; relative to the workspace unless written otherwise):"
+    );
+    if eff.session.trusted_exec.is_empty() {
+        let _ = writeln!(
+            s,
+            "  (none: every unrecognised native program where the session writes asks)"
+        );
+    }
+    for entry in &eff.session.trusted_exec {
+        let from = if aq_policy::exec_trust::BUILD_OUTPUTS.contains(&entry.as_str()) {
+            "built-in"
+        } else {
+            "yours"
+        };
+        let _ = writeln!(s, "  {entry:28} {from}");
+    }
+
+    let _ = writeln!(
+        s,
         "\nsandbox profiles (`aq run --profile NAME`; default: {}):",
         eff.session.profile
     );
@@ -415,6 +434,7 @@ fn render_show_json(loaded: &Loaded) -> Value {
         "sensitive_paths": sensitive,
         "custom_rules": custom,
         "default_profile": eff.session.profile,
+        "trusted_exec": eff.session.trusted_exec,
         "profiles": eff.profiles.0,
         "agents": eff.agents.0,
         "audit_export": eff.audit_export.iter().map(|t| t.to_string()).collect::<Vec<_>>(),

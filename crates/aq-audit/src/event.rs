@@ -35,6 +35,30 @@ pub struct Event {
     pub body: EventBody,
 }
 
+/// How the exec guard identified the file that ran, on a `command_decision`
+/// of source `exec-guard` where there is more to say than its name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecIdentity {
+    /// How the program's name (`argv[0]` of the event) was found: `name`,
+    /// `inode` (a hard link), `content` (an exact copy), `build-id` or
+    /// `code` (an altered copy: the same ELF build id, or the same code as
+    /// the tool), `applet` (a busybox applet).
+    pub how: String,
+    /// Where the file is, when the session can write there: `workspace`,
+    /// `temporary directory`, `memfd`, `deleted file`, `changed during the
+    /// session`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
+    /// What the guard made of it: `unknown-native-in-writable-place` (it
+    /// asks), `altered-copy` (judged as the tool, and it asks),
+    /// `trusted-build-output` (a `trusted_exec` entry covers it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finding: Option<String>,
+    /// The `trusted_exec` entry that covers the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trusted_by: Option<String>,
+}
+
 /// What a session was allowed, as `session_start` records it: names and
 /// paths only, never a variable's value.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,6 +147,10 @@ pub enum EventBody {
         /// argv is an agent's long wrapper script (redacted on append).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         found: Option<String>,
+        /// How the exec guard identified the file (exec guard only, and
+        /// only when there is more to say than its name).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        identity: Option<ExecIdentity>,
     },
     /// A person (or the lack of one) answered an `ask`.
     Approval {
@@ -387,6 +415,7 @@ mod tests {
                 source: "shim".into(),
                 exe: None,
                 found: None,
+                identity: None,
             },
             EventBody::Approval {
                 request: "r1".into(),

@@ -45,7 +45,7 @@ pub mod remedy;
 pub mod report;
 
 pub use chain::{BadLine, ChainProblem, VerifyReport, hash_line, verify};
-pub use event::{Event, EventBody, GENESIS_PREV, Record, SessionGrants};
+pub use event::{Event, EventBody, ExecIdentity, GENESIS_PREV, Record, SessionGrants};
 pub use log_file::AuditLog;
 pub use redact::{REDACTED, is_secret_name, redact, redact_argv};
 pub use remedy::Remedy;

@@ -193,6 +193,7 @@ fn redact_body(body: EventBody) -> EventBody {
             source,
             exe,
             found,
+            identity,
         } => EventBody::CommandDecision {
             argv: redact_argv(&argv),
             cwd,
@@ -205,6 +206,7 @@ fn redact_body(body: EventBody) -> EventBody {
             source,
             exe,
             found: found.as_deref().map(redact),
+            identity,
         },
         EventBody::Approval {
             request,

@@ -86,6 +86,40 @@ impl Summary {
             if e.answer.as_deref().is_some_and(|a| APPROVED.contains(&a)) {
                 continue;
             }
+            // An unrecognised program where the session writes: trusting
+            // its path is the remedy, not allowing whatever it is called.
+            if let Some(exe) = e
+                .exe
+                .as_deref()
+                .filter(|_| e.rules.iter().any(|r| r == "exec-unknown-native"))
+            {
+                let what = format!(
+                    "{exe} [{}] asked, {}",
+                    e.rules.join(", "),
+                    e.answer.as_deref().unwrap_or("unanswered")
+                );
+                if exe.starts_with("/memfd:") || exe.ends_with(" (deleted)") {
+                    add(Remedy {
+                        kind: "exec",
+                        what,
+                        line: "no grant: a memfd or a deleted file has no path to trust; `[rules] \"exec-unknown-native\" = \"allow\"` turns the ask off everywhere".to_string(),
+                        warning: Some("what a memfd holds can change while it runs".to_string()),
+                    });
+                    continue;
+                }
+                add(Remedy {
+                    kind: "exec",
+                    what,
+                    line: format!(
+                        "[session] trusted_exec = [\"{exe}\"] in your own policy file, if it is a build output (a glob relative to the workspace covers a whole build directory)"
+                    ),
+                    warning: Some(
+                        "whatever is written there later runs without asking too; an altered copy of a known tool is still judged as that tool, and still asks outside trusted places"
+                            .to_string(),
+                    ),
+                });
+                continue;
+            }
             let Some(words) = program_words(&e.argv) else {
                 continue;
             };
@@ -264,6 +298,42 @@ mod tests {
         assert_eq!(r[0].warning, None);
         assert!(r[2].warning.as_deref().unwrap().contains("pin a version"));
         assert!(r[3].warning.as_deref().unwrap().contains("an address"));
+    }
+
+    #[test]
+    fn an_unrecognised_program_gets_a_trusted_exec_line_not_an_allow() {
+        let mut e = entry(&["hello"], &["exec-unknown-native"], Some("no-approver"));
+        e.exe = Some("/w/hello".to_string());
+        let s = Summary {
+            asked: vec![e],
+            ..Summary::default()
+        };
+        let r = s.remedies();
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].kind, "exec");
+        assert!(
+            r[0].line
+                .starts_with("[session] trusted_exec = [\"/w/hello\"]"),
+            "{r:?}"
+        );
+        assert!(
+            r[0].warning
+                .as_deref()
+                .unwrap()
+                .contains("runs without asking")
+        );
+        // A memfd has no path to trust.
+        let mut m = entry(&["rm"], &["exec-unknown-native"], Some("headless"));
+        m.exe = Some("/memfd:r (deleted)".to_string());
+        let s = Summary {
+            asked: vec![m],
+            ..Summary::default()
+        };
+        assert!(
+            s.remedies()[0].line.starts_with("no grant"),
+            "{:?}",
+            s.remedies()
+        );
     }
 
     #[test]

@@ -172,6 +172,9 @@ pub struct DecisionEntry {
     /// What the deciding rule found (the part of the line that decided).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found: Option<String>,
+    /// The file that ran, when the exec guard saw it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exe: Option<String>,
 }
 
 /// Past this length an argv is an agent's wrapper script, and what the
@@ -451,6 +454,7 @@ impl Summary {
                 ppid,
                 exe,
                 found,
+                ..
             } => {
                 if source != "run" && pid != 0 {
                     self.processes.push(ProcessEntry {
@@ -458,7 +462,7 @@ impl Summary {
                         pid,
                         ppid,
                         argv: argv.clone(),
-                        exe,
+                        exe: exe.clone(),
                         decision: decision.clone(),
                         source: source.clone(),
                     });
@@ -481,6 +485,7 @@ impl Summary {
                     source,
                     answer: None,
                     found,
+                    exe,
                 };
                 match decision.as_str() {
                     "block" => self.blocked.push(entry),
@@ -1174,6 +1179,7 @@ mod tests {
             source: "shim".into(),
             exe: None,
             found: None,
+            identity: None,
         }
     }
 
@@ -1192,6 +1198,7 @@ mod tests {
                 source: "exec-guard".into(),
                 exe: exe.map(String::from),
                 found: None,
+                identity: None,
             }
         };
         let log = [

@@ -310,6 +310,7 @@ fn secrets_in_arguments_never_reach_the_file() {
             source: "shim".into(),
             exe: None,
             found: None,
+            identity: None,
         },
         EventBody::Approval {
             request: "r1".into(),

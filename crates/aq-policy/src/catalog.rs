@@ -83,6 +83,13 @@ impl serde::Serialize for RuleId {
     };
 }
 
+impl RuleId {
+    /// Rules the exec guard fires from what the file that runs is, not from
+    /// the command line: their examples describe exec events, and the
+    /// engine's own evaluation never fires them.
+    pub const FIRED_BY_EXEC_GUARD: &'static [RuleId] = &[RuleId::ExecUnknownNative];
+}
+
 impl fmt::Display for RuleId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -349,6 +356,14 @@ rules! {
         safer: Some("if this program is part of your normal work, allow it in the policy ([[rules]] with action = \"allow\")"),
         fires: ["frobnicate --all", "./a.out"],
         spares: ["ls -la", "cargo test"];
+    /// A native program the exec guard does not recognise, run from a place
+    /// the session can write. Fired by the exec guard from what the file is
+    /// (see [`RuleId::FIRED_BY_EXEC_GUARD`]): its examples are exec events.
+    ExecUnknownNative = "exec-unknown-native", Ask, High,
+        why: "runs a native program the exec guard does not recognise from a place this session can write (the workspace, a temporary directory, a memfd, a file changed during the session): a renamed or altered copy of a tool, or a downloaded binary, would get past every rule about that tool",
+        safer: Some("if it is a build output, add its path to `[session] trusted_exec` in your own policy file (a glob, relative to the workspace); otherwise a person approves it (`aq approve`)"),
+        fires: ["./r -rf .git/objects  (r: a copy of /bin/rm with one byte appended)", "/proc/self/fd/3  (a memfd written by the session)", "./hello  (compiled in the workspace with cc, not in a build directory)"],
+        spares: ["./target/debug/app  (cargo's build output)", "./c --version  (c: an exact copy of /usr/bin/curl: judged as curl)", "./x.sh  (a script: judged as its interpreter)"];
     /// The line does not parse as shell.
     ParseUnparsable = "parse-unparsable", Ask, Medium,
         why: "the line is not valid shell syntax, so what it would do cannot be known",

@@ -285,6 +285,8 @@ pub struct SessionLayer {
     pub preflight: Option<(bool, Location)>,
     /// Whether an ask waits for its timeout although nobody is there to answer.
     pub wait_for_approver: Option<(bool, Location)>,
+    /// `trusted_exec` entries (see [`crate::exec_trust`]), `!ENTRY` removals included.
+    pub trusted_exec: Vec<(String, Location)>,
 }
 
 /// How `aq run` sessions behave: the effective `[session]` settings.
@@ -312,6 +314,10 @@ pub struct SessionSettings {
     /// no terminal is free to prompt on (default: it is answered at once by
     /// `unanswered`, so a headless session never stalls).
     pub wait_for_approver: bool,
+    /// Where the exec guard runs unrecognised native programs without
+    /// asking: [`crate::exec_trust::BUILD_OUTPUTS`] and the user's entries,
+    /// less the removed ones.
+    pub trusted_exec: Vec<String>,
 }
 
 impl Default for SessionSettings {
@@ -325,6 +331,10 @@ impl Default for SessionSettings {
             profile: DEFAULT_PROFILE.to_string(),
             preflight: false,
             wait_for_approver: false,
+            trusted_exec: crate::exec_trust::BUILD_OUTPUTS
+                .iter()
+                .map(|e| e.to_string())
+                .collect(),
         }
     }
 }
@@ -418,6 +428,8 @@ struct RawSession {
     profile: Option<Spanned<String>>,
     preflight: Option<Spanned<bool>>,
     wait_for_approver: Option<Spanned<bool>>,
+    #[serde(default)]
+    trusted_exec: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -679,6 +691,13 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
     }
     if let Some(w) = &raw.session.wait_for_approver {
         session.wait_for_approver = Some((*w.get_ref(), loc(w.span().start)));
+    }
+    for entry in &raw.session.trusted_exec {
+        crate::exec_trust::check_entry(entry.get_ref())
+            .map_err(|m| err(entry.span(), m).help(crate::exec_trust::ENTRY_HELP))?;
+        session
+            .trusted_exec
+            .push((entry.get_ref().clone(), loc(entry.span().start)));
     }
 
     let mut profiles = Vec::new();
@@ -1083,6 +1102,21 @@ impl EffectivePolicy {
                 });
             } else {
                 self.session.wait_for_approver = *on;
+            }
+        }
+        for (entry, at) in &sess.trusted_exec {
+            let list = &mut self.session.trusted_exec;
+            if let Some(removed) = entry.strip_prefix('!') {
+                // Removing only tightens: any file may.
+                list.retain(|e| e != removed);
+            } else if trust == Trust::TightenOnly {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("`trusted_exec` entry `{entry}`"),
+                    kept: "unrecognised programs there still ask; only your own policy file names build outputs".to_string(),
+                });
+            } else if !list.contains(entry) {
+                list.push(entry.clone());
             }
         }
         if let Some((name, at)) = &sess.profile {
@@ -1634,6 +1668,39 @@ args = ["deploy"]
             Decision::Ask
         );
         assert_eq!(engine.evaluate("cat vault.kdbx").decision, Decision::Block);
+    }
+
+    #[test]
+    fn trusted_exec_grows_from_the_users_files_and_only_shrinks_from_a_repository() {
+        let builtin = EffectivePolicy::builtin().session.trusted_exec;
+        assert!(builtin.iter().any(|e| e == "**/target/**"));
+        let user = "[session]\ntrusted_exec = [\"tools/bin/*\", \"!**/dist/**\"]\n";
+        let project = "[session]\ntrusted_exec = [\"**\", \"!**/node_modules/**\"]\n";
+        let eff = effective(&[
+            ("user.toml", user, Trust::Full),
+            ("project.toml", project, Trust::TightenOnly),
+        ]);
+        let list = &eff.session.trusted_exec;
+        assert!(list.iter().any(|e| e == "tools/bin/*"), "{list:?}");
+        assert!(!list.iter().any(|e| e == "**/dist/**"), "{list:?}");
+        assert!(!list.iter().any(|e| e == "**"), "{list:?}");
+        assert!(!list.iter().any(|e| e == "**/node_modules/**"), "{list:?}");
+        assert!(list.iter().any(|e| e == "**/target/**"), "{list:?}");
+        assert_eq!(eff.ignored.len(), 1, "{:?}", eff.ignored);
+        let ignored = eff.ignored[0].to_string();
+        assert!(
+            ignored.contains("project.toml:2:17: ignored `trusted_exec` entry `**`"),
+            "{ignored}"
+        );
+        // A bad entry is an error with its place and how to write one.
+        let e = error("[session]\ntrusted_exec = [\"$HOME/bin/*\"]\n");
+        assert_eq!((e.at.line, e.at.column), (2, 17));
+        assert!(
+            e.message.contains("only `$TMPDIR/` and `~/`"),
+            "{}",
+            e.message
+        );
+        assert!(e.help.unwrap().contains("relative to the workspace"));
     }
 
     #[test]

@@ -28,6 +28,22 @@ impl Verdict {
     pub fn deciding_rule(&self) -> Option<&RuleMatch> {
         self.rules.first()
     }
+
+    /// This verdict with more rules that fired (findings of the exec guard
+    /// about the file that runs, see [`Engine::finding`]): the strictest
+    /// still decides and comes first.
+    pub fn with_findings(mut self, findings: impl IntoIterator<Item = RuleMatch>) -> Verdict {
+        self.rules.extend(findings);
+        self.rules
+            .sort_by(|a, b| b.action.cmp(&a.action).then(b.risk.cmp(&a.risk)));
+        self.decision = self
+            .rules
+            .iter()
+            .map(|m| m.action)
+            .max()
+            .unwrap_or(Decision::Allow);
+        self
+    }
 }
 
 /// One rule that fired.
@@ -127,6 +143,18 @@ impl Engine {
                 .retain(|id| verdict.rules.iter().any(|m| &m.id == id));
         }
         verdict
+    }
+
+    /// A built-in rule that fired on a fact the command line does not
+    /// show (what the file that runs is: [`RuleId::FIRED_BY_EXEC_GUARD`]),
+    /// with its action under this policy; add it with
+    /// [`Verdict::with_findings`].
+    pub fn finding(&self, id: RuleId, evidence: String) -> RuleMatch {
+        self.to_match(&Hit {
+            rule: HitRule::Builtin(id),
+            command: Some(0),
+            evidence,
+        })
     }
 
     fn decide(&self, analysis: Analysis) -> Verdict {

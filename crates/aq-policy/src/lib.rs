@@ -19,6 +19,7 @@ mod config;
 mod decision;
 mod engine;
 mod env_names;
+pub mod exec_trust;
 pub mod export;
 pub mod grants;
 pub mod lint;

@@ -11,6 +11,9 @@ fn fired(line: &str) -> Vec<String> {
 fn every_rule_fires_on_its_examples() {
     let mut failures = Vec::new();
     for id in RuleId::ALL {
+        if RuleId::FIRED_BY_EXEC_GUARD.contains(id) {
+            continue;
+        }
         for ex in id.info().examples {
             let got = fired(ex);
             if !got.iter().any(|r| r == id.as_str()) {

@@ -70,6 +70,11 @@ pub struct ExecEvent {
     /// Device and inode of `executable`: a renamed copy or a hard link is
     /// the same file to a content check keyed on these.
     pub dev_ino: (u64, u64),
+    /// Its size and change time when the guard opened it. The commit check
+    /// compares these too: a judge may decide from the file's content, and
+    /// a file rewritten in place between that and the kernel's open of it
+    /// (same device and inode) is then judged again.
+    pub stamp: FileStamp,
     /// The argument vector the program gets (for a script, the kernel's:
     /// interpreter, its optional argument, the script path, the rest).
     pub argv: Vec<OsString>,
@@ -80,6 +85,28 @@ pub struct ExecEvent {
     pub initial: bool,
     /// Which check asks.
     pub check: ExecCheck,
+}
+
+/// What the commit check compares of the file besides its device and inode:
+/// any write to it changes its change time (a fine-grained one right after
+/// a `stat` on filesystems with multigrain timestamps, Linux 6.13+).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileStamp {
+    /// Size in bytes.
+    pub size: u64,
+    /// Change time (`ctime`): seconds and nanoseconds.
+    pub ctime: (i64, i64),
+}
+
+impl FileStamp {
+    /// The stamp of a file's metadata.
+    pub fn of(m: &std::fs::Metadata) -> FileStamp {
+        use std::os::unix::fs::MetadataExt;
+        FileStamp {
+            size: m.size(),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
 }
 
 /// The judge's answer.
@@ -210,6 +237,7 @@ where
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Judged {
     pub(crate) dev_ino: (u64, u64),
+    pub(crate) stamp: FileStamp,
     pub(crate) argv: Vec<OsString>,
     pub(crate) cwd: PathBuf,
 }
@@ -218,6 +246,7 @@ impl Judged {
     pub(crate) fn of(e: &ExecEvent) -> Judged {
         Judged {
             dev_ino: e.dev_ino,
+            stamp: e.stamp,
             argv: e.argv.clone(),
             cwd: e.cwd.clone(),
         }

@@ -206,7 +206,7 @@ pub use apply::{
 };
 pub use cgroup::{CgroupFacts, CgroupLimits};
 pub use error::SandboxError;
-pub use exec_guard::{ExecCheck, ExecEvent, ExecGuardMode, ExecJudge, ExecVerdict};
+pub use exec_guard::{ExecCheck, ExecEvent, ExecGuardMode, ExecJudge, ExecVerdict, FileStamp};
 pub use facts::{HostFacts, PathFacts, PathKind};
 pub use plan::{
     CapabilityState, Enforced, LANDLOCK_MAX_ABI, LANDLOCK_MIN_ABI, Namespace,

@@ -15,8 +15,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use crate::exec_guard::{
-    ExecCheck, ExecEvent, Judged, SHEBANG_BUF, SHEBANG_DEPTH, parse_shebang, script_argv,
-    split_cmdline,
+    ExecCheck, ExecEvent, FileStamp, Judged, SHEBANG_BUF, SHEBANG_DEPTH, parse_shebang,
+    script_argv, split_cmdline,
 };
 
 /// The kernel's `MAX_ARG_STRLEN`: longer argument strings fail with E2BIG.
@@ -92,6 +92,7 @@ pub(crate) fn event_before_exec(tid: i32, call: &ExecCall, initial: bool) -> Opt
         ppid,
         executable,
         dev_ino: (meta.dev(), meta.ino()),
+        stamp: FileStamp::of(&meta),
         argv,
         cwd,
         initial,
@@ -107,6 +108,7 @@ pub(crate) fn judged_at_commit(pid: i32) -> io::Result<Judged> {
     let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"))?;
     Ok(Judged {
         dev_ino: (meta.dev(), meta.ino()),
+        stamp: FileStamp::of(&meta),
         argv,
         cwd,
     })
@@ -120,6 +122,7 @@ pub(crate) fn event_at_commit(pid: i32, judged: Judged, initial: bool) -> io::Re
         ppid: ids_of_thread(pid)?.1,
         executable: std::fs::read_link(format!("/proc/{pid}/exe"))?,
         dev_ino: judged.dev_ino,
+        stamp: judged.stamp,
         argv: judged.argv,
         cwd: judged.cwd,
         initial,

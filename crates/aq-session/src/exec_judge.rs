@@ -11,16 +11,20 @@
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 
-use aq_sandbox::{ExecEvent, ExecJudge, ExecVerdict};
+use aq_audit::ExecIdentity;
+use aq_policy::RuleId;
+use aq_sandbox::{ExecCheck, ExecEvent, ExecJudge, ExecVerdict};
 
-use crate::exec_identity::Background;
-use crate::supervisor::{Asker, Supervisor};
+use crate::exec_identity::{Background, Identified, Kin, Place, Places, Subject};
+use crate::supervisor::{Asker, ExecFindings, Supervisor};
 
 /// Judges execs for one session.
 pub struct SessionExecJudge {
     supervisor: Arc<Supervisor>,
     /// Known tools by identity, indexed in the background from the session's start.
     identifier: Background,
+    /// Where the session can write, and the build outputs it trusts.
+    places: Places,
     /// Device and inode of the `aq` binary and of `aq-shim` beside it: an
     /// exec of either is a shim, which asks the supervisor itself.
     aq_binaries: Vec<(u64, u64)>,
@@ -113,12 +117,13 @@ impl AgentProcesses {
 
 impl SessionExecJudge {
     /// A judge for the session of `supervisor`; known tools are looked up
-    /// on the host's `PATH`.
+    /// on the host's `PATH`; `places` says where the session writes.
     pub fn new(
         supervisor: Arc<Supervisor>,
         host_path: &std::ffi::OsStr,
         agent: Option<AgentProcesses>,
         scrub: &[String],
+        places: Places,
     ) -> SessionExecJudge {
         let dirs: Vec<std::path::PathBuf> = std::env::split_paths(host_path)
             .filter(|d| d.is_absolute())
@@ -134,6 +139,7 @@ impl SessionExecJudge {
         SessionExecJudge {
             supervisor,
             identifier: Background::start(dirs),
+            places,
             aq_binaries,
             agent,
             scrub: scrub.iter().map(|k| k.as_bytes().to_vec()).collect(),
@@ -162,6 +168,149 @@ impl ExecJudge for SocketReporter {
 
     fn socket_refused(&self, pid: u32, target: &str, why: &'static str) {
         self.supervisor.record_socket_refused(pid, target, why);
+    }
+}
+
+impl SessionExecJudge {
+    /// What runs, and what the guard finds about the file: a native
+    /// program it cannot name (or an altered copy of a tool), where the
+    /// session can write and no `trusted_exec` entry covers it, asks
+    /// (`exec-unknown-native`).
+    fn look(&self, event: &ExecEvent, argv: &[String]) -> (Identified, ExecFindings) {
+        let id = self.identifier.get();
+        let subject = subject_of(event);
+        if id.is_installed(event.dev_ino) {
+            let (identified, _) = id.identify(&subject, argv, false);
+            // A tool's other installed name (`cc` for gcc-12) says nothing;
+            // a hard link where the session writes, or an applet, does.
+            let notable = identified.how == "applet"
+                || (identified.how == "inode" && self.places.beneath_writable(&event.executable));
+            let identity = notable.then(|| ExecIdentity {
+                how: identified.how.to_string(),
+                ..ExecIdentity::default()
+            });
+            return (
+                identified,
+                ExecFindings {
+                    rules: Vec::new(),
+                    identity,
+                },
+            );
+        }
+        let meta = subject.metadata();
+        let place = self.places.classify(&event.executable, meta.as_ref());
+        let (identified, facts) = id.identify(&subject, argv, place.is_some());
+        let Some(place) = place else {
+            let identity = (identified.how != "name").then(|| ExecIdentity {
+                how: identified.how.to_string(),
+                ..ExecIdentity::default()
+            });
+            return (
+                identified,
+                ExecFindings {
+                    rules: Vec::new(),
+                    identity,
+                },
+            );
+        };
+        let trusted_by = self.places.trusted_by(&event.executable);
+        // A file that cannot be read cannot be told from a native program.
+        let native = facts.as_ref().is_none_or(|f| f.native);
+        let exe = event.executable.display();
+        let tool = identified.argv.first().cloned().unwrap_or_default();
+        let (finding, evidence) = match (identified.kin, place, trusted_by) {
+            (Kin::Same | Kin::Altered, Place::Memfd, _) => (
+                Some("unknown-native-in-writable-place"),
+                Some(format!(
+                    "`{exe}` is a memfd holding {tool} ({}): what a memfd holds can change while it runs, so it is asked about whatever it is",
+                    if identified.kin == Kin::Same {
+                        "an exact copy"
+                    } else {
+                        "an altered copy"
+                    }
+                )),
+            ),
+            (Kin::Same, _, _) => (None, None),
+            (Kin::Altered, _, Some(_)) => (Some("altered-copy"), None),
+            (Kin::Altered, _, None) => (
+                Some("altered-copy"),
+                Some(format!(
+                    "`{exe}` ({}) is an altered copy of {tool} ({}, other bytes): judged as {tool}, and asked about, since what else was changed cannot be told",
+                    place.as_str(),
+                    if identified.how == "build-id" {
+                        "the same ELF build id"
+                    } else {
+                        "the same code"
+                    },
+                )),
+            ),
+            (Kin::Unknown, _, Some(_)) if native => (Some("trusted-build-output"), None),
+            (Kin::Unknown, _, None) if native => (
+                Some("unknown-native-in-writable-place"),
+                Some(format!(
+                    "`{exe}` is a native program the exec guard does not recognise, in a place this session can write ({}); a build output? add it to `[session] trusted_exec`",
+                    place.as_str()
+                )),
+            ),
+            (Kin::Unknown, _, _) => (None, None),
+        };
+        let rules = evidence
+            .map(|e| self.supervisor.engine.finding(RuleId::ExecUnknownNative, e))
+            .into_iter()
+            .collect();
+        let identity = ExecIdentity {
+            how: identified.how.to_string(),
+            place: Some(place.as_str().to_string()),
+            finding: finding.map(str::to_string),
+            trusted_by: trusted_by.map(str::to_string),
+        };
+        (
+            identified,
+            ExecFindings {
+                rules,
+                identity: Some(identity),
+            },
+        )
+    }
+}
+
+/// The places of the session `supervisor` runs in the sandbox `plan`
+/// (its Landlock writable paths) with the environment `env` (its `TMPDIR`),
+/// from now on.
+pub fn places_of(
+    plan: &aq_sandbox::SandboxPlan,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+    supervisor: &Supervisor,
+) -> Places {
+    let writable: Vec<std::path::PathBuf> = plan
+        .steps
+        .iter()
+        .find_map(|s| match s {
+            aq_sandbox::Step::Landlock { writable, .. } => Some(writable.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let tmpdir = env
+        .iter()
+        .find(|(k, _)| k == "TMPDIR")
+        .map(|(_, v)| std::path::PathBuf::from(v));
+    Places::new(
+        &supervisor.file.workspace,
+        &writable,
+        tmpdir.as_deref(),
+        std::time::SystemTime::now(),
+        &supervisor.file.trusted_exec,
+        supervisor.home.as_deref(),
+    )
+}
+
+/// The file of `event`, for the identifier.
+fn subject_of(event: &ExecEvent) -> Subject<'_> {
+    Subject {
+        executable: &event.executable,
+        dev_ino: event.dev_ino,
+        pid: event.pid,
+        at_commit: event.check == ExecCheck::AtCommit,
     }
 }
 
@@ -249,10 +398,13 @@ impl ExecJudge for SessionExecJudge {
             // process that was the agent.
             // And only the real program (known by its file's identity,
             // not a `git` planted in the workspace).
-            let identified = self.identifier.get().identify(&event.executable, &argv);
+            let (identified, _) = self
+                .identifier
+                .get()
+                .identify(&subject_of(event), &argv, false);
             if fresh_child
                 && !was_agent
-                && self.identifier.get().is_installed_tool(&event.executable)
+                && self.identifier.get().is_installed(event.dev_ino)
                 && preset.is_housekeeping(&identified.argv)
             {
                 // `sh -c 'env'`: the shell execs that simple command in
@@ -281,17 +433,20 @@ impl ExecJudge for SessionExecJudge {
                 return ExecVerdict::Allow;
             }
         }
-        let identified = self.identifier.get().identify(&event.executable, &argv);
+        let (identified, findings) = self.look(event, &argv);
         // One look: the entry is forgotten by the first, so both spellings
         // (`python` as shimmed, `python3` as identified) are offered at once.
-        if self
-            .supervisor
-            .shim_already_decided(event.pid, &[&identified.argv, &argv])
+        // Not for a file the guard asks about: a shim found it on `PATH`
+        // by name, and allowed what that name does.
+        if findings.rules.is_empty()
+            && self
+                .supervisor
+                .shim_already_decided(event.pid, &[&identified.argv, &argv])
         {
             return ExecVerdict::Allow;
         }
         let cwd = event.cwd.display().to_string();
-        let answer = self.supervisor.decide(
+        let answer = self.supervisor.decide_with(
             &identified.argv,
             Asker {
                 pid: event.pid,
@@ -302,6 +457,7 @@ impl ExecJudge for SessionExecJudge {
                 source: "exec-guard",
                 exe: Some(event.executable.display().to_string()),
             },
+            findings,
         );
         if !answer.run
             && was_agent

@@ -43,6 +43,10 @@ pub struct SessionFile {
     /// Whether an ask waits for its timeout with nobody attached to answer.
     #[serde(default)]
     pub wait_for_approver: bool,
+    /// Where the exec guard runs unrecognised native programs without
+    /// asking (`[session] trusted_exec` in force).
+    #[serde(default)]
+    pub trusted_exec: Vec<String>,
 }
 
 /// The state directory root.

@@ -238,6 +238,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         chosen.as_ref().map(|c| &c.preset),
         &grants_record,
         net_note.as_str(),
+        &settings.trusted_exec,
     ))
     .map_err(|e| e.to_string())?;
     let policy_digest = crate::policy_files::digest(&policy_json);
@@ -255,6 +256,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         policy,
         policy_digest: policy_digest.clone(),
         wait_for_approver: settings.wait_for_approver,
+        trusted_exec: settings.trusted_exec.clone(),
     };
     session::write_file(&dir, &file).map_err(|e| format!("cannot write the session file: {e}"))?;
     let log_path = session::log_path(&dir);
@@ -472,6 +474,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             found: top
                 .map(|r| r.evidence.clone())
                 .filter(|e| !e.is_empty() && !started_agent),
+            identity: None,
         },
     );
     if verdict.decision == Decision::Ask && !started_agent {
@@ -825,6 +828,7 @@ fn run_sandboxed(
                     &host_path,
                     agent.cloned().map(crate::exec_judge::AgentProcesses::new),
                     scrub,
+                    crate::exec_judge::places_of(&s.plan, &s.env, supervisor),
                 ),
             ))
         } else {

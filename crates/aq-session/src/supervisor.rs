@@ -160,6 +160,15 @@ impl LogWriter {
     }
 }
 
+/// What the exec guard found about the file an exec runs, beyond its argv.
+#[derive(Debug, Default)]
+pub struct ExecFindings {
+    /// Rules that fired on the file (`exec-unknown-native`).
+    pub rules: Vec<aq_policy::RuleMatch>,
+    /// How the file was identified, for the log.
+    pub identity: Option<aq_audit::ExecIdentity>,
+}
+
 /// Who is asking and from where: a shim (over the socket) or the exec guard.
 pub struct Asker<'a> {
     /// The process that asks (host pid).
@@ -248,6 +257,18 @@ impl Supervisor {
 
     /// Judge, log, ask a human when needed, answer.
     pub fn decide(&self, argv: &[String], asker: Asker<'_>) -> ExecAnswer {
+        self.decide_with(argv, asker, ExecFindings::default())
+    }
+
+    /// [`Supervisor::decide`] with what the exec guard found about the file
+    /// that runs: its rules join the engine's (the strictest decides), and
+    /// the identity goes into the logged decision.
+    pub fn decide_with(
+        &self,
+        argv: &[String],
+        asker: Asker<'_>,
+        findings: ExecFindings,
+    ) -> ExecAnswer {
         if argv.is_empty() {
             return self.refuse("aq: refused: empty command\n".to_string());
         }
@@ -256,7 +277,10 @@ impl Supervisor {
         }
         let pid = asker.pid;
         // Judged as an exec: a `-c` string is judged for what it runs.
-        let verdict = self.verdict(home_as_tilde(argv, self.home.as_deref()));
+        let mut verdict = self.verdict(home_as_tilde(argv, self.home.as_deref()));
+        if !findings.rules.is_empty() {
+            verdict = Arc::new((*verdict).clone().with_findings(findings.rules));
+        }
         let mut decision = verdict.decision;
         let mut covered_by = None;
         if decision == Decision::Ask {
@@ -286,6 +310,7 @@ impl Supervisor {
             source: asker.source.to_string(),
             exe: asker.exe.clone(),
             found: top.map(|r| r.evidence.clone()).filter(|e| !e.is_empty()),
+            identity: findings.identity,
         };
         // An allowed exec is logged off its critical path (the log append
         // locks, reads the tail and hashes); a block or an ask is logged
@@ -365,6 +390,7 @@ impl Supervisor {
             source: asker.source.to_string(),
             exe: asker.exe,
             found: None,
+            identity: None,
         });
     }
 

@@ -544,6 +544,7 @@ pub(crate) mod tests {
                 source: "shim".into(),
                 exe: None,
                 found: None,
+                identity: None,
             },
         )
     }

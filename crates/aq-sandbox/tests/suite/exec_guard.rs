@@ -824,3 +824,145 @@ fn a_call_the_sandbox_denies_is_answered_by_the_guard_and_recorded() {
     assert_eq!(read(&s.ws.join("threads.txt")), "done\n");
     assert!(judge.refused.lock().unwrap().is_empty());
 }
+
+/// Allows an exec of the file named `name` only when it holds exactly
+/// `good` (read as the judge runs: the path before the exec,
+/// `/proc/<pid>/exe` at its commit); allows every other exec.
+struct ContentJudge {
+    good: Vec<u8>,
+    /// (check, denied) of each exec of the racing file.
+    seen: Mutex<Vec<(ExecCheck, bool)>>,
+    name: &'static str,
+    /// Created at the first denial at commit, so the loop can stop.
+    caught: std::path::PathBuf,
+}
+
+impl ExecJudge for ContentJudge {
+    fn judge(&self, event: &ExecEvent) -> ExecVerdict {
+        if event.executable.file_name() != Some(std::ffi::OsStr::new(self.name)) {
+            return ExecVerdict::Allow;
+        }
+        let content = match event.check {
+            ExecCheck::BeforeExec => std::fs::read(&event.executable),
+            ExecCheck::AtCommit => std::fs::read(format!("/proc/{}/exe", event.pid)),
+        }
+        .unwrap_or_default();
+        let denied = content != self.good;
+        self.seen.lock().unwrap().push((event.check, denied));
+        if denied && event.check == ExecCheck::AtCommit {
+            let _ = std::fs::write(&self.caught, "");
+        }
+        if !denied && event.check == ExecCheck::BeforeExec {
+            // A judge that logs and asks after it read the file: the
+            // window between its read and the kernel's open, widened.
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if denied {
+            ExecVerdict::Deny {
+                message: "aq: blocked by the test judge: not the good content".to_string(),
+            }
+        } else {
+            ExecVerdict::Allow
+        }
+    }
+}
+
+/// A judge may decide from what the file holds; a file rewritten in place
+/// (same device and inode) after the first check read it, before the kernel
+/// opened it, must not run unjudged. `x` flips between a copy of `true`
+/// (allowed) and a copy of `touch` (denied) as fast as a Python loop writes
+/// while a shell runs `./x ran-evil` (at least 500 times, and until a flip
+/// was caught, 15 s at most): `ran-evil` must never exist, and some flip
+/// must have been caught at the commit check (the file's change time
+/// differs), else the test proved nothing.
+#[test]
+fn a_file_rewritten_in_place_after_the_first_check_is_judged_again_at_commit() {
+    let s = Scratch::new();
+    let (Ok(mut good), Ok(mut evil)) = (
+        std::fs::read("/usr/bin/true"),
+        std::fs::read("/usr/bin/touch"),
+    ) else {
+        skip("no /usr/bin/true or /usr/bin/touch to copy");
+        return;
+    };
+    if !Path::new("/usr/bin/python3").exists() {
+        skip("no python3 to rewrite the file");
+        return;
+    }
+    // The same size: a write of either is one in-place rewrite, and the
+    // padding after the ELF image changes nothing it runs.
+    let len = good.len().max(evil.len());
+    good.resize(len, 0);
+    evil.resize(len, 0);
+    std::fs::write(s.ws.join("good"), &good).unwrap();
+    std::fs::write(s.ws.join("evil"), &evil).unwrap();
+    let judge = Arc::new(ContentJudge {
+        good,
+        seen: Mutex::new(Vec::new()),
+        name: "x",
+        caught: s.ws.join("caught"),
+    });
+    // The writer opens, writes and closes each time: a descriptor held open
+    // for writing would make every exec of x fail with ETXTBSY.
+    let writer = "import os\n\
+                  g, e = open('good', 'rb').read(), open('evil', 'rb').read()\n\
+                  while not os.path.exists('stop'):\n\
+                  \x20   for data in (e, g):\n\
+                  \x20       try:\n\
+                  \x20           fd = os.open('x', os.O_WRONLY)\n\
+                  \x20           os.pwrite(fd, data, 0)\n\
+                  \x20           os.close(fd)\n\
+                  \x20       except OSError:\n\
+                  \x20           pass\n";
+    std::fs::write(s.ws.join("w.py"), writer).unwrap();
+    let script = format!(
+        "cp good x && chmod +x x || exit 98\n\
+         /usr/bin/python3 w.py &\n\
+         end=$(( $(date +%s) + {RACE_SECS} )); n=0\n\
+         while [ $(date +%s) -lt $end ] && {{ [ $n -lt {RACE_ATTEMPTS} ] || [ ! -e caught ]; }}; do\n\
+         \x20 ./x \"$PWD/ran-evil\" 2>/dev/null; n=$((n+1))\n\
+         done\n\
+         touch stop; wait; echo $n > runs\n"
+    );
+    let argv: Vec<OsString> = vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        format!("cd '{}' || exit 99; {script}", s.ws.display()).into(),
+    ];
+    let started = Instant::now();
+    let status = match run_sandboxed_guarded(&guarded_spec(&s), &argv, judge.clone()) {
+        Ok(st) => st,
+        Err(e) if missing_feature(&e) => {
+            skip(&e.to_string());
+            return;
+        }
+        Err(e) => panic!("the race could not run: {e}"),
+    };
+    assert!(status.success(), "{status}");
+    let seen = judge.seen.lock().unwrap().clone();
+    let caught = seen
+        .iter()
+        .filter(|(c, d)| *c == ExecCheck::AtCommit && *d)
+        .count();
+    let allowed_first = seen
+        .iter()
+        .filter(|(c, d)| *c == ExecCheck::BeforeExec && !*d)
+        .count();
+    eprintln!(
+        "rewrite race: {} runs of ./x in {:.1?}; {allowed_first} allowed by the first check, \
+         commit re-judged {}, {caught} of them changed after the first check read them",
+        read(&s.ws.join("runs")).trim(),
+        started.elapsed(),
+        seen.iter()
+            .filter(|(c, _)| *c == ExecCheck::AtCommit)
+            .count(),
+    );
+    assert!(
+        !s.ws.join("ran-evil").exists(),
+        "the rewritten file ran unjudged"
+    );
+    assert!(
+        caught > 0,
+        "the rewrite was never caught at commit: the test proved nothing"
+    );
+}
