@@ -47,7 +47,9 @@
 //!
 //! A connection the guard made was made by the caller: a server in the
 //! sandbox that reads `SO_PEERCRED` sees the same uid and gid, and pid 0 (a
-//! process outside its PID namespace).
+//! process outside its PID namespace). On the sockets aq names, the
+//! sandbox's socket gets `SO_PASSCRED`, so each message carries its
+//! writer's credentials (`SCM_CREDENTIALS`, which the writer cannot forge).
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -204,7 +206,14 @@ fn connect_for(n: &Notifier, id: u64, tid: i32, fd: i32, addr: u64, len: u32) ->
                 return Answer::Result(Err(libc::ECONNREFUSED));
             }
             let file_key = (id.0, id.1);
-            if guard.allowed.contains(&file_key) || file_listened_inside(guard, file_key) {
+            if guard.allowed.contains(&file_key) {
+                // A host socket aq names (its own supervisor): what the
+                // sandbox sends on it carries the sender's credentials
+                // (`SO_PASSCRED` on the sending socket), so the server can
+                // tell who wrote a request although the guard connected.
+                pass_credentials(&sock);
+                Answer::Result(connect_through(&sock, &file))
+            } else if file_listened_inside(guard, file_key) {
                 Answer::Result(connect_through(&sock, &file))
             } else {
                 refuse(
@@ -272,6 +281,22 @@ fn socket_domain(sock: &OwnedFd) -> io::Result<libc::c_int> {
         return Err(io::Error::last_os_error());
     }
     Ok(domain)
+}
+
+/// Set `SO_PASSCRED` on `sock`: the kernel attaches the sending process's
+/// pid, uid and gid to each message sent on it.
+fn pass_credentials(sock: &OwnedFd) {
+    let one: libc::c_int = 1;
+    // SAFETY: setsockopt reads one int.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PASSCRED,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+    };
 }
 
 /// `connect(sock, addr)` with the copied address bytes.
