@@ -86,7 +86,18 @@ pub(crate) struct SocketGuard {
     allowed: Vec<(u64, u64)>,
     /// Targets already reported.
     reported: Mutex<HashSet<Vec<u8>>>,
+    /// Socket files found bound by the sandbox's own processes, by device,
+    /// inode and change time: a file is bound once, when it is made (a new
+    /// bind needs a new file), so it stays the sandbox's while it exists.
+    known_inside: Mutex<HashSet<FileKey>>,
 }
+
+/// A file's identity for [`SocketGuard::known_inside`]: device, inode,
+/// change time (seconds, nanoseconds).
+type FileKey = (u64, u64, i64, i64);
+
+/// Most socket files remembered as the sandbox's.
+const MAX_KNOWN: usize = 4096;
 
 /// How a `connect` is answered.
 pub(crate) enum Answer {
@@ -107,7 +118,23 @@ impl SocketGuard {
             command: OnceLock::new(),
             allowed,
             reported: Mutex::new(HashSet::new()),
+            known_inside: Mutex::new(HashSet::new()),
         }
+    }
+
+    fn is_known_inside(&self, key: &FileKey) -> bool {
+        self.known_inside
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(key)
+    }
+
+    fn remember_inside(&self, key: FileKey) {
+        let mut known = self.known_inside.lock().unwrap_or_else(|e| e.into_inner());
+        if known.len() >= MAX_KNOWN {
+            known.clear();
+        }
+        known.insert(key);
     }
 
     /// At the handshake: the command's pid (the caller's PID namespace) and
@@ -201,11 +228,11 @@ fn connect_for(n: &Notifier, id: u64, tid: i32, fd: i32, addr: u64, len: u32) ->
             let Ok(id) = file_id(&file) else {
                 return Answer::Result(Err(libc::ECONNREFUSED));
             };
-            if !id.2 {
+            if !id.is_socket {
                 // Not a socket: what the kernel answers.
                 return Answer::Result(Err(libc::ECONNREFUSED));
             }
-            let file_key = (id.0, id.1);
+            let file_key = (id.dev, id.ino);
             if guard.allowed.contains(&file_key) {
                 // A host socket aq names (its own supervisor): what the
                 // sandbox sends on it carries the sender's credentials
@@ -213,7 +240,10 @@ fn connect_for(n: &Notifier, id: u64, tid: i32, fd: i32, addr: u64, len: u32) ->
                 // tell who wrote a request although the guard connected.
                 pass_credentials(&sock);
                 Answer::Result(connect_through(&sock, &file))
+            } else if guard.is_known_inside(&id.key()) {
+                Answer::Result(connect_through(&sock, &file))
             } else if file_listened_inside(guard, file_key) {
+                guard.remember_inside(id.key());
                 Answer::Result(connect_through(&sock, &file))
             } else {
                 refuse(
@@ -419,19 +449,33 @@ fn open_path(p: &str) -> io::Result<std::fs::File> {
         .open(p)
 }
 
-/// (device, inode, is a socket) of an open file.
-fn file_id(file: &OwnedFd) -> io::Result<(u64, u64, bool)> {
+/// What the guard knows of an open file.
+struct FileId {
+    dev: u64,
+    ino: u64,
+    ctime: (i64, i64),
+    is_socket: bool,
+}
+
+impl FileId {
+    fn key(&self) -> FileKey {
+        (self.dev, self.ino, self.ctime.0, self.ctime.1)
+    }
+}
+
+fn file_id(file: &OwnedFd) -> io::Result<FileId> {
     // SAFETY: an all-zero stat is a valid buffer for fstat.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: fstat writes into st.
     if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } == -1 {
         return Err(io::Error::last_os_error());
     }
-    Ok((
-        st.st_dev,
-        st.st_ino,
-        st.st_mode & libc::S_IFMT == libc::S_IFSOCK,
-    ))
+    Ok(FileId {
+        dev: st.st_dev,
+        ino: st.st_ino,
+        ctime: (st.st_ctime, st.st_ctime_nsec),
+        is_socket: st.st_mode & libc::S_IFMT == libc::S_IFSOCK,
+    })
 }
 
 /// Whether a socket bound to the file `(dev, ino)` belongs to the sandbox.
