@@ -74,6 +74,8 @@ pub struct Summary {
 pub struct GitRefusedEntry {
     /// The file.
     pub path: String,
+    /// What it is to git: `config`, `hook`, `commondir`, `attributes`.
+    pub kind: String,
     /// What in it runs.
     pub what: String,
     /// What it would run.
@@ -101,13 +103,19 @@ impl GitRefusedEntry {
             .unwrap_or_default();
         // The file's name and content come from the session: inert.
         let inert = crate::inert::inert;
-        format!(
-            "{}: {} would run `{}`; {done}{}",
-            inert(&self.path),
-            inert(&self.what),
-            inert(&self.runs),
-            inert(&kept)
-        )
+        let (path, what, runs) = (inert(&self.path), inert(&self.what), inert(&self.runs));
+        let says = match self.kind.as_str() {
+            _ if self.what == "unjudged" => format!("could not be judged ({runs})"),
+            "config" => format!("sets {what} = `{runs}`"),
+            "hook" => format!("is an executable hook that runs `{runs}`"),
+            "commondir" | "gitfile" if what.contains(" of ") => {
+                format!("points git at a git directory whose {what} runs `{runs}`")
+            }
+            "commondir" => format!("sends git to `{runs}` for its config and hooks"),
+            "attributes" => format!("sets `{what}`: {runs}"),
+            _ => format!("{what}: `{runs}`"),
+        };
+        format!("{path} {says}; {done}{}", inert(&kept))
     }
 }
 
@@ -659,14 +667,15 @@ impl Summary {
             }
             EventBody::GitChangeRefused {
                 path,
+                kind,
                 what,
                 runs,
                 action,
                 quarantined,
-                ..
             } => {
                 let entry = GitRefusedEntry {
                     path,
+                    kind,
                     what,
                     runs,
                     action,
@@ -1468,7 +1477,7 @@ mod tests {
             },
         ) + "\n";
         let s = summary(&text);
-        let want = ".git/modules/a/config: core.fsmonitor would run `touch /tmp/x`; its original content is back; the session's version is kept in /state/s1/git-quarantine/1-config";
+        let want = ".git/modules/a/config sets core.fsmonitor = `touch /tmp/x`; its original content is back; the session's version is kept in /state/s1/git-quarantine/1-config";
         assert!(
             s.recap().contains(&format!("git     {want}\n")),
             "{}",
