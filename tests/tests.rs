@@ -9,6 +9,7 @@ mod completions;
 mod doctor;
 mod exec_guard;
 mod export;
+mod git_guard;
 mod grants;
 mod lint;
 mod mcp;
