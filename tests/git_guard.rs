@@ -27,7 +27,7 @@ use crate::util::{Env, Session};
 const RULES: &str = "\"net-fetch\" = \"allow\"\n\"fs-permissions\" = \"allow\"\n";
 
 /// git as the user runs it outside aq: the scratch home, no system config.
-fn git(env: &Env, dir: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn git(env: &Env, dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -45,7 +45,7 @@ fn git(env: &Env, dir: &Path, args: &[&str]) -> std::process::Output {
 }
 
 #[track_caller]
-fn git_ok(env: &Env, dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git_ok(env: &Env, dir: &Path, args: &[&str]) -> String {
     let out = git(env, dir, args);
     assert!(
         out.status.success(),
@@ -58,7 +58,7 @@ fn git_ok(env: &Env, dir: &Path, args: &[&str]) -> String {
 
 /// The workspace as a repository with one commit and a submodule `a`
 /// (from `lib` beside the workspace); the test's identity in the home.
-fn repo_with_submodule(env: &Env) {
+pub(crate) fn repo_with_submodule(env: &Env) {
     let work = env.work();
     std::fs::remove_dir_all(work.join(".git")).expect("remove the scratch .git");
     env.write(
@@ -222,7 +222,10 @@ fn a_commondir_planted_in_dot_git_is_removed_and_git_status_runs_nothing() {
     // The positive control: the same plant outside aq runs it.
     std::fs::write(
         w.join("evil/config"),
-        format!("[core]\n\tbare = false\n\tfsmonitor = \"{}\"\n", planted(&m)),
+        format!(
+            "[core]\n\tbare = false\n\tfsmonitor = \"{}\"\n",
+            planted(&m)
+        ),
     )
     .unwrap();
     std::fs::write(w.join(".git/commondir"), "../evil\n").unwrap();
@@ -555,4 +558,69 @@ fn a_killed_supervisors_git_changes_are_reported_then_put_aside_by_the_next_sess
     assert_put_aside(&killed, "n/.git/config", "removed", "fsmonitor");
     let _ = git(&env, &w.join("n"), &["status"]);
     assert!(!ran(&m));
+}
+
+#[test]
+fn an_unprivileged_user_gets_the_same_git_guard() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        // Already unprivileged: the other tests in this file are the proof.
+        return;
+    }
+    let (root, aq, uid, gid) =
+        crate::util::user_scratch("aq-unpriv-git-", &["home", "state", "config"]);
+    let r = root.path();
+    // The repository, made as root in a scratch Env's way, then given to
+    // the user.
+    let env = Env::new();
+    repo_with_submodule(&env);
+    let copy = Command::new("cp")
+        .args(["-a"])
+        .arg(env.work())
+        .arg(env.root().join("lib"))
+        .arg(r)
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    // The copy's gitfile and module config name `../lib` relatively: fine.
+    let chown = Command::new("chown")
+        .args(["-R", &format!("{uid}:{gid}")])
+        .arg(r.join("work"))
+        .arg(r.join("lib"))
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let module_config = std::fs::read_to_string(r.join("work/.git/modules/a/config")).unwrap();
+    std::fs::write(
+        r.join("work/attack.sh"),
+        "printf '[core]\\n\\tfsmonitor = ./x\\n' >> .git/modules/a/config && echo wrote-module || echo refused-module\n\
+         mkdir -p n/.git && printf '[core]\\n\\tfsmonitor = ./x\\n' > n/.git/config && echo wrote-nested\n\
+         echo ok > plain.txt && echo wrote-plain\n",
+    )
+    .unwrap();
+    std::os::unix::fs::chown(r.join("work/attack.sh"), Some(uid), Some(gid)).unwrap();
+    let out = crate::util::aq_as_user(
+        r,
+        &aq,
+        (uid, gid),
+        "work",
+        &["run", "--quiet", "--", "sh", "attack.sh"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let dump = format!("uid {uid}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{dump}");
+    for want in ["refused-module", "wrote-nested", "wrote-plain"] {
+        assert!(stdout.contains(want), "lacks {want:?}: {dump}");
+    }
+    assert!(stderr.contains("Read-only file system"), "{dump}");
+    assert!(
+        stderr.contains("git change refused: n/.git/config"),
+        "{dump}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.join("work/.git/modules/a/config")).unwrap(),
+        module_config
+    );
+    assert!(!r.join("work/n/.git/config").exists(), "{dump}");
 }
