@@ -56,6 +56,7 @@ pub(crate) fn gitlinks(bytes: &[u8], hash_len: usize) -> Result<Vec<GitlinkPath>
     let truncated = || format!("truncated entry (version {version})");
     let mut out = Vec::new();
     let mut at = 12usize;
+    // Version 4 spells each path against the one before.
     let mut prev: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at;
@@ -66,28 +67,28 @@ pub(crate) fn gitlinks(bytes: &[u8], hash_len: usize) -> Result<Vec<GitlinkPath>
             at += 2;
         }
         let rest = bytes.get(at..).ok_or_else(truncated)?;
-        let path = if version == 4 {
+        let gitlink = mode & TYPE_MASK == GITLINK;
+        if version == 4 {
             let (strip, n) = varint(rest).ok_or_else(truncated)?;
             let tail = &rest[n..];
             let end = memchr::memchr(0, tail).ok_or_else(truncated)?;
             if strip > prev.len() {
                 return Err("a path strips more than the one before has".into());
             }
-            let mut p = prev[..prev.len() - strip].to_vec();
-            p.extend_from_slice(&tail[..end]);
+            prev.truncate(prev.len() - strip);
+            prev.extend_from_slice(&tail[..end]);
             at += n + end + 1;
-            p
+            if gitlink {
+                out.push(prev.clone());
+            }
         } else {
             let end = memchr::memchr(0, rest).ok_or_else(truncated)?;
-            let p = rest[..end].to_vec();
+            if gitlink {
+                out.push(rest[..end].to_vec());
+            }
             let len = (at - start) + end;
             at = start + ((len + 8) & !7);
-            p
-        };
-        if mode & TYPE_MASK == GITLINK {
-            out.push(path.clone());
         }
-        prev = path;
     }
     Ok(out)
 }

@@ -46,8 +46,14 @@ pub const MAX_ENTRIES: usize = 200_000;
 /// How much of one file is read.
 const MAX_FILE: u64 = 1024 * 1024;
 
-/// How deep modules nest, and includes chain, before discovery stops.
+/// How deep a submodule's name nests (`modules/libs/x`) and includes
+/// chain before discovery stops.
 const MAX_DEPTH: usize = 16;
+
+/// How long a chain of git directories (submodules in submodules, gitlinks,
+/// pointers) is followed; past it a note says so. Deep enough for any real
+/// tree, short enough for the stack.
+const MAX_CHAIN: usize = 200;
 
 /// What a file is to git.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -148,7 +154,7 @@ pub fn discover(root: &Path, home: Option<&Path>) -> GitSurface {
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
-        let mut names = Vec::new();
+        let mut bare = BareSigns::default();
         let mut children = Vec::new();
         for entry in rd.flatten() {
             seen += 1;
@@ -163,10 +169,10 @@ pub fn discover(root: &Path, home: Option<&Path>) -> GitSurface {
             } else if ft.is_dir() && !SKIPPED_DIRS.iter().any(|s| name == *s) {
                 children.push(entry.path());
             }
-            names.push((name, ft));
+            bare.see(&name, ft);
         }
         // A bare repository's objects are not walked.
-        if dir != root && is_bare(&names) {
+        if dir != root && bare.all() {
             d.bare(&dir);
         } else {
             stack.extend(children);
@@ -175,15 +181,31 @@ pub fn discover(root: &Path, home: Option<&Path>) -> GitSurface {
     d.finish()
 }
 
-/// Whether a directory's entries are a bare repository's: `HEAD`,
-/// `objects/` and `refs/`.
-pub(crate) fn is_bare(names: &[(std::ffi::OsString, std::fs::FileType)]) -> bool {
-    let has = |n: &str, dir: bool| {
-        names
-            .iter()
-            .any(|(name, ft)| name == n && if dir { ft.is_dir() } else { ft.is_file() })
-    };
-    has("HEAD", false) && has("objects", true) && has("refs", true)
+/// What makes a directory a bare repository: `HEAD`, `objects/` and
+/// `refs/` among its entries.
+#[derive(Default)]
+pub(crate) struct BareSigns {
+    head: bool,
+    objects: bool,
+    refs: bool,
+}
+
+impl BareSigns {
+    /// One entry of the directory.
+    pub(crate) fn see(&mut self, name: &std::ffi::OsStr, ft: std::fs::FileType) {
+        if name == "HEAD" && ft.is_file() {
+            self.head = true;
+        } else if name == "objects" && ft.is_dir() {
+            self.objects = true;
+        } else if name == "refs" && ft.is_dir() {
+            self.refs = true;
+        }
+    }
+
+    /// All three seen.
+    pub(crate) fn all(&self) -> bool {
+        self.head && self.objects && self.refs
+    }
 }
 
 /// Discovery, fed the `.git` entries and bare repositories of a walk (the
@@ -215,6 +237,12 @@ impl Discovery {
 
     /// A `.git` entry of the tree: a directory, a gitfile or a symlink.
     pub(crate) fn dot_git(&mut self, path: &Path) {
+        self.dot_git_at(path, 0);
+    }
+
+    /// [`Discovery::dot_git`], `depth` gitlinks down (bounded: a chain of
+    /// repositories each linking the next cannot exhaust the stack).
+    fn dot_git_at(&mut self, path: &Path, depth: usize) {
         let worktree = path.parent().map(Path::to_path_buf);
         let top = path.parent() == Some(self.root.as_path());
         let Ok(meta) = std::fs::symlink_metadata(path) else {
@@ -222,20 +250,20 @@ impl Discovery {
         };
         if meta.is_dir() {
             let place = if top { GitPlace::Top } else { GitPlace::Nested };
-            self.git_dir(path, place, worktree, None, 0);
+            self.git_dir(path, place, worktree, None, depth);
             return;
         }
         if meta.file_type().is_symlink() {
             let via = (!self.inside(path)).then(|| path.to_path_buf());
             if path.is_dir() {
-                self.git_dir(path, GitPlace::Pointed, worktree, via, 0);
+                self.git_dir(path, GitPlace::Pointed, worktree, via, depth);
                 return;
             }
         }
         if path.is_file() {
             let target = read_gitfile(path).and_then(|target| {
                 let via = (!self.inside(&target)).then(|| path.to_path_buf());
-                self.git_dir(&target, GitPlace::Pointed, worktree, via, 0)
+                self.git_dir(&target, GitPlace::Pointed, worktree, via, depth)
             });
             self.file(path, GitFileKind::Gitfile, target);
         }
@@ -271,10 +299,11 @@ impl Discovery {
         if let Some(i) = self.visited.get(&canonical) {
             return Some(*i);
         }
-        if depth > MAX_DEPTH {
-            self.surface
-                .notes
-                .push(format!("{}: nested too deep, not followed", path.display()));
+        if depth > MAX_CHAIN {
+            self.surface.notes.push(format!(
+                "{}: more than {MAX_CHAIN} git directories deep, not followed",
+                path.display()
+            ));
             return None;
         }
         let me = self.surface.git_dirs.len();
@@ -290,7 +319,7 @@ impl Discovery {
             .flat_map(|t| parse_git_config(&t))
             .filter(|e| e.key == "core.worktree")
             .filter_map(|e| e.value)
-            .last()
+            .next_back()
             .map(|w| normal(&path.join(w)));
         let worktree = worktree.or(core_worktree);
         self.surface.git_dirs.push(GitDir {
@@ -348,7 +377,7 @@ impl Discovery {
             }
         }
         if let Some(w) = &worktree {
-            self.gitlinks(path, w);
+            self.gitlinks(path, w, depth + 1);
         }
         Some(me)
     }
@@ -410,7 +439,7 @@ impl Discovery {
 
     /// The gitlinks of a git directory's index: each one whose path has a
     /// `.git` is a repository `git status` goes into.
-    fn gitlinks(&mut self, git_dir: &Path, worktree: &Path) {
+    fn gitlinks(&mut self, git_dir: &Path, worktree: &Path, depth: usize) {
         let hash_len = if read_small(&git_dir.join("config")).is_some_and(|t| {
             parse_git_config(&t).iter().any(|e| {
                 e.key == "extensions.objectformat"
@@ -443,7 +472,7 @@ impl Discovery {
                         }
                         let dot_git = worktree.join(&rel).join(".git");
                         if std::fs::symlink_metadata(&dot_git).is_ok() {
-                            self.dot_git(&dot_git);
+                            self.dot_git_at(&dot_git, depth);
                         }
                     }
                 }

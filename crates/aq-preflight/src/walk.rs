@@ -8,7 +8,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::git_surface::{Discovery, GitFileKind, GitSurface, is_bare};
+use crate::git_surface::{BareSigns, Discovery, GitFileKind, GitSurface};
 use crate::{Finding, MAX_READ, Options};
 
 /// Directories whose contents are not read: dependencies and build output.
@@ -89,11 +89,11 @@ pub(crate) fn list(root: &Path, home: Option<&Path>) -> Tree {
                 continue;
             }
         };
-        let mut names = Vec::new();
+        let mut bare = BareSigns::default();
         for entry in rd.flatten() {
             let Ok(ft) = entry.file_type() else { continue };
             let name = entry.file_name().to_string_lossy().into_owned();
-            names.push((entry.file_name(), ft));
+            bare.see(&entry.file_name(), ft);
             let child_rel = if rel.is_empty() {
                 name.clone()
             } else {
@@ -129,7 +129,7 @@ pub(crate) fn list(root: &Path, home: Option<&Path>) -> Tree {
                 });
             }
         }
-        if !rel.is_empty() && is_bare(&names) {
+        if !rel.is_empty() && bare.all() {
             git.bare(&dir);
         }
     }

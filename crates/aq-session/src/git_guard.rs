@@ -130,7 +130,7 @@ struct Snapshot {
     /// The paths made read-only, relative to the workspace.
     pinned: Vec<String>,
     /// How long finding and hashing took.
-    start_ms: u64,
+    start_us: u64,
     /// How many directory entries the walk stopped at, if it did.
     truncated: bool,
 }
@@ -205,7 +205,7 @@ impl GitGuard {
             workspace: workspace.to_path_buf(),
             files,
             pinned,
-            start_ms: started.elapsed().as_millis() as u64,
+            start_us: started.elapsed().as_micros() as u64,
             truncated: surface.truncated,
         };
         if let Ok(json) = serde_json::to_vec(&snapshot) {
@@ -248,8 +248,8 @@ impl GitGuard {
         let _ = std::fs::write(
             self.session_dir.join(GUARD_DIR).join("checked"),
             format!(
-                "{{\"check_ms\":{},\"refused\":{}}}\n",
-                started.elapsed().as_millis(),
+                "{{\"check_us\":{},\"refused\":{}}}\n",
+                started.elapsed().as_micros(),
                 refusals.len()
             ),
         );
@@ -549,6 +549,9 @@ fn check(
             "aq: warning: the git check stopped after {} entries of the workspace; nested repositories past them were not checked",
             aq_preflight::git_surface::MAX_ENTRIES
         );
+    }
+    for note in &surface.notes {
+        eprintln!("aq: warning: git check: {note}");
     }
     let mut counter = 0usize;
     let mut acted = std::collections::HashSet::new();
