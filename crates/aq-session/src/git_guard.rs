@@ -186,11 +186,11 @@ impl GitGuard {
         for f in &surface.files {
             let path = normal(&f.path);
             let git_dir = git_dir_of(&surface, f.git_dir, &path);
-            let Some(mut seen) = look(&path, f.kind, &git_dir, &templates) else {
+            let Some((mut seen, bytes)) = look(&path, f.kind, &git_dir, &templates) else {
                 continue;
             };
             if keeps_original(f.kind, &path)
-                && let Ok(bytes) = std::fs::read(&path)
+                && let Some(bytes) = bytes
                 && kept + bytes.len() as u64 <= MAX_ORIGINALS
             {
                 let name = format!("{}", files.len());
@@ -344,8 +344,15 @@ fn keeps_original(kind: GitFileKind, path: &Path) -> bool {
             .is_some_and(|n| aq_programs::git::git_hook_is_sample(&n.to_string_lossy()))
 }
 
-/// A file as it is now: hash, mode, and what it makes git run.
-fn look(path: &Path, kind: GitFileKind, git_dir: &Path, templates: &[Vec<u8>]) -> Option<Seen> {
+/// A file as it is now: hash, mode, and what it makes git run; and its
+/// content, when it is a regular file (through links) small enough to read.
+/// A FIFO or device is never read (it could hang the check).
+fn look(
+    path: &Path,
+    kind: GitFileKind,
+    git_dir: &Path,
+    templates: &[Vec<u8>],
+) -> Option<(Seen, Option<Vec<u8>>)> {
     let lmeta = std::fs::symlink_metadata(path).ok()?;
     let link = lmeta
         .file_type()
@@ -365,10 +372,11 @@ fn look(path: &Path, kind: GitFileKind, git_dir: &Path, templates: &[Vec<u8>]) -
         git_dir,
         template_hooks: templates,
     };
-    let (hash, dangers) = match read_bounded(path, MAX_FILE) {
+    let content = read_bounded(path, MAX_FILE);
+    let (hash, dangers) = match &content {
         Ok(bytes) => {
             let hash = crate::policy_files::digest(&bytes);
-            let dangers = git_dangers(kind, path, &bytes, executable, &ctx)
+            let dangers = git_dangers(kind, path, bytes, executable, &ctx)
                 .into_iter()
                 .map(|d| {
                     // A hook is its whole content: a changed hook is a new danger.
@@ -399,14 +407,15 @@ fn look(path: &Path, kind: GitFileKind, git_dir: &Path, templates: &[Vec<u8>]) -
             (hash, dangers)
         }
     };
-    Some(Seen {
+    let seen = Seen {
         kind: kind.into(),
         hash,
         mode,
         dangers,
         original: None,
         link,
-    })
+    };
+    Some((seen, content.ok()))
 }
 
 /// The hooks `git init` copies from its templates: git's own and the
@@ -558,7 +567,7 @@ fn check(
     for f in &surface.files {
         let path = normal(&f.path);
         let git_dir = git_dir_of(&surface, f.git_dir, &path);
-        let Some(now) = look(&path, f.kind, &git_dir, &templates) else {
+        let Some((now, _)) = look(&path, f.kind, &git_dir, &templates) else {
             continue;
         };
         let before = snapshot.files.get(&path);
@@ -965,6 +974,24 @@ mod tests {
         );
         // The outside directory itself is left as it is.
         assert!(outside.join("config").exists());
+    }
+
+    #[test]
+    fn a_fifo_where_a_config_goes_does_not_hang_the_guard() {
+        let s = scratch();
+        let fifo = |p: &Path| {
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path; mkfifo touches no memory of ours.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        };
+        std::fs::create_dir_all(s.ws.join("f/.git")).unwrap();
+        fifo(&s.ws.join("f/.git/config"));
+        let guard = GitGuard::start(&s.ws, &s.session);
+        std::fs::create_dir_all(s.ws.join("g/.git")).unwrap();
+        fifo(&s.ws.join("g/.git/config"));
+        // A FIFO is not read (git reading it would wait for a writer, and
+        // run nothing).
+        assert!(finish(&s, guard).is_empty());
     }
 
     #[test]
