@@ -180,13 +180,13 @@ impl GitGuard {
         let surface = discover(workspace, home.as_deref());
         make_hook_dirs(workspace, &surface);
         let pinned = plan_pins(workspace, &surface);
-        let templates = template_hooks(home.as_deref());
+        let mut templates = Templates::new(home.as_deref());
         let mut files = BTreeMap::new();
         let mut kept = 0u64;
         for f in &surface.files {
             let path = normal(&f.path);
             let git_dir = git_dir_of(&surface, f.git_dir, &path);
-            let Some((mut seen, bytes)) = look(&path, f.kind, &git_dir, &templates) else {
+            let Some((mut seen, bytes)) = look(&path, f.kind, &git_dir, &mut templates) else {
                 continue;
             };
             if keeps_original(f.kind, &path)
@@ -351,7 +351,7 @@ fn look(
     path: &Path,
     kind: GitFileKind,
     git_dir: &Path,
-    templates: &[Vec<u8>],
+    templates: &mut Templates,
 ) -> Option<(Seen, Option<Vec<u8>>)> {
     let lmeta = std::fs::symlink_metadata(path).ok()?;
     let link = lmeta
@@ -368,9 +368,17 @@ fn look(
         .map_or(lmeta.permissions().mode(), |m| m.permissions().mode())
         & 0o7777;
     let executable = mode & 0o111 != 0;
+    let sample = path
+        .file_name()
+        .is_some_and(|n| aq_programs::git::git_hook_is_sample(&n.to_string_lossy()));
     let ctx = GitJudgeContext {
         git_dir,
-        template_hooks: templates,
+        // Read only for a hook that could run.
+        template_hooks: if kind == GitFileKind::Hook && executable && !sample {
+            templates.get()
+        } else {
+            &[]
+        },
     };
     let content = read_bounded(path, MAX_FILE);
     let (hash, dangers) = match &content {
@@ -416,6 +424,26 @@ fn look(
         link,
     };
     Some((seen, content.ok()))
+}
+
+/// The template hooks, read the first time a hook that could run is judged.
+struct Templates {
+    home: Option<PathBuf>,
+    hooks: Option<Vec<Vec<u8>>>,
+}
+
+impl Templates {
+    fn new(home: Option<&Path>) -> Templates {
+        Templates {
+            home: home.map(Path::to_path_buf),
+            hooks: None,
+        }
+    }
+
+    fn get(&mut self) -> &[Vec<u8>] {
+        let home = self.home.as_deref();
+        self.hooks.get_or_insert_with(|| template_hooks(home))
+    }
 }
 
 /// The hooks `git init` copies from its templates: git's own and the
@@ -551,7 +579,7 @@ fn check(
     snapshot: &Snapshot,
 ) -> Vec<GitRefusal> {
     let surface = discover(workspace, home);
-    let templates = template_hooks(home);
+    let mut templates = Templates::new(home);
     let mut out = Vec::new();
     if surface.truncated {
         eprintln!(
@@ -567,7 +595,7 @@ fn check(
     for f in &surface.files {
         let path = normal(&f.path);
         let git_dir = git_dir_of(&surface, f.git_dir, &path);
-        let Some((now, _)) = look(&path, f.kind, &git_dir, &templates) else {
+        let Some((now, _)) = look(&path, f.kind, &git_dir, &mut templates) else {
             continue;
         };
         let before = snapshot.files.get(&path);
@@ -974,6 +1002,29 @@ mod tests {
         );
         // The outside directory itself is left as it is.
         assert!(outside.join("config").exists());
+    }
+
+    #[test]
+    fn a_hook_the_users_template_installs_is_ordinary() {
+        let s = scratch();
+        let home = s.session.parent().unwrap().join("home");
+        let template = "#!/bin/sh\nexec lint-staged\n";
+        std::fs::create_dir_all(home.join("tpl/hooks")).unwrap();
+        std::fs::write(home.join("tpl/hooks/pre-commit"), template).unwrap();
+        std::fs::write(home.join(".gitconfig"), "[init]\n\ttemplateDir = ~/tpl\n").unwrap();
+        let guard = GitGuard::start(&s.ws, &s.session);
+        for (repo, text) in [("same", template), ("other", "#!/bin/sh\n./evil\n")] {
+            let hook = s.ws.join(repo).join(".git/hooks/pre-commit");
+            std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+            std::fs::write(&hook, text).unwrap();
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let got: Vec<String> = check(&s.ws, &s.session, Some(&home), &guard.snapshot)
+            .into_iter()
+            .map(|r| r.path)
+            .collect();
+        assert_eq!(got, vec!["other/.git/hooks/pre-commit"]);
+        std::mem::forget(guard);
     }
 
     #[test]
