@@ -879,6 +879,11 @@ mod tests {
     fn pins_are_the_submodules_files_and_hooks_under_dot_git() {
         let s = scratch();
         std::fs::write(s.ws.join(".git/config.worktree"), "[core]\n").unwrap();
+        // A submodule of the submodule, named with a slash.
+        let nested = s.ws.join(".git/modules/a/modules/libs/b");
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::write(nested.join("HEAD"), "x\n").unwrap();
+        std::fs::write(nested.join("config"), "[core]\n").unwrap();
         let guard = GitGuard::start(&s.ws, &s.session);
         assert_eq!(
             guard.read_only(),
@@ -888,6 +893,8 @@ mod tests {
                 ".git/hooks",
                 ".git/modules/a/config",
                 ".git/modules/a/hooks",
+                ".git/modules/a/modules/libs/b/config",
+                ".git/modules/a/modules/libs/b/hooks",
             ]
         );
         // The submodule's hooks directory was made, so it can be pinned.
