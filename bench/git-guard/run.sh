@@ -15,6 +15,7 @@ cargo build --release --quiet --bin aq
 AQ=${CARGO_TARGET_DIR:-$PWD/target}/release/aq
 PAIRS=$PWD/bench/start/pairs.py
 REV=$(git rev-parse --short HEAD 2>/dev/null || echo ?)
+RUSTC=$(rustc --version)  # before HOME moves (rustup finds its toolchain there)
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -36,7 +37,7 @@ for d in range(1000):
 " && git add . && git commit -q -m big && for i in 1 2 3; do git submodule add -q "../lib$i" "sub$i"; done && git commit -q -m subs)
 git init -q small && (cd small && echo x > README.md && git add . && git commit -q -m small)
 
-echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), aq $REV, $(rustc --version), $(git --version), Linux $(uname -r)"
+echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), aq $REV, $RUSTC, $(git --version), Linux $(uname -r)"
 echo "big: $(cd big && git ls-files --recurse-submodules | wc -l) tracked files, $(find big -type f | wc -l) files in all (.git included), $(find big -type d | wc -l) directories"
 echo
 echo "## the guard's own timing in big, $N runs of: aq run -q -- /bin/true"
