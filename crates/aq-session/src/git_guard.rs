@@ -383,7 +383,7 @@ fn look(
     let content = read_bounded(path, MAX_FILE);
     let (hash, dangers) = match &content {
         Ok(bytes) => {
-            let hash = crate::policy_files::digest(&bytes);
+            let hash = crate::policy_files::digest(bytes);
             let dangers = git_dangers(kind, path, bytes, executable, &ctx)
                 .into_iter()
                 .map(|d| {
