@@ -357,3 +357,72 @@ fn a_big_tree_shows_a_progress_bar_on_a_terminal_and_nowhere_else() {
         .stderr_lacks("files\n")
         .stdout_has("in 2500 files");
 }
+
+/// Issue 26, red-team finding 2: what git reads besides `.git/config` and
+/// `.git/hooks`, in a real repository (with a submodule), each reported with
+/// what it would run; a repository `git init` made in the tree is not.
+#[test]
+fn preflight_reports_submodule_nested_and_redirected_git_files() {
+    use crate::git_guard::{git_ok, repo_with_submodule};
+    let env = Env::new();
+    repo_with_submodule(&env);
+    let w = env.work();
+    let exec = |p: &std::path::Path| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap()
+    };
+    let append = |rel: &str, text: &str| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(w.join(rel))
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    };
+    append(".git/modules/a/config", "[core]\n\tfsmonitor = ./watch-a\n");
+    env.write(
+        &w.join(".git/modules/a/hooks/post-checkout"),
+        "#!/bin/sh\n./evil-a\n",
+    );
+    exec(&w.join(".git/modules/a/hooks/post-checkout"));
+    env.write(&w.join(".git/commondir"), "../elsewhere\n");
+    env.write(
+        &w.join(".git/config.worktree"),
+        "[core]\n\tsshCommand = ./ssh-wt\n",
+    );
+    append(".git/config", "[filter \"crypt\"]\n\tclean = ./enc\n");
+    env.write(&w.join(".git/info/attributes"), "* filter=crypt\n");
+    git_ok(&env, &w, &["init", "-q", "n"]);
+    append("n/.git/config", "[alias]\n\tst = !./evil-n\n");
+    env.write(&w.join("n/.git/hooks/pre-commit"), "#!/bin/sh\n./evil-n\n");
+    exec(&w.join("n/.git/hooks/pre-commit"));
+    // A near miss: a fresh repository, samples and a plain config.
+    git_ok(&env, &w, &["init", "-q", "fresh"]);
+    let out = env.aq(&["preflight", "--format", "json"]);
+    let got = findings(&out.json());
+    for want in [
+        ("git-config-exec", ".git/modules/a/config"),
+        ("git-hook-executable", ".git/modules/a/hooks/post-checkout"),
+        ("git-commondir", ".git/commondir"),
+        ("git-config-exec", ".git/config.worktree"),
+        ("git-attributes-driver", ".git/info/attributes"),
+        ("git-config-exec", "n/.git/config"),
+        ("git-hook-executable", "n/.git/hooks/pre-commit"),
+    ] {
+        assert!(
+            got.iter()
+                .any(|(id, _, path)| id == want.0 && path == want.1),
+            "missing {want:?} in {got:#?}{}",
+            out.dump()
+        );
+    }
+    assert!(
+        !got.iter().any(|(_, _, path)| path.starts_with("fresh/")),
+        "{got:#?}"
+    );
+    // What each would run is in the evidence.
+    out.stdout_has("./watch-a")
+        .stdout_has("./evil-a")
+        .stdout_has("../elsewhere")
+        .stdout_has("./enc");
+}

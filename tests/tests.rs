@@ -11,6 +11,7 @@ mod doctor;
 mod exec_guard;
 mod exec_identity;
 mod export;
+mod git_guard;
 mod grants;
 mod lint;
 mod mcp;

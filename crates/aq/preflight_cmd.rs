@@ -118,6 +118,7 @@ pub fn run(args: &PreflightArgs, policy_flag: Option<&Path>) -> ExitCode {
         PreflightFormat::Sarif => pretty(&render_sarif(&report, &root)),
     };
     print!("{out}");
+    warn_unchecked_sessions(&root);
     let threshold = args.fail_on.map(|f| match f {
         FailOn::Low => Severity::Low,
         FailOn::Medium => Severity::Medium,
@@ -127,6 +128,21 @@ pub fn run(args: &PreflightArgs, policy_flag: Option<&Path>) -> ExitCode {
     match (threshold, report.worst()) {
         (Some(t), Some(w)) if w >= t => ExitCode::PreflightFindings,
         _ => ExitCode::Ok,
+    }
+}
+
+/// Sessions in this workspace whose supervisor was killed before their git
+/// check: what they wrote to git files is in the findings above (git would
+/// run it now); the next `aq run` here puts it aside.
+fn warn_unchecked_sessions(root: &Path) {
+    let Ok(dir) = std::fs::canonicalize(root) else {
+        return;
+    };
+    for s in aq_session::git_guard::pending_sessions(&dir) {
+        let id = s.file_name().unwrap_or_default().to_string_lossy();
+        eprintln!(
+            "aq preflight: session {id} in this workspace ended without its git check (its supervisor was killed): git files it wrote are among the findings; the next `aq run` here puts aside those that run a program"
+        );
     }
 }
 

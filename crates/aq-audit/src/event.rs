@@ -241,6 +241,28 @@ pub enum EventBody {
         /// The refused rights, as the kernel names them (`fs.write_file`).
         access: String,
     },
+    /// A git file the session wrote would make git run a program later,
+    /// outside aq (a submodule's `core.fsmonitor`, a nested repository's
+    /// hook, a `commondir`): found when the session ended, or by the next
+    /// session in the workspace when this one's supervisor was killed, and
+    /// put aside.
+    GitChangeRefused {
+        /// The file, relative to the workspace (absolute when outside it).
+        path: String,
+        /// What it is to git: `config`, `hook`, `commondir`, `attributes`,
+        /// `gitfile`.
+        kind: String,
+        /// What in it runs: `core.fsmonitor`, `hook pre-commit`, `commondir`.
+        what: String,
+        /// What it would run, or where it points.
+        runs: String,
+        /// `restored` (the original content is back), `removed` (the file
+        /// was new and is gone), or `reported` (outside what the session
+        /// could write: left as it is).
+        action: String,
+        /// Where the session's version is kept (under the session directory).
+        quarantined: Option<String>,
+    },
     /// The agent exited and `aq run` closed the session.
     SessionEnd {
         /// The agent's exit code, if it exited.
@@ -265,7 +287,7 @@ pub enum EventBody {
 
 impl EventBody {
     /// The `event` tags this version knows, in declaration order.
-    pub const KINDS: [&'static str; 11] = [
+    pub const KINDS: [&'static str; 12] = [
         "session_start",
         "command_decision",
         "approval",
@@ -275,6 +297,7 @@ impl EventBody {
         "mcp_tool_call",
         "syscall_refused",
         "file_refused",
+        "git_change_refused",
         "session_end",
         "export",
     ];
@@ -291,6 +314,7 @@ impl EventBody {
             EventBody::McpToolCall { .. } => "mcp_tool_call",
             EventBody::SyscallRefused { .. } => "syscall_refused",
             EventBody::FileRefused { .. } => "file_refused",
+            EventBody::GitChangeRefused { .. } => "git_change_refused",
             EventBody::SessionEnd { .. } => "session_end",
             EventBody::Export { .. } => "export",
         }
@@ -308,6 +332,7 @@ impl EventBody {
             | EventBody::McpToolCall { .. }
             | EventBody::SyscallRefused { .. }
             | EventBody::FileRefused { .. }
+            | EventBody::GitChangeRefused { .. }
             | EventBody::SessionEnd { .. }
             | EventBody::Export { .. } => None,
         }
@@ -463,6 +488,14 @@ mod tests {
             EventBody::FileRefused {
                 path: "/etc".into(),
                 access: "fs.make_reg".into(),
+            },
+            EventBody::GitChangeRefused {
+                path: ".git/modules/a/config".into(),
+                kind: "config".into(),
+                what: "core.fsmonitor".into(),
+                runs: "touch /tmp/x".into(),
+                action: "restored".into(),
+                quarantined: Some("/s/git-quarantine/1-config".into()),
             },
             EventBody::SessionEnd {
                 exit_code: Some(0),

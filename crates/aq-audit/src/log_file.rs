@@ -292,6 +292,21 @@ fn redact_body(body: EventBody) -> EventBody {
             error: error.as_deref().map(redact),
         },
         refused @ (EventBody::SyscallRefused { .. } | EventBody::FileRefused { .. }) => refused,
+        EventBody::GitChangeRefused {
+            path,
+            kind,
+            what,
+            runs,
+            action,
+            quarantined,
+        } => EventBody::GitChangeRefused {
+            path,
+            kind,
+            what,
+            runs: redact(&runs),
+            action,
+            quarantined,
+        },
     }
 }
 

@@ -64,6 +64,59 @@ pub struct Summary {
     pub notes: Vec<String>,
     /// How the live export went, per target (`[audit] export`).
     pub exports: Vec<ExportEntry>,
+    /// Git files the session wrote that would have run a program later,
+    /// put aside (`git_change_refused`), in order.
+    pub git_refused: Vec<GitRefusedEntry>,
+}
+
+/// What a `git_change_refused` event recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct GitRefusedEntry {
+    /// The file.
+    pub path: String,
+    /// What it is to git: `config`, `hook`, `commondir`, `attributes`.
+    pub kind: String,
+    /// What in it runs.
+    pub what: String,
+    /// What it would run.
+    pub runs: String,
+    /// `restored`, `removed` or `reported`.
+    pub action: String,
+    /// Where the session's version is kept.
+    pub quarantined: Option<String>,
+}
+
+impl GitRefusedEntry {
+    /// One line: the file, what it would run, what was done, where the
+    /// session's version is.
+    pub fn line(&self) -> String {
+        let done = match self.action.as_str() {
+            "restored" => "its original content is back",
+            "removed" => "it was new and is gone",
+            "reported" => "left as it is (outside what the session could write): check it",
+            other => other,
+        };
+        let kept = self
+            .quarantined
+            .as_deref()
+            .map(|q| format!("; the session's version is kept in {q}"))
+            .unwrap_or_default();
+        // The file's name and content come from the session: inert.
+        let inert = crate::inert::inert;
+        let (path, what, runs) = (inert(&self.path), inert(&self.what), inert(&self.runs));
+        let says = match self.kind.as_str() {
+            _ if self.what == "unjudged" => format!("could not be judged ({runs})"),
+            "config" => format!("sets {what} = `{runs}`"),
+            "hook" => format!("is an executable hook that runs `{runs}`"),
+            "commondir" | "gitfile" if what.contains(" of ") => {
+                format!("points git at a git directory whose {what} runs `{runs}`")
+            }
+            "commondir" => format!("sends git to `{runs}` for its config and hooks"),
+            "attributes" => format!("sets `{what}`: {runs}"),
+            _ => format!("{what}: `{runs}`"),
+        };
+        format!("{path} {says}; {done}{}", inert(&kept))
+    }
 }
 
 /// What an `export` event recorded.
@@ -617,6 +670,26 @@ impl Summary {
                 *seen += 1;
                 format!("{access} refused on {path}")
             }
+            EventBody::GitChangeRefused {
+                path,
+                kind,
+                what,
+                runs,
+                action,
+                quarantined,
+            } => {
+                let entry = GitRefusedEntry {
+                    path,
+                    kind,
+                    what,
+                    runs,
+                    action,
+                    quarantined,
+                };
+                let line = format!("git change refused: {}", entry.line());
+                self.git_refused.push(entry);
+                line
+            }
             EventBody::SessionEnd {
                 exit_code,
                 duration_ms,
@@ -733,6 +806,25 @@ impl Summary {
         self.write_approvals(&mut md);
         self.write_process_tree(&mut md);
         self.write_destinations(&mut md);
+        if !self.git_refused.is_empty() {
+            md.push_str("## Git changes refused\n\n");
+            md.push_str("Files the session wrote that git would have run a program from, later, outside aq.\n\n");
+            md.push_str(
+                "| file | what | would run | done | session's version |\n|---|---|---|---|---|\n",
+            );
+            for g in &self.git_refused {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} |",
+                    cell(&g.path),
+                    cell(&g.what),
+                    cell(&g.runs),
+                    cell(&g.action),
+                    cell(g.quarantined.as_deref().unwrap_or(""))
+                );
+            }
+            md.push('\n');
+        }
         let remedies = self.remedies();
         if !remedies.is_empty() {
             md.push_str("## Refused, and how to allow it next time\n\n");
@@ -942,6 +1034,9 @@ impl Summary {
         );
         recap_list(&mut out, "blocked", &self.blocked);
         recap_list(&mut out, "asked", &self.asked);
+        for g in &self.git_refused {
+            let _ = writeln!(out, "{:<8}{}", "git", g.line());
+        }
         let remedies = self.remedies();
         if !remedies.is_empty() {
             out.push_str("refused, and the line that allows it next time:\n");
@@ -1373,6 +1468,31 @@ mod tests {
             remedies.contains("aq allow --command 'npm publish'"),
             "{recap}"
         );
+    }
+
+    #[test]
+    fn a_refused_git_change_is_in_the_recap_and_the_report() {
+        let text = line(
+            1,
+            EventBody::GitChangeRefused {
+                path: ".git/modules/a/config".into(),
+                kind: "config".into(),
+                what: "core.fsmonitor".into(),
+                runs: "touch /tmp/x".into(),
+                action: "restored".into(),
+                quarantined: Some("/state/s1/git-quarantine/1-config".into()),
+            },
+        ) + "\n";
+        let s = summary(&text);
+        let want = ".git/modules/a/config sets core.fsmonitor = `touch /tmp/x`; its original content is back; the session's version is kept in /state/s1/git-quarantine/1-config";
+        assert!(
+            s.recap().contains(&format!("git     {want}\n")),
+            "{}",
+            s.recap()
+        );
+        let md = s.to_markdown();
+        assert!(md.contains("## Git changes refused"), "{md}");
+        assert!(md.contains("core.fsmonitor"), "{md}");
     }
 
     #[test]

@@ -57,11 +57,17 @@ detectors! {
         "A `repo: local` hook runs its entry on every `git commit` once `pre-commit install` has run, with no pinned release to review.",
         "Read each entry before `pre-commit install`; prefer hooks from a remote repository pinned by `rev`.";
     "git-hook-executable", "Executable git hook",
-        "An executable file in .git/hooks runs on ordinary git commands (commit, checkout, merge, push).",
+        "An executable file in a hooks directory (.git/hooks, a submodule's or nested repository's, core.hooksPath) runs on ordinary git commands (commit, checkout, merge, push).",
         "Delete the hook or make it non-executable unless you wrote it.";
     "git-config-exec", "git config that runs programs",
-        "core.fsmonitor, core.hooksPath, core.sshCommand, `!` aliases and filter drivers run commands on ordinary git use, including `git status`.",
-        "Remove the entry from .git/config (`git config --unset KEY`).";
+        "core.fsmonitor, core.hooksPath, core.sshCommand, core.pager, `!` aliases, filter and diff drivers, credential helpers and included files run commands on ordinary git use, including `git status`; a submodule's config runs on the superproject's `git status` too.",
+        "Remove the entry (`git config --file FILE --unset KEY`).";
+    "git-commondir", "git directory redirected by commondir",
+        "A `commondir` file makes git take the repository's config and hooks from another directory, which then runs what it likes on every git command.",
+        "Delete the file unless this is a linked worktree's and it names the repository's .git.";
+    "git-attributes-driver", "info/attributes hands files to a driver that runs a program",
+        "An attribute in .git/info/attributes (not shown by `git status`) sends files through a filter, diff or merge driver a config defines with a command, which runs on status, add, diff or checkout.",
+        "Delete the line from .git/info/attributes, or the driver from the config.";
     "git-submodule-host", "Submodule from an unexpected host",
         "A submodule is fetched from its URL on `git submodule update`; a local path or unusual host can pull in anything.",
         "Check the URL before `git submodule update --init`.";

@@ -1,9 +1,16 @@
-//! git: executable hooks, config entries that run programs, submodules from
-//! unexpected hosts.
+//! git: executable hooks, config entries that run programs (the one table
+//! of them is `aq_programs::git`), `commondir` redirections, attributes
+//! that hand files to a driver a config defines, submodules from
+//! unexpected hosts. Every git directory of the tree is looked at: the
+//! repository's, its submodules' and linked worktrees', nested ones (see
+//! [`crate::git_surface`]).
 
 use std::path::Path;
 
+use aq_programs::git::{GitRuns, git_key};
+
 use crate::catalog::finding;
+use crate::git_surface::{GitDanger, GitFileKind, GitJudgeContext, git_dangers};
 use crate::judge::judge;
 use crate::text::clip;
 use crate::walk::{FileView, ScanContext};
@@ -19,27 +26,62 @@ const KNOWN_HOSTS: &[&str] = &[
 ];
 
 pub(crate) fn check(f: &FileView, ctx: &ScanContext, out: &mut Vec<Finding>) {
-    if f.rel == ".git/config" || f.rel.ends_with("/.git/config") {
-        if let Some(text) = f.text {
-            check_config(f.rel, text, ctx, out);
-        }
-    } else if is_hook(f.rel) {
-        if f.executable && !f.name.ends_with(".sample") {
-            let first = f
-                .text
-                .and_then(|t| {
-                    t.lines()
-                        .find(|l| !l.starts_with("#!") && !l.trim().is_empty())
-                })
-                .unwrap_or("");
-            out.push(finding(
-                "git-hook-executable",
-                Severity::High,
-                f.rel,
-                0,
-                format!("executable git hook `{}`", f.name),
-                clip(first, 120),
-            ));
+    if let Some((kind, git_dir)) = f.git {
+        let judge_ctx = GitJudgeContext {
+            git_dir,
+            template_hooks: &[],
+        };
+        let dangers = git_dangers(kind, f.abs, f.bytes, f.executable, &judge_ctx);
+        match kind {
+            GitFileKind::Config => config_findings(f, &dangers, ctx, out),
+            GitFileKind::Hook => {
+                for d in dangers {
+                    out.push(finding(
+                        "git-hook-executable",
+                        Severity::High,
+                        f.rel,
+                        0,
+                        format!("executable git hook `{}`{}", f.name, place(f.rel)),
+                        clip(&d.runs, 120),
+                    ));
+                }
+            }
+            GitFileKind::Commondir => {
+                for d in dangers {
+                    out.push(finding(
+                        "git-commondir",
+                        Severity::High,
+                        f.rel,
+                        d.line,
+                        format!("git directory redirected to `{}`", d.runs),
+                        clip(&String::from_utf8_lossy(f.bytes), 160),
+                    ));
+                }
+            }
+            GitFileKind::Attributes => {
+                for d in dangers {
+                    let (attribute, driver) = d.what.split_once('=').unwrap_or(("", ""));
+                    let Some((setting, file)) = ctx
+                        .git_drivers
+                        .get(&(attribute.to_string(), driver.to_string()))
+                    else {
+                        continue;
+                    };
+                    out.push(finding(
+                        "git-attributes-driver",
+                        Severity::High,
+                        f.rel,
+                        d.line,
+                        format!("`{}` hands files to `{setting}`", d.what),
+                        format!(
+                            "{} (defined in {})",
+                            clip(&setting.to_string(), 160),
+                            file.display()
+                        ),
+                    ));
+                }
+            }
+            GitFileKind::Gitfile => {}
         }
     } else if f.name == ".gitmodules"
         && let Some(text) = f.text
@@ -48,78 +90,45 @@ pub(crate) fn check(f: &FileView, ctx: &ScanContext, out: &mut Vec<Finding>) {
     }
 }
 
-fn is_hook(rel: &str) -> bool {
-    rel.starts_with(".git/hooks/") || rel.contains("/.git/hooks/")
+/// Where a git file is, when it is not the repository's own `.git`:
+/// ` (submodule)`, ` (linked worktree)`, ` (nested repository)`.
+fn place(rel: &str) -> &'static str {
+    if rel.starts_with(".git/modules/") {
+        " (submodule)"
+    } else if rel.starts_with(".git/worktrees/") {
+        " (linked worktree)"
+    } else if rel.starts_with(".git/") {
+        ""
+    } else {
+        " (nested repository)"
+    }
 }
 
-/// The `(section, subsection)` of a config header: `[filter "lfs"]` →
-/// (`filter`, `lfs`).
-fn header(line: &str) -> Option<(String, String)> {
-    let inner = line.trim().strip_prefix('[')?.split(']').next()?;
-    let mut parts = inner.splitn(2, [' ', '.']);
-    let section = parts.next()?.trim().to_ascii_lowercase();
-    let sub = parts
-        .next()
-        .unwrap_or("")
-        .trim()
-        .trim_matches('"')
-        .to_string();
-    Some((section, sub))
-}
-
-fn check_config(rel: &str, text: &str, ctx: &ScanContext, out: &mut Vec<Finding>) {
-    let mut section = (String::new(), String::new());
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.starts_with('[') {
-            if let Some(h) = header(line) {
-                section = h;
-            }
-            continue;
-        }
-        if line.starts_with('#') || line.starts_with(';') {
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        let key = key.trim().to_ascii_lowercase();
-        let value = value.trim().trim_matches('"');
-        let full = if section.1.is_empty() {
-            format!("{}.{key}", section.0)
+/// A finding per config entry that runs a program, what it runs judged by
+/// the firewall engine.
+fn config_findings(f: &FileView, dangers: &[GitDanger], ctx: &ScanContext, out: &mut Vec<Finding>) {
+    for d in dangers {
+        let runs = git_key(&d.what).map(|k| k.runs);
+        let base = if runs == Some(GitRuns::Include) {
+            Severity::Medium
         } else {
-            format!("{}.{}.{key}", section.0, section.1)
+            Severity::High
         };
-        let (base, command) = match (section.0.as_str(), key.as_str()) {
-            ("core", "fsmonitor") if !matches!(value, "true" | "false" | "") => {
-                (Severity::High, value.to_string())
-            }
-            ("core", "hookspath") => (Severity::High, String::new()),
-            ("core", "sshcommand") => (Severity::High, value.to_string()),
-            ("alias", _) if value.starts_with('!') => {
-                (Severity::High, value[1..].trim().to_string())
-            }
-            ("filter", "process" | "clean" | "smudge")
-                if !section.1.eq_ignore_ascii_case("lfs") =>
-            {
-                (Severity::High, value.to_string())
-            }
-            _ => continue,
-        };
-        let mut f = finding(
+        let mut found = finding(
             "git-config-exec",
             base,
-            rel,
-            i + 1,
-            format!("`{full}` runs a program"),
-            clip(&format!("{full} = {value}"), 160),
+            f.rel,
+            d.line,
+            format!("`{}` {}{}", d.what, d.when, place(f.rel)),
+            clip(&format!("{} = {}", d.what, d.runs), 160),
         );
-        if !command.is_empty() {
-            let j = judge(&ctx.options.engine, &command);
-            f.severity = f.severity.max(j.severity);
-            f.why = format!("{} {}.", f.why, j.note);
+        if runs.is_some_and(GitRuns::value_runs) {
+            let command = d.runs.strip_prefix('!').unwrap_or(&d.runs).trim();
+            let j = judge(&ctx.options.engine, command);
+            found.severity = found.severity.max(j.severity);
+            found.why = format!("{} {}.", found.why, j.note);
         }
-        out.push(f);
+        out.push(found);
     }
 }
 
@@ -138,20 +147,11 @@ pub(crate) fn url_host(url: &str) -> Option<String> {
 
 /// The host of `remote.origin.url` in `root/.git/config`.
 pub(crate) fn origin_host(root: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(root.join(".git/config")).ok()?;
-    let mut in_origin = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_origin = header(line).is_some_and(|(s, sub)| s == "remote" && sub == "origin");
-        } else if in_origin
-            && let Some((k, v)) = line.split_once('=')
-            && k.trim().eq_ignore_ascii_case("url")
-        {
-            return url_host(v.trim().trim_matches('"'));
-        }
-    }
-    None
+    let text = std::fs::read(root.join(".git/config")).ok()?;
+    aq_programs::git::parse_git_config(&text)
+        .into_iter()
+        .filter(|e| e.key == "remote.origin.url")
+        .find_map(|e| url_host(e.value.as_deref()?))
 }
 
 fn check_submodules(rel: &str, text: &str, ctx: &ScanContext, out: &mut Vec<Finding>) {
@@ -208,6 +208,176 @@ mod tests {
     fn plain_git_config_is_not_a_finding() {
         let cfg = "[core]\n\tfsmonitor = false\n\tbare = false\n[alias]\n\tst = status\n[filter \"lfs\"]\n\tprocess = git-lfs filter-process\n[remote \"origin\"]\n\turl = https://github.com/example/x\n";
         assert!(scan_files(&[(".git/config", cfg)]).is_empty());
+    }
+
+    /// (id, path, line) of every git finding, sorted.
+    fn git_findings(found: &[Finding]) -> Vec<(&'static str, String, usize)> {
+        let mut v: Vec<_> = found
+            .iter()
+            .filter(|f| f.id.starts_with("git-"))
+            .map(|f| (f.id, f.path.clone(), f.line))
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn make_executable(root: &std::path::Path, rel: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(root.join(rel), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    // Issue 26, red-team finding 2: what git reads besides .git/config and
+    // .git/hooks, each reported (and a near miss beside each that is not).
+    #[test]
+    fn submodule_nested_and_worktree_git_files_are_reported() {
+        let fsmonitor = "[core]\n\tfsmonitor = \"touch /tmp/aq-planted\"\n";
+        let found = crate::test_support::scan_with(
+            &[
+                (".git/HEAD", "ref: refs/heads/main\n"),
+                (".git/config", "[core]\n\tbare = false\n"),
+                (".git/modules/a/HEAD", "x\n"),
+                (".git/modules/a/config", fsmonitor),
+                (
+                    ".git/modules/a/modules/b/config",
+                    "[core]\n\tsshCommand = ./s\n",
+                ),
+                (".git/modules/a/hooks/post-checkout", "#!/bin/sh\n./evil\n"),
+                (".git/modules/a/hooks/pre-push.sample", "#!/bin/sh\n"),
+                (".git/config.worktree", "[alias]\n\tst = !./x\n"),
+                (".git/worktrees/w/commondir", "../..\n"),
+                (
+                    ".git/worktrees/w/config.worktree",
+                    "[core]\n\tsparseCheckout = true\n",
+                ),
+                (
+                    "third_party/n/.git/config",
+                    "[diff \"x\"]\n\ttextconv = ./conv\n",
+                ),
+                ("third_party/n/.git/hooks/pre-commit", "#!/bin/sh\n./evil\n"),
+                ("third_party/m/.git/config", "[core]\n\tbare = false\n"),
+            ],
+            |root, _| {
+                make_executable(root, ".git/modules/a/hooks/post-checkout");
+                make_executable(root, ".git/modules/a/hooks/pre-push.sample");
+                make_executable(root, "third_party/n/.git/hooks/pre-commit");
+            },
+        );
+        assert_eq!(
+            git_findings(&found),
+            vec![
+                ("git-config-exec", ".git/config.worktree".into(), 2),
+                ("git-config-exec", ".git/modules/a/config".into(), 2),
+                (
+                    "git-config-exec",
+                    ".git/modules/a/modules/b/config".into(),
+                    2
+                ),
+                ("git-config-exec", "third_party/n/.git/config".into(), 2),
+                (
+                    "git-hook-executable",
+                    ".git/modules/a/hooks/post-checkout".into(),
+                    0
+                ),
+                (
+                    "git-hook-executable",
+                    "third_party/n/.git/hooks/pre-commit".into(),
+                    0
+                ),
+            ],
+            "{found:#?}"
+        );
+        let module = found
+            .iter()
+            .find(|f| f.path == ".git/modules/a/config")
+            .unwrap();
+        assert!(module.title.contains("(submodule)"), "{module:#?}");
+        assert!(
+            module.evidence.contains("touch /tmp/aq-planted"),
+            "{module:#?}"
+        );
+    }
+
+    #[test]
+    fn a_commondir_that_redirects_the_repository_is_reported() {
+        let found = crate::test_support::scan_files(&[
+            (".git/config", "[core]\n"),
+            (".git/commondir", "../evil\n"),
+            (".git/worktrees/ok/commondir", "../..\n"),
+            (".git/worktrees/bad/commondir", "../../../evil\n"),
+        ]);
+        assert_eq!(
+            git_findings(&found),
+            vec![
+                ("git-commondir", ".git/commondir".into(), 1),
+                ("git-commondir", ".git/worktrees/bad/commondir".into(), 1),
+            ],
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn attributes_that_select_a_driver_a_config_defines() {
+        let found = crate::test_support::scan_files(&[
+            (".git/config", "[filter \"crypt\"]\n\tclean = ./enc\n"),
+            (
+                ".git/info/attributes",
+                "*.png diff=undefined\n* filter=crypt\n*.c diff=cpp\n",
+            ),
+        ]);
+        let got = git_findings(&found);
+        assert!(
+            got.contains(&("git-attributes-driver", ".git/info/attributes".into(), 2)),
+            "{found:#?}"
+        );
+        assert_eq!(
+            got.iter()
+                .filter(|f| f.0 == "git-attributes-driver")
+                .count(),
+            1,
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn a_nested_repository_a_gitlink_reaches_in_a_skipped_directory_is_read() {
+        if std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!("skipped: no git on this machine");
+            return;
+        }
+        let found = crate::test_support::scan_with(
+            &[
+                ("node_modules/x/.git/config", "[core]\n\tfsmonitor = ./w\n"),
+                ("node_modules/y/.git/config", "[core]\n\tfsmonitor = ./w\n"),
+            ],
+            |root, _| {
+                let git = |args: &[&str]| {
+                    let out = std::process::Command::new("git")
+                        .args(args)
+                        .current_dir(root)
+                        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                        .env("GIT_CONFIG_NOSYSTEM", "1")
+                        .output()
+                        .unwrap();
+                    assert!(out.status.success(), "{out:?}");
+                };
+                git(&["init", "-q"]);
+                git(&[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    "160000,0123456789abcdef0123456789abcdef01234567,node_modules/x",
+                ]);
+            },
+        );
+        assert_eq!(
+            git_findings(&found),
+            vec![("git-config-exec", "node_modules/x/.git/config".into(), 2)],
+            "{found:#?}"
+        );
     }
 
     #[test]

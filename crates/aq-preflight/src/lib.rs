@@ -20,7 +20,10 @@
 //! # Current limitations
 //!
 //! - The contents of `node_modules`, `target`, `.venv` and `vendor` are not
-//!   read; of `.git`, only `config` and `hooks/` are.
+//!   read (a nested repository there that the index's gitlinks reach is);
+//!   of a git directory, only what [`git_surface`] lists: config files,
+//!   `commondir`, `info/attributes` and hooks, its submodules' and linked
+//!   worktrees' too.
 //! - Files are read up to [`MAX_READ`] bytes; a secret past that is missed.
 //! - Instructions aimed at agents are found by phrases, not understood.
 #![deny(missing_docs)]
@@ -28,6 +31,8 @@
 mod agent;
 mod catalog;
 mod git;
+mod git_index;
+pub mod git_surface;
 mod instructions;
 mod judge;
 mod lifecycle;
@@ -218,11 +223,12 @@ pub fn scan(root: &Path, options: &Options) -> Result<Report, ScanError> {
     let canonical = root
         .canonicalize()
         .map_err(|e| ScanError::OpenRoot(root.to_path_buf(), e))?;
-    let tree = walk::list(&canonical);
+    let tree = walk::list(&canonical, options.home.as_deref());
     let ctx = walk::ScanContext {
         root: &canonical,
         options,
         origin_host: git::origin_host(&canonical),
+        git_drivers: git_surface::defined_drivers(&tree.git, options.home.as_deref()),
     };
     let outcome = walk::examine(&tree.entries, &ctx);
     let mut findings = outcome.findings;

@@ -1,12 +1,14 @@
 //! The walker: list every entry once without following symlinks, then read
 //! each file once (bounded) on every core and hand it to the detectors.
 
+use std::collections::{BTreeMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::git_surface::{BareSigns, Discovery, GitFileKind, GitSurface};
 use crate::{Finding, MAX_READ, Options};
 
 /// Directories whose contents are not read: dependencies and build output.
@@ -26,6 +28,9 @@ pub(crate) struct Entry {
     /// Relative to the root, `/`-separated.
     pub rel: String,
     pub kind: Kind,
+    /// What the file is to git, if it is one of a git directory's (see
+    /// [`crate::git_surface`]), with that directory.
+    pub git: Option<(GitFileKind, PathBuf)>,
 }
 
 /// The listing.
@@ -33,6 +38,8 @@ pub(crate) struct Tree {
     pub entries: Vec<Entry>,
     pub skipped: Vec<String>,
     pub errors: Vec<String>,
+    /// The git directories found and their files.
+    pub git: GitSurface,
 }
 
 /// What the detectors see besides the file.
@@ -41,11 +48,15 @@ pub(crate) struct ScanContext<'a> {
     pub options: &'a Options,
     /// The host of `remote.origin.url`, if any: submodules there are expected.
     pub origin_host: Option<String>,
+    /// Diff, filter and merge drivers that a config defines with a program.
+    pub git_drivers: BTreeMap<(String, String), (String, PathBuf)>,
 }
 
 /// One file, read.
 pub(crate) struct FileView<'a> {
     pub rel: &'a str,
+    /// The path on disk.
+    pub abs: &'a Path,
     /// The last path component.
     pub name: &'a str,
     /// Up to [`MAX_READ`] bytes.
@@ -55,16 +66,20 @@ pub(crate) struct FileView<'a> {
     pub text: Option<&'a str>,
     pub executable: bool,
     pub size: u64,
+    /// What the file is to git, with its git directory.
+    pub git: Option<(GitFileKind, &'a Path)>,
 }
 
-/// Lists the tree under `root` (already canonical). Inside `.git`, only
-/// `config` and `hooks/*` are listed.
-pub(crate) fn list(root: &Path) -> Tree {
+/// Lists the tree under `root` (already canonical). Of a git directory,
+/// only what [`crate::git_surface`] finds is listed.
+pub(crate) fn list(root: &Path, home: Option<&Path>) -> Tree {
     let mut tree = Tree {
         entries: Vec::new(),
         skipped: Vec::new(),
         errors: Vec::new(),
+        git: GitSurface::default(),
     };
+    let mut git = Discovery::new(root, home);
     let mut stack: Vec<(PathBuf, String)> = vec![(root.to_path_buf(), String::new())];
     while let Some((dir, rel)) = stack.pop() {
         let rd = match std::fs::read_dir(&dir) {
@@ -74,24 +89,33 @@ pub(crate) fn list(root: &Path) -> Tree {
                 continue;
             }
         };
+        let mut bare = BareSigns::default();
         for entry in rd.flatten() {
             let Ok(ft) = entry.file_type() else { continue };
             let name = entry.file_name().to_string_lossy().into_owned();
+            bare.see(&entry.file_name(), ft);
             let child_rel = if rel.is_empty() {
                 name.clone()
             } else {
                 format!("{rel}/{name}")
             };
+            if name == ".git" {
+                git.dot_git(&entry.path());
+                if ft.is_dir() {
+                    tree.skipped
+                        .push(format!("{child_rel} (all but what git runs)"));
+                    continue;
+                }
+            }
             if ft.is_symlink() {
                 tree.entries.push(Entry {
                     abs: entry.path(),
                     rel: child_rel,
                     kind: Kind::Symlink,
+                    git: None,
                 });
             } else if ft.is_dir() {
-                if name == ".git" {
-                    list_git_dir(&entry.path(), &child_rel, &mut tree);
-                } else if SKIPPED_DIRS.contains(&name.as_str()) {
+                if SKIPPED_DIRS.contains(&name.as_str()) {
                     tree.skipped.push(child_rel);
                 } else {
                     stack.push((entry.path(), child_rel));
@@ -101,10 +125,16 @@ pub(crate) fn list(root: &Path) -> Tree {
                     abs: entry.path(),
                     rel: child_rel,
                     kind: Kind::File,
+                    git: None,
                 });
             }
         }
+        if !rel.is_empty() && bare.all() {
+            git.bare(&dir);
+        }
     }
+    tree.git = git.finish();
+    add_git_files(root, &mut tree);
     tree.skipped.sort();
     tree
 }
@@ -113,37 +143,50 @@ fn display_rel(rel: &str) -> &str {
     if rel.is_empty() { "." } else { rel }
 }
 
-/// `.git/config` and `.git/hooks/*`: the parts of a git directory that run
-/// code. Objects, refs and the index are skipped.
-fn list_git_dir(git: &Path, rel: &str, tree: &mut Tree) {
-    let config = git.join("config");
-    if std::fs::symlink_metadata(&config).is_ok_and(|m| m.is_file()) {
+/// The files of the git surface, each once: one the walk listed already (a
+/// gitfile, a file of a bare repository) is marked with what it is to git.
+/// Only files inside the tree, not reached through a symlink, are examined.
+fn add_git_files(root: &Path, tree: &mut Tree) {
+    let mut at: std::collections::HashMap<PathBuf, usize> = tree
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.abs.clone(), i))
+        .collect();
+    let mut seen = HashSet::new();
+    for f in &tree.git.files {
+        let Ok(rel) = f.path.strip_prefix(root) else {
+            continue;
+        };
+        let inside = std::fs::canonicalize(f.path.parent().unwrap_or(root)).is_ok_and(|p| {
+            p.starts_with(root) && p.join(f.path.file_name().unwrap_or_default()) == f.path
+        });
+        if !inside || !seen.insert(f.path.clone()) {
+            continue;
+        }
+        let git_dir = f
+            .git_dir
+            .and_then(|i| tree.git.git_dirs.get(i))
+            .map(|d| d.path.clone())
+            .unwrap_or_else(|| f.path.parent().unwrap_or(root).to_path_buf());
+        let git = Some((f.kind, git_dir));
+        if let Some(i) = at.get(&f.path) {
+            tree.entries[*i].git = git;
+            continue;
+        }
+        let kind = match std::fs::symlink_metadata(&f.path) {
+            Ok(m) if m.file_type().is_symlink() => Kind::Symlink,
+            Ok(m) if m.is_file() => Kind::File,
+            _ => continue,
+        };
+        at.insert(f.path.clone(), tree.entries.len());
         tree.entries.push(Entry {
-            abs: config,
-            rel: format!("{rel}/config"),
-            kind: Kind::File,
+            abs: f.path.clone(),
+            rel: rel.to_string_lossy().into_owned(),
+            kind,
+            git,
         });
     }
-    if let Ok(rd) = std::fs::read_dir(git.join("hooks")) {
-        for entry in rd.flatten() {
-            let Ok(ft) = entry.file_type() else { continue };
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let kind = if ft.is_symlink() {
-                Kind::Symlink
-            } else if ft.is_file() {
-                Kind::File
-            } else {
-                continue;
-            };
-            tree.entries.push(Entry {
-                abs: entry.path(),
-                rel: format!("{rel}/hooks/{name}"),
-                kind,
-            });
-        }
-    }
-    tree.skipped
-        .push(format!("{rel} (all but config and hooks)"));
 }
 
 /// What examining the entries found.
@@ -260,11 +303,13 @@ fn examine_one(e: &Entry, ctx: &ScanContext, buf: &mut Vec<u8>, out: &mut Outcom
     };
     let view = FileView {
         rel: &e.rel,
+        abs: &e.abs,
         name: e.rel.rsplit('/').next().unwrap_or(&e.rel),
         bytes: buf,
         text,
         executable: meta.permissions().mode() & 0o111 != 0,
         size,
+        git: e.git.as_ref().map(|(k, d)| (*k, d.as_path())),
     };
     run_detectors(&view, ctx, &mut out.findings);
 }

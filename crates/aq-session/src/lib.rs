@@ -11,6 +11,8 @@
 //!     approvals/      the approval queue (see aq_shim::approvals)
 //!     supervisor.sock where the shims ask `aq run` (see aq_shim::channel)
 //!     tmp/            the sandboxed command's private TMPDIR
+//!     git-guard/      the git guard's snapshot of the workspace's git files
+//!     git-quarantine/ git files the session wrote that were put aside
 //! ```
 //!
 //! This crate is the runtime of a session, which the verbs of `crates/aq`
@@ -24,6 +26,8 @@
 //!   guard; [`refusal`] is what a refused command is told;
 //! - [`workspace`]: which directory may be a session's workspace, and
 //!   aq's own places that stay read-only whatever it is;
+//! - [`git_guard`]: git files that would run a program later, outside aq,
+//!   read-only in the sandbox or put aside when the session ends;
 //! - [`network`]: the broker and key proxy wired to a session;
 //!   [`sandbox_spec`]: a profile turned into the sandbox's spec;
 //!   [`denials`]: Landlock's refusals read back from the kernel's audit;
@@ -44,6 +48,7 @@ pub mod exec_identity;
 pub mod exec_judge;
 pub mod exit;
 pub mod files;
+pub mod git_guard;
 pub mod network;
 pub mod policy_files;
 pub mod refusal;

@@ -300,6 +300,11 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         ready(supervisor.clone());
     }
 
+    // Git files the user's next `git status` would run a program from:
+    // read-only in the sandbox where they exist, checked at the end.
+    let git_guard = crate::git_guard::GitGuard::start(&workspace, &dir);
+    profile.read_only.extend(git_guard.read_only());
+
     // Plan the sandbox before anything runs: a boundary that cannot be set
     // up stops the session here (exit 125), never a silent downgrade.
     let sandbox = if profile.sandbox {
@@ -571,6 +576,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         d.stop();
     }
     supervisor.flush_log();
+    git_guard.finish(&log, &id, args.quiet || headless);
     for shadow in &grants.shadows {
         if let Err(e) = aq_agents::shadow::write_back(shadow) {
             eprintln!("aq: {e}");

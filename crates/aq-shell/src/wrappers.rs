@@ -784,29 +784,11 @@ fn unwrap_find(args: &[Word]) -> Vec<Inner> {
     out
 }
 
-/// `git -c KEY=VALUE` keys whose value is a program git runs.
+/// `git -c KEY=VALUE` keys whose value is a program git runs (a shell
+/// command, a program's path, a `!` alias), from the one table of such keys,
+/// [`aq_programs::git::GIT_KEYS`].
 pub fn git_config_runs_program(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    key.starts_with("alias.")
-        || matches!(
-            key.as_str(),
-            "core.sshcommand"
-                | "core.pager"
-                | "core.editor"
-                | "core.fsmonitor"
-                | "core.askpass"
-                | "sequence.editor"
-                | "diff.external"
-                | "gpg.program"
-                | "credential.helper"
-                | "uploadpack.packobjectshook"
-        )
-        || key.starts_with("pager.")
-        || (key.starts_with("filter.")
-            && (key.ends_with(".clean") || key.ends_with(".smudge") || key.ends_with(".process")))
-        || (key.starts_with("diff.") && (key.ends_with(".command") || key.ends_with(".textconv")))
-        || key.ends_with(".program")
-        || key.ends_with(".cmd")
+    aq_programs::git::git_key(key).is_some_and(|k| k.runs.value_runs())
 }
 
 fn unwrap_git(args: &[Word]) -> Vec<Inner> {

@@ -276,6 +276,9 @@ impl State {
                 row("net", decision, rule, dest)
             }
             EventBody::FileRefused { path, access } => row("file", "refused", access, inert(path)),
+            EventBody::GitChangeRefused {
+                path, what, action, ..
+            } => row("git", "refused", action, inert(&format!("{path} ({what})"))),
             EventBody::SyscallRefused { syscall, errno, .. } => {
                 row("syscall", "refused", errno, inert(syscall))
             }

@@ -410,45 +410,18 @@ fn is_protected_branch(b: &str) -> bool {
     ) || b.starts_with("release")
 }
 
+/// `KEY=VALUE` (a `git -c` or `git config` setting) makes git run
+/// something, by the one table of such keys ([`aq_programs::git::GIT_KEYS`]).
+/// A value that switches the program off runs nothing: agents and IDEs pass
+/// `-c core.hooksPath=/dev/null -c core.fsmonitor=` to make sure no hook or
+/// monitor of the repository runs. A key without a value is taken to run
+/// what it names.
 fn git_key_runs_program(kv: &str) -> bool {
-    let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
-    let key = key.to_ascii_lowercase();
-    // A value that switches the program off runs nothing: agents and IDEs
-    // pass `-c core.hooksPath=/dev/null -c core.fsmonitor=` to make sure no
-    // hook or monitor of the repository runs.
-    let off = match key.as_str() {
-        "protocol.ext.allow" => matches!(value, "never" | "user"),
-        k if k.starts_with("alias.") || k.starts_with("filter.") => false,
-        k if k == "core.pager" || k.starts_with("pager.") => {
-            matches!(value, "" | "cat" | "false" | "0" | "no" | "off")
-        }
-        _ => matches!(value, "" | "/dev/null" | "false" | "0" | "no" | "off"),
-    };
-    if off && kv.contains('=') {
-        return false;
+    use aq_programs::git::{GitRuns, git_key, git_key_runs};
+    match kv.split_once('=') {
+        Some((key, value)) => git_key_runs(key, Some(value)).is_some(),
+        None => git_key(kv).is_some_and(|k| k.runs != GitRuns::Bang),
     }
-    (key.starts_with("alias.") && value.starts_with('!'))
-        || matches!(
-            key.as_str(),
-            "core.sshcommand"
-                | "core.pager"
-                | "core.editor"
-                | "core.fsmonitor"
-                | "core.hookspath"
-                | "core.askpass"
-                | "sequence.editor"
-                | "diff.external"
-                | "gpg.program"
-                | "credential.helper"
-                | "uploadpack.packobjectshook"
-                | "core.gitproxy"
-                | "protocol.ext.allow"
-        )
-        || key.starts_with("pager.")
-        || key.starts_with("filter.")
-        || (key.starts_with("diff.") && (key.ends_with(".command") || key.ends_with(".textconv")))
-        || (key.starts_with("merge.") && key.ends_with(".driver"))
-        || key.ends_with(".program")
 }
 
 fn check_docker(ctx: &mut Ctx, i: usize, name: &str) {
