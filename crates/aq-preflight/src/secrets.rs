@@ -147,7 +147,7 @@ fn is_placeholder(v: &str) -> bool {
 }
 
 fn dotenv(f: &FileView, text: &str, out: &mut Vec<Finding>) {
-    if aq_policy::profile::is_env_template(f.name) {
+    if aq_knowledge::credentials::is_template(f.name) {
         return;
     }
     let mut worst: Option<(Severity, usize, String)> = None;

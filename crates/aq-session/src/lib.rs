@@ -42,6 +42,7 @@ pub mod exec_identity;
 pub mod exec_judge;
 pub mod exit;
 pub mod files;
+mod masks;
 pub mod network;
 pub mod policy_files;
 pub mod refusal;

@@ -708,6 +708,7 @@ fn plan_sandbox(
             workspace,
             home: home.as_deref(),
             sensitive: &file.policy.sensitive_paths,
+            unmasked: &file.policy.unmasked_paths,
             env: std::env::vars_os().collect(),
             env_pass: &file.env_pass,
             session_env: [

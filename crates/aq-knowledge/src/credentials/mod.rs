@@ -263,9 +263,22 @@ pub fn all() -> &'static [Credential] {
     CREDENTIALS
 }
 
-/// The rows in a place.
+/// The rows in a place, in table order.
 pub fn in_place(place: Place) -> impl Iterator<Item = &'static Credential> {
-    CREDENTIALS.iter().filter(move |c| c.place() == place)
+    by_place()[place as usize].iter().copied()
+}
+
+/// The table split by place once, so a lookup walks only its own rows.
+fn by_place() -> &'static [Vec<&'static Credential>; 4] {
+    static BY_PLACE: std::sync::OnceLock<[Vec<&'static Credential>; 4]> =
+        std::sync::OnceLock::new();
+    BY_PLACE.get_or_init(|| {
+        let mut out: [Vec<&'static Credential>; 4] = Default::default();
+        for c in CREDENTIALS {
+            out[c.place() as usize].push(c);
+        }
+        out
+    })
 }
 
 /// Whether a file name is a template of a secret file (`.env.example`,
@@ -308,8 +321,9 @@ pub fn is_fixture_dir(name: &str) -> bool {
 
 /// Whether a file name says it is test data (`example.key`, `fake_id_rsa`).
 pub fn is_fixture_name(name: &str) -> bool {
-    let l = name.to_ascii_lowercase();
-    ["example", "fake", "dummy"].iter().any(|w| l.contains(w))
+    ["example", "fake", "dummy"]
+        .iter()
+        .any(|w| contains_ignore_case(name, w))
 }
 
 /// What the workspace search does with a file.
@@ -328,18 +342,19 @@ pub enum Look {
 
 /// What the workspace search does with a file named `name`; `in_fixtures`
 /// says whether a directory above it (inside the workspace) is a fixture
-/// directory ([`is_fixture_dir`]). Pure: the caller reads the bytes.
+/// directory ([`is_fixture_dir`]). Pure: the caller reads the bytes. It
+/// runs once per file of the workspace, so the common case (a source file
+/// no row names) costs a few byte comparisons and no allocation.
 pub fn look_at(name: &str, in_fixtures: bool) -> Look {
-    if is_template(name) || is_public_key(name) {
-        return Look::Pass;
-    }
-    let test_data = in_fixtures || is_fixture_name(name);
-    match workspace_row(name) {
-        Some(c) if c.kind == Kind::KeyFile && test_data => Look::Pass,
+    let spared = |name: &str| is_template(name) || is_public_key(name);
+    match find_workspace_row(name) {
+        Some(_) if spared(name) => Look::Pass,
+        Some(c) if c.kind == Kind::KeyFile && (in_fixtures || is_fixture_name(name)) => Look::Pass,
         Some(c) if c.always_masked() => Look::Mask(c),
         Some(c) => Look::Read(c),
-        None if !test_data && worth_sniffing(name) => Look::Sniff,
-        None => Look::Pass,
+        None if in_fixtures || !worth_sniffing(name) => Look::Pass,
+        None if spared(name) || is_fixture_name(name) => Look::Pass,
+        None => Look::Sniff,
     }
 }
 
@@ -349,7 +364,35 @@ pub fn workspace_row(name: &str) -> Option<&'static Credential> {
     if is_template(name) || is_public_key(name) {
         return None;
     }
-    in_place(Place::Workspace).find(|c| name_matches(c.path, name))
+    find_workspace_row(name)
+}
+
+/// The first workspace row matching `name`, looked up by the name's last
+/// byte: only rows ending in that byte (or in a wildcard) are tried.
+fn find_workspace_row(name: &str) -> Option<&'static Credential> {
+    type Index = (Vec<Vec<&'static Credential>>, Vec<&'static Credential>);
+    static INDEX: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
+    let (by_last, wild) = INDEX.get_or_init(|| {
+        let mut by_last = vec![Vec::new(); 256];
+        let mut wild = Vec::new();
+        for c in in_place(Place::Workspace) {
+            match c.path.as_bytes().last() {
+                Some(b'*' | b'?') | None => wild.push(c),
+                Some(b) => by_last[b.to_ascii_lowercase() as usize].push(c),
+            }
+        }
+        (by_last, wild)
+    });
+    let last = name.as_bytes().last()?.to_ascii_lowercase();
+    // Table order decides between a named row and a wildcard one.
+    let named = by_last[last as usize]
+        .iter()
+        .find(|c| name_matches(c.path, name));
+    let wildcard = wild.iter().find(|c| name_matches(c.path, name));
+    match (named, wildcard) {
+        (Some(a), Some(b)) => Some(if a.path < b.path { *a } else { *b }),
+        (a, b) => a.or(b).copied(),
+    }
 }
 
 /// Whether a file the catalog does not name is worth reading the first
@@ -358,33 +401,55 @@ pub fn workspace_row(name: &str) -> Option<&'static Credential> {
 /// or JSON named like a downloaded cloud key (`project-0123456789ab.json`,
 /// `gcp-key.json`). Most source files are none of these.
 pub fn worth_sniffing(name: &str) -> bool {
-    let l = name.to_ascii_lowercase();
-    let stem_and_ext = l.trim_start_matches('.').rsplit_once('.');
-    let Some((stem, ext)) = stem_and_ext else {
-        return true;
+    let trimmed = name.trim_start_matches('.');
+    let Some((stem, ext)) = trimmed.rsplit_once('.') else {
+        return !well_known_plain_name(name);
     };
     const KEYISH: &[&str] = &[
         "cer", "cert", "crt", "p8", "pk8", "priv", "private", "sec", "secret",
     ];
-    if KEYISH.contains(&ext) {
+    if KEYISH.iter().any(|k| ext.eq_ignore_ascii_case(k)) {
         return true;
     }
     let says_key = ["private", "secret", "_key", "-key", "apikey"]
         .iter()
-        .any(|w| l.contains(w));
-    if ext == "json" {
+        .any(|w| contains_ignore_case(name, w));
+    if ext.eq_ignore_ascii_case("json") {
         let cloud_download = stem.len() > 13
             && stem.as_bytes()[stem.len() - 13] == b'-'
-            && stem[stem.len() - 12..]
-                .bytes()
-                .all(|b| b.is_ascii_hexdigit());
+            && stem.as_bytes()[stem.len() - 12..]
+                .iter()
+                .all(u8::is_ascii_hexdigit);
         return says_key
             || cloud_download
             || ["key", "cred", "account", "token", "auth"]
                 .iter()
-                .any(|w| stem.contains(w));
+                .any(|w| contains_ignore_case(stem, w));
     }
     says_key
+}
+
+/// Extensionless names that are never keys: all capitals (`LICENSE`,
+/// `README`, `HEAD`, `RECORD`), a capitalized `...file` (`Makefile`,
+/// `Dockerfile`, `Gemfile`), and dotfiles of tool settings (`.gitignore`,
+/// `.nvmrc`) unless they say key or secret.
+fn well_known_plain_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    let capitals = b.iter().any(u8::is_ascii_uppercase)
+        && b.iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-');
+    let build_file = b.first().is_some_and(u8::is_ascii_uppercase) && name.ends_with("file");
+    let dotfile = b.first() == Some(&b'.')
+        && !["key", "secret", "private", "token"]
+            .iter()
+            .any(|w| contains_ignore_case(name, w));
+    capitals || build_file || dotfile
+}
+
+/// Whether `hay` contains `needle` (lowercase ASCII), ASCII case ignored.
+fn contains_ignore_case(hay: &str, needle: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
 }
 
 /// Shell-style match of one file name: `*` any run, `?` one character,
@@ -392,6 +457,29 @@ pub fn worth_sniffing(name: &str) -> bool {
 /// leading dot.
 pub fn name_matches(pattern: &str, name: &str) -> bool {
     let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    // Most names end differently from most rows: one comparison says so.
+    if let (Some(pl), Some(nl)) = (p.last(), n.last())
+        && *pl != b'*'
+        && *pl != b'?'
+        && !pl.eq_ignore_ascii_case(nl)
+    {
+        return false;
+    }
+    let wild = |b: &u8| *b == b'*' || *b == b'?';
+    // The shapes of the table, without the general loop: `NAME`, `*SUFFIX`.
+    match p.iter().position(wild) {
+        None => return p.eq_ignore_ascii_case(n),
+        Some(0) if p[0] == b'*' && !p[1..].iter().any(wild) => {
+            let suffix = &p[1..];
+            return n.first() != Some(&b'.')
+                && n.len() >= suffix.len()
+                && n[n.len() - suffix.len()..].eq_ignore_ascii_case(suffix);
+        }
+        Some(k) if !p[..k].eq_ignore_ascii_case(&n[..k.min(n.len())]) || n.len() < k => {
+            return false;
+        }
+        _ => {}
+    }
     if n.first() == Some(&b'.') && matches!(p.first(), Some(b'*' | b'?')) {
         return false;
     }

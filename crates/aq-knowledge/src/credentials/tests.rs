@@ -269,7 +269,8 @@ fn the_workspace_search_decides_by_name_then_content() {
     }
     for n in [
         "deploy_key",
-        "Makefile",
+        "mykey",
+        ".deploy_key",
         "prod-secret.txt",
         "my-proj-0123456789ab.json",
         "gcp-key.json",
@@ -285,6 +286,12 @@ fn the_workspace_search_decides_by_name_then_content() {
         "style.css",
         "Cargo.lock",
         "id_rsa.pub",
+        "LICENSE",
+        "README",
+        "Makefile",
+        "Dockerfile",
+        ".gitignore",
+        ".nvmrc",
     ] {
         assert_eq!(look_at(n, false), Look::Pass, "{n}");
     }

@@ -171,19 +171,22 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// Whether a path is a credential file, built in or from the policy.
+    /// Whether a path is a credential file, built in or from the policy,
+    /// unless the user's policy passed it back (`[paths] unmasked`).
     pub fn secret_kind(&self, path: &str) -> Option<String> {
-        if let Some(k) = paths::secret_kind(path) {
-            return Some(k.to_string());
-        }
         let p = paths::NormPath::new(path);
-        let normalized = if p.in_home {
-            format!("~/{}", p.parts.join("/"))
-        } else if p.absolute {
-            format!("/{}", p.parts.join("/"))
-        } else {
-            p.parts.join("/")
-        };
+        let normalized = p.display();
+        if self
+            .policy
+            .unmasked_paths
+            .iter()
+            .any(|u| paths::unmask_covers(u, &p))
+        {
+            return None;
+        }
+        if let Some(k) = paths::secret_kind(path) {
+            return Some(k);
+        }
         self.policy
             .sensitive_paths
             .iter()

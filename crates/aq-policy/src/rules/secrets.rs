@@ -423,7 +423,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             Some("x509" | "verify" | "crl" | "s_server" | "s_client")
         )
     {
-        found.retain(|(_, _, kind)| *kind != paths::KEY_FILE_KIND);
+        found.retain(|(_, path, _)| !paths::is_key_file(path));
     }
     let mut reported = false;
     for (role, path, kind) in found {
