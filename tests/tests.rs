@@ -6,6 +6,7 @@ mod util;
 mod approve;
 mod audit;
 mod completions;
+mod credentials;
 mod doctor;
 mod exec_guard;
 mod export;
