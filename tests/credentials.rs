@@ -314,6 +314,17 @@ fn the_ssh_agent_socket_is_masked() {
     out.code(0)
         .stdout_has("agent:refused:Read-only file system")
         .stdout_has("control:connected");
+    // Passed on by the user's own policy (git over SSH), it connects.
+    env.write(
+        &env.user_policy(),
+        "version = 1\n\n[session]\nenv_pass = [\"SSH_AUTH_SOCK\"]\n",
+    );
+    env.aq_with(
+        &[("SSH_AUTH_SOCK", &sock)],
+        &["run", "--quiet", "--", "python3", "connect.py"],
+    )
+    .code(0)
+    .stdout_has("agent:connected");
     drop(listeners);
 }
 

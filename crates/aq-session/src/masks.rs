@@ -10,7 +10,9 @@
 //! 3. The workspace, walked once: files named by the catalog, files whose
 //!    first bytes hold a private key (only names that make one likely are
 //!    read), and the profile's own file-name globs.
-//! 4. What the user's policy passed back (`[paths] unmasked`) is left out.
+//! 4. What the user's policy passed back (`[paths] unmasked`) is left out,
+//!    and so is a socket whose variable the user passes on
+//!    (`[session] env_pass = ["SSH_AUTH_SOCK"]`, for git over SSH).
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -65,6 +67,10 @@ pub(crate) struct MaskInputs<'a> {
     pub sensitive: &'a [String],
     /// The policy's `[paths] unmasked` entries (the user's own file only).
     pub unmasked: &'a [String],
+    /// Variables the user passes to commands (`[session] env_pass`, a
+    /// profile's `env`): a socket passed by name (`SSH_AUTH_SOCK`) is not
+    /// masked, since the user chose to hand it over.
+    pub passed: &'a [String],
 }
 
 /// Finds what `profile` masks here.
@@ -88,6 +94,12 @@ pub(crate) fn plan(profile: &Profile, inputs: &MaskInputs<'_>) -> Masks {
         let system_row = credentials::all()
             .iter()
             .any(|c| c.place() == Place::System && c.mask_path() == m);
+        let passed_var = m
+            .strip_prefix('$')
+            .is_some_and(|v| !v.contains('/') && inputs.passed.iter().any(|p| p == v));
+        if passed_var {
+            continue;
+        }
         for p in expand(m, inputs) {
             if !system_row || owned_by_caller(&p) {
                 paths.insert(p);
@@ -355,6 +367,10 @@ pub(crate) fn find_in_workspace(workspace: &Path, globs: &[String], max_reads: u
             }
             out.reads += 1;
             let what = match row {
+                // What the bytes show, not what the name allows.
+                Some(c) if c.mask == credentials::Mask::IfKey => {
+                    read_start(&path, &mut start).and_then(credentials::sniff_secret)
+                }
                 Some(c) if limit > credentials::SNIFF_BYTES => read_head(&path, limit)
                     .is_some_and(|head| c.masks_content(&head))
                     .then_some(c.what),

@@ -219,6 +219,7 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
         read_only.extend(g.read_only_home.iter().cloned());
     }
 
+    let passed: Vec<String> = profile.env.iter().chain(inputs.env_pass).cloned().collect();
     let crate::masks::Masks {
         paths: mut masked,
         notes: mask_notes,
@@ -230,6 +231,7 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
             env: &inputs.env,
             sensitive: inputs.sensitive,
             unmasked: inputs.unmasked,
+            passed: &passed,
         },
     );
     notes.extend(mask_notes);

@@ -475,3 +475,22 @@ fn paths_and_parts_read_as_written() {
     assert_eq!(row("*.pem").read_limit(), SNIFF_BYTES);
     assert_eq!(row(".env").read_limit(), 0);
 }
+
+/// docs/policy.md lists every row (regenerate its table from this one).
+#[test]
+fn the_policy_documentation_lists_every_row() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/policy.md"),
+    )
+    .expect("docs/policy.md");
+    let missing: Vec<&str> = CREDENTIALS
+        .iter()
+        .filter(|c| c.mask != Mask::Near)
+        .map(|c| c.path)
+        .filter(|p| !doc.contains(&format!("`{p}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/policy.md does not list: {missing:?}"
+    );
+}

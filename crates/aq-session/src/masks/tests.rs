@@ -41,6 +41,7 @@ fn plan_in(
             env,
             sensitive: &["config/*.yaml".to_string()],
             unmasked,
+            passed: &[],
         },
     )
 }
@@ -210,6 +211,20 @@ fn agent_sockets_named_by_variables_are_masked() {
     ] {
         assert!(m.paths.contains(&want), "{}", want.display());
     }
+    // A socket the user passes on (`env_pass`) is the user's choice.
+    let m = plan(
+        &strict(),
+        &MaskInputs {
+            workspace: &ws,
+            home: None,
+            env: &env,
+            sensitive: &[],
+            unmasked: &[],
+            passed: &["SSH_AUTH_SOCK".to_string()],
+        },
+    );
+    assert!(!m.paths.contains(&t.path().join("agent/sock")));
+    assert!(m.paths.contains(&run.join("keyring")));
     // A relative or missing variable names nothing.
     let env: Vec<(OsString, OsString)> = vec![("SSH_AUTH_SOCK".into(), "agent.sock".into())];
     let m = plan_in(&ws, None, &env, &[]);
