@@ -138,6 +138,19 @@ fn name_matches(have: &str, want: &str) -> bool {
     if have == want {
         return true;
     }
+    // A name and a pattern that begin or end in different letters cannot
+    // match: most pairs the rules try are told apart here.
+    let (h, w) = (have.as_bytes(), want.as_bytes());
+    let literal = |b: &u8| !matches!(b, b'*' | b'?' | b'[' | b']');
+    for (a, b) in [(h.first(), w.first()), (h.last(), w.last())] {
+        if let (Some(a), Some(b)) = (a, b)
+            && literal(a)
+            && literal(b)
+            && a != b
+        {
+            return false;
+        }
+    }
     let have_glob = has_glob(have);
     let want_glob = has_glob(want);
     match (have_glob, want_glob) {
@@ -170,12 +183,39 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
     if name.starts_with('.') && !pattern.starts_with('.') && has_glob(pattern) {
         return false;
     }
+    // `*` and `?` within one name, the common case: matched here, without
+    // compiling a pattern (the rules try many per command).
+    if !pattern.contains(['[', '/', '\\']) && !name.contains('/') {
+        return star_match(pattern.as_bytes(), name.as_bytes());
+    }
     let options = glob::MatchOptions {
         case_sensitive: true,
         require_literal_separator: true,
         require_literal_leading_dot: true,
     };
     glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(name, options))
+}
+
+/// `*` (any run) and `?` (one byte) against a whole name, case kept.
+fn star_match(p: &[u8], n: &[u8]) -> bool {
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if pi < p.len() && (p[pi] == b'?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if let Some((sp, sn)) = star {
+            pi = sp + 1;
+            ni = sn + 1;
+            star = Some((sp, sn + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&b| b == b'*')
 }
 
 /// What credential file a path is, from the catalog (`aq_knowledge::credentials`):
@@ -197,24 +237,28 @@ pub fn secret_kind(path: &str) -> Option<String> {
     if is_dotenv_secret(name) {
         return Some("a .env file with secrets".to_string());
     }
-    for c in credentials::in_place(Place::Home) {
-        if matches!(c.mask, Mask::Dir(_) | Mask::Near) {
-            continue;
+    if may_be_in_home_rows(&p) {
+        for r in home_rows() {
+            if matches!(r.row.mask, Mask::Dir(_) | Mask::Near) {
+                continue;
+            }
+            // Most rows end in another name: one comparison says so.
+            if !r.parts.last().is_some_and(|last| name_matches(name, last)) {
+                continue;
+            }
+            let exact = p.in_home && p.parts.len() == r.parts.len() && p.ends_with(&r.parts);
+            let anywhere = r.parts.len() >= 2 && p.ends_with(&r.parts);
+            if exact || anywhere {
+                return Some(r.row.what.to_string());
+            }
         }
-        let parts: Vec<&str> = c.parts().collect();
-        let exact = p.in_home && p.parts.len() == parts.len() && p.ends_with(&parts);
-        let anywhere = parts.len() >= 2 && parts[0].starts_with('.') && p.ends_with(&parts);
-        if exact || anywhere {
-            return Some(c.what.to_string());
-        }
-    }
-    for d in credentials::in_place(Place::Home) {
-        if d.mask != Mask::Dir(Files::Secret) {
-            continue;
-        }
-        let parts: Vec<&str> = d.parts().collect();
-        if p.parts.len() > parts.len() && p.is_in(&parts) {
-            return Some(format!("a file in {}", d.what));
+        for r in home_rows() {
+            if r.row.mask == Mask::Dir(Files::Secret)
+                && p.parts.len() > r.parts.len()
+                && p.is_in(&r.parts)
+            {
+                return Some(format!("a file in {}", r.row.what));
+            }
         }
     }
     if p.absolute
@@ -225,6 +269,32 @@ pub fn secret_kind(path: &str) -> Option<String> {
     workspace_kind(&p).map(|c| c.what.to_string())
 }
 
+/// A home row with its components split once.
+struct HomeRow {
+    row: &'static Credential,
+    parts: Vec<&'static str>,
+}
+
+/// The catalog's home rows, split once.
+fn home_rows() -> &'static [HomeRow] {
+    static ROWS: std::sync::OnceLock<Vec<HomeRow>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(|| {
+        credentials::in_place(Place::Home)
+            .map(|row| HomeRow {
+                row,
+                parts: row.parts().collect(),
+            })
+            .collect()
+    })
+}
+
+/// Whether a path can match a home row at all: every row starts with a dot
+/// directory or dotfile (`.ssh`, `.config`, `.npmrc`; a unit test keeps it
+/// so), so a path with no dot component and no glob cannot.
+fn may_be_in_home_rows(p: &NormPath) -> bool {
+    p.parts.iter().any(|c| c.starts_with('.') || has_glob(c))
+}
+
 /// The workspace row a path's file name is, unless a settings file
 /// (`IfValue`), a template or a test fixture key.
 fn workspace_kind(p: &NormPath) -> Option<&'static Credential> {
@@ -232,22 +302,26 @@ fn workspace_kind(p: &NormPath) -> Option<&'static Credential> {
     if credentials::is_template(&name) {
         return None;
     }
-    credentials::in_place(Place::Workspace).find(|c| {
-        !matches!(c.mask, Mask::IfValue(_))
-            && written_name_is(&name, &c.path.to_ascii_lowercase())
-            && !(c.kind == Kind::KeyFile && is_fixture_path(p))
-    })
+    let usable = |c: &&'static Credential| {
+        let settings = matches!(c.mask, Mask::IfValue(_));
+        let test_key = c.kind == Kind::KeyFile && is_fixture_path(p);
+        !settings && !test_key
+    };
+    if !has_glob(&name) {
+        return credentials::workspace_row(&name).filter(usable);
+    }
+    // The table's workspace names are lowercase (a unit test in aq-knowledge).
+    credentials::in_place(Place::Workspace)
+        .find(|c| written_name_is(&name, c.path))
+        .filter(usable)
 }
 
-/// Whether a file name as written (possibly a glob) names files of a
-/// workspace row. A written glob counts when it is at least as narrow as the
-/// row (`*.pem` for `*.pem`) or spells the start of a name the row matches
-/// (`id_*` for `id_rsa`, `cred*` for `credentials.json`); `*` and `*.json`
-/// could be anything and are not credentials.
+/// Whether a file name as written (a glob) names files of a workspace row.
+/// It counts when it is at least as narrow as the row (`*.pem` for `*.pem`)
+/// or spells the start of a name the row matches (`id_*` for `id_rsa`,
+/// `cred*` for `credentials.json`); `*` and `*.json` could be anything and
+/// are not credentials.
 fn written_name_is(have: &str, row: &str) -> bool {
-    if !has_glob(have) {
-        return credentials::name_matches(row, have);
-    }
     glob_match(row, have)
         || (!has_glob(row) && !have.starts_with(['*', '?', '[']) && glob_match(have, row))
 }
@@ -263,13 +337,14 @@ pub fn is_key_file(path: &str) -> bool {
 /// them (the catalog's directory rows), or the home directory.
 pub fn secret_dir(path: &str) -> Option<&'static str> {
     let p = NormPath::new(path);
-    for d in credentials::in_place(Place::Home) {
-        if !matches!(d.mask, Mask::Dir(_) | Mask::Near) {
-            continue;
-        }
-        let parts: Vec<&str> = d.parts().collect();
-        if p.ends_with(&parts) && (p.in_home || p.parts.len() == parts.len()) {
-            return Some(d.what);
+    if may_be_in_home_rows(&p) {
+        for r in home_rows() {
+            if matches!(r.row.mask, Mask::Dir(_) | Mask::Near)
+                && p.ends_with(&r.parts)
+                && (p.in_home || p.parts.len() == r.parts.len())
+            {
+                return Some(r.row.what);
+            }
         }
     }
     if p.is_home() {
@@ -284,14 +359,17 @@ pub fn secret_dir(path: &str) -> Option<&'static str> {
 /// relative to one (`.ssh/config`).
 pub fn credential_location(path: &str) -> bool {
     let p = NormPath::new(path);
-    credentials::in_place(Place::Home)
-        .filter(|d| matches!(d.mask, Mask::Dir(_) | Mask::Near))
-        .any(|d| {
-            let parts: Vec<&str> = d.parts().collect();
-            let from_home = (p.in_home
-                || (!p.absolute && p.parts.first().is_some_and(|f| f.starts_with('.'))))
-                && p.starts_with(&parts);
-            from_home || (parts.len() >= 2 && p.contains_seq(&parts))
+    if !may_be_in_home_rows(&p) {
+        return false;
+    }
+    let from_home =
+        p.in_home || (!p.absolute && p.parts.first().is_some_and(|f| f.starts_with('.')));
+    home_rows()
+        .iter()
+        .filter(|r| matches!(r.row.mask, Mask::Dir(_) | Mask::Near))
+        .any(|r| {
+            (from_home && p.starts_with(&r.parts))
+                || (r.parts.len() >= 2 && p.contains_seq(&r.parts))
         })
 }
 
@@ -717,6 +795,33 @@ mod tests {
             "key.rs",
         ] {
             assert!(secret_kind(s).is_none(), "{s} should not be a secret");
+        }
+    }
+
+    #[test]
+    fn fast_globs_match_like_the_glob_crate() {
+        let options = glob::MatchOptions {
+            case_sensitive: true,
+            require_literal_separator: true,
+            require_literal_leading_dot: true,
+        };
+        for (p, n) in [
+            ("*.rs", "main.rs"),
+            ("*.rs", ".rs"),
+            ("id_*", "id_rsa"),
+            ("*", ".env"),
+            (".e*v", ".env"),
+            ("a*b*c", "aXbYc"),
+            ("a*b*c", "abcb"),
+            ("?x", "ax"),
+            ("?x", "x"),
+            ("**", "abc"),
+            ("*credentials*", "application_default_credentials.json"),
+            ("Login Data", "Login Data"),
+        ] {
+            let slow = !(n.starts_with('.') && !p.starts_with('.') && has_glob(p))
+                && glob::Pattern::new(p).is_ok_and(|g| g.matches_with(n, options));
+            assert_eq!(glob_match(p, n), slow, "{p} {n}");
         }
     }
 

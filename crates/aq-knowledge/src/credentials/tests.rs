@@ -47,6 +47,8 @@ fn rows_have_a_shape_their_place_allows() {
         match c.place() {
             Place::Workspace => {
                 assert!(!c.path.contains('/'), "{}", c.path);
+                // aq-policy compares written names, lowercased, with them.
+                assert_eq!(c.path, c.path.to_ascii_lowercase(), "{}", c.path);
                 assert!(
                     !matches!(c.mask, Mask::Inside | Mask::Near | Mask::Dir(_)),
                     "{}",
@@ -84,6 +86,19 @@ fn rows_have_a_shape_their_place_allows() {
         // Globs are `*` and `?` within a component: the sandbox expands
         // them with the glob crate and the rules with their own matcher.
         assert!(!c.path.contains(['[', ']', '{', '}']), "{}", c.path);
+    }
+}
+
+/// The rules rely on it to rule out most paths at once (`aq-policy`'s
+/// `paths::may_be_in_home_rows`).
+#[test]
+fn every_home_row_starts_with_a_dot_name() {
+    for c in in_place(Place::Home) {
+        assert!(
+            c.parts().next().is_some_and(|p| p.starts_with('.')),
+            "{}",
+            c.path
+        );
     }
 }
 
