@@ -328,6 +328,41 @@ fn the_ssh_agent_socket_is_masked() {
     drop(listeners);
 }
 
+/// GNOME's agent socket sits in `$XDG_RUNTIME_DIR/keyring/`, a directory
+/// masked whole: the session starts, and the socket is gone inside.
+#[test]
+fn an_agent_socket_inside_a_masked_runtime_directory_is_gone() {
+    if std::process::Command::new("python3")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        aq_testkit::skip("no python3");
+        return;
+    }
+    let env = Env::new();
+    let run = env.root().join("run");
+    std::fs::create_dir_all(run.join("keyring")).unwrap();
+    let agent = run.join("keyring/ssh");
+    let _listener = std::os::unix::net::UnixListener::bind(&agent).unwrap();
+    env.write(
+        &env.work().join("connect.py"),
+        &format!(
+            "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{}')\n    print('agent:connected')\nexcept OSError as e:\n    print('agent:refused:' + (e.strerror or ''))\n",
+            agent.display()
+        ),
+    );
+    let (sock, run_dir) = (agent.display().to_string(), run.display().to_string());
+    env.aq_with(
+        &[("SSH_AUTH_SOCK", &sock), ("XDG_RUNTIME_DIR", &run_dir)],
+        &["run", "--quiet", "--", "python3", "connect.py"],
+    )
+    .code(0)
+    .stdout_has("agent:refused:No such file or directory");
+    // The control: outside aq it connects.
+    assert!(std::os::unix::net::UnixStream::connect(&agent).is_ok());
+}
+
 #[test]
 fn a_recursive_search_that_would_print_env_lines_asks_and_a_daily_one_runs() {
     let env = Env::with_policy("wait_for_approver = false", "");

@@ -13,6 +13,7 @@
 //! 4. What the user's policy passed back (`[paths] unmasked`) is left out,
 //!    and so is a socket whose variable the user passes on
 //!    (`[session] env_pass = ["SSH_AUTH_SOCK"]`, for git over SSH).
+//! 5. A path inside a directory masked whole is left to that mask.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -150,6 +151,11 @@ pub(crate) fn plan(profile: &Profile, inputs: &MaskInputs<'_>) -> Masks {
             before - paths.len()
         ));
     }
+    // 5. A path inside a directory masked whole is hidden with it, and its
+    // own mask would have nowhere to go (the directory's mask is empty):
+    // `$SSH_AUTH_SOCK` is often `$XDG_RUNTIME_DIR/keyring/ssh`.
+    let dirs: Vec<PathBuf> = paths.iter().filter(|p| p.is_dir()).cloned().collect();
+    paths.retain(|p| !dirs.iter().any(|d| p != d && p.starts_with(d)));
     by_value.retain(|m| expand(m, inputs).iter().any(|p| paths.contains(p)));
     if !by_value.is_empty() {
         notes.push(format!(

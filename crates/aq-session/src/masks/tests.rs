@@ -211,6 +211,16 @@ fn agent_sockets_named_by_variables_are_masked() {
     ] {
         assert!(m.paths.contains(&want), "{}", want.display());
     }
+    // Inside a directory masked whole (GNOME's `keyring/ssh`), the socket is
+    // left to that mask: a mask cannot be mounted in an empty directory.
+    std::fs::create_dir_all(run.join("keyring")).unwrap();
+    let inside: Vec<(OsString, OsString)> = vec![
+        ("SSH_AUTH_SOCK".into(), run.join("keyring/ssh").into()),
+        ("XDG_RUNTIME_DIR".into(), run.clone().into()),
+    ];
+    let m = plan_in(&ws, None, &inside, &[]);
+    assert!(m.paths.contains(&run.join("keyring")));
+    assert!(!m.paths.contains(&run.join("keyring/ssh")));
     // A socket the user passes on (`env_pass`) is the user's choice.
     let m = plan(
         &strict(),
