@@ -151,6 +151,18 @@ pub(crate) fn plan(profile: &Profile, inputs: &MaskInputs<'_>) -> Masks {
             before - paths.len()
         ));
     }
+    // A mask over the workspace, the home or a directory holding either
+    // (`SSH_AUTH_SOCK=/`, a profile masking `~`) would hide what the session
+    // runs in: such an entry is left out, and said.
+    let holds =
+        |p: &Path| inputs.workspace.starts_with(p) || inputs.home.is_some_and(|h| h.starts_with(p));
+    for p in paths.iter().filter(|p| holds(p)) {
+        notes.push(format!(
+            "mask {} left out: it holds the workspace or the home directory",
+            p.display()
+        ));
+    }
+    paths.retain(|p| !holds(p));
     // 5. A path inside a directory masked whole is hidden with it, and its
     // own mask would have nowhere to go (the directory's mask is empty):
     // `$SSH_AUTH_SOCK` is often `$XDG_RUNTIME_DIR/keyring/ssh`.

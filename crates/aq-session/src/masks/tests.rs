@@ -235,6 +235,16 @@ fn agent_sockets_named_by_variables_are_masked() {
     );
     assert!(!m.paths.contains(&t.path().join("agent/sock")));
     assert!(m.paths.contains(&run.join("keyring")));
+    // A variable naming the root or the home masks nothing that holds them.
+    let home = t.path().join("home");
+    let odd: Vec<(OsString, OsString)> = vec![("SSH_AUTH_SOCK".into(), "/".into())];
+    let m = plan_in(&ws, Some(&home), &odd, &[]);
+    assert!(!m.paths.contains(Path::new("/")));
+    assert!(
+        m.notes.iter().any(|n| n.contains("mask / left out")),
+        "{:?}",
+        m.notes
+    );
     // A relative or missing variable names nothing.
     let env: Vec<(OsString, OsString)> = vec![("SSH_AUTH_SOCK".into(), "agent.sock".into())];
     let m = plan_in(&ws, None, &env, &[]);
