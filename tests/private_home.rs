@@ -14,14 +14,11 @@ fn plant(env: &Env, state: &Path) -> Vec<(&'static str, PathBuf)> {
         ("bash-history", home.join(".bash_history")),
         ("zsh-history", home.join(".zsh_history")),
         ("other-repo", home.join("src/other-project/notes.txt")),
-        (
-            "chrome-cookies",
-            home.join(".config/google-chrome/Default/Cookies"),
-        ),
-        (
-            "firefox-cookies",
-            home.join(".mozilla/firefox/abc.default/cookies.sqlite"),
-        ),
+        // Browser profiles are credentials of the catalog, masked in every
+        // profile (tests/credentials.rs); other applications' data is
+        // hidden by the private home alone.
+        ("app-data", home.join(".config/some-chat-app/history.db")),
+        ("documents", home.join("Documents/taxes-2025.txt")),
         (
             "other-session-log",
             state.join("agent-quarantine/sessions/20261130T000000Z-0ther000/log.jsonl"),
@@ -53,7 +50,7 @@ fn reader(env: &Env, files: &[(&str, PathBuf)]) {
 }
 
 #[test]
-fn a_private_home_hides_history_other_repositories_browsers_and_other_sessions() {
+fn a_private_home_hides_history_other_repositories_app_data_and_other_sessions() {
     let env = Env::new();
     // aq's state where it is by default: under the home.
     let state = env.root().join("home/.local/state");

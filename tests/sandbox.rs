@@ -20,7 +20,18 @@ fn fake_secrets(env: &Env) {
     env.write(&home.join(".aws/credentials"), "[default]\nfake = yes\n");
     env.write(&env.work().join(".env"), "API_KEY=fake-env-value\n");
     env.write(&env.work().join(".env.example"), "API_KEY=placeholder\n");
-    env.write(&env.work().join("certs/server.pem"), "FAKE-PEM\n");
+    // A `.pem` file is masked when it holds a private key; a certificate
+    // stays readable (builds and tests read them).
+    env.write(
+        &env.work().join("certs/server.pem"),
+        &fake_pem("PRIVATE KEY"),
+    );
+    env.write(&env.work().join("certs/ca.pem"), &fake_pem("CERTIFICATE"));
+}
+
+/// A PEM block with FAKE content.
+fn fake_pem(label: &str) -> String {
+    format!("-----BEGIN {label}-----\nFAKE-PEM-NOT-REAL\n-----END {label}-----\n")
 }
 
 /// Processes on this host whose command line is exactly `argv`.
@@ -59,6 +70,7 @@ fn secrets_read_empty_and_templates_stay_readable() {
          read -r a < \"$HOME/.aws/credentials\"; echo \"aws:[$a]\"\n\
          read -r e < .env; echo \"env:[$e]\"\n\
          read -r p < certs/server.pem; echo \"pem:[$p]\"\n\
+         read -r c < certs/ca.pem; echo \"cert:[$c]\"\n\
          read -r x < .env.example; echo \"example:[$x]\"\n\
          ln -s \"$HOME/.ssh/id_ed25519\" link; read -r l < link; echo \"link:[$l]\"\n\
          read -r r < \"/proc/self/root$HOME/.ssh/id_ed25519\"; echo \"root:[$r]\"\n",
@@ -69,6 +81,7 @@ fn secrets_read_empty_and_templates_stay_readable() {
         .stdout_has("aws:[]")
         .stdout_has("env:[]")
         .stdout_has("pem:[]")
+        .stdout_has("cert:[-----BEGIN CERTIFICATE-----]")
         .stdout_has("example:[API_KEY=placeholder]")
         .stdout_has("link:[]")
         .stdout_has("root:[]")

@@ -7,6 +7,7 @@ mod approve;
 mod aq_state;
 mod audit;
 mod completions;
+mod credentials;
 mod doctor;
 mod exec_guard;
 mod exec_identity;

@@ -617,18 +617,30 @@ pub fn aq_as_user(
     args: &[&str],
 ) -> std::process::Output {
     use std::os::unix::process::CommandExt;
-    Command::new(aq)
-        .args(args)
-        .current_dir(root.join(cwd))
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", root.join("home"))
-        .env("XDG_STATE_HOME", root.join("state"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .uid(uid)
-        .gid(gid)
-        .output()
-        .unwrap()
+    let run = || {
+        Command::new(aq)
+            .args(args)
+            .current_dir(root.join(cwd))
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", root.join("home"))
+            .env("XDG_STATE_HOME", root.join("state"))
+            .env("XDG_CONFIG_HOME", root.join("config"))
+            .uid(uid)
+            .gid(gid)
+            .output()
+    };
+    // The copy of aq was just written: a process another test forks
+    // meanwhile may still hold it open for writing (ETXTBSY) for a moment.
+    for _ in 0..20 {
+        match run() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    run().unwrap()
 }
 
 /// A directory for a run as the unprivileged user (`aqtest` when CI made

@@ -151,6 +151,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             workspace: &fixture.ws,
             home: Some(&fixture.home),
             sensitive: &loaded.effective.policy.sensitive_paths,
+            unmasked: &loaded.effective.policy.unmasked_paths,
             env,
             env_pass: &settings.env_pass,
             session_env: vec![(ENV_CONTEXT.into(), ctx_json.clone().into())],

@@ -209,6 +209,9 @@ pub struct PolicyLayer {
     pub actions: Vec<ActionSetting>,
     /// `[paths] sensitive`, in file order.
     pub sensitive_paths: Vec<SensitivePath>,
+    /// `[paths] unmasked`, in file order: credential paths passed back.
+    /// Honoured from the user's own files only.
+    pub unmasked_paths: Vec<SensitivePath>,
     /// `[[rule]]` tables, in file order.
     pub custom_rules: Vec<RuleDefinition>,
     /// `[session]`: how `aq run` sessions behave.
@@ -437,6 +440,8 @@ struct RawSession {
 struct RawPaths {
     #[serde(default)]
     sensitive: Vec<Spanned<String>>,
+    #[serde(default)]
+    unmasked: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -626,6 +631,20 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         });
     }
 
+    let mut unmasked_paths = Vec::new();
+    for p in &raw.paths.unmasked {
+        let pattern = p.get_ref().trim();
+        if pattern.is_empty() || pattern == "~" || pattern == "~/" || pattern == "/" {
+            return Err(err(p.span(), format!("`{pattern}` in `unmasked` names no credential"))
+                .help("name the masked path to pass back, as `aq policy show` lists it, such as \"~/.m2/settings.xml\" or \"terraform.tfstate\""));
+        }
+        check_glob(pattern).map_err(|m| err(p.span(), m).help(GLOB_HELP))?;
+        unmasked_paths.push(SensitivePath {
+            pattern: pattern.to_string(),
+            at: loc(p.span().start),
+        });
+    }
+
     let mut session = SessionLayer::default();
     if let Some(t) = &raw.session.approval_timeout_secs {
         if !(1..=86_400).contains(t.get_ref()) {
@@ -809,6 +828,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         source: source.to_string(),
         actions,
         sensitive_paths,
+        unmasked_paths,
         custom_rules,
         session,
         profiles,
@@ -1037,6 +1057,18 @@ impl EffectivePolicy {
             }
             self.policy.sensitive_paths.push(p.pattern.clone());
             self.provenance.sensitive_paths.push(p.at.clone());
+        }
+
+        for p in &layer.unmasked_paths {
+            if trust == Trust::TightenOnly {
+                self.ignored.push(IgnoredEntry {
+                    at: p.at.clone(),
+                    entry: format!("[paths] unmasked `{}`", p.pattern),
+                    kept: "it stays masked and a secret".to_string(),
+                });
+            } else if !self.policy.unmasked_paths.contains(&p.pattern) {
+                self.policy.unmasked_paths.push(p.pattern.clone());
+            }
         }
 
         let sess = &layer.session;
@@ -1310,6 +1342,44 @@ subcommand = ["apply", "destroy"]
         let eff = effective(&[("policy.toml", "# nothing\n", Trust::Full)]);
         assert!(eff.policy.actions.is_empty());
         assert!(eff.ignored.is_empty());
+    }
+
+    /// `[paths] unmasked` passes a credential back, for the sandbox and
+    /// the rules alike; an untrusted project file cannot.
+    #[test]
+    fn unmasked_paths_come_from_trusted_files_only() {
+        let text = "version = 1\n[paths]\nunmasked = [\"~/.m2/settings.xml\", \"*.tfvars\"]\n";
+        let eff = effective(&[("policy.toml", text, Trust::Full)]);
+        assert_eq!(
+            eff.policy.unmasked_paths,
+            ["~/.m2/settings.xml", "*.tfvars"]
+        );
+        let engine = Engine::new(eff.policy.clone());
+        assert_eq!(
+            engine.evaluate("cat ~/.m2/settings.xml").decision,
+            Decision::Allow
+        );
+        assert_eq!(
+            engine.evaluate("cat ~/.m2/settings-security.xml").decision,
+            Decision::Block
+        );
+        let eff = effective(&[("project.toml", text, Trust::TightenOnly)]);
+        assert!(eff.policy.unmasked_paths.is_empty());
+        assert_eq!(eff.ignored.len(), 2, "{:?}", eff.ignored);
+        assert!(
+            eff.ignored[0]
+                .to_string()
+                .contains("[paths] unmasked `~/.m2/settings.xml`")
+        );
+        let engine = Engine::new(eff.policy.clone());
+        assert_eq!(
+            engine.evaluate("cat ~/.m2/settings.xml").decision,
+            Decision::Block
+        );
+        for bad in ["\"\"", "\"~\"", "\"/\"", "\"[\""] {
+            let e = error(&format!("version = 1\n[paths]\nunmasked = [{bad}]\n"));
+            assert_eq!(e.at.line, 3, "{e}");
+        }
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::path::{Component, Path, PathBuf};
 
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
-use crate::profile::HOME_SECRETS;
+use aq_knowledge::credentials::{self, Mask, Place};
 
 /// What a grant is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,14 +118,21 @@ pub fn refuse_path(path: &str, allow: bool) -> Option<String> {
         })
 }
 
-/// The credential location (`~/.ssh`, ...) `path` is, is inside, or holds.
+/// The credential location (`~/.ssh`, `~/.npmrc`, ...) `path` is or is
+/// inside, or the directory masked whole it holds (`~/.config` holds
+/// `~/.config/gh`): a catalog row the sandbox masks. A directory that holds
+/// a masked file (`~/.cargo`, `~/.cargo/credentials.toml`) is not one: the
+/// mask stays on top of a grant.
 pub fn credential_location(path: &str) -> Option<&'static str> {
     let under =
         |a: &str, b: &str| a == b || a.starts_with(&format!("{}/", b.trim_end_matches('/')));
-    HOME_SECRETS
-        .iter()
-        .copied()
-        .find(|s| under(path, s) || under(s, path))
+    credentials::in_place(Place::Home)
+        .filter(|c| c.masked())
+        .find(|c| {
+            let s = c.mask_path();
+            under(path, s) || (matches!(c.mask, Mask::Dir(_)) && under(s, path))
+        })
+        .map(|c| c.mask_path())
 }
 
 /// A `[[rule]]` id for a command grant: `grant-allow-terraform-plan`.
@@ -537,13 +544,20 @@ mod tests {
         assert!(refuse_path("~", false).is_some());
         assert!(refuse_path("~/.ssh", true).unwrap().contains("~/.ssh"));
         assert!(refuse_path("~/.ssh/id_rsa", true).is_some());
-        // Holding one: ~/.config holds ~/.config/gh.
+        // Holding one: ~/.config holds ~/.config/gh (and the rest of the
+        // catalog's directories under it).
         assert!(
             refuse_path("~/.config", true)
                 .unwrap()
-                .contains("~/.config/gcloud")
+                .contains("credential location `~/.config/")
         );
         assert_eq!(refuse_path("~/.cache/acme", true), None);
+        // Inside one, or one that is masked only when it holds a token.
+        assert!(refuse_path("~/.mozilla/firefox/x.default", true).is_some());
+        assert!(refuse_path("~/.npmrc", true).is_some());
+        // A directory holding a masked file is not one: the mask stays on top.
+        assert_eq!(refuse_path("~/.cargo", true), None);
+        assert_eq!(refuse_path("~/.m2", true), None);
         assert_eq!(refuse_path("~/.ssh", false), None);
     }
 

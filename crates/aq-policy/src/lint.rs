@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::config::EffectivePolicy;
 use crate::decision::Decision;
-use crate::profile::{HOME_SECRETS, HomeAccess, Profile};
+use crate::profile::{HomeAccess, Profile, catalog_masks};
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -263,7 +263,7 @@ pub fn lint(inputs: &LintInputs<'_>) -> Vec<Finding> {
     // Masks that match nothing here.
     let builtin = Profile::builtin(&p.name);
     for m in p.masked.iter().chain(&e.policy.sensitive_paths) {
-        let known = HOME_SECRETS.contains(&m.as_str())
+        let known = catalog_masks().any(|c| c == m)
             || builtin.as_ref().is_some_and(|b| b.masked.contains(m));
         if known || m.contains(['*', '?', '[']) || !(m.starts_with('/') || m.starts_with('~')) {
             continue;

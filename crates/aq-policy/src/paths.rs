@@ -3,6 +3,9 @@
 //! compared as text after the shell's expansions (`~`, `$HOME`), with
 //! `/home/USER`, `/root` and `/Users/USER` read as a home directory, and
 //! globs (`.e*v`, `id_*`) matched against the names they could expand to.
+//! Which paths are credentials is the catalog's (`aq_knowledge::credentials`).
+
+use aq_knowledge::credentials::{self, Credential, Files, Kind, Mask, Place};
 
 /// A path with `~`-style home prefixes and `./` removed, split in parts.
 #[derive(Debug, Clone)]
@@ -63,6 +66,18 @@ impl NormPath {
         }
     }
 
+    /// The path as `~/a/b`, `/a/b` or `a/b`.
+    pub fn display(&self) -> String {
+        let joined = self.parts.join("/");
+        if self.in_home {
+            format!("~/{joined}")
+        } else if self.absolute {
+            format!("/{joined}")
+        } else {
+            joined
+        }
+    }
+
     /// The last component.
     pub fn name(&self) -> &str {
         self.parts.last().map(String::as_str).unwrap_or("")
@@ -90,6 +105,23 @@ impl NormPath {
             .all(|(have, want)| name_matches(have, want))
     }
 
+    /// Whether the components start with `head` (matched with globs).
+    fn starts_with(&self, head: &[&str]) -> bool {
+        self.parts.len() >= head.len()
+            && self
+                .parts
+                .iter()
+                .zip(head)
+                .all(|(have, want)| name_matches(have, want))
+    }
+
+    /// Whether the path is `dir` or below it: from a home directory (`~/.gnupg/x`),
+    /// or anywhere when `dir` starts with a dot directory (`/mnt/old/.gnupg/x`).
+    fn is_in(&self, dir: &[&str]) -> bool {
+        (self.in_home && self.starts_with(dir))
+            || (dir.first().is_some_and(|d| d.starts_with('.')) && self.contains_seq(dir))
+    }
+
     /// Whether any component equals `dir` and the next ones follow.
     fn contains_seq(&self, seq: &[&str]) -> bool {
         self.parts.windows(seq.len()).any(|w| {
@@ -105,6 +137,19 @@ impl NormPath {
 fn name_matches(have: &str, want: &str) -> bool {
     if have == want {
         return true;
+    }
+    // A name and a pattern that begin or end in different letters cannot
+    // match: most pairs the rules try are told apart here.
+    let (h, w) = (have.as_bytes(), want.as_bytes());
+    let literal = |b: &u8| !matches!(b, b'*' | b'?' | b'[' | b']');
+    for (a, b) in [(h.first(), w.first()), (h.last(), w.last())] {
+        if let (Some(a), Some(b)) = (a, b)
+            && literal(a)
+            && literal(b)
+            && a != b
+        {
+            return false;
+        }
     }
     let have_glob = has_glob(have);
     let want_glob = has_glob(want);
@@ -138,6 +183,11 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
     if name.starts_with('.') && !pattern.starts_with('.') && has_glob(pattern) {
         return false;
     }
+    // `*` and `?` within one name, the common case: matched here, without
+    // compiling a pattern (the rules try many per command).
+    if !pattern.contains(['[', '/', '\\']) && !name.contains('/') {
+        return star_match(pattern.as_bytes(), name.as_bytes());
+    }
     let options = glob::MatchOptions {
         case_sensitive: true,
         require_literal_separator: true,
@@ -146,126 +196,155 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
     glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(name, options))
 }
 
-/// A kind of credential file.
-pub fn secret_kind(path: &str) -> Option<&'static str> {
+/// `*` (any run) and `?` (one byte) against a whole name, case kept.
+fn star_match(p: &[u8], n: &[u8]) -> bool {
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if pi < p.len() && (p[pi] == b'?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if let Some((sp, sn)) = star {
+            pi = sp + 1;
+            ni = sn + 1;
+            star = Some((sp, sn + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&b| b == b'*')
+}
+
+/// What credential file a path is, from the catalog (`aq_knowledge::credentials`):
+/// a home row by its components (`~/.aws/credentials`; a row under a dot
+/// directory also by its last components anywhere, `/mnt/old/.aws/credentials`),
+/// a file inside a directory whose files are all secrets (`~/.gnupg/...`),
+/// a workspace row by the file name (`.env`, `id_rsa`, `*.p12`), or the
+/// system's password hashes. Settings files that builds read for mirrors
+/// (`IfValue` rows) count in the home directory, where they serve every
+/// project, and not in the workspace, where they are the project's build
+/// configuration. Templates, public keys and key files of test fixtures are not
+/// secrets.
+pub fn secret_kind(path: &str) -> Option<String> {
     let p = NormPath::new(path);
     let name = p.name();
-    if name.is_empty() {
+    if name.is_empty() || credentials::is_public_key(name) {
         return None;
     }
     if is_dotenv_secret(name) {
-        return Some("a .env file with secrets");
+        return Some("a .env file with secrets".to_string());
     }
-    let table: &[(&[&str], bool, &str)] = &[
-        // (trailing components, must be under home, description)
-        (&[".ssh", "id_*"], false, "an SSH private key"),
-        (&[".ssh", "*_rsa"], false, "an SSH private key"),
-        (&[".ssh", "*_ed25519"], false, "an SSH private key"),
-        (&[".ssh", "*_ecdsa"], false, "an SSH private key"),
-        (&[".ssh", "*_dsa"], false, "an SSH private key"),
-        (&[".aws", "credentials"], false, "AWS credentials"),
-        (&[".netrc"], true, "~/.netrc passwords"),
-        (&["_netrc"], true, "~/.netrc passwords"),
-        (&[".git-credentials"], false, "stored git credentials"),
-        (&[".config", "gh", "hosts.yml"], false, "GitHub CLI tokens"),
-        (&[".config", "hub"], true, "GitHub tokens"),
-        (
-            &[".kube", "config"],
-            false,
-            "Kubernetes cluster credentials",
-        ),
-        (
-            &[".docker", "config.json"],
-            false,
-            "Docker registry credentials",
-        ),
-        (&[".npmrc"], true, "npm registry tokens"),
-        (&[".pypirc"], true, "PyPI upload tokens"),
-        (&[".pgpass"], true, "PostgreSQL passwords"),
-        (&[".my.cnf"], true, "MySQL passwords"),
-        (&[".vault-token"], true, "a Vault token"),
-        (&[".cargo", "credentials"], true, "crates.io tokens"),
-        (&[".cargo", "credentials.toml"], true, "crates.io tokens"),
-        (&[".gem", "credentials"], true, "RubyGems tokens"),
-        (
-            &[".terraform.d", "credentials.tfrc.json"],
-            true,
-            "Terraform Cloud tokens",
-        ),
-        (
-            &[".config", "gcloud", "*credentials*"],
-            false,
-            "Google Cloud credentials",
-        ),
-        (
-            &[".config", "gcloud", "access_tokens.db"],
-            false,
-            "Google Cloud tokens",
-        ),
-        (&[".azure", "accessTokens.json"], false, "Azure tokens"),
-        (&[".azure", "msal_token_cache.json"], false, "Azure tokens"),
-    ];
-    for (tail, home_only, what) in table {
-        if p.ends_with(tail) && (!home_only || p.in_home) {
-            if tail[0] == ".ssh" && name.ends_with(".pub") {
+    if may_be_in_home_rows(&p) {
+        for r in home_rows() {
+            if matches!(r.row.mask, Mask::Dir(_) | Mask::Near) {
                 continue;
             }
-            return Some(what);
+            // Most rows end in another name: one comparison says so.
+            if !r.parts.last().is_some_and(|last| name_matches(name, last)) {
+                continue;
+            }
+            let exact = p.in_home && p.parts.len() == r.parts.len() && p.ends_with(&r.parts);
+            let anywhere = r.parts.len() >= 2 && p.ends_with(&r.parts);
+            if exact || anywhere {
+                return Some(r.row.what.to_string());
+            }
         }
-    }
-    if p.contains_seq(&[".gnupg"]) && !p.ends_with(&[".gnupg"]) {
-        return Some("GnuPG private keys");
+        for r in home_rows() {
+            if r.row.mask == Mask::Dir(Files::Secret)
+                && p.parts.len() > r.parts.len()
+                && p.is_in(&r.parts)
+            {
+                return Some(format!("a file in {}", r.row.what));
+            }
+        }
     }
     if p.absolute
         && matches!(p.parts.as_slice(), [e, f] if e == "etc" && (f == "shadow" || f == "gshadow" || f == "shadow-" || f == "master.passwd"))
     {
-        return Some("the system password hashes");
+        return Some("the system password hashes".to_string());
     }
-    let lower = name.to_ascii_lowercase();
-    let key_ext = [
-        ".pem",
-        ".key",
-        ".p12",
-        ".pfx",
-        ".jks",
-        ".keystore",
-        ".kdbx",
-        ".ppk",
-        ".asc",
-    ];
-    if key_ext
-        .iter()
-        .any(|e| lower.ends_with(e) && lower.len() > e.len())
-        && !is_fixture_path(&p)
-    {
-        return Some(KEY_FILE_KIND);
-    }
-    None
+    workspace_kind(&p).map(|c| c.what.to_string())
 }
 
-/// What [`secret_kind`] says of a file that is a key by its extension
-/// (`.pem`, `.key`, `.p12`): it may be a certificate or a key.
-pub const KEY_FILE_KIND: &str = "a private key or key store";
+/// A home row with its components split once.
+struct HomeRow {
+    row: &'static Credential,
+    parts: Vec<&'static str>,
+}
 
-/// A directory that holds credentials: copying or sending it whole leaks them.
+/// The catalog's home rows, split once.
+fn home_rows() -> &'static [HomeRow] {
+    static ROWS: std::sync::OnceLock<Vec<HomeRow>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(|| {
+        credentials::in_place(Place::Home)
+            .map(|row| HomeRow {
+                row,
+                parts: row.parts().collect(),
+            })
+            .collect()
+    })
+}
+
+/// Whether a path can match a home row at all: every row starts with a dot
+/// directory or dotfile (`.ssh`, `.config`, `.npmrc`; a unit test keeps it
+/// so), so a path with no dot component and no glob cannot.
+fn may_be_in_home_rows(p: &NormPath) -> bool {
+    p.parts.iter().any(|c| c.starts_with('.') || has_glob(c))
+}
+
+/// The workspace row a path's file name is, unless a settings file
+/// (`IfValue`), a template or a test fixture key.
+fn workspace_kind(p: &NormPath) -> Option<&'static Credential> {
+    let name = p.name().to_ascii_lowercase();
+    if credentials::is_template(&name) {
+        return None;
+    }
+    let usable = |c: &&'static Credential| {
+        let settings = matches!(c.mask, Mask::IfValue(_));
+        let test_key = c.kind == Kind::KeyFile && is_fixture_path(p);
+        !settings && !test_key
+    };
+    if !has_glob(&name) {
+        return credentials::workspace_row(&name).filter(usable);
+    }
+    // The table's workspace names are lowercase (a unit test in aq-knowledge).
+    credentials::in_place(Place::Workspace)
+        .find(|c| written_name_is(&name, c.path))
+        .filter(usable)
+}
+
+/// Whether a file name as written (a glob) names files of a workspace row.
+/// It counts when it is at least as narrow as the row (`*.pem` for `*.pem`)
+/// or spells the start of a name the row matches (`id_*` for `id_rsa`,
+/// `cred*` for `credentials.json`); `*` and `*.json` could be anything and
+/// are not credentials.
+fn written_name_is(have: &str, row: &str) -> bool {
+    glob_match(row, have)
+        || (!has_glob(row) && !have.starts_with(['*', '?', '[']) && glob_match(have, row))
+}
+
+/// Whether a path is a key file by its name or extension (`server.pem`,
+/// `tls.key`, `id_rsa`): it may be a certificate or a key, which
+/// `openssl x509` inspects without printing.
+pub fn is_key_file(path: &str) -> bool {
+    workspace_kind(&NormPath::new(path)).is_some_and(|c| c.kind == Kind::KeyFile)
+}
+
+/// A directory that holds credentials: copying or sending it whole leaks
+/// them (the catalog's directory rows), or the home directory.
 pub fn secret_dir(path: &str) -> Option<&'static str> {
     let p = NormPath::new(path);
-    let dirs: &[(&[&str], &str)] = &[
-        (&[".ssh"], "the SSH key directory"),
-        (&[".aws"], "the AWS credentials directory"),
-        (&[".gnupg"], "the GnuPG key directory"),
-        (
-            &[".config", "gcloud"],
-            "the Google Cloud credentials directory",
-        ),
-        (&[".kube"], "the Kubernetes credentials directory"),
-        (&[".config", "gh"], "the GitHub CLI directory"),
-        (&[".docker"], "the Docker credentials directory"),
-        (&[".azure"], "the Azure credentials directory"),
-    ];
-    for (tail, what) in dirs {
-        if p.ends_with(tail) && (p.in_home || p.parts.len() == tail.len()) {
-            return Some(what);
+    if may_be_in_home_rows(&p) {
+        for r in home_rows() {
+            if matches!(r.row.mask, Mask::Dir(_) | Mask::Near)
+                && p.ends_with(&r.parts)
+                && (p.in_home || p.parts.len() == r.parts.len())
+            {
+                return Some(r.row.what);
+            }
         }
     }
     if p.is_home() {
@@ -274,17 +353,46 @@ pub fn secret_dir(path: &str) -> Option<&'static str> {
     None
 }
 
-/// Whether a path is inside a place where credentials live (but not itself a
-/// secret): `~/.ssh/known_hosts`, `~/.ssh/*.pub`, `~/.aws/config`.
+/// Whether a path is a place where credentials live, or inside one (but
+/// not itself a secret): `~/.ssh/known_hosts`, `~/.ssh/*.pub`,
+/// `~/.aws/config`. The catalog's directory rows, in a home directory or
+/// relative to one (`.ssh/config`).
 pub fn credential_location(path: &str) -> bool {
     let p = NormPath::new(path);
-    let homes = [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure"];
-    (p.in_home || p.parts.first().is_some_and(|f| f.starts_with('.')))
-        && (homes
-            .iter()
-            .any(|h| p.parts.first().is_some_and(|f| f == h))
-            || p.contains_seq(&[".config", "gcloud"])
-            || p.contains_seq(&[".config", "gh"]))
+    if !may_be_in_home_rows(&p) {
+        return false;
+    }
+    let from_home =
+        p.in_home || (!p.absolute && p.parts.first().is_some_and(|f| f.starts_with('.')));
+    home_rows()
+        .iter()
+        .filter(|r| matches!(r.row.mask, Mask::Dir(_) | Mask::Near))
+        .any(|r| {
+            (from_home && p.starts_with(&r.parts))
+                || (r.parts.len() >= 2 && p.contains_seq(&r.parts))
+        })
+}
+
+/// Whether an entry of `[paths] unmasked` covers a path: a `~/` or
+/// absolute glob covers what it matches and everything below; a file-name
+/// glob (no `/`) covers workspace files of that name; a relative glob with
+/// a `/` covers that path in the workspace.
+pub fn unmask_covers(entry: &str, p: &NormPath) -> bool {
+    let entry = entry.trim_end_matches('/');
+    let e = NormPath::new(entry);
+    if e.in_home || e.absolute {
+        return e.in_home == p.in_home
+            && e.absolute == p.absolute
+            && p.starts_with(&e.parts.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    if p.in_home || p.absolute {
+        return false;
+    }
+    if entry.contains('/') {
+        glob_match(&e.parts.join("/"), &p.parts.join("/"))
+    } else {
+        credentials::name_matches(entry, p.name())
+    }
 }
 
 /// `.env`, `.env.local`, `.env.production` ... but not the templates.
@@ -293,47 +401,13 @@ pub fn is_dotenv_secret(name: &str) -> bool {
         let candidates = [".env", ".env.local", ".env.production", ".env.development"];
         return candidates.iter().any(|c| glob_match(name, c));
     }
-    if name == ".env" {
-        return true;
-    }
-    match name.strip_prefix(".env.") {
-        Some(stage) => !is_template_suffix(stage),
-        None => false,
-    }
-}
-
-fn is_template_suffix(stage: &str) -> bool {
-    let s = stage.to_ascii_lowercase();
-    [
-        "example", "sample", "template", "dist", "defaults", "default", "schema", "tmpl", "tpl",
-        "skel", "in",
-    ]
-    .iter()
-    .any(|t| s == *t || s.starts_with(&format!("{t}.")) || s.ends_with(&format!(".{t}")))
+    (name == ".env" || name.starts_with(".env.")) && !credentials::is_template(name)
 }
 
 /// Test fixtures and examples may hold fake keys: `tests/fixtures/x.pem`.
 fn is_fixture_path(p: &NormPath) -> bool {
-    p.parts.iter().any(|c| {
-        let c = c.to_ascii_lowercase();
-        matches!(
-            c.as_str(),
-            "test"
-                | "tests"
-                | "testdata"
-                | "fixtures"
-                | "fixture"
-                | "__fixtures__"
-                | "spec"
-                | "examples"
-                | "example"
-                | "testing"
-                | "mocks"
-                | "__mocks__"
-        )
-    }) || p.name().to_ascii_lowercase().contains("example")
-        || p.name().to_ascii_lowercase().contains("fake")
-        || p.name().to_ascii_lowercase().contains("dummy")
+    let dirs = &p.parts[..p.parts.len().saturating_sub(1)];
+    dirs.iter().any(|c| credentials::is_fixture_dir(c)) || credentials::is_fixture_name(p.name())
 }
 
 /// Shell startup files in a home directory or the system.
@@ -721,6 +795,33 @@ mod tests {
             "key.rs",
         ] {
             assert!(secret_kind(s).is_none(), "{s} should not be a secret");
+        }
+    }
+
+    #[test]
+    fn fast_globs_match_like_the_glob_crate() {
+        let options = glob::MatchOptions {
+            case_sensitive: true,
+            require_literal_separator: true,
+            require_literal_leading_dot: true,
+        };
+        for (p, n) in [
+            ("*.rs", "main.rs"),
+            ("*.rs", ".rs"),
+            ("id_*", "id_rsa"),
+            ("*", ".env"),
+            (".e*v", ".env"),
+            ("a*b*c", "aXbYc"),
+            ("a*b*c", "abcb"),
+            ("?x", "ax"),
+            ("?x", "x"),
+            ("**", "abc"),
+            ("*credentials*", "application_default_credentials.json"),
+            ("Login Data", "Login Data"),
+        ] {
+            let slow = !(n.starts_with('.') && !p.starts_with('.') && has_glob(p))
+                && glob::Pattern::new(p).is_ok_and(|g| g.matches_with(n, options));
+            assert_eq!(glob_match(p, n), slow, "{p} {n}");
         }
     }
 

@@ -16,6 +16,11 @@ pub struct Policy {
     /// Extra sensitive paths (globs; `~` is the home directory), treated like
     /// built-in credential files.
     pub sensitive_paths: Vec<String>,
+    /// Credential paths the user's own policy passed back (`[paths]
+    /// unmasked`): not masked in the sandbox, and reading them is not a
+    /// secret read. Never from a repository's policy file.
+    #[serde(default)]
+    pub unmasked_paths: Vec<String>,
     /// The user's own rules.
     pub custom_rules: Vec<CustomRule>,
 }

@@ -12,37 +12,39 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use aq_knowledge::credentials::{self, Credential, Place};
 use serde::{Deserialize, Serialize};
 
 /// The profile `aq run` uses when neither the flag nor `[session] profile` names one.
 pub const DEFAULT_PROFILE: &str = "strict";
 
-/// Secrets in the home directory masked by every sandboxed profile.
-pub const HOME_SECRETS: &[&str] = &[
-    "~/.ssh",
-    "~/.aws",
-    "~/.gnupg",
-    "~/.config/gcloud",
-    "~/.kube",
-    "~/.docker/config.json",
-    "~/.netrc",
-    "~/.git-credentials",
-    "~/.npmrc",
-    "~/.pypirc",
-    "~/.config/gh",
-    "~/.azure",
-    "~/.password-store",
-    "~/.config/hub",
-    "~/.cargo/credentials",
-    "~/.cargo/credentials.toml",
-    "~/.local/share/keyrings",
-    // Loaded into their environment by several agents (Gemini CLI, Aider).
-    "~/.env",
-];
+/// Paths outside the workspace every sandboxed profile masks whatever they
+/// hold: the catalog's always-masked home, socket and runtime rows
+/// (`aq_knowledge::credentials`), as written there (`~/.ssh`,
+/// `$SSH_AUTH_SOCK`, `/tmp/ssh-*`).
+pub fn catalog_masks() -> impl Iterator<Item = &'static str> {
+    credentials::all()
+        .iter()
+        .filter(|c| c.place() != Place::Workspace && c.always_masked())
+        .map(|c| c.mask_path())
+}
 
-/// Secret files inside the workspace, as file-name globs, masked by every
-/// sandboxed profile. `.env.example` and friends are kept (see [`is_env_template`]).
-pub const WORKSPACE_SECRETS: &[&str] = &[".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx"];
+/// File-name globs every sandboxed profile masks wherever they are in the
+/// workspace, whatever they hold (templates such as `.env.example` and key
+/// files of test fixtures are kept, see `aq_knowledge::credentials::look_at`).
+pub fn catalog_workspace_masks() -> impl Iterator<Item = &'static str> {
+    credentials::in_place(Place::Workspace)
+        .filter(|c| c.always_masked())
+        .map(|c| c.path)
+}
+
+/// Catalog rows masked only for what they hold: settings files with a
+/// credential value, `.pem` files with a private key.
+pub fn catalog_conditional_masks() -> impl Iterator<Item = &'static Credential> {
+    credentials::all()
+        .iter()
+        .filter(|c| c.masked() && !c.always_masked())
+}
 
 /// Build caches the `dev` profile may write: the download and build caches
 /// only, not `~/.cargo/bin`, `~/.cargo/config.toml` or `~/.rustup`, where a
@@ -60,13 +62,6 @@ pub const BUILD_CACHES: &[&str] = &[
     "~/.gradle/caches",
     "~/.bun/install/cache",
 ];
-
-/// Whether a `.env.*` file name is a template (kept readable).
-pub fn is_env_template(file_name: &str) -> bool {
-    [".example", ".sample", ".template", ".dist", ".defaults"]
-        .iter()
-        .any(|s| file_name.ends_with(s))
-}
 
 /// Network access of a sandboxed profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -268,8 +263,8 @@ impl Profile {
             home: HomeAccess::Private,
             readable: Vec::new(),
             read_only: vec![".git/hooks".to_string(), ".git/config".to_string()],
-            masked: HOME_SECRETS.iter().map(|s| s.to_string()).collect(),
-            masked_in_workspace: WORKSPACE_SECRETS.iter().map(|s| s.to_string()).collect(),
+            masked: catalog_masks().map(str::to_string).collect(),
+            masked_in_workspace: catalog_workspace_masks().map(str::to_string).collect(),
             network: NetworkSetting::Off,
             env: Vec::new(),
             summary: SummaryFormat::Text,
@@ -380,11 +375,29 @@ impl fmt::Display for Profile {
             )?,
         }
         writeln!(f, "  read-only: {}", self.read_only.join(", "))?;
-        writeln!(f, "  masked:    {}", self.masked.join(", "))?;
+        let catalog: Vec<&str> = catalog_masks().chain(catalog_workspace_masks()).collect();
+        let added: Vec<&str> = self
+            .masked
+            .iter()
+            .chain(&self.masked_in_workspace)
+            .map(String::as_str)
+            .filter(|m| !catalog.contains(m))
+            .collect();
+        let conditional: Vec<&str> = catalog_conditional_masks().map(|c| c.path).collect();
         writeln!(
             f,
-            "  masked in the workspace: {} (not .env.example/.sample/.template)",
-            self.masked_in_workspace.join(", ")
+            "  masked:    the {} credential paths of the catalog (docs/policy.md; `[paths] unmasked` passes one back){}",
+            catalog.len(),
+            if added.is_empty() {
+                String::new()
+            } else {
+                format!(", and {}", added.join(", "))
+            }
+        )?;
+        writeln!(
+            f,
+            "  masked when they hold a credential: {}",
+            conditional.join(", ")
         )?;
         writeln!(f, "  network:   {}", self.network.as_str())?;
         if !self.env.is_empty() {
@@ -731,12 +744,50 @@ mod tests {
         );
     }
 
+    /// What a private home keeps readable never opens a credential the
+    /// sandbox masks whatever it holds: a readable path is neither such a
+    /// row nor inside a directory masked whole. A masked file inside a
+    /// readable directory is fine (`~/.cargo/credentials.toml` in
+    /// `~/.cargo`): the mask is mounted on top. So is a settings file that
+    /// is masked only when it holds a credential (`~/.npmrc`).
     #[test]
-    fn env_templates_are_recognised() {
-        assert!(is_env_template(".env.example"));
-        assert!(is_env_template(".env.sample"));
-        assert!(!is_env_template(".env.local"));
-        assert!(!is_env_template(".env"));
+    fn home_readable_never_opens_an_always_masked_credential() {
+        for r in HOME_READABLE {
+            for c in credentials::in_place(Place::Home) {
+                let row = c.mask_path();
+                let inside = |a: &str, b: &str| a.starts_with(&format!("{b}/"));
+                match c.mask {
+                    credentials::Mask::Dir(_) => {
+                        assert!(r != &row && !inside(r, row), "{r} opens {}", c.path)
+                    }
+                    credentials::Mask::File => assert_ne!(r, &row, "{r} is masked"),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_profile_masks_the_catalog() {
+        for p in Profile::builtins() {
+            for m in catalog_masks() {
+                assert!(p.masked.iter().any(|x| x == m), "{}: {m}", p.name);
+            }
+            assert!(p.masked.iter().any(|m| m == "~/.ssh"));
+            assert!(p.masked.iter().any(|m| m == "$SSH_AUTH_SOCK"));
+            assert!(p.masked_in_workspace.iter().any(|m| m == ".envrc"));
+            assert!(p.masked_in_workspace.iter().any(|m| m == "*.tfstate"));
+        }
+        let conditional: Vec<&str> = catalog_conditional_masks().map(|c| c.path).collect();
+        for c in [
+            "~/.npmrc",
+            "~/.m2/settings.xml",
+            "~/.gradle/gradle.properties",
+            ".npmrc",
+            "*.pem",
+        ] {
+            assert!(conditional.contains(&c), "{c}");
+        }
     }
 
     #[test]

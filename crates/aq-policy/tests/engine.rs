@@ -197,6 +197,17 @@ fn blind_corpus_meets_targets() {
     );
 }
 
+/// Held-out reproductions of issue 26 findings 5 and 7, written with the
+/// credential catalog: home credentials, workspace credential files by
+/// name, history, and recursive searches, dangerous and benign.
+#[test]
+fn credentials_heldout_meets_targets() {
+    check_corpus(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/heldout_credentials.jsonl"),
+        100,
+    );
+}
+
 /// The README's rule table lists every built-in rule.
 #[test]
 fn readme_documents_every_rule() {

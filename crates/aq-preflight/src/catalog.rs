@@ -119,6 +119,9 @@ detectors! {
     "secret-private-key", "Private key block",
         "A private key in the tree is usable by anyone who reads the file.",
         "Revoke the key, remove it from the tree and from git history.";
+    "secret-credential-file", "Credential file the catalog names",
+        "A file such as credentials.json, terraform.tfstate, id_rsa or an .npmrc with a token holds credentials; an agent reading it can leak them (aq run masks it, hook mode blocks reading it).",
+        "Keep it out of the repository (add it to .gitignore; rotate it if it was ever committed); pass it back with [paths] unmasked only if a build needs it.";
     "secret-aws-key", "AWS access key id",
         "An AWS key gives access to the account's resources.",
         "Deactivate the key in IAM and remove it from the tree and history.";

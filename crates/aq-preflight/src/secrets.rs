@@ -63,6 +63,7 @@ static PRIVATE_KEY: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 pub(crate) fn check(f: &FileView, out: &mut Vec<Finding>) {
+    credential_file(f, out);
     let Some(text) = f.text else { return };
     if f.name.starts_with(".env") {
         dotenv(f, text, out);
@@ -101,6 +102,35 @@ pub(crate) fn check(f: &FileView, out: &mut Vec<Finding>) {
             ));
             break; // one per kind and file
         }
+    }
+}
+
+/// A file the credential catalog names (`aq_knowledge::credentials`), as
+/// the sandbox decides it: by name, by a credential value in a settings
+/// file, or by a key in its first bytes. Environment files have their own
+/// detector (`secret-dotenv`), and a private key block found by content is
+/// `secret-private-key`.
+fn credential_file(f: &FileView, out: &mut Vec<Finding>) {
+    use aq_knowledge::credentials::{self, Kind, Look};
+    let dirs = f.rel.rsplit_once('/').map_or("", |(d, _)| d);
+    let in_fixtures = dirs.split('/').any(credentials::is_fixture_dir);
+    let what = match credentials::look_at(f.name, in_fixtures) {
+        Look::Mask(c) if c.kind != Kind::Environment => Some(c.what),
+        Look::Read(c) if c.mask != credentials::Mask::IfKey && c.masks_content(f.bytes) => {
+            Some(c.what)
+        }
+        // A key found by content is `secret-private-key`'s.
+        _ => None,
+    };
+    if let Some(what) = what {
+        out.push(finding(
+            "secret-credential-file",
+            Severity::High,
+            f.rel,
+            0,
+            what,
+            f.name.to_string(),
+        ));
     }
 }
 
@@ -147,7 +177,7 @@ fn is_placeholder(v: &str) -> bool {
 }
 
 fn dotenv(f: &FileView, text: &str, out: &mut Vec<Finding>) {
-    if aq_policy::profile::is_env_template(f.name) {
+    if aq_knowledge::credentials::is_template(f.name) {
         return;
     }
     let mut worst: Option<(Severity, usize, String)> = None;
@@ -255,6 +285,31 @@ mod tests {
             vec![(Severity::Critical, 1)]
         );
         assert!(!found[0].evidence.contains(body));
+    }
+
+    #[test]
+    fn credential_files_of_the_catalog_are_reported() {
+        let found = scan_files(&[
+            ("credentials.json", "{}"),
+            ("infra/terraform.tfstate", "{}"),
+            (".npmrc", "//registry.npmjs.org/:_authToken=fake-token\n"),
+            ("web/.npmrc", "engine-strict=true\n"),
+            ("prod.tfvars", "region = \"eu-west-1\"\n"),
+            ("deploy/id_rsa.pub", "ssh-ed25519 AAAA fake\n"),
+            ("tests/fixtures/server.key", "fake"),
+            ("credentials.json.example", "{}"),
+        ]);
+        let mut paths: Vec<&str> = found
+            .iter()
+            .filter(|f| f.id == "secret-credential-file")
+            .map(|f| f.path.as_str())
+            .collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            [".npmrc", "credentials.json", "infra/terraform.tfstate"],
+            "{found:#?}"
+        );
     }
 
     #[test]

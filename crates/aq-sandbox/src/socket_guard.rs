@@ -229,8 +229,10 @@ fn connect_for(n: &Notifier, id: u64, tid: i32, fd: i32, addr: u64, len: u32) ->
                 return Answer::Result(Err(libc::ECONNREFUSED));
             };
             if !id.is_socket {
-                // Not a socket: what the kernel answers.
-                return Answer::Result(Err(libc::ECONNREFUSED));
+                // Not a socket (a mask's empty file, say): nothing can be
+                // reached through that inode, so the kernel's own answer
+                // (EROFS on a read-only mount, ECONNREFUSED) is given.
+                return Answer::Result(connect_through(&sock, &file));
             }
             let file_key = (id.dev, id.ino);
             if guard.allowed.contains(&file_key) {

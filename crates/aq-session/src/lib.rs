@@ -49,6 +49,7 @@ pub mod exec_judge;
 pub mod exit;
 pub mod files;
 pub mod git_guard;
+mod masks;
 pub mod network;
 pub mod policy_files;
 pub mod refusal;

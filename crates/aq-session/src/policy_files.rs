@@ -132,8 +132,9 @@ pub struct Loaded {
     pub looked_for: Vec<(FileKind, PathBuf)>,
     /// The merged policy.
     pub effective: EffectivePolicy,
-    /// `[audit] export` entries of the project file, left out whether or
-    /// not it is trusted: a repository never chooses where logs go.
+    /// `[audit] export` and `[paths] unmasked` entries of the project file,
+    /// left out whether or not it is trusted: a repository never chooses
+    /// where logs go, nor passes a credential back.
     pub refused_export: Vec<String>,
 }
 
@@ -235,6 +236,16 @@ fn load_layers(
     let mut refused_export = Vec::new();
     if let Some(text) = project_text {
         let mut layer = parse(&path, &text).map_err(|e| project_file_refused(&e))?;
+        for p in std::mem::take(&mut layer.unmasked_paths) {
+            refused_export.push(format!(
+                "{}: ignored [paths] unmasked `{}`: a repository's policy file cannot pass a credential back, trusted or not; set it in your own policy file{}",
+                p.at,
+                p.pattern,
+                user_file()
+                    .map(|p| format!(" ({})", p.display()))
+                    .unwrap_or_default()
+            ));
+        }
         for (target, at) in std::mem::take(&mut layer.audit_export) {
             refused_export.push(format!(
                 "{at}: ignored [audit] export to {target}: a repository's policy file cannot send your audit logs anywhere, trusted or not; set it in your own policy file{}",

@@ -319,7 +319,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             &grants,
             denials.is_some(),
             &args.pass_fds,
-            &settings.host_sockets,
+            &sockets_named(&settings),
         ) {
             Ok(s) => Some(s),
             Err(e) => {
@@ -746,6 +746,7 @@ fn plan_sandbox(
             workspace,
             home: home.as_deref(),
             sensitive: &file.policy.sensitive_paths,
+            unmasked: &file.policy.unmasked_paths,
             env: std::env::vars_os().collect(),
             env_pass: &file.env_pass,
             session_env: [
@@ -796,6 +797,18 @@ fn plan_sandbox(
         argv,
         notes: planned.notes,
     })
+}
+
+/// The host sockets the user's policy lets the sandbox reach: its
+/// `host_sockets`, and the ssh agent's when it passes `SSH_AUTH_SOCK` on
+/// (`env_pass`, which only the user's own files may set): git over SSH
+/// with the user's agent, as the variable asks for.
+fn sockets_named(settings: &aq_policy::SessionSettings) -> Vec<String> {
+    let mut named = settings.host_sockets.clone();
+    if settings.env_pass.iter().any(|v| v == "SSH_AUTH_SOCK") {
+        named.push("$SSH_AUTH_SOCK".to_string());
+    }
+    named
 }
 
 /// `[session] host_sockets` as paths: `~/` in the home, `$VAR` the path

@@ -9,27 +9,9 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use aq_policy::profile::{HOME_READABLE, HomeAccess, is_env_template};
+use aq_policy::profile::{HOME_READABLE, HomeAccess};
 use aq_policy::{NetworkSetting, Profile};
 use aq_sandbox::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec};
-
-/// Directories never searched for secret files: dependencies and build
-/// output are large and hold no secrets of the user's.
-const SKIP_DIRS: &[&str] = &[
-    ".git",
-    "node_modules",
-    "target",
-    ".venv",
-    "venv",
-    "vendor",
-    "__pycache__",
-    ".tox",
-    "dist",
-    "build",
-];
-
-/// How deep and how wide the secret search goes; beyond it a note says so.
-const WALK_MAX_ENTRIES: usize = 200_000;
 
 /// Variables the sandboxed command keeps (besides the profile's `env` and
 /// the session's `env_pass`). Secret-looking names are removed even here.
@@ -111,6 +93,8 @@ pub struct SpecInputs<'a> {
     pub home: Option<&'a Path>,
     /// The policy's `[paths] sensitive` globs.
     pub sensitive: &'a [String],
+    /// The policy's `[paths] unmasked` entries: credentials passed back.
+    pub unmasked: &'a [String],
     /// The caller's environment.
     pub env: Vec<(OsString, OsString)>,
     /// Secret-looking names passed anyway (`[session] env_pass`).
@@ -268,23 +252,35 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
         }
     }
 
-    let mut masked = BTreeSet::new();
-    let mut workspace_globs: Vec<String> = profile.masked_in_workspace.clone();
-    for m in profile.masked.iter().chain(inputs.sensitive) {
-        if !(m.starts_with('/') || m.starts_with('~')) {
-            workspace_globs.push(m.trim_end_matches('/').to_string());
-            continue;
+    let passed: Vec<String> = profile.env.iter().chain(inputs.env_pass).cloned().collect();
+    let crate::masks::Masks {
+        paths: mut masked,
+        notes: mask_notes,
+    } = crate::masks::plan(
+        profile,
+        &crate::masks::MaskInputs {
+            workspace: inputs.workspace,
+            home,
+            env: &inputs.env,
+            sensitive: inputs.sensitive,
+            unmasked: inputs.unmasked,
+            passed: &passed,
+        },
+    );
+    notes.extend(mask_notes);
+    // A host socket the user names (`[session] host_sockets`, an agent
+    // socket passed on) is reached where it is: no mask over it or over
+    // the directory that holds it.
+    masked.retain(|m| {
+        let over = inputs.allowed_sockets.iter().any(|s| s.starts_with(m));
+        if over {
+            notes.push(format!(
+                "{} not masked: it holds a socket your policy lets the sandbox reach",
+                m.display()
+            ));
         }
-        let Some(p) = expand(m) else { continue };
-        let text = p.to_string_lossy().into_owned();
-        if text.contains(['*', '?', '[']) {
-            if let Ok(paths) = glob::glob(&text) {
-                masked.extend(paths.flatten());
-            }
-        } else {
-            masked.insert(p);
-        }
-    }
+        !over
+    });
     if profile.network == NetworkSetting::Off {
         masked.extend(
             RESOLVER_DIRS
@@ -292,13 +288,6 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
                 .map(PathBuf::from)
                 .filter(|p| p.is_dir()),
         );
-    }
-    let (found, truncated) = find_in_workspace(inputs.workspace, &workspace_globs);
-    masked.extend(found);
-    if truncated {
-        notes.push(format!(
-            "secret search stopped after {WALK_MAX_ENTRIES} entries; files beyond were not masked"
-        ));
     }
 
     let (env, removed_env) = rebuild_env(profile, &inputs);
@@ -509,57 +498,6 @@ pub fn plan(profile: &Profile, inputs: SpecInputs<'_>) -> Result<PlannedSandbox,
     })
 }
 
-/// Files in the workspace whose names match one of `globs` (a glob with a
-/// `/` is matched against the path relative to the workspace). Templates such
-/// as `.env.example` are kept. Returns whether the walk was cut short.
-fn find_in_workspace(workspace: &Path, globs: &[String]) -> (Vec<PathBuf>, bool) {
-    let patterns: Vec<(glob::Pattern, bool)> = globs
-        .iter()
-        .filter_map(|g| glob::Pattern::new(g).ok().map(|p| (p, g.contains('/'))))
-        .collect();
-    let options = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    let mut found = Vec::new();
-    let mut stack = vec![workspace.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > WALK_MAX_ENTRIES {
-                return (found, true);
-            }
-            let name = entry.file_name();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let path = entry.path();
-            let name_str = name.to_string_lossy();
-            let rel = path.strip_prefix(workspace).unwrap_or(&path);
-            let hit = patterns.iter().any(|(p, with_slash)| {
-                if *with_slash {
-                    p.matches_path_with(rel, options)
-                } else {
-                    p.matches_with(&name_str, options)
-                }
-            });
-            if hit && !(name_str.starts_with(".env") && is_env_template(&name_str)) {
-                found.push(path);
-                continue;
-            }
-            if kind.is_dir() && !SKIP_DIRS.contains(&name_str.as_ref()) {
-                stack.push(path);
-            }
-        }
-    }
-    (found, false)
-}
-
 /// The command's environment: kept names and prefixes, minus secret-looking
 /// names (unless passed), plus the profile's `env`, `PATH` normalized, the
 /// session variables last.
@@ -656,57 +594,6 @@ mod tests {
     }
 
     #[test]
-    fn secrets_in_the_workspace_are_found_and_templates_kept() {
-        let ws = tempfile::tempdir().unwrap();
-        let w = ws.path();
-        std::fs::create_dir_all(w.join("app/config")).unwrap();
-        std::fs::create_dir_all(w.join("node_modules/x")).unwrap();
-        for f in [
-            ".env",
-            ".env.local",
-            ".env.example",
-            "app/config/server.pem",
-            "app/tls.key",
-            "node_modules/x/test.pem",
-            "README.md",
-        ] {
-            std::fs::write(w.join(f), "x").unwrap();
-        }
-        let s = build(
-            &profile("strict"),
-            SpecInputs {
-                workspace: w,
-                home: None,
-                sensitive: &["config/*.yaml".to_string()],
-                env: vec![],
-                env_pass: &[],
-                session_env: vec![],
-                path_prefix: None,
-                tmpdir: None,
-                loopback_listeners: vec![],
-                grants: None,
-                program: None,
-                named: vec![],
-                log_denials: false,
-                allowed_sockets: vec![],
-                pass_fds: vec![],
-            },
-        );
-        let mut got: Vec<String> = s
-            .spec
-            .masked
-            .iter()
-            .filter_map(|p| p.strip_prefix(w).ok())
-            .map(|p| p.display().to_string())
-            .collect();
-        got.sort();
-        assert_eq!(
-            got,
-            vec![".env", ".env.local", "app/config/server.pem", "app/tls.key"]
-        );
-    }
-
-    #[test]
     fn environment_is_rebuilt_from_an_allowlist() {
         let ws = tempfile::tempdir().unwrap();
         let env: Vec<(OsString, OsString)> = [
@@ -732,6 +619,7 @@ mod tests {
                 workspace: ws.path(),
                 home: None,
                 sensitive: &[],
+                unmasked: &[],
                 env,
                 env_pass: &[],
                 session_env: vec![("AQ_SESSION_ID".into(), "x".into())],

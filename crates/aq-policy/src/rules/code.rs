@@ -341,24 +341,17 @@ fn home_secret_dir(code: &Code) -> Option<&'static str> {
     if !mentions_home(&code.text) {
         return None;
     }
-    let dirs = [
-        (".ssh", "SSH keys"),
-        (".aws", "AWS credentials"),
-        (".gnupg", "GnuPG keys"),
-        (".kube", "cluster credentials"),
-        (".docker", "registry credentials"),
-        (".netrc", "~/.netrc passwords"),
-        (".git-credentials", "git credentials"),
-        (".config/gh", "GitHub CLI tokens"),
-        (".config/gcloud", "Google Cloud credentials"),
-    ];
-    dirs.iter()
-        .find(|(d, _)| {
+    // The catalog's home rows, as a literal would name them (`.ssh`,
+    // `.config/gh`, `.npmrc`).
+    aq_knowledge::credentials::in_place(aq_knowledge::credentials::Place::Home)
+        .filter(|c| c.mask != aq_knowledge::credentials::Mask::Inside)
+        .find(|c| {
+            let rel = c.mask_path().trim_start_matches("~/");
             code.literals
                 .iter()
-                .any(|l| l.trim().trim_matches('/') == *d)
+                .any(|l| l.trim().trim_matches('/') == rel)
         })
-        .map(|(_, what)| *what)
+        .map(|c| c.what)
 }
 
 /// A fork loop: `fork while fork`, `while True: os.fork()`, `loop { fork }`.

@@ -11,6 +11,7 @@ mod net;
 mod programs;
 mod secrets;
 mod tools;
+mod tree_search;
 mod written;
 
 use aq_shell::{Analysis, Command, Input, ProblemKind, Word};
@@ -71,6 +72,14 @@ impl<'a> Ctx<'a> {
             command: None,
             evidence: evidence.into(),
         });
+    }
+
+    /// The built-in rules that fired on `command` so far.
+    pub(crate) fn hits_on(&self, command: usize) -> impl Iterator<Item = RuleId> + '_ {
+        self.hits.iter().filter_map(move |h| match h.rule {
+            HitRule::Builtin(id) if h.command == Some(command) => Some(id),
+            _ => None,
+        })
     }
 
     pub(crate) fn fired_on(&self, command: usize) -> bool {
@@ -171,19 +180,22 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// Whether a path is a credential file, built in or from the policy.
+    /// Whether a path is a credential file, built in or from the policy,
+    /// unless the user's policy passed it back (`[paths] unmasked`).
     pub fn secret_kind(&self, path: &str) -> Option<String> {
-        if let Some(k) = paths::secret_kind(path) {
-            return Some(k.to_string());
-        }
         let p = paths::NormPath::new(path);
-        let normalized = if p.in_home {
-            format!("~/{}", p.parts.join("/"))
-        } else if p.absolute {
-            format!("/{}", p.parts.join("/"))
-        } else {
-            p.parts.join("/")
-        };
+        let normalized = p.display();
+        if self
+            .policy
+            .unmasked_paths
+            .iter()
+            .any(|u| paths::unmask_covers(u, &p))
+        {
+            return None;
+        }
+        if let Some(k) = paths::secret_kind(path) {
+            return Some(k);
+        }
         self.policy
             .sensitive_paths
             .iter()
@@ -223,6 +235,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         exec::check(&mut ctx, i);
         files::check(&mut ctx, i);
         secrets::check(&mut ctx, i);
+        tree_search::check(&mut ctx, i);
         net::check(&mut ctx, i);
         tools::check(&mut ctx, i);
         code::check(&mut ctx, i);
@@ -433,7 +446,17 @@ pub(crate) fn placeholder_values(ctx: &Ctx, i: usize) -> Vec<String> {
     };
     // `find ROOT -name N`: what it finds is ROOT/.../N.
     let found_by = |f: &Command| -> Vec<String> {
-        let names = flag_values_text(f, &["-name", "-iname"], &[]);
+        // `-not -name .env`, `! -name .env`: what it leaves out.
+        let args = f.args();
+        let names: Vec<String> = args
+            .iter()
+            .enumerate()
+            .filter(|(k, a)| {
+                matches!(a.text.as_str(), "-name" | "-iname")
+                    && !(*k > 0 && matches!(args[k - 1].text.as_str(), "-not" | "!"))
+            })
+            .filter_map(|(k, _)| args.get(k + 1).map(|v| v.text.clone()))
+            .collect();
         find_roots(f)
             .iter()
             .flat_map(|r| {

@@ -19,6 +19,62 @@ enum Role {
     Metadata,
 }
 
+/// What a git history command shows of the paths it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HistoryContent {
+    /// Only blobs named by revision (`HEAD:.env`): `git log` without `-p`,
+    /// `git diff --stat`.
+    Blobs,
+    /// Patches or lines of the pathspecs too.
+    Patches,
+}
+
+/// What `git SUB ...` shows, for the subcommands that read history.
+fn history_content(c: &Command, sub: &str) -> Option<HistoryContent> {
+    let has = |short: Option<char>, long: &[&str]| has_flag(c, short, long);
+    let unified = c.args().iter().any(|a| {
+        let t = a.text.as_str();
+        t.starts_with("-U") || t.starts_with("--unified") || t.starts_with("--word-diff")
+    });
+    let patches = match sub {
+        "log" | "whatchanged" => {
+            has(
+                Some('p'),
+                &["patch", "patch-with-stat", "patch-with-raw", "cc"],
+            ) || has(Some('u'), &[])
+                || unified
+        }
+        "show" | "diff" => !has(
+            Some('s'),
+            &[
+                "stat",
+                "numstat",
+                "shortstat",
+                "name-only",
+                "name-status",
+                "summary",
+                "no-patch",
+                "dirstat",
+                "raw",
+                "compact-summary",
+                "quiet",
+            ],
+        ),
+        // `-t`, `-s`, `-e` say a blob's type, size or existence.
+        "cat-file" if has(Some('t'), &[]) || has(Some('s'), &[]) || has(Some('e'), &[]) => {
+            return None;
+        }
+        "cat-file" => true,
+        "blame" | "annotate" | "grep" | "archive" | "format-patch" => true,
+        _ => return None,
+    };
+    Some(if patches {
+        HistoryContent::Patches
+    } else {
+        HistoryContent::Blobs
+    })
+}
+
 /// Programs whose arguments are data, not files.
 fn args_are_data(name: &str) -> bool {
     matches!(
@@ -350,29 +406,33 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    let reads_history = name == "git"
-        && matches!(
-            super::net::git_subcommand(c),
-            Some(
-                "show"
-                    | "log"
-                    | "diff"
-                    | "blame"
-                    | "grep"
-                    | "cat-file"
-                    | "archive"
-                    | "format-patch"
-                    | "whatchanged"
-            )
-        );
-    if reads_history {
+    // History: a blob by revision (`git show HEAD:.env`, `git cat-file -p
+    // :.env`) is its content; a pathspec (`git log -p -- .env`, `git diff
+    // HEAD~3 .env`, `git blame .env`) is when patches or lines are shown,
+    // not for `git log --oneline -- .env` or `git diff --stat .env`. A
+    // history dump without a pathspec (`git log -p`) names no file: the
+    // engine cannot know what the repository committed (see docs/policy.md).
+    if name == "git"
+        && let Some(sub) = super::net::git_subcommand(c)
+        && let Some(content) = history_content(c, sub)
+    {
         let args = c.args();
-        let after_dashes = args.iter().skip_while(|a| a.text != "--").skip(1);
         let rev_paths = args
             .iter()
+            .filter(|a| !is_flag(a))
             .filter_map(|a| a.text.split_once(':').map(|(_, p)| p))
             .filter(|p| !p.is_empty() && !p.contains("//"));
-        for p in after_dashes.map(|a| a.text.as_str()).chain(rev_paths) {
+        let mut paths: Vec<&str> = rev_paths.collect();
+        if content == HistoryContent::Patches {
+            let at = args.iter().position(|a| a.text == sub).map_or(0, |k| k + 1);
+            paths.extend(
+                args[at..]
+                    .iter()
+                    .filter(|a| !is_flag(a) && !a.text.contains(':'))
+                    .map(|a| a.text.as_str()),
+            );
+        }
+        for p in paths {
             if let Some(kind) = ctx.secret_kind(p) {
                 found.push((Role::Read, p.to_string(), kind));
             }
@@ -423,7 +483,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             Some("x509" | "verify" | "crl" | "s_server" | "s_client")
         )
     {
-        found.retain(|(_, _, kind)| *kind != paths::KEY_FILE_KIND);
+        found.retain(|(_, path, _)| !paths::is_key_file(path));
     }
     let mut reported = false;
     for (role, path, kind) in found {

@@ -1,0 +1,21 @@
+//! What agent-quarantine knows about the world, as data that every other
+//! crate reads: one table per subject, sorted, with a note on how to keep it,
+//! and checks (at build time where the compiler can, in unit tests
+//! otherwise) that keep it consistent.
+//!
+//! The design follows ripgrep's `default_types.rs`: the data is a plain
+//! sorted Rust table, so a lookup parses nothing and a mistake is a build or
+//! test failure, not a wrong decision at run time. The crate depends on
+//! nothing, reads no files, clock or environment and holds no `unsafe`; the
+//! few functions that look at a file's bytes take them as arguments.
+//!
+//! # Subjects
+//!
+//! - [`credentials`]: where credentials live (home files and directories,
+//!   agent sockets, workspace file names) and how to recognise one by its
+//!   content. The sandbox masks read it, and so do the engine's secret rules.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod credentials;
