@@ -325,6 +325,12 @@ rules! {
         safer: Some("run the commands directly, one by one"),
         fires: ["sh -c 'cd frontend && npm run build'", "bash -c \"for f in *.log; do gzip \\\"$f\\\"; done\"", "eval \"$(ssh-agent -s)\"", "xargs -I{} sh -c 'echo {}' < list.txt", "cat setup.sh | bash", "sh <<EOF\necho hi\nEOF"],
         spares: ["npm run build", "echo 'sh -c x'"];
+    /// Commands hidden in data that bash evaluates as code.
+    ExecHiddenCode = "exec-hidden-code", Ask, High,
+        why: "bash runs commands hidden in text the line gives as data: an array subscript in an arithmetic expression (`[[ $x -eq 1 ]]`, `(( ))`, `let`), a variable name given to `printf -v`, `read`, `test -v` or `declare`, a prompt string (`${x@P}`, `PS4`); what is hidden there is judged as if it were on the line, and data only known at run time evaluated there could hold anything",
+        safer: Some("run the command directly; check that a value is a number before arithmetic uses it ([[ $n =~ ^[0-9]+$ ]])"),
+        fires: ["[[ 'a[$(id)]' -eq 0 ]]", "x='a[$(id)]'; [[ $x -eq 1 ]]", "printf -v 'a[$(id)]' x", "test -v 'a[$(id)]'", "let 'a[$(id)]=1'", "declare 'a[$(id)]=1'", "x='a[$(id)]'; echo $((x))", "x='$(id)'; echo \"${x@P}\"", "PS4='$(id)'; set -x; true", "declare -n r='a[$(id)]'", "n=$(cat VERSION); (( n > 2 ))"],
+        spares: ["x=$((a+1))", "n=3; [[ $n -eq 3 ]]", "declare -a arr", "printf -v out '%s' hi", "set -x", "(( $(wc -l < f.txt) > 3 ))", "PS4='+ ${LINENO}: '", "[[ $# -eq 0 ]]"];
     /// A program made to run a command through one of its options.
     ExecViaOption = "exec-via-option", Ask, High,
         why: "makes a program run a command through one of its options (a pager, compressor, remote shell, debugger or editor command); that command is judged as if it were on the line",

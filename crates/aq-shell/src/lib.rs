@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 mod embedded;
+mod evaluated;
 mod model;
 mod walk;
 mod words;
@@ -28,7 +29,8 @@ mod wrappers;
 
 pub use embedded::interpreter_lang;
 pub use model::{
-    Analysis, Assignment, Code, Command, Input, Problem, ProblemKind, Redirect, RedirectKind, Word,
+    Analysis, Assignment, Code, Command, EvalKind, Evaluated, Input, Problem, ProblemKind,
+    Redirect, RedirectKind, Word,
 };
 pub use walk::env_assignment;
 pub use wrappers::{SHELLS, git_config_runs_program, is_runner_label, is_shell};

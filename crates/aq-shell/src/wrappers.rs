@@ -322,7 +322,11 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             unwrap_runner(name, args)
         }
         "trap" => {
-            // trap 'CMD' SIGNAL...: CMD runs later, in this shell.
+            // trap [--] 'CMD' SIGNAL...: CMD runs later, in this shell.
+            let args = match args.first() {
+                Some(a) if a.text == "--" => &args[1..],
+                _ => args,
+            };
             match args.first() {
                 Some(cmd) if args.len() >= 2 && !cmd.text.starts_with('-') => {
                     vec![script("trap", cmd, false)]
@@ -330,6 +334,20 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                 _ => Vec::new(),
             }
         }
+        // alias NAME='CMD': CMD runs where NAME is written later (in a
+        // shell that expands aliases): judged as a command line.
+        "alias" => args
+            .iter()
+            .filter_map(|a| {
+                let (name, value) = a.text.split_once('=')?;
+                (!name.is_empty() && !name.starts_with('-')).then(|| Inner::Script {
+                    label: "alias".into(),
+                    script: value.to_string(),
+                    privileged: false,
+                    stdin_script: false,
+                })
+            })
+            .collect(),
         "kubectl" | "oc" => unwrap_kubectl(name, args),
         "sed" | "gsed" => unwrap_sed(args),
         // The dynamic loader run directly: `/lib64/ld-linux-x86-64.so.2 /bin/nc …`.

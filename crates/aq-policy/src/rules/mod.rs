@@ -6,6 +6,7 @@ mod code;
 mod env;
 mod exec;
 mod files;
+mod hidden;
 mod known;
 mod net;
 mod programs;
@@ -65,7 +66,7 @@ impl<'a> Ctx<'a> {
         });
     }
 
-    fn hit_line(&mut self, rule: RuleId, evidence: impl Into<String>) {
+    pub(crate) fn hit_line(&mut self, rule: RuleId, evidence: impl Into<String>) {
         self.hits.push(Hit {
             rule: HitRule::Builtin(rule),
             command: None,
@@ -232,6 +233,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
     }
     exec::check_download_then_run(&mut ctx);
     written::check_line(&mut ctx);
+    hidden::check_line(&mut ctx);
 
     // Custom rules.
     let mut custom_allowed = vec![false; analysis.commands.len()];
