@@ -141,8 +141,8 @@ rules! {
     SecretRead = "secret-read", Block, High,
         why: "reads a credential file (private key, cloud or registry credentials, .env secrets); once an agent has seen a secret it can leak it",
         safer: Some("use the example or template file (.env.example), or ask the user for the one value needed"),
-        fires: ["cat .env", "cat .env.production", "cat ~/.ssh/id_rsa", "cat ~/.aws/credentials", "head -5 .env.local", "less ~/.ssh/id_ed25519", "sudo cat /etc/shadow", "grep API_KEY .env", "base64 -w0 ~/.ssh/id_rsa", "dd if=.env of=/dev/stdout", "python3 -c \"print(open('.env').read())\"", "cat .e*v", "cat ~/.ssh/id_*", "cat < .env", "cat $HOME/.netrc", "sed -n '1,20p' .env", "cat /home/dev/.kube/config"],
-        spares: ["cat .env.example", "grep -n DATABASE_URL .env.example", "cat .env.template", "cat ~/.ssh/id_ed25519.pub", "cat README.md", "echo .env"];
+        fires: ["cat .env", "cat .env.production", "cat ~/.ssh/id_rsa", "cat ~/.aws/credentials", "head -5 .env.local", "less ~/.ssh/id_ed25519", "sudo cat /etc/shadow", "grep API_KEY .env", "base64 -w0 ~/.ssh/id_rsa", "dd if=.env of=/dev/stdout", "python3 -c \"print(open('.env').read())\"", "cat .e*v", "cat ~/.ssh/id_*", "cat < .env", "cat $HOME/.netrc", "sed -n '1,20p' .env", "cat /home/dev/.kube/config", "cat /proc/$PPID/environ", "xargs -0 < /proc/1/environ", "ps eww"],
+        spares: ["cat .env.example", "grep -n DATABASE_URL .env.example", "cat .env.template", "cat ~/.ssh/id_ed25519.pub", "cat README.md", "echo .env", "cat /proc/self/status", "ps aux"];
     /// Copying, archiving, moving or linking a credential file.
     SecretCopy = "secret-copy", Block, High,
         why: "copies credentials somewhere else (an archive, /tmp, another name), where they can be read or sent later",
@@ -153,8 +153,8 @@ rules! {
     SecretEnvPrint = "secret-env-print", Block, High,
         why: "prints a secret from the environment into the agent's context, from where it can leak",
         safer: Some("check that the variable is set without printing it: test -n \"$NAME\" && echo set"),
-        fires: ["echo $AWS_SECRET_ACCESS_KEY", "printf '%s' \"$GITHUB_TOKEN\"", "printenv OPENAI_API_KEY"],
-        spares: ["echo $HOME", "echo $PATH", "test -n \"$GITHUB_TOKEN\""];
+        fires: ["echo $AWS_SECRET_ACCESS_KEY", "printf '%s' \"$GITHUB_TOKEN\"", "printenv OPENAI_API_KEY", "declare -p ANTHROPIC_API_KEY", "typeset -p GITHUB_TOKEN", "declare -n r=ANTHROPIC_API_KEY; echo $r"],
+        spares: ["echo $HOME", "echo $PATH", "test -n \"$GITHUB_TOKEN\"", "declare -p HOME", "printenv HOME"];
     /// Searching the home directory or the whole disk for secrets.
     SecretHunt = "secret-hunt", Block, High,
         why: "searches the home directory or the whole disk for keys and passwords: the first step of credential theft",
@@ -429,8 +429,8 @@ rules! {
     SecretLocation = "secret-location", Ask, Low,
         why: "looks into a place where credentials live, without reading a secret itself",
         safer: None,
-        fires: ["ls -la ~/.aws/", "cat ~/.ssh/id_ed25519.pub", "cat ~/.ssh/known_hosts", "printenv", "env"],
-        spares: ["ls -la", "env FOO=1 cargo test"];
+        fires: ["ls -la ~/.aws/", "cat ~/.ssh/id_ed25519.pub", "cat ~/.ssh/known_hosts", "printenv", "env", "export -p", "declare -x", "declare", "set", "cat /proc/self/environ"],
+        spares: ["ls -la", "env FOO=1 cargo test", "env | grep PATH", "declare -a arr"];
     /// Loading a `.env` file into the shell.
     SecretSourceEnv = "secret-source-env", Ask, Medium,
         why: "loads secrets from a .env file into the environment of the commands that follow",

@@ -216,6 +216,18 @@ pub fn secret_kind(path: &str) -> Option<&'static str> {
     if p.contains_seq(&[".gnupg"]) && !p.ends_with(&[".gnupg"]) {
         return Some("GnuPG private keys");
     }
+    // `/proc/$PPID/environ`, `/proc/1/environ`, `/proc/*/task/*/environ`:
+    // another process's environment, where an agent keeps its API key.
+    // (Its own, `/proc/self/environ`, is a dump like `printenv`:
+    // [`is_own_environ`].)
+    if p.absolute
+        && p.parts.first().is_some_and(|f| f == "proc")
+        && name_matches(name, "environ")
+        && matches!(p.parts.len(), 3 | 5)
+        && !is_own_environ(path)
+    {
+        return Some("another process's environment, with the agent's keys");
+    }
     if p.absolute
         && matches!(p.parts.as_slice(), [e, f] if e == "etc" && (f == "shadow" || f == "gshadow" || f == "shadow-" || f == "master.passwd"))
     {
@@ -241,6 +253,21 @@ pub fn secret_kind(path: &str) -> Option<&'static str> {
         return Some(KEY_FILE_KIND);
     }
     None
+}
+
+/// `/proc/self/environ`, `/proc/$$/environ`, `/proc/thread-self/environ`:
+/// the reading process's own environment, all of it.
+pub fn is_own_environ(path: &str) -> bool {
+    let p = NormPath::new(path);
+    p.absolute
+        && matches!(
+            p.parts
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice(),
+            ["proc", "self" | "$$" | "${$}" | "thread-self", "environ"]
+        )
 }
 
 /// What [`secret_kind`] says of a file that is a key by its extension
@@ -704,6 +731,9 @@ mod tests {
             "~/.gnupg/private-keys-v1.d/x.key",
             "~/.npmrc",
             "~/.pypirc",
+            "/proc/$PPID/environ",
+            "/proc/*/environ",
+            "/proc/1/task/1/environ",
         ] {
             assert!(secret_kind(s).is_some(), "{s} should be a secret");
         }
@@ -719,6 +749,10 @@ mod tests {
             "environment.ts",
             ".npmrc",
             "key.rs",
+            "/proc/self/status",
+            "/proc/self/environ",
+            "/proc/self/cmdline",
+            "docs/environ",
         ] {
             assert!(secret_kind(s).is_none(), "{s} should not be a secret");
         }
