@@ -218,6 +218,18 @@ rules! {
         fires: ["echo 'curl x' > .git/hooks/pre-commit", "cp hook.sh .git/hooks/post-checkout"],
         spares: ["ls .git/hooks"];
 
+    /// Writing a repository's git configuration directly.
+    PersistGitConfig = "persist-git-config", Ask, High,
+        why: "writes a repository's git configuration directly (.git/config, a submodule's, commondir, a .git file): it can make git run programs on later commands (core.fsmonitor, core.pager, aliases, core.hooksPath), also the user's own git outside aq",
+        safer: Some("use git config KEY VALUE for the one setting you need (git remote set-url, git config user.name)"),
+        fires: ["echo '[core] fsmonitor = x' >> .git/config", "sed -i 's/a/b/' .git/config", "cp evil.cfg .git/modules/sub/config", "echo /tmp/x > .git/commondir", "python3 -c \"open('.git/config','a').write('x')\""],
+        spares: ["cat .git/config", "git config user.name Dev", "echo build/ >> .git/info/exclude", "git config --get remote.origin.url"];
+    /// Writing the user's or the system's git configuration directly.
+    PersistGitConfigGlobal = "persist-git-config-global", Block, High,
+        why: "writes the user's or the system's git configuration (~/.gitconfig, ~/.config/git/config, /etc/gitconfig): a program it names runs in every repository the user touches, outside aq",
+        safer: Some("print the setting and let the user add it (git config --global KEY VALUE)"),
+        fires: ["echo '[core] pager = sh -c x' >> ~/.gitconfig", "tee -a ~/.config/git/config < x.cfg", "cp x.cfg ~/.gitconfig", "sed -i s/a/b/ $HOME/.gitconfig"],
+        spares: ["cat ~/.gitconfig", "git config --global --get user.email"];
     // ---- remote shells --------------------------------------------------
     /// A shell connected to a remote host.
     NetReverseShell = "net-reverse-shell", Block, Critical,
@@ -283,6 +295,27 @@ rules! {
         safer: None,
         fires: ["echo '/tmp/x &' | sudo tee -a /etc/rc.local", "cp x.desktop ~/.config/autostart/", "echo 'ALL ALL=(ALL) NOPASSWD: ALL' >> /etc/sudoers", "echo /tmp/x.so > /etc/ld.so.preload"],
         spares: ["cat /etc/os-release"];
+
+    /// Writing an agent's configuration that makes something run.
+    PersistAgentConfig = "persist-agent-config", Ask, High,
+        why: "writes a coding agent's configuration that makes something run when the agent starts (MCP servers, plugins, hooks, commands, skills): it runs later, outside aq",
+        safer: Some("let the user change the agent's configuration"),
+        fires: ["echo '{}' > .mcp.json", "cp x.sh ~/.claude/hooks/", "mkdir -p .codex && echo x > .codex/config.toml"],
+        spares: ["cat .mcp.json", "echo notes >> CLAUDE.md"];
+
+    // ---- aq and the agents' hooks -------------------------------------------
+    /// Writing or deleting aq's own files.
+    GuardAqFiles = "guard-aq-files", Block, Critical,
+        why: "writes, moves or deletes aq's own files: its policy and trust (~/.config/agent-quarantine), its state, session logs and approvals (~/.local/state/agent-quarantine), its launchers; that would loosen aq or rewrite its record",
+        safer: Some("use aq's own commands (aq policy, aq approve, aq audit)"),
+        fires: ["sed -i 1d ~/.local/state/agent-quarantine/sessions/s/log.jsonl", "echo x >> ~/.config/agent-quarantine/policy.toml", "rm -rf ~/.local/state/agent-quarantine", "truncate -s0 $XDG_STATE_HOME/agent-quarantine/sessions/s/log.jsonl", "cd ~/.local/state/agent-quarantine && : > sessions/s/log.jsonl"],
+        spares: ["cat ~/.local/state/agent-quarantine/sessions/s/log.jsonl", "aq audit verify", "ls ~/.config/agent-quarantine"];
+    /// Writing or deleting an agent's hook settings.
+    GuardAgentHooks = "guard-agent-hooks", Block, Critical,
+        why: "writes, moves or deletes a coding agent's hook settings, where aq's hook is installed or the agent's hooks are switched off (~/.claude/settings.json, .claude/settings.local.json, ~/.codex/config.toml and hooks.json, .gemini/settings.json ...): that would turn aq off",
+        safer: Some("let the user change the agent's settings, or use aq enable / aq disable"),
+        fires: ["echo '{}' > ~/.claude/settings.json", "sed -i s/aq/true/ .claude/settings.local.json", "cp x.toml ~/.codex/config.toml", "mv ~/.gemini/settings.json /tmp/", "ln -sf /dev/null ~/.claude/settings.json", "rm .claude/settings.json", "python3 -c \"open('.gemini/settings.json','w').write('{}')\""],
+        spares: ["cat ~/.claude/settings.json", "jq .hooks .claude/settings.json", "cp ~/.claude/settings.json /tmp/backup.json"];
 
     // ---- environment injection -------------------------------------------
     /// A variable that loads code from a place anyone can write.

@@ -8,7 +8,8 @@ use super::{
     placeholder_values,
 };
 use crate::catalog::RuleId;
-use crate::paths::{self, NormPath, Persistence};
+use crate::paths::{self, NormPath};
+use crate::places::{self, PlaceKind};
 
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
@@ -442,6 +443,17 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
         }
         _ => {}
     }
+    // Every file an editor opens, it may save (`vim -es -c wq F`, `ed F`).
+    if model.is_some_and(|p| {
+        p.caps(aq_programs::Does::Write)
+            .any(|cap| cap.via == aq_programs::Via::Operands && cap.all_operands)
+    }) {
+        for p in &ops {
+            if !out.iter().any(|o| o == p) {
+                out.push(p.to_string());
+            }
+        }
+    }
     // What the capability model says the program writes through an option
     // (`sort -o F`, `find -fprintf F FMT`, `time -o F`).
     if super::programs::names_files(model, aq_programs::Does::Write) {
@@ -464,7 +476,15 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
 fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
-    let targets = written_paths(c, ctx.model(i));
+    let cwd = cwd_before(ctx, i);
+    let targets: Vec<String> = written_paths(c, ctx.model(i))
+        .into_iter()
+        .map(|t| under(cwd.as_deref(), t))
+        .collect();
+    let removed: Vec<String> = removed_paths(ctx, i)
+        .into_iter()
+        .map(|t| under(cwd.as_deref(), t))
+        .collect();
     let linking_history =
         name == "ln" && operands(c).first().is_some_and(|s| s.text == "/dev/null");
     for t in targets {
@@ -494,52 +514,128 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
             continue;
         }
-        match paths::persistence_kind(&t) {
-            Some(Persistence::ShellRc) if name != "touch" => ctx.hit(
-                RuleId::PersistShellRc,
-                i,
-                format!("writes the shell startup file {t}"),
-            ),
-            Some(Persistence::AuthorizedKeys) => {
-                ctx.hit(RuleId::PersistSshAuthorizedKeys, i, format!("writes {t}"))
+        if let Some(place) = places::place_of(&t) {
+            // An empty file, or a new time on one, runs nothing.
+            let harmless_touch = name == "touch"
+                && !matches!(
+                    place.kind,
+                    PlaceKind::AuthorizedKeys
+                        | PlaceKind::Cron
+                        | PlaceKind::Systemd
+                        | PlaceKind::Launchd
+                        | PlaceKind::SystemStartup
+                );
+            if !harmless_touch {
+                ctx.hit(
+                    place_rule(place.kind),
+                    i,
+                    format!("writes {} {t}", place_noun(place.kind)),
+                );
             }
-            Some(Persistence::Cron) => ctx.hit(
-                RuleId::PersistCrontab,
+            continue;
+        }
+        if paths::credential_location(&t) && name != "touch" {
+            ctx.hit(
+                RuleId::SecretLocation,
                 i,
-                format!("writes the cron table {t}"),
-            ),
-            Some(Persistence::Systemd) => ctx.hit(
-                RuleId::PersistSystemd,
-                i,
-                format!("installs the systemd unit {t}"),
-            ),
-            Some(Persistence::Launchd) => ctx.hit(
-                RuleId::PersistLaunchd,
-                i,
-                format!("installs the launch agent {t}"),
-            ),
-            Some(Persistence::SystemStartup) => {
-                ctx.hit(RuleId::PersistSystemStartup, i, format!("writes {t}"))
-            }
-            Some(Persistence::GitHook) if name != "touch" => ctx.hit(
-                RuleId::PersistGitHook,
-                i,
-                format!("writes the git hook {t}"),
-            ),
-            Some(_) => {}
-            None => {
-                if paths::credential_location(&t) && name != "touch" {
-                    ctx.hit(
-                        RuleId::SecretLocation,
-                        i,
-                        format!("writes into the credential location {t}"),
-                    );
-                } else if is_system_file(&t) && name != "touch" {
-                    ctx.hit(RuleId::FsWriteSystem, i, format!("writes {t}"));
+                format!("writes into the credential location {t}"),
+            );
+        } else if is_system_file(&t) && name != "touch" {
+            ctx.hit(RuleId::FsWriteSystem, i, format!("writes {t}"));
+        }
+    }
+    // Taking aq's files or an agent's hook settings away turns aq off as
+    // surely as rewriting them.
+    for t in removed {
+        let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
+        if let Some(place) = places::holds_place(&t, &guarded) {
+            let noun = place_noun(place.kind);
+            let evidence = if places::place_of(&t).is_some_and(|m| m.kind == place.kind) {
+                format!("removes {noun} {t}")
+            } else {
+                format!("removes {t}, which holds {noun} {}", place.pattern)
+            };
+            ctx.hit(place_rule(place.kind), i, evidence);
+        }
+    }
+}
+
+/// The rule for a write into a protected place.
+pub(crate) fn place_rule(kind: PlaceKind) -> RuleId {
+    match kind {
+        PlaceKind::ShellRc => RuleId::PersistShellRc,
+        PlaceKind::AuthorizedKeys => RuleId::PersistSshAuthorizedKeys,
+        PlaceKind::Cron => RuleId::PersistCrontab,
+        PlaceKind::Systemd => RuleId::PersistSystemd,
+        PlaceKind::Launchd => RuleId::PersistLaunchd,
+        PlaceKind::SystemStartup => RuleId::PersistSystemStartup,
+        PlaceKind::GitHook => RuleId::PersistGitHook,
+        PlaceKind::GitConfig => RuleId::PersistGitConfig,
+        PlaceKind::GitConfigGlobal => RuleId::PersistGitConfigGlobal,
+        PlaceKind::AqOwn => RuleId::GuardAqFiles,
+        PlaceKind::AgentHook => RuleId::GuardAgentHooks,
+        PlaceKind::AgentConfig => RuleId::PersistAgentConfig,
+    }
+}
+
+/// What a protected place is, for the evidence: `the shell startup file`.
+pub(crate) fn place_noun(kind: PlaceKind) -> &'static str {
+    match kind {
+        PlaceKind::ShellRc => "the shell startup file",
+        PlaceKind::AuthorizedKeys => "the login keys",
+        PlaceKind::Cron => "the cron table",
+        PlaceKind::Systemd => "the systemd unit",
+        PlaceKind::Launchd => "the launch agent",
+        PlaceKind::SystemStartup => "the startup file",
+        PlaceKind::GitHook => "the git hook",
+        PlaceKind::GitConfig => "the repository's git configuration",
+        PlaceKind::GitConfigGlobal => "the user's git configuration",
+        PlaceKind::AqOwn => "aq's own file",
+        PlaceKind::AgentHook => "the agent's hook settings",
+        PlaceKind::AgentConfig => "the agent's configuration",
+    }
+}
+
+/// A relative path under the directory an earlier `cd` on the line went to.
+fn under(cwd: Option<&str>, path: String) -> String {
+    match cwd {
+        Some(dir) if !path.starts_with(['/', '~', '$']) => {
+            format!("{}/{path}", dir.trim_end_matches('/'))
+        }
+        _ => path,
+    }
+}
+
+/// Paths a command deletes or moves away: `rm`, `unlink`, `shred`,
+/// `rmdir`, `trash` operands, `mv` sources, `find -delete` roots, and what
+/// `find ROOT -exec rm {}` is given.
+fn removed_paths(ctx: &Ctx, i: usize) -> Vec<String> {
+    let c = &ctx.commands()[i];
+    let ops: Vec<String> = operands(c).iter().map(|w| w.text.clone()).collect();
+    let mut out = Vec::new();
+    match c.program().unwrap_or("") {
+        "rm" | "unlink" | "rmdir" | "shred" | "srm" | "trash" | "trash-put" => {
+            for op in ops {
+                if op.contains("{}") {
+                    out.extend(finder_roots(ctx, i));
+                } else {
+                    out.push(op);
                 }
             }
         }
+        "mv" => {
+            let to_dir = !flag_values_text(c, &["-t"], &["target-directory"]).is_empty();
+            let n = if to_dir {
+                ops.len()
+            } else {
+                ops.len().saturating_sub(1)
+            };
+            out.extend(ops.into_iter().take(n));
+        }
+        "find" if c.args().iter().any(|a| a.text == "-delete") => out.extend(find_roots(c)),
+        _ => {}
     }
+    out
 }
 
 /// Files under system directories (not scratch space).

@@ -1,0 +1,281 @@
+//! Protected places: where a write (or, for aq's own files and the agents'
+//! hook files, a removal) is judged by the place, whoever writes it.
+//!
+//! One list, built once: the table of `aq-programs` ([`aq_programs::places`]),
+//! the files that hold or switch off an agent's hooks (`aq-agents`, from
+//! where `aq enable --hook` installs them), and the files of every agent
+//! preset that make something run (`aq-agents`' `config` lists). The
+//! guards come first, so a file that is both an agent's hook file and its
+//! configuration (`~/.codex/config.toml`) is judged as the stricter.
+
+use std::sync::OnceLock;
+
+pub use aq_programs::places::PlaceKind;
+
+use crate::paths::{self, NormPath};
+
+/// A pattern of [`aq_programs::places`], read once.
+#[derive(Debug)]
+struct Pattern {
+    anchor: Anchor,
+    parts: Vec<String>,
+    /// The directory and everything under it.
+    prefix: bool,
+    kind: PlaceKind,
+    text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Anchor {
+    Home,
+    Root,
+    Anywhere,
+}
+
+/// A place a path is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlaceMatch {
+    /// What writing it does.
+    pub kind: PlaceKind,
+    /// The pattern that matched, as written in the table.
+    pub pattern: &'static str,
+}
+
+fn parse(text: &str, kind: PlaceKind) -> Pattern {
+    let (anchor, rest) = if let Some(r) = text.strip_prefix("~/") {
+        (Anchor::Home, r)
+    } else if let Some(r) = text.strip_prefix('/') {
+        (Anchor::Root, r)
+    } else {
+        (Anchor::Anywhere, text)
+    };
+    Pattern {
+        anchor,
+        parts: rest
+            .trim_end_matches('/')
+            .split('/')
+            .map(str::to_string)
+            .collect(),
+        prefix: rest.ends_with('/'),
+        kind,
+        text: text.to_string(),
+    }
+}
+
+fn all() -> &'static [Pattern] {
+    static ALL: OnceLock<Vec<Pattern>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let table = aq_programs::places::PLACES;
+        let mut out: Vec<Pattern> = table
+            .iter()
+            .filter(|p| p.kind == PlaceKind::AqOwn)
+            .map(|p| parse(p.pattern, p.kind))
+            .collect();
+        out.extend(
+            aq_agents::install::guard_files()
+                .iter()
+                .map(|f| parse(f, PlaceKind::AgentHook)),
+        );
+        out.extend(
+            table
+                .iter()
+                .filter(|p| p.kind != PlaceKind::AqOwn)
+                .map(|p| parse(p.pattern, p.kind)),
+        );
+        for preset in aq_agents::PresetSet::builtin().0 {
+            out.extend(
+                preset
+                    .config
+                    .iter()
+                    .map(|f| parse(f, PlaceKind::AgentConfig)),
+            );
+        }
+        out
+    })
+}
+
+/// The protected place `path` is in, if any (the first of the list).
+pub fn place_of(path: &str) -> Option<PlaceMatch> {
+    let p = NormPath::new(path);
+    if p.parts.is_empty() {
+        return None;
+    }
+    all()
+        .iter()
+        .find(|pat| matches(&p, pat))
+        .map(|pat| PlaceMatch {
+            kind: pat.kind,
+            pattern: pat.text.as_str(),
+        })
+}
+
+/// Whether any protected place of these kinds is `path` or under it
+/// (`rm -rf ~/.local/state` removes aq's state).
+pub fn holds_place(path: &str, kinds: &[PlaceKind]) -> Option<PlaceMatch> {
+    let p = NormPath::new(path);
+    all()
+        .iter()
+        .filter(|pat| kinds.contains(&pat.kind))
+        .find(|pat| matches(&p, pat) || contains(&p, pat))
+        .map(|pat| PlaceMatch {
+            kind: pat.kind,
+            pattern: pat.text.as_str(),
+        })
+}
+
+fn matches(p: &NormPath, pat: &Pattern) -> bool {
+    match pat.anchor {
+        Anchor::Home => p.in_home && seq(&p.parts, &pat.parts, pat.prefix),
+        Anchor::Root => p.absolute && seq(&p.parts, &pat.parts, pat.prefix),
+        Anchor::Anywhere => (0..p.parts.len()).any(|k| seq(&p.parts[k..], &pat.parts, pat.prefix)),
+    }
+}
+
+/// Whether the place lies under directory `p`: the pattern's components
+/// start with `p`'s (anchored at the home or the root), or, for a pattern
+/// that matches anywhere, `p` ends with the first of them (`.claude` holds
+/// `.claude/settings.json`).
+fn contains(p: &NormPath, pat: &Pattern) -> bool {
+    let same = |have: &[String], want: &[String]| {
+        have.iter()
+            .zip(want)
+            .all(|(h, w)| w != "**" && paths::name_matches(h, w))
+    };
+    match pat.anchor {
+        Anchor::Home | Anchor::Root => {
+            let anchored = if pat.anchor == Anchor::Home {
+                p.in_home
+            } else {
+                p.absolute
+            };
+            anchored && p.parts.len() < pat.parts.len() && same(&p.parts, &pat.parts)
+        }
+        Anchor::Anywhere => (1..pat.parts.len())
+            .any(|m| p.parts.len() >= m && same(&p.parts[p.parts.len() - m..], &pat.parts[..m])),
+    }
+}
+
+/// Whether `parts` match the pattern's components from the start: all of
+/// them, with nothing left unless `prefix`; `**` matches any number.
+fn seq(parts: &[String], pat: &[String], prefix: bool) -> bool {
+    match pat.split_first() {
+        None => prefix || parts.is_empty(),
+        Some((first, rest)) if first == "**" => {
+            (0..=parts.len()).any(|k| seq(&parts[k..], rest, prefix))
+        }
+        Some((first, rest)) => match parts.split_first() {
+            Some((have, tail)) => paths::name_matches(have, first) && seq(tail, rest, prefix),
+            None => false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(path: &str) -> Option<PlaceKind> {
+        place_of(path).map(|m| m.kind)
+    }
+
+    #[test]
+    fn protected_places_are_recognised_however_the_path_is_spelled() {
+        use PlaceKind::*;
+        for (path, want) in [
+            ("~/.bashrc", ShellRc),
+            ("$HOME/.profile", ShellRc),
+            ("/home/dev/.zshrc", ShellRc),
+            ("/root/.bash_aliases", ShellRc),
+            ("~/.config/fish/conf.d/x.fish", ShellRc),
+            ("$XDG_CONFIG_HOME/fish/config.fish", ShellRc),
+            ("/etc/profile.d/x.sh", ShellRc),
+            ("~/.ssh/authorized_keys", AuthorizedKeys),
+            ("/etc/cron.d/job", Cron),
+            ("/etc/crontab", Cron),
+            ("~/.config/systemd/user/a.service", Systemd),
+            ("/etc/sudoers.d/x", SystemStartup),
+            (".git/hooks/pre-commit", GitHook),
+            ("./.git/hooks/pre-commit", GitHook),
+            (".git/modules/sub/hooks/post-checkout", GitHook),
+            (".git/config", GitConfig),
+            ("sub/.git/config", GitConfig),
+            ("/work/repo/.git/config", GitConfig),
+            (".git/modules/a/modules/b/config", GitConfig),
+            (".git/commondir", GitConfig),
+            (".git/worktrees/w/config.worktree", GitConfig),
+            (".git", GitConfig),
+            ("~/.gitconfig", GitConfigGlobal),
+            ("~/.config/git/config", GitConfigGlobal),
+            (
+                "${XDG_CONFIG_HOME:-$HOME/.config}/git/config",
+                GitConfigGlobal,
+            ),
+            ("/etc/gitconfig", GitConfigGlobal),
+            (
+                "~/.local/state/agent-quarantine/sessions/x/log.jsonl",
+                AqOwn,
+            ),
+            (
+                "$XDG_STATE_HOME/agent-quarantine/sessions/x/log.jsonl",
+                AqOwn,
+            ),
+            ("~/.local/state/agent-quarantine", AqOwn),
+            ("~/.config/agent-quarantine/policy.toml", AqOwn),
+            ("~/.local/share/agent-quarantine/bin/claude", AqOwn),
+            ("~/.claude/settings.json", AgentHook),
+            (".claude/settings.json", AgentHook),
+            (".claude/settings.local.json", AgentHook),
+            ("~/.claude/settings.local.json", AgentHook),
+            ("$CLAUDE_CONFIG_DIR/settings.json", AgentHook),
+            ("~/.codex/config.toml", AgentHook),
+            ("~/.codex/hooks.json", AgentHook),
+            ("~/.gemini/settings.json", AgentHook),
+            (".gemini/settings.json", AgentHook),
+            ("~/.cursor/hooks.json", AgentHook),
+            ("~/.config/opencode/plugins/aq.js", AgentHook),
+            ("~/.claude/hooks/x.sh", AgentConfig),
+            (".mcp.json", AgentConfig),
+            ("~/.gemini/extensions/x/gemini-extension.json", AgentConfig),
+            (".codex/config.toml", AgentConfig),
+        ] {
+            assert_eq!(kind(path), Some(want), "{path}");
+        }
+        for path in [
+            "notes.txt",
+            "src/x.rs",
+            ".gitignore",
+            ".git/info/exclude",
+            ".git/COMMIT_EDITMSG",
+            "bashrc",
+            "docs/.bashrc",
+            "config",
+            "~/.config/agent-quarantine-notes.txt",
+            "~/src/agent-quarantine/README.md",
+            "target/debug/aq",
+            "CLAUDE.md",
+            ".claude.md",
+            "~/.claude/projects/x/session.jsonl",
+        ] {
+            assert_eq!(kind(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_directory_holding_a_guarded_place_is_found() {
+        let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
+        for dir in [
+            "~/.local/state",
+            "~/.local",
+            "~/.claude",
+            "~",
+            "$HOME",
+            ".claude",
+            "sub/.claude",
+        ] {
+            assert!(holds_place(dir, &guarded).is_some(), "{dir}");
+        }
+        for dir in ["src", "/tmp/x", "~/.cache", "~/projects", ".", "target"] {
+            assert!(holds_place(dir, &guarded).is_none(), "{dir}");
+        }
+    }
+}
