@@ -56,11 +56,10 @@ impl Walker {
     /// Evaluates `w` (an expanded word) as an arithmetic expression.
     /// `context` names where, for the report.
     pub(crate) fn eval_arithmetic(&mut self, w: &Word, context: &str, depth: u32) {
-        if w.dynamic && !w.feeds.is_empty() {
-            // The output of a command of the line is evaluated: a
-            // subscript in it would run.
-            self.note_evaluated(context, EvalKind::Arithmetic, w, Vec::new(), true);
-        }
+        // The output of a command of the line is evaluated: a subscript in
+        // it would run.
+        self.note_unknown(w, context, EvalKind::Arithmetic);
+        self.note_positional(w, context, EvalKind::Arithmetic);
         if !self.eval_step(depth)
             || !w
                 .text
@@ -103,6 +102,8 @@ impl Walker {
             {
                 if !spelled {
                     self.eval_subscript(&text[j + 1..end], context, depth);
+                    // The element's value is evaluated too.
+                    self.eval_variable(name, context, depth);
                 }
                 i = end + 1;
                 continue;
@@ -126,9 +127,7 @@ impl Walker {
         };
         for v in values {
             if v.dynamic {
-                if !v.feeds.is_empty() {
-                    self.note_evaluated(context, EvalKind::Arithmetic, &v, Vec::new(), true);
-                }
+                self.note_unknown(&v, context, EvalKind::Arithmetic);
             } else {
                 self.eval_arithmetic(&v, context, depth + 1);
             }
@@ -161,9 +160,9 @@ impl Walker {
     /// (`printf -v N`, `read N`, `test -v N`, `declare N=...`): with a
     /// subscript, the subscript is expanded and evaluated.
     pub(crate) fn eval_name(&mut self, w: &Word, context: &str) {
-        if w.dynamic && !w.feeds.is_empty() {
+        self.note_positional(w, context, EvalKind::Arithmetic);
+        if self.note_unknown(w, context, EvalKind::Arithmetic) {
             // The name is a command's output: it can hold a subscript.
-            self.note_evaluated(context, EvalKind::Arithmetic, w, Vec::new(), true);
             return;
         }
         // `NAME[SUBSCRIPT]`, maybe followed by `=value` or `+=value`.
@@ -180,8 +179,8 @@ impl Walker {
 
     /// A value bash expands as a prompt string: its substitutions run.
     pub(crate) fn eval_prompt(&mut self, w: &Word, context: &str) {
-        if w.dynamic {
-            self.note_evaluated(context, EvalKind::Prompt, w, Vec::new(), true);
+        self.note_positional(w, context, EvalKind::Prompt);
+        if self.note_unknown(w, context, EvalKind::Prompt) {
             return;
         }
         if !w.text.contains(['$', '`']) {
@@ -205,6 +204,73 @@ impl Walker {
         self.masking = masking;
         self.hidden = outer;
         (w, start..self.out.commands.len())
+    }
+
+    /// A word only partly known whose unknown parts come from commands of
+    /// the line (spliced in, or read into a variable it expands): recorded,
+    /// with those commands as its `feeds`. Returns whether it was.
+    fn note_unknown(&mut self, w: &Word, context: &str, kind: EvalKind) -> bool {
+        if !w.dynamic {
+            return false;
+        }
+        let mut sources = w.feeds.clone();
+        for v in &w.vars {
+            if let Some(from) = self.tainted.get(v) {
+                sources.extend(
+                    from.iter()
+                        .filter(|f| !sources.contains(f))
+                        .collect::<Vec<_>>(),
+                );
+            }
+        }
+        if sources.is_empty() {
+            return false;
+        }
+        let mut text = w.clone();
+        text.feeds = sources;
+        self.note_evaluated(context, kind, &text, Vec::new(), true);
+        true
+    }
+
+    /// `$1`, `${2}`, `$@`, `$*` in text bash evaluates: the arguments of a
+    /// function or of `bash -c`, which the line may give (`f 'a[$(cmd)]'`).
+    fn note_positional(&mut self, w: &Word, context: &str, kind: EvalKind) {
+        let positional = w.vars.iter().any(|v| v.chars().all(|c| c.is_ascii_digit()))
+            || ["$@", "$*", "${@", "${*"]
+                .iter()
+                .any(|p| w.text.contains(p));
+        if positional && w.dynamic {
+            let e = Evaluated {
+                context: context.to_string(),
+                kind,
+                text: w.clone(),
+                commands: Vec::new(),
+                unknown: true,
+            };
+            if self.positional.len() < 64 && !self.positional.contains(&e) {
+                self.positional.push(e);
+            }
+        }
+    }
+
+    /// `declare -a 'x=(WORDS)'`: bash reads the quoted value as an array
+    /// assignment, and expands its words (their substitutions run).
+    fn eval_array_words(&mut self, value: &Word, context: &str) {
+        let t = value.text.trim();
+        let Some(inner) = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')) else {
+            return;
+        };
+        if value.dynamic {
+            self.note_unknown(value, context, EvalKind::Words);
+            return;
+        }
+        if !inner.contains(['$', '`']) {
+            return;
+        }
+        let (_, hidden) = self.expand_hidden(inner, context);
+        if !hidden.is_empty() {
+            self.note_evaluated(context, EvalKind::Words, value, hidden.collect(), false);
+        }
     }
 
     /// Counts one step of evaluation; false (and a problem reported) when
@@ -380,6 +446,7 @@ impl Walker {
         // a reference.
         let reference = flags.contains('n') && program != "export";
         let integer = flags.contains('i');
+        let array = flags.contains(['a', 'A']) && program != "export";
         // `export` and `readonly` refuse a name with a subscript.
         let subscripts = !matches!(program, "export" | "readonly");
         for a in args.iter().filter(|a| !a.text.starts_with(['-', '+'])) {
@@ -407,6 +474,9 @@ impl Walker {
                 self.integers.insert(name.clone());
             }
             if let Some(value) = value {
+                if array {
+                    self.eval_array_words(&value, &format!("{program} -a"));
+                }
                 self.eval_assigned(&name, &value);
             }
         }
@@ -531,6 +601,10 @@ mod tests {
             ("export PS4='`id`'", "PS4"),
             ("PS4='$(id)' bash -xc true", "PS4"),
             ("env PS1='$(id)' bash -ic true", "PS1"),
+            ("declare -a 'x=([$(id)]=1)'", "declare -a"),
+            ("declare -a 'x=($(id))'", "declare -a"),
+            ("f() { local -a 'x=($(id))'; }", "local -a"),
+            ("y='$(id)'; declare -a x=\"($y)\"", "declare -a"),
         ] {
             assert_eq!(
                 hidden(line),
@@ -585,6 +659,8 @@ mod tests {
             ("while read -r n; do (( t += n )); done < nums.txt", "read"),
             ("if true; then n=$(cat f); fi; [[ $n -eq 1 ]]", "cat"),
             ("printf -v \"$(cat name)\" x", "cat"),
+            ("mapfile -t arr < f; (( arr[0] ))", "mapfile"),
+            ("for x in $(cat list); do (( x > 1 )); done", "cat"),
         ] {
             let a = analyze(line);
             let from: Vec<&str> = a
@@ -596,6 +672,30 @@ mod tests {
                 .collect();
             assert!(from.contains(&source), "{line}: {from:?}");
         }
+    }
+
+    /// A function's or a script's arguments evaluated as code count when
+    /// the line gives literal text with substitutions (which could be
+    /// among them), and only then.
+    #[test]
+    fn arguments_evaluated_as_code_are_recorded_when_the_line_could_carry_code() {
+        for line in [
+            "f() { (( $1 )); }; f 'a[$(id)]'",
+            "set -- 'a[$(id)]'; (( $1 ))",
+            "bash -c '(( $1 ))' _ 'a[$(id)]'",
+            "f() { printf -v \"$1\" x; }; f 'a[$(id)]'",
+        ] {
+            let a = analyze(line);
+            assert!(
+                a.evaluated
+                    .iter()
+                    .any(|e| e.unknown && e.text.feeds.is_empty()),
+                "{line}: {:?}",
+                a.evaluated
+            );
+        }
+        let a = analyze("f() { echo $(( $1 * 2 )); }; f 3");
+        assert!(a.evaluated.is_empty(), "{:?}", a.evaluated);
     }
 
     /// A reference whose target is only known at run time makes every

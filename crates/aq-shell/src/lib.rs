@@ -66,7 +66,7 @@ pub fn analyze(line: &str) -> Analysis {
         Ok(program) => walker.walk_program(&program),
         Err(problem) => walker.problem(problem.kind, problem.detail),
     }
-    walker.out
+    walker.finish()
 }
 
 /// Analyzes a program's argument vector as it would be executed (no shell
@@ -79,7 +79,7 @@ pub fn analyze_argv(argv: &[String]) -> Analysis {
         ..Command::default()
     };
     walker.push_command(command);
-    walker.out
+    walker.finish()
 }
 
 // # Limits on what is handed to brush-parser

@@ -57,6 +57,9 @@ pub enum EvalKind {
     Arithmetic,
     /// As a prompt string: its substitutions run.
     Prompt,
+    /// As the words of an array assignment (`declare -a 'x=(...)'`): their
+    /// substitutions run.
+    Words,
     /// As the name of a variable to assign, through a reference whose
     /// target is not known.
     Reference,

@@ -36,6 +36,16 @@ pub(crate) struct Walker {
     pub(crate) masking: bool,
     /// Names and subscripts evaluated as arithmetic so far (a bound).
     pub(crate) eval_steps: u32,
+    /// Variables whose unknown value came from commands of the line (their
+    /// output, or input they read): `read n`, or `n=$(cat f)` in a branch.
+    pub(crate) tainted: HashMap<String, Vec<usize>>,
+    /// Positional parameters (`$1`, `$@`) evaluated as code: their values
+    /// are a function's or a script's arguments. Kept until the end of
+    /// the line, and recorded only if a word of the line could carry code.
+    pub(crate) positional: Vec<crate::model::Evaluated>,
+    /// Whether a word of the line is literal text with a substitution in it
+    /// (`'a[$(cmd)]'`): data that, given as an argument, can hide code.
+    pub(crate) literal_code: bool,
     /// References made with `declare -n NAME=TARGET`: the target, when it
     /// is given (`None` until the first assignment names it).
     pub(crate) refs: HashMap<String, Option<Word>>,
@@ -71,6 +81,9 @@ impl Walker {
             hidden: None,
             masking: false,
             eval_steps: 0,
+            tainted: HashMap::new(),
+            positional: Vec::new(),
+            literal_code: false,
             refs: HashMap::new(),
             hashed: HashMap::new(),
             integers: HashSet::new(),
@@ -119,17 +132,20 @@ impl Walker {
 
     /// Says a variable holds something not known from here on.
     fn forget(&mut self, name: &str) {
-        self.forget_from(name, &[]);
-    }
-
-    /// Says a variable holds something not known from here on, which
-    /// comes from the output (or the input) of commands `sources`.
-    fn forget_from(&mut self, name: &str, sources: &[usize]) {
         let mut w = Word::literal(format!("${name}"));
         w.dynamic = true;
         w.vars.push(name.to_string());
-        w.feeds.extend_from_slice(sources);
         self.set(name, Var::Scalar(w));
+    }
+
+    /// Says a variable holds something not known from here on, which
+    /// comes from the output (or the input) of commands `sources`: kept
+    /// for what bash evaluates ([`Self::tainted`]), not as links of words.
+    fn forget_from(&mut self, name: &str, sources: &[usize]) {
+        self.forget(name);
+        if !sources.is_empty() && self.tainted.len() < 256 {
+            self.tainted.insert(name.to_string(), sources.to_vec());
+        }
     }
 
     /// Walks something that may or may not run (a branch, the right side
@@ -212,6 +228,19 @@ impl Walker {
 
     pub(crate) fn walk_program(&mut self, program: &ast::Program) {
         self.walk_program_with_stdin(program, &[]);
+    }
+
+    /// What the walk leaves: positional parameters evaluated as code count
+    /// when the line has words that could carry code to them.
+    pub(crate) fn finish(mut self) -> Analysis {
+        if self.literal_code {
+            for e in std::mem::take(&mut self.positional) {
+                if !self.out.evaluated.contains(&e) {
+                    self.out.evaluated.push(e);
+                }
+            }
+        }
+        self.out
     }
 
     fn walk_program_with_stdin(&mut self, program: &ast::Program, stdin: &[Input]) {
@@ -343,7 +372,8 @@ impl Walker {
                     return out;
                 }
                 // Otherwise the loop variable takes values we do not follow.
-                self.forget(&f.variable_name);
+                let sources: Vec<usize> = values.iter().flat_map(|v| v.feeds.clone()).collect();
+                self.forget_from(&f.variable_name, &sources);
                 self.maybe(|w| w.walk_compound_list(&f.body.list, stdin))
             }
             C::CaseClause(c) => {
@@ -521,6 +551,10 @@ impl Walker {
             argv[0] = path.clone();
         }
         self.eval_builtin_args(&argv);
+        self.literal_code |= argv
+            .iter()
+            .chain(assignments.iter().map(|a| &a.value))
+            .any(|w| !w.dynamic && w.text.contains(['`', '$']));
         // The index this command gets.
         let idx = self.out.commands.len();
 

@@ -32,6 +32,29 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
         if !e.unknown {
             continue;
         }
+        if e.kind == EvalKind::Reference {
+            ctx.hit_line(
+                RuleId::ExecHiddenCode,
+                format!(
+                    "a variable is assigned through a reference to `{}`, only known at run time: it could be any variable (PATH, LD_PRELOAD)",
+                    e.text.text
+                ),
+            );
+            continue;
+        }
+        if e.text.feeds.is_empty() {
+            // Not a command's output: the arguments of a function or of
+            // `bash -c` (`f 'a[$(cmd)]'` with `(( $1 ))` inside).
+            ctx.hit_line(
+                RuleId::ExecHiddenCode,
+                format!(
+                    "the arguments `{}` stand for are evaluated in {}, and the line gives text with substitutions that could be among them",
+                    e.text.text,
+                    place(&e.context)
+                ),
+            );
+            continue;
+        }
         match e.kind {
             EvalKind::Arithmetic => {
                 let outputs = output_commands(ctx, &e.text.feeds);
@@ -50,20 +73,23 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
                     );
                 }
             }
-            EvalKind::Prompt => ctx.hit_line(
-                RuleId::ExecHiddenCode,
-                format!(
-                    "`{}`, only known at run time, is expanded as a prompt string ({}), which runs its substitutions",
-                    e.text.text, e.context
-                ),
-            ),
-            EvalKind::Reference => ctx.hit_line(
-                RuleId::ExecHiddenCode,
-                format!(
-                    "a variable is assigned through a reference to `{}`, only known at run time: it could be any variable (PATH, LD_PRELOAD)",
-                    e.text.text
-                ),
-            ),
+            EvalKind::Prompt | EvalKind::Words => {
+                let s = e.text.feeds[0];
+                let what = ctx
+                    .commands()
+                    .get(s)
+                    .map(|c| c.display())
+                    .unwrap_or_default();
+                ctx.hit(
+                    RuleId::ExecHiddenCode,
+                    s,
+                    format!(
+                        "what `{what}` gives is expanded again in {}, which runs its substitutions",
+                        place(&e.context)
+                    ),
+                );
+            }
+            EvalKind::Reference => {}
         }
     }
 }
@@ -74,6 +100,7 @@ fn place(context: &str) -> String {
         "arithmetic" => "an arithmetic expression".to_string(),
         "${x@P}" | "PS0" | "PS1" | "PS2" | "PS4" => format!("a prompt string (`{context}`)"),
         "declare -n" => "the target of a reference (`declare -n`)".to_string(),
+        c if c.ends_with(" -a") => format!("the words of an array assignment (`{c}`)"),
         other => format!("the variable name given to `{other}`"),
     }
 }
