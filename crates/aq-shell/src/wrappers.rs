@@ -334,6 +334,24 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                 _ => Vec::new(),
             }
         }
+        // mapfile -C CMD runs CMD every -c lines; compgen -C CMD and
+        // complete -C CMD run CMD to list completions.
+        "mapfile" | "readarray" | "compgen" | "complete" => args
+            .iter()
+            .enumerate()
+            .filter_map(|(k, a)| match a.text.as_str() {
+                "-C" => args.get(k + 1).map(|cmd| script(name, cmd, false)),
+                t => t
+                    .strip_prefix("-C")
+                    .filter(|c| !c.is_empty())
+                    .map(|cmd| Inner::Script {
+                        label: name.to_string(),
+                        script: cmd.to_string(),
+                        privileged: false,
+                        stdin_script: false,
+                    }),
+            })
+            .collect(),
         // alias NAME='CMD': CMD runs where NAME is written later (in a
         // shell that expands aliases): judged as a command line.
         "alias" => args

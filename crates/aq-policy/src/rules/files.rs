@@ -416,20 +416,55 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
                 .filter(|s| !s.starts_with("-s") || c.program() != Some("truncate")),
         ),
         "cp" | "mv" | "install" | "ln" | "rsync" | "ditto" => {
+            let base = |src: &str| -> String {
+                src.rsplit('/')
+                    .find(|s| !s.is_empty())
+                    .unwrap_or(src)
+                    .to_string()
+            };
+            // Into a directory, each source is written under its own name:
+            // `cp x.service ~/.config/systemd/user/`, `mv settings.json
+            // ~/.claude` (a directory too when written without the slash),
+            // `cp -t ~/.claude settings.json`.
             let target = flag_values_text(c, &["-t"], &["target-directory"]);
             if !target.is_empty() {
-                out.extend(target);
-            } else if ops.len() >= 2 || c.program() == Some("ln") && ops.len() == 1 {
-                let dest = ops[ops.len() - 1];
-                // `cp x.service ~/.config/systemd/user/` writes x.service there.
-                if dest.ends_with('/') {
-                    for src in &ops[..ops.len() - 1] {
-                        let base = src.rsplit('/').find(|s| !s.is_empty()).unwrap_or(src);
-                        out.push(format!("{dest}{base}"));
+                for dir in &target {
+                    for src in ops.iter().filter(|o| !target.iter().any(|t| t == *o)) {
+                        out.push(format!("{}/{}", dir.trim_end_matches('/'), base(src)));
                     }
                 }
+                out.extend(target);
+            } else if ops.len() >= 2 {
+                let dest = ops[ops.len() - 1];
+                for src in &ops[..ops.len() - 1] {
+                    out.push(format!("{}/{}", dest.trim_end_matches('/'), base(src)));
+                }
                 out.push(dest.to_string());
+            } else if c.program() == Some("ln") && ops.len() == 1 {
+                // `ln -s ~/x` makes `./x`.
+                out.push(base(ops[0]));
+                out.push(ops[0].to_string());
             }
+        }
+        // `gawk -i inplace PROGRAM FILE...` rewrites the files.
+        "gawk" | "awk"
+            if c.args()
+                .windows(2)
+                .any(|w| w[0].text == "-i" && w[1].text == "inplace")
+                || c.args()
+                    .iter()
+                    .any(|a| matches!(a.text.as_str(), "-iinplace" | "--include=inplace")) =>
+        {
+            let explicit = c
+                .args()
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-f" | "-e" | "--source"));
+            out.extend(
+                ops.iter()
+                    .filter(|o| **o != "inplace")
+                    .skip(usize::from(!explicit))
+                    .map(|s| s.to_string()),
+            );
         }
         "dd" => out.extend(dd_operand(c, "of")),
         "sed" | "perl" if has_flag(c, Some('i'), &["in-place"]) => {
