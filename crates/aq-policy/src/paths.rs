@@ -32,7 +32,9 @@ fn with_home_dirs(path: &str) -> Option<String> {
     let rest = path.strip_prefix('$')?;
     for (var, dir) in HOME_DIRS {
         let after = if let Some(r) = rest.strip_prefix('{') {
-            let r = r.strip_prefix(var)?;
+            let Some(r) = r.strip_prefix(var) else {
+                continue;
+            };
             if let Some(r) = r.strip_prefix('}') {
                 r
             } else if r.starts_with(":-") || r.starts_with('-') {
