@@ -10,6 +10,7 @@ mod doctor;
 mod exec_guard;
 mod export;
 mod grants;
+mod hook;
 mod lint;
 mod mcp;
 mod network;

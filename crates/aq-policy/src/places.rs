@@ -33,12 +33,13 @@ enum Anchor {
 }
 
 /// A place a path is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlaceMatch {
     /// What writing it does.
     pub kind: PlaceKind,
-    /// The pattern that matched, as written in the table.
-    pub pattern: &'static str,
+    /// The pattern that matched, as written in the table (or aq's own
+    /// directory it is in).
+    pub pattern: String,
 }
 
 fn parse(text: &str, kind: PlaceKind) -> Pattern {
@@ -105,8 +106,51 @@ pub fn place_of(path: &str) -> Option<PlaceMatch> {
         .find(|pat| matches(&p, pat))
         .map(|pat| PlaceMatch {
             kind: pat.kind,
-            pattern: pat.text.as_str(),
+            pattern: pat.text.clone(),
         })
+}
+
+/// The protected place `path` is in, counting aq's own directories where
+/// this machine has them (`own_dirs`, [`crate::Policy::own_dirs`]).
+pub fn place_with(path: &str, own_dirs: &[String]) -> Option<PlaceMatch> {
+    let p = NormPath::new(path);
+    own_dirs
+        .iter()
+        .find(|d| is_under(&p, &NormPath::new(d)))
+        .map(|d| PlaceMatch {
+            kind: PlaceKind::AqOwn,
+            pattern: d.clone(),
+        })
+        .or_else(|| place_of(path))
+}
+
+/// [`holds_place`], counting aq's own directories too.
+pub fn holds_place_with(
+    path: &str,
+    kinds: &[PlaceKind],
+    own_dirs: &[String],
+) -> Option<PlaceMatch> {
+    if kinds.contains(&PlaceKind::AqOwn) {
+        let p = NormPath::new(path);
+        if let Some(d) = own_dirs.iter().find(|d| {
+            let d = NormPath::new(d);
+            is_under(&p, &d) || is_under(&d, &p)
+        }) {
+            return Some(PlaceMatch {
+                kind: PlaceKind::AqOwn,
+                pattern: d.clone(),
+            });
+        }
+    }
+    holds_place(path, kinds)
+}
+
+/// Whether `p` is `dir` or under it (both anchored at the home or the root).
+fn is_under(p: &NormPath, dir: &NormPath) -> bool {
+    (p.in_home, p.absolute) == (dir.in_home, dir.absolute)
+        && (dir.in_home || dir.absolute)
+        && p.parts.len() >= dir.parts.len()
+        && p.parts.iter().zip(&dir.parts).all(|(a, b)| a == b)
 }
 
 /// Whether any protected place of these kinds is `path` or under it
@@ -119,7 +163,7 @@ pub fn holds_place(path: &str, kinds: &[PlaceKind]) -> Option<PlaceMatch> {
         .find(|pat| matches(&p, pat) || contains(&p, pat))
         .map(|pat| PlaceMatch {
             kind: pat.kind,
-            pattern: pat.text.as_str(),
+            pattern: pat.text.clone(),
         })
 }
 

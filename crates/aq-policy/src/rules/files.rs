@@ -549,7 +549,7 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
             continue;
         }
-        if let Some(place) = places::place_of(&t) {
+        if let Some(place) = places::place_with(&t, &ctx.policy.own_dirs) {
             // An empty file, or a new time on one, runs nothing.
             let harmless_touch = name == "touch"
                 && !matches!(
@@ -583,9 +583,11 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     // surely as rewriting them.
     for t in removed {
         let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
-        if let Some(place) = places::holds_place(&t, &guarded) {
+        if let Some(place) = places::holds_place_with(&t, &guarded, &ctx.policy.own_dirs) {
             let noun = place_noun(place.kind);
-            let evidence = if places::place_of(&t).is_some_and(|m| m.kind == place.kind) {
+            let evidence = if places::place_with(&t, &ctx.policy.own_dirs)
+                .is_some_and(|m| m.kind == place.kind)
+            {
                 format!("removes {noun} {t}")
             } else {
                 format!("removes {t}, which holds {noun} {}", place.pattern)
