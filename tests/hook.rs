@@ -190,7 +190,10 @@ fn code_hidden_in_data_bash_evaluates_never_runs_through_the_hook() {
         let line = template.replace("MARK", &m.display().to_string());
         // Control: bash runs what the line hides.
         bash(&env, &line, &[]);
-        assert!(m.exists(), "control: bash did not run the payload of {line}");
+        assert!(
+            m.exists(),
+            "control: bash did not run the payload of {line}"
+        );
         std::fs::remove_file(&m).unwrap();
         for agent in [Agent::Claude, Agent::Gemini] {
             let answer = agent_turn(&env, agent, &line);
@@ -211,10 +214,23 @@ fn code_hidden_in_data_bash_evaluates_never_runs_through_the_hook() {
         "set -x; echo traced > traced.txt",
         "tmp=$(mktemp); trap 'rm -f \"$tmp\"' EXIT; echo x > \"$tmp\"; echo ok > trap.txt",
     ] {
-        assert_eq!(agent_turn(&env, Agent::Claude, benign), Answer::Runs, "{benign}");
+        assert_eq!(
+            agent_turn(&env, Agent::Claude, benign),
+            Answer::Runs,
+            "{benign}"
+        );
     }
-    for f in ["arith.txt", "three.txt", "printf.txt", "traced.txt", "trap.txt"] {
-        assert!(env.work().join(f).exists(), "the benign line writing {f} did not run");
+    for f in [
+        "arith.txt",
+        "three.txt",
+        "printf.txt",
+        "traced.txt",
+        "trap.txt",
+    ] {
+        assert!(
+            env.work().join(f).exists(),
+            "the benign line writing {f} did not run"
+        );
     }
 }
 
@@ -237,7 +253,10 @@ fn names_rebound_to_other_programs_are_judged_as_what_they_run() {
     std::fs::remove_file(home.join(".bashrc")).unwrap();
     let answer = agent_turn(&env, Agent::Claude, line);
     assert_refused(&answer, line, "persist-shell-rc");
-    assert!(!home.join(".bashrc").exists(), "{line} ran through the hook");
+    assert!(
+        !home.join(".bashrc").exists(),
+        "{line} ran through the hook"
+    );
 
     // declare -n: assigning `p` assigns PATH, and `ls` runs a program of
     // a temporary directory.
@@ -257,7 +276,11 @@ fn names_rebound_to_other_programs_are_judged_as_what_they_run() {
     assert!(!m.exists(), "{line} ran through the hook");
 
     assert_eq!(
-        agent_turn(&env, Agent::Claude, "alias ll='ls -la'; hash -r; ls > listing.txt"),
+        agent_turn(
+            &env,
+            Agent::Claude,
+            "alias ll='ls -la'; hash -r; ls > listing.txt"
+        ),
         Answer::Runs
     );
     assert!(env.work().join("listing.txt").exists());
@@ -298,11 +321,24 @@ fn the_agents_keys_are_not_printed_through_the_hook() {
             );
         }
     }
-    for line in ["export -p", "declare -x", "declare", "cat /proc/self/environ"] {
-        assert_refused(&ask_hook(&env, Agent::Claude, line), line, "secret-location");
+    for line in [
+        "export -p",
+        "declare -x",
+        "declare",
+        "cat /proc/self/environ",
+    ] {
+        assert_refused(
+            &ask_hook(&env, Agent::Claude, line),
+            line,
+            "secret-location",
+        );
     }
     for line in ["printenv HOME > home.txt", "env | grep PATH > path.txt"] {
-        assert_eq!(agent_turn(&env, Agent::Claude, line), Answer::Runs, "{line}");
+        assert_eq!(
+            agent_turn(&env, Agent::Claude, line),
+            Answer::Runs,
+            "{line}"
+        );
     }
 }
 
@@ -335,7 +371,11 @@ fn writes_into_protected_places_are_refused_by_where_they_land() {
             "persist-git-config",
             &files[0].1,
         ),
-        ("sed -i 's/hook/x/' .git/config", "persist-git-config", &files[0].1),
+        (
+            "sed -i 's/hook/x/' .git/config",
+            "persist-git-config",
+            &files[0].1,
+        ),
         (
             "echo 'touch /tmp/x' >> ~/.bashrc",
             "persist-shell-rc",
@@ -346,7 +386,11 @@ fn writes_into_protected_places_are_refused_by_where_they_land() {
             "persist-git-config-global",
             &home.join(".gitconfig"),
         ),
-        ("echo '{}' > ~/.claude/settings.json", "guard-agent-hooks", &files[1].1),
+        (
+            "echo '{}' > ~/.claude/settings.json",
+            "guard-agent-hooks",
+            &files[1].1,
+        ),
         (
             "sed -i 's|/usr/bin/aq hook claude|true|' .claude/settings.json",
             "guard-agent-hooks",
@@ -357,7 +401,11 @@ fn writes_into_protected_places_are_refused_by_where_they_land() {
             "guard-agent-hooks",
             &files[3].1,
         ),
-        ("rm -f ~/.codex/config.toml", "guard-agent-hooks", &files[4].1),
+        (
+            "rm -f ~/.codex/config.toml",
+            "guard-agent-hooks",
+            &files[4].1,
+        ),
         (
             "cd ~/.claude && echo '{}' > settings.json",
             "guard-agent-hooks",
@@ -396,7 +444,11 @@ fn writes_into_protected_places_are_refused_by_where_they_land() {
         "cat .git/config > seen.txt",
         "cp ~/.claude/settings.json settings.backup.json",
     ] {
-        assert_eq!(agent_turn(&env, Agent::Claude, line), Answer::Runs, "{line}");
+        assert_eq!(
+            agent_turn(&env, Agent::Claude, line),
+            Answer::Runs,
+            "{line}"
+        );
     }
     assert_eq!(
         std::fs::read_to_string(env.work().join("src.txt")).unwrap(),

@@ -153,8 +153,13 @@ impl Env {
     /// agent's hook event).
     pub fn aq_input(&self, args: &[&str], input: &str) -> Output {
         let cmd = self.command(&self.work(), args);
-        self.start(cmd, format!("aq {}", shell_words(args)), &self.work(), Some(input))
-            .finish()
+        self.start(
+            cmd,
+            format!("aq {}", shell_words(args)),
+            &self.work(),
+            Some(input),
+        )
+        .finish()
     }
 
     /// Runs a command built with [`Env::command`] (and changed by the

@@ -95,10 +95,26 @@ fn all() -> &'static [Pattern] {
     })
 }
 
+/// aq's state directory where the defaults put it.
+const AQ_STATE: &str = "~/.local/state/agent-quarantine";
+
+/// Whether `p` is in a directory of aq's state that is not protected
+/// ([`aq_programs::places::AQ_STATE_WRITABLE`]), under `state` (aq's state
+/// directory).
+fn writable_in_state(p: &NormPath, state: &NormPath) -> bool {
+    aq_programs::places::AQ_STATE_WRITABLE.iter().any(|w| {
+        let w = parse(w, PlaceKind::AqOwn);
+        (p.in_home, p.absolute) == (state.in_home, state.absolute)
+            && p.parts.len() > state.parts.len()
+            && p.parts.iter().zip(&state.parts).all(|(a, b)| a == b)
+            && seq(&p.parts[state.parts.len()..], &w.parts, w.prefix)
+    })
+}
+
 /// The protected place `path` is in, if any (the first of the list).
 pub fn place_of(path: &str) -> Option<PlaceMatch> {
     let p = NormPath::new(path);
-    if p.parts.is_empty() {
+    if p.parts.is_empty() || writable_in_state(&p, &NormPath::new(AQ_STATE)) {
         return None;
     }
     all()
@@ -114,6 +130,12 @@ pub fn place_of(path: &str) -> Option<PlaceMatch> {
 /// this machine has them (`own_dirs`, [`crate::Policy::own_dirs`]).
 pub fn place_with(path: &str, own_dirs: &[String]) -> Option<PlaceMatch> {
     let p = NormPath::new(path);
+    if own_dirs
+        .iter()
+        .any(|d| writable_in_state(&p, &NormPath::new(d)))
+    {
+        return None;
+    }
     own_dirs
         .iter()
         .find(|d| is_under(&p, &NormPath::new(d)))
@@ -134,7 +156,7 @@ pub fn holds_place_with(
         let p = NormPath::new(path);
         if let Some(d) = own_dirs.iter().find(|d| {
             let d = NormPath::new(d);
-            is_under(&p, &d) || is_under(&d, &p)
+            is_under(&p, &d) && !writable_in_state(&p, &d) || is_under(&d, &p)
         }) {
             return Some(PlaceMatch {
                 kind: PlaceKind::AqOwn,
@@ -157,6 +179,9 @@ fn is_under(p: &NormPath, dir: &NormPath) -> bool {
 /// (`rm -rf ~/.local/state` removes aq's state).
 pub fn holds_place(path: &str, kinds: &[PlaceKind]) -> Option<PlaceMatch> {
     let p = NormPath::new(path);
+    if writable_in_state(&p, &NormPath::new(AQ_STATE)) {
+        return None;
+    }
     all()
         .iter()
         .filter(|pat| kinds.contains(&pat.kind))
@@ -264,6 +289,11 @@ mod tests {
                 AqOwn,
             ),
             ("~/.local/state/agent-quarantine", AqOwn),
+            (
+                "~/.local/state/agent-quarantine/sessions/x/approvals/answers/1",
+                AqOwn,
+            ),
+            ("~/.local/state/agent-quarantine/sessions/tmp/x", AqOwn),
             ("~/.config/agent-quarantine/policy.toml", AqOwn),
             ("~/.local/share/agent-quarantine/bin/claude", AqOwn),
             ("~/.claude/settings.json", AgentHook),
@@ -295,6 +325,8 @@ mod tests {
             "config",
             "~/.config/agent-quarantine-notes.txt",
             "~/src/agent-quarantine/README.md",
+            // aq run's TMPDIR for the sandbox.
+            "~/.local/state/agent-quarantine/sessions/x/tmp/claude-0/cwd",
             "target/debug/aq",
             "CLAUDE.md",
             ".claude.md",
@@ -302,6 +334,31 @@ mod tests {
         ] {
             assert_eq!(kind(path), None, "{path}");
         }
+    }
+
+    #[test]
+    fn aq_state_where_this_machine_keeps_it_is_aqs_but_a_sessions_tmp() {
+        let own = vec!["/srv/aq/state/agent-quarantine".to_string()];
+        let kind = |p: &str| place_with(p, &own).map(|m| m.kind);
+        assert_eq!(
+            kind("/srv/aq/state/agent-quarantine/sessions/s/log.jsonl"),
+            Some(PlaceKind::AqOwn)
+        );
+        assert_eq!(
+            kind("/srv/aq/state/agent-quarantine"),
+            Some(PlaceKind::AqOwn)
+        );
+        assert_eq!(
+            kind("/srv/aq/state/agent-quarantine/sessions/s/tmp/x"),
+            None
+        );
+        assert_eq!(kind("/srv/aq/state/other"), None);
+        let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
+        let holds = |p: &str| holds_place_with(p, &guarded, &own).is_some();
+        assert!(holds("/srv/aq/state"));
+        assert!(holds("/srv/aq/state/agent-quarantine/sessions/s"));
+        assert!(!holds("/srv/aq/state/agent-quarantine/sessions/s/tmp/x"));
+        assert!(!holds("~/.local/state/agent-quarantine/sessions/s/tmp/x"));
     }
 
     #[test]

@@ -156,6 +156,11 @@ pub const PLACES: &[Place] = &[
     place("/etc/gitconfig", GitConfigGlobal),
 ];
 
+/// Directories inside the places above that are not protected, relative
+/// to aq's state directory: a session's own temporary directory, which
+/// `aq run` gives the sandbox as its `TMPDIR` (`sessions/ID/tmp`).
+pub const AQ_STATE_WRITABLE: &[&str] = &["sessions/*/tmp/"];
+
 /// Every place of a kind.
 pub fn of_kind(kind: PlaceKind) -> impl Iterator<Item = &'static Place> {
     PLACES.iter().filter(move |p| p.kind == kind)
