@@ -308,13 +308,13 @@ rules! {
     GuardAqFiles = "guard-aq-files", Block, Critical,
         why: "writes, moves or deletes aq's own files: its policy and trust (~/.config/agent-quarantine), its state, session logs and approvals (~/.local/state/agent-quarantine), its launchers; that would loosen aq or rewrite its record",
         safer: Some("use aq's own commands (aq policy, aq approve, aq audit)"),
-        fires: ["sed -i 1d ~/.local/state/agent-quarantine/sessions/s/log.jsonl", "echo x >> ~/.config/agent-quarantine/policy.toml", "rm -rf ~/.local/state/agent-quarantine", "truncate -s0 $XDG_STATE_HOME/agent-quarantine/sessions/s/log.jsonl", "cd ~/.local/state/agent-quarantine && : > sessions/s/log.jsonl"],
-        spares: ["cat ~/.local/state/agent-quarantine/sessions/s/log.jsonl", "aq audit verify", "ls ~/.config/agent-quarantine"];
+        fires: ["sed -i 1d ~/.local/state/agent-quarantine/sessions/s/log.jsonl", "echo x >> ~/.config/agent-quarantine/policy.toml", "rm -rf ~/.local/state/agent-quarantine", "truncate -s0 $XDG_STATE_HOME/agent-quarantine/sessions/s/log.jsonl", "cd ~/.local/state/agent-quarantine && : > sessions/s/log.jsonl", "aq allow net-fetch", "aq approve --all", "aq policy trust"],
+        spares: ["cat ~/.local/state/agent-quarantine/sessions/s/log.jsonl", "aq audit verify", "ls ~/.config/agent-quarantine", "aq explain 'rm -rf /'", "aq check 'git status'"];
     /// Writing or deleting an agent's hook settings.
     GuardAgentHooks = "guard-agent-hooks", Block, Critical,
         why: "writes, moves or deletes a coding agent's hook settings, where aq's hook is installed or the agent's hooks are switched off (~/.claude/settings.json, .claude/settings.local.json, ~/.codex/config.toml and hooks.json, .gemini/settings.json ...): that would turn aq off",
         safer: Some("let the user change the agent's settings, or use aq enable / aq disable"),
-        fires: ["echo '{}' > ~/.claude/settings.json", "sed -i s/aq/true/ .claude/settings.local.json", "cp x.toml ~/.codex/config.toml", "mv ~/.gemini/settings.json /tmp/", "ln -sf /dev/null ~/.claude/settings.json", "rm .claude/settings.json", "python3 -c \"open('.gemini/settings.json','w').write('{}')\""],
+        fires: ["echo '{}' > ~/.claude/settings.json", "sed -i s/aq/true/ .claude/settings.local.json", "cp x.toml ~/.codex/config.toml", "mv ~/.gemini/settings.json /tmp/", "ln -sf /dev/null ~/.claude/settings.json", "rm .claude/settings.json", "python3 -c \"open('.gemini/settings.json','w').write('{}')\"", "aq disable claude", "aq mcp unwrap --client claude-code"],
         spares: ["cat ~/.claude/settings.json", "jq .hooks .claude/settings.json", "cp ~/.claude/settings.json /tmp/backup.json"];
 
     // ---- environment injection -------------------------------------------

@@ -352,6 +352,17 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                     }),
             })
             .collect(),
+        // `aq run [OPTIONS] -- CMD`, `aq mcp run ... -- SERVER`: CMD runs.
+        "aq" if args
+            .iter()
+            .take_while(|a| a.text != "--")
+            .any(|a| a.text == "run") =>
+        {
+            match args.iter().position(|a| a.text == "--") {
+                Some(k) => argv_from("aq run", k + 1, false),
+                None => Vec::new(),
+            }
+        }
         // alias NAME='CMD': CMD runs where NAME is written later (in a
         // shell that expands aliases): judged as a command line.
         "alias" => args

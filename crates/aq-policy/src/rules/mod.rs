@@ -6,6 +6,7 @@ mod code;
 mod env;
 mod exec;
 mod files;
+mod guard;
 mod hidden;
 mod known;
 mod net;
@@ -229,6 +230,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         code::check(&mut ctx, i);
         env::check(&mut ctx, i);
         programs::check(&mut ctx, i);
+        guard::check(&mut ctx, i);
         written::check_input_commands(&mut ctx, i);
     }
     exec::check_download_then_run(&mut ctx);
