@@ -8,6 +8,7 @@
 //! guards come first, so a file that is both an agent's hook file and its
 //! configuration (`~/.codex/config.toml`) is judged as the stricter.
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 pub use aq_programs::places::PlaceKind;
@@ -63,47 +64,77 @@ fn parse(text: &str, kind: PlaceKind) -> Pattern {
     }
 }
 
-fn all() -> &'static [Pattern] {
-    static ALL: OnceLock<Vec<Pattern>> = OnceLock::new();
-    ALL.get_or_init(|| {
-        let table = aq_programs::places::PLACES;
-        let mut out: Vec<Pattern> = table
+/// The list, read once, with what makes a lookup cheap.
+struct Table {
+    patterns: Vec<Pattern>,
+    /// Every literal component of every pattern: a path none of whose
+    /// components is one of these (nor a glob) is in no place.
+    literals: HashSet<String>,
+    /// Whether a pattern has no literal component (then every path is
+    /// tried against every pattern).
+    unfiltered: bool,
+    /// aq's state directory where the defaults put it.
+    state: NormPath,
+    /// [`aq_programs::places::AQ_STATE_WRITABLE`], read.
+    writable: Vec<Pattern>,
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let places = aq_programs::places::PLACES;
+        let mut patterns: Vec<Pattern> = places
             .iter()
             .filter(|p| p.kind == PlaceKind::AqOwn)
             .map(|p| parse(p.pattern, p.kind))
             .collect();
-        out.extend(
+        patterns.extend(
             aq_agents::install::guard_files()
                 .iter()
                 .map(|f| parse(f, PlaceKind::AgentHook)),
         );
-        out.extend(
-            table
+        patterns.extend(
+            places
                 .iter()
                 .filter(|p| p.kind != PlaceKind::AqOwn)
                 .map(|p| parse(p.pattern, p.kind)),
         );
         for preset in aq_agents::PresetSet::builtin().0 {
-            out.extend(
+            patterns.extend(
                 preset
                     .config
                     .iter()
                     .map(|f| parse(f, PlaceKind::AgentConfig)),
             );
         }
-        out
+        let literal = |c: &String| c != "**" && !paths::has_glob(c);
+        let unfiltered = patterns.iter().any(|p| !p.parts.iter().any(literal));
+        let literals = patterns
+            .iter()
+            .flat_map(|p| p.parts.iter().filter(|c| literal(c)).cloned())
+            .collect();
+        Table {
+            patterns,
+            literals,
+            unfiltered,
+            state: NormPath::new("~/.local/state/agent-quarantine"),
+            writable: aq_programs::places::AQ_STATE_WRITABLE
+                .iter()
+                .map(|w| parse(w, PlaceKind::AqOwn))
+                .collect(),
+        }
     })
 }
 
-/// aq's state directory where the defaults put it.
-const AQ_STATE: &str = "~/.local/state/agent-quarantine";
+fn all() -> &'static [Pattern] {
+    &table().patterns
+}
 
 /// Whether `p` is in a directory of aq's state that is not protected
 /// ([`aq_programs::places::AQ_STATE_WRITABLE`]), under `state` (aq's state
 /// directory).
 fn writable_in_state(p: &NormPath, state: &NormPath) -> bool {
-    aq_programs::places::AQ_STATE_WRITABLE.iter().any(|w| {
-        let w = parse(w, PlaceKind::AqOwn);
+    table().writable.iter().any(|w| {
         (p.in_home, p.absolute) == (state.in_home, state.absolute)
             && p.parts.len() > state.parts.len()
             && p.parts.iter().zip(&state.parts).all(|(a, b)| a == b)
@@ -113,13 +144,24 @@ fn writable_in_state(p: &NormPath, state: &NormPath) -> bool {
 
 /// The protected place `path` is in, if any (the first of the list).
 pub fn place_of(path: &str) -> Option<PlaceMatch> {
-    let p = NormPath::new(path);
-    if p.parts.is_empty() || writable_in_state(&p, &NormPath::new(AQ_STATE)) {
+    place_of_norm(&NormPath::new(path))
+}
+
+fn place_of_norm(p: &NormPath) -> Option<PlaceMatch> {
+    let t = table();
+    if p.parts.is_empty()
+        || !t.unfiltered
+            && !p
+                .parts
+                .iter()
+                .any(|c| t.literals.contains(c) || paths::has_glob(c))
+        || writable_in_state(p, &t.state)
+    {
         return None;
     }
-    all()
+    t.patterns
         .iter()
-        .find(|pat| matches(&p, pat))
+        .find(|pat| matches(p, pat))
         .map(|pat| PlaceMatch {
             kind: pat.kind,
             pattern: pat.text.clone(),
@@ -130,20 +172,21 @@ pub fn place_of(path: &str) -> Option<PlaceMatch> {
 /// this machine has them (`own_dirs`, [`crate::Policy::own_dirs`]).
 pub fn place_with(path: &str, own_dirs: &[String]) -> Option<PlaceMatch> {
     let p = NormPath::new(path);
-    if own_dirs
-        .iter()
-        .any(|d| writable_in_state(&p, &NormPath::new(d)))
-    {
+    if own_dirs.is_empty() {
+        return place_of_norm(&p);
+    }
+    let dirs: Vec<NormPath> = own_dirs.iter().map(|d| NormPath::new(d)).collect();
+    if dirs.iter().any(|d| writable_in_state(&p, d)) {
         return None;
     }
-    own_dirs
-        .iter()
-        .find(|d| is_under(&p, &NormPath::new(d)))
-        .map(|d| PlaceMatch {
+    dirs.iter()
+        .zip(own_dirs)
+        .find(|(d, _)| is_under(&p, d))
+        .map(|(_, d)| PlaceMatch {
             kind: PlaceKind::AqOwn,
             pattern: d.clone(),
         })
-        .or_else(|| place_of(path))
+        .or_else(|| place_of_norm(&p))
 }
 
 /// [`holds_place`], counting aq's own directories too.
@@ -179,7 +222,7 @@ fn is_under(p: &NormPath, dir: &NormPath) -> bool {
 /// (`rm -rf ~/.local/state` removes aq's state).
 pub fn holds_place(path: &str, kinds: &[PlaceKind]) -> Option<PlaceMatch> {
     let p = NormPath::new(path);
-    if writable_in_state(&p, &NormPath::new(AQ_STATE)) {
+    if writable_in_state(&p, &table().state) {
         return None;
     }
     all()

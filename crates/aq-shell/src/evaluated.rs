@@ -497,6 +497,9 @@ impl Walker {
     /// reference, followed. When the target is only known at run time,
     /// that is recorded (any variable may be set) and `name` is kept.
     pub(crate) fn assignment_target(&mut self, name: &str) -> String {
+        if self.refs.is_empty() {
+            return name.to_string();
+        }
         let mut name = name.to_string();
         for _ in 0..8 {
             match self.refs.get(&name) {
@@ -523,7 +526,10 @@ impl Walker {
 
     /// The variable a reference `name` stands for, when it is one with a
     /// known target; else `name`.
-    pub(crate) fn resolve_reference(&self, name: &str) -> String {
+    pub(crate) fn resolve_reference<'a>(&self, name: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.refs.is_empty() {
+            return std::borrow::Cow::Borrowed(name);
+        }
         let mut name = name.to_string();
         for _ in 0..8 {
             match self.refs.get(&name) {
@@ -534,7 +540,7 @@ impl Walker {
                 _ => break,
             }
         }
-        name
+        std::borrow::Cow::Owned(name)
     }
 }
 

@@ -543,7 +543,8 @@ impl Walker {
             self.collect_redirects(&items, &mut stdin)
         };
         // `hash -p /bin/rm ls` earlier on the line: `ls` runs `/bin/rm`.
-        if let Some(first) = argv.first()
+        if !self.hashed.is_empty()
+            && let Some(first) = argv.first()
             && !first.dynamic
             && !first.text.contains('/')
             && let Some(path) = self.hashed.get(&first.text)

@@ -433,10 +433,10 @@ impl Walker {
                 if indirect {
                     return Val::Unknown;
                 }
-                let name = &self.resolve_reference(name);
+                let name = &*self.resolve_reference(name);
                 return match self.lookup(name) {
                     None => {
-                        acc.word.vars.push(name.clone());
+                        acc.word.vars.push(name.to_string());
                         Val::Unknown
                     }
                     Some(Var::Unset) => Val::Many(Vec::new(), *concatenate),
@@ -473,7 +473,7 @@ impl Walker {
     /// `$name` or `${name[index]}` (through a reference, its target's).
     fn element(&self, name: &str, index: Option<&str>, acc: &mut Acc) -> Val {
         let target = self.resolve_reference(name);
-        let name = target.as_str();
+        let name = &*target;
         let index = match index {
             None => 0,
             Some(i) => match parse_integer(i) {

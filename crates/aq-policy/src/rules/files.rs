@@ -511,12 +511,26 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
 fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
-    let cwd = cwd_before(ctx, i);
-    let targets: Vec<String> = written_paths(c, ctx.model(i))
+    let targets = written_paths(c, ctx.model(i));
+    let removed = removed_paths(ctx, i);
+    if targets.is_empty() && removed.is_empty() {
+        return;
+    }
+    // Relative paths under an earlier `cd` of the line.
+    let cwd = if targets
+        .iter()
+        .chain(&removed)
+        .any(|t| !t.starts_with(['/', '~', '$']))
+    {
+        cwd_before(ctx, i)
+    } else {
+        None
+    };
+    let targets: Vec<String> = targets
         .into_iter()
         .map(|t| under(cwd.as_deref(), t))
         .collect();
-    let removed: Vec<String> = removed_paths(ctx, i)
+    let removed: Vec<String> = removed
         .into_iter()
         .map(|t| under(cwd.as_deref(), t))
         .collect();
@@ -648,9 +662,16 @@ fn under(cwd: Option<&str>, path: String) -> String {
 /// `find ROOT -exec rm {}` is given.
 fn removed_paths(ctx: &Ctx, i: usize) -> Vec<String> {
     let c = &ctx.commands()[i];
+    let name = c.program().unwrap_or("");
+    if !matches!(
+        name,
+        "rm" | "unlink" | "rmdir" | "shred" | "srm" | "trash" | "trash-put" | "mv" | "find"
+    ) {
+        return Vec::new();
+    }
     let ops: Vec<String> = operands(c).iter().map(|w| w.text.clone()).collect();
     let mut out = Vec::new();
-    match c.program().unwrap_or("") {
+    match name {
         "rm" | "unlink" | "rmdir" | "shred" | "srm" | "trash" | "trash-put" => {
             for op in ops {
                 if op.contains("{}") {

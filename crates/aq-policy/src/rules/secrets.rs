@@ -831,6 +831,15 @@ fn reads_env_dump(ctx: &Ctx, i: usize) -> bool {
 /// `cat /proc/self/environ`, `xargs -0 < /proc/$$/environ`: a command
 /// that reads its own environment, all of it.
 fn reads_own_environ(c: &Command) -> bool {
+    let named = |w: &Word| w.text.contains("environ");
+    if !c.args().iter().any(named)
+        && !c
+            .stdin
+            .iter()
+            .any(|s| matches!(s, Input::File(w) if named(w)))
+    {
+        return false;
+    }
     c.stdin
         .iter()
         .any(|s| matches!(s, Input::File(w) if paths::is_own_environ(&w.text)))
