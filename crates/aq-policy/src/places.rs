@@ -8,7 +8,7 @@
 //! guards come first, so a file that is both an agent's hook file and its
 //! configuration (`~/.codex/config.toml`) is judged as the stricter.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use aq_programs::places::PlaceKind;
@@ -67,12 +67,14 @@ fn parse(text: &str, kind: PlaceKind) -> Pattern {
 /// The list, read once, with what makes a lookup cheap.
 struct Table {
     patterns: Vec<Pattern>,
-    /// Every literal component of every pattern: a path none of whose
-    /// components is one of these (nor a glob) is in no place.
-    literals: HashSet<String>,
-    /// Whether a pattern has no literal component (then every path is
-    /// tried against every pattern).
-    unfiltered: bool,
+    /// Patterns by their first component, when it is literal: those
+    /// anchored at the home, at the root, and those that match anywhere.
+    /// A path is tried only against the patterns its components can start.
+    home: HashMap<String, Vec<usize>>,
+    root: HashMap<String, Vec<usize>>,
+    anywhere: HashMap<String, Vec<usize>>,
+    /// Patterns whose first component is a glob: tried against every path.
+    unindexed: Vec<usize>,
     /// aq's state directory where the defaults put it.
     state: NormPath,
     /// [`aq_programs::places::AQ_STATE_WRITABLE`], read.
@@ -107,16 +109,27 @@ fn table() -> &'static Table {
                     .map(|f| parse(f, PlaceKind::AgentConfig)),
             );
         }
-        let literal = |c: &String| c != "**" && !paths::has_glob(c);
-        let unfiltered = patterns.iter().any(|p| !p.parts.iter().any(literal));
-        let literals = patterns
-            .iter()
-            .flat_map(|p| p.parts.iter().filter(|c| literal(c)).cloned())
-            .collect();
+        let (mut home, mut root, mut anywhere) = (HashMap::new(), HashMap::new(), HashMap::new());
+        let mut unindexed = Vec::new();
+        for (k, p) in patterns.iter().enumerate() {
+            let first = &p.parts[0];
+            if first == "**" || paths::has_glob(first) {
+                unindexed.push(k);
+                continue;
+            }
+            let index: &mut HashMap<String, Vec<usize>> = match p.anchor {
+                Anchor::Home => &mut home,
+                Anchor::Root => &mut root,
+                Anchor::Anywhere => &mut anywhere,
+            };
+            index.entry(first.clone()).or_default().push(k);
+        }
         Table {
             patterns,
-            literals,
-            unfiltered,
+            home,
+            root,
+            anywhere,
+            unindexed,
             state: NormPath::new("~/.local/state/agent-quarantine"),
             writable: aq_programs::places::AQ_STATE_WRITABLE
                 .iter()
@@ -149,23 +162,37 @@ pub fn place_of(path: &str) -> Option<PlaceMatch> {
 
 fn place_of_norm(p: &NormPath) -> Option<PlaceMatch> {
     let t = table();
-    if p.parts.is_empty()
-        || !t.unfiltered
-            && !p
-                .parts
-                .iter()
-                .any(|c| t.literals.contains(c) || paths::has_glob(c))
-        || writable_in_state(p, &t.state)
-    {
+    if p.parts.is_empty() || writable_in_state(p, &t.state) {
         return None;
     }
-    t.patterns
-        .iter()
-        .find(|pat| matches(p, pat))
-        .map(|pat| PlaceMatch {
-            kind: pat.kind,
-            pattern: pat.text.clone(),
-        })
+    let found = if p.parts.iter().any(|c| paths::has_glob(c)) {
+        // A glob as written may stand for any name: try every pattern.
+        t.patterns.iter().find(|pat| matches(p, pat))
+    } else {
+        // The first of the list that matches: of the patterns this path
+        // can start, in list order.
+        let mut candidates: Vec<usize> = t.unindexed.clone();
+        let first = &p.parts[0];
+        if p.in_home {
+            candidates.extend(t.home.get(first).into_iter().flatten());
+        }
+        if p.absolute {
+            candidates.extend(t.root.get(first).into_iter().flatten());
+        }
+        for part in &p.parts {
+            candidates.extend(t.anywhere.get(part).into_iter().flatten());
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates
+            .into_iter()
+            .map(|k| &t.patterns[k])
+            .find(|pat| matches(p, pat))
+    };
+    found.map(|pat| PlaceMatch {
+        kind: pat.kind,
+        pattern: pat.text.clone(),
+    })
 }
 
 /// The protected place `path` is in, counting aq's own directories where
