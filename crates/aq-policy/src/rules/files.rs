@@ -438,6 +438,11 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
                 let dest = ops[ops.len() - 1];
                 for src in &ops[..ops.len() - 1] {
                     out.push(format!("{}/{}", dest.trim_end_matches('/'), base(src)));
+                    // A link to a file is a way to write it (`ln -s
+                    // ~/.bashrc x; echo … >> x`).
+                    if c.program() == Some("ln") {
+                        out.push(src.to_string());
+                    }
                 }
                 out.push(dest.to_string());
             } else if c.program() == Some("ln") && ops.len() == 1 {
@@ -593,6 +598,22 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             ctx.hit(RuleId::FsWriteSystem, i, format!("writes {t}"));
         }
     }
+    // A tree copied into a directory that holds protected places
+    // (`rsync -a dotfiles/ ~/`, `cp -r x/. ~/.claude`) can write any of them.
+    if let Some(dest) = tree_copy_destination(c) {
+        let dest = under(cwd.as_deref(), dest);
+        if let Some(place) = places::holds_place_with(&dest, &ALL_PLACES, &ctx.policy.own_dirs) {
+            ctx.hit(
+                place_rule(place.kind),
+                i,
+                format!(
+                    "copies a tree into {dest}, which holds {} {}",
+                    place_noun(place.kind),
+                    place.pattern
+                ),
+            );
+        }
+    }
     // Taking aq's files or an agent's hook settings away turns aq off as
     // surely as rewriting them.
     for t in removed {
@@ -609,6 +630,41 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             ctx.hit(place_rule(place.kind), i, evidence);
         }
     }
+}
+
+/// Every kind of protected place.
+const ALL_PLACES: [PlaceKind; 12] = [
+    PlaceKind::AqOwn,
+    PlaceKind::AgentHook,
+    PlaceKind::ShellRc,
+    PlaceKind::AuthorizedKeys,
+    PlaceKind::Cron,
+    PlaceKind::Systemd,
+    PlaceKind::Launchd,
+    PlaceKind::SystemStartup,
+    PlaceKind::GitHook,
+    PlaceKind::GitConfig,
+    PlaceKind::GitConfigGlobal,
+    PlaceKind::AgentConfig,
+];
+
+/// Where a recursive copy writes its tree: `cp -r SRC... DIR`, `cp -a`,
+/// `rsync SRC... DIR`, `ditto`, `cp -t DIR`.
+fn tree_copy_destination(c: &Command) -> Option<String> {
+    let name = c.program()?;
+    let recursive = match name {
+        "rsync" | "ditto" => true,
+        "cp" => is_recursive(c) || has_flag(c, Some('a'), &["archive"]),
+        _ => false,
+    };
+    if !recursive {
+        return None;
+    }
+    if let Some(dir) = flag_values_text(c, &["-t"], &["target-directory"]).pop() {
+        return Some(dir);
+    }
+    let ops = operands(c);
+    (ops.len() >= 2).then(|| ops[ops.len() - 1].text.clone())
 }
 
 /// The rule for a write into a protected place.
