@@ -438,11 +438,6 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
                 let dest = ops[ops.len() - 1];
                 for src in &ops[..ops.len() - 1] {
                     out.push(format!("{}/{}", dest.trim_end_matches('/'), base(src)));
-                    // A link to a file is a way to write it (`ln -s
-                    // ~/.bashrc x; echo … >> x`).
-                    if c.program() == Some("ln") {
-                        out.push(src.to_string());
-                    }
                 }
                 out.push(dest.to_string());
             } else if c.program() == Some("ln") && ops.len() == 1 {
@@ -596,6 +591,21 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
         } else if is_system_file(&t) && name != "touch" {
             ctx.hit(RuleId::FsWriteSystem, i, format!("writes {t}"));
+        }
+    }
+    // A link made to a protected place is a way to write it (`ln -s
+    // ~/.bashrc x; echo … >> x`).
+    if name == "ln" {
+        let ops = operands(c);
+        for src in ops.iter().take(ops.len().saturating_sub(1)) {
+            let t = under(cwd.as_deref(), src.text.clone());
+            if let Some(place) = places::place_with(&t, &ctx.policy.own_dirs) {
+                ctx.hit(
+                    place_rule(place.kind),
+                    i,
+                    format!("links to {} {t}, a way to write it", place_noun(place.kind)),
+                );
+            }
         }
     }
     // A tree copied into a directory that holds protected places
