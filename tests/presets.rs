@@ -32,10 +32,17 @@ fn toy_env() -> Env {
 fn a_key_passed_to_the_agent_never_reaches_what_it_runs() {
     let env = toy_env();
     // The agent sees its key and its own variable; what it starts sees
-    // neither the key nor (through a second shell) a trace of it.
+    // neither the key nor (through a second shell) a trace of it. The
+    // agent's /proc environ is read twice: by `cat`, which the engine
+    // refuses (secret-read), and by a script the engine lets run, which the
+    // kernel refuses (EACCES: a Landlock domain nested in the agent's).
     env.write(
         &env.work().join("agent.sh"),
-        "echo \"agent:[$TOY_API_KEY][$TOY_MODE]\"\npython3 child.py\nsh -c 'python3 child.py grandchild'\nbash -c 'tr \"\\0\" \"\\n\" < /proc/$$/environ | grep -c TOY_API_KEY=sk-toy || true'\ncat /proc/$$/environ > /dev/null 2>&1 && echo agent-environ-read || echo agent-environ-refused\n",
+        "echo \"agent:[$TOY_API_KEY][$TOY_MODE]\"\npython3 child.py\nsh -c 'python3 child.py grandchild'\nbash -c 'python3 environ.py $$'\npython3 environ.py $$\ncat /proc/$$/environ > /dev/null 2>&1 && echo agent-environ-read || echo agent-environ-refused\n",
+    );
+    env.write(
+        &env.work().join("environ.py"),
+        "import sys\ntry:\n    data = open('/proc/' + sys.argv[1] + '/environ', 'rb').read()\n    print('environ-read', data.count(b'TOY_API_KEY=sk-toy'))\nexcept PermissionError as e:\n    print('environ-refused', e.errno)\n",
     );
     env.write(
         &env.work().join("child.py"),
@@ -50,9 +57,13 @@ fn a_key_passed_to_the_agent_never_reaches_what_it_runs() {
         .stdout_has("child:[][fast]")
         .stdout_has("grandchild:[][fast]")
         .stdout_lacks("child:[sk-toy")
-        .stdout_has("\n0\n")
-        // The agent's own environ, which holds the key, is out of reach.
+        // A second shell's own environment: no trace of the key.
+        .stdout_has("environ-read 0")
+        // The agent's own environ, which holds the key, is out of reach:
+        // for the kernel (EACCES) and for the engine.
+        .stdout_has("environ-refused 13")
         .stdout_has("agent-environ-refused")
+        .stderr_has("[secret-read]")
         .stderr_has("agent preset toy (Toy agent, --agent)")
         .stderr_has("TOY_API_KEY passed to the agent only: removed from every program it starts");
     let session = env.only_session();

@@ -14,6 +14,7 @@ mod exec_identity;
 mod export;
 mod git_guard;
 mod grants;
+mod hook;
 mod lint;
 mod mcp;
 mod network;

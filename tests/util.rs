@@ -149,6 +149,19 @@ impl Env {
         self.start(cmd, label, &self.work(), None).finish()
     }
 
+    /// Runs `aq ARGS` in the workspace root with `input` on its stdin (an
+    /// agent's hook event).
+    pub fn aq_input(&self, args: &[&str], input: &str) -> Output {
+        let cmd = self.command(&self.work(), args);
+        self.start(
+            cmd,
+            format!("aq {}", shell_words(args)),
+            &self.work(),
+            Some(input),
+        )
+        .finish()
+    }
+
     /// Runs a command built with [`Env::command`] (and changed by the
     /// caller) to the end.
     pub fn run_command(&self, cmd: Command, label: &str) -> Output {

@@ -37,6 +37,8 @@ struct Cap {
     config: Option<String>,
     #[serde(default)]
     usual: Vec<String>,
+    #[serde(default)]
+    operands: Option<String>,
     note: String,
 }
 
@@ -141,6 +143,19 @@ fn main() {
                     "programs.toml: {who}: usual only goes with does = \"exec\", via = \"option\""
                 );
             }
+            let all_operands = match c.operands.as_deref() {
+                None => false,
+                Some("all") => {
+                    assert!(
+                        c.via == "operands",
+                        "programs.toml: {who}: operands only goes with via = \"operands\""
+                    );
+                    true
+                }
+                Some(other) => {
+                    panic!("programs.toml: {who}: operands = {other:?} is not one of [\"all\"]")
+                }
+            };
             if c.via != "option" {
                 assert!(
                     c.takes.is_none(),
@@ -153,7 +168,7 @@ fn main() {
             );
             let _ = writeln!(
                 out,
-                "    Cap {{ does: Does::{does}, via: Via::{via}, takes: Takes::{takes}, flags: &{:?}, args: &{:?}, env: {:?}, config: {:?}, usual: &{:?}, note: {:?} }},",
+                "    Cap {{ does: Does::{does}, via: Via::{via}, takes: Takes::{takes}, flags: &{:?}, args: &{:?}, env: {:?}, config: {:?}, usual: &{:?}, all_operands: {all_operands}, note: {:?} }},",
                 c.flags,
                 c.args,
                 c.env.clone().unwrap_or_default(),

@@ -96,6 +96,9 @@ pub fn run_audit(args: &AuditArgs) -> Result<ExitCode, String> {
             let report = aq_audit::verify(BufReader::new(f))
                 .map_err(|e| format!("cannot read {}: {e}", log.display()))?;
             println!("{}: {report}", log.display());
+            if let Some(caveat) = report.caveat() {
+                println!("{caveat}");
+            }
             Ok(if report.ok {
                 ExitCode::Ok
             } else {

@@ -147,7 +147,7 @@ impl HookSession {
             .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
             .take(64)
             .collect();
-        let id = format!("hook-{}-{tag}", agent.name());
+        let id = format!("{}{}-{tag}", aq_audit::HOOK_SESSION_PREFIX, agent.name());
         let dir = match session::sessions_dir() {
             Ok(d) => d.join(&id),
             Err(e) => {

@@ -55,6 +55,37 @@ pub fn hook_path(agent: HookAgent, scope: Scope, home: &Path, workspace: &Path) 
     }
 }
 
+/// Files besides the hook files that switch an agent's hooks off or
+/// decide whether aq's runs: Claude Code's `disableAllHooks` (and
+/// `allowManagedHooksOnly`) in its local and managed settings; Codex runs
+/// a hook only while `config.toml` trusts that exact entry.
+const HOOK_SWITCHES: &[&str] = &[
+    "~/.claude/settings.local.json",
+    ".claude/settings.local.json",
+    "/etc/claude-code/managed-settings.json",
+    "/Library/Application Support/ClaudeCode/managed-settings.json",
+    "~/.codex/config.toml",
+];
+
+/// Files whose change can take aq's hook out of an agent or switch the
+/// agent's hooks off: where [`hook_path`] installs it, for every agent and
+/// both scopes, and the switches above. The user's are spelled `~/...`,
+/// the project's relative to the workspace.
+pub fn guard_files() -> Vec<String> {
+    let mut out: Vec<String> = HookAgent::ALL
+        .iter()
+        .flat_map(|&agent| {
+            [Scope::User, Scope::Project].map(|scope| {
+                hook_path(agent, scope, Path::new("~"), Path::new(""))
+                    .to_string_lossy()
+                    .into_owned()
+            })
+        })
+        .collect();
+    out.extend(HOOK_SWITCHES.iter().map(|s| s.to_string()));
+    out
+}
+
 /// Whether a hook command string is aq's for `agent`: `…/aq hook AGENT`.
 pub fn is_our_command(command: &str, agent: HookAgent) -> bool {
     let mut words = command.split_whitespace();
@@ -278,6 +309,28 @@ export const AqFirewall = async ({{ directory }}) => ({{
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn guard_files_name_every_hook_file_in_both_scopes() {
+        let files = super::guard_files();
+        for f in [
+            "~/.claude/settings.json",
+            ".claude/settings.json",
+            ".claude/settings.local.json",
+            "~/.codex/hooks.json",
+            "~/.codex/config.toml",
+            "~/.gemini/settings.json",
+            ".gemini/settings.json",
+            "~/.cursor/hooks.json",
+            "~/.copilot/hooks/aq.json",
+            ".github/hooks/aq.json",
+            "~/.codeium/windsurf/hooks.json",
+            "~/Documents/Cline/Hooks/PreToolUse",
+            "~/.config/opencode/plugins/aq.js",
+        ] {
+            assert!(files.iter().any(|g| g == f), "{f} missing from {files:?}");
+        }
+    }
+
     use super::*;
 
     const CMD: &str = "/usr/local/bin/aq hook claude";

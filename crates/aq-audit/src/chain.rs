@@ -49,6 +49,16 @@ pub(crate) struct ChainFields {
     pub(crate) session: String,
 }
 
+/// How the id of a session seen through an agent's hook (`aq hook AGENT`)
+/// starts: `hook-claude-<agent session>`.
+pub const HOOK_SESSION_PREFIX: &str = "hook-";
+
+/// What an intact chain proves of a hook session's log, in one line. Such
+/// a log is written by `aq hook` as the user, with no process of aq's
+/// around the agent to keep it: whoever can write the file can rewrite it
+/// with fresh hashes, and the chain still verifies.
+pub const HOOK_CHAIN_CAVEAT: &str = "note: a hook session's chain is not keyed: it shows damage, not tampering (a rewrite with fresh hashes verifies); the record that resists tampering is a live export (aq audit export --all --follow, docs/export.md)";
+
 /// The outcome of [`verify`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct VerifyReport {
@@ -141,6 +151,17 @@ impl fmt::Display for ChainProblem {
 impl fmt::Display for BadLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "line {}: {}", self.line, self.problem)
+    }
+}
+
+impl VerifyReport {
+    /// What the report cannot promise, when the log is a hook session's
+    /// ([`HOOK_CHAIN_CAVEAT`]).
+    pub fn caveat(&self) -> Option<&'static str> {
+        self.session
+            .as_deref()
+            .is_some_and(|s| s.starts_with(HOOK_SESSION_PREFIX))
+            .then_some(HOOK_CHAIN_CAVEAT)
     }
 }
 
@@ -293,6 +314,34 @@ mod tests {
         assert_eq!(report.session.as_deref(), Some("s"));
         assert_eq!(report.last_hash, Some(hash_line(lines[9].as_bytes())));
         assert!(!report.torn_tail);
+    }
+
+    /// A hook session's log verifies like any other, and the report says
+    /// what that does not prove; an `aq run` session's says nothing more.
+    #[test]
+    fn a_hook_sessions_report_says_its_chain_is_not_keyed() {
+        let lines: Vec<String> = chained(3)
+            .iter()
+            .map(|l| l.replace("\"session\":\"s\"", "\"session\":\"hook-claude-x\""))
+            .collect();
+        // Rechained with the new session name: what a rewrite does.
+        let mut prev = GENESIS_PREV.to_string();
+        let lines: Vec<String> = lines
+            .into_iter()
+            .map(|l| {
+                let (head, tail) = l.split_once("\"prev\":\"").unwrap();
+                let tail = &tail[tail.find('"').unwrap()..];
+                let line = format!("{head}\"prev\":\"{prev}{tail}");
+                prev = hash_line(line.as_bytes());
+                line
+            })
+            .collect();
+        let report = verify(file(&lines).as_bytes()).unwrap();
+        assert!(report.ok, "{report}");
+        assert_eq!(report.caveat(), Some(HOOK_CHAIN_CAVEAT));
+        assert!(HOOK_CHAIN_CAVEAT.contains("not keyed") && HOOK_CHAIN_CAVEAT.contains("export"));
+        let run = verify(file(&chained(3)).as_bytes()).unwrap();
+        assert_eq!(run.caveat(), None);
     }
 
     #[test]

@@ -44,7 +44,9 @@ pub mod redact;
 pub mod remedy;
 pub mod report;
 
-pub use chain::{BadLine, ChainProblem, VerifyReport, hash_line, verify};
+pub use chain::{
+    BadLine, ChainProblem, HOOK_CHAIN_CAVEAT, HOOK_SESSION_PREFIX, VerifyReport, hash_line, verify,
+};
 pub use event::{Event, EventBody, ExecIdentity, GENESIS_PREV, Record, SessionGrants};
 pub use log_file::AuditLog;
 pub use redact::{REDACTED, is_secret_name, redact, redact_argv};

@@ -148,8 +148,8 @@ rules! {
     SecretRead = "secret-read", Block, High,
         why: "reads a credential file (private key, cloud or registry credentials, .env secrets); once an agent has seen a secret it can leak it",
         safer: Some("use the example or template file (.env.example), or ask the user for the one value needed"),
-        fires: ["cat .env", "cat .env.production", "cat ~/.ssh/id_rsa", "cat ~/.aws/credentials", "head -5 .env.local", "less ~/.ssh/id_ed25519", "sudo cat /etc/shadow", "grep API_KEY .env", "base64 -w0 ~/.ssh/id_rsa", "dd if=.env of=/dev/stdout", "python3 -c \"print(open('.env').read())\"", "cat .e*v", "cat ~/.ssh/id_*", "cat < .env", "cat $HOME/.netrc", "sed -n '1,20p' .env", "cat /home/dev/.kube/config"],
-        spares: ["cat .env.example", "grep -n DATABASE_URL .env.example", "cat .env.template", "cat ~/.ssh/id_ed25519.pub", "cat README.md", "echo .env"];
+        fires: ["cat .env", "cat .env.production", "cat ~/.ssh/id_rsa", "cat ~/.aws/credentials", "head -5 .env.local", "less ~/.ssh/id_ed25519", "sudo cat /etc/shadow", "grep API_KEY .env", "base64 -w0 ~/.ssh/id_rsa", "dd if=.env of=/dev/stdout", "python3 -c \"print(open('.env').read())\"", "cat .e*v", "cat ~/.ssh/id_*", "cat < .env", "cat $HOME/.netrc", "sed -n '1,20p' .env", "cat /home/dev/.kube/config", "cat /proc/$PPID/environ", "xargs -0 < /proc/1/environ", "ps eww"],
+        spares: ["cat .env.example", "grep -n DATABASE_URL .env.example", "cat .env.template", "cat ~/.ssh/id_ed25519.pub", "cat README.md", "echo .env", "cat /proc/self/status", "ps aux"];
     /// Copying, archiving, moving or linking a credential file.
     SecretCopy = "secret-copy", Block, High,
         why: "copies credentials somewhere else (an archive, /tmp, another name), where they can be read or sent later",
@@ -160,8 +160,8 @@ rules! {
     SecretEnvPrint = "secret-env-print", Block, High,
         why: "prints a secret from the environment into the agent's context, from where it can leak",
         safer: Some("check that the variable is set without printing it: test -n \"$NAME\" && echo set"),
-        fires: ["echo $AWS_SECRET_ACCESS_KEY", "printf '%s' \"$GITHUB_TOKEN\"", "printenv OPENAI_API_KEY"],
-        spares: ["echo $HOME", "echo $PATH", "test -n \"$GITHUB_TOKEN\""];
+        fires: ["echo $AWS_SECRET_ACCESS_KEY", "printf '%s' \"$GITHUB_TOKEN\"", "printenv OPENAI_API_KEY", "declare -p ANTHROPIC_API_KEY", "typeset -p GITHUB_TOKEN", "declare -n r=ANTHROPIC_API_KEY; echo $r"],
+        spares: ["echo $HOME", "echo $PATH", "test -n \"$GITHUB_TOKEN\"", "declare -p HOME", "printenv HOME"];
     /// Searching the home directory or the whole disk for secrets.
     SecretHunt = "secret-hunt", Block, High,
         why: "searches the home directory or the whole disk for keys and passwords: the first step of credential theft",
@@ -225,6 +225,18 @@ rules! {
         fires: ["echo 'curl x' > .git/hooks/pre-commit", "cp hook.sh .git/hooks/post-checkout"],
         spares: ["ls .git/hooks"];
 
+    /// Writing a repository's git configuration directly.
+    PersistGitConfig = "persist-git-config", Ask, High,
+        why: "writes a repository's git configuration directly (.git/config, a submodule's, commondir, a .git file): it can make git run programs on later commands (core.fsmonitor, core.pager, aliases, core.hooksPath), also the user's own git outside aq",
+        safer: Some("use git config KEY VALUE for the one setting you need (git remote set-url, git config user.name)"),
+        fires: ["echo '[core] fsmonitor = x' >> .git/config", "sed -i 's/a/b/' .git/config", "cp evil.cfg .git/modules/sub/config", "echo /tmp/x > .git/commondir", "python3 -c \"open('.git/config','a').write('x')\""],
+        spares: ["cat .git/config", "git config user.name Dev", "echo build/ >> .git/info/exclude", "git config --get remote.origin.url"];
+    /// Writing the user's or the system's git configuration directly.
+    PersistGitConfigGlobal = "persist-git-config-global", Block, High,
+        why: "writes the user's or the system's git configuration (~/.gitconfig, ~/.config/git/config, /etc/gitconfig): a program it names runs in every repository the user touches, outside aq",
+        safer: Some("print the setting and let the user add it (git config --global KEY VALUE)"),
+        fires: ["echo '[core] pager = sh -c x' >> ~/.gitconfig", "tee -a ~/.config/git/config < x.cfg", "cp x.cfg ~/.gitconfig", "sed -i s/a/b/ $HOME/.gitconfig"],
+        spares: ["cat ~/.gitconfig", "git config --global --get user.email"];
     // ---- remote shells --------------------------------------------------
     /// A shell connected to a remote host.
     NetReverseShell = "net-reverse-shell", Block, Critical,
@@ -291,6 +303,27 @@ rules! {
         fires: ["echo '/tmp/x &' | sudo tee -a /etc/rc.local", "cp x.desktop ~/.config/autostart/", "echo 'ALL ALL=(ALL) NOPASSWD: ALL' >> /etc/sudoers", "echo /tmp/x.so > /etc/ld.so.preload"],
         spares: ["cat /etc/os-release"];
 
+    /// Writing an agent's configuration that makes something run.
+    PersistAgentConfig = "persist-agent-config", Ask, High,
+        why: "writes a coding agent's configuration that makes something run when the agent starts (MCP servers, plugins, hooks, commands, skills): it runs later, outside aq",
+        safer: Some("let the user change the agent's configuration"),
+        fires: ["echo '{}' > .mcp.json", "cp x.sh ~/.claude/hooks/", "mkdir -p .codex && echo x > .codex/config.toml"],
+        spares: ["cat .mcp.json", "echo notes >> CLAUDE.md"];
+
+    // ---- aq and the agents' hooks -------------------------------------------
+    /// Writing or deleting aq's own files.
+    GuardAqFiles = "guard-aq-files", Block, Critical,
+        why: "writes, moves or deletes aq's own files: its policy and trust (~/.config/agent-quarantine), its state, session logs and approvals (~/.local/state/agent-quarantine), its launchers; that would loosen aq or rewrite its record",
+        safer: Some("use aq's own commands (aq policy, aq approve, aq audit)"),
+        fires: ["sed -i 1d ~/.local/state/agent-quarantine/sessions/s/log.jsonl", "echo x >> ~/.config/agent-quarantine/policy.toml", "rm -rf ~/.local/state/agent-quarantine", "truncate -s0 $XDG_STATE_HOME/agent-quarantine/sessions/s/log.jsonl", "cd ~/.local/state/agent-quarantine && : > sessions/s/log.jsonl", "aq allow net-fetch", "aq approve --all", "aq policy trust"],
+        spares: ["cat ~/.local/state/agent-quarantine/sessions/s/log.jsonl", "aq audit verify", "ls ~/.config/agent-quarantine", "aq explain 'rm -rf /'", "aq check 'git status'"];
+    /// Writing or deleting an agent's hook settings.
+    GuardAgentHooks = "guard-agent-hooks", Block, Critical,
+        why: "writes, moves or deletes a coding agent's hook settings, where aq's hook is installed or the agent's hooks are switched off (~/.claude/settings.json, .claude/settings.local.json, ~/.codex/config.toml and hooks.json, .gemini/settings.json ...): that would turn aq off",
+        safer: Some("let the user change the agent's settings, or use aq enable / aq disable"),
+        fires: ["echo '{}' > ~/.claude/settings.json", "sed -i s/aq/true/ .claude/settings.local.json", "cp x.toml ~/.codex/config.toml", "mv ~/.gemini/settings.json /tmp/", "ln -sf /dev/null ~/.claude/settings.json", "rm .claude/settings.json", "python3 -c \"open('.gemini/settings.json','w').write('{}')\"", "aq disable claude", "aq mcp unwrap --client claude-code"],
+        spares: ["cat ~/.claude/settings.json", "jq .hooks .claude/settings.json", "cp ~/.claude/settings.json /tmp/backup.json"];
+
     // ---- environment injection -------------------------------------------
     /// A variable that loads code from a place anyone can write.
     EnvCodeFromTemp = "env-code-from-temp", Block, Critical,
@@ -332,6 +365,12 @@ rules! {
         safer: Some("run the commands directly, one by one"),
         fires: ["sh -c 'cd frontend && npm run build'", "bash -c \"for f in *.log; do gzip \\\"$f\\\"; done\"", "eval \"$(ssh-agent -s)\"", "xargs -I{} sh -c 'echo {}' < list.txt", "cat setup.sh | bash", "sh <<EOF\necho hi\nEOF"],
         spares: ["npm run build", "echo 'sh -c x'"];
+    /// Commands hidden in data that bash evaluates as code.
+    ExecHiddenCode = "exec-hidden-code", Ask, High,
+        why: "bash runs commands hidden in text the line gives as data: an array subscript in an arithmetic expression (`[[ $x -eq 1 ]]`, `(( ))`, `let`), a variable name given to `printf -v`, `read`, `test -v` or `declare`, a prompt string (`${x@P}`, `PS4`); what is hidden there is judged as if it were on the line, and data only known at run time evaluated there could hold anything",
+        safer: Some("run the command directly; check that a value is a number before arithmetic uses it ([[ $n =~ ^[0-9]+$ ]])"),
+        fires: ["[[ 'a[$(id)]' -eq 0 ]]", "x='a[$(id)]'; [[ $x -eq 1 ]]", "printf -v 'a[$(id)]' x", "test -v 'a[$(id)]'", "let 'a[$(id)]=1'", "declare 'a[$(id)]=1'", "x='a[$(id)]'; echo $((x))", "x='$(id)'; echo \"${x@P}\"", "PS4='$(id)'; set -x; true", "declare -n r='a[$(id)]'", "n=$(cat VERSION); (( n > 2 ))"],
+        spares: ["x=$((a+1))", "n=3; [[ $n -eq 3 ]]", "declare -a arr", "printf -v out '%s' hi", "set -x", "(( $(wc -l < f.txt) > 3 ))", "PS4='+ ${LINENO}: '", "[[ $# -eq 0 ]]"];
     /// A program made to run a command through one of its options.
     ExecViaOption = "exec-via-option", Ask, High,
         why: "makes a program run a command through one of its options (a pager, compressor, remote shell, debugger or editor command); that command is judged as if it were on the line",
@@ -438,8 +477,8 @@ rules! {
     SecretLocation = "secret-location", Ask, Low,
         why: "looks into a place where credentials live, without reading a secret itself",
         safer: None,
-        fires: ["ls -la ~/.aws/", "cat ~/.ssh/id_ed25519.pub", "cat ~/.ssh/known_hosts", "printenv", "env"],
-        spares: ["ls -la", "env FOO=1 cargo test"];
+        fires: ["ls -la ~/.aws/", "cat ~/.ssh/id_ed25519.pub", "cat ~/.ssh/known_hosts", "printenv", "env", "export -p", "declare -x", "declare", "set", "cat /proc/self/environ"],
+        spares: ["ls -la", "env FOO=1 cargo test", "env | grep PATH", "declare -a arr"];
     /// A recursive search of the workspace that would print lines of its
     /// credential files: a secret-looking or catch-all pattern over a tree
     /// holding `.env` and friends, with nothing excluding them.

@@ -24,6 +24,7 @@ pub mod export;
 pub mod grants;
 pub mod lint;
 pub mod paths;
+pub mod places;
 mod policy;
 pub mod profile;
 mod rules;

@@ -18,10 +18,64 @@ pub struct NormPath {
     pub parts: Vec<String>,
 }
 
+/// Variables that name a directory under the home by default: a path
+/// starting with one (`$XDG_STATE_HOME/x`, `${XDG_CONFIG_HOME:-$HOME/.config}/x`)
+/// is read as starting with that directory.
+const HOME_DIRS: &[(&str, &str)] = &[
+    ("XDG_CONFIG_HOME", "~/.config"),
+    ("XDG_STATE_HOME", "~/.local/state"),
+    ("XDG_DATA_HOME", "~/.local/share"),
+    ("XDG_CACHE_HOME", "~/.cache"),
+    ("CLAUDE_CONFIG_DIR", "~/.claude"),
+    ("CODEX_HOME", "~/.codex"),
+];
+
+/// `path` with a leading [`HOME_DIRS`] variable replaced by its directory.
+fn with_home_dirs(path: &str) -> Option<String> {
+    let rest = path.strip_prefix('$')?;
+    for (var, dir) in HOME_DIRS {
+        let after = if let Some(r) = rest.strip_prefix('{') {
+            let Some(r) = r.strip_prefix(var) else {
+                continue;
+            };
+            if let Some(r) = r.strip_prefix('}') {
+                r
+            } else if r.starts_with(":-") || r.starts_with('-') {
+                // `${VAR:-default}`: up to the matching brace.
+                let mut depth = 1;
+                let end = r.char_indices().find_map(|(k, c)| {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                    (depth == 0).then_some(k)
+                })?;
+                &r[end + 1..]
+            } else {
+                continue;
+            }
+        } else {
+            match rest.strip_prefix(var) {
+                Some(r) if r.is_empty() || r.starts_with('/') => r,
+                _ => continue,
+            }
+        };
+        return Some(format!("{dir}{after}"));
+    }
+    None
+}
+
 impl NormPath {
     /// Normalizes a path as the shell left it.
     pub fn new(path: &str) -> Self {
         let path = path.trim();
+        let replaced = if path.starts_with('$') {
+            with_home_dirs(path)
+        } else {
+            None
+        };
+        let path = replaced.as_deref().unwrap_or(path);
         let (in_home, rest) = if let Some(r) = path.strip_prefix('~') {
             // `~user/...` is another home.
             let r = r.split_once('/').map(|(_, r)| r).unwrap_or("");
@@ -134,7 +188,7 @@ impl NormPath {
 
 /// Whether a file name (possibly a glob as written) can be `want`
 /// (possibly a glob pattern of sensitive names).
-fn name_matches(have: &str, want: &str) -> bool {
+pub(crate) fn name_matches(have: &str, want: &str) -> bool {
     if have == want {
         return true;
     }
@@ -261,6 +315,18 @@ pub fn secret_kind(path: &str) -> Option<String> {
             }
         }
     }
+    // `/proc/$PPID/environ`, `/proc/1/environ`, `/proc/*/task/*/environ`:
+    // another process's environment, where an agent keeps its API key.
+    // (Its own, `/proc/self/environ`, is a dump like `printenv`:
+    // [`is_own_environ`].)
+    if p.absolute
+        && p.parts.first().is_some_and(|f| f == "proc")
+        && name_matches(name, "environ")
+        && matches!(p.parts.len(), 3 | 5)
+        && !is_own_environ(path)
+    {
+        return Some("another process's environment, with the agent's keys".to_string());
+    }
     if p.absolute
         && matches!(p.parts.as_slice(), [e, f] if e == "etc" && (f == "shadow" || f == "gshadow" || f == "shadow-" || f == "master.passwd"))
     {
@@ -268,6 +334,25 @@ pub fn secret_kind(path: &str) -> Option<String> {
     }
     workspace_kind(&p).map(|c| c.what.to_string())
 }
+
+/// `/proc/self/environ`, `/proc/$$/environ`, `/proc/thread-self/environ`:
+/// the reading process's own environment, all of it.
+pub fn is_own_environ(path: &str) -> bool {
+    let p = NormPath::new(path);
+    p.absolute
+        && matches!(
+            p.parts
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice(),
+            ["proc", "self" | "$$" | "${$}" | "thread-self", "environ"]
+        )
+}
+
+/// What [`secret_kind`] says of a file that is a key by its extension
+/// (`.pem`, `.key`, `.p12`): it may be a certificate or a key.
+pub const KEY_FILE_KIND: &str = "a private key or key store";
 
 /// A home row with its components split once.
 struct HomeRow {
@@ -410,116 +495,10 @@ fn is_fixture_path(p: &NormPath) -> bool {
     dirs.iter().any(|c| credentials::is_fixture_dir(c)) || credentials::is_fixture_name(p.name())
 }
 
-/// Shell startup files in a home directory or the system.
+/// Shell startup files in a home directory or the system (the
+/// [`PlaceKind::ShellRc`](crate::places::PlaceKind) places).
 pub fn is_shell_rc(path: &str) -> bool {
-    let p = NormPath::new(path);
-    let home_rc = [
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zprofile",
-        ".zshenv",
-        ".zlogin",
-        ".kshrc",
-        ".cshrc",
-        ".tcshrc",
-        ".mkshrc",
-        ".inputrc",
-        ".xprofile",
-        ".xinitrc",
-    ];
-    if p.in_home && p.parts.len() == 1 && home_rc.contains(&p.name()) {
-        return true;
-    }
-    if p.in_home && p.ends_with(&[".config", "fish", "config.fish"]) {
-        return true;
-    }
-    if p.absolute {
-        let s = p.parts.join("/");
-        return matches!(
-            s.as_str(),
-            "etc/profile"
-                | "etc/bash.bashrc"
-                | "etc/bashrc"
-                | "etc/zshrc"
-                | "etc/zsh/zshrc"
-                | "etc/zprofile"
-                | "etc/environment"
-        ) || s.starts_with("etc/profile.d/");
-    }
-    false
-}
-
-/// Places whose files run on their own: kinds of persistence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Persistence {
-    /// cron tables.
-    Cron,
-    /// systemd units.
-    Systemd,
-    /// launchd agents.
-    Launchd,
-    /// Shell startup files.
-    ShellRc,
-    /// `~/.ssh/authorized_keys`.
-    AuthorizedKeys,
-    /// rc.local, init.d, autostart, sudoers, ld.so.preload.
-    SystemStartup,
-    /// `.git/hooks/*`.
-    GitHook,
-}
-
-/// What kind of persistence writing `path` would be.
-pub fn persistence_kind(path: &str) -> Option<Persistence> {
-    if is_shell_rc(path) {
-        return Some(Persistence::ShellRc);
-    }
-    let p = NormPath::new(path);
-    let s = p.parts.join("/");
-    if p.ends_with(&[".ssh", "authorized_keys"]) || p.ends_with(&[".ssh", "authorized_keys2"]) {
-        return Some(Persistence::AuthorizedKeys);
-    }
-    if p.contains_seq(&[".git", "hooks"]) {
-        return Some(Persistence::GitHook);
-    }
-    if p.in_home {
-        if s.starts_with(".config/systemd/") || s.starts_with(".local/share/systemd/") {
-            return Some(Persistence::Systemd);
-        }
-        if s.starts_with("Library/LaunchAgents") || s.starts_with("Library/LaunchDaemons") {
-            return Some(Persistence::Launchd);
-        }
-        if s.starts_with(".config/autostart") {
-            return Some(Persistence::SystemStartup);
-        }
-    }
-    if p.absolute {
-        if s.starts_with("etc/cron") || s.starts_with("var/spool/cron") || s == "etc/anacrontab" {
-            return Some(Persistence::Cron);
-        }
-        if s.starts_with("etc/systemd/")
-            || s.starts_with("lib/systemd/system")
-            || s.starts_with("usr/lib/systemd/")
-        {
-            return Some(Persistence::Systemd);
-        }
-        if s.starts_with("Library/LaunchAgents") || s.starts_with("Library/LaunchDaemons") {
-            return Some(Persistence::Launchd);
-        }
-        if s == "etc/rc.local"
-            || s.starts_with("etc/init.d")
-            || s.starts_with("etc/sudoers")
-            || s == "etc/ld.so.preload"
-            || s.starts_with("etc/xdg/autostart")
-            || s == "etc/passwd"
-        {
-            return Some(Persistence::SystemStartup);
-        }
-    }
-    None
+    crate::places::place_of(path).is_some_and(|m| m.kind == crate::places::PlaceKind::ShellRc)
 }
 
 /// Top-level system directories.
@@ -778,6 +757,9 @@ mod tests {
             "~/.gnupg/private-keys-v1.d/x.key",
             "~/.npmrc",
             "~/.pypirc",
+            "/proc/$PPID/environ",
+            "/proc/*/environ",
+            "/proc/1/task/1/environ",
         ] {
             assert!(secret_kind(s).is_some(), "{s} should be a secret");
         }
@@ -793,6 +775,10 @@ mod tests {
             "environment.ts",
             ".npmrc",
             "key.rs",
+            "/proc/self/status",
+            "/proc/self/environ",
+            "/proc/self/cmdline",
+            "docs/environ",
         ] {
             assert!(secret_kind(s).is_none(), "{s} should not be a secret");
         }
@@ -864,28 +850,5 @@ mod tests {
         }
         assert!(is_everything_in_system_dir("/*"));
         assert!(is_everything_in_system_dir("~/*"));
-    }
-
-    #[test]
-    fn persistence_places_are_recognised() {
-        assert_eq!(persistence_kind("~/.bashrc"), Some(Persistence::ShellRc));
-        assert_eq!(
-            persistence_kind("/etc/cron.d/update"),
-            Some(Persistence::Cron)
-        );
-        assert_eq!(
-            persistence_kind("~/.config/systemd/user/a.service"),
-            Some(Persistence::Systemd)
-        );
-        assert_eq!(
-            persistence_kind("~/.ssh/authorized_keys"),
-            Some(Persistence::AuthorizedKeys)
-        );
-        assert_eq!(
-            persistence_kind(".git/hooks/pre-commit"),
-            Some(Persistence::GitHook)
-        );
-        assert_eq!(persistence_kind(".gitignore"), None);
-        assert_eq!(persistence_kind("bashrc"), None);
     }
 }

@@ -23,6 +23,12 @@ pub struct Policy {
     pub unmasked_paths: Vec<String>,
     /// The user's own rules.
     pub custom_rules: Vec<CustomRule>,
+    /// aq's own directories on this machine (its configuration, state and
+    /// launchers, where `$XDG_CONFIG_HOME` and the like put them), given by
+    /// the caller: what is written, moved or deleted there is judged as
+    /// aq's own files, as their default places are.
+    #[serde(default)]
+    pub own_dirs: Vec<String>,
 }
 
 impl Policy {

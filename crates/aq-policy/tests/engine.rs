@@ -443,3 +443,67 @@ fn fresh_blind_set_meets_targets() {
         0,
     );
 }
+
+/// A labeled line with the rule that must decide it.
+#[derive(serde::Deserialize)]
+struct WithRule {
+    cmd: String,
+    expect: Decision,
+    /// The deciding rule; `None` for a line that must be allowed with no
+    /// rule firing at all.
+    rule: Option<String>,
+    category: String,
+}
+
+/// Our reproductions of the red team's hook-mode findings (issue 26,
+/// findings 5 and 6), one class at a time, dangerous and benign: code
+/// hidden in data bash evaluates, names rebound, environment dumps, writes
+/// judged by their target. Every line gets its decision and its deciding
+/// rule.
+#[test]
+fn hook_mode_evasions_are_decided_by_their_rule() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/heldout_hook_evasions.jsonl");
+    let text = std::fs::read_to_string(&path).expect("heldout_hook_evasions.jsonl");
+    let engine = Engine::default();
+    let mut misses = Vec::new();
+    let mut total = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let row: WithRule = serde_json::from_str(line).expect("line is JSON");
+        total += 1;
+        let v = engine.evaluate(&row.cmd);
+        let deciding = v.deciding_rule().map(|r| r.id.clone());
+        let ok = v.decision == row.expect
+            && match &row.rule {
+                // The named rule fires at the line's action (ties between
+                // rules of one action are broken by risk, not by name).
+                Some(id) => v
+                    .rules
+                    .iter()
+                    .any(|r| &r.id == id && r.action == v.decision),
+                None => v.rules.is_empty(),
+            };
+        if !ok {
+            let ids: Vec<String> = v
+                .rules
+                .iter()
+                .map(|r| format!("{} [{}]", r.id, r.action.as_str()))
+                .collect();
+            misses.push(format!(
+                "  [{}] {:?}: expected {} by {:?}, got {} by {:?} {ids:?}",
+                row.category,
+                row.cmd,
+                row.expect.as_str(),
+                row.rule,
+                v.decision.as_str(),
+                deciding
+            ));
+        }
+    }
+    assert!(
+        misses.is_empty(),
+        "{} of {total} lines decided otherwise:\n{}",
+        misses.len(),
+        misses.join("\n")
+    );
+}

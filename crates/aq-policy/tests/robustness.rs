@@ -683,6 +683,24 @@ fn shellish_line() -> impl Strategy<Value = String> {
     })
 }
 
+/// brush-parser 0.4 loops without end (allocating gigabytes) on a
+/// here-document whose delimiter is empty; found by `shellish_lines_are_decided`
+/// with a random seed (the OOM killer ended the test binary). It asks now,
+/// at once.
+#[test]
+fn an_empty_here_document_delimiter_asks_in_time() {
+    for line in [
+        "cat <<'' ",
+        "cat <<''\nrm -rf ~\n\n",
+        "<<\"\" x",
+        "f <<-'' ;ls",
+    ] {
+        let (v, took) = decide(line);
+        assert_eq!(v.decision, Decision::Ask, "{line:?}");
+        assert!(took < budget(), "{line:?} took {took:?}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 

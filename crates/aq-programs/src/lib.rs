@@ -61,6 +61,9 @@ pub struct Cap {
     /// Programs this option ordinarily names (`rsync -e ssh`, `tar -I zstd`):
     /// those are not asked about.
     pub usual: &'static [&'static str],
+    /// For `via = "operands"`: every operand, not only some (an editor
+    /// saves every file it opens; `tee` writes every file it is given).
+    pub all_operands: bool,
     pub note: &'static str,
 }
 
@@ -72,6 +75,8 @@ pub struct Program {
     pub what: &'static str,
     pub caps: &'static [Cap],
 }
+
+pub mod places;
 
 include!(concat!(env!("OUT_DIR"), "/programs.rs"));
 

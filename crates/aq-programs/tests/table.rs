@@ -603,3 +603,34 @@ fn two_word_options_and_other_escapes() {
     assert_eq!(e(".system id").as_deref(), Some("id"));
     assert_eq!(e(".tables"), None);
 }
+
+/// Every protected place is a well-formed pattern, given once.
+#[test]
+fn places_are_well_formed_and_unique() {
+    use aq_programs::places::PLACES;
+    let mut seen = std::collections::HashSet::new();
+    for p in PLACES {
+        let pattern = p.pattern;
+        assert!(seen.insert(pattern), "{pattern} is listed twice");
+        let body = pattern
+            .strip_prefix("~/")
+            .or_else(|| pattern.strip_prefix('/'))
+            .unwrap_or(pattern);
+        let body = body.strip_suffix('/').unwrap_or(body);
+        assert!(!body.is_empty(), "{pattern}: nothing after the anchor");
+        for part in body.split('/') {
+            assert!(
+                !part.is_empty() && part != "." && part != ".." && part != "~",
+                "{pattern}: component {part:?}"
+            );
+            assert!(
+                part == "**" || !part.contains("**"),
+                "{pattern}: `**` must be a whole component"
+            );
+        }
+        assert!(
+            !body.starts_with("**") && !body.ends_with("**"),
+            "{pattern}: `**` only between components"
+        );
+    }
+}

@@ -293,12 +293,29 @@ fn load_layers(
     }
     let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     effective.for_workspace(&canonical);
+    effective.policy.own_dirs = own_dirs();
     Ok(Loaded {
         files,
         looked_for,
         effective,
         refused_export,
     })
+}
+
+/// aq's own directories on this machine: its configuration, its state (the
+/// session logs, approvals, what `aq enable` keeps) and its launchers, as
+/// the environment places them. The engine judges writes there as it judges
+/// writes to their default places ([`aq_policy::Policy::own_dirs`]).
+pub fn own_dirs() -> Vec<String> {
+    [
+        config_dir(),
+        crate::files::state_root().ok(),
+        crate::files::launcher_dir().and_then(|d| d.parent().map(Path::to_path_buf)),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|d| d.display().to_string())
+    .collect()
 }
 
 /// The error of a repository's own policy file, with what to do: aq does

@@ -32,6 +32,16 @@ fn main() {
         if !a.problems.is_empty() {
             println!("  problems: {:?}", a.problems);
         }
+        for e in &a.evaluated {
+            println!(
+                "  evaluated: {:?} in {} {:?} hides {:?}{}",
+                e.kind,
+                e.context,
+                e.text.text,
+                e.commands,
+                if e.unknown { " (partly unknown)" } else { "" }
+            );
+        }
         if !a.self_spawning_functions.is_empty() {
             println!("  forkbomb: {:?}", a.self_spawning_functions);
         }

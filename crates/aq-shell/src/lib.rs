@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 mod embedded;
+mod evaluated;
 mod model;
 mod walk;
 mod words;
@@ -28,7 +29,8 @@ mod wrappers;
 
 pub use embedded::interpreter_lang;
 pub use model::{
-    Analysis, Assignment, Code, Command, Input, Problem, ProblemKind, Redirect, RedirectKind, Word,
+    Analysis, Assignment, Code, Command, EvalKind, Evaluated, Input, Problem, ProblemKind,
+    Redirect, RedirectKind, Word,
 };
 pub use walk::env_assignment;
 pub use wrappers::{SHELLS, git_config_runs_program, is_runner_label, is_shell};
@@ -64,7 +66,7 @@ pub fn analyze(line: &str) -> Analysis {
         Ok(program) => walker.walk_program(&program),
         Err(problem) => walker.problem(problem.kind, problem.detail),
     }
-    walker.out
+    walker.finish()
 }
 
 /// Analyzes a program's argument vector as it would be executed (no shell
@@ -77,7 +79,7 @@ pub fn analyze_argv(argv: &[String]) -> Analysis {
         ..Command::default()
     };
     walker.push_command(command);
-    walker.out
+    walker.finish()
 }
 
 // # Limits on what is handed to brush-parser
@@ -139,6 +141,14 @@ fn parse_script(text: &str, limits: &Limits) -> Result<brush_parser::ast::Progra
             ),
         });
     }
+    if let Some(at) = empty_here_delimiter(text) {
+        return Err(Problem {
+            kind: ProblemKind::Unparsable,
+            detail: format!(
+                "a here-document with an empty delimiter (byte {at}): the shell parser cannot read it"
+            ),
+        });
+    }
     let expansions = count_expansions(text);
     if expansions > limits.expansions {
         return Err(Problem {
@@ -197,6 +207,54 @@ fn parser_panicked() -> Problem {
         kind: ProblemKind::Unparsable,
         detail: "the shell parser failed on this text".to_string(),
     }
+}
+
+/// Where a here-document's delimiter is empty once its quotes are removed
+/// (`<<''`, `<<-""`, `<< ''""`), if anywhere. brush-parser 0.4 loops
+/// without end on such a body, allocating until the machine runs out of
+/// memory (found by the robustness property tests: `cat <<'' `), so the
+/// line is refused before it gets there. Bash reads it (the body ends at
+/// the first empty line); nobody writes it. Quoting is not followed, so the
+/// same bytes inside a string are refused too, which asks.
+fn empty_here_delimiter(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] != b'<' || b[i + 1] != b'<' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 2) == Some(&b'<') {
+            // A here-string, `<<<`: not a here-document.
+            i += 3;
+            continue;
+        }
+        let at = i;
+        let mut j = i + 2;
+        if b.get(j) == Some(&b'-') {
+            j += 1;
+        }
+        while matches!(b.get(j), Some(b' ' | b'\t')) {
+            j += 1;
+        }
+        let start = j;
+        loop {
+            match (b.get(j), b.get(j + 1)) {
+                (Some(b'\''), Some(b'\'')) | (Some(b'"'), Some(b'"')) => j += 2,
+                (Some(b'$'), Some(b'\'')) if b.get(j + 2) == Some(&b'\'') => j += 3,
+                _ => break,
+            }
+        }
+        let ends_word = match b.get(j) {
+            None => true,
+            Some(c) => c.is_ascii_whitespace() || b";|&()<>".contains(c),
+        };
+        if j > start && ends_word {
+            return Some(at);
+        }
+        i = at + 2;
+    }
+    None
 }
 
 /// The `$(`, `${` and `$[` in a text, quoted or not.
@@ -477,6 +535,35 @@ mod tests {
         let tokens = brush_parser::uncached_tokenize_str(text, &options.tokenizer_options())
             .expect("tokenizes");
         measure_tokens(&tokens)
+    }
+
+    #[test]
+    fn an_empty_here_document_delimiter_is_refused_before_the_parser_loops() {
+        for line in [
+            "cat <<'' ",
+            "cat <<''",
+            "cat <<-\"\"\nx\n",
+            "cat << ''\"\";ls",
+            "x <<$'' |y",
+            "a <<'' <<EOF\n",
+        ] {
+            assert!(empty_here_delimiter(line).is_some(), "{line:?}");
+            let a = analyze(line);
+            assert!(
+                a.problems.iter().any(|p| p.kind == ProblemKind::Unparsable),
+                "{line:?}: {:?}",
+                a.problems
+            );
+        }
+        for line in [
+            "cat <<EOF\nx\nEOF\n",
+            "cat <<'EOF'\nx\nEOF\n",
+            "cat <<< ''",
+            "cat <<\"a\"\"\"\nx\na\n",
+            "echo '<<'",
+        ] {
+            assert_eq!(empty_here_delimiter(line), None, "{line:?}");
+        }
     }
 
     #[test]

@@ -15,6 +15,54 @@ pub struct Analysis {
     pub self_spawning_functions: Vec<String>,
     /// Names of functions the line defines (calls to them are not programs).
     pub functions: Vec<String>,
+    /// Data that bash evaluates as code (an arithmetic expression, a
+    /// variable name with a subscript, a prompt string) where it hides
+    /// commands or holds what is only known at run time.
+    pub evaluated: Vec<Evaluated>,
+}
+
+/// Text the line gives as data that bash evaluates as code: the operands of
+/// `[[ A -eq B ]]`, `let` and `(( ))`, whose array subscripts run the
+/// command substitutions in them (`a[$(cmd)]`); a name given to `printf
+/// -v`, `read`, `test -v` or `declare`, whose subscript does the same; a
+/// prompt string (`${x@P}`, `PS4` under `set -x`); a variable assigned
+/// through a reference (`declare -n`). Only the ones that matter are
+/// recorded: where commands hide, or where part of the text is only known
+/// at run time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evaluated {
+    /// Where bash evaluates it (`arithmetic`, `printf -v`, `${x@P}`,
+    /// `PS4`, `declare -n`); also the label the hidden commands carry in
+    /// [`Command::via`].
+    pub context: String,
+    /// How bash evaluates it.
+    pub kind: EvalKind,
+    /// The text as far as it is known; its `feeds` name the commands whose
+    /// output is in it.
+    pub text: Word,
+    /// Commands hidden in the text, which bash runs when it evaluates it
+    /// (indices into [`Analysis::commands`]).
+    pub commands: Vec<usize>,
+    /// Whether part of what is evaluated is only known at run time (from
+    /// a command's output, or input read on the line).
+    pub unknown: bool,
+}
+
+/// How bash evaluates an [`Evaluated`] text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvalKind {
+    /// As an arithmetic expression: names are variables whose values are
+    /// evaluated in turn, and array subscripts are expanded as words.
+    Arithmetic,
+    /// As a prompt string: its substitutions run.
+    Prompt,
+    /// As the words of an array assignment (`declare -a 'x=(...)'`): their
+    /// substitutions run.
+    Words,
+    /// As the name of a variable to assign, through a reference whose
+    /// target is not known.
+    Reference,
 }
 
 /// One program invocation with its arguments as the program would receive them.

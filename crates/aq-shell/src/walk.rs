@@ -1,11 +1,12 @@
 //! Walks the bash syntax tree and lists every simple command, with the input
 //! each one reads and the variables assigned before it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use brush_parser::ast;
 
+use crate::evaluated::PROMPT_VARIABLES;
 use crate::model::{
     Analysis, Assignment, Command, Input, Problem, ProblemKind, Redirect, RedirectKind, Word,
 };
@@ -26,6 +27,34 @@ pub(crate) struct Walker {
     stopped: bool,
     /// Whether a `for` loop is being unrolled now.
     unrolling: bool,
+    /// While text bash evaluates as code is expanded, the label its
+    /// command substitutions get: they are hidden code.
+    pub(crate) hidden: Option<String>,
+    /// While text bash evaluates is expanded: an unknown substitution's
+    /// output is spelled `0` (a neutral operand), not as written, so that
+    /// what it was written with is not evaluated a second time.
+    pub(crate) masking: bool,
+    /// Names and subscripts evaluated as arithmetic so far (a bound).
+    pub(crate) eval_steps: u32,
+    /// Variables whose unknown value came from commands of the line (their
+    /// output, or input they read): `read n`, or `n=$(cat f)` in a branch.
+    pub(crate) tainted: HashMap<String, Vec<usize>>,
+    /// Positional parameters (`$1`, `$@`) evaluated as code: their values
+    /// are a function's or a script's arguments. Kept until the end of
+    /// the line, and recorded only if a word of the line could carry code.
+    pub(crate) positional: Vec<crate::model::Evaluated>,
+    /// Whether a word of the line is literal text with a substitution in it
+    /// (`'a[$(cmd)]'`): data that, given as an argument, can hide code.
+    pub(crate) literal_code: bool,
+    /// References made with `declare -n NAME=TARGET`: the target, when it
+    /// is given (`None` until the first assignment names it).
+    pub(crate) refs: HashMap<String, Option<Word>>,
+    /// Names bound to a path by `hash -p PATH NAME` (or
+    /// `BASH_CMDS[NAME]=PATH`): running NAME runs PATH.
+    hashed: HashMap<String, Word>,
+    /// Variables with the integer attribute (`declare -i`): a value
+    /// assigned to them is evaluated as arithmetic.
+    pub(crate) integers: HashSet<String>,
 }
 
 /// Most elements of an array followed literally.
@@ -49,6 +78,15 @@ impl Walker {
             privileged: false,
             stopped: false,
             unrolling: false,
+            hidden: None,
+            masking: false,
+            eval_steps: 0,
+            tainted: HashMap::new(),
+            positional: Vec::new(),
+            literal_code: false,
+            refs: HashMap::new(),
+            hashed: HashMap::new(),
+            integers: HashSet::new(),
         }
     }
 
@@ -100,15 +138,30 @@ impl Walker {
         self.set(name, Var::Scalar(w));
     }
 
+    /// Says a variable holds something not known from here on, which
+    /// comes from the output (or the input) of commands `sources`: kept
+    /// for what bash evaluates ([`Self::tainted`]), not as links of words.
+    fn forget_from(&mut self, name: &str, sources: &[usize]) {
+        self.forget(name);
+        if !sources.is_empty() && self.tainted.len() < 256 {
+            self.tainted.insert(name.to_string(), sources.to_vec());
+        }
+    }
+
     /// Walks something that may or may not run (a branch, the right side
     /// of `&&`, a function body, `eval`): what it assigns is not known after
-    /// it.
+    /// it, but where it came from is kept.
     fn maybe<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
         self.scopes.push(HashMap::new());
         let out = f(self);
         let assigned = self.scopes.pop().unwrap_or_default();
-        for name in assigned.into_keys() {
-            self.forget(&name);
+        for (name, value) in assigned {
+            let sources: Vec<usize> = match value {
+                Var::Scalar(w) => w.feeds,
+                Var::Array(items) => items.into_iter().flat_map(|w| w.feeds).collect(),
+                Var::Unset => Vec::new(),
+            };
+            self.forget_from(&name, &sources);
         }
         out
     }
@@ -131,6 +184,21 @@ impl Walker {
         label: &str,
         stdin: &[Input],
     ) -> Range<usize> {
+        // A substitution runs in a subshell; `eval`, `source` and the like
+        // may change the shell's own variables.
+        let subshell = matches!(label, "$(...)" | "`...`");
+        self.walk_nested(script, label, stdin, subshell)
+    }
+
+    /// [`Self::walk_nested_script`], saying whether the script runs in a
+    /// subshell.
+    pub(crate) fn walk_nested(
+        &mut self,
+        script: &str,
+        label: &str,
+        stdin: &[Input],
+        subshell: bool,
+    ) -> Range<usize> {
         let start = self.out.commands.len();
         if self.depth >= MAX_DEPTH {
             self.problem(
@@ -148,9 +216,7 @@ impl Walker {
         };
         self.depth += 1;
         self.via.push(label.to_string());
-        // A substitution runs in a subshell; `eval`, `source` and the like
-        // may change the shell's own variables.
-        if matches!(label, "$(...)" | "`...`") {
+        if subshell {
             self.subshell(|w| w.walk_program_with_stdin(&program, stdin));
         } else {
             self.maybe(|w| w.walk_program_with_stdin(&program, stdin));
@@ -162,6 +228,19 @@ impl Walker {
 
     pub(crate) fn walk_program(&mut self, program: &ast::Program) {
         self.walk_program_with_stdin(program, &[]);
+    }
+
+    /// What the walk leaves: positional parameters evaluated as code count
+    /// when the line has words that could carry code to them.
+    pub(crate) fn finish(mut self) -> Analysis {
+        if self.literal_code {
+            for e in std::mem::take(&mut self.positional) {
+                if !self.out.evaluated.contains(&e) {
+                    self.out.evaluated.push(e);
+                }
+            }
+        }
+        self.out
     }
 
     fn walk_program_with_stdin(&mut self, program: &ast::Program, stdin: &[Input]) {
@@ -252,11 +331,18 @@ impl Walker {
     fn walk_compound(&mut self, compound: &ast::CompoundCommand, stdin: &[Input]) -> Vec<usize> {
         use ast::CompoundCommand as C;
         match compound {
-            C::Arithmetic(_) | C::ArithmeticForClause(_) => {
-                if let C::ArithmeticForClause(f) = compound {
-                    return self.walk_compound_list(&f.body.list, stdin);
-                }
+            C::Arithmetic(a) => {
+                self.eval_source_arithmetic(&a.expr.value);
                 Vec::new()
+            }
+            C::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.eval_source_arithmetic(&e.value);
+                }
+                self.maybe(|w| w.walk_compound_list(&f.body.list, stdin))
             }
             C::BraceGroup(g) => self.walk_compound_list(&g.list, stdin),
             C::Subshell(s) => self.subshell(|w| w.walk_compound_list(&s.list, stdin)),
@@ -286,7 +372,8 @@ impl Walker {
                     return out;
                 }
                 // Otherwise the loop variable takes values we do not follow.
-                self.forget(&f.variable_name);
+                let sources: Vec<usize> = values.iter().flat_map(|v| v.feeds.clone()).collect();
+                self.forget_from(&f.variable_name, &sources);
                 self.maybe(|w| w.walk_compound_list(&f.body.list, stdin))
             }
             C::CaseClause(c) => {
@@ -346,12 +433,32 @@ impl Walker {
                 self.walk_extended_test(b);
             }
             E::Not(a) | E::Parenthesized(a) => self.walk_extended_test(a),
-            E::UnaryTest(_, w) => {
-                self.expand_scalar(&w.value);
+            E::UnaryTest(op, w) => {
+                let w = self.expand_scalar(&w.value);
+                if matches!(
+                    op,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                ) {
+                    self.eval_name(&w, "[[ -v ]]");
+                }
             }
-            E::BinaryTest(_, a, b) => {
-                self.expand_scalar(&a.value);
-                self.expand_scalar(&b.value);
+            E::BinaryTest(op, a, b) => {
+                let a = self.expand_scalar(&a.value);
+                let b = self.expand_scalar(&b.value);
+                use ast::BinaryPredicate as B;
+                if matches!(
+                    op,
+                    B::ArithmeticEqualTo
+                        | B::ArithmeticNotEqualTo
+                        | B::ArithmeticLessThan
+                        | B::ArithmeticLessThanOrEqualTo
+                        | B::ArithmeticGreaterThan
+                        | B::ArithmeticGreaterThanOrEqualTo
+                ) {
+                    self.eval_arithmetic(&a, "arithmetic", 0);
+                    self.eval_arithmetic(&b, "arithmetic", 0);
+                }
             }
         }
     }
@@ -370,7 +477,7 @@ impl Walker {
             for item in &prefix.0 {
                 match item {
                     ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) => {
-                        let (asg, var) = self.expand_assignment(a);
+                        let (asg, var) = self.expand_assignment(a, AssignAt::Line);
                         match &var {
                             Some(v) => self.set(&asg.name, v.clone()),
                             None => self.forget(&asg.name),
@@ -409,7 +516,13 @@ impl Walker {
                     // After `declare` and the like, `NAME=value` is an
                     // assignment (not split); elsewhere it is a plain word.
                     ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) if declaration => {
-                        let (asg, var) = self.expand_assignment(a);
+                        // `declare -n REF=TARGET` sets the reference itself.
+                        let reference = argv[0].text != "export"
+                            && argv[1..]
+                                .iter()
+                                .any(|w| w.text.starts_with('-') && w.text.contains('n'));
+                        let (asg, var) =
+                            self.expand_assignment(a, AssignAt::Declaration { reference });
                         let mut word = asg.value.clone();
                         word.text = format!("{}={}", asg.name, asg.value.text);
                         argv.push(word);
@@ -429,6 +542,22 @@ impl Walker {
             let items: Vec<ast::IoRedirect> = redirect_items.into_iter().cloned().collect();
             self.collect_redirects(&items, &mut stdin)
         };
+        // `hash -p /bin/rm ls` earlier on the line: `ls` runs `/bin/rm`.
+        if !self.hashed.is_empty()
+            && let Some(first) = argv.first()
+            && !first.dynamic
+            && !first.text.contains('/')
+            && let Some(path) = self.hashed.get(&first.text)
+        {
+            argv[0] = path.clone();
+        }
+        self.eval_builtin_args(&argv);
+        self.literal_code |= argv
+            .iter()
+            .chain(assignments.iter().map(|a| &a.value))
+            .any(|w| !w.dynamic && w.text.contains(['`', '$']));
+        // The index this command gets.
+        let idx = self.out.commands.len();
 
         if argv.is_empty() {
             // `NAME=value` alone sets a shell variable for the rest of the line.
@@ -453,7 +582,7 @@ impl Walker {
                 }
             }
         } else {
-            self.note_builtin_assignments(&argv);
+            self.note_builtin_assignments(&argv, idx);
         }
 
         let command = Command {
@@ -467,8 +596,9 @@ impl Walker {
             code: None,
             privileged: self.privileged,
         };
-        let idx = self.push_command(command);
-        vec![idx]
+        let pushed = self.push_command(command);
+        debug_assert_eq!(pushed, idx);
+        vec![pushed]
     }
 
     /// Adds a command, then whatever it runs in turn (wrappers, nested
@@ -516,6 +646,11 @@ impl Walker {
                     // `sudo VAR=x cmd`, `env VAR=x cmd`: leading
                     // assignments are the child's environment, not its program.
                     let (assignments, argv) = split_assignments(argv);
+                    for a in &assignments {
+                        if PROMPT_VARIABLES.contains(&a.name.as_str()) {
+                            self.eval_prompt(&a.value, &a.name);
+                        }
+                    }
                     let child = Command {
                         argv,
                         assignments,
@@ -616,16 +751,53 @@ impl Walker {
     }
 
     /// Expands `NAME=value`; also returns the variable's new value, `None`
-    /// when it is not known.
-    fn expand_assignment(&mut self, a: &ast::Assignment) -> (Assignment, Option<Var>) {
+    /// when it is not known. Through a reference (`declare -n`), the
+    /// assignment is the target's; an array subscript is evaluated as
+    /// arithmetic; a prompt string or a `declare -i` value given on the line
+    /// is evaluated as bash will (after a declaration, by
+    /// [`Self::eval_builtin_args`]).
+    fn expand_assignment(
+        &mut self,
+        a: &ast::Assignment,
+        at: AssignAt,
+    ) -> (Assignment, Option<Var>) {
         let (name, index) = match &a.name {
             ast::AssignmentName::VariableName(n) => (n.clone(), None),
             ast::AssignmentName::ArrayElementName(n, i) => (n.clone(), Some(i.clone())),
         };
+        let reference = matches!(at, AssignAt::Declaration { reference: true });
+        let name = if reference {
+            name
+        } else {
+            self.assignment_target(&name)
+        };
+        // `a[$(cmd)]=x`: the subscript is expanded, then evaluated.
+        let subscript = index
+            .as_deref()
+            .filter(|i| i.trim().parse::<usize>().is_err())
+            .map(|i| self.eval_source_arithmetic(i));
         let old = self.lookup(&name);
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
                 let value = self.expand_scalar(&w.value);
+                if at == AssignAt::Line {
+                    self.eval_assigned(&name, &value);
+                }
+                // `BASH_CMDS[ls]=/bin/rm` is `hash -p /bin/rm ls`.
+                if name == "BASH_CMDS" {
+                    let key = subscript
+                        .clone()
+                        .or_else(|| index.as_deref().map(Word::literal));
+                    if let Some(key) = key {
+                        self.bind_hashed(&key, &value);
+                    }
+                }
+                if !reference && self.refs.get(&name) == Some(&None) {
+                    // The first value of a reference declared without one
+                    // names its target.
+                    self.refs.insert(name.clone(), Some(value.clone()));
+                    self.eval_name(&value, "declare -n");
+                }
                 let var = match (index, old) {
                     (None, old) if a.append => append_scalar(old, &name, &value),
                     (None, _) => Some(Var::Scalar(value.clone())),
@@ -653,7 +825,17 @@ impl Walker {
                 let mut keyed = false;
                 for (key, v) in items {
                     keyed |= key.is_some();
-                    elements.extend(self.expand_word(&v.value));
+                    let value = self.expand_word(&v.value);
+                    if let Some(key) = key {
+                        // `a=([$(cmd)]=x)`: the key is expanded, then evaluated.
+                        let key = self.eval_source_arithmetic(&key.value);
+                        if name == "BASH_CMDS"
+                            && let Some(path) = value.first()
+                        {
+                            self.bind_hashed(&key, path);
+                        }
+                    }
+                    elements.extend(value);
                 }
                 let mut w = Word::default();
                 for e in &elements {
@@ -689,8 +871,9 @@ impl Walker {
     }
 
     /// Builtins that set or unset variables by name: `unset`, `read`,
-    /// `printf -v`, `mapfile`.
-    fn note_builtin_assignments(&mut self, argv: &[Word]) {
+    /// `printf -v`, `mapfile`. What `read` and `mapfile` assign comes from
+    /// their input: command `idx` (themselves) is its source.
+    fn note_builtin_assignments(&mut self, argv: &[Word], idx: usize) {
         let Some(program) = argv.first().filter(|w| !w.dynamic).map(|w| w.text.clone()) else {
             return;
         };
@@ -715,23 +898,54 @@ impl Walker {
             }
             "read" | "mapfile" | "readarray" | "getopts" => {
                 // Option values (`read -p prompt`) are forgotten too: harmless.
+                let input = if program == "getopts" {
+                    Vec::new()
+                } else {
+                    vec![idx]
+                };
                 for name in names() {
-                    self.forget(&name);
+                    let name = self.assignment_target(&name);
+                    self.forget_from(&name, &input);
                 }
                 if matches!(program.as_str(), "read" | "mapfile" | "readarray") {
-                    self.forget("REPLY");
-                    self.forget("MAPFILE");
+                    self.forget_from("REPLY", &input);
+                    self.forget_from("MAPFILE", &input);
                 }
             }
             "printf" => {
                 if let Some(pos) = args.iter().position(|w| w.text == "-v")
                     && let Some(name) = args.get(pos + 1)
                 {
-                    let name = name.text.clone();
-                    self.forget(&name);
+                    let name = self.assignment_target(&name.text);
+                    let sources: Vec<usize> =
+                        args.iter().flat_map(|w| w.feeds.iter().copied()).collect();
+                    self.forget_from(&name, &sources);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// `hash -p PATH NAME`: from here on, NAME runs PATH.
+    pub(crate) fn bind_hashed(&mut self, name: &Word, path: &Word) {
+        if name.dynamic {
+            // Which name is bound is not known: any could be.
+            self.problem(
+                ProblemKind::Unparsable,
+                "a program name is bound to a path (`hash -p`, `BASH_CMDS`) that is only known at run time",
+            );
+            return;
+        }
+        self.hashed.insert(name.text.clone(), path.clone());
+    }
+
+    /// `hash -r` forgets every binding; `hash -d NAME` one.
+    pub(crate) fn unbind_hashed(&mut self, name: Option<&str>) {
+        match name {
+            Some(n) => {
+                self.hashed.remove(n);
+            }
+            None => self.hashed.clear(),
         }
     }
 
@@ -838,6 +1052,16 @@ impl Walker {
         }
         out
     }
+}
+
+/// Where an assignment is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AssignAt {
+    /// Before a command or alone: `NAME=value cmd`, `NAME=value`.
+    Line,
+    /// After `declare`, `export`, `local` ...; `reference` when the
+    /// declaration makes a reference (`declare -n`).
+    Declaration { reference: bool },
 }
 
 /// A value past this size is only known at run time: a value built by

@@ -309,7 +309,7 @@ impl Walker {
             }
             WordPiece::CommandSubstitution(script)
             | WordPiece::BackquotedCommandSubstitution(script) => {
-                let label = if matches!(piece, WordPiece::CommandSubstitution(_)) {
+                let plain = if matches!(piece, WordPiece::CommandSubstitution(_)) {
                     "$(...)"
                 } else {
                     "`...`"
@@ -319,7 +319,15 @@ impl Walker {
                 } else {
                     script.clone()
                 };
-                let range = self.walk_nested_script(&script, label, &[]);
+                // In text bash evaluates as code (a subscript, a prompt
+                // string), the substitution is hidden code, labelled by
+                // where it hides; what it contains is walked as usual.
+                let hidden = self.hidden.take();
+                let masking = std::mem::take(&mut self.masking);
+                let label = hidden.as_deref().unwrap_or(plain);
+                let range = self.walk_nested(&script, label, &[], true);
+                self.hidden = hidden;
+                self.masking = masking;
                 let constant = self.constant_output(range.clone());
                 acc.word.feeds.extend(range);
                 match constant {
@@ -328,19 +336,28 @@ impl Walker {
                     Some(text) => acc.push(&text, !quoted, !quoted),
                     None => {
                         acc.word.dynamic = true;
-                        acc.push(
-                            if source.is_empty() { "$(...)" } else { source },
-                            false,
-                            false,
-                        );
+                        let spelled = if self.masking {
+                            "0"
+                        } else if source.is_empty() {
+                            "$(...)"
+                        } else {
+                            source
+                        };
+                        acc.push(spelled, false, false);
                     }
                 }
             }
             WordPiece::ArithmeticExpression(e) => {
-                acc.push("$((", false, false);
-                acc.push(&e.value, false, false);
-                acc.push("))", false, false);
+                let expanded = self.eval_source_arithmetic(&e.value);
+                if self.masking {
+                    acc.push("0", false, false);
+                } else {
+                    acc.push("$((", false, false);
+                    acc.push(&e.value, false, false);
+                    acc.push("))", false, false);
+                }
                 acc.word.dynamic = true;
+                acc.add_feeds(&expanded.feeds);
             }
         }
     }
@@ -365,7 +382,17 @@ impl Walker {
             } else {
                 (false, 0)
             };
-            if !rest[pos..].starts_with("${") || skip == 0 || !valid_name(name) {
+            if rest[pos..].starts_with("$[") {
+                // `$[ E ]`, the old spelling of `$(( E ))`.
+                let inner = &rest[pos + 2..];
+                let end = bracket_end(inner);
+                self.eval_source_arithmetic(&inner[..end]);
+                acc.push(&rest[pos..pos + 2 + end], false, false);
+                acc.word.dynamic = true;
+                rest = inner.get(end + 1..).unwrap_or("");
+                continue;
+            }
+            if skip == 0 || !valid_name(name) {
                 acc.push(&rest[pos..], false, false);
                 acc.word.dynamic = true;
                 return;
@@ -406,9 +433,10 @@ impl Walker {
                 if indirect {
                     return Val::Unknown;
                 }
+                let name = &*self.resolve_reference(name);
                 return match self.lookup(name) {
                     None => {
-                        acc.word.vars.push(name.clone());
+                        acc.word.vars.push(name.to_string());
                         Val::Unknown
                     }
                     Some(Var::Unset) => Val::Many(Vec::new(), *concatenate),
@@ -442,8 +470,10 @@ impl Walker {
         }
     }
 
-    /// `$name` or `${name[index]}`.
+    /// `$name` or `${name[index]}` (through a reference, its target's).
     fn element(&self, name: &str, index: Option<&str>, acc: &mut Acc) -> Val {
+        let target = self.resolve_reference(name);
+        let name = &*target;
         let index = match index {
             None => 0,
             Some(i) => match parse_integer(i) {
@@ -476,9 +506,60 @@ impl Walker {
         }
     }
 
+    /// What bash evaluates in a parameter expansion before it reads the
+    /// value: an array subscript (`${a[E]}`, an arithmetic expression), the
+    /// variable named by the value of `${!N}`.
+    fn eval_parameter(&mut self, expr: &ParameterExpr) {
+        let Some((parameter, indirect)) = parameter_of(expr) else {
+            return;
+        };
+        match parameter {
+            Parameter::NamedWithIndex { index, .. } if parse_integer(index).is_none() => {
+                self.eval_source_arithmetic(index);
+            }
+            Parameter::Named(name) if indirect => {
+                let name = self.resolve_reference(name);
+                if let Some(Var::Scalar(w)) = self.lookup(&name) {
+                    self.eval_name(&w, "${!name}");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `${x@P}`: the value is expanded as a prompt string.
+    fn eval_prompt_parameter(&mut self, parameter: &Parameter, indirect: bool) {
+        let values = match parameter {
+            Parameter::Named(name) | Parameter::NamedWithAllIndices { name, .. } if !indirect => {
+                match self.lookup(&self.resolve_reference(name)) {
+                    Some(Var::Scalar(w)) => vec![w],
+                    Some(Var::Array(items)) => items,
+                    // From the environment (or not set).
+                    Some(Var::Unset) | None => Vec::new(),
+                }
+            }
+            Parameter::NamedWithIndex { name, index } => {
+                let mut acc = Acc::default();
+                match self.element(name, Some(index), &mut acc) {
+                    Val::One(s) => vec![Word::literal(s)],
+                    _ => vec![acc.word],
+                }
+            }
+            _ => {
+                let mut w = Word::literal("${...@P}");
+                w.dynamic = true;
+                vec![w]
+            }
+        };
+        for v in values {
+            self.eval_prompt(&v, "${x@P}");
+        }
+    }
+
     /// Adds a parameter expansion to `acc`.
     fn fold_parameter(&mut self, expr: &ParameterExpr, source: &str, quoted: bool, acc: &mut Acc) {
         use ParameterExpr as P;
+        self.eval_parameter(expr);
         let unknown = |acc: &mut Acc| {
             acc.push(source, false, false);
             acc.word.dynamic = true;
@@ -615,6 +696,11 @@ impl Walker {
                 length,
             } => {
                 let value = self.parameter_value(parameter, *indirect, acc);
+                for e in std::iter::once(offset).chain(length.as_ref()) {
+                    if parse_integer(&e.value).is_none() {
+                        self.eval_source_arithmetic(&e.value);
+                    }
+                }
                 let offset = self.arithmetic(&offset.value);
                 let length = match length {
                     Some(l) => self.arithmetic(&l.value).map(Some),
@@ -645,6 +731,9 @@ impl Walker {
                 op,
             } => {
                 use brush_parser::word::ParameterTransformOp as T;
+                if matches!(op, T::PromptExpand) {
+                    self.eval_prompt_parameter(parameter, *indirect);
+                }
                 let value = self.parameter_value(parameter, *indirect, acc);
                 match op {
                     T::ToUpperCase => value.map(|s| s.chars().map(|c| one_case(c, true)).collect()),
@@ -862,6 +951,98 @@ impl Walker {
     }
 }
 
+/// The parameter an expansion reads, and whether it is read indirectly
+/// (`${!name}`).
+fn parameter_of(expr: &ParameterExpr) -> Option<(&Parameter, bool)> {
+    use ParameterExpr as P;
+    match expr {
+        P::Parameter {
+            parameter,
+            indirect,
+        }
+        | P::UseDefaultValues {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::AssignDefaultValues {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::UseAlternativeValue {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::ParameterLength {
+            parameter,
+            indirect,
+        }
+        | P::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::Substring {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::Transform {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::UppercaseFirstChar {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::UppercasePattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::LowercaseFirstChar {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::LowercasePattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::ReplaceSubstring {
+            parameter,
+            indirect,
+            ..
+        } => Some((parameter, *indirect)),
+        P::VariableNames { .. } | P::MemberKeys { .. } => None,
+    }
+}
+
 /// Joins neighbouring text pieces: brush splits `${a~~}`, which it does
 /// not read as an expansion, into `$` and `{a~~}`.
 fn merge_text(pieces: &[WordPieceWithSource]) -> Vec<WordPieceWithSource> {
@@ -878,6 +1059,25 @@ fn merge_text(pieces: &[WordPieceWithSource]) -> Vec<WordPieceWithSource> {
         out.push(p.clone());
     }
     out
+}
+
+/// The length of the text up to the `]` that closes a `$[` (all of it when
+/// none does).
+fn bracket_end(text: &str) -> usize {
+    let mut depth = 1usize;
+    for (k, c) in text.bytes().enumerate() {
+        match c {
+            b'[' => depth += 1,
+            b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return k;
+                }
+            }
+            _ => {}
+        }
+    }
+    text.len()
 }
 
 /// The default value of `IFS`, which bash sets at startup.

@@ -322,7 +322,11 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             unwrap_runner(name, args)
         }
         "trap" => {
-            // trap 'CMD' SIGNAL...: CMD runs later, in this shell.
+            // trap [--] 'CMD' SIGNAL...: CMD runs later, in this shell.
+            let args = match args.first() {
+                Some(a) if a.text == "--" => &args[1..],
+                _ => args,
+            };
             match args.first() {
                 Some(cmd) if args.len() >= 2 && !cmd.text.starts_with('-') => {
                     vec![script("trap", cmd, false)]
@@ -330,6 +334,49 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                 _ => Vec::new(),
             }
         }
+        // mapfile -C CMD runs CMD every -c lines; compgen -C CMD and
+        // complete -C CMD run CMD to list completions.
+        "mapfile" | "readarray" | "compgen" | "complete" => args
+            .iter()
+            .enumerate()
+            .filter_map(|(k, a)| match a.text.as_str() {
+                "-C" => args.get(k + 1).map(|cmd| script(name, cmd, false)),
+                t => t
+                    .strip_prefix("-C")
+                    .filter(|c| !c.is_empty())
+                    .map(|cmd| Inner::Script {
+                        label: name.to_string(),
+                        script: cmd.to_string(),
+                        privileged: false,
+                        stdin_script: false,
+                    }),
+            })
+            .collect(),
+        // `aq run [OPTIONS] -- CMD`, `aq mcp run ... -- SERVER`: CMD runs.
+        "aq" if args
+            .iter()
+            .take_while(|a| a.text != "--")
+            .any(|a| a.text == "run") =>
+        {
+            match args.iter().position(|a| a.text == "--") {
+                Some(k) => argv_from("aq run", k + 1, false),
+                None => Vec::new(),
+            }
+        }
+        // alias NAME='CMD': CMD runs where NAME is written later (in a
+        // shell that expands aliases): judged as a command line.
+        "alias" => args
+            .iter()
+            .filter_map(|a| {
+                let (name, value) = a.text.split_once('=')?;
+                (!name.is_empty() && !name.starts_with('-')).then(|| Inner::Script {
+                    label: "alias".into(),
+                    script: value.to_string(),
+                    privileged: false,
+                    stdin_script: false,
+                })
+            })
+            .collect(),
         "kubectl" | "oc" => unwrap_kubectl(name, args),
         "sed" | "gsed" => unwrap_sed(args),
         // The dynamic loader run directly: `/lib64/ld-linux-x86-64.so.2 /bin/nc …`.

@@ -7,7 +7,7 @@ use aq_shell::Code;
 
 use super::Ctx;
 use crate::catalog::RuleId;
-use crate::paths::{self, Persistence};
+use crate::places;
 
 fn any(text: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| text.contains(n))
@@ -252,6 +252,11 @@ fn writes(code: &Code) -> bool {
             "File.open",
             "fopen",
             "print {",
+            "remove(",
+            "unlink",
+            "rmtree",
+            "rename(",
+            "truncate",
         ],
     )
 }
@@ -430,24 +435,18 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         .iter()
         .filter_map(|l| {
             let p = l.trim();
-            let expanded = p
-                .strip_prefix("~/")
-                .map(|r| format!("~/{r}"))
-                .unwrap_or_else(|| p.to_string());
-            paths::persistence_kind(&expanded).map(|k| (k, expanded))
+            places::place_with(p, &ctx.policy.own_dirs).map(|m| (m.kind, p.to_string()))
         })
         .next();
     if let Some((kind, path)) = persist.filter(|_| writes(code)) {
-        let rule = match kind {
-            Persistence::ShellRc => RuleId::PersistShellRc,
-            Persistence::AuthorizedKeys => RuleId::PersistSshAuthorizedKeys,
-            Persistence::Cron => RuleId::PersistCrontab,
-            Persistence::Systemd => RuleId::PersistSystemd,
-            Persistence::Launchd => RuleId::PersistLaunchd,
-            Persistence::SystemStartup => RuleId::PersistSystemStartup,
-            Persistence::GitHook => RuleId::PersistGitHook,
-        };
-        ctx.hit(rule, i, format!("{lang} code writes {path}"));
+        ctx.hit(
+            super::files::place_rule(kind),
+            i,
+            format!(
+                "{lang} code writes {} {path}",
+                super::files::place_noun(kind)
+            ),
+        );
     }
     let code = ctx.commands()[i].code.as_ref().expect("checked above");
     if uses_network(code) {

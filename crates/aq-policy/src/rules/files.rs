@@ -8,7 +8,8 @@ use super::{
     placeholder_values,
 };
 use crate::catalog::RuleId;
-use crate::paths::{self, NormPath, Persistence};
+use crate::paths::{self, NormPath};
+use crate::places::{self, PlaceKind};
 
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
@@ -415,20 +416,55 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
                 .filter(|s| !s.starts_with("-s") || c.program() != Some("truncate")),
         ),
         "cp" | "mv" | "install" | "ln" | "rsync" | "ditto" => {
+            let base = |src: &str| -> String {
+                src.rsplit('/')
+                    .find(|s| !s.is_empty())
+                    .unwrap_or(src)
+                    .to_string()
+            };
+            // Into a directory, each source is written under its own name:
+            // `cp x.service ~/.config/systemd/user/`, `mv settings.json
+            // ~/.claude` (a directory too when written without the slash),
+            // `cp -t ~/.claude settings.json`.
             let target = flag_values_text(c, &["-t"], &["target-directory"]);
             if !target.is_empty() {
-                out.extend(target);
-            } else if ops.len() >= 2 || c.program() == Some("ln") && ops.len() == 1 {
-                let dest = ops[ops.len() - 1];
-                // `cp x.service ~/.config/systemd/user/` writes x.service there.
-                if dest.ends_with('/') {
-                    for src in &ops[..ops.len() - 1] {
-                        let base = src.rsplit('/').find(|s| !s.is_empty()).unwrap_or(src);
-                        out.push(format!("{dest}{base}"));
+                for dir in &target {
+                    for src in ops.iter().filter(|o| !target.iter().any(|t| t == *o)) {
+                        out.push(format!("{}/{}", dir.trim_end_matches('/'), base(src)));
                     }
                 }
+                out.extend(target);
+            } else if ops.len() >= 2 {
+                let dest = ops[ops.len() - 1];
+                for src in &ops[..ops.len() - 1] {
+                    out.push(format!("{}/{}", dest.trim_end_matches('/'), base(src)));
+                }
                 out.push(dest.to_string());
+            } else if c.program() == Some("ln") && ops.len() == 1 {
+                // `ln -s ~/x` makes `./x`.
+                out.push(base(ops[0]));
+                out.push(ops[0].to_string());
             }
+        }
+        // `gawk -i inplace PROGRAM FILE...` rewrites the files.
+        "gawk" | "awk"
+            if c.args()
+                .windows(2)
+                .any(|w| w[0].text == "-i" && w[1].text == "inplace")
+                || c.args()
+                    .iter()
+                    .any(|a| matches!(a.text.as_str(), "-iinplace" | "--include=inplace")) =>
+        {
+            let explicit = c
+                .args()
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-f" | "-e" | "--source"));
+            out.extend(
+                ops.iter()
+                    .filter(|o| **o != "inplace")
+                    .skip(usize::from(!explicit))
+                    .map(|s| s.to_string()),
+            );
         }
         "dd" => out.extend(dd_operand(c, "of")),
         "sed" | "perl" if has_flag(c, Some('i'), &["in-place"]) => {
@@ -441,6 +477,17 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
             );
         }
         _ => {}
+    }
+    // Every file an editor opens, it may save (`vim -es -c wq F`, `ed F`).
+    if model.is_some_and(|p| {
+        p.caps(aq_programs::Does::Write)
+            .any(|cap| cap.via == aq_programs::Via::Operands && cap.all_operands)
+    }) {
+        for p in &ops {
+            if !out.iter().any(|o| o == p) {
+                out.push(p.to_string());
+            }
+        }
     }
     // What the capability model says the program writes through an option
     // (`sort -o F`, `find -fprintf F FMT`, `time -o F`).
@@ -465,6 +512,28 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
     let targets = written_paths(c, ctx.model(i));
+    let removed = removed_paths(ctx, i);
+    if targets.is_empty() && removed.is_empty() {
+        return;
+    }
+    // Relative paths under an earlier `cd` of the line.
+    let cwd = if targets
+        .iter()
+        .chain(&removed)
+        .any(|t| !t.starts_with(['/', '~', '$']))
+    {
+        cwd_before(ctx, i)
+    } else {
+        None
+    };
+    let targets: Vec<String> = targets
+        .into_iter()
+        .map(|t| under(cwd.as_deref(), t))
+        .collect();
+    let removed: Vec<String> = removed
+        .into_iter()
+        .map(|t| under(cwd.as_deref(), t))
+        .collect();
     let linking_history =
         name == "ln" && operands(c).first().is_some_and(|s| s.text == "/dev/null");
     for t in targets {
@@ -494,52 +563,203 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
             continue;
         }
-        match paths::persistence_kind(&t) {
-            Some(Persistence::ShellRc) if name != "touch" => ctx.hit(
-                RuleId::PersistShellRc,
-                i,
-                format!("writes the shell startup file {t}"),
-            ),
-            Some(Persistence::AuthorizedKeys) => {
-                ctx.hit(RuleId::PersistSshAuthorizedKeys, i, format!("writes {t}"))
+        if let Some(place) = places::place_with(&t, &ctx.policy.own_dirs) {
+            // An empty file, or a new time on one, runs nothing.
+            let harmless_touch = name == "touch"
+                && !matches!(
+                    place.kind,
+                    PlaceKind::AuthorizedKeys
+                        | PlaceKind::Cron
+                        | PlaceKind::Systemd
+                        | PlaceKind::Launchd
+                        | PlaceKind::SystemStartup
+                );
+            if !harmless_touch {
+                ctx.hit(
+                    place_rule(place.kind),
+                    i,
+                    format!("writes {} {t}", place_noun(place.kind)),
+                );
             }
-            Some(Persistence::Cron) => ctx.hit(
-                RuleId::PersistCrontab,
+            continue;
+        }
+        if paths::credential_location(&t) && name != "touch" {
+            ctx.hit(
+                RuleId::SecretLocation,
                 i,
-                format!("writes the cron table {t}"),
-            ),
-            Some(Persistence::Systemd) => ctx.hit(
-                RuleId::PersistSystemd,
-                i,
-                format!("installs the systemd unit {t}"),
-            ),
-            Some(Persistence::Launchd) => ctx.hit(
-                RuleId::PersistLaunchd,
-                i,
-                format!("installs the launch agent {t}"),
-            ),
-            Some(Persistence::SystemStartup) => {
-                ctx.hit(RuleId::PersistSystemStartup, i, format!("writes {t}"))
-            }
-            Some(Persistence::GitHook) if name != "touch" => ctx.hit(
-                RuleId::PersistGitHook,
-                i,
-                format!("writes the git hook {t}"),
-            ),
-            Some(_) => {}
-            None => {
-                if paths::credential_location(&t) && name != "touch" {
-                    ctx.hit(
-                        RuleId::SecretLocation,
-                        i,
-                        format!("writes into the credential location {t}"),
-                    );
-                } else if is_system_file(&t) && name != "touch" {
-                    ctx.hit(RuleId::FsWriteSystem, i, format!("writes {t}"));
-                }
+                format!("writes into the credential location {t}"),
+            );
+        } else if is_system_file(&t) && name != "touch" {
+            ctx.hit(RuleId::FsWriteSystem, i, format!("writes {t}"));
+        }
+    }
+    // A link made to a protected place is a way to write it (`ln -s
+    // ~/.bashrc x; echo … >> x`).
+    if name == "ln" {
+        let ops = operands(c);
+        for src in ops.iter().take(ops.len().saturating_sub(1)) {
+            let t = under(cwd.as_deref(), src.text.clone());
+            if let Some(place) = places::place_with(&t, &ctx.policy.own_dirs) {
+                ctx.hit(
+                    place_rule(place.kind),
+                    i,
+                    format!("links to {} {t}, a way to write it", place_noun(place.kind)),
+                );
             }
         }
     }
+    // A tree copied into a directory that holds protected places
+    // (`rsync -a dotfiles/ ~/`, `cp -r x/. ~/.claude`) can write any of them.
+    if let Some(dest) = tree_copy_destination(c) {
+        let dest = under(cwd.as_deref(), dest);
+        if let Some(place) = places::holds_place_with(&dest, &ALL_PLACES, &ctx.policy.own_dirs) {
+            ctx.hit(
+                place_rule(place.kind),
+                i,
+                format!(
+                    "copies a tree into {dest}, which holds {} {}",
+                    place_noun(place.kind),
+                    place.pattern
+                ),
+            );
+        }
+    }
+    // Taking aq's files or an agent's hook settings away turns aq off as
+    // surely as rewriting them.
+    for t in removed {
+        let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
+        if let Some(place) = places::holds_place_with(&t, &guarded, &ctx.policy.own_dirs) {
+            let noun = place_noun(place.kind);
+            let evidence = if places::place_with(&t, &ctx.policy.own_dirs)
+                .is_some_and(|m| m.kind == place.kind)
+            {
+                format!("removes {noun} {t}")
+            } else {
+                format!("removes {t}, which holds {noun} {}", place.pattern)
+            };
+            ctx.hit(place_rule(place.kind), i, evidence);
+        }
+    }
+}
+
+/// Every kind of protected place.
+const ALL_PLACES: [PlaceKind; 12] = [
+    PlaceKind::AqOwn,
+    PlaceKind::AgentHook,
+    PlaceKind::ShellRc,
+    PlaceKind::AuthorizedKeys,
+    PlaceKind::Cron,
+    PlaceKind::Systemd,
+    PlaceKind::Launchd,
+    PlaceKind::SystemStartup,
+    PlaceKind::GitHook,
+    PlaceKind::GitConfig,
+    PlaceKind::GitConfigGlobal,
+    PlaceKind::AgentConfig,
+];
+
+/// Where a recursive copy writes its tree: `cp -r SRC... DIR`, `cp -a`,
+/// `rsync SRC... DIR`, `ditto`, `cp -t DIR`.
+fn tree_copy_destination(c: &Command) -> Option<String> {
+    let name = c.program()?;
+    let recursive = match name {
+        "rsync" | "ditto" => true,
+        "cp" => is_recursive(c) || has_flag(c, Some('a'), &["archive"]),
+        _ => false,
+    };
+    if !recursive {
+        return None;
+    }
+    if let Some(dir) = flag_values_text(c, &["-t"], &["target-directory"]).pop() {
+        return Some(dir);
+    }
+    let ops = operands(c);
+    (ops.len() >= 2).then(|| ops[ops.len() - 1].text.clone())
+}
+
+/// The rule for a write into a protected place.
+pub(crate) fn place_rule(kind: PlaceKind) -> RuleId {
+    match kind {
+        PlaceKind::ShellRc => RuleId::PersistShellRc,
+        PlaceKind::AuthorizedKeys => RuleId::PersistSshAuthorizedKeys,
+        PlaceKind::Cron => RuleId::PersistCrontab,
+        PlaceKind::Systemd => RuleId::PersistSystemd,
+        PlaceKind::Launchd => RuleId::PersistLaunchd,
+        PlaceKind::SystemStartup => RuleId::PersistSystemStartup,
+        PlaceKind::GitHook => RuleId::PersistGitHook,
+        PlaceKind::GitConfig => RuleId::PersistGitConfig,
+        PlaceKind::GitConfigGlobal => RuleId::PersistGitConfigGlobal,
+        PlaceKind::AqOwn => RuleId::GuardAqFiles,
+        PlaceKind::AgentHook => RuleId::GuardAgentHooks,
+        PlaceKind::AgentConfig => RuleId::PersistAgentConfig,
+    }
+}
+
+/// What a protected place is, for the evidence: `the shell startup file`.
+pub(crate) fn place_noun(kind: PlaceKind) -> &'static str {
+    match kind {
+        PlaceKind::ShellRc => "the shell startup file",
+        PlaceKind::AuthorizedKeys => "the login keys",
+        PlaceKind::Cron => "the cron table",
+        PlaceKind::Systemd => "the systemd unit",
+        PlaceKind::Launchd => "the launch agent",
+        PlaceKind::SystemStartup => "the startup file",
+        PlaceKind::GitHook => "the git hook",
+        PlaceKind::GitConfig => "the repository's git configuration",
+        PlaceKind::GitConfigGlobal => "the user's git configuration",
+        PlaceKind::AqOwn => "aq's own file",
+        PlaceKind::AgentHook => "the agent's hook settings",
+        PlaceKind::AgentConfig => "the agent's configuration",
+    }
+}
+
+/// A relative path under the directory an earlier `cd` on the line went to.
+fn under(cwd: Option<&str>, path: String) -> String {
+    match cwd {
+        Some(dir) if !path.starts_with(['/', '~', '$']) => {
+            format!("{}/{path}", dir.trim_end_matches('/'))
+        }
+        _ => path,
+    }
+}
+
+/// Paths a command deletes or moves away: `rm`, `unlink`, `shred`,
+/// `rmdir`, `trash` operands, `mv` sources, `find -delete` roots, and what
+/// `find ROOT -exec rm {}` is given.
+fn removed_paths(ctx: &Ctx, i: usize) -> Vec<String> {
+    let c = &ctx.commands()[i];
+    let name = c.program().unwrap_or("");
+    if !matches!(
+        name,
+        "rm" | "unlink" | "rmdir" | "shred" | "srm" | "trash" | "trash-put" | "mv" | "find"
+    ) {
+        return Vec::new();
+    }
+    let ops: Vec<String> = operands(c).iter().map(|w| w.text.clone()).collect();
+    let mut out = Vec::new();
+    match name {
+        "rm" | "unlink" | "rmdir" | "shred" | "srm" | "trash" | "trash-put" => {
+            for op in ops {
+                if op.contains("{}") {
+                    out.extend(finder_roots(ctx, i));
+                } else {
+                    out.push(op);
+                }
+            }
+        }
+        "mv" => {
+            let to_dir = !flag_values_text(c, &["-t"], &["target-directory"]).is_empty();
+            let n = if to_dir {
+                ops.len()
+            } else {
+                ops.len().saturating_sub(1)
+            };
+            out.extend(ops.into_iter().take(n));
+        }
+        "find" if c.args().iter().any(|a| a.text == "-delete") => out.extend(find_roots(c)),
+        _ => {}
+    }
+    out
 }
 
 /// Files under system directories (not scratch space).

@@ -41,6 +41,7 @@ const KNOWN: &[&str] = &[
     "apt-cache",
     "apt-get",
     "aptitude",
+    "aq",
     "ar",
     "arch",
     "aria2c",

@@ -6,6 +6,8 @@ mod code;
 mod env;
 mod exec;
 mod files;
+mod guard;
+mod hidden;
 mod known;
 mod net;
 mod programs;
@@ -66,7 +68,7 @@ impl<'a> Ctx<'a> {
         });
     }
 
-    fn hit_line(&mut self, rule: RuleId, evidence: impl Into<String>) {
+    pub(crate) fn hit_line(&mut self, rule: RuleId, evidence: impl Into<String>) {
         self.hits.push(Hit {
             rule: HitRule::Builtin(rule),
             command: None,
@@ -241,10 +243,12 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         code::check(&mut ctx, i);
         env::check(&mut ctx, i);
         programs::check(&mut ctx, i);
+        guard::check(&mut ctx, i);
         written::check_input_commands(&mut ctx, i);
     }
     exec::check_download_then_run(&mut ctx);
     written::check_line(&mut ctx);
+    hidden::check_line(&mut ctx);
 
     // Custom rules.
     let mut custom_allowed = vec![false; analysis.commands.len()];

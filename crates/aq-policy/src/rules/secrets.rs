@@ -268,6 +268,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     };
     check_hunt(ctx, i, &name);
     check_credential_printers(ctx, i, &name);
+    check_process_environments(ctx, i, &name);
     check_filtered_env_dump(ctx, i, &name);
     let c = &ctx.commands()[i];
 
@@ -524,12 +525,17 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     .all(|a| is_flag(a) && !matches!(a.text.as_str(), "-S" | "--split-string"))
         }
         "export" => c.args().iter().all(|a| a.text == "-p"),
+        // Alone, or with only `-p`/`-x`, they print every variable with its
+        // value (and `-x` the environment).
         "declare" | "typeset" => {
-            c.args().iter().any(|a| a.text == "-x" || a.text == "-p") && operands(c).is_empty()
+            operands(c).is_empty()
+                && (c.args().is_empty()
+                    || c.args().iter().any(|a| a.text == "-x" || a.text == "-p"))
         }
         "set" => c.args().is_empty(),
         _ => false,
     };
+    let env_dump = env_dump || reads_own_environ(c);
     if env_dump && !filtered_to_harmless(ctx, i) {
         ctx.hit(
             RuleId::SecretLocation,
@@ -843,8 +849,33 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
     }
 }
 
+/// `ps e`, `ps auxe`, `ps eww -p PID`: BSD-style `e` prints each process's
+/// environment after its command, the agent's own keys included (as
+/// `/proc/PID/environ` would).
+fn check_process_environments(ctx: &mut Ctx, i: usize, name: &str) {
+    if name != "ps" {
+        return;
+    }
+    let c = &ctx.commands()[i];
+    let bsd_e = c.args().iter().any(|a| {
+        !a.text.starts_with('-')
+            && a.text.contains('e')
+            && a.text.chars().all(|ch| ch.is_ascii_alphabetic())
+    });
+    if bsd_e {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!(
+                "`{}` prints the environment of other processes (their keys included)",
+                c.display()
+            ),
+        );
+    }
+}
+
 /// Whether `i` reads, through a pipe, a dump of every environment variable
-/// (`env`, `printenv`, `export -p`, `set`).
+/// (`env`, `printenv`, `export -p`, `set`, `cat /proc/self/environ`).
 fn reads_env_dump(ctx: &Ctx, i: usize) -> bool {
     ctx.upstream(i).into_iter().any(|u| {
         let up = &ctx.commands()[u];
@@ -853,7 +884,27 @@ fn reads_env_dump(ctx: &Ctx, i: usize) -> bool {
             Some("env" | "printenv" | "set" | "export" | "declare")
         ) && up.runs.is_none()
             && operands(up).is_empty()
+            || reads_own_environ(up)
     })
+}
+
+/// `cat /proc/self/environ`, `xargs -0 < /proc/$$/environ`: a command
+/// that reads its own environment, all of it.
+fn reads_own_environ(c: &Command) -> bool {
+    let named = |w: &Word| w.text.contains("environ");
+    if !c.args().iter().any(named)
+        && !c
+            .stdin
+            .iter()
+            .any(|s| matches!(s, Input::File(w) if named(w)))
+    {
+        return false;
+    }
+    c.stdin
+        .iter()
+        .any(|s| matches!(s, Input::File(w) if paths::is_own_environ(&w.text)))
+        || c.program().is_some_and(|n| !args_are_data(n))
+            && operands(c).iter().any(|w| paths::is_own_environ(&w.text))
 }
 
 /// `env | grep -i secret`: an environment dump filtered for secrets.
@@ -932,6 +983,19 @@ fn check_secret_vars(ctx: &mut Ctx, i: usize) {
                 }
             }
         }
+    }
+    // `declare -p NAME`, `typeset -p NAME`: the variable and its value.
+    if matches!(
+        name,
+        "declare" | "typeset" | "local" | "export" | "readonly"
+    ) && c.args().iter().any(|a| is_flag(a) && a.text.contains('p'))
+    {
+        found = found.or_else(|| {
+            operands(c)
+                .iter()
+                .find(|w| is_secret_var(&w.text))
+                .map(|w| w.text.clone())
+        });
     }
     if name == "printenv" || name == "env" && c.runs.is_none() {
         found = found.or_else(|| {

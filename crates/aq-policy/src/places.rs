@@ -1,0 +1,452 @@
+//! Protected places: where a write (or, for aq's own files and the agents'
+//! hook files, a removal) is judged by the place, whoever writes it.
+//!
+//! One list, built once: the table of `aq-programs` ([`aq_programs::places`]),
+//! the files that hold or switch off an agent's hooks (`aq-agents`, from
+//! where `aq enable --hook` installs them), and the files of every agent
+//! preset that make something run (`aq-agents`' `config` lists). The
+//! guards come first, so a file that is both an agent's hook file and its
+//! configuration (`~/.codex/config.toml`) is judged as the stricter.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use aq_programs::places::PlaceKind;
+
+use crate::paths::{self, NormPath};
+
+/// A pattern of [`aq_programs::places`], read once.
+#[derive(Debug)]
+struct Pattern {
+    anchor: Anchor,
+    parts: Vec<String>,
+    /// The directory and everything under it.
+    prefix: bool,
+    kind: PlaceKind,
+    text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Anchor {
+    Home,
+    Root,
+    Anywhere,
+}
+
+/// A place a path is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlaceMatch {
+    /// What writing it does.
+    pub kind: PlaceKind,
+    /// The pattern that matched, as written in the table (or aq's own
+    /// directory it is in).
+    pub pattern: String,
+}
+
+fn parse(text: &str, kind: PlaceKind) -> Pattern {
+    let (anchor, rest) = if let Some(r) = text.strip_prefix("~/") {
+        (Anchor::Home, r)
+    } else if let Some(r) = text.strip_prefix('/') {
+        (Anchor::Root, r)
+    } else {
+        (Anchor::Anywhere, text)
+    };
+    Pattern {
+        anchor,
+        parts: rest
+            .trim_end_matches('/')
+            .split('/')
+            .map(str::to_string)
+            .collect(),
+        prefix: rest.ends_with('/'),
+        kind,
+        text: text.to_string(),
+    }
+}
+
+/// The list, read once, with what makes a lookup cheap.
+struct Table {
+    patterns: Vec<Pattern>,
+    /// Patterns by their first component, when it is literal: those
+    /// anchored at the home, at the root, and those that match anywhere.
+    /// A path is tried only against the patterns its components can start.
+    home: HashMap<String, Vec<usize>>,
+    root: HashMap<String, Vec<usize>>,
+    anywhere: HashMap<String, Vec<usize>>,
+    /// Patterns whose first component is a glob: tried against every path.
+    unindexed: Vec<usize>,
+    /// aq's state directory where the defaults put it.
+    state: NormPath,
+    /// [`aq_programs::places::AQ_STATE_WRITABLE`], read.
+    writable: Vec<Pattern>,
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let places = aq_programs::places::PLACES;
+        let mut patterns: Vec<Pattern> = places
+            .iter()
+            .filter(|p| p.kind == PlaceKind::AqOwn)
+            .map(|p| parse(p.pattern, p.kind))
+            .collect();
+        patterns.extend(
+            aq_agents::install::guard_files()
+                .iter()
+                .map(|f| parse(f, PlaceKind::AgentHook)),
+        );
+        patterns.extend(
+            places
+                .iter()
+                .filter(|p| p.kind != PlaceKind::AqOwn)
+                .map(|p| parse(p.pattern, p.kind)),
+        );
+        for preset in aq_agents::PresetSet::builtin().0 {
+            patterns.extend(
+                preset
+                    .config
+                    .iter()
+                    .map(|f| parse(f, PlaceKind::AgentConfig)),
+            );
+        }
+        let (mut home, mut root, mut anywhere) = (HashMap::new(), HashMap::new(), HashMap::new());
+        let mut unindexed = Vec::new();
+        for (k, p) in patterns.iter().enumerate() {
+            let first = &p.parts[0];
+            if first == "**" || paths::has_glob(first) {
+                unindexed.push(k);
+                continue;
+            }
+            let index: &mut HashMap<String, Vec<usize>> = match p.anchor {
+                Anchor::Home => &mut home,
+                Anchor::Root => &mut root,
+                Anchor::Anywhere => &mut anywhere,
+            };
+            index.entry(first.clone()).or_default().push(k);
+        }
+        Table {
+            patterns,
+            home,
+            root,
+            anywhere,
+            unindexed,
+            state: NormPath::new("~/.local/state/agent-quarantine"),
+            writable: aq_programs::places::AQ_STATE_WRITABLE
+                .iter()
+                .map(|w| parse(w, PlaceKind::AqOwn))
+                .collect(),
+        }
+    })
+}
+
+fn all() -> &'static [Pattern] {
+    &table().patterns
+}
+
+/// Whether `p` is in a directory of aq's state that is not protected
+/// ([`aq_programs::places::AQ_STATE_WRITABLE`]), under `state` (aq's state
+/// directory).
+fn writable_in_state(p: &NormPath, state: &NormPath) -> bool {
+    table().writable.iter().any(|w| {
+        (p.in_home, p.absolute) == (state.in_home, state.absolute)
+            && p.parts.len() > state.parts.len()
+            && p.parts.iter().zip(&state.parts).all(|(a, b)| a == b)
+            && seq(&p.parts[state.parts.len()..], &w.parts, w.prefix)
+    })
+}
+
+/// The protected place `path` is in, if any (the first of the list).
+pub fn place_of(path: &str) -> Option<PlaceMatch> {
+    place_of_norm(&NormPath::new(path))
+}
+
+fn place_of_norm(p: &NormPath) -> Option<PlaceMatch> {
+    let t = table();
+    if p.parts.is_empty() || writable_in_state(p, &t.state) {
+        return None;
+    }
+    let found = if p.parts.iter().any(|c| paths::has_glob(c)) {
+        // A glob as written may stand for any name: try every pattern.
+        t.patterns.iter().find(|pat| matches(p, pat))
+    } else {
+        // The first of the list that matches: of the patterns this path
+        // can start, in list order.
+        let mut candidates: Vec<usize> = t.unindexed.clone();
+        let first = &p.parts[0];
+        if p.in_home {
+            candidates.extend(t.home.get(first).into_iter().flatten());
+        }
+        if p.absolute {
+            candidates.extend(t.root.get(first).into_iter().flatten());
+        }
+        for part in &p.parts {
+            candidates.extend(t.anywhere.get(part).into_iter().flatten());
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates
+            .into_iter()
+            .map(|k| &t.patterns[k])
+            .find(|pat| matches(p, pat))
+    };
+    found.map(|pat| PlaceMatch {
+        kind: pat.kind,
+        pattern: pat.text.clone(),
+    })
+}
+
+/// The protected place `path` is in, counting aq's own directories where
+/// this machine has them (`own_dirs`, [`crate::Policy::own_dirs`]).
+pub fn place_with(path: &str, own_dirs: &[String]) -> Option<PlaceMatch> {
+    let p = NormPath::new(path);
+    if own_dirs.is_empty() {
+        return place_of_norm(&p);
+    }
+    let dirs: Vec<NormPath> = own_dirs.iter().map(|d| NormPath::new(d)).collect();
+    if dirs.iter().any(|d| writable_in_state(&p, d)) {
+        return None;
+    }
+    dirs.iter()
+        .zip(own_dirs)
+        .find(|(d, _)| is_under(&p, d))
+        .map(|(_, d)| PlaceMatch {
+            kind: PlaceKind::AqOwn,
+            pattern: d.clone(),
+        })
+        .or_else(|| place_of_norm(&p))
+}
+
+/// [`holds_place`], counting aq's own directories too.
+pub fn holds_place_with(
+    path: &str,
+    kinds: &[PlaceKind],
+    own_dirs: &[String],
+) -> Option<PlaceMatch> {
+    if kinds.contains(&PlaceKind::AqOwn) {
+        let p = NormPath::new(path);
+        if let Some(d) = own_dirs.iter().find(|d| {
+            let d = NormPath::new(d);
+            is_under(&p, &d) && !writable_in_state(&p, &d) || is_under(&d, &p)
+        }) {
+            return Some(PlaceMatch {
+                kind: PlaceKind::AqOwn,
+                pattern: d.clone(),
+            });
+        }
+    }
+    holds_place(path, kinds)
+}
+
+/// Whether `p` is `dir` or under it (both anchored at the home or the root).
+fn is_under(p: &NormPath, dir: &NormPath) -> bool {
+    (p.in_home, p.absolute) == (dir.in_home, dir.absolute)
+        && (dir.in_home || dir.absolute)
+        && p.parts.len() >= dir.parts.len()
+        && p.parts.iter().zip(&dir.parts).all(|(a, b)| a == b)
+}
+
+/// Whether any protected place of these kinds is `path` or under it
+/// (`rm -rf ~/.local/state` removes aq's state).
+pub fn holds_place(path: &str, kinds: &[PlaceKind]) -> Option<PlaceMatch> {
+    let p = NormPath::new(path);
+    if writable_in_state(&p, &table().state) {
+        return None;
+    }
+    all()
+        .iter()
+        .filter(|pat| kinds.contains(&pat.kind))
+        .find(|pat| matches(&p, pat) || contains(&p, pat))
+        .map(|pat| PlaceMatch {
+            kind: pat.kind,
+            pattern: pat.text.clone(),
+        })
+}
+
+fn matches(p: &NormPath, pat: &Pattern) -> bool {
+    match pat.anchor {
+        Anchor::Home => p.in_home && seq(&p.parts, &pat.parts, pat.prefix),
+        Anchor::Root => p.absolute && seq(&p.parts, &pat.parts, pat.prefix),
+        Anchor::Anywhere => (0..p.parts.len()).any(|k| seq(&p.parts[k..], &pat.parts, pat.prefix)),
+    }
+}
+
+/// Whether the place lies under directory `p`: the pattern's components
+/// start with `p`'s (anchored at the home or the root), or, for a pattern
+/// that matches anywhere, `p` ends with the first of them (`.claude` holds
+/// `.claude/settings.json`).
+fn contains(p: &NormPath, pat: &Pattern) -> bool {
+    let same = |have: &[String], want: &[String]| {
+        have.iter()
+            .zip(want)
+            .all(|(h, w)| w != "**" && paths::name_matches(h, w))
+    };
+    match pat.anchor {
+        Anchor::Home | Anchor::Root => {
+            let anchored = if pat.anchor == Anchor::Home {
+                p.in_home
+            } else {
+                p.absolute
+            };
+            anchored && p.parts.len() < pat.parts.len() && same(&p.parts, &pat.parts)
+        }
+        Anchor::Anywhere => (1..pat.parts.len())
+            .any(|m| p.parts.len() >= m && same(&p.parts[p.parts.len() - m..], &pat.parts[..m])),
+    }
+}
+
+/// Whether `parts` match the pattern's components from the start: all of
+/// them, with nothing left unless `prefix`; `**` matches any number.
+fn seq(parts: &[String], pat: &[String], prefix: bool) -> bool {
+    match pat.split_first() {
+        None => prefix || parts.is_empty(),
+        Some((first, rest)) if first == "**" => {
+            (0..=parts.len()).any(|k| seq(&parts[k..], rest, prefix))
+        }
+        Some((first, rest)) => match parts.split_first() {
+            Some((have, tail)) => paths::name_matches(have, first) && seq(tail, rest, prefix),
+            None => false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(path: &str) -> Option<PlaceKind> {
+        place_of(path).map(|m| m.kind)
+    }
+
+    #[test]
+    fn protected_places_are_recognised_however_the_path_is_spelled() {
+        use PlaceKind::*;
+        for (path, want) in [
+            ("~/.bashrc", ShellRc),
+            ("$HOME/.profile", ShellRc),
+            ("/home/dev/.zshrc", ShellRc),
+            ("/root/.bash_aliases", ShellRc),
+            ("~/.config/fish/conf.d/x.fish", ShellRc),
+            ("$XDG_CONFIG_HOME/fish/config.fish", ShellRc),
+            ("/etc/profile.d/x.sh", ShellRc),
+            ("~/.ssh/authorized_keys", AuthorizedKeys),
+            ("/etc/cron.d/job", Cron),
+            ("/etc/crontab", Cron),
+            ("~/.config/systemd/user/a.service", Systemd),
+            ("/etc/sudoers.d/x", SystemStartup),
+            (".git/hooks/pre-commit", GitHook),
+            ("./.git/hooks/pre-commit", GitHook),
+            (".git/modules/sub/hooks/post-checkout", GitHook),
+            (".git/config", GitConfig),
+            ("sub/.git/config", GitConfig),
+            ("/work/repo/.git/config", GitConfig),
+            (".git/modules/a/modules/b/config", GitConfig),
+            (".git/commondir", GitConfig),
+            (".git/worktrees/w/config.worktree", GitConfig),
+            (".git", GitConfig),
+            ("~/.gitconfig", GitConfigGlobal),
+            ("~/.config/git/config", GitConfigGlobal),
+            (
+                "${XDG_CONFIG_HOME:-$HOME/.config}/git/config",
+                GitConfigGlobal,
+            ),
+            ("/etc/gitconfig", GitConfigGlobal),
+            (
+                "~/.local/state/agent-quarantine/sessions/x/log.jsonl",
+                AqOwn,
+            ),
+            (
+                "$XDG_STATE_HOME/agent-quarantine/sessions/x/log.jsonl",
+                AqOwn,
+            ),
+            ("~/.local/state/agent-quarantine", AqOwn),
+            (
+                "~/.local/state/agent-quarantine/sessions/x/approvals/answers/1",
+                AqOwn,
+            ),
+            ("~/.local/state/agent-quarantine/sessions/tmp/x", AqOwn),
+            ("~/.config/agent-quarantine/policy.toml", AqOwn),
+            ("~/.local/share/agent-quarantine/bin/claude", AqOwn),
+            ("~/.claude/settings.json", AgentHook),
+            (".claude/settings.json", AgentHook),
+            (".claude/settings.local.json", AgentHook),
+            ("~/.claude/settings.local.json", AgentHook),
+            ("$CLAUDE_CONFIG_DIR/settings.json", AgentHook),
+            ("~/.codex/config.toml", AgentHook),
+            ("~/.codex/hooks.json", AgentHook),
+            ("~/.gemini/settings.json", AgentHook),
+            (".gemini/settings.json", AgentHook),
+            ("~/.cursor/hooks.json", AgentHook),
+            ("~/.config/opencode/plugins/aq.js", AgentHook),
+            ("~/.claude/hooks/x.sh", AgentConfig),
+            (".mcp.json", AgentConfig),
+            ("~/.gemini/extensions/x/gemini-extension.json", AgentConfig),
+            (".codex/config.toml", AgentConfig),
+        ] {
+            assert_eq!(kind(path), Some(want), "{path}");
+        }
+        for path in [
+            "notes.txt",
+            "src/x.rs",
+            ".gitignore",
+            ".git/info/exclude",
+            ".git/COMMIT_EDITMSG",
+            "bashrc",
+            "docs/.bashrc",
+            "config",
+            "~/.config/agent-quarantine-notes.txt",
+            "~/src/agent-quarantine/README.md",
+            // aq run's TMPDIR for the sandbox.
+            "~/.local/state/agent-quarantine/sessions/x/tmp/claude-0/cwd",
+            "target/debug/aq",
+            "CLAUDE.md",
+            ".claude.md",
+            "~/.claude/projects/x/session.jsonl",
+        ] {
+            assert_eq!(kind(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn aq_state_where_this_machine_keeps_it_is_aqs_but_a_sessions_tmp() {
+        let own = vec!["/srv/aq/state/agent-quarantine".to_string()];
+        let kind = |p: &str| place_with(p, &own).map(|m| m.kind);
+        assert_eq!(
+            kind("/srv/aq/state/agent-quarantine/sessions/s/log.jsonl"),
+            Some(PlaceKind::AqOwn)
+        );
+        assert_eq!(
+            kind("/srv/aq/state/agent-quarantine"),
+            Some(PlaceKind::AqOwn)
+        );
+        assert_eq!(
+            kind("/srv/aq/state/agent-quarantine/sessions/s/tmp/x"),
+            None
+        );
+        assert_eq!(kind("/srv/aq/state/other"), None);
+        let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
+        let holds = |p: &str| holds_place_with(p, &guarded, &own).is_some();
+        assert!(holds("/srv/aq/state"));
+        assert!(holds("/srv/aq/state/agent-quarantine/sessions/s"));
+        assert!(!holds("/srv/aq/state/agent-quarantine/sessions/s/tmp/x"));
+        assert!(!holds("~/.local/state/agent-quarantine/sessions/s/tmp/x"));
+    }
+
+    #[test]
+    fn a_directory_holding_a_guarded_place_is_found() {
+        let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
+        for dir in [
+            "~/.local/state",
+            "~/.local",
+            "~/.claude",
+            "~",
+            "$HOME",
+            ".claude",
+            "sub/.claude",
+        ] {
+            assert!(holds_place(dir, &guarded).is_some(), "{dir}");
+        }
+        for dir in ["src", "/tmp/x", "~/.cache", "~/projects", ".", "target"] {
+            assert!(holds_place(dir, &guarded).is_none(), "{dir}");
+        }
+    }
+}
