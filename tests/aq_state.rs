@@ -174,3 +174,30 @@ fn in_hook_mode_a_damaged_log_refuses_rather_than_run_unlogged() {
     assert!(second.contains("\"deny\""), "{second}");
     assert!(second.contains("audit log cannot be written"), "{second}");
 }
+
+#[test]
+fn a_hook_that_cannot_decide_in_time_refuses() {
+    // The decision runs in a child the hook answers for: an event that never
+    // ends (the agent's pipe held open) gets a refusal, not a hung or dead
+    // hook, which an agent would take as a failed hook and run the command.
+    use std::io::Write;
+    let env = Env::with_policy("", "");
+    let mut cmd = env.command(&env.work(), &["hook", "claude"]);
+    cmd.env("AQ_HOOK_DEADLINE_MS", "300")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("aq hook claude");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"tool_name\": \"Bash\", ").unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"deny\""), "{text}");
+    assert!(text.contains("no answer within 300 ms"), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // Control: the same hook with the whole event decides (and allows `ls`).
+    let allowed = claude_hook(&env, "ls");
+    assert!(!allowed.contains("\"deny\""), "{allowed}");
+}

@@ -3,6 +3,13 @@
 //! user's effective policy for the command's working directory, logs it
 //! (one session per agent session), and answers in the agent's contract
 //! (`aq_agents::hooks`). An error refuses the command.
+//!
+//! The decision is made in a forked child with a memory limit, and the
+//! parent answers for it: a child that crashes, runs out of memory or
+//! takes longer than [`DEADLINE`] refuses the command. An agent treats a
+//! hook that dies without answering as a failed hook and runs the command
+//! anyway (Claude Code's "non-blocking error"), so a line that made the
+//! engine crash would otherwise switch aq off.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,6 +23,13 @@ use aq_session::{self as session, SessionFile};
 /// The largest event read; an agent's command line is far smaller.
 const MAX_EVENT: u64 = 4 << 20;
 
+/// How long the child may take to decide (`AQ_HOOK_DEADLINE_MS` sets
+/// it, at least 100 ms: setting it can only refuse more).
+const DEADLINE: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// The child's address space: the engine needs tens of MiB.
+const CHILD_MEMORY: u64 = 2 << 30;
+
 pub fn run(agent: &str, policy_flag: Option<&Path>) -> std::process::ExitCode {
     let Some(agent) = HookAgent::parse(agent) else {
         eprintln!(
@@ -24,13 +38,179 @@ pub fn run(agent: &str, policy_flag: Option<&Path>) -> std::process::ExitCode {
         );
         return crate::exit::ExitCode::Usage.into();
     };
-    let answer = match decide(agent, policy_flag) {
-        Ok(a) => a,
-        Err(e) => hooks::answer_error(agent, &e),
+    let answer = match decide_apart(|| decide(agent, policy_flag)) {
+        Ok(Ok(a)) => a,
+        Ok(Err(e)) | Err(e) => hooks::answer_error(agent, &e),
     };
     let _ = std::io::stdout().write_all(answer.stdout.as_bytes());
     let _ = std::io::stderr().write_all(answer.stderr.as_bytes());
     std::process::ExitCode::from(answer.exit_code.clamp(0, 255) as u8)
+}
+
+/// Run `f` in a forked child with [`CHILD_MEMORY`] and [`DEADLINE`], and
+/// return its answer; `Err` when it did not give one. Where this process
+/// already has threads (fork would copy only this one), `f` runs here.
+fn decide_apart(
+    f: impl FnOnce() -> Result<HookAnswer, String>,
+) -> Result<Result<HookAnswer, String>, String> {
+    if !single_threaded() {
+        return Ok(f());
+    }
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds is a valid two-int array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
+        return Ok(f());
+    }
+    let [read_end, write_end] = fds;
+    // SAFETY: this process is single-threaded (checked above), so the
+    // child may run ordinary code; it leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == -1 {
+        // SAFETY: closing our pipe.
+        unsafe {
+            libc::close(read_end);
+            libc::close(write_end);
+        }
+        return Ok(f());
+    }
+    if pid == 0 {
+        // SAFETY: closing the child's copy of the read end; setrlimit on
+        // plain data.
+        unsafe {
+            libc::close(read_end);
+            let limit = libc::rlimit {
+                rlim_cur: CHILD_MEMORY,
+                rlim_max: CHILD_MEMORY,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &limit);
+        }
+        let bytes = encode(&f());
+        // SAFETY: our pipe; a short write is seen by the parent as no answer.
+        unsafe {
+            libc::write(write_end, bytes.as_ptr().cast(), bytes.len());
+            libc::_exit(0)
+        }
+    }
+    // SAFETY: closing the parent's copy of the write end.
+    unsafe { libc::close(write_end) };
+    let deadline = std::env::var("AQ_HOOK_DEADLINE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|ms| std::time::Duration::from_millis(ms.max(100)))
+        .filter(|d| *d < DEADLINE)
+        .unwrap_or(DEADLINE);
+    let got = read_until(read_end, deadline);
+    // SAFETY: our pipe; the child, killed if it is still there, then reaped.
+    let status = unsafe {
+        libc::close(read_end);
+        libc::kill(pid, libc::SIGKILL);
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        status
+    };
+    match got.and_then(|b| decode(&b)) {
+        Some(answer) => Ok(answer),
+        None if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) != libc::SIGKILL => Err(
+            format!("the decision ended with signal {}", libc::WTERMSIG(status)),
+        ),
+        None => Err(format!(
+            "the decision gave no answer within {} ms or ran out of memory",
+            deadline.as_millis()
+        )),
+    }
+}
+
+fn single_threaded() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .is_some_and(|n| n.trim() == "1")
+    })
+}
+
+/// Everything the child writes until it closes the pipe, or `None` past
+/// `deadline`.
+fn read_until(fd: libc::c_int, deadline: std::time::Duration) -> Option<Vec<u8>> {
+    let end = std::time::Instant::now() + deadline;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let left = end.checked_duration_since(std::time::Instant::now())?;
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut p, 1, left.as_millis().max(1) as libc::c_int) };
+        if r == 0 {
+            return None;
+        }
+        if r < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return None;
+        }
+        // SAFETY: reading into buf.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        match n {
+            0 => return Some(out),
+            n if n < 0 => return None,
+            n => out.extend_from_slice(&buf[..n as usize]),
+        }
+    }
+}
+
+/// The child's answer on the pipe: a tag (`A` an answer, `E` an error),
+/// then for an answer the exit code and two length-prefixed strings, for an
+/// error one.
+fn encode(r: &Result<HookAnswer, String>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let put = |s: &str, out: &mut Vec<u8>| {
+        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+    };
+    match r {
+        Ok(a) => {
+            out.push(b'A');
+            out.extend_from_slice(&a.exit_code.to_le_bytes());
+            put(&a.stdout, &mut out);
+            put(&a.stderr, &mut out);
+        }
+        Err(e) => {
+            out.push(b'E');
+            put(e, &mut out);
+        }
+    }
+    out
+}
+
+fn decode(b: &[u8]) -> Option<Result<HookAnswer, String>> {
+    fn take_str(b: &[u8], at: &mut usize) -> Option<String> {
+        let len = u64::from_le_bytes(b.get(*at..*at + 8)?.try_into().ok()?) as usize;
+        *at += 8;
+        let s = String::from_utf8(b.get(*at..at.checked_add(len)?)?.to_vec()).ok()?;
+        *at += len;
+        Some(s)
+    }
+    let mut at = 1;
+    let r = match b.first()? {
+        b'A' => {
+            let exit_code = i32::from_le_bytes(b.get(1..5)?.try_into().ok()?);
+            at = 5;
+            let stdout = take_str(b, &mut at)?;
+            let stderr = take_str(b, &mut at)?;
+            Ok(HookAnswer {
+                stdout,
+                stderr,
+                exit_code,
+            })
+        }
+        b'E' => Err(take_str(b, &mut at)?),
+        _ => return None,
+    };
+    (at == b.len()).then_some(r)
 }
 
 fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, String> {
@@ -215,5 +395,28 @@ impl HookSession {
         self.log
             .append(body, session::now_rfc3339(), &self.id)
             .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_crosses_the_pipe_whole_or_not_at_all() {
+        let a = Ok(HookAnswer {
+            stdout: "{\"deny\": \"é\"}".into(),
+            stderr: "why\n".into(),
+            exit_code: 2,
+        });
+        let bytes = encode(&a);
+        assert_eq!(decode(&bytes), Some(a));
+        let e: Result<HookAnswer, String> = Err("cannot read".into());
+        assert_eq!(decode(&encode(&e)), Some(e));
+        // A child killed mid-write gives no answer, never half of one.
+        for cut in 0..bytes.len() {
+            assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
+        }
+        assert_eq!(decode(b"Zjunk"), None);
     }
 }
