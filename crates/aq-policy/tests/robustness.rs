@@ -684,7 +684,7 @@ fn shellish_line() -> impl Strategy<Value = String> {
 }
 
 /// brush-parser 0.4 loops without end (allocating gigabytes) on a
-/// here-document whose delimiter is empty; found by `shellish_lines_are_decided`
+/// here-document whose delimiter is empty or holds `$`; found by `shellish_lines_are_decided`
 /// with a random seed (the OOM killer ended the test binary). It asks now,
 /// at once.
 #[test]

@@ -141,11 +141,11 @@ fn parse_script(text: &str, limits: &Limits) -> Result<brush_parser::ast::Progra
             ),
         });
     }
-    if let Some(at) = empty_here_delimiter(text) {
+    if let Some(at) = odd_here_delimiter(text) {
         return Err(Problem {
             kind: ProblemKind::Unparsable,
             detail: format!(
-                "a here-document with an empty delimiter (byte {at}): the shell parser cannot read it"
+                "a here-document with an empty delimiter or one holding `$` (byte {at}): the shell parser cannot read it"
             ),
         });
     }
@@ -209,14 +209,16 @@ fn parser_panicked() -> Problem {
     }
 }
 
-/// Where a here-document's delimiter is empty once its quotes are removed
-/// (`<<''`, `<<-""`, `<< ''""`), if anywhere. brush-parser 0.4 loops
-/// without end on such a body, allocating until the machine runs out of
-/// memory (found by the robustness property tests: `cat <<'' `), so the
-/// line is refused before it gets there. Bash reads it (the body ends at
-/// the first empty line); nobody writes it. Quoting is not followed, so the
-/// same bytes inside a string are refused too, which asks.
-fn empty_here_delimiter(text: &str) -> Option<usize> {
+/// Where a here-document's delimiter is one the parser cannot be trusted
+/// with, if anywhere: empty once its quotes are removed (`<<''`, `<<-""`),
+/// or holding `$` or a backquote (`<<$(`). brush-parser 0.4 loops without
+/// end on such bodies, allocating until the machine runs out of memory
+/// (found by the robustness property tests with random seeds: `cat <<'' `,
+/// `<<$(  `), so the line is refused before it gets there. Bash reads them
+/// (it does not expand a delimiter); nobody writes them. Quoting around the
+/// operator is not followed, so the same bytes inside a string are refused
+/// too, which asks.
+fn odd_here_delimiter(text: &str) -> Option<usize> {
     let b = text.as_bytes();
     let mut i = 0;
     while i + 1 < b.len() {
@@ -237,19 +239,33 @@ fn empty_here_delimiter(text: &str) -> Option<usize> {
         while matches!(b.get(j), Some(b' ' | b'\t')) {
             j += 1;
         }
-        let start = j;
-        loop {
-            match (b.get(j), b.get(j + 1)) {
-                (Some(b'\''), Some(b'\'')) | (Some(b'"'), Some(b'"')) => j += 2,
-                (Some(b'$'), Some(b'\'')) if b.get(j + 2) == Some(&b'\'') => j += 3,
-                _ => break,
+        // The delimiter word, its quotes removed.
+        let mut word = Vec::new();
+        let mut quoted = false;
+        while let Some(&c) = b.get(j) {
+            match c {
+                b'\'' | b'"' => {
+                    // An unclosed quote: the tokenizer refuses the line.
+                    let Some(k) = b[j + 1..].iter().position(|x| *x == c) else {
+                        break;
+                    };
+                    quoted = true;
+                    word.extend_from_slice(&b[j + 1..j + 1 + k]);
+                    j += k + 2;
+                }
+                b'\\' => {
+                    word.extend(b.get(j + 1).copied());
+                    j += 2;
+                }
+                c if c.is_ascii_whitespace() || b";|&()<>".contains(&c) => break,
+                c => {
+                    word.push(c);
+                    j += 1;
+                }
             }
         }
-        let ends_word = match b.get(j) {
-            None => true,
-            Some(c) => c.is_ascii_whitespace() || b";|&()<>".contains(c),
-        };
-        if j > start && ends_word {
+        let holds_expansion = word.iter().any(|c| matches!(c, b'$' | b'`'));
+        if (quoted && word.is_empty()) || holds_expansion {
             return Some(at);
         }
         i = at + 2;
@@ -538,7 +554,7 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_here_document_delimiter_is_refused_before_the_parser_loops() {
+    fn an_empty_or_expanding_here_document_delimiter_is_refused_before_the_parser_loops() {
         for line in [
             "cat <<'' ",
             "cat <<''",
@@ -546,8 +562,11 @@ mod tests {
             "cat << ''\"\";ls",
             "x <<$'' |y",
             "a <<'' <<EOF\n",
+            "<<$(  ",
+            "cat <<$X\nbody\n",
+            "cat <<`x`\n",
         ] {
-            assert!(empty_here_delimiter(line).is_some(), "{line:?}");
+            assert!(odd_here_delimiter(line).is_some(), "{line:?}");
             let a = analyze(line);
             assert!(
                 a.problems.iter().any(|p| p.kind == ProblemKind::Unparsable),
@@ -562,7 +581,7 @@ mod tests {
             "cat <<\"a\"\"\"\nx\na\n",
             "echo '<<'",
         ] {
-            assert_eq!(empty_here_delimiter(line), None, "{line:?}");
+            assert_eq!(odd_here_delimiter(line), None, "{line:?}");
         }
     }
 
