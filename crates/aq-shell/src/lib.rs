@@ -145,7 +145,7 @@ fn parse_script(text: &str, limits: &Limits) -> Result<brush_parser::ast::Progra
         return Err(Problem {
             kind: ProblemKind::Unparsable,
             detail: format!(
-                "a here-document with an empty delimiter or one holding `$` (byte {at}): the shell parser cannot read it"
+                "a here-document whose delimiter is not a plain word (byte {at}): the shell parser cannot be trusted with it"
             ),
         });
     }
@@ -210,15 +210,16 @@ fn parser_panicked() -> Problem {
 }
 
 /// Where a here-document's delimiter is one the parser cannot be trusted
-/// with, if anywhere: empty once its quotes are removed (`<<''`, `<<-""`),
-/// or holding `$` or a backquote (`<<$(`). brush-parser 0.4 loops without
-/// end on such bodies, allocating until the machine runs out of memory
-/// (found by the robustness property tests with random seeds: `cat <<'' `,
-/// `<<$(  `), so the line is refused before it gets there. Bash reads them
-/// (it does not expand a delimiter); nobody writes them. Quoting around the
-/// operator is not followed, so the same bytes inside a string are refused
-/// too, which asks.
+/// with, if anywhere. brush-parser 0.4 loops without end on some bodies,
+/// allocating until the machine runs out of memory (found by the
+/// robustness property tests with random seeds: `cat <<'' `, `<<$(  `,
+/// `<<F"$(  `), so a delimiter that is not a plain word (once its quotes
+/// are removed: letters, digits and `_ - . + : @ % / ! = , ^ ~`, like
+/// `EOF`, `'END'`, `"SQL"`, `\EOF`) is refused before the parser sees the
+/// line; it asks. Quoting around the operator is not followed, so `<<`
+/// inside a string followed by such bytes asks too.
 fn odd_here_delimiter(text: &str) -> Option<usize> {
+    let plain = |c: u8| c.is_ascii_alphanumeric() || b"_-.+:@%/!=,^~".contains(&c);
     let b = text.as_bytes();
     let mut i = 0;
     while i + 1 < b.len() {
@@ -240,18 +241,27 @@ fn odd_here_delimiter(text: &str) -> Option<usize> {
             j += 1;
         }
         // The delimiter word, its quotes removed.
-        let mut word = Vec::new();
+        let mut word: Vec<u8> = Vec::new();
         let mut quoted = false;
+        let mut odd = false;
         while let Some(&c) = b.get(j) {
             match c {
                 b'\'' | b'"' => {
-                    // An unclosed quote: the tokenizer refuses the line.
-                    let Some(k) = b[j + 1..].iter().position(|x| *x == c) else {
-                        break;
-                    };
-                    quoted = true;
-                    word.extend_from_slice(&b[j + 1..j + 1 + k]);
-                    j += k + 2;
+                    let rest = &b[j + 1..];
+                    match rest.iter().position(|x| *x == c) {
+                        Some(k) => {
+                            quoted = true;
+                            word.extend_from_slice(&rest[..k]);
+                            j += k + 2;
+                        }
+                        // An unclosed quote right at the end closes an
+                        // outer string (`echo '<<'`); anything after it
+                        // is a delimiter the tokenizer may loop on.
+                        None => {
+                            odd = rest.iter().any(|x| !x.is_ascii_whitespace());
+                            break;
+                        }
+                    }
                 }
                 b'\\' => {
                     word.extend(b.get(j + 1).copied());
@@ -264,8 +274,8 @@ fn odd_here_delimiter(text: &str) -> Option<usize> {
                 }
             }
         }
-        let holds_expansion = word.iter().any(|c| matches!(c, b'$' | b'`'));
-        if (quoted && word.is_empty()) || holds_expansion {
+        let not_plain = word.iter().any(|c| !plain(*c));
+        if odd || not_plain || (quoted && word.is_empty()) {
             return Some(at);
         }
         i = at + 2;
@@ -565,6 +575,7 @@ mod tests {
             "<<$(  ",
             "cat <<$X\nbody\n",
             "cat <<`x`\n",
+            "<<F\"$(  ",
         ] {
             assert!(odd_here_delimiter(line).is_some(), "{line:?}");
             let a = analyze(line);
