@@ -71,6 +71,32 @@ pub enum Command {
     Deny(GrantArgs),
     /// List the grants your policy file holds, as the lines that made them.
     Grants,
+    /// The workspace's checkpoints, newest last (docs/undo.md).
+    ///
+    /// Every `aq run` session and every agent hook takes them: one when it
+    /// starts, one before each command that may change the workspace. Each
+    /// line: the id, the time, the session, the files changed since the
+    /// checkpoint before, and the command that came next.
+    ///
+    /// Example: aq checkpoints --latest
+    Checkpoints(CheckpointsArgs),
+    /// What changed in the workspace since a checkpoint.
+    ///
+    /// A unified diff for text files, one line for a binary file, and mode
+    /// and link changes; default: since the start of the latest session.
+    ///
+    /// Example: aq diff --stat
+    Diff(DiffArgs),
+    /// Put the workspace back as it was at a checkpoint.
+    ///
+    /// Default: the start of the latest session in this workspace. Files
+    /// created since are removed, deleted ones come back, modes, links and
+    /// the repository's refs, stash and index are restored. A checkpoint of
+    /// the current state is taken first, so an undo can be undone. Shows
+    /// what it will change and asks; `--yes` does not ask.
+    ///
+    /// Example: aq undo --yes
+    Undo(UndoArgs),
     /// Shell completions, on stdout: `aq completions bash > ~/.local/share/bash-completion/completions/aq`.
     Completions(CompletionsArgs),
     /// The manual pages: `aq.1` on stdout, or every page into --out DIR.
@@ -633,4 +659,61 @@ pub struct TrustArgs {
     /// The policy file (default: the project's agent-quarantine.toml).
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
+}
+
+/// Which workspace's checkpoints.
+#[derive(Debug, Args)]
+pub struct WorkspaceArg {
+    /// The workspace (default: the git repository around the current
+    /// directory, or the directory itself), as for `aq run`.
+    #[arg(long, short = 'C', value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckpointsArgs {
+    /// Only this session's (an id or a unique prefix).
+    #[arg(long, value_name = "ID", conflicts_with = "latest")]
+    pub session: Option<String>,
+    /// Only the latest session's.
+    #[arg(long)]
+    pub latest: bool,
+    /// One JSON object per checkpoint, as a JSON array.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The checkpoint (an id or a unique prefix).
+    #[arg(value_name = "CHECKPOINT", conflicts_with = "session")]
+    pub checkpoint: Option<String>,
+    /// Since the start of this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// One line per file with the lines added and removed.
+    #[arg(long)]
+    pub stat: bool,
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
+}
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// Back to this checkpoint (an id or a unique prefix).
+    #[arg(long, value_name = "CHECKPOINT", conflicts_with = "session")]
+    pub to: Option<String>,
+    /// Back to the start of this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only these paths (files or directories); repeat for more.
+    #[arg(long, value_name = "PATH")]
+    pub path: Vec<PathBuf>,
+    /// Do not ask first (needed without a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
 }

@@ -39,7 +39,13 @@ pub fn run(agent: &str, policy_flag: Option<&Path>) -> std::process::ExitCode {
         return crate::exit::ExitCode::Usage.into();
     };
     let answer = match decide_apart(|| decide(agent, policy_flag)) {
-        Ok(Ok(a)) => a,
+        Ok(Ok(d)) => {
+            // The command runs once the hook answers: the checkpoint first.
+            if let Some(c) = &d.checkpoint {
+                checkpoint(agent, c, policy_flag);
+            }
+            d.answer
+        }
         Ok(Err(e)) | Err(e) => hooks::answer_error(agent, &e),
     };
     let _ = std::io::stdout().write_all(answer.stdout.as_bytes());
@@ -51,8 +57,8 @@ pub fn run(agent: &str, policy_flag: Option<&Path>) -> std::process::ExitCode {
 /// return its answer; `Err` when it did not give one. Where this process
 /// already has threads (fork would copy only this one), `f` runs here.
 fn decide_apart(
-    f: impl FnOnce() -> Result<HookAnswer, String>,
-) -> Result<Result<HookAnswer, String>, String> {
+    f: impl FnOnce() -> Result<Decided, String>,
+) -> Result<Result<Decided, String>, String> {
     if !single_threaded() {
         return Ok(f());
     }
@@ -162,21 +168,101 @@ fn read_until(fd: libc::c_int, deadline: std::time::Duration) -> Option<Vec<u8>>
     }
 }
 
+/// What the child decided: the answer, and the checkpoint the parent takes
+/// before answering (the command may run: it was allowed or will be asked).
+#[derive(Debug, PartialEq)]
+struct Decided {
+    answer: HookAnswer,
+    checkpoint: Option<CheckpointAsk>,
+}
+
+/// A checkpoint of `workspace` for hook session `session` (the agent's
+/// session `tag`), before `command`.
+#[derive(Debug, PartialEq)]
+struct CheckpointAsk {
+    workspace: PathBuf,
+    session: String,
+    tag: String,
+    command: String,
+}
+
+/// The checkpoint before the agent runs the command; its outcome goes to
+/// the hook session's log and never changes the answer.
+fn checkpoint(agent: HookAgent, c: &CheckpointAsk, policy_flag: Option<&Path>) {
+    let Ok(loaded) = aq_session::policy_files::load_for(&c.workspace, policy_flag) else {
+        return;
+    };
+    let settings = &loaded.effective.undo;
+    if !settings.enabled {
+        return;
+    }
+    let (event, store) = match aq_session::checkpoints::open_store(&c.workspace) {
+        Ok(store) => {
+            let taken = store.take(
+                aq_undo::Reason::BeforeCommand,
+                &aq_undo::Meta {
+                    session: Some(c.session.clone()),
+                    command: Some(c.command.clone()),
+                },
+                &aq_session::checkpoints::options(settings),
+                None,
+            );
+            (
+                aq_session::checkpoints::event(
+                    aq_undo::Reason::BeforeCommand,
+                    Some(&c.command),
+                    &taken,
+                ),
+                Some(store),
+            )
+        }
+        Err(e) => (
+            aq_session::checkpoints::event(
+                aq_undo::Reason::BeforeCommand,
+                Some(&c.command),
+                &Err(e),
+            ),
+            None,
+        ),
+    };
+    if let Some(event) = event {
+        if let EventBody::Checkpoint { error: Some(e), .. } = &event {
+            eprintln!("aq: warning: no checkpoint before this command: {e}");
+        }
+        let tag = Some(c.tag.as_str()).filter(|t| !t.is_empty());
+        if let Some(log) = HookSession::open(agent, tag, &c.workspace) {
+            let _ = log.event(event);
+        }
+    }
+    if let Some(store) = store {
+        aq_session::checkpoints::prune_now_and_then(&store, settings);
+    }
+}
+
 /// The child's answer on the pipe: a tag (`A` an answer, `E` an error),
-/// then for an answer the exit code and two length-prefixed strings, for an
-/// error one.
-fn encode(r: &Result<HookAnswer, String>) -> Vec<u8> {
+/// then for an answer the exit code and two length-prefixed strings (and,
+/// when a checkpoint is due, three more: workspace, session, command), for
+/// an error one.
+fn encode(r: &Result<Decided, String>) -> Vec<u8> {
     let mut out = Vec::new();
     let put = |s: &str, out: &mut Vec<u8>| {
         out.extend_from_slice(&(s.len() as u64).to_le_bytes());
         out.extend_from_slice(s.as_bytes());
     };
     match r {
-        Ok(a) => {
+        Ok(d) => {
+            let a = &d.answer;
             out.push(b'A');
             out.extend_from_slice(&a.exit_code.to_le_bytes());
             put(&a.stdout, &mut out);
             put(&a.stderr, &mut out);
+            out.push(if d.checkpoint.is_some() { b'1' } else { b'0' });
+            if let Some(c) = &d.checkpoint {
+                put(&c.workspace.to_string_lossy(), &mut out);
+                put(&c.session, &mut out);
+                put(&c.tag, &mut out);
+                put(&c.command, &mut out);
+            }
         }
         Err(e) => {
             out.push(b'E');
@@ -186,7 +272,7 @@ fn encode(r: &Result<HookAnswer, String>) -> Vec<u8> {
     out
 }
 
-fn decode(b: &[u8]) -> Option<Result<HookAnswer, String>> {
+fn decode(b: &[u8]) -> Option<Result<Decided, String>> {
     fn take_str(b: &[u8], at: &mut usize) -> Option<String> {
         let len = u64::from_le_bytes(b.get(*at..*at + 8)?.try_into().ok()?) as usize;
         *at += 8;
@@ -201,10 +287,27 @@ fn decode(b: &[u8]) -> Option<Result<HookAnswer, String>> {
             at = 5;
             let stdout = take_str(b, &mut at)?;
             let stderr = take_str(b, &mut at)?;
-            Ok(HookAnswer {
-                stdout,
-                stderr,
-                exit_code,
+            let flag = *b.get(at)?;
+            at += 1;
+            let checkpoint = if flag == b'1' {
+                Some(CheckpointAsk {
+                    workspace: PathBuf::from(take_str(b, &mut at)?),
+                    session: take_str(b, &mut at)?,
+                    tag: take_str(b, &mut at)?,
+                    command: take_str(b, &mut at)?,
+                })
+            } else if flag == b'0' {
+                None
+            } else {
+                return None;
+            };
+            Ok(Decided {
+                answer: HookAnswer {
+                    stdout,
+                    stderr,
+                    exit_code,
+                },
+                checkpoint,
             })
         }
         b'E' => Err(take_str(b, &mut at)?),
@@ -213,7 +316,7 @@ fn decode(b: &[u8]) -> Option<Result<HookAnswer, String>> {
     (at == b.len()).then_some(r)
 }
 
-fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, String> {
+fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<Decided, String> {
     let mut input = Vec::new();
     std::io::stdin()
         .take(MAX_EVENT + 1)
@@ -225,7 +328,10 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, St
     let event = hooks::parse_event(agent, &input)?;
     if event.commands.is_empty() {
         // Not a shell command: nothing for aq to decide.
-        return Ok(hooks::answer(agent, None, "", OnAllow::Defer));
+        return Ok(Decided {
+            answer: hooks::answer(agent, None, "", OnAllow::Defer),
+            checkpoint: None,
+        });
     }
     let cwd = match &event.cwd {
         Some(c) if c.is_absolute() => c.clone(),
@@ -280,7 +386,7 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, St
             if let Err(e) = logged {
                 // A log that takes no more events (damaged by a write that
                 // should not have happened): nothing runs unlogged.
-                return Ok(hooks::answer(
+                return Ok(Decided::only(hooks::answer(
                     agent,
                     Some(HookDecision::Deny),
                     &format!(
@@ -288,7 +394,7 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, St
                         log.id
                     ),
                     on_allow,
-                ));
+                )));
             }
         }
     }
@@ -302,12 +408,29 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<HookAnswer, St
     } else {
         reasons.join("")
     };
-    Ok(hooks::answer(
-        agent,
-        Some(decision),
-        reason.trim_end(),
-        on_allow,
-    ))
+    let checkpoint = (decision != HookDecision::Deny)
+        .then(|| {
+            log.as_ref().map(|l| CheckpointAsk {
+                workspace: workspace.clone(),
+                session: l.id.clone(),
+                tag: event.session.clone().unwrap_or_default(),
+                command: event.commands.join("\n"),
+            })
+        })
+        .flatten();
+    Ok(Decided {
+        answer: hooks::answer(agent, Some(decision), reason.trim_end(), on_allow),
+        checkpoint,
+    })
+}
+
+impl Decided {
+    fn only(answer: HookAnswer) -> Decided {
+        Decided {
+            answer,
+            checkpoint: None,
+        }
+    }
 }
 
 /// The audit log of one agent session seen through its hook: the same
@@ -404,18 +527,33 @@ mod tests {
 
     #[test]
     fn an_answer_crosses_the_pipe_whole_or_not_at_all() {
-        let a = Ok(HookAnswer {
+        let answer = HookAnswer {
             stdout: "{\"deny\": \"é\"}".into(),
             stderr: "why\n".into(),
             exit_code: 2,
-        });
+        };
+        let a = Ok(Decided::only(answer.clone()));
         let bytes = encode(&a);
         assert_eq!(decode(&bytes), Some(a));
-        let e: Result<HookAnswer, String> = Err("cannot read".into());
+        let with = Ok(Decided {
+            answer,
+            checkpoint: Some(CheckpointAsk {
+                workspace: "/w".into(),
+                session: "hook-claude-x".into(),
+                tag: "x".into(),
+                command: "rm -rf src".into(),
+            }),
+        });
+        let long = encode(&with);
+        assert_eq!(decode(&long), Some(with));
+        let e: Result<Decided, String> = Err("cannot read".into());
         assert_eq!(decode(&encode(&e)), Some(e));
-        // A child killed mid-write gives no answer, never half of one.
-        for cut in 0..bytes.len() {
-            assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
+        // A child killed mid-write gives no answer, never half of one (nor
+        // an answer without the checkpoint it asked for).
+        for bytes in [&bytes, &long] {
+            for cut in 0..bytes.len() {
+                assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
+            }
         }
         assert_eq!(decode(b"Zjunk"), None);
     }

@@ -22,6 +22,7 @@ mod preflight_cmd;
 mod probe;
 mod run;
 mod shim_mode;
+mod undo_cmd;
 mod verify;
 mod watch_cmd;
 
@@ -70,6 +71,9 @@ fn main() -> std::process::ExitCode {
         cli::Command::Allow(args) => grant_cmd::run(&args, true),
         cli::Command::Deny(args) => grant_cmd::run(&args, false),
         cli::Command::Grants => grant_cmd::run_list(),
+        cli::Command::Checkpoints(args) => undo_cmd::run_checkpoints(&args, policy),
+        cli::Command::Diff(args) => undo_cmd::run_diff(&args, policy),
+        cli::Command::Undo(args) => undo_cmd::run_undo(&args, policy),
         cli::Command::Lint(args) => lint_cmd::run(&args, policy),
         cli::Command::Completions(args) => docs_cmd::run_completions(&args),
         cli::Command::Man(args) => docs_cmd::run_man(&args),

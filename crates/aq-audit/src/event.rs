@@ -263,6 +263,26 @@ pub enum EventBody {
         /// Where the session's version is kept (under the session directory).
         quarantined: Option<String>,
     },
+    /// aq took a checkpoint of the workspace (docs/undo.md): `aq undo --to
+    /// ID` puts the workspace back as it was then.
+    Checkpoint {
+        /// The checkpoint (empty when none could be taken: see `error`).
+        id: String,
+        /// `session-start`, `before-command`, `before-undo`, `session-end`.
+        reason: String,
+        /// The command that came next.
+        command: Option<String>,
+        /// Files added, modified and deleted since the checkpoint before.
+        added: u32,
+        /// Files modified since the checkpoint before.
+        modified: u32,
+        /// Files deleted since the checkpoint before.
+        deleted: u32,
+        /// Files not kept (over the size limit, unreadable).
+        not_kept: Vec<String>,
+        /// Why no checkpoint was taken.
+        error: Option<String>,
+    },
     /// The agent exited and `aq run` closed the session.
     SessionEnd {
         /// The agent's exit code, if it exited.
@@ -287,7 +307,7 @@ pub enum EventBody {
 
 impl EventBody {
     /// The `event` tags this version knows, in declaration order.
-    pub const KINDS: [&'static str; 12] = [
+    pub const KINDS: [&'static str; 13] = [
         "session_start",
         "command_decision",
         "approval",
@@ -298,6 +318,7 @@ impl EventBody {
         "syscall_refused",
         "file_refused",
         "git_change_refused",
+        "checkpoint",
         "session_end",
         "export",
     ];
@@ -315,6 +336,7 @@ impl EventBody {
             EventBody::SyscallRefused { .. } => "syscall_refused",
             EventBody::FileRefused { .. } => "file_refused",
             EventBody::GitChangeRefused { .. } => "git_change_refused",
+            EventBody::Checkpoint { .. } => "checkpoint",
             EventBody::SessionEnd { .. } => "session_end",
             EventBody::Export { .. } => "export",
         }
@@ -333,6 +355,7 @@ impl EventBody {
             | EventBody::SyscallRefused { .. }
             | EventBody::FileRefused { .. }
             | EventBody::GitChangeRefused { .. }
+            | EventBody::Checkpoint { .. }
             | EventBody::SessionEnd { .. }
             | EventBody::Export { .. } => None,
         }
@@ -496,6 +519,16 @@ mod tests {
                 runs: "touch /tmp/x".into(),
                 action: "restored".into(),
                 quarantined: Some("/s/git-quarantine/1-config".into()),
+            },
+            EventBody::Checkpoint {
+                id: "4b825dc642cb6eb9a060e54bf8d69288fbee4904".into(),
+                reason: "before-command".into(),
+                command: Some("rm -rf src".into()),
+                added: 1,
+                modified: 2,
+                deleted: 0,
+                not_kept: vec!["data/big.bin".into()],
+                error: None,
             },
             EventBody::SessionEnd {
                 exit_code: Some(0),

@@ -205,7 +205,16 @@ impl Summary {
             "kernel refusals",
         );
         card("events", "", c.events, "events in the log");
+        card(
+            "checkpoints",
+            "",
+            self.checkpoints.len() as u64,
+            "checkpoints of the workspace",
+        );
         h.push_str("</div>");
+        if let Some(line) = self.checkpoints_line() {
+            let _ = write!(h, "<p id=\"undo\">{}</p>", escape(&line));
+        }
         let others: Vec<_> = c
             .decisions
             .iter()

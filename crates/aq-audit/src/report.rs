@@ -67,6 +67,58 @@ pub struct Summary {
     /// Git files the session wrote that would have run a program later,
     /// put aside (`git_change_refused`), in order.
     pub git_refused: Vec<GitRefusedEntry>,
+    /// Checkpoints of the workspace the session took (`checkpoint`), in order.
+    pub checkpoints: Vec<CheckpointEntry>,
+    /// Why checkpoints could not be taken, if they could not.
+    pub checkpoint_errors: Vec<String>,
+}
+
+/// What a `checkpoint` event recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CheckpointEntry {
+    /// The checkpoint's id (`aq undo --to ID`).
+    pub id: String,
+    /// Why it was taken (`session-start`, `before-command`, ...).
+    pub reason: String,
+    /// The command that came next.
+    pub command: Option<String>,
+    /// Files added, modified and deleted since the checkpoint before.
+    pub changed: (u32, u32, u32),
+    /// Files over the size limit or unreadable, not kept.
+    pub not_kept: Vec<String>,
+}
+
+impl Summary {
+    /// The command that puts the workspace back as it was when this session
+    /// started, when it took checkpoints.
+    pub fn undo_command(&self) -> Option<String> {
+        let session = self.session.as_deref()?;
+        (!self.checkpoints.is_empty()).then(|| format!("aq undo --session {session}"))
+    }
+
+    /// One line on the session's checkpoints, for the recap and the reports.
+    pub fn checkpoints_line(&self) -> Option<String> {
+        if let Some(undo) = self.undo_command() {
+            let n = self.checkpoints.len();
+            let not_kept: usize = self.checkpoints.iter().map(|c| c.not_kept.len()).sum();
+            let kept = if not_kept > 0 {
+                format!(" ({not_kept} files over the size limit not kept)")
+            } else {
+                String::new()
+            };
+            Some(format!(
+                "{n} checkpoint{} of the workspace{kept}; `{undo}` puts it back as it was when the session started (`aq checkpoints` lists them)",
+                if n == 1 { "" } else { "s" }
+            ))
+        } else {
+            self.checkpoint_errors.first().map(|e| {
+                format!(
+                    "no checkpoints of the workspace: {}",
+                    crate::inert::inert(e)
+                )
+            })
+        }
+    }
 }
 
 /// What a `git_change_refused` event recorded.
@@ -690,6 +742,39 @@ impl Summary {
                 self.git_refused.push(entry);
                 line
             }
+            EventBody::Checkpoint {
+                id,
+                reason,
+                command,
+                added,
+                modified,
+                deleted,
+                not_kept,
+                error,
+            } => {
+                if let Some(e) = error {
+                    let line = format!("no checkpoint ({reason}): {e}");
+                    self.checkpoint_errors.push(e);
+                    line
+                } else {
+                    let line = format!(
+                        "checkpoint {} ({reason}): +{added} ~{modified} -{deleted}{}",
+                        &id[..id.len().min(12)],
+                        command
+                            .as_deref()
+                            .map(|c| format!(", before {}", shorten(c, TIMELINE_COMMAND_WIDTH)))
+                            .unwrap_or_default()
+                    );
+                    self.checkpoints.push(CheckpointEntry {
+                        id,
+                        reason,
+                        command,
+                        changed: (added, modified, deleted),
+                        not_kept,
+                    });
+                    line
+                }
+            }
             EventBody::SessionEnd {
                 exit_code,
                 duration_ms,
@@ -806,6 +891,10 @@ impl Summary {
         self.write_approvals(&mut md);
         self.write_process_tree(&mut md);
         self.write_destinations(&mut md);
+        if let Some(line) = self.checkpoints_line() {
+            md.push_str("## Undo\n\n");
+            let _ = writeln!(md, "{}\n", escape_text(&line));
+        }
         if !self.git_refused.is_empty() {
             md.push_str("## Git changes refused\n\n");
             md.push_str("Files the session wrote that git would have run a program from, later, outside aq.\n\n");
@@ -1036,6 +1125,9 @@ impl Summary {
         recap_list(&mut out, "asked", &self.asked);
         for g in &self.git_refused {
             let _ = writeln!(out, "{:<8}{}", "git", g.line());
+        }
+        if let Some(line) = self.checkpoints_line() {
+            let _ = writeln!(out, "{:<8}{line}", "undo");
         }
         let remedies = self.remedies();
         if !remedies.is_empty() {

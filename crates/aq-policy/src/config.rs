@@ -233,6 +233,56 @@ pub struct PolicyLayer {
     /// `[audit] export`: where every session's log is shipped as it is
     /// written. Honoured from the user's own files only.
     pub audit_export: Vec<(ExportTarget, Location)>,
+    /// `[undo]`: the workspace's checkpoints.
+    pub undo: UndoLayer,
+}
+
+/// `[undo]` as one file sets it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UndoLayer {
+    /// Whether sessions take checkpoints (a repository cannot turn this off).
+    pub enabled: Option<(bool, Location)>,
+    /// Files larger than this many MiB are listed as not kept.
+    pub max_file_mb: Option<(u64, Location)>,
+    /// Checkpoints are kept this many days.
+    pub keep_days: Option<(u32, Location)>,
+    /// The store of one workspace grows to at most this many MiB.
+    pub max_store_mb: Option<(u64, Location)>,
+    /// Ignored paths (relative to the workspace) kept all the same.
+    pub include: Vec<(String, Location)>,
+    /// Ordinary commands get at most one checkpoint per this many ms.
+    pub coalesce_ms: Option<(u64, Location)>,
+}
+
+/// The `[undo]` settings in force (docs/undo.md).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct UndoSettings {
+    /// Sessions and hooks take checkpoints (default on).
+    pub enabled: bool,
+    /// Files over this many MiB are recorded as not kept (default 64).
+    pub max_file_mb: u64,
+    /// Days a checkpoint is kept (default 14; the latest session's always are).
+    pub keep_days: u32,
+    /// MiB one workspace's store may take before its oldest sessions go (default 2048).
+    pub max_store_mb: u64,
+    /// Ignored paths kept all the same.
+    pub include: Vec<String>,
+    /// At most one checkpoint per this many ms before ordinary commands
+    /// (default 200); one before an ask or a risky command is always taken.
+    pub coalesce_ms: u64,
+}
+
+impl Default for UndoSettings {
+    fn default() -> Self {
+        UndoSettings {
+            enabled: true,
+            max_file_mb: 64,
+            keep_days: 14,
+            max_store_mb: 2048,
+            include: Vec::new(),
+            coalesce_ms: 200,
+        }
+    }
 }
 
 /// Grants for the sessions of one workspace.
@@ -368,6 +418,20 @@ struct RawFile {
     workspace: BTreeMap<Spanned<String>, Spanned<RawWorkspace>>,
     #[serde(default)]
     audit: RawAudit,
+    #[serde(default)]
+    undo: RawUndo,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUndo {
+    enabled: Option<Spanned<bool>>,
+    max_file_mb: Option<Spanned<u64>>,
+    keep_days: Option<Spanned<u32>>,
+    max_store_mb: Option<Spanned<u64>>,
+    #[serde(default)]
+    include: Vec<Spanned<String>>,
+    coalesce_ms: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -824,6 +888,51 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         audit_export.push((target, loc(e.span().start)));
     }
 
+    let spanned =
+        |v: &Option<Spanned<u64>>| v.as_ref().map(|v| (*v.get_ref(), loc(v.span().start)));
+    let mut undo = UndoLayer {
+        enabled: raw
+            .undo
+            .enabled
+            .as_ref()
+            .map(|v| (*v.get_ref(), loc(v.span().start))),
+        max_file_mb: spanned(&raw.undo.max_file_mb),
+        keep_days: raw
+            .undo
+            .keep_days
+            .as_ref()
+            .map(|v| (*v.get_ref(), loc(v.span().start))),
+        max_store_mb: spanned(&raw.undo.max_store_mb),
+        include: Vec::new(),
+        coalesce_ms: spanned(&raw.undo.coalesce_ms),
+    };
+    for e in &raw.undo.include {
+        let v = e.get_ref();
+        let bad = v.is_empty()
+            || v.starts_with('/')
+            || v.starts_with('~')
+            || std::path::Path::new(v)
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)));
+        if bad {
+            return Err(err(
+                e.span(),
+                format!("[undo] include: `{v}` is not a path inside the workspace"),
+            )
+            .help("write a path relative to the workspace, like `include = [\"data/fixtures\"]`"));
+        }
+        undo.include.push((v.clone(), loc(e.span().start)));
+    }
+    if let Some(v) = &raw.undo.max_file_mb
+        && *v.get_ref() == 0
+    {
+        return Err(err(
+            v.span(),
+            "[undo] max_file_mb must be at least 1".to_string(),
+        )
+        .help("files over this size are listed as not kept; the default is 64"));
+    }
+
     Ok(PolicyLayer {
         source: source.to_string(),
         actions,
@@ -838,6 +947,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         mcp_deny,
         workspaces,
         audit_export,
+        undo,
     })
 }
 
@@ -957,6 +1067,8 @@ pub struct EffectivePolicy {
     pub workspaces: Vec<WorkspaceGrant>,
     /// `[audit] export` targets of the user's files.
     pub audit_export: Vec<ExportTarget>,
+    /// `[undo]` in force.
+    pub undo: UndoSettings,
 }
 
 /// The sandbox profiles in force (starts as [`Profile::builtins`]).
@@ -1243,6 +1355,7 @@ impl EffectivePolicy {
                 self.audit_export.push(target.clone());
             }
         }
+        self.apply_undo(&layer.undo, trust);
         for (name, pl, at) in &layer.agents {
             for entry in self.agents.apply(pl, trust == Trust::TightenOnly) {
                 self.ignored.push(IgnoredEntry {
@@ -1284,6 +1397,53 @@ impl EffectivePolicy {
             self.provenance.custom_rules.push(def.at.clone());
         }
         Ok(())
+    }
+
+    /// `[undo]`: a repository's file may only keep more (`include`); what
+    /// would keep less or switch checkpoints off is the user's to say.
+    fn apply_undo(&mut self, layer: &UndoLayer, trust: Trust) {
+        let untrusted = trust == Trust::TightenOnly;
+        let mut ignore = |at: &Location, entry: String| {
+            self.ignored.push(IgnoredEntry {
+                at: at.clone(),
+                entry,
+                kept: "checkpoints stay as the user's policy has them".to_string(),
+            })
+        };
+        let mut u = self.undo.clone();
+        if let Some((v, at)) = &layer.enabled {
+            if untrusted {
+                ignore(at, format!("[undo] enabled = {v}"));
+            } else {
+                u.enabled = *v;
+            }
+        }
+        for (slot, value, name) in [
+            (&mut u.max_file_mb, &layer.max_file_mb, "max_file_mb"),
+            (&mut u.max_store_mb, &layer.max_store_mb, "max_store_mb"),
+            (&mut u.coalesce_ms, &layer.coalesce_ms, "coalesce_ms"),
+        ] {
+            if let Some((v, at)) = value {
+                if untrusted {
+                    ignore(at, format!("[undo] {name} = {v}"));
+                } else {
+                    *slot = *v;
+                }
+            }
+        }
+        if let Some((v, at)) = &layer.keep_days {
+            if untrusted {
+                ignore(at, format!("[undo] keep_days = {v}"));
+            } else {
+                u.keep_days = *v;
+            }
+        }
+        for (p, _) in &layer.include {
+            if !u.include.contains(p) {
+                u.include.push(p.clone());
+            }
+        }
+        self.undo = u;
     }
 
     /// The `[session]` settings in force.
@@ -1910,5 +2070,26 @@ args = ["deploy"]
         assert!(e.to_string().contains("headers"), "{e}");
         let e = error("[audit]\nsink = 1\n");
         assert!(e.to_string().contains("sink"), "{e}");
+    }
+
+    #[test]
+    fn undo_is_the_users_to_switch_off_and_a_repository_may_only_keep_more() {
+        let user = "[undo]\nenabled = false\nmax_file_mb = 8\n";
+        let repo = "[undo]\nenabled = false\nkeep_days = 1\ninclude = [\"fixtures\"]\n";
+        let eff = effective(&[("repo.toml", repo, Trust::TightenOnly)]);
+        assert!(eff.undo.enabled, "a repository cannot turn checkpoints off");
+        assert_eq!(eff.undo.keep_days, 14);
+        assert_eq!(eff.undo.include, vec!["fixtures".to_string()]);
+        assert_eq!(eff.ignored.len(), 2, "{:?}", eff.ignored);
+        let eff = effective(&[("policy.toml", user, Trust::Full)]);
+        assert!(!eff.undo.enabled);
+        assert_eq!(eff.undo.max_file_mb, 8);
+        let e = error("[undo]\nenable = true\n");
+        assert!(e.to_string().contains("enable"), "{e}");
+        let e = error("[undo]\ninclude = [\"../outside\"]\n");
+        assert!(
+            e.to_string().contains("not a path inside the workspace"),
+            "{e}"
+        );
     }
 }

@@ -33,7 +33,7 @@ pub use catalog::{RuleId, RuleInfo};
 pub use config::{
     ActionSetting, ConfigError, EffectivePolicy, IgnoredEntry, Location, NetworkLayer,
     NetworkSettings, POLICY_VERSION, PolicyLayer, ProfileSet, Provenance, RuleDefinition,
-    SensitivePath, SessionLayer, SessionSettings, Trust, parse_layer,
+    SensitivePath, SessionLayer, SessionSettings, Trust, UndoLayer, UndoSettings, parse_layer,
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};

@@ -22,11 +22,15 @@ use crate::files::{self, ENV_SESSION_DIR};
 /// queue (inside the kernel sandbox, where the parent chain ends at the
 /// sandbox's own PID 1). `verb` names the command in the message.
 pub fn refuse_inside_session(verb: &str) -> Result<(), String> {
-    let refuse = || {
-        Err(format!(
-            "{verb} cannot run inside an aq session: approvals must come from the user, in a terminal of their own"
-        ))
-    };
+    refuse_inside_session_because(
+        verb,
+        "approvals must come from the user, in a terminal of their own",
+    )
+}
+
+/// [`refuse_inside_session`] with the reason the refusal gives.
+pub fn refuse_inside_session_because(verb: &str, because: &str) -> Result<(), String> {
+    let refuse = || Err(format!("{verb} cannot run inside an aq session: {because}"));
     if std::env::var_os(ENV_SESSION_DIR).is_some() {
         return refuse();
     }

@@ -43,6 +43,7 @@
 
 pub mod agent;
 pub mod answerer;
+pub mod checkpoints;
 pub mod denials;
 pub mod exec_identity;
 pub mod exec_judge;

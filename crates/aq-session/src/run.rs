@@ -15,7 +15,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use aq_audit::{AuditLog, EventBody};
 use aq_policy::{Decision, Engine, Profile, SummaryFormat};
@@ -270,6 +270,30 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         .map(|target| aq_export::Shipper::start(target, &log_path))
         .collect();
     let health = std::sync::Arc::new(crate::supervisor::LogHealth::default());
+    // The workspace's checkpoints: the first is taken while the sandbox is
+    // set up, and waited for before the command starts.
+    let (checkpoints, start_checkpoint) =
+        match crate::checkpoints::Checkpoints::open(&loaded.effective.undo, &workspace, &id) {
+            Ok(c) => {
+                let c = Arc::new(c);
+                let first = c.clone();
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let _ = tx.send(first.take(aq_undo::Reason::SessionStart, None));
+                });
+                (Some(c), Some(rx))
+            }
+            Err(None) => (None, None),
+            Err(Some(why)) => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                let _ = tx.send(crate::checkpoints::event(
+                    aq_undo::Reason::SessionStart,
+                    None,
+                    &Err(aq_undo::Error(why)),
+                ));
+                (None, Some(rx))
+            }
+        };
     let listener = aq_shim::channel::bind(&dir)
         .map_err(|e| format!("cannot open the supervisor socket: {e}"))?;
     let supervisor = std::sync::Arc::new(crate::supervisor::Supervisor {
@@ -288,6 +312,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         health: health.clone(),
         home: std::env::var("HOME").ok(),
         command_pid: Default::default(),
+        checkpoints: checkpoints.clone(),
     });
     // As root, with the kernel's audit on: Landlock's refusals are read back.
     let denials = if profile.sandbox && guarded {
@@ -436,6 +461,9 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     if args.preflight || settings.preflight {
         preflight(&workspace, &log, &id, args.quiet);
     }
+    if let Some(rx) = start_checkpoint {
+        wait_for_first_checkpoint(&rx, started, args.quiet || headless, &log, &id);
+    }
 
     // The command itself: the user typed it, so only a block stops it.
     let engine = Engine::new(file.policy.clone());
@@ -575,6 +603,12 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     if let Some(d) = denials {
         d.stop();
     }
+    if let Some(c) = &checkpoints {
+        if let Some(event) = c.take(aq_undo::Reason::SessionEnd, None) {
+            session::log_event(&log, &id, event);
+        }
+        c.prune_now_and_then(&loaded.effective.undo);
+    }
     supervisor.flush_log();
     git_guard.finish(&log, &id, args.quiet || headless);
     for shadow in &grants.shadows {
@@ -646,6 +680,38 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
 enum Exit {
     Code(i32),
     Signal(i32),
+}
+
+/// Waits for the session's first checkpoint (taken while the sandbox was
+/// set up) and logs it; past a second, says why the start takes a moment.
+fn wait_for_first_checkpoint(
+    rx: &std::sync::mpsc::Receiver<Option<EventBody>>,
+    started: Instant,
+    quiet: bool,
+    log: &AuditLog,
+    id: &str,
+) {
+    let patience = Duration::from_secs(1).saturating_sub(started.elapsed());
+    let got = match rx.recv_timeout(patience) {
+        Ok(e) => Some(e),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            if !quiet {
+                eprintln!(
+                    "aq: taking the workspace's first checkpoint (for `aq undo`); later sessions only look at what changed…"
+                );
+            }
+            rx.recv().ok()
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+    };
+    if let Some(Some(event)) = got {
+        if let EventBody::Checkpoint { error: Some(e), .. } = &event {
+            eprintln!(
+                "aq: warning: no checkpoint of the workspace at the start of this session: {e}"
+            );
+        }
+        session::log_event(log, id, event);
+    }
 }
 
 fn run_child(command: &[String], dir: &Path, file: &SessionFile, shim_dir: &Path) -> Exit {

@@ -268,6 +268,26 @@ pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
         },
     );
     notes.extend(mask_notes);
+    // The checkpoints of every workspace (docs/undo.md): hidden, so that the
+    // agent can neither read what it deleted back (secrets included) nor
+    // erase its own undo history.
+    if let Ok(state) = crate::state_root() {
+        let undo = aq_undo::Store::root(&state);
+        use std::os::unix::fs::DirBuilderExt;
+        match std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&undo)
+        {
+            Ok(()) => {
+                masked.insert(undo);
+            }
+            Err(e) => notes.push(format!(
+                "{} not hidden: cannot create it ({e})",
+                undo.display()
+            )),
+        }
+    }
     // A host socket the user names (`[session] host_sockets`, an agent
     // socket passed on) is reached where it is: no mask over it or over
     // the directory that holds it.

@@ -55,6 +55,9 @@ pub struct Supervisor {
     pub prompting: std::sync::atomic::AtomicBool,
     /// Whether the log still takes events; a session whose log fails ends.
     pub health: Arc<LogHealth>,
+    /// The workspace's checkpoints, taken before commands that may change
+    /// it (`None`: `[undo] enabled = false`, or the store cannot be used).
+    pub checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
 }
 
 /// Whether a session's log still takes events. The log is the record of
@@ -336,16 +339,37 @@ impl Supervisor {
             shim_dir: self.file.shim_dir.clone(),
             env_pass: self.file.env_pass.clone(),
         };
+        // Before it runs: a checkpoint of the workspace as it is, always
+        // for an approved ask or a rule of some risk.
+        let urgent = verdict.decision == Decision::Ask
+            || verdict
+                .rules
+                .iter()
+                .any(|r| r.risk >= aq_policy::Risk::Medium);
         match decision {
-            Decision::Allow => answer,
+            Decision::Allow => {
+                self.checkpoint(&argv, urgent);
+                answer
+            }
             Decision::Block => self.refuse(refusal_text("blocked", &argv, &verdict)),
             Decision::Ask => match self.ask_human(&argv, asker.cwd, pid, &verdict) {
                 Ok(grant) => {
+                    self.checkpoint(&argv, true);
                     answer.grant = Some(grant);
                     answer
                 }
                 Err(message) => self.refuse(message),
             },
+        }
+    }
+
+    /// A checkpoint before `argv` runs, when one is due (see
+    /// [`crate::checkpoints::Checkpoints::before`]).
+    fn checkpoint(&self, argv: &[String], urgent: bool) {
+        if let Some(c) = &self.checkpoints
+            && let Some(event) = c.before(&aq_audit::report::display_argv(argv), urgent)
+        {
+            self.log(event);
         }
     }
 

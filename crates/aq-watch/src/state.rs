@@ -159,6 +159,8 @@ pub struct SessionView {
     pub command: String,
     /// Whether its log says it ended.
     pub ended: bool,
+    /// Checkpoints of the workspace it took (`aq undo --session ID` goes back).
+    pub checkpoints: u64,
 }
 
 impl Default for State {
@@ -281,6 +283,26 @@ impl State {
             } => row("git", "refused", action, inert(&format!("{path} ({what})"))),
             EventBody::SyscallRefused { syscall, errno, .. } => {
                 row("syscall", "refused", errno, inert(syscall))
+            }
+            EventBody::Checkpoint {
+                id, reason, error, ..
+            } => {
+                let view = self.sessions.entry(session.clone()).or_default();
+                if error.is_none() {
+                    view.checkpoints += 1;
+                }
+                match error {
+                    Some(e) => row("undo", "no checkpoint", reason, inert(e)),
+                    None => row(
+                        "undo",
+                        "checkpoint",
+                        reason,
+                        format!(
+                            "{} · aq undo --session {session}",
+                            inert(&id[..id.len().min(12)])
+                        ),
+                    ),
+                }
             }
             EventBody::McpToolCall {
                 server,

@@ -1,0 +1,440 @@
+//! A session's checkpoints of its workspace (issue 27, docs/undo.md): one
+//! when it starts, one before each command that may change the workspace,
+//! one when it ends, so that `aq undo` can put back whatever the agent did.
+//!
+//! A checkpoint before a command is taken only when the workspace changed
+//! since the last one (the [`aq_undo::Watcher`] says so; without a watcher,
+//! always), and for ordinary commands at most one per `[undo] coalesce_ms`,
+//! so that a build running thousands of compilers takes a handful. An ask,
+//! an approved command or one a rule of some risk matched always gets one.
+//! A checkpoint that fails is logged and the session goes on: the command
+//! firewall and the sandbox do not depend on it.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use aq_audit::EventBody;
+use aq_undo::{Dirty, Meta, Options, Reason, Store, Taken, Watcher};
+
+/// The checkpoints of one session.
+pub struct Checkpoints {
+    store: Store,
+    opts: Options,
+    watcher: Option<Watcher>,
+    session: String,
+    coalesce: Duration,
+    /// When the last checkpoint was taken; held while one is being taken,
+    /// so that concurrent execs wait for it rather than take their own.
+    last: Mutex<Option<Instant>>,
+}
+
+/// What a checkpoint did, for the log.
+pub fn event(
+    reason: Reason,
+    command: Option<&str>,
+    taken: &aq_undo::Result<Taken>,
+) -> Option<EventBody> {
+    let reason_name = reason_name(reason);
+    match taken {
+        Ok(Taken::Unchanged(_)) => None,
+        Ok(Taken::New(c)) => Some(EventBody::Checkpoint {
+            id: c.id.0.clone(),
+            reason: reason_name.to_string(),
+            command: command.map(str::to_string),
+            added: c.changed.added,
+            modified: c.changed.modified,
+            deleted: c.changed.deleted,
+            not_kept: c
+                .not_kept
+                .iter()
+                .map(|n| format!("{} ({})", n.path.display(), n.why))
+                .collect(),
+            error: None,
+        }),
+        Err(e) => Some(EventBody::Checkpoint {
+            id: String::new(),
+            reason: reason_name.to_string(),
+            command: command.map(str::to_string),
+            added: 0,
+            modified: 0,
+            deleted: 0,
+            not_kept: Vec::new(),
+            error: Some(e.to_string()),
+        }),
+    }
+}
+
+fn reason_name(reason: Reason) -> &'static str {
+    match reason {
+        Reason::SessionStart => "session-start",
+        Reason::BeforeCommand => "before-command",
+        Reason::BeforeUndo => "before-undo",
+        Reason::SessionEnd => "session-end",
+    }
+}
+
+/// The store's options from the policy's `[undo]`.
+pub fn options(settings: &aq_policy::UndoSettings) -> Options {
+    Options {
+        max_file_bytes: settings.max_file_mb.saturating_mul(1 << 20),
+        include: settings.include.iter().map(Into::into).collect(),
+    }
+}
+
+/// The retention from the policy's `[undo]`.
+pub fn retention(settings: &aq_policy::UndoSettings) -> aq_undo::Retention {
+    aq_undo::Retention {
+        keep_days: settings.keep_days,
+        max_store_bytes: settings.max_store_mb.saturating_mul(1 << 20),
+    }
+}
+
+/// Opens the store of `workspace` in aq's state directory.
+pub fn open_store(workspace: &Path) -> aq_undo::Result<Store> {
+    let root = crate::files::state_root()
+        .map_err(|e| aq_undo::Error(format!("no state directory for checkpoints: {e}")))?;
+    Store::open(&root, workspace)
+}
+
+impl Checkpoints {
+    /// Opens the store and starts the watcher. `Err(None)`: checkpoints are
+    /// off (`[undo] enabled = false`); `Err(Some(why))`: the store cannot be
+    /// opened.
+    pub fn open(
+        settings: &aq_policy::UndoSettings,
+        workspace: &Path,
+        session: &str,
+    ) -> Result<Checkpoints, Option<String>> {
+        if !settings.enabled {
+            return Err(None);
+        }
+        let store = open_store(workspace).map_err(|e| Some(e.to_string()))?;
+        let opts = options(settings);
+        // Started before the first walk, so that nothing written while it
+        // runs is missed.
+        let watcher = Watcher::start(workspace, &opts).ok();
+        Ok(Checkpoints {
+            store,
+            opts,
+            watcher,
+            session: session.to_string(),
+            coalesce: Duration::from_millis(settings.coalesce_ms),
+            last: Mutex::new(None),
+        })
+    }
+
+    /// Whether changes are seen as they happen (else every checkpoint walks
+    /// the whole workspace).
+    pub fn watching(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// Takes a checkpoint now, whatever changed.
+    pub fn take(&self, reason: Reason, command: Option<&str>) -> Option<EventBody> {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let dirty = self.dirty(reason);
+        let taken = self.store.take(
+            reason,
+            &Meta {
+                session: Some(self.session.clone()),
+                command: command.map(str::to_string),
+            },
+            &self.opts,
+            dirty.as_ref(),
+        );
+        *last = Some(Instant::now());
+        event(reason, command, &taken)
+    }
+
+    /// The watcher's changes, except for the first checkpoint (a full walk).
+    fn dirty(&self, reason: Reason) -> Option<Dirty> {
+        let w = self.watcher.as_ref()?;
+        let d = w.take();
+        (reason != Reason::SessionStart).then_some(d)
+    }
+
+    /// Before a command: a checkpoint when the workspace changed since the
+    /// last one, unless one was taken less than `coalesce_ms` ago and the
+    /// command is not `urgent` (an ask, an approval, a risky rule).
+    pub fn before(&self, command: &str, urgent: bool) -> Option<EventBody> {
+        if let Some(w) = &self.watcher
+            && !w.changed()
+        {
+            return None;
+        }
+        {
+            let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            if !urgent && last.is_some_and(|t| t.elapsed() < self.coalesce) {
+                return None;
+            }
+        }
+        // Checked again by `take` under the lock: another exec may have
+        // taken it meanwhile (then the store says unchanged).
+        self.take(Reason::BeforeCommand, Some(command))
+    }
+
+    /// Prunes the store by `[undo] keep_days` and `max_store_mb`, at most
+    /// once a day (a mark and sweep of the whole store).
+    pub fn prune_now_and_then(&self, settings: &aq_policy::UndoSettings) {
+        prune_now_and_then(&self.store, settings);
+    }
+}
+
+/// See [`Checkpoints::prune_now_and_then`]; hook sessions call it too.
+pub fn prune_now_and_then(store: &Store, settings: &aq_policy::UndoSettings) {
+    let stamp = store.dir().join("pruned");
+    let due = std::fs::metadata(&stamp)
+        .and_then(|m| m.modified())
+        .map(|t| {
+            t.elapsed()
+                .map_or(true, |e| e > Duration::from_secs(24 * 3600))
+        })
+        .unwrap_or(true);
+    if due {
+        let _ = std::fs::write(&stamp, b"");
+        if let Err(e) = store.prune(&retention(settings)) {
+            eprintln!("aq: warning: pruning old checkpoints: {e}");
+        }
+    }
+}
+
+/// Which checkpoint a verb means.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// A checkpoint id or a unique prefix.
+    Checkpoint(&'a str),
+    /// The first checkpoint of a session (an id or a unique prefix).
+    Session(&'a str),
+    /// The first checkpoint of the latest session in the workspace.
+    LatestSession,
+}
+
+/// The session a prefix names, among those that took checkpoints here.
+pub fn session_named(listing: &aq_undo::Listing, prefix: &str) -> Result<String, String> {
+    let mut found: Vec<&str> = listing
+        .checkpoints
+        .iter()
+        .filter_map(|c| c.session.as_deref())
+        .filter(|s| s.starts_with(prefix))
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    match found.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => Err(format!(
+            "no checkpoints of a session `{prefix}` in this workspace (`aq checkpoints` lists them)"
+        )),
+        many => Err(format!(
+            "`{prefix}` names {} sessions: {}",
+            many.len(),
+            many.join(", ")
+        )),
+    }
+}
+
+/// The latest session that took a checkpoint here (an undo is not one).
+pub fn latest_session(listing: &aq_undo::Listing) -> Option<String> {
+    listing
+        .checkpoints
+        .iter()
+        .rev()
+        .find_map(|c| c.session.clone())
+}
+
+/// The checkpoint `target` means.
+pub fn choose<'l>(
+    store: &Store,
+    listing: &'l aq_undo::Listing,
+    target: Target<'_>,
+) -> Result<&'l aq_undo::Checkpoint, String> {
+    let first_of = |session: &str| {
+        listing
+            .checkpoints
+            .iter()
+            .find(|c| c.session.as_deref() == Some(session))
+    };
+    match target {
+        Target::Checkpoint(spec) => {
+            let id = store.resolve(spec).map_err(|e| e.to_string())?;
+            listing
+                .checkpoints
+                .iter()
+                .find(|c| c.id == id)
+                .ok_or_else(|| {
+                    format!(
+                        "checkpoint {spec} is not usable (`aq checkpoints` lists those that are)"
+                    )
+                })
+        }
+        Target::Session(prefix) => {
+            let s = session_named(listing, prefix)?;
+            first_of(&s).ok_or_else(|| format!("no checkpoints of session {s}"))
+        }
+        Target::LatestSession => {
+            let s = latest_session(listing).ok_or_else(|| {
+                format!(
+                    "no checkpoints of {} yet: they are taken by `aq run` sessions and agent hooks in it",
+                    store.workspace().display()
+                )
+            })?;
+            first_of(&s).ok_or_else(|| format!("no checkpoints of session {s}"))
+        }
+    }
+}
+
+/// A checkpoint's time, as the user's clock would show it (UTC).
+pub fn time_of(c: &aq_undo::Checkpoint) -> String {
+    let t = std::time::UNIX_EPOCH + Duration::from_millis(c.time_ms);
+    humantime::format_rfc3339_seconds(t)
+        .to_string()
+        .replacen('T', " ", 1)
+        .trim_end_matches('Z')
+        .to_string()
+        + " UTC"
+}
+
+/// The table `aq checkpoints` prints.
+pub fn table(checkpoints: &[&aq_undo::Checkpoint]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<12}  {:<23}  {:<14}  {:<16}  {:<14}  NEXT COMMAND",
+        "ID", "TIME", "REASON", "SESSION", "CHANGED"
+    );
+    for c in checkpoints {
+        let session = c.session.as_deref().unwrap_or("-");
+        let session: String = if session.chars().count() > 16 {
+            session.chars().take(15).collect::<String>() + "…"
+        } else {
+            session.to_string()
+        };
+        let changed = format!(
+            "+{} ~{} -{}",
+            c.changed.added, c.changed.modified, c.changed.deleted
+        );
+        let mut command = c.command.clone().unwrap_or_default();
+        if command.chars().count() > 60 {
+            command = command.chars().take(59).collect::<String>() + "…";
+        }
+        let _ = writeln!(
+            out,
+            "{:<12}  {:<23}  {:<14}  {:<16}  {:<14}  {}",
+            c.id.to_string(),
+            time_of(c),
+            reason_name(c.reason),
+            session,
+            changed,
+            aq_audit::inert::inert(&command)
+        );
+        for n in &c.not_kept {
+            let _ = writeln!(
+                out,
+                "{:<12}  not kept: {} ({})",
+                "",
+                n.path.display(),
+                n.why
+            );
+        }
+    }
+    out
+}
+
+/// What an undo will change, for the user to read before saying yes.
+pub fn plan_text(plan: &aq_undo::Plan, limit: usize) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for (i, ch) in plan.changes.iter().enumerate() {
+        if i == limit {
+            let _ = writeln!(out, "  … and {} more", plan.changes.len() - limit);
+            break;
+        }
+        let what = match (&ch.old, &ch.new) {
+            (None, Some(_)) => "restore (deleted since)",
+            (Some(_), None) => "remove  (created since)",
+            (Some(a), Some(b)) if std::mem::discriminant(a) != std::mem::discriminant(b) => {
+                "replace (type changed)"
+            }
+            (
+                Some(aq_undo::Entry::File { oid: a, .. }),
+                Some(aq_undo::Entry::File { oid: b, .. }),
+            ) if a == b => "chmod   (mode changed)",
+            (Some(aq_undo::Entry::Symlink { .. }), Some(aq_undo::Entry::Symlink { .. })) => {
+                "relink  (link changed)"
+            }
+            _ => "rewrite (changed since)",
+        };
+        let _ = writeln!(
+            out,
+            "  {what}  {}",
+            aq_audit::inert::inert(&ch.path.display().to_string())
+        );
+    }
+    for r in &plan.refs {
+        let short = |o: &Option<String>| {
+            o.as_deref()
+                .map(|s| s[..s.len().min(12)].to_string())
+                .unwrap_or_else(|| "(none)".to_string())
+        };
+        let _ = writeln!(
+            out,
+            "  ref     {}: {} -> {}",
+            aq_audit::inert::inert(&r.name),
+            short(&r.old),
+            short(&r.new)
+        );
+    }
+    if plan.index {
+        let _ = writeln!(
+            out,
+            "  index   the repository's staged changes as they were"
+        );
+    }
+    for n in &plan.not_restorable {
+        let _ = writeln!(
+            out,
+            "  cannot  {}: {} (left as it is)",
+            aq_audit::inert::inert(&n.path.display().to_string()),
+            n.why
+        );
+    }
+    out
+}
+
+/// `--path` arguments as paths relative to the workspace (they are given
+/// relative to the current directory, or absolute); one outside it is an error.
+pub fn workspace_paths(
+    workspace: &Path,
+    cwd: &Path,
+    paths: &[std::path::PathBuf],
+) -> Result<Vec<std::path::PathBuf>, String> {
+    use std::path::{Component, PathBuf};
+    let mut out = Vec::new();
+    for p in paths {
+        let joined = cwd.join(p);
+        let mut norm = PathBuf::new();
+        for c in joined.components() {
+            match c {
+                Component::ParentDir => {
+                    norm.pop();
+                }
+                Component::CurDir => {}
+                other => norm.push(other),
+            }
+        }
+        // The workspace is canonical; so is the current directory, usually.
+        let rel = norm
+            .strip_prefix(workspace)
+            .map(Path::to_path_buf)
+            .map_err(|_| {
+                format!(
+                    "--path {}: not inside the workspace {}",
+                    p.display(),
+                    workspace.display()
+                )
+            })?;
+        out.push(rel);
+    }
+    Ok(out)
+}
