@@ -22,6 +22,8 @@ pub struct Checkpoints {
     store: Store,
     opts: Options,
     watcher: Option<Watcher>,
+    /// Why there is no watcher (every checkpoint then walks everything).
+    watch_error: Option<String>,
     session: String,
     coalesce: Duration,
     /// When the last checkpoint was taken; held while one is being taken,
@@ -113,11 +115,15 @@ impl Checkpoints {
         let opts = options(settings);
         // Started before the first walk, so that nothing written while it
         // runs is missed.
-        let watcher = Watcher::start(workspace, &opts).ok();
+        let (watcher, watch_error) = match Watcher::start(workspace, &opts) {
+            Ok(w) => (Some(w), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
         Ok(Checkpoints {
             store,
             opts,
             watcher,
+            watch_error,
             session: session.to_string(),
             coalesce: Duration::from_millis(settings.coalesce_ms),
             last: Mutex::new(None),
@@ -128,6 +134,11 @@ impl Checkpoints {
     /// the whole workspace).
     pub fn watching(&self) -> bool {
         self.watcher.is_some()
+    }
+
+    /// Why changes are not watched, for the session's notes.
+    pub fn watch_error(&self) -> Option<&str> {
+        self.watch_error.as_deref()
     }
 
     /// Takes a checkpoint now, whatever changed.

@@ -455,7 +455,20 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
                 eprintln!("aq: note: {note}");
             }
         }
+        if checkpoints
+            .as_ref()
+            .is_some_and(|c| c.watch_error().is_none())
+        {
+            eprintln!("aq: checkpoints of the workspace: on (`aq undo` goes back)");
+        }
         eprintln!("aq: log {} · {}", log_path.display(), asks_note);
+    }
+    if let Some(e) = checkpoints.as_ref().and_then(|c| c.watch_error())
+        && !args.quiet
+    {
+        eprintln!(
+            "aq: note: checkpoints of the workspace are on, but changes cannot be watched ({e}): each checkpoint walks the whole workspace"
+        );
     }
 
     if args.preflight || settings.preflight {
