@@ -26,11 +26,13 @@ mod diff;
 mod gitstate;
 mod objects;
 mod plan;
+mod prune;
 mod restore;
 mod rules;
 mod store;
 mod tree;
 mod walk;
+mod watch;
 
 #[cfg(test)]
 mod tests;
@@ -381,8 +383,7 @@ impl Store {
 
     /// Drops old checkpoints and the content only they held.
     pub fn prune(&self, retention: &Retention) -> Result<PruneReport> {
-        let _ = retention;
-        todo!()
+        self.prune_impl(retention)
     }
 }
 
@@ -390,24 +391,25 @@ impl Store {
 /// a checkpoint before a command walks only what changed, and none is taken
 /// when nothing did.
 pub struct Watcher {
-    _private: (),
+    running: watch::Running,
 }
 
 impl Watcher {
     /// Starts watching; an error (no inotify, too many directories for the
     /// user's watch limit) says why, and the caller walks everything instead.
     pub fn start(workspace: &Path, opts: &Options) -> Result<Watcher> {
-        let _ = (workspace, opts);
-        todo!()
+        Ok(Watcher {
+            running: watch::start(workspace, opts)?,
+        })
     }
 
     /// Whether anything changed since the last [`Watcher::take`].
     pub fn changed(&self) -> bool {
-        todo!()
+        self.running.changed()
     }
 
     /// What changed since the last call, and starts over.
     pub fn take(&self) -> Dirty {
-        todo!()
+        self.running.take()
     }
 }

@@ -6,7 +6,9 @@
 mod diff;
 mod faults;
 mod git;
+mod prune;
 mod roundtrip;
+mod watcher;
 
 use std::collections::BTreeMap;
 use std::fs;
