@@ -1588,6 +1588,45 @@ mod tests {
     }
 
     #[test]
+    fn checkpoints_are_counted_with_the_command_that_undoes_them() {
+        let cp = |seq, error: Option<&str>| {
+            line(
+                seq,
+                EventBody::Checkpoint {
+                    id: if error.is_some() {
+                        String::new()
+                    } else {
+                        format!("{seq:040}")
+                    },
+                    reason: "before-command".into(),
+                    command: Some("rm -rf src".into()),
+                    added: 0,
+                    modified: 1,
+                    deleted: 2,
+                    not_kept: vec!["big.bin (over the size limit)".into()],
+                    error: error.map(str::to_string),
+                },
+            ) + "\n"
+        };
+        let s = summary(&(cp(1, None) + &cp(2, None)));
+        let recap = s.recap();
+        assert!(
+            recap.contains("undo    2 checkpoints of the workspace (2 files over the size limit not kept); `aq undo --session s1`"),
+            "{recap}"
+        );
+        assert!(s.to_markdown().contains("## Undo"));
+        assert!(s.to_html().contains("aq undo --session s1"));
+        let failed = summary(&cp(1, Some("disk full")));
+        assert!(
+            failed
+                .recap()
+                .contains("no checkpoints of the workspace: disk full"),
+            "{}",
+            failed.recap()
+        );
+    }
+
+    #[test]
     fn recap_caps_long_lists() {
         let mut text = String::new();
         for seq in 1..=8 {
