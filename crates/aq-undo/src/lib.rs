@@ -21,6 +21,22 @@
 
 use std::path::{Path, PathBuf};
 
+mod cache;
+mod diff;
+mod gitstate;
+mod objects;
+mod plan;
+mod prune;
+mod restore;
+mod rules;
+mod store;
+mod tree;
+mod walk;
+mod watch;
+
+#[cfg(test)]
+mod tests;
+
 /// A checkpoint's id: the hex hash of its root object.
 #[derive(
     Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -194,6 +210,8 @@ pub struct Plan {
     pub index: bool,
     /// Paths the target could not keep (over the size limit): left as they are.
     pub not_restorable: Vec<NotKept>,
+    /// The paths the plan was restricted to (empty: everything, refs too).
+    pub paths: Vec<PathBuf>,
 }
 
 /// What an undo did.
@@ -212,6 +230,9 @@ pub struct UndoReport {
 pub struct Journal {
     pub target: CheckpointId,
     pub before: CheckpointId,
+    /// The paths that undo was restricted to (empty: everything).
+    #[serde(default)]
+    pub paths: Vec<PathBuf>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -243,18 +264,23 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// An I/O error with the operation and the path.
+pub(crate) fn io_error(op: &str, path: &Path, e: std::io::Error) -> Error {
+    Error(format!("{op} {}: {e}", path.display()))
+}
+
 /// One workspace's checkpoints.
 pub struct Store {
     dir: PathBuf,
     workspace: PathBuf,
+    objects: objects::Objects,
 }
 
 impl Store {
     /// Opens (creating if needed) the store of `workspace` under
     /// `state_root` (`$XDG_STATE_HOME/agent-quarantine`).
     pub fn open(state_root: &Path, workspace: &Path) -> Result<Store> {
-        let _ = (state_root, workspace);
-        todo!()
+        Store::open_impl(state_root, workspace)
     }
 
     /// Where every workspace's store lives under `state_root` (masked in the sandbox).
@@ -280,19 +306,46 @@ impl Store {
         opts: &Options,
         dirty: Option<&Dirty>,
     ) -> Result<Taken> {
-        let _ = (reason, meta, opts, dirty);
-        todo!()
+        let _lock = self.lock()?;
+        self.take_locked(reason, meta, opts, dirty)
     }
 
     /// Every usable checkpoint, newest last.
     pub fn list(&self) -> Result<Listing> {
-        todo!()
+        Ok(self.list_impl()?.0)
     }
 
     /// A checkpoint named by a prefix of its id.
     pub fn resolve(&self, spec: &str) -> Result<CheckpointId> {
-        let _ = spec;
-        todo!()
+        let spec = spec.trim();
+        if spec.is_empty() || !spec.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(Error(format!(
+                "{spec:?} is not a checkpoint id (see aq checkpoints)"
+            )));
+        }
+        let spec = spec.to_ascii_lowercase();
+        let listing = self.list()?;
+        let mut found: Vec<&CheckpointId> = Vec::new();
+        for c in &listing.checkpoints {
+            if c.id.0.starts_with(&spec) && !found.contains(&&c.id) {
+                found.push(&c.id);
+            }
+        }
+        match found.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(Error(format!(
+                "no checkpoint {spec} for {} (see aq checkpoints)",
+                self.workspace.display()
+            ))),
+            many => Err(Error(format!(
+                "{spec} names {} checkpoints ({}): give more of the id",
+                many.len(),
+                many.iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
     }
 
     /// What changed from `from` to `to` (`None`: the workspace as it is now).
@@ -302,40 +355,35 @@ impl Store {
         to: Option<&CheckpointId>,
         opts: &Options,
     ) -> Result<Vec<Change>> {
-        let _ = (from, to, opts);
-        todo!()
+        self.diff_impl(from, to, opts)
     }
 
     /// The changes as text: a unified diff for text files, one line for a
     /// binary file, mode and link changes; with `stat`, one line per path.
     pub fn render(&self, changes: &[Change], stat: bool) -> Result<String> {
-        let _ = (changes, stat);
-        todo!()
+        diff::render(&tree::TreeReader::new(&self.objects), changes, stat)
     }
 
     /// What putting the workspace back to `to` would change; with `paths`,
     /// only under those (relative) paths.
     pub fn plan_undo(&self, to: &CheckpointId, paths: &[PathBuf], opts: &Options) -> Result<Plan> {
-        let _ = (to, paths, opts);
-        todo!()
+        self.plan_impl(to, paths, opts)
     }
 
     /// Carries out `plan`: a checkpoint of the current state first, then a
     /// journal, then each change through a temporary name and a rename.
     pub fn undo(&self, plan: &Plan, opts: &Options) -> Result<UndoReport> {
-        let _ = (plan, opts);
-        todo!()
+        self.undo_impl(plan, opts)
     }
 
     /// An undo that was interrupted, if any.
     pub fn interrupted(&self) -> Result<Option<Journal>> {
-        todo!()
+        self.interrupted_impl()
     }
 
     /// Drops old checkpoints and the content only they held.
     pub fn prune(&self, retention: &Retention) -> Result<PruneReport> {
-        let _ = retention;
-        todo!()
+        self.prune_impl(retention)
     }
 }
 
@@ -343,24 +391,25 @@ impl Store {
 /// a checkpoint before a command walks only what changed, and none is taken
 /// when nothing did.
 pub struct Watcher {
-    _private: (),
+    running: watch::Running,
 }
 
 impl Watcher {
     /// Starts watching; an error (no inotify, too many directories for the
     /// user's watch limit) says why, and the caller walks everything instead.
     pub fn start(workspace: &Path, opts: &Options) -> Result<Watcher> {
-        let _ = (workspace, opts);
-        todo!()
+        Ok(Watcher {
+            running: watch::start(workspace, opts)?,
+        })
     }
 
     /// Whether anything changed since the last [`Watcher::take`].
     pub fn changed(&self) -> bool {
-        todo!()
+        self.running.changed()
     }
 
     /// What changed since the last call, and starts over.
     pub fn take(&self) -> Dirty {
-        todo!()
+        self.running.take()
     }
 }

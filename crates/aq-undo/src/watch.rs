@@ -1,0 +1,373 @@
+//! The watcher: inotify on every directory a checkpoint keeps.
+//!
+//! Why inotify through `libc` and not a crate: the calls are three
+//! (`inotify_init1`, `inotify_add_watch`, `read`) and the event layout is
+//! fixed by the kernel; `libc` is already a dependency, and the
+//! cross-platform watcher crates add threads, channels and debouncing that a
+//! set of directory names does not need.
+//!
+//! A background thread reads events and adds the directory each one names
+//! to the dirty set (a file's events are reported on its directory). A new
+//! directory gets watches at once, for it and all below it, and all of them
+//! count as dirty (files may have landed before the watch did). A renamed
+//! directory keeps its watch under its old name, and a changed `.gitignore`
+//! changes what is watched: both re-map every watch and mark an overflow,
+//! so the next checkpoint walks everything. A lost event (`IN_Q_OVERFLOW`)
+//! or a watch the kernel refused does the same. The repository's ref
+//! directories are watched too, so `git branch -D` counts as a change.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::{CString, OsStr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::rules::{Rules, Stack, Verdict};
+use crate::{Dirty, Error, Options, Result};
+
+const MASK: u32 = libc::IN_CREATE
+    | libc::IN_DELETE
+    | libc::IN_MODIFY
+    | libc::IN_CLOSE_WRITE
+    | libc::IN_ATTRIB
+    | libc::IN_MOVED_FROM
+    | libc::IN_MOVED_TO
+    | libc::IN_DELETE_SELF
+    | libc::IN_MOVE_SELF
+    | libc::IN_ONLYDIR
+    | libc::IN_DONT_FOLLOW
+    | libc::IN_EXCL_UNLINK;
+
+#[derive(Clone, Debug)]
+enum Target {
+    Dir(PathBuf),
+    Git(PathBuf),
+}
+
+#[derive(Default)]
+struct State {
+    dirty: BTreeSet<PathBuf>,
+    overflow: bool,
+    wds: HashMap<i32, Target>,
+}
+
+pub(crate) struct Shared {
+    fd: OwnedFd,
+    root: PathBuf,
+    rules: Rules,
+    state: Mutex<State>,
+    reader: Mutex<()>,
+    changed: AtomicBool,
+}
+
+pub(crate) struct Running {
+    shared: Arc<Shared>,
+    wake: OwnedFd,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        unsafe { libc::write(self.wake.as_raw_fd(), b"x".as_ptr().cast(), 1) };
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn watch_limit_hint() -> String {
+    let n = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches").unwrap_or_default();
+    format!(
+        "the inotify watch limit (fs.inotify.max_user_watches = {}) is reached; raise it, e.g. \
+         `sudo sysctl fs.inotify.max_user_watches=524288`",
+        n.trim()
+    )
+}
+
+impl Shared {
+    /// Adds a watch; `Err` only for the watch limit.
+    fn add(&self, st: &mut State, abs: &Path, target: Target) -> Result<bool> {
+        let Ok(c) = CString::new(abs.as_os_str().as_bytes()) else {
+            return Ok(false);
+        };
+        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), MASK) };
+        if wd < 0 {
+            let e = std::io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::ENOSPC) => Err(Error(watch_limit_hint())),
+                // Gone already, unreadable, or a link: nothing to watch.
+                _ => Ok(false),
+            };
+        }
+        st.wds.insert(wd, target);
+        Ok(true)
+    }
+
+    /// Watches `rel` and every kept directory below; with `mark`, they are
+    /// all dirty too.
+    fn add_tree(
+        &self,
+        st: &mut State,
+        rel: &Path,
+        stack: &Stack,
+        verdict: Verdict,
+        mark: bool,
+    ) -> Result<()> {
+        let abs = self.root.join(rel);
+        if !self.add(st, &abs, Target::Dir(rel.to_path_buf()))? {
+            return Ok(());
+        }
+        if mark {
+            st.dirty.insert(rel.to_path_buf());
+        }
+        let stack = self
+            .rules
+            .child_stack(stack, verdict, self.rules.load_dir(&abs));
+        let Ok(rd) = std::fs::read_dir(&abs) else {
+            return Ok(());
+        };
+        for ent in rd.flatten() {
+            if !ent.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let child = rel.join(ent.file_name());
+            let v = self
+                .rules
+                .verdict(&stack, &abs.join(ent.file_name()), &child, true);
+            if v != Verdict::Skip {
+                self.add_tree(st, &child, &stack, v, mark)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn add_git(&self, st: &mut State) -> Result<()> {
+        let Some(gitdir) = crate::gitstate::find_gitdir(&self.root) else {
+            return Ok(());
+        };
+        let common = crate::gitstate::common_dir(&gitdir);
+        self.add(st, &gitdir, Target::Git(gitdir.clone()))?;
+        self.add(st, &common, Target::Git(common.clone()))?;
+        let logs = common.join("logs/refs");
+        self.add(st, &logs, Target::Git(logs.clone()))?;
+        self.add_git_tree(st, &common.join("refs"))
+    }
+
+    fn add_git_tree(&self, st: &mut State, dir: &Path) -> Result<()> {
+        if !self.add(st, dir, Target::Git(dir.to_path_buf()))? {
+            return Ok(());
+        }
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return Ok(());
+        };
+        for ent in rd.flatten() {
+            if ent.file_type().is_ok_and(|t| t.is_dir()) {
+                self.add_git_tree(st, &ent.path())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every watch again, under the names the directories have now.
+    fn rescan(&self, st: &mut State) {
+        st.wds.clear();
+        st.overflow = true;
+        if self
+            .add_tree(st, Path::new(""), &Stack::default(), Verdict::Keep, false)
+            .and_then(|_| self.add_git(st))
+            .is_err()
+        {
+            st.overflow = true;
+        }
+    }
+
+    fn handle(&self, wd: i32, mask: u32, name: &[u8]) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if mask & libc::IN_Q_OVERFLOW != 0 {
+            st.overflow = true;
+            self.changed.store(true, Ordering::Release);
+            return;
+        }
+        let Some(target) = st.wds.get(&wd).cloned() else {
+            return;
+        };
+        if mask & libc::IN_IGNORED != 0 {
+            st.wds.remove(&wd);
+            return;
+        }
+        let is_dir = mask & libc::IN_ISDIR != 0;
+        match target {
+            Target::Git(dir) => {
+                if is_dir && mask & (libc::IN_CREATE | libc::IN_MOVED_TO) != 0 {
+                    let _ = self.add_git_tree(&mut st, &dir.join(OsStr::from_bytes(name)));
+                }
+            }
+            Target::Dir(rel) => {
+                st.dirty.insert(rel.clone());
+                let moved_dir = is_dir && mask & (libc::IN_MOVED_FROM | libc::IN_MOVED_TO) != 0;
+                if name == b".gitignore" || moved_dir || mask & libc::IN_MOVE_SELF != 0 {
+                    self.rescan(&mut st);
+                } else if is_dir && mask & libc::IN_CREATE != 0 {
+                    let child = rel.join(OsStr::from_bytes(name));
+                    if let Some(stack) = self.rules.stack_for(&rel) {
+                        let v = self
+                            .rules
+                            .verdict(&stack, &self.root.join(&child), &child, true);
+                        if v != Verdict::Skip
+                            && self.add_tree(&mut st, &child, &stack, v, true).is_err()
+                        {
+                            st.overflow = true;
+                        }
+                    }
+                }
+            }
+        }
+        self.changed.store(true, Ordering::Release);
+    }
+
+    /// Reads and handles every queued event; the reader lock makes a
+    /// [`Running::take`] wait for events the thread has read but not yet
+    /// handled.
+    fn drain(&self) {
+        let _reading = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buf = [0u8; 16 * 1024];
+        let head = std::mem::size_of::<libc::inotify_event>();
+        loop {
+            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                return; // EAGAIN: nothing more queued
+            }
+            let n = n as usize;
+            let mut off = 0usize;
+            while off + head <= n {
+                // The kernel's layout: wd, mask, cookie, len, then the name.
+                let ev: libc::inotify_event =
+                    unsafe { std::ptr::read_unaligned(buf[off..].as_ptr().cast()) };
+                let len = ev.len as usize;
+                let name_bytes = &buf[(off + head).min(n)..(off + head + len).min(n)];
+                let name = &name_bytes[..name_bytes
+                    .iter()
+                    .position(|&b| b == 0)
+                    .unwrap_or(name_bytes.len())];
+                self.handle(ev.wd, ev.mask, name);
+                off += head + len;
+            }
+        }
+    }
+
+    /// Whether events are queued in the kernel that nobody has read yet.
+    fn pending(&self) -> bool {
+        let mut n: libc::c_int = 0;
+        let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::FIONREAD, &mut n) };
+        r == 0 && n > 0
+    }
+
+    fn run(&self, wake: i32) {
+        loop {
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: wake,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+            if r < 0 {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                break;
+            }
+            if fds[1].revents != 0 {
+                break;
+            }
+            if fds[0].revents & libc::POLLIN != 0 {
+                self.drain();
+            }
+        }
+    }
+}
+
+pub(crate) fn start(workspace: &Path, opts: &Options) -> Result<Running> {
+    let root = std::fs::canonicalize(workspace)
+        .map_err(|e| crate::io_error("find the workspace", workspace, e))?;
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        let why = match e.raw_os_error() {
+            Some(libc::EMFILE) => {
+                "too many inotify instances (fs.inotify.max_user_instances)".to_string()
+            }
+            Some(libc::ENOSYS) => "the kernel has no inotify".to_string(),
+            _ => e.to_string(),
+        };
+        return Err(Error(format!(
+            "cannot watch the workspace: {why}; every checkpoint walks it all"
+        )));
+    }
+    let shared = Arc::new(Shared {
+        fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        rules: Rules::new(&root, &opts.include),
+        root,
+        state: Mutex::new(State::default()),
+        reader: Mutex::new(()),
+        changed: AtomicBool::new(false),
+    });
+    {
+        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        shared
+            .add_tree(
+                &mut st,
+                Path::new(""),
+                &Stack::default(),
+                Verdict::Keep,
+                false,
+            )
+            .and_then(|_| shared.add_git(&mut st))
+            .map_err(|e| Error(format!("cannot watch the workspace: {e}")))?;
+    }
+    let mut pipe = [0i32; 2];
+    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(Error(format!(
+            "cannot watch the workspace: pipe: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(pipe[0]), OwnedFd::from_raw_fd(pipe[1])) };
+    let s2 = shared.clone();
+    let thread = std::thread::Builder::new()
+        .name("aq-undo-watch".into())
+        .spawn(move || {
+            s2.run(rd.as_raw_fd());
+            drop(rd);
+        })
+        .map_err(|e| Error(format!("cannot watch the workspace: {e}")))?;
+    Ok(Running {
+        shared,
+        wake: wr,
+        thread: Some(thread),
+    })
+}
+
+impl Running {
+    pub fn changed(&self) -> bool {
+        self.shared.changed.load(Ordering::Acquire) || self.shared.pending()
+    }
+
+    pub fn take(&self) -> Dirty {
+        self.shared.drain();
+        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.shared.changed.store(false, Ordering::Release);
+        Dirty {
+            dirs: std::mem::take(&mut st.dirty),
+            overflow: std::mem::replace(&mut st.overflow, false),
+        }
+    }
+}
