@@ -172,7 +172,16 @@ impl State {
             git_state.insert("stash", g(&["stash", "list", "--format=%H %gd %gs"]));
             git_state.insert("index", g(&["ls-files", "--stage"]));
             git_state.insert("diff --cached", g(&["diff", "--cached", "--binary"]));
-            git_state.insert("status", g(&["status", "--porcelain=v1", "-uall"]));
+            let status = g(&["status", "--porcelain=v1", "-uall"])
+                .lines()
+                .filter(|l| {
+                    !skip
+                        .iter()
+                        .any(|s| l.get(3..).is_some_and(|p| p.starts_with(s)))
+                })
+                .map(|l| format!("{l}\n"))
+                .collect();
+            git_state.insert("status", status);
         }
         State {
             tree: tree_of(work, skip),
@@ -371,18 +380,21 @@ ways! {
     mv_over_a_file (false): "mv untracked.txt src/lib.rs";
     rename_a_directory (false): "mv src source";
     // Archivers and synchronisers.
-    rsync_delete_from_an_empty_dir (false): "mkdir void && rsync -a --delete void/ src/ && rmdir void";
+    rsync_delete_from_an_empty_dir (false): "rsync -a --delete \"$(mktemp -d)/\" src/";
     tar_remove_files (false): "tar --remove-files -cf archive.tar src untracked_dir untracked.txt";
     // Modes and links.
-    chmod_drops_exec_and_all_bits (true): "chmod -x run.sh tool.py && chmod 000 untracked.txt src/lib.rs";
+    chmod_drops_the_exec_bit (true): "chmod -x run.sh tool.py";
+    chmod_000 (true): "chmod 000 untracked.txt src/lib.rs";
     symlink_retargeted_and_file_replaced_by_link (false): "ln -sfn README.md link && ln -sf src/lib.rs untracked.txt && ln -sfn /etc/hostname notes.txt";
     // The repository.
-    git_stash_u (false): "git stash push -q -u -m agent";
+    // `git stash` alone is allowed, but with -u git runs `git clean` itself,
+    // which the exec guard asks about: unapproved, the stash is left half made.
+    git_stash_u (true): "git stash push -q -u -m agent";
     git_reset_hard (true): "git reset -q --hard";
     git_branch_d_tag_d_stash_drop (true): "git branch -q -D feature && git tag -d v1 >/dev/null && git stash drop -q";
     git_checkout_dot (true): "git checkout -q -- .";
     git_clean_fdx (true): "git clean -q -fdx";
-    git_rm_recursive (true): "git rm -rq src";
+    git_rm_recursive (true): "git rm -rqf src";
     git_commit_and_reset_to_an_older_commit (true): "git add -A && git commit -q -m wip && git reset -q --hard HEAD~1";
 }
 
@@ -592,17 +604,21 @@ fn an_undo_can_itself_be_undone() {
         "{id:?}{}",
         undo.dump()
     );
-    // The checkpoint it names is listed, taken before the undo.
+    // The checkpoint it names is listed: the newest, taken before the undo,
+    // or (nothing having changed since) the end of the session.
     let list = checkpoints(&env, &[]);
     let before_undo = list
         .iter()
         .find(|c| c["id"].as_str().is_some_and(|i| i.starts_with(&id)))
         .unwrap_or_else(|| panic!("{id} is not listed: {list:#?}"));
-    assert_eq!(before_undo["reason"], "before-undo", "{before_undo:#}");
     assert_eq!(
         list.last().unwrap()["id"],
         before_undo["id"],
         "the newest checkpoint is the one before the undo: {list:#?}"
+    );
+    assert!(
+        before_undo["reason"] == "before-undo" || before_undo["reason"] == "session-end",
+        "{before_undo:#}"
     );
 
     let again = env.aq(&["undo", "--to", &id, "--yes"]);
@@ -1059,7 +1075,7 @@ fn a_workspace_that_is_not_a_git_repository() {
         "--",
         "sh",
         "-c",
-        "python3 -c 'import shutil; shutil.rmtree(\"notes\")' && : > blob && mv bin/tool bin/tool.old && rm -f a-link && rmdir empty && echo x > new.txt",
+        "python3 -c 'import os, shutil; shutil.rmtree(\"notes\"); os.rmdir(\"empty\")' && : > blob && mv bin/tool bin/tool.old && rm -f a-link && echo x > new.txt",
     ]);
     run.code(0);
     assert_ne!(before, State::of(&work), "{}", run.dump());
@@ -1105,6 +1121,27 @@ fn the_recap_and_the_report_say_how_to_undo() {
         &State::of(&env.work()),
         "after the recap's command",
         &[],
+    );
+}
+
+#[test]
+fn a_second_session_in_an_unchanged_workspace_is_undone_too() {
+    // The second session starts where the first ended: its first checkpoint
+    // is the same state as the first session's last. `aq undo` (the start
+    // of the latest session) and the recap's `aq undo --session ID` must
+    // still go back to where the second session started.
+    let (env, before) = fixture_env();
+    env.aq(&["run", "--quiet", "--", "true"]).code(0);
+    let (run, _) = damage(&env, &before, ALLOWED_DAMAGE);
+    let second = env.sessions()[1].id();
+    let list = checkpoints(&env, &["--session", &second]);
+    let undo = env.aq(&["undo", "--yes"]);
+    undo.code(0);
+    assert_state(
+        &before,
+        &State::of(&env.work()),
+        &format!("after a second session and aq undo; its checkpoints: {list:#?}"),
+        &[&run, &undo],
     );
 }
 
@@ -1177,9 +1214,12 @@ fn the_store_cannot_be_reached_from_inside_strict_or_dev() {
         let work = env.work();
         fixture(&work);
         write(&work.join("probe.py"), PROBE);
+        // A first session makes the store (and changes something, so that
+        // the second one starts with a checkpoint of its own: see
+        // a_second_session_in_an_unchanged_workspace_is_undone_too).
+        env.aq(&["run", "--quiet", "--", "sh", "-c", "echo 1 > first.txt"])
+            .code(0);
         let before = State::of(&work);
-        // A first session makes the store.
-        env.aq(&["run", "--quiet", "--", "true"]).code(0);
         let (root, store, record, obj) = store_paths(&env);
         let record_before = std::fs::read(&record).unwrap();
         let obj_before = std::fs::read(&obj).unwrap();
