@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::util::{Env, Tmux};
 
 /// Where `.ci/run` installs the pinned agents.
-fn agents_bin() -> Option<PathBuf> {
+pub(crate) fn agents_bin() -> Option<PathBuf> {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin");
     if bin.join("claude").exists() && bin.join("codex").exists() && bin.join("gemini").exists() {
         return Some(bin);
@@ -51,14 +51,14 @@ fn git_init(work: &Path) {
 }
 
 /// The fake model server, killed when dropped.
-struct FakeModel {
+pub(crate) struct FakeModel {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     log: PathBuf,
 }
 
 impl FakeModel {
-    fn start(dir: &Path, dialect: &str, steps: &Value) -> FakeModel {
+    pub(crate) fn start(dir: &Path, dialect: &str, steps: &Value) -> FakeModel {
         std::fs::create_dir_all(dir).unwrap();
         let script = dir.join("steps.json");
         std::fs::write(&script, serde_json::json!({ "steps": steps }).to_string()).unwrap();
@@ -101,7 +101,7 @@ impl FakeModel {
     }
 
     /// Every request body, as text.
-    fn bodies(&self) -> String {
+    pub(crate) fn bodies(&self) -> String {
         self.requests()
             .iter()
             .map(|r| r["body"].to_string())

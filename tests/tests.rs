@@ -28,5 +28,6 @@ mod report_html;
 mod run;
 mod sandbox;
 mod soak;
+mod undo;
 mod verify;
 mod watch;
