@@ -325,7 +325,6 @@ fn hook_indirect_spellings_of_the_key_are_refused() {
 /// long `--file=` asks) and the new `git config set` subcommand: the
 /// next `git status` runs CMD.
 #[test]
-#[ignore = "crossing: git config -f FILE / git config set write core.fsmonitor in hook mode"]
 fn hook_git_config_file_flag_and_set_subcommand_plant_fsmonitor() {
     let env = Env::new();
     repo(&env);

@@ -1,0 +1,83 @@
+//! Held-out spellings for the crossings of the second red team round (after
+//! issue 26, see `tests/red_team_round2.rs` at the root): for each class,
+//! lines the fixes did not name one by one, with the rule they must get,
+//! and ordinary lines that must keep running.
+
+use aq_policy::{Decision, evaluate};
+
+#[track_caller]
+fn fires(lines: &[&str], rules: &[&str]) {
+    let mut failures = Vec::new();
+    for line in lines {
+        let v = evaluate(line);
+        let got: Vec<String> = v.rules.iter().map(|r| r.id.clone()).collect();
+        if !got.iter().any(|g| rules.contains(&g.as_str())) || v.decision == Decision::Allow {
+            failures.push(format!("{line:?}: {:?} {got:?}", v.decision));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "not refused by {rules:?}:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[track_caller]
+fn runs(lines: &[&str]) {
+    let mut failures = Vec::new();
+    for line in lines {
+        let v = evaluate(line);
+        if v.decision != Decision::Allow {
+            let got: Vec<(String, String)> =
+                v.rules.iter().map(|r| (r.id.clone(), r.evidence.clone())).collect();
+            failures.push(format!("{line:?}: {:?} {got:?}", v.decision));
+        }
+    }
+    assert!(failures.is_empty(), "not allowed:\n{}", failures.join("\n"));
+}
+
+/// Print what the engine decides for the lines in `$AQ_PROBE` (one a line).
+#[test]
+#[ignore = "a probe for development"]
+fn probe() {
+    for line in std::env::var("AQ_PROBE").unwrap_or_default().lines() {
+        let v = evaluate(line);
+        let got: Vec<(String, String)> =
+            v.rules.iter().map(|r| (r.id.clone(), r.evidence.clone())).collect();
+        eprintln!("{line}\n    {:?} {got:?}", v.decision);
+    }
+}
+
+#[test]
+fn git_config_writes_are_read_by_their_key_whatever_the_options_before_it() {
+    fires(
+        &[
+            "git config --file .git/config core.fsmonitor 'touch x'",
+            "git config -f.git/config core.fsmonitor 'touch x'",
+            "git config --comment note core.hooksPath /tmp/h",
+            "git config --type=path --file ~/.gitconfig core.pager 'sh -c id'",
+            "git config set --append core.pager 'sh -c id'",
+            "git config set --comment x core.fsmonitor 'touch x'",
+            "git -C sub config -f sub.cfg include.path /tmp/x",
+            "git config --local --add core.sshCommand 'sh -c id'",
+            "git config --replace-all core.fsmonitor 'touch x'",
+        ],
+        &["git-config-exec"],
+    );
+    fires(&["git config -f ~/.bashrc alias.x y"], &["persist-shell-rc"]);
+    fires(
+        &["git config -f .claude/settings.json hooks.x y"],
+        &["guard-agent-hooks"],
+    );
+    runs(&[
+        "git config -f .gitmodules submodule.x.url https://example.com/x.git",
+        "git config set user.email dev@example.com",
+        "git config get user.name",
+        "git config --file .git/config --get core.bare",
+        "git config list",
+        "git config --list --show-origin",
+        "git config -f .git/config user.name dev",
+        "git config unset core.fsmonitor",
+        "git config --type bool core.bare",
+    ]);
+}
