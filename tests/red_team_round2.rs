@@ -409,7 +409,6 @@ fn hook_patch_into_shell_rc_and_agent_settings() {
 /// Claude Code starts at its next launch, outside aq. `.mcp.json` asks;
 /// `~/.claude.json` is let through.
 #[test]
-#[ignore = "crossing: writing mcpServers into ~/.claude.json passes the hook"]
 fn hook_mcp_servers_in_the_users_claude_json() {
     let env = Env::new();
     let file = env.root().join("home/.claude.json");

@@ -106,8 +106,28 @@ fn table() -> &'static Table {
                 preset
                     .config
                     .iter()
+                    .chain(preset.shadow.keys())
                     .map(|f| parse(f, PlaceKind::AgentConfig)),
             );
+        }
+        // Every file `aq mcp wrap` edits names the MCP servers a client
+        // starts (`~/.claude.json`'s `mcpServers`, Claude Desktop's
+        // configuration): a command planted there runs at the client's next
+        // start, outside aq. Claude Code keeps `.claude.json` in
+        // `$CLAUDE_CONFIG_DIR` when that is set.
+        let mut mcp: Vec<String> = aq_agents::mcp_config::McpClient::ALL
+            .iter()
+            .map(|(_, c)| {
+                c.config_path(std::path::Path::new("~"))
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        mcp.push("~/.claude/.claude.json".to_string());
+        for f in mcp {
+            if !patterns.iter().any(|p| p.text == f) {
+                patterns.push(parse(&f, PlaceKind::AgentConfig));
+            }
         }
         let (mut home, mut root, mut anywhere) = (HashMap::new(), HashMap::new(), HashMap::new());
         let mut unindexed = Vec::new();
@@ -381,6 +401,12 @@ mod tests {
             (".mcp.json", AgentConfig),
             ("~/.gemini/extensions/x/gemini-extension.json", AgentConfig),
             (".codex/config.toml", AgentConfig),
+            ("~/.claude.json", AgentConfig),
+            ("$HOME/.claude.json", AgentConfig),
+            ("$CLAUDE_CONFIG_DIR/.claude.json", AgentConfig),
+            ("~/.config/Claude/claude_desktop_config.json", AgentConfig),
+            ("~/.cursor/mcp.json", AgentConfig),
+            (".cursor/mcp.json", AgentConfig),
         ] {
             assert_eq!(kind(path), Some(want), "{path}");
         }
@@ -400,6 +426,8 @@ mod tests {
             "target/debug/aq",
             "CLAUDE.md",
             ".claude.md",
+            ".claude.json",
+            "~/.claude.json.backup.1",
             "~/.claude/projects/x/session.jsonl",
         ] {
             assert_eq!(kind(path), None, "{path}");

@@ -81,3 +81,26 @@ fn git_config_writes_are_read_by_their_key_whatever_the_options_before_it() {
         "git config --type bool core.bare",
     ]);
 }
+
+#[test]
+fn files_that_name_the_mcp_servers_an_agent_starts_are_protected() {
+    fires(
+        &[
+            "echo '{\"mcpServers\":{}}' > ~/.claude.json",
+            "jq '.mcpServers.x={command:\"sh\"}' ~/.claude.json > t && mv t ~/.claude.json",
+            "cp evil.json $HOME/.claude.json",
+            "sed -i 's/{/{\"mcpServers\":{},/' ~/.claude.json",
+            "tee $CLAUDE_CONFIG_DIR/.claude.json < x.json",
+            "cat x.json > ~/.config/Claude/claude_desktop_config.json",
+            "printf '%s' '{}' > ~/.cursor/mcp.json",
+            "cd ~ && echo '{}' >> .claude.json",
+        ],
+        &["persist-agent-config", "guard-agent-hooks"],
+    );
+    runs(&[
+        "cat ~/.claude.json",
+        "jq .numStartups ~/.claude.json",
+        "echo '{}' > claude.json",
+        "echo '{}' > .claude.json",
+    ]);
+}
