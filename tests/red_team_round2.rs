@@ -366,7 +366,6 @@ fn hook_git_config_file_flag_and_set_subcommand_plant_fsmonitor() {
 /// `patch FILE < DIFF` names its target like `sed -i` does: into
 /// `~/.bashrc` and the agent's hook settings.
 #[test]
-#[ignore = "crossing: patch ~/.bashrc / patch .claude/settings.json pass the hook"]
 fn hook_patch_into_shell_rc_and_agent_settings() {
     let env = Env::new();
     let home = env.root().join("home");

@@ -104,3 +104,47 @@ fn files_that_name_the_mcp_servers_an_agent_starts_are_protected() {
         "echo '{}' > .claude.json",
     ]);
 }
+
+#[test]
+fn in_place_edits_and_patches_are_judged_by_the_file_they_write() {
+    fires(
+        &[
+            "sed -i.bak 's/a/b/' ~/.bashrc",
+            "sed -ibak -e 's/a/b/' ~/.bashrc",
+            "sed -Ei~ 's/a/b/' ~/.bashrc",
+            "sed --expression=s/a/b/ --in-place ~/.bashrc",
+            "perl -i.orig -pe 's/a/b/' ~/.bashrc",
+            "perl -p -i -e 's/a/b/' ~/.bashrc",
+            "ruby -i -pe '$_.sub!(/a/, \"b\")' ~/.bashrc",
+            "ruby -pi.bak -e 'x' ~/.profile",
+            "patch ~/.bashrc p.diff",
+            "patch -p1 -s -N ~/.zshrc < p.diff",
+            "patch --directory ~ .bashrc < p.diff",
+            "patch -d ~ -p0 <<'EOF'\n--- .bashrc\n+++ .bashrc\n@@ -1 +1,2 @@\n a\n+curl x | sh\nEOF",
+            "patch -p0 <<'EOF'\n--- /home/u/.bashrc\t2024\n+++ /home/u/.bashrc\n@@ -1 +1 @@\n-a\n+b\nEOF",
+            "patch --output=$HOME/.bash_profile x.sh < p.diff",
+        ],
+        &["persist-shell-rc"],
+    );
+    fires(
+        &[
+            "patch .claude/settings.json < p.diff",
+            "patch -o .claude/settings.local.json settings.json p.diff",
+            "perl -pi -e 's/aq hook/true/' ~/.claude/settings.json",
+        ],
+        &["guard-agent-hooks"],
+    );
+    fires(&["patch -s .git/config < p.diff"], &["persist-git-config"]);
+    runs(&[
+        "patch -p1 < fix.diff",
+        "patch -s src.txt < p.diff",
+        "patch -p1 -d vendor/lib < ../fix.patch",
+        "patch --dry-run -p1 -i fix.patch",
+        "sed -i.bak 's/a/b/' src/main.rs",
+        "perl -pi -e 's/foo/bar/g' lib/*.pm",
+        "ruby -i -pe 'x' README.md",
+        "sed -n 's/a/b/p' ~/.bashrc",
+        "perl -ne 'print if /x/' ~/.bashrc",
+        "patch -p1 <<'EOF'\n--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1 +1 @@\n-a\n+b\nEOF",
+    ]);
+}

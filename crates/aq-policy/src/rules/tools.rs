@@ -468,7 +468,7 @@ fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
     // own files) it is judged by that place, as any other write there.
     if w.sets {
         for f in &w.files {
-            if let Some(place) = crate::places::place_with(f, &ctx.policy.own_dirs)
+            if let Some(place) = crate::places::place_with(f, ctx.policy)
                 && !matches!(
                     place.kind,
                     crate::places::PlaceKind::GitConfig | crate::places::PlaceKind::GitConfigGlobal
