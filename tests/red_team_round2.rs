@@ -446,7 +446,6 @@ fn hook_mcp_servers_in_the_users_claude_json() {
 /// glob pathspec `'*.env'`, and `git grep` print it. (`git show HEAD:.env`,
 /// `git cat-file -p :.env`, `git log -p -- '.env*'` are blocked.)
 #[test]
-#[ignore = "crossing: git cat-file --batch / git log -p -- '*.env' / git grep print a committed .env"]
 fn hook_committed_env_through_other_git_spellings() {
     let env = Env::new();
     repo(&env);

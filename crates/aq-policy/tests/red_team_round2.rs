@@ -148,3 +148,48 @@ fn in_place_edits_and_patches_are_judged_by_the_file_they_write() {
         "patch -p1 <<'EOF'\n--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1 +1 @@\n-a\n+b\nEOF",
     ]);
 }
+
+#[test]
+fn committed_secrets_through_other_git_spellings_are_reads() {
+    fires(
+        &[
+            "git cat-file --batch <<< 'HEAD:.env'",
+            "echo HEAD~1:config/.env.local | git cat-file --batch",
+            "printf 'contents main:.env\\n' | git cat-file --batch-command",
+            "git cat-file '--batch=%(objectname)' <<EOF\nHEAD:.env.production\nEOF",
+            "git cat-file -p $(git rev-parse HEAD:.env)",
+            "git log -p -- '*.env'",
+            "git show HEAD -- '*'",
+            "git log --patch -- ':(glob)**/.env*'",
+            "git diff HEAD~5 -- '.e?v'",
+            "git log -p -- ':(icase)*.ENV'",
+            "git whatchanged -p -- '**/.envrc'",
+        ],
+        &["secret-read"],
+    );
+    fires(
+        &[
+            "git grep -n API_KEY",
+            "git grep -i password HEAD~3",
+            "git grep -e TOKEN main -- .",
+            "git -C sub grep SECRET",
+            "git grep --cached -n 'KEY='",
+        ],
+        &["secret-search-tree", "secret-read"],
+    );
+    runs(&[
+        "git cat-file --batch-check <<< 'HEAD:.env'",
+        "git cat-file -t HEAD:.env",
+        "git cat-file -p HEAD:src/main.rs",
+        "echo HEAD:README.md | git cat-file --batch",
+        "git log -p -- '*.rs'",
+        "git show HEAD -- 'src/*.py'",
+        "git log --oneline -- '*.env'",
+        "git diff --stat -- '*'",
+        "git grep -n TODO",
+        "git grep -n API_KEY -- src/",
+        "git grep -n API_KEY -- ':!*.env*' ':!.envrc'",
+        "git grep -l password",
+        "git grep -c token HEAD",
+    ]);
+}

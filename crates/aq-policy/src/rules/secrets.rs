@@ -75,6 +75,86 @@ fn history_content(c: &Command, sub: &str) -> Option<HistoryContent> {
     })
 }
 
+/// The paths of the objects `git cat-file --batch` (or `--batch-command`)
+/// is given on its input, when the input is literal text (a here-string,
+/// `echo`/`printf` piped in). `--batch-check` prints only an object's type
+/// and size.
+fn batch_object_paths(ctx: &Ctx, i: usize) -> Vec<String> {
+    let c = &ctx.commands()[i];
+    let content = c.args().iter().any(|a| {
+        let t = a.text.as_str();
+        t == "--batch" || t.starts_with("--batch=") || t.starts_with("--batch-command")
+    });
+    if !content {
+        return Vec::new();
+    }
+    let mut text = String::new();
+    for s in &c.stdin {
+        match s {
+            Input::Text(w) => text.push_str(&w.text),
+            Input::Pipe(p) => {
+                if let Some(t) = super::written::produced_text(ctx, &ctx.commands()[*p]) {
+                    text.push_str(&t);
+                }
+            }
+            Input::File(_) => {}
+        }
+        text.push('\n');
+    }
+    text.lines()
+        .map(|l| l.trim())
+        .map(|l| l.strip_prefix("contents ").unwrap_or(l))
+        .filter_map(|l| l.split_once(':').map(|(_, p)| p.trim().to_string()))
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// A git pathspec that is a pattern (`'*.env'`, `'*'`, `':(glob)**/.env'`,
+/// `'.e?v'`): git's `*` matches a leading dot and a `/`, so `*.env` is
+/// `.env` and `config/prod.env`. The workspace credential of the catalog
+/// (by an example name, at the top or in a directory) it matches, if any.
+fn pathspec_reaches_a_secret(ctx: &Ctx, spec: &str) -> Option<String> {
+    use aq_knowledge::credentials::{self, Place};
+    let mut spec = spec;
+    let mut icase = false;
+    let mut literal = false;
+    let mut exclude = false;
+    if let Some(rest) = spec.strip_prefix(":(")
+        && let Some((magic, rest)) = rest.split_once(')')
+    {
+        for m in magic.split(',') {
+            match m {
+                "icase" => icase = true,
+                "literal" => literal = true,
+                "exclude" => exclude = true,
+                _ => {}
+            }
+        }
+        spec = rest;
+    } else if let Some(rest) = spec.strip_prefix(":/") {
+        spec = rest;
+    } else if spec.starts_with(":!") || spec.starts_with(":^") {
+        exclude = true;
+    }
+    if exclude || literal || !spec.contains(['*', '?', '[']) {
+        return None;
+    }
+    let spec = spec.trim_start_matches("./");
+    let pattern = glob::Pattern::new(spec).ok()?;
+    let options = glob::MatchOptions {
+        case_sensitive: !icase,
+        require_literal_separator: false,
+        require_literal_leading_dot: false,
+    };
+    credentials::in_place(Place::Workspace)
+        .map(|c| c.path.replace('*', "local"))
+        .filter(|example| ctx.secret_kind(example).is_some())
+        .find(|example| {
+            pattern.matches_with(example, options)
+                || pattern.matches_with(&format!("config/{example}"), options)
+        })
+}
+
 /// Programs whose arguments are data, not files.
 fn args_are_data(name: &str) -> bool {
     matches!(
@@ -429,13 +509,46 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             paths.extend(
                 args[at..]
                     .iter()
-                    .filter(|a| !is_flag(a) && !a.text.contains(':'))
+                    .filter(|a| {
+                        !is_flag(a)
+                            && (!a.text.contains(':')
+                                || a.text.starts_with(":(")
+                                || a.text.starts_with(":/"))
+                    })
                     .map(|a| a.text.as_str()),
             );
         }
+        // A blob named by a substitution: `git cat-file -p $(git rev-parse
+        // HEAD:.env)`.
+        let mut named: Vec<String> = Vec::new();
+        for w in args.iter().filter(|w| !w.feeds.is_empty()) {
+            for s in ctx.word_sources(w) {
+                named.extend(
+                    ctx.commands()[s]
+                        .args()
+                        .iter()
+                        .filter_map(|a| a.text.split_once(':').map(|(_, p)| p.to_string()))
+                        .filter(|p| !p.is_empty() && !p.contains("//")),
+                );
+            }
+        }
+        // `git cat-file --batch` reads object names on its input
+        // (`HEAD:.env`, `contents HEAD:.env` for `--batch-command`).
+        if sub == "cat-file" {
+            named.extend(batch_object_paths(ctx, i));
+        }
+        paths.extend(named.iter().map(String::as_str));
         for p in paths {
             if let Some(kind) = ctx.secret_kind(p) {
                 found.push((Role::Read, p.to_string(), kind));
+            } else if content == HistoryContent::Patches
+                && let Some(example) = pathspec_reaches_a_secret(ctx, p)
+            {
+                found.push((
+                    Role::Read,
+                    p.to_string(),
+                    format!("a pathspec that matches {example}"),
+                ));
             }
         }
     }
