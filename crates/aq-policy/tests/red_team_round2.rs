@@ -193,3 +193,38 @@ fn committed_secrets_through_other_git_spellings_are_reads() {
         "git grep -c token HEAD",
     ]);
 }
+
+#[test]
+fn a_process_environ_reached_through_cd_or_a_variable_is_read_as_it() {
+    fires(
+        &[
+            "cd /proc/$PPID && tr '\\0' '\\n' < environ",
+            "cd /proc/1/ && cat ./environ",
+            "d=/proc/$PPID; cd $d; strings env*",
+            "cd /proc; xargs -0 -n1 < $PPID/environ",
+            "pushd /proc/$PPID >/dev/null; cat environ",
+            "p=/proc/$PPID; tr '\\0' '\\n' < \"$p/environ\"",
+            "P=/proc/$PPID; cat ${P}/environ",
+            "cd /proc && cat */environ",
+            "cd /proc/$PPID && cat *",
+        ],
+        &["secret-read"],
+    );
+    // The directory stays unknown, or it is the shell's own: asked.
+    fires(
+        &[
+            "cd \"$d\" && xargs -0 < environ",
+            "cat \"$x\"/environ",
+            "cd /proc/self && cat environ",
+        ],
+        &["secret-location", "secret-read"],
+    );
+    runs(&[
+        "cat environ.txt",
+        "cd /proc/$PPID && cat status",
+        "p=/proc/$PPID; cat $p/cmdline",
+        "cd src && cat environment.rs",
+        "rm -rf dist/*",
+        "cd build && cat *",
+    ]);
+}

@@ -349,6 +349,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     check_hunt(ctx, i, &name);
     check_credential_printers(ctx, i, &name);
     check_process_environments(ctx, i, &name);
+    check_environ_reached_indirectly(ctx, i, &name);
     check_filtered_env_dump(ctx, i, &name);
     let c = &ctx.commands()[i];
 
@@ -960,6 +961,119 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
             format!("`{}` prints {what}", c.display()),
         );
     }
+}
+
+/// A process's `environ` reached through the directory an earlier `cd`
+/// went to (`cd /proc/$PPID && cat environ`, `cd /proc; cat $PPID/environ`)
+/// or a variable the line set (`p=/proc/$PPID; cat $p/environ`): read as
+/// the path it is. An `environ` whose directory stays unknown (`cat
+/// "$d"/environ`, `cd "$x" && xargs -0 < environ`) asks.
+fn check_environ_reached_indirectly(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
+    let mut words: Vec<&Word> = c
+        .stdin
+        .iter()
+        .filter_map(|s| match s {
+            Input::File(w) => Some(w),
+            _ => None,
+        })
+        .collect();
+    if !args_are_data(name) && c.runs.is_none() {
+        words.extend(file_operands(c, name));
+    }
+    let cwd = super::cwd_before(ctx, i).map(|d| expand_vars(ctx, i, &d));
+    let mut hit: Option<(RuleId, String)> = None;
+    for w in words {
+        let last = w.text.rsplit('/').next().unwrap_or(&w.text);
+        if !paths::name_matches(last, "environ") || paths::secret_kind(&w.text).is_some() {
+            continue;
+        }
+        // A bare `*` names `environ` only in a directory known to be a
+        // process's (`cd /proc/1 && cat *`), never in an unknown one.
+        let literal = last.chars().filter(|c| c.is_ascii_alphabetic()).count();
+        let mut path = expand_vars(ctx, i, &w.text);
+        // `$PPID/environ` under `cd /proc` is relative too: only a home
+        // is known to be absolute.
+        let from_home = path.starts_with('~') || path.starts_with("$HOME") || path.starts_with("${HOME");
+        if !path.starts_with('/')
+            && !from_home
+            && let Some(dir) = &cwd
+        {
+            path = format!("{}/{path}", dir.trim_end_matches('/'));
+        }
+        if let Some(kind) = paths::secret_kind(&path) {
+            hit = Some((
+                RuleId::SecretRead,
+                format!("`{name}` reads {} = {path} ({kind})", w.text),
+            ));
+            break;
+        }
+        if paths::is_own_environ(&path) {
+            hit.get_or_insert((
+                RuleId::SecretLocation,
+                format!("`{name}` reads {} = {path}: every environment variable, secrets included", w.text),
+            ));
+            continue;
+        }
+        let known = path.starts_with('/') && !path.contains('$');
+        if !known && literal >= 2 && hit.is_none() {
+            hit = Some((
+                RuleId::SecretLocation,
+                format!(
+                    "`{name}` reads {}, which may be another process's environment (with the agent's keys)",
+                    w.text
+                ),
+            ));
+        }
+    }
+    if let Some((rule, evidence)) = hit {
+        ctx.hit(rule, i, evidence);
+    }
+}
+
+/// `$name` and `${name}` in `text` replaced by the literal value an earlier
+/// command of the line assigned them (`p=/proc/$PPID`); others stay.
+fn expand_vars(ctx: &Ctx, i: usize, text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        let (var, len) = if let Some(b) = after.strip_prefix('{') {
+            match b.find('}') {
+                Some(end) if b[..end].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                    (&b[..end], end + 2)
+                }
+                _ => ("", 0),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], end)
+        };
+        let value = (!var.is_empty())
+            .then(|| assigned_value(ctx, i, var))
+            .flatten();
+        match value {
+            Some(v) => out.push_str(&v),
+            None => out.push_str(&rest[pos..pos + 1 + len]),
+        }
+        rest = &rest[pos + 1 + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The value the last assignment to `var` before command `i` gave it.
+fn assigned_value(ctx: &Ctx, i: usize, var: &str) -> Option<String> {
+    let depth = ctx.commands()[i].depth;
+    ctx.commands()[..i]
+        .iter()
+        .rev()
+        .filter(|c| c.depth <= depth && c.argv.is_empty())
+        .find_map(|c| c.assignments.iter().rev().find(|a| a.name == var))
+        .map(|a| a.value.text.clone())
 }
 
 /// `ps e`, `ps auxe`, `ps eww -p PID`: BSD-style `e` prints each process's
