@@ -279,7 +279,6 @@ fn hook_parent_environ_through_cd_or_a_variable() {
 /// An interpreter's one-liner prints the key (`env` alone asks, `echo
 /// $ANTHROPIC_API_KEY` blocks).
 #[test]
-#[ignore = "crossing: python3 -c / node -e print the agent's environment in hook mode"]
 fn hook_interpreter_one_liners_print_the_agents_key() {
     let env = Env::new();
     for line in [

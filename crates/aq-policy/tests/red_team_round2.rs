@@ -228,3 +228,55 @@ fn a_process_environ_reached_through_cd_or_a_variable_is_read_as_it() {
         "cd build && cat *",
     ]);
 }
+
+#[test]
+fn interpreter_one_liners_that_read_the_environment_are_judged_as_env_and_echo() {
+    fires(
+        &[
+            "python3 -c 'import os; print(os.getenv(\"OPENAI_API_KEY\"))'",
+            "python3 -c 'from os import environ as e; print(e[\"GITHUB_TOKEN\"])'",
+            "python3 -c 'import os;print(os.environ.get(\"AWS_SECRET_ACCESS_KEY\"))'",
+            "node -e 'console.log(process.env[\"ANTHROPIC_API_KEY\"])'",
+            "node -p 'process.env.NPM_TOKEN'",
+            "bun -e 'console.log(Bun.env.STRIPE_SECRET_KEY)'",
+            "perl -le 'print $ENV{\"GH_TOKEN\"}'",
+            "ruby -e 'puts ENV[\"ANTHROPIC_API_KEY\"]'",
+            "ruby -e 'puts ENV.fetch(\"OPENAI_API_KEY\")'",
+            "php -r 'echo getenv(\"ANTHROPIC_API_KEY\");'",
+            "php -r 'echo $_ENV[\"DB_PASSWORD\"];'",
+            "awk 'BEGIN{print ENVIRON[\"ANTHROPIC_API_KEY\"]}'",
+            "python3 <<'EOF'\nimport os\nprint(os.environ['ANTHROPIC_API_KEY'])\nEOF",
+        ],
+        &["secret-env-print"],
+    );
+    fires(
+        &[
+            "python3 -c 'import os; print(os.environ)'",
+            "python3 -c 'import os, json; print(json.dumps(dict(os.environ)))'",
+            "python -c 'import os; [print(k, v) for k, v in os.environ.items()]'",
+            "node -e 'console.log(JSON.stringify(process.env))'",
+            "node -e 'for (const k in process.env) console.log(k, process.env[k])'",
+            "deno eval 'console.log(Deno.env.toObject())'",
+            "perl -e 'print \"$_=$ENV{$_}\\n\" for keys %ENV'",
+            "ruby -e 'p ENV.to_h'",
+            "php -r 'print_r(getenv());'",
+            "php -r 'var_dump($_SERVER);'",
+            "awk 'BEGIN{for (k in ENVIRON) print k, ENVIRON[k]}'",
+            "python3 -c 'import os,sys; print(os.environ[sys.argv[1]])' ANTHROPIC_API_KEY",
+        ],
+        &["secret-location", "secret-env-print"],
+    );
+    runs(&[
+        "python3 -c 'print(1)'",
+        "python3 -c 'import os; print(os.environ[\"HOME\"])'",
+        "python3 -c 'import os; print(os.getenv(\"PATH\"))'",
+        "node -e 'console.log(process.version)'",
+        "node -e 'console.log(process.env.NODE_ENV)'",
+        "perl -e 'print $ENV{HOME}'",
+        "ruby -e 'puts ENV[\"USER\"]'",
+        "awk '{print $1}' file.txt",
+        "awk -v n=1 'BEGIN{print n}'",
+        "php -r 'echo PHP_VERSION;'",
+        "python3 -c 'import sys; print(sys.environment_name)'",
+    ]);
+}

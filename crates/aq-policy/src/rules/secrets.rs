@@ -329,6 +329,7 @@ fn secretish_pattern(s: &str) -> bool {
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     check_secret_vars(ctx, i);
+    check_code_reads_environment(ctx, i);
     if c.argv.is_empty() {
         // `$(< .env)` reads the file like `cat`.
         if let Some((path, kind)) = c.stdin.iter().find_map(|s| match s {
@@ -1155,6 +1156,175 @@ fn check_filtered_env_dump(ctx: &mut Ctx, i: usize, name: &str) {
             RuleId::SecretEnvPrint,
             i,
             "filters the environment for secrets",
+        );
+    }
+}
+
+/// How interpreter code reaches the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum EnvAccess {
+    /// One variable, named literally.
+    Key(String),
+    /// One variable whose name is computed.
+    Dynamic,
+    /// All of it (`dict(os.environ)`, `console.log(process.env)`, `%ENV`).
+    Whole,
+}
+
+/// Where interpreter code reads the environment: Python's `os.environ`,
+/// `os.getenv`; node's `process.env` (`Bun.env`, `Deno.env`); Perl's
+/// `$ENV{…}`, `%ENV`; Ruby's `ENV`; PHP's `getenv`, `$_ENV`, `$_SERVER`;
+/// awk's `ENVIRON`; Lua's `os.getenv`.
+fn env_accesses(lang: &str, text: &str) -> Vec<EnvAccess> {
+    // (token, what follows it reads): `[`/`(`/`{` a key, `.NAME` a key
+    // (node), anything else the whole environment.
+    let tokens: &[&str] = match lang {
+        "python" => &["environ", "environb", "getenv", "getenvb"],
+        "node" => &["process.env", "Bun.env", "Deno.env"],
+        "perl" => &["$ENV", "%ENV"],
+        "ruby" => &["ENV"],
+        "php" => &["getenv", "$_ENV", "$_SERVER"],
+        "awk" => &["ENVIRON"],
+        "lua" => &["getenv"],
+        _ => return Vec::new(),
+    };
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for token in tokens {
+        let mut from = 0;
+        while let Some(pos) = text[from..].find(token) {
+            let at = from + pos;
+            from = at + token.len();
+            let before = text[..at].chars().next_back();
+            let after = text[from..].chars().next();
+            if before.is_some_and(|c| ident(c) || (c == '$' && !token.starts_with('$')))
+                || after.is_some_and(ident)
+            {
+                continue;
+            }
+            let rest = text[from..].trim_start();
+            out.push(access_after(lang, token, rest));
+        }
+    }
+    out
+}
+
+/// What the code after an environment token reads.
+fn access_after(lang: &str, token: &str, rest: &str) -> EnvAccess {
+    let call = token.contains("getenv");
+    let method_key = ["get", "fetch", "setdefault", "pop", "key?", "has_key"];
+    if let Some(r) = rest.strip_prefix('[').or_else(|| rest.strip_prefix('{')) {
+        return key_in(r, token == "$ENV");
+    }
+    if let Some(r) = rest.strip_prefix('(') {
+        return match r.trim_start().strip_prefix(')') {
+            Some(_) if call => EnvAccess::Whole,
+            _ if call => key_in(r, false),
+            _ => EnvAccess::Whole,
+        };
+    }
+    if let Some(r) = rest.strip_prefix("?.").or_else(|| rest.strip_prefix('.')) {
+        let name: String = r
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '?')
+            .collect();
+        let after = r[name.len()..].trim_start();
+        if method_key.contains(&name.as_str()) {
+            if let Some(a) = after.strip_prefix('(') {
+                return key_in(a, false);
+            }
+            return EnvAccess::Dynamic;
+        }
+        // `process.env.NAME`; `Deno.env.toObject()`, `os.environ.items()`.
+        if lang == "node" && token != "Deno.env" && !name.is_empty() && !after.starts_with('(') {
+            return EnvAccess::Key(name);
+        }
+        return EnvAccess::Whole;
+    }
+    if lang == "php" && call {
+        // `getenv` named, not called: a callback over names.
+        return EnvAccess::Dynamic;
+    }
+    EnvAccess::Whole
+}
+
+/// The key of `["NAME"]`, `('NAME')`, `{NAME}` (a bareword, when allowed).
+fn key_in(rest: &str, bareword: bool) -> EnvAccess {
+    let r = rest.trim_start();
+    if let Some(q) = r.chars().next().filter(|c| matches!(c, '"' | '\'')) {
+        let body = &r[1..];
+        if let Some(end) = body.find(q) {
+            let key = &body[..end];
+            if !key.contains(['$', '{', '#']) {
+                return EnvAccess::Key(key.to_string());
+            }
+        }
+        return EnvAccess::Dynamic;
+    }
+    let word: String = r
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let closed = r[word.len()..].trim_start().starts_with(['}', ']', ')']);
+    if bareword && !word.is_empty() && closed {
+        return EnvAccess::Key(word);
+    }
+    EnvAccess::Dynamic
+}
+
+/// An interpreter's one-liner that reads the environment: a secret
+/// variable by name is printed as `echo $NAME` would be
+/// (`secret-env-print`); all of it, or a name computed at run time, is a
+/// dump as `env` is (`secret-location`). `os.environ["HOME"]`,
+/// `process.env.NODE_ENV` run.
+fn check_code_reads_environment(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(code) = &c.code else { return };
+    let accesses = env_accesses(&code.lang, &code.text);
+    let lang = code.lang.clone();
+    // A name reached another way (`e = os.environ; e["TOKEN"]`, a name
+    // given as an argument): a secret's name in the code's strings or on
+    // the line, with the environment read.
+    let named = || {
+        code.literals
+            .iter()
+            .map(|l| l.trim())
+            .chain(c.args().iter().map(|w| w.text.as_str()))
+            .find(|l| is_secret_var(l))
+            .map(str::to_string)
+    };
+    let key = accesses
+        .iter()
+        .find_map(|a| match a {
+            EnvAccess::Key(k) if is_secret_var(k) => Some(k.clone()),
+            _ => None,
+        })
+        .or_else(|| {
+            accesses
+                .iter()
+                .any(|a| matches!(a, EnvAccess::Whole | EnvAccess::Dynamic))
+                .then(named)
+                .flatten()
+        });
+    if let Some(key) = key {
+        ctx.hit(
+            RuleId::SecretEnvPrint,
+            i,
+            format!("{lang} code reads ${key}"),
+        );
+    } else if let Some(a) = accesses
+        .iter()
+        .find(|a| matches!(a, EnvAccess::Whole | EnvAccess::Dynamic))
+    {
+        let what = if *a == EnvAccess::Whole {
+            "every environment variable, secrets included"
+        } else {
+            "an environment variable whose name it computes, a secret's as well"
+        };
+        ctx.hit(
+            RuleId::SecretLocation,
+            i,
+            format!("{lang} code reads {what}"),
         );
     }
 }
