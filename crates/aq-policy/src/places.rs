@@ -483,8 +483,14 @@ mod tests {
         };
         let kind = |p: &str| place_with(p, &policy).map(|m| m.kind);
         assert_eq!(kind("/var/lib/ci/.bashrc"), Some(PlaceKind::ShellRc));
-        assert_eq!(kind("/var/lib/ci/.claude.json"), Some(PlaceKind::AgentConfig));
-        assert_eq!(kind("/var/lib/ci/.claude/settings.json"), Some(PlaceKind::AgentHook));
+        assert_eq!(
+            kind("/var/lib/ci/.claude.json"),
+            Some(PlaceKind::AgentConfig)
+        );
+        assert_eq!(
+            kind("/var/lib/ci/.claude/settings.json"),
+            Some(PlaceKind::AgentHook)
+        );
         assert_eq!(kind("/var/lib/ci2/.bashrc"), None);
         assert_eq!(kind("/var/lib/ci/src/.bashrc"), None);
         let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];

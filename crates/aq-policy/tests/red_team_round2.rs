@@ -28,8 +28,11 @@ fn runs(lines: &[&str]) {
     for line in lines {
         let v = evaluate(line);
         if v.decision != Decision::Allow {
-            let got: Vec<(String, String)> =
-                v.rules.iter().map(|r| (r.id.clone(), r.evidence.clone())).collect();
+            let got: Vec<(String, String)> = v
+                .rules
+                .iter()
+                .map(|r| (r.id.clone(), r.evidence.clone()))
+                .collect();
             failures.push(format!("{line:?}: {:?} {got:?}", v.decision));
         }
     }
@@ -42,8 +45,11 @@ fn runs(lines: &[&str]) {
 fn probe() {
     for line in std::env::var("AQ_PROBE").unwrap_or_default().lines() {
         let v = evaluate(line);
-        let got: Vec<(String, String)> =
-            v.rules.iter().map(|r| (r.id.clone(), r.evidence.clone())).collect();
+        let got: Vec<(String, String)> = v
+            .rules
+            .iter()
+            .map(|r| (r.id.clone(), r.evidence.clone()))
+            .collect();
         eprintln!("{line}\n    {:?} {got:?}", v.decision);
     }
 }
@@ -64,7 +70,10 @@ fn git_config_writes_are_read_by_their_key_whatever_the_options_before_it() {
         ],
         &["git-config-exec"],
     );
-    fires(&["git config -f ~/.bashrc alias.x y"], &["persist-shell-rc"]);
+    fires(
+        &["git config -f ~/.bashrc alias.x y"],
+        &["persist-shell-rc"],
+    );
     fires(
         &["git config -f .claude/settings.json hooks.x y"],
         &["guard-agent-hooks"],
@@ -278,5 +287,37 @@ fn interpreter_one_liners_that_read_the_environment_are_judged_as_env_and_echo()
         "awk -v n=1 'BEGIN{print n}'",
         "php -r 'echo PHP_VERSION;'",
         "python3 -c 'import sys; print(sys.environment_name)'",
+    ]);
+}
+
+#[test]
+fn values_bash_stores_by_other_means_are_followed_into_arithmetic() {
+    fires(
+        &[
+            "printf -v x '%s' 'a[$(touch /tmp/m)]'; (( x ))",
+            "printf -vx '%s%s' 'a[$(touch' ' /tmp/m)]'; echo $(( x + 1 ))",
+            "printf -v x -- '%-3s' 'a[$(id)]'; [[ $x -eq 0 ]]",
+            "printf -v x 'a[$(id)]'; let y=x",
+            "sleep 0 & wait -n -p 'v[$(touch /tmp/m)]'",
+            "sleep 0 & wait -p'v[$(id)]'",
+            "getopts a 'v[$(id)]'",
+            ": ${x:='a[$(touch /tmp/m)]'}; (( x ))",
+            ": ${x='a[`id`]'}; (( x ))",
+            "x=${y:-'a[$(id)]'}; (( x ))",
+            "x=${y-'a[$(id)]'}; echo $(( x ))",
+        ],
+        &["exec-hidden-code"],
+    );
+    // Commands in a default value of a variable not known here run when
+    // it is unset: judged as commands of the line.
+    fires(&["echo ${y:-$(rm -rf ~)}"], &["fs-rm-recursive-root"]);
+    runs(&[
+        "printf -v out '%s' hi; echo \"$out\" > ok.txt",
+        "printf -v n '%d' 3; (( n > 2 )) && echo big",
+        "printf -v pad '%*s' 4 ''; echo \"[$pad]\"",
+        "sleep 1 & wait -n -p pid; echo $pid",
+        ": ${BUILD_DIR:=build}; mkdir -p \"$BUILD_DIR\"",
+        "echo ${NAME:-world}",
+        "n=${JOBS:-4}; (( n > 1 )) && echo parallel",
     ]);
 }

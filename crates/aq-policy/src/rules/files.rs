@@ -621,16 +621,16 @@ fn patch_targets(c: &Command) -> Vec<String> {
                 Some((n, v)) => (n.to_string(), Some(v.to_string())),
                 None if LONG_VALUE.contains(&long) => {
                     k += 1;
-                    (
-                        long.to_string(),
-                        args.get(k - 1).map(|w| w.text.clone()),
-                    )
+                    (long.to_string(), args.get(k - 1).map(|w| w.text.clone()))
                 }
                 None => (long.to_string(), None),
             }
         } else {
             let cluster = &t[1..];
-            match cluster.char_indices().find(|(_, ch)| SHORT_VALUE.contains(*ch)) {
+            match cluster
+                .char_indices()
+                .find(|(_, ch)| SHORT_VALUE.contains(*ch))
+            {
                 Some((n, ch)) => {
                     let rest = &cluster[n + ch.len_utf8()..];
                     let v = if rest.is_empty() {
@@ -698,7 +698,8 @@ fn diff_header_names(text: &str) -> Vec<String> {
         let name = rest.split('\t').next().unwrap_or("").trim();
         let name = name.trim_matches('"');
         // `--- 12,14 ----`: a context diff's hunk, not a file.
-        if name.is_empty() || name == "/dev/null" || name.starts_with(|c: char| c.is_ascii_digit()) {
+        if name.is_empty() || name == "/dev/null" || name.starts_with(|c: char| c.is_ascii_digit())
+        {
             continue;
         }
         if !out.iter().any(|o| o == name) {
@@ -830,13 +831,12 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
         let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
         if let Some(place) = places::holds_place_with(&t, &guarded, ctx.policy) {
             let noun = place_noun(place.kind);
-            let evidence = if places::place_with(&t, ctx.policy)
-                .is_some_and(|m| m.kind == place.kind)
-            {
-                format!("removes {noun} {t}")
-            } else {
-                format!("removes {t}, which holds {noun} {}", place.pattern)
-            };
+            let evidence =
+                if places::place_with(&t, ctx.policy).is_some_and(|m| m.kind == place.kind) {
+                    format!("removes {noun} {t}")
+                } else {
+                    format!("removes {t}, which holds {noun} {}", place.pattern)
+                };
             ctx.hit(place_rule(place.kind), i, evidence);
         }
     }

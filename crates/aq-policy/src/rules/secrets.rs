@@ -995,7 +995,8 @@ fn check_environ_reached_indirectly(ctx: &mut Ctx, i: usize, name: &str) {
         let mut path = expand_vars(ctx, i, &w.text);
         // `$PPID/environ` under `cd /proc` is relative too: only a home
         // is known to be absolute.
-        let from_home = path.starts_with('~') || path.starts_with("$HOME") || path.starts_with("${HOME");
+        let from_home =
+            path.starts_with('~') || path.starts_with("$HOME") || path.starts_with("${HOME");
         if !path.starts_with('/')
             && !from_home
             && let Some(dir) = &cwd
@@ -1012,7 +1013,10 @@ fn check_environ_reached_indirectly(ctx: &mut Ctx, i: usize, name: &str) {
         if paths::is_own_environ(&path) {
             hit.get_or_insert((
                 RuleId::SecretLocation,
-                format!("`{name}` reads {} = {path}: every environment variable, secrets included", w.text),
+                format!(
+                    "`{name}` reads {} = {path}: every environment variable, secrets included",
+                    w.text
+                ),
             ));
             continue;
         }
@@ -1042,7 +1046,11 @@ fn expand_vars(ctx: &Ctx, i: usize, text: &str) -> String {
         let after = &rest[pos + 1..];
         let (var, len) = if let Some(b) = after.strip_prefix('{') {
             match b.find('}') {
-                Some(end) if b[..end].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                Some(end)
+                    if b[..end]
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                {
                     (&b[..end], end + 2)
                 }
                 _ => ("", 0),

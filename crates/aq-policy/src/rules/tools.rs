@@ -373,7 +373,13 @@ pub(crate) struct GitConfigWrite {
 
 pub(crate) fn read_git_config(sub_args: &[&str]) -> GitConfigWrite {
     const TAKES_VALUE: &[&str] = &[
-        "-f", "--file", "--blob", "--type", "--default", "--comment", "--value",
+        "-f",
+        "--file",
+        "--blob",
+        "--type",
+        "--default",
+        "--comment",
+        "--value",
     ];
     const READS: &[&str] = &[
         "--get",

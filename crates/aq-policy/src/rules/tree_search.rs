@@ -431,7 +431,9 @@ fn check_search(c: &Command, name: &str) -> Option<String> {
                 .filter(|p| {
                     p.starts_with(':')
                         || p.contains(['/', '.', '*', '?', '['])
-                        || !p.chars().all(|c| c.is_ascii_alphanumeric() || "-_~^@{}".contains(c))
+                        || !p
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "-_~^@{}".contains(c))
                 })
                 .collect(),
         };
