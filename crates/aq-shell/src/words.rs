@@ -2111,6 +2111,15 @@ pub(crate) fn decode_ansi_c(s: &str) -> String {
     out
 }
 
+/// Whether a value holds a subscript with a substitution in it
+/// (`a[$(cmd)]`, `` a[`cmd`] ``): code, once bash evaluates the value as
+/// arithmetic.
+fn holds_subscript_code(text: &str) -> bool {
+    text.split('[')
+        .skip(1)
+        .any(|after| after.contains("$(") || after.contains('`') || after.contains("${"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2138,13 +2147,4 @@ mod tests {
         assert_eq!(expand_braces("f{1..3}"), vec!["f1", "f2", "f3"]);
         assert_eq!(expand_braces("plain"), vec!["plain"]);
     }
-}
-
-/// Whether a value holds a subscript with a substitution in it
-/// (`a[$(cmd)]`, `` a[`cmd`] ``): code, once bash evaluates the value as
-/// arithmetic.
-fn holds_subscript_code(text: &str) -> bool {
-    text.split('[')
-        .skip(1)
-        .any(|after| after.contains("$(") || after.contains('`') || after.contains("${"))
 }
