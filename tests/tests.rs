@@ -24,6 +24,7 @@ mod presets;
 mod private_home;
 mod real_agents;
 mod red_team;
+mod red_team_round2;
 mod report_html;
 mod run;
 mod sandbox;

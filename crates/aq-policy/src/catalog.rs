@@ -485,8 +485,8 @@ rules! {
     SecretSearchTree = "secret-search-tree", Ask, Medium,
         why: "searches a tree that holds environment files (.env, .env.local, .envrc) for words found in them, or for everything: the matching lines, secrets included, end up in the agent's context",
         safer: Some("search the sources (grep -rn PATTERN src/), leave the environment files out (--exclude='.env*'), list file names only (grep -rl), or use rg, which skips hidden and git-ignored files"),
-        fires: ["grep -rn SECRET .", "grep -r API_KEY", "grep -rni 'password' ./", "grep -rv '^#' .", "grep -rn = .", "rg -uu TOKEN", "rg --hidden --no-ignore -i password", "ag -u secret", "git grep --no-index -n token", "find . -type f -exec cat {} +", "find . -type f | xargs grep -n KEY", "grep -rn --exclude=.env DB_PASSWORD ."],
-        spares: ["grep -rn TODO .", "grep -rn API_KEY src/", "rg TOKEN", "rg -n --hidden password", "git grep -n SECRET", "grep -rl SECRET .", "grep -rc token .", "grep -rn --include='*.py' password .", "grep -rn --exclude='.env*' SECRET .", "find . -name '*.rs' -exec cat {} +", "rg -uu -g '!.env*' TOKEN", "rg -uu -t rust TOKEN"];
+        fires: ["grep -rn SECRET .", "grep -r API_KEY", "grep -rni 'password' ./", "grep -rv '^#' .", "grep -rn = .", "rg -uu TOKEN", "rg --hidden --no-ignore -i password", "ag -u secret", "git grep --no-index -n token", "git grep -n SECRET", "find . -type f -exec cat {} +", "find . -type f | xargs grep -n KEY", "grep -rn --exclude=.env DB_PASSWORD ."],
+        spares: ["grep -rn TODO .", "grep -rn API_KEY src/", "rg TOKEN", "rg -n --hidden password", "git grep -n SECRET -- src/", "grep -rl SECRET .", "grep -rc token .", "grep -rn --include='*.py' password .", "grep -rn --exclude='.env*' SECRET .", "find . -name '*.rs' -exec cat {} +", "rg -uu -g '!.env*' TOKEN", "rg -uu -t rust TOKEN"];
     /// Loading a `.env` file into the shell.
     SecretSourceEnv = "secret-source-env", Ask, Medium,
         why: "loads secrets from a .env file into the environment of the commands that follow",

@@ -106,8 +106,28 @@ fn table() -> &'static Table {
                 preset
                     .config
                     .iter()
+                    .chain(preset.shadow.keys())
                     .map(|f| parse(f, PlaceKind::AgentConfig)),
             );
+        }
+        // Every file `aq mcp wrap` edits names the MCP servers a client
+        // starts (`~/.claude.json`'s `mcpServers`, Claude Desktop's
+        // configuration): a command planted there runs at the client's next
+        // start, outside aq. Claude Code keeps `.claude.json` in
+        // `$CLAUDE_CONFIG_DIR` when that is set.
+        let mut mcp: Vec<String> = aq_agents::mcp_config::McpClient::ALL
+            .iter()
+            .map(|(_, c)| {
+                c.config_path(std::path::Path::new("~"))
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        mcp.push("~/.claude/.claude.json".to_string());
+        for f in mcp {
+            if !patterns.iter().any(|p| p.text == f) {
+                patterns.push(parse(&f, PlaceKind::AgentConfig));
+            }
         }
         let (mut home, mut root, mut anywhere) = (HashMap::new(), HashMap::new(), HashMap::new());
         let mut unindexed = Vec::new();
@@ -195,36 +215,49 @@ fn place_of_norm(p: &NormPath) -> Option<PlaceMatch> {
     })
 }
 
-/// The protected place `path` is in, counting aq's own directories where
-/// this machine has them (`own_dirs`, [`crate::Policy::own_dirs`]).
-pub fn place_with(path: &str, own_dirs: &[String]) -> Option<PlaceMatch> {
-    let p = NormPath::new(path);
-    if own_dirs.is_empty() {
-        return place_of_norm(&p);
+/// `path` spelled from the home (`~/...`) when it lies under `home`.
+fn from_home<'p>(path: &'p str, home: Option<&str>) -> std::borrow::Cow<'p, str> {
+    if let Some(h) = home.map(|h| h.trim_end_matches('/'))
+        && h.len() > 1
+        && h.starts_with('/')
+        && let Some(rest) = path.strip_prefix(h)
+        && (rest.is_empty() || rest.starts_with('/'))
+    {
+        return format!("~{rest}").into();
     }
-    let dirs: Vec<NormPath> = own_dirs.iter().map(|d| NormPath::new(d)).collect();
-    if dirs.iter().any(|d| writable_in_state(&p, d)) {
-        return None;
-    }
-    dirs.iter()
-        .zip(own_dirs)
-        .find(|(d, _)| is_under(&p, d))
-        .map(|(_, d)| PlaceMatch {
-            kind: PlaceKind::AqOwn,
-            pattern: d.clone(),
-        })
-        .or_else(|| place_of_norm(&p))
+    path.into()
 }
 
-/// [`holds_place`], counting aq's own directories too.
+/// The protected place `path` is in, counting aq's own directories where
+/// this machine has them ([`crate::Policy::own_dirs`]) and its home
+/// ([`crate::Policy::home`]).
+pub fn place_with(path: &str, policy: &crate::Policy) -> Option<PlaceMatch> {
+    let own_dirs = &policy.own_dirs;
+    let p = NormPath::new(path);
+    if !own_dirs.is_empty() {
+        let dirs: Vec<NormPath> = own_dirs.iter().map(|d| NormPath::new(d)).collect();
+        if dirs.iter().any(|d| writable_in_state(&p, d)) {
+            return None;
+        }
+        if let Some(d) = dirs.iter().zip(own_dirs).find(|(d, _)| is_under(&p, d)) {
+            return Some(PlaceMatch {
+                kind: PlaceKind::AqOwn,
+                pattern: d.1.clone(),
+            });
+        }
+    }
+    place_of_norm(&NormPath::new(&from_home(path, policy.home.as_deref())))
+}
+
+/// [`holds_place`], counting aq's own directories and the home too.
 pub fn holds_place_with(
     path: &str,
     kinds: &[PlaceKind],
-    own_dirs: &[String],
+    policy: &crate::Policy,
 ) -> Option<PlaceMatch> {
     if kinds.contains(&PlaceKind::AqOwn) {
         let p = NormPath::new(path);
-        if let Some(d) = own_dirs.iter().find(|d| {
+        if let Some(d) = policy.own_dirs.iter().find(|d| {
             let d = NormPath::new(d);
             is_under(&p, &d) && !writable_in_state(&p, &d) || is_under(&d, &p)
         }) {
@@ -234,7 +267,7 @@ pub fn holds_place_with(
             });
         }
     }
-    holds_place(path, kinds)
+    holds_place(&from_home(path, policy.home.as_deref()), kinds)
 }
 
 /// Whether `p` is `dir` or under it (both anchored at the home or the root).
@@ -381,6 +414,12 @@ mod tests {
             (".mcp.json", AgentConfig),
             ("~/.gemini/extensions/x/gemini-extension.json", AgentConfig),
             (".codex/config.toml", AgentConfig),
+            ("~/.claude.json", AgentConfig),
+            ("$HOME/.claude.json", AgentConfig),
+            ("$CLAUDE_CONFIG_DIR/.claude.json", AgentConfig),
+            ("~/.config/Claude/claude_desktop_config.json", AgentConfig),
+            ("~/.cursor/mcp.json", AgentConfig),
+            (".cursor/mcp.json", AgentConfig),
         ] {
             assert_eq!(kind(path), Some(want), "{path}");
         }
@@ -400,6 +439,8 @@ mod tests {
             "target/debug/aq",
             "CLAUDE.md",
             ".claude.md",
+            ".claude.json",
+            "~/.claude.json.backup.1",
             "~/.claude/projects/x/session.jsonl",
         ] {
             assert_eq!(kind(path), None, "{path}");
@@ -408,7 +449,10 @@ mod tests {
 
     #[test]
     fn aq_state_where_this_machine_keeps_it_is_aqs_but_a_sessions_tmp() {
-        let own = vec!["/srv/aq/state/agent-quarantine".to_string()];
+        let own = crate::Policy {
+            own_dirs: vec!["/srv/aq/state/agent-quarantine".to_string()],
+            ..Default::default()
+        };
         let kind = |p: &str| place_with(p, &own).map(|m| m.kind);
         assert_eq!(
             kind("/srv/aq/state/agent-quarantine/sessions/s/log.jsonl"),
@@ -429,6 +473,29 @@ mod tests {
         assert!(holds("/srv/aq/state/agent-quarantine/sessions/s"));
         assert!(!holds("/srv/aq/state/agent-quarantine/sessions/s/tmp/x"));
         assert!(!holds("~/.local/state/agent-quarantine/sessions/s/tmp/x"));
+    }
+
+    #[test]
+    fn a_path_under_this_machines_home_is_judged_as_spelled_from_the_home() {
+        let policy = crate::Policy {
+            home: Some("/var/lib/ci/".to_string()),
+            ..Default::default()
+        };
+        let kind = |p: &str| place_with(p, &policy).map(|m| m.kind);
+        assert_eq!(kind("/var/lib/ci/.bashrc"), Some(PlaceKind::ShellRc));
+        assert_eq!(
+            kind("/var/lib/ci/.claude.json"),
+            Some(PlaceKind::AgentConfig)
+        );
+        assert_eq!(
+            kind("/var/lib/ci/.claude/settings.json"),
+            Some(PlaceKind::AgentHook)
+        );
+        assert_eq!(kind("/var/lib/ci2/.bashrc"), None);
+        assert_eq!(kind("/var/lib/ci/src/.bashrc"), None);
+        let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
+        assert!(holds_place_with("/var/lib/ci", &guarded, &policy).is_some());
+        assert!(holds_place_with("/var/lib/ci/src", &guarded, &policy).is_none());
     }
 
     #[test]

@@ -29,6 +29,11 @@ pub struct Policy {
     /// aq's own files, as their default places are.
     #[serde(default)]
     pub own_dirs: Vec<String>,
+    /// The user's home directory on this machine (`$HOME`), given by the
+    /// caller: a path under it is judged as the same path spelled `~/...`
+    /// (a home outside `/home`, `/root` and `/Users` too).
+    #[serde(default)]
+    pub home: Option<String>,
 }
 
 impl Policy {

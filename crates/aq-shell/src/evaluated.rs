@@ -373,6 +373,16 @@ impl Walker {
                     }
                 }
             }
+            "wait" => {
+                if let Some(name) = crate::walk::wait_p_name(args) {
+                    self.eval_name(&name, "wait -p");
+                }
+            }
+            "getopts" => {
+                if let Some(name) = args.get(1) {
+                    self.eval_name(name, "getopts");
+                }
+            }
             "test" | "[" => {
                 for pair in args.windows(2) {
                     if matches!(pair[0].text.as_str(), "-v" | "-R") {

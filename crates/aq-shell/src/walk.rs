@@ -913,13 +913,49 @@ impl Walker {
                 }
             }
             "printf" => {
-                if let Some(pos) = args.iter().position(|w| w.text == "-v")
-                    && let Some(name) = args.get(pos + 1)
-                {
+                // `printf -v NAME FORMAT ARGS...` (`-vNAME` too): NAME holds
+                // what printf would print, known when the format and the
+                // arguments are; else it comes from them (or printf).
+                let mut k = 0;
+                let mut target = None;
+                while k < args.len() {
+                    let t = args[k].text.as_str();
+                    if t == "--" || !t.starts_with('-') {
+                        break;
+                    }
+                    if t == "-v" {
+                        target = args.get(k + 1).map(|w| w.text.clone());
+                        k += 2;
+                    } else if let Some(n) = t.strip_prefix("-v") {
+                        target = Some(n.to_string());
+                        k += 1;
+                    } else {
+                        k += 1;
+                    }
+                }
+                if args.get(k).is_some_and(|w| w.text == "--") {
+                    k += 1;
+                }
+                if let Some(name) = target {
+                    let name = self.assignment_target(&name);
+                    let rest = &args[k.min(args.len())..];
+                    if let Some(text) = printf_output(rest) {
+                        self.set_var(&name, Word::literal(text));
+                    } else {
+                        let mut sources: Vec<usize> =
+                            rest.iter().flat_map(|w| w.feeds.iter().copied()).collect();
+                        if sources.is_empty() {
+                            sources.push(idx);
+                        }
+                        self.forget_from(&name, &sources);
+                    }
+                }
+            }
+            "wait" => {
+                // `wait -p NAME`: NAME gets a process id.
+                if let Some(name) = wait_p_name(args) {
                     let name = self.assignment_target(&name.text);
-                    let sources: Vec<usize> =
-                        args.iter().flat_map(|w| w.feeds.iter().copied()).collect();
-                    self.forget_from(&name, &sources);
+                    self.set_var(&name, Word::literal("0"));
                 }
             }
             _ => {}
@@ -1158,4 +1194,72 @@ fn split_assignments(argv: Vec<Word>) -> (Vec<Assignment>, Vec<Word>) {
         })
         .collect();
     (assignments, rest)
+}
+
+/// What `printf FORMAT ARGS...` prints, when all of it is known: each
+/// conversion (`%s`, `%b`, `%d`, `%-5s` ...) takes the next argument as it
+/// is, and the format is used again while arguments are left. Escapes in
+/// the format are kept as written.
+pub(crate) fn printf_output(args: &[Word]) -> Option<String> {
+    if args.iter().any(|w| w.dynamic) {
+        return None;
+    }
+    let (format, rest) = args.split_first()?;
+    let mut values = rest.iter().map(|w| w.text.as_str());
+    let mut out = String::new();
+    let mut left = rest.len();
+    loop {
+        let mut used = 0;
+        let mut chars = format.text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            if chars.peek() == Some(&'%') {
+                chars.next();
+                out.push('%');
+                continue;
+            }
+            // Flags, width, precision, then the conversion letter.
+            while chars
+                .peek()
+                .is_some_and(|c| "-+ #0123456789.*".contains(*c))
+            {
+                chars.next();
+            }
+            if chars.next().is_none() {
+                break;
+            }
+            out.push_str(values.next().unwrap_or(""));
+            used += 1;
+        }
+        left = left.saturating_sub(used);
+        if used == 0 || left == 0 || out.len() > 1 << 16 {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// The NAME of `wait -p NAME` (`-np NAME`, `-pNAME`).
+pub(crate) fn wait_p_name(args: &[Word]) -> Option<Word> {
+    for (k, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        if t == "--" || !t.starts_with('-') {
+            break;
+        }
+        if let Some(pos) = t[1..].find('p') {
+            let rest = &t[1 + pos + 1..];
+            return if rest.is_empty() {
+                args.get(k + 1).cloned()
+            } else {
+                Some(Word {
+                    text: rest.to_string(),
+                    ..a.clone()
+                })
+            };
+        }
+    }
+    None
 }

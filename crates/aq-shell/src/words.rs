@@ -588,7 +588,29 @@ impl Walker {
             } => {
                 let value = self.parameter_value(parameter, *indirect, acc);
                 match value.is_missing(test_type) {
-                    None => Val::Unknown,
+                    None => {
+                        // Set or not is only known at run time: the default
+                        // may be what bash uses (and, for `:=`, assigns).
+                        // Its substitutions run then, as commands of the
+                        // line; a subscript in it runs when the value is
+                        // evaluated as arithmetic later (`: ${x:='a[$(cmd)]'};
+                        // (( x ))`), so it is read as such here.
+                        let mut sub = Acc::default();
+                        if let Some(d) = default_value {
+                            self.fold_operand(d, quoted, &mut sub);
+                        }
+                        let w = sub.to_scalar();
+                        if holds_subscript_code(&w.text) {
+                            self.eval_arithmetic(&w, "arithmetic", 0);
+                        }
+                        unknown(acc);
+                        for f in w.feeds {
+                            if !acc.word.feeds.contains(&f) {
+                                acc.word.feeds.push(f);
+                            }
+                        }
+                        return;
+                    }
                     Some(false) => value,
                     Some(true) => {
                         let mut sub = Acc::default();
@@ -2087,6 +2109,15 @@ pub(crate) fn decode_ansi_c(s: &str) -> String {
         out.truncate(pos);
     }
     out
+}
+
+/// Whether a value holds a subscript with a substitution in it
+/// (`a[$(cmd)]`, `` a[`cmd`] ``): code, once bash evaluates the value as
+/// arithmetic.
+fn holds_subscript_code(text: &str) -> bool {
+    text.split('[')
+        .skip(1)
+        .any(|after| after.contains("$(") || after.contains('`') || after.contains("${"))
 }
 
 #[cfg(test)]

@@ -435,7 +435,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         .iter()
         .filter_map(|l| {
             let p = l.trim();
-            places::place_with(p, &ctx.policy.own_dirs).map(|m| (m.kind, p.to_string()))
+            places::place_with(p, ctx.policy).map(|m| (m.kind, p.to_string()))
         })
         .next();
     if let Some((kind, path)) = persist.filter(|_| writes(code)) {

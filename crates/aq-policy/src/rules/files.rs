@@ -1,7 +1,7 @@
 //! Files: recursive deletes, permission changes, disks, what gets written
 //! where (startup files, cron, systemd, history, logs, system files).
 
-use aq_shell::Command;
+use aq_shell::{Command, Input};
 
 use super::{
     Ctx, cwd_before, find_roots, finder_roots, flag_values_text, has_flag, operands,
@@ -467,15 +467,12 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
             );
         }
         "dd" => out.extend(dd_operand(c, "of")),
-        "sed" | "perl" if has_flag(c, Some('i'), &["in-place"]) => {
-            out.extend(
-                ops.iter()
-                    .skip(usize::from(
-                        c.program() == Some("sed") && !c.args().iter().any(|a| a.text == "-e"),
-                    ))
-                    .map(|s| s.to_string()),
-            );
+        "sed" | "perl" | "ruby" => {
+            if let Some(files) = in_place_files(c) {
+                out.extend(files);
+            }
         }
+        "patch" => out.extend(patch_targets(c)),
         _ => {}
     }
     // Every file an editor opens, it may save (`vim -es -c wq F`, `ed F`).
@@ -505,6 +502,210 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
             "/dev/null" | "/dev/stdout" | "/dev/stderr" | "-" | "/dev/tty"
         ) && !p.starts_with('&')
     });
+    out
+}
+
+/// The files an in-place edit rewrites: `sed -i[SUFFIX]`, `sed
+/// --in-place[=SUFFIX]`, `perl -pi[.bak] -e CODE`, `ruby -i -pe CODE`, the
+/// `-i` anywhere in a cluster (`-Ei`, `-pi.bak`); the operands but the
+/// script (the first when no `-e`/`-f` gave it). `None` when not in place.
+fn in_place_files(c: &Command) -> Option<Vec<String>> {
+    // Options whose value is the rest of the cluster or the next word; of
+    // those, the ones that give the program's code.
+    let (value, code, optional) = match c.program()? {
+        "sed" => ("efl", "ef", ""),
+        "perl" => ("eE", "eE", "IMmlx0CdDV"),
+        "ruby" => ("erICE", "e", "xKTW0lF"),
+        _ => return None,
+    };
+    let args = c.args();
+    let mut in_place = false;
+    let mut code_given = false;
+    let mut ops: Vec<String> = Vec::new();
+    let mut k = 0;
+    let mut after_dashes = false;
+    while k < args.len() {
+        let t = args[k].text.as_str();
+        k += 1;
+        if after_dashes || !t.starts_with('-') || t == "-" {
+            ops.push(t.to_string());
+            continue;
+        }
+        if t == "--" {
+            after_dashes = true;
+            continue;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (long, false),
+            };
+            match name {
+                "in-place" => in_place = true,
+                "expression" | "file" => {
+                    code_given = true;
+                    k += usize::from(!inline);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let cluster: Vec<char> = t[1..].chars().collect();
+        for (n, ch) in cluster.iter().enumerate() {
+            if *ch == 'i' {
+                // The rest is the backup suffix.
+                in_place = true;
+                break;
+            }
+            if value.contains(*ch) {
+                if code.contains(*ch) {
+                    code_given = true;
+                }
+                if n + 1 == cluster.len() {
+                    k += 1;
+                }
+                break;
+            }
+            if optional.contains(*ch) {
+                break;
+            }
+        }
+    }
+    if !in_place {
+        return None;
+    }
+    Some(ops.into_iter().skip(usize::from(!code_given)).collect())
+}
+
+/// The files `patch` writes: its `ORIGINALFILE` operand (under `-d DIR`),
+/// `-o FILE` instead when given, the reject file (`-r FILE`), and when the
+/// diff is literal text on its input (a here-document), the files its
+/// headers name (`--- a/x`, `+++ b/x`, `*** x`, `Index: x`), as written
+/// and with each number of leading components stripped (`-p N`).
+fn patch_targets(c: &Command) -> Vec<String> {
+    const SHORT_VALUE: &str = "BDdFgioprVYz";
+    const LONG_VALUE: &[&str] = &[
+        "prefix",
+        "ifdef",
+        "directory",
+        "fuzz",
+        "get",
+        "input",
+        "output",
+        "strip",
+        "reject-file",
+        "version-control",
+        "basename-prefix",
+        "suffix",
+        "quoting-style",
+        "reject-format",
+    ];
+    let args = c.args();
+    let mut ops: Vec<&str> = Vec::new();
+    let (mut dir, mut output, mut reject) = (None, None, None);
+    let mut k = 0;
+    let mut after_dashes = false;
+    while k < args.len() {
+        let t = args[k].text.as_str();
+        k += 1;
+        if after_dashes || !t.starts_with('-') || t == "-" {
+            ops.push(t);
+            continue;
+        }
+        if t == "--" {
+            after_dashes = true;
+            continue;
+        }
+        let (opt, val): (String, Option<String>) = if let Some(long) = t.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None if LONG_VALUE.contains(&long) => {
+                    k += 1;
+                    (long.to_string(), args.get(k - 1).map(|w| w.text.clone()))
+                }
+                None => (long.to_string(), None),
+            }
+        } else {
+            let cluster = &t[1..];
+            match cluster
+                .char_indices()
+                .find(|(_, ch)| SHORT_VALUE.contains(*ch))
+            {
+                Some((n, ch)) => {
+                    let rest = &cluster[n + ch.len_utf8()..];
+                    let v = if rest.is_empty() {
+                        k += 1;
+                        args.get(k - 1).map(|w| w.text.clone())
+                    } else {
+                        Some(rest.to_string())
+                    };
+                    (ch.to_string(), v)
+                }
+                None => (String::new(), None),
+            }
+        };
+        match opt.as_str() {
+            "d" | "directory" => dir = val,
+            "o" | "output" => output = val,
+            "r" | "reject-file" => reject = val,
+            _ => {}
+        }
+    }
+    let in_dir = |f: &str| -> String {
+        match &dir {
+            Some(d) if !f.starts_with(['/', '~', '$']) => {
+                format!("{}/{f}", d.trim_end_matches('/'))
+            }
+            _ => f.to_string(),
+        }
+    };
+    let mut out: Vec<String> = Vec::new();
+    if let Some(o) = &output {
+        out.push(in_dir(o));
+    } else if let Some(orig) = ops.first() {
+        out.push(in_dir(orig));
+    } else {
+        for s in &c.stdin {
+            if let Input::Text(w) = s {
+                for name in diff_header_names(&w.text) {
+                    let parts: Vec<&str> = name.split('/').collect();
+                    for n in 0..parts.len() {
+                        let stripped = parts[n..].join("/");
+                        if !stripped.is_empty() {
+                            out.push(in_dir(&stripped));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(r) = reject {
+        out.push(in_dir(&r));
+    }
+    out
+}
+
+/// The file names a diff's headers give.
+fn diff_header_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = ["+++ ", "--- ", "*** ", "Index: "]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))
+        else {
+            continue;
+        };
+        let name = rest.split('\t').next().unwrap_or("").trim();
+        let name = name.trim_matches('"');
+        // `--- 12,14 ----`: a context diff's hunk, not a file.
+        if name.is_empty() || name == "/dev/null" || name.starts_with(|c: char| c.is_ascii_digit())
+        {
+            continue;
+        }
+        if !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    }
     out
 }
 
@@ -563,7 +764,7 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
             continue;
         }
-        if let Some(place) = places::place_with(&t, &ctx.policy.own_dirs) {
+        if let Some(place) = places::place_with(&t, ctx.policy) {
             // An empty file, or a new time on one, runs nothing.
             let harmless_touch = name == "touch"
                 && !matches!(
@@ -599,7 +800,7 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
         let ops = operands(c);
         for src in ops.iter().take(ops.len().saturating_sub(1)) {
             let t = under(cwd.as_deref(), src.text.clone());
-            if let Some(place) = places::place_with(&t, &ctx.policy.own_dirs) {
+            if let Some(place) = places::place_with(&t, ctx.policy) {
                 ctx.hit(
                     place_rule(place.kind),
                     i,
@@ -612,7 +813,7 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     // (`rsync -a dotfiles/ ~/`, `cp -r x/. ~/.claude`) can write any of them.
     if let Some(dest) = tree_copy_destination(c) {
         let dest = under(cwd.as_deref(), dest);
-        if let Some(place) = places::holds_place_with(&dest, &ALL_PLACES, &ctx.policy.own_dirs) {
+        if let Some(place) = places::holds_place_with(&dest, &ALL_PLACES, ctx.policy) {
             ctx.hit(
                 place_rule(place.kind),
                 i,
@@ -628,15 +829,14 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     // surely as rewriting them.
     for t in removed {
         let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
-        if let Some(place) = places::holds_place_with(&t, &guarded, &ctx.policy.own_dirs) {
+        if let Some(place) = places::holds_place_with(&t, &guarded, ctx.policy) {
             let noun = place_noun(place.kind);
-            let evidence = if places::place_with(&t, &ctx.policy.own_dirs)
-                .is_some_and(|m| m.kind == place.kind)
-            {
-                format!("removes {noun} {t}")
-            } else {
-                format!("removes {t}, which holds {noun} {}", place.pattern)
-            };
+            let evidence =
+                if places::place_with(&t, ctx.policy).is_some_and(|m| m.kind == place.kind) {
+                    format!("removes {noun} {t}")
+                } else {
+                    format!("removes {t}, which holds {noun} {}", place.pattern)
+                };
             ctx.hit(place_rule(place.kind), i, evidence);
         }
     }

@@ -75,6 +75,86 @@ fn history_content(c: &Command, sub: &str) -> Option<HistoryContent> {
     })
 }
 
+/// The paths of the objects `git cat-file --batch` (or `--batch-command`)
+/// is given on its input, when the input is literal text (a here-string,
+/// `echo`/`printf` piped in). `--batch-check` prints only an object's type
+/// and size.
+fn batch_object_paths(ctx: &Ctx, i: usize) -> Vec<String> {
+    let c = &ctx.commands()[i];
+    let content = c.args().iter().any(|a| {
+        let t = a.text.as_str();
+        t == "--batch" || t.starts_with("--batch=") || t.starts_with("--batch-command")
+    });
+    if !content {
+        return Vec::new();
+    }
+    let mut text = String::new();
+    for s in &c.stdin {
+        match s {
+            Input::Text(w) => text.push_str(&w.text),
+            Input::Pipe(p) => {
+                if let Some(t) = super::written::produced_text(ctx, &ctx.commands()[*p]) {
+                    text.push_str(&t);
+                }
+            }
+            Input::File(_) => {}
+        }
+        text.push('\n');
+    }
+    text.lines()
+        .map(|l| l.trim())
+        .map(|l| l.strip_prefix("contents ").unwrap_or(l))
+        .filter_map(|l| l.split_once(':').map(|(_, p)| p.trim().to_string()))
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// A git pathspec that is a pattern (`'*.env'`, `'*'`, `':(glob)**/.env'`,
+/// `'.e?v'`): git's `*` matches a leading dot and a `/`, so `*.env` is
+/// `.env` and `config/prod.env`. The workspace credential of the catalog
+/// (by an example name, at the top or in a directory) it matches, if any.
+fn pathspec_reaches_a_secret(ctx: &Ctx, spec: &str) -> Option<String> {
+    use aq_knowledge::credentials::{self, Place};
+    let mut spec = spec;
+    let mut icase = false;
+    let mut literal = false;
+    let mut exclude = false;
+    if let Some(rest) = spec.strip_prefix(":(")
+        && let Some((magic, rest)) = rest.split_once(')')
+    {
+        for m in magic.split(',') {
+            match m {
+                "icase" => icase = true,
+                "literal" => literal = true,
+                "exclude" => exclude = true,
+                _ => {}
+            }
+        }
+        spec = rest;
+    } else if let Some(rest) = spec.strip_prefix(":/") {
+        spec = rest;
+    } else if spec.starts_with(":!") || spec.starts_with(":^") {
+        exclude = true;
+    }
+    if exclude || literal || !spec.contains(['*', '?', '[']) {
+        return None;
+    }
+    let spec = spec.trim_start_matches("./");
+    let pattern = glob::Pattern::new(spec).ok()?;
+    let options = glob::MatchOptions {
+        case_sensitive: !icase,
+        require_literal_separator: false,
+        require_literal_leading_dot: false,
+    };
+    credentials::in_place(Place::Workspace)
+        .map(|c| c.path.replace('*', "local"))
+        .filter(|example| ctx.secret_kind(example).is_some())
+        .find(|example| {
+            pattern.matches_with(example, options)
+                || pattern.matches_with(&format!("config/{example}"), options)
+        })
+}
+
 /// Programs whose arguments are data, not files.
 fn args_are_data(name: &str) -> bool {
     matches!(
@@ -249,6 +329,7 @@ fn secretish_pattern(s: &str) -> bool {
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     check_secret_vars(ctx, i);
+    check_code_reads_environment(ctx, i);
     if c.argv.is_empty() {
         // `$(< .env)` reads the file like `cat`.
         if let Some((path, kind)) = c.stdin.iter().find_map(|s| match s {
@@ -269,6 +350,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     check_hunt(ctx, i, &name);
     check_credential_printers(ctx, i, &name);
     check_process_environments(ctx, i, &name);
+    check_environ_reached_indirectly(ctx, i, &name);
     check_filtered_env_dump(ctx, i, &name);
     let c = &ctx.commands()[i];
 
@@ -429,13 +511,46 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             paths.extend(
                 args[at..]
                     .iter()
-                    .filter(|a| !is_flag(a) && !a.text.contains(':'))
+                    .filter(|a| {
+                        !is_flag(a)
+                            && (!a.text.contains(':')
+                                || a.text.starts_with(":(")
+                                || a.text.starts_with(":/"))
+                    })
                     .map(|a| a.text.as_str()),
             );
         }
+        // A blob named by a substitution: `git cat-file -p $(git rev-parse
+        // HEAD:.env)`.
+        let mut named: Vec<String> = Vec::new();
+        for w in args.iter().filter(|w| !w.feeds.is_empty()) {
+            for s in ctx.word_sources(w) {
+                named.extend(
+                    ctx.commands()[s]
+                        .args()
+                        .iter()
+                        .filter_map(|a| a.text.split_once(':').map(|(_, p)| p.to_string()))
+                        .filter(|p| !p.is_empty() && !p.contains("//")),
+                );
+            }
+        }
+        // `git cat-file --batch` reads object names on its input
+        // (`HEAD:.env`, `contents HEAD:.env` for `--batch-command`).
+        if sub == "cat-file" {
+            named.extend(batch_object_paths(ctx, i));
+        }
+        paths.extend(named.iter().map(String::as_str));
         for p in paths {
             if let Some(kind) = ctx.secret_kind(p) {
                 found.push((Role::Read, p.to_string(), kind));
+            } else if content == HistoryContent::Patches
+                && let Some(example) = pathspec_reaches_a_secret(ctx, p)
+            {
+                found.push((
+                    Role::Read,
+                    p.to_string(),
+                    format!("a pathspec that matches {example}"),
+                ));
             }
         }
     }
@@ -849,6 +964,127 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
     }
 }
 
+/// A process's `environ` reached through the directory an earlier `cd`
+/// went to (`cd /proc/$PPID && cat environ`, `cd /proc; cat $PPID/environ`)
+/// or a variable the line set (`p=/proc/$PPID; cat $p/environ`): read as
+/// the path it is. An `environ` whose directory stays unknown (`cat
+/// "$d"/environ`, `cd "$x" && xargs -0 < environ`) asks.
+fn check_environ_reached_indirectly(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
+    let mut words: Vec<&Word> = c
+        .stdin
+        .iter()
+        .filter_map(|s| match s {
+            Input::File(w) => Some(w),
+            _ => None,
+        })
+        .collect();
+    if !args_are_data(name) && c.runs.is_none() {
+        words.extend(file_operands(c, name));
+    }
+    let cwd = super::cwd_before(ctx, i).map(|d| expand_vars(ctx, i, &d));
+    let mut hit: Option<(RuleId, String)> = None;
+    for w in words {
+        let last = w.text.rsplit('/').next().unwrap_or(&w.text);
+        if !paths::name_matches(last, "environ") || paths::secret_kind(&w.text).is_some() {
+            continue;
+        }
+        // A bare `*` names `environ` only in a directory known to be a
+        // process's (`cd /proc/1 && cat *`), never in an unknown one.
+        let literal = last.chars().filter(|c| c.is_ascii_alphabetic()).count();
+        let mut path = expand_vars(ctx, i, &w.text);
+        // `$PPID/environ` under `cd /proc` is relative too: only a home
+        // is known to be absolute.
+        let from_home =
+            path.starts_with('~') || path.starts_with("$HOME") || path.starts_with("${HOME");
+        if !path.starts_with('/')
+            && !from_home
+            && let Some(dir) = &cwd
+        {
+            path = format!("{}/{path}", dir.trim_end_matches('/'));
+        }
+        if let Some(kind) = paths::secret_kind(&path) {
+            hit = Some((
+                RuleId::SecretRead,
+                format!("`{name}` reads {} = {path} ({kind})", w.text),
+            ));
+            break;
+        }
+        if paths::is_own_environ(&path) {
+            hit.get_or_insert((
+                RuleId::SecretLocation,
+                format!(
+                    "`{name}` reads {} = {path}: every environment variable, secrets included",
+                    w.text
+                ),
+            ));
+            continue;
+        }
+        let known = path.starts_with('/') && !path.contains('$');
+        if !known && literal >= 2 && hit.is_none() {
+            hit = Some((
+                RuleId::SecretLocation,
+                format!(
+                    "`{name}` reads {}, which may be another process's environment (with the agent's keys)",
+                    w.text
+                ),
+            ));
+        }
+    }
+    if let Some((rule, evidence)) = hit {
+        ctx.hit(rule, i, evidence);
+    }
+}
+
+/// `$name` and `${name}` in `text` replaced by the literal value an earlier
+/// command of the line assigned them (`p=/proc/$PPID`); others stay.
+fn expand_vars(ctx: &Ctx, i: usize, text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        let (var, len) = if let Some(b) = after.strip_prefix('{') {
+            match b.find('}') {
+                Some(end)
+                    if b[..end]
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                {
+                    (&b[..end], end + 2)
+                }
+                _ => ("", 0),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], end)
+        };
+        let value = (!var.is_empty())
+            .then(|| assigned_value(ctx, i, var))
+            .flatten();
+        match value {
+            Some(v) => out.push_str(&v),
+            None => out.push_str(&rest[pos..pos + 1 + len]),
+        }
+        rest = &rest[pos + 1 + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The value the last assignment to `var` before command `i` gave it.
+fn assigned_value(ctx: &Ctx, i: usize, var: &str) -> Option<String> {
+    let depth = ctx.commands()[i].depth;
+    ctx.commands()[..i]
+        .iter()
+        .rev()
+        .filter(|c| c.depth <= depth && c.argv.is_empty())
+        .find_map(|c| c.assignments.iter().rev().find(|a| a.name == var))
+        .map(|a| a.value.text.clone())
+}
+
 /// `ps e`, `ps auxe`, `ps eww -p PID`: BSD-style `e` prints each process's
 /// environment after its command, the agent's own keys included (as
 /// `/proc/PID/environ` would).
@@ -928,6 +1164,175 @@ fn check_filtered_env_dump(ctx: &mut Ctx, i: usize, name: &str) {
             RuleId::SecretEnvPrint,
             i,
             "filters the environment for secrets",
+        );
+    }
+}
+
+/// How interpreter code reaches the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum EnvAccess {
+    /// One variable, named literally.
+    Key(String),
+    /// One variable whose name is computed.
+    Dynamic,
+    /// All of it (`dict(os.environ)`, `console.log(process.env)`, `%ENV`).
+    Whole,
+}
+
+/// Where interpreter code reads the environment: Python's `os.environ`,
+/// `os.getenv`; node's `process.env` (`Bun.env`, `Deno.env`); Perl's
+/// `$ENV{…}`, `%ENV`; Ruby's `ENV`; PHP's `getenv`, `$_ENV`, `$_SERVER`;
+/// awk's `ENVIRON`; Lua's `os.getenv`.
+fn env_accesses(lang: &str, text: &str) -> Vec<EnvAccess> {
+    // (token, what follows it reads): `[`/`(`/`{` a key, `.NAME` a key
+    // (node), anything else the whole environment.
+    let tokens: &[&str] = match lang {
+        "python" => &["environ", "environb", "getenv", "getenvb"],
+        "node" => &["process.env", "Bun.env", "Deno.env"],
+        "perl" => &["$ENV", "%ENV"],
+        "ruby" => &["ENV"],
+        "php" => &["getenv", "$_ENV", "$_SERVER"],
+        "awk" => &["ENVIRON"],
+        "lua" => &["getenv"],
+        _ => return Vec::new(),
+    };
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for token in tokens {
+        let mut from = 0;
+        while let Some(pos) = text[from..].find(token) {
+            let at = from + pos;
+            from = at + token.len();
+            let before = text[..at].chars().next_back();
+            let after = text[from..].chars().next();
+            if before.is_some_and(|c| ident(c) || (c == '$' && !token.starts_with('$')))
+                || after.is_some_and(ident)
+            {
+                continue;
+            }
+            let rest = text[from..].trim_start();
+            out.push(access_after(lang, token, rest));
+        }
+    }
+    out
+}
+
+/// What the code after an environment token reads.
+fn access_after(lang: &str, token: &str, rest: &str) -> EnvAccess {
+    let call = token.contains("getenv");
+    let method_key = ["get", "fetch", "setdefault", "pop", "key?", "has_key"];
+    if let Some(r) = rest.strip_prefix('[').or_else(|| rest.strip_prefix('{')) {
+        return key_in(r, token == "$ENV");
+    }
+    if let Some(r) = rest.strip_prefix('(') {
+        return match r.trim_start().strip_prefix(')') {
+            Some(_) if call => EnvAccess::Whole,
+            _ if call => key_in(r, false),
+            _ => EnvAccess::Whole,
+        };
+    }
+    if let Some(r) = rest.strip_prefix("?.").or_else(|| rest.strip_prefix('.')) {
+        let name: String = r
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '?')
+            .collect();
+        let after = r[name.len()..].trim_start();
+        if method_key.contains(&name.as_str()) {
+            if let Some(a) = after.strip_prefix('(') {
+                return key_in(a, false);
+            }
+            return EnvAccess::Dynamic;
+        }
+        // `process.env.NAME`; `Deno.env.toObject()`, `os.environ.items()`.
+        if lang == "node" && token != "Deno.env" && !name.is_empty() && !after.starts_with('(') {
+            return EnvAccess::Key(name);
+        }
+        return EnvAccess::Whole;
+    }
+    if lang == "php" && call {
+        // `getenv` named, not called: a callback over names.
+        return EnvAccess::Dynamic;
+    }
+    EnvAccess::Whole
+}
+
+/// The key of `["NAME"]`, `('NAME')`, `{NAME}` (a bareword, when allowed).
+fn key_in(rest: &str, bareword: bool) -> EnvAccess {
+    let r = rest.trim_start();
+    if let Some(q) = r.chars().next().filter(|c| matches!(c, '"' | '\'')) {
+        let body = &r[1..];
+        if let Some(end) = body.find(q) {
+            let key = &body[..end];
+            if !key.contains(['$', '{', '#']) {
+                return EnvAccess::Key(key.to_string());
+            }
+        }
+        return EnvAccess::Dynamic;
+    }
+    let word: String = r
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let closed = r[word.len()..].trim_start().starts_with(['}', ']', ')']);
+    if bareword && !word.is_empty() && closed {
+        return EnvAccess::Key(word);
+    }
+    EnvAccess::Dynamic
+}
+
+/// An interpreter's one-liner that reads the environment: a secret
+/// variable by name is printed as `echo $NAME` would be
+/// (`secret-env-print`); all of it, or a name computed at run time, is a
+/// dump as `env` is (`secret-location`). `os.environ["HOME"]`,
+/// `process.env.NODE_ENV` run.
+fn check_code_reads_environment(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(code) = &c.code else { return };
+    let accesses = env_accesses(&code.lang, &code.text);
+    let lang = code.lang.clone();
+    // A name reached another way (`e = os.environ; e["TOKEN"]`, a name
+    // given as an argument): a secret's name in the code's strings or on
+    // the line, with the environment read.
+    let named = || {
+        code.literals
+            .iter()
+            .map(|l| l.trim())
+            .chain(c.args().iter().map(|w| w.text.as_str()))
+            .find(|l| is_secret_var(l))
+            .map(str::to_string)
+    };
+    let key = accesses
+        .iter()
+        .find_map(|a| match a {
+            EnvAccess::Key(k) if is_secret_var(k) => Some(k.clone()),
+            _ => None,
+        })
+        .or_else(|| {
+            accesses
+                .iter()
+                .any(|a| matches!(a, EnvAccess::Whole | EnvAccess::Dynamic))
+                .then(named)
+                .flatten()
+        });
+    if let Some(key) = key {
+        ctx.hit(
+            RuleId::SecretEnvPrint,
+            i,
+            format!("{lang} code reads ${key}"),
+        );
+    } else if let Some(a) = accesses
+        .iter()
+        .find(|a| matches!(a, EnvAccess::Whole | EnvAccess::Dynamic))
+    {
+        let what = if *a == EnvAccess::Whole {
+            "every environment variable, secrets included"
+        } else {
+            "an environment variable whose name it computes, a secret's as well"
+        };
+        ctx.hit(
+            RuleId::SecretLocation,
+            i,
+            format!("{lang} code reads {what}"),
         );
     }
 }

@@ -338,24 +338,7 @@ fn check_git(ctx: &mut Ctx, i: usize) {
             i,
             "prunes unreachable commits now",
         ),
-        "config" => {
-            let ops: Vec<&str> = sub_args
-                .iter()
-                .copied()
-                .filter(|a| !a.starts_with('-'))
-                .collect();
-            let reading = sub_args
-                .iter()
-                .any(|a| a.starts_with("--get") || *a == "--list" || *a == "-l")
-                || ops.len() < 2;
-            if !reading
-                && ops.first().is_some_and(|k| {
-                    git_key_runs_program(&format!("{k}={}", ops.get(1).unwrap_or(&"")))
-                })
-            {
-                ctx.hit(RuleId::GitConfigExec, i, format!("sets {}", ops[0]));
-            }
-        }
+        "config" => check_git_config(ctx, i, &sub_args),
         "diff" | "log" | "show" | "format-patch"
             if (has("--ext-diff")
                 || has("--output")
@@ -368,6 +351,145 @@ fn check_git(ctx: &mut Ctx, i: usize) {
             );
         }
         _ => {}
+    }
+}
+
+/// What a `git config` line does, read as git reads it: its options (those
+/// that take a value, `-f FILE`, `--file FILE`, `--type T`, `--comment C`,
+/// `--value V`, `--default D`, `--blob B`, are not the key), the mode
+/// (`--get`, `--list`, `--unset`, `--add`, `--replace-all`) or the
+/// subcommand of git 2.46 (`git config set KEY VALUE`, `get`, `list`,
+/// `unset`, `rename-section`, `remove-section`, `edit`), the key and the
+/// value it sets.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct GitConfigWrite {
+    /// The files `-f`/`--file` name.
+    pub files: Vec<String>,
+    /// Whether it writes (sets or adds a value).
+    pub sets: bool,
+    pub key: Option<String>,
+    pub value: Option<String>,
+}
+
+pub(crate) fn read_git_config(sub_args: &[&str]) -> GitConfigWrite {
+    const TAKES_VALUE: &[&str] = &[
+        "-f",
+        "--file",
+        "--blob",
+        "--type",
+        "--default",
+        "--comment",
+        "--value",
+    ];
+    const READS: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--get-color",
+        "--get-colorbool",
+        "--list",
+        "-l",
+        "--unset",
+        "--unset-all",
+        "--rename-section",
+        "--remove-section",
+        "-e",
+        "--edit",
+    ];
+    let mut out = GitConfigWrite::default();
+    let mut positional: Vec<&str> = Vec::new();
+    let mut mode_reads = false;
+    let mut k = 0;
+    let mut after_dashes = false;
+    while k < sub_args.len() {
+        let a = sub_args[k];
+        k += 1;
+        if after_dashes || !a.starts_with('-') || a == "-" {
+            positional.push(a);
+            continue;
+        }
+        if a == "--" {
+            after_dashes = true;
+            continue;
+        }
+        if TAKES_VALUE.contains(&a) {
+            let v = sub_args.get(k).copied().unwrap_or("");
+            k += 1;
+            if matches!(a, "-f" | "--file") {
+                out.files.push(v.to_string());
+            }
+            continue;
+        }
+        if let Some((name, v)) = a.split_once('=') {
+            if name == "--file" {
+                out.files.push(v.to_string());
+            }
+            if READS.contains(&name) {
+                mode_reads = true;
+            }
+            continue;
+        }
+        if let Some(v) = a.strip_prefix("-f")
+            && !v.is_empty()
+            && !a.starts_with("--")
+        {
+            out.files.push(v.to_string());
+            continue;
+        }
+        if READS.contains(&a) {
+            mode_reads = true;
+        }
+    }
+    // git 2.46's subcommands: a key always holds a dot, a subcommand never.
+    if let Some(first) = positional.first().copied()
+        && !first.contains('.')
+    {
+        match first {
+            "set" => {
+                positional.remove(0);
+            }
+            _ => return out,
+        }
+    }
+    if mode_reads || positional.len() < 2 {
+        return out;
+    }
+    out.sets = true;
+    out.key = Some(positional[0].to_string());
+    out.value = Some(positional[1].to_string());
+    out
+}
+
+fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
+    let w = read_git_config(sub_args);
+    if w.sets
+        && let (Some(key), Some(value)) = (&w.key, &w.value)
+        && git_key_runs_program(&format!("{key}={value}"))
+    {
+        ctx.hit(RuleId::GitConfigExec, i, format!("sets {key}"));
+    }
+    // `git config -f FILE` writes FILE: into another protected place than
+    // a git configuration (a shell startup file, an agent's settings, aq's
+    // own files) it is judged by that place, as any other write there.
+    if w.sets {
+        for f in &w.files {
+            if let Some(place) = crate::places::place_with(f, ctx.policy)
+                && !matches!(
+                    place.kind,
+                    crate::places::PlaceKind::GitConfig | crate::places::PlaceKind::GitConfigGlobal
+                )
+            {
+                ctx.hit(
+                    super::files::place_rule(place.kind),
+                    i,
+                    format!(
+                        "git config -f writes {} {f}",
+                        super::files::place_noun(place.kind)
+                    ),
+                );
+            }
+        }
     }
 }
 

@@ -7,8 +7,9 @@
 //!    --no-index` do; `rg` and `ag` skip hidden and git-ignored files unless
 //!    told both (`rg -uu`, `rg --hidden --no-ignore`, `ag -u`), and aq
 //!    assumes a repository ignores its `.env` files, as the usual
-//!    `.gitignore` templates do; plain `git grep` reads only what is
-//!    committed, which `git show` reads anyway;
+//!    `.gitignore` templates do; `git grep` reads what is committed, and
+//!    a repository may have committed its `.env`, so it reads them too
+//!    (in any tree it is given: `git grep KEY HEAD~3`);
 //! 2. its tree holds the workspace's top (`.`, `./`, `..`, `*`, or no path at
 //!    all), not just a source directory (`src/`);
 //! 3. the catalog's environment files (`.env`, `.env.local`, `.envrc`) are
@@ -46,6 +47,8 @@ struct Search {
     flags: Vec<String>,
     /// How often `-u` was given (`rg -uu`).
     unrestricted: usize,
+    /// How many of `paths` came before a `--`, when one was given.
+    before_dashes: Option<usize>,
 }
 
 impl Search {
@@ -189,6 +192,7 @@ fn parse(tool: &str, args: &[&str]) -> Search {
         }
         if a == "--" {
             after_dashes = true;
+            s.before_dashes = Some(operands_.len());
             continue;
         }
         if let Some(long) = a.strip_prefix("--") {
@@ -239,6 +243,7 @@ fn parse(tool: &str, args: &[&str]) -> Search {
     }
     if s.patterns.is_empty() && !s.pattern_file && !operands_.is_empty() {
         s.patterns.push(operands_.remove(0));
+        s.before_dashes = s.before_dashes.map(|n| n.saturating_sub(1));
     }
     s.paths = operands_;
     s
@@ -260,10 +265,10 @@ fn reads_hidden(tool: &str, s: &Search) -> bool {
         }
         "ag" => s.unrestricted >= 1 || (s.has("--hidden") && s.any(&["-U", "--skip-vcs-ignores"])),
         "ack" | "ack-grep" => true,
-        "git-grep" => {
-            (s.has("--no-index") && !s.has("--exclude-standard"))
-                || (s.has("--untracked") && s.has("--no-exclude-standard"))
-        }
+        // What is committed, and a repository may have committed its
+        // `.env` (the red team's second round did): only `--no-index
+        // --exclude-standard` leaves out what `.gitignore` names.
+        "git-grep" => !(s.has("--no-index") && s.has("--exclude-standard")),
         "rgrep" => true,
         _ => s.any(&["-r", "-R", "--recursive", "--dereference-recursive"]),
     }
@@ -413,9 +418,28 @@ fn check_search(c: &Command, name: &str) -> Option<String> {
     };
     let mut s = parse(tool, args);
     if tool == "git-grep" {
+        // `git grep PATTERN [TREE...] [--] [PATHSPEC...]`: the trees
+        // (`HEAD`, `main~3`, `v1`) are searched whole. Before a `--` every
+        // operand is a tree; without one, an operand that reads as a name
+        // of a commit rather than a path (no `/`, `.`, glob, nor `:` magic)
+        // is taken as one.
+        let given = std::mem::take(&mut s.paths);
+        let specs: Vec<String> = match s.before_dashes {
+            Some(n) => given.into_iter().skip(n).collect(),
+            None => given
+                .into_iter()
+                .filter(|p| {
+                    p.starts_with(':')
+                        || p.contains(['/', '.', '*', '?', '['])
+                        || !p
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "-_~^@{}".contains(c))
+                })
+                .collect(),
+        };
         // Pathspecs: `:!x` leaves x out, anything else restricts the search.
         let mut paths = Vec::new();
-        for p in std::mem::take(&mut s.paths) {
+        for p in specs {
             let exclusion = p
                 .strip_prefix(":!")
                 .or_else(|| p.strip_prefix(":^"))

@@ -218,7 +218,7 @@ pub(super) fn input_text(ctx: &Ctx, c: &Command) -> Option<String> {
 
 /// What `echo`/`printf` print, or the here-document `cat`/`tee` copy, when
 /// it is literal.
-fn produced_text(ctx: &Ctx, c: &Command) -> Option<String> {
+pub(crate) fn produced_text(ctx: &Ctx, c: &Command) -> Option<String> {
     let args = c.args();
     if args.iter().any(|w| w.dynamic) {
         return None;
