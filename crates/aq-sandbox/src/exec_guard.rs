@@ -80,6 +80,12 @@ pub struct ExecEvent {
     pub argv: Vec<OsString>,
     /// The working directory the program starts in.
     pub cwd: PathBuf,
+    /// The dynamic loader's variables that load code into the program
+    /// (`LD_PRELOAD=...`, `LD_AUDIT=...`), as found in the new image's
+    /// environment at the commit check, where nothing can change them any
+    /// more; empty at the first check (a program started with one is then
+    /// judged again at its commit, with them).
+    pub loader: Vec<OsString>,
     /// The sandbox's own command (the first exec of the process
     /// [`crate::apply_guarded`] started), not one of its descendants.
     pub initial: bool,
@@ -240,6 +246,7 @@ pub(crate) struct Judged {
     pub(crate) stamp: FileStamp,
     pub(crate) argv: Vec<OsString>,
     pub(crate) cwd: PathBuf,
+    pub(crate) loader: Vec<OsString>,
 }
 
 impl Judged {
@@ -249,6 +256,7 @@ impl Judged {
             stamp: e.stamp,
             argv: e.argv.clone(),
             cwd: e.cwd.clone(),
+            loader: e.loader.clone(),
         }
     }
 }

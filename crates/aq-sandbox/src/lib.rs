@@ -93,8 +93,9 @@
 //! - seccomp and the capability drop are always on (no profile needs ptrace
 //!   or new namespaces yet); debuggers such as `gdb` and `strace` do not work
 //!   inside.
-//! - The exec guard judges the program, argv and cwd, not the environment
-//!   (`LD_PRELOAD`, `BASH_ENV`), nor what an interpreter later reads (a
+//! - The exec guard judges the program, argv and cwd, and of the
+//!   environment only the loader's `LD_PRELOAD` and `LD_AUDIT` (read at the
+//!   commit check), not the rest (`LD_LIBRARY_PATH`, `BASH_ENV`), nor what an interpreter later reads (a
 //!   script's content, `python3 -c`, `ld.so /usr/bin/x`): that is the
 //!   judge's business, from the argv it gets. It traces with ptrace, so it
 //!   fails closed (exit 125, naming `ptrace(PTRACE_SEIZE)`) where Yama's

@@ -95,6 +95,7 @@ pub(crate) fn event_before_exec(tid: i32, call: &ExecCall, initial: bool) -> Opt
         stamp: FileStamp::of(&meta),
         argv,
         cwd,
+        loader: Vec::new(),
         initial,
         check: ExecCheck::BeforeExec,
     })
@@ -106,13 +107,22 @@ pub(crate) fn judged_at_commit(pid: i32) -> io::Result<Judged> {
     let argv = split_cmdline(&std::fs::read(format!("/proc/{pid}/cmdline"))?);
     let meta = std::fs::metadata(format!("/proc/{pid}/exe"))?;
     let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"))?;
+    let loader = split_cmdline(&std::fs::read(format!("/proc/{pid}/environ"))?)
+        .into_iter()
+        .filter(|v| LOADER_CODE.iter().any(|n| v.as_bytes().starts_with(n)))
+        .collect();
     Ok(Judged {
         dev_ino: (meta.dev(), meta.ino()),
         stamp: FileStamp::of(&meta),
         argv,
         cwd,
+        loader,
     })
 }
+
+/// The dynamic loader's variables that load a library into every program
+/// started with them (glibc's and musl's names).
+const LOADER_CODE: [&[u8]; 2] = [b"LD_PRELOAD=", b"LD_AUDIT="];
 
 /// The whole event for the commit check of `pid`, from what
 /// [`judged_at_commit`] read. Any error fails the exec (closed).
@@ -125,6 +135,7 @@ pub(crate) fn event_at_commit(pid: i32, judged: Judged, initial: bool) -> io::Re
         stamp: judged.stamp,
         argv: judged.argv,
         cwd: judged.cwd,
+        loader: judged.loader,
         initial,
         check: ExecCheck::AtCommit,
     })

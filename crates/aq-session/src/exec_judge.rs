@@ -274,6 +274,43 @@ impl SessionExecJudge {
     }
 }
 
+impl SessionExecJudge {
+    /// A library the dynamic loader is told to load into the program
+    /// (`LD_PRELOAD`, `LD_AUDIT`) from a place the session can write is
+    /// unknown native code like a program there (`exec-unknown-native`),
+    /// unless a `trusted_exec` entry covers it. A name without a slash is
+    /// looked up in the system's library directories, which it cannot write.
+    fn loader_findings(&self, event: &ExecEvent) -> Vec<aq_policy::RuleMatch> {
+        let mut out = Vec::new();
+        for var in &event.loader {
+            let var = var.to_string_lossy();
+            let Some((name, value)) = var.split_once('=') else {
+                continue;
+            };
+            for lib in value.split([':', ' ']).filter(|l| l.contains('/')) {
+                let path = event.cwd.join(lib);
+                let path = std::fs::canonicalize(&path).unwrap_or(path);
+                let meta = std::fs::metadata(&path).ok();
+                let Some(place) = self.places.classify(&path, meta.as_ref()) else {
+                    continue;
+                };
+                if self.places.trusted_by(&path).is_some() {
+                    continue;
+                }
+                out.push(self.supervisor.engine.finding(
+                    RuleId::ExecUnknownNative,
+                    format!(
+                        "`{name}={lib}` loads `{}` into the program, a library in a place this session can write ({}): code the exec guard cannot name",
+                        path.display(),
+                        place.as_str()
+                    ),
+                ));
+            }
+        }
+        out
+    }
+}
+
 /// The places of the session `supervisor` runs in the sandbox `plan`
 /// (its Landlock writable paths) with the environment `env` (its `TMPDIR`),
 /// from now on.
@@ -433,7 +470,8 @@ impl ExecJudge for SessionExecJudge {
                 return ExecVerdict::Allow;
             }
         }
-        let (identified, findings) = self.look(event, &argv);
+        let (identified, mut findings) = self.look(event, &argv);
+        findings.rules.extend(self.loader_findings(event));
         // One look: the entry is forgotten by the first, so both spellings
         // (`python` as shimmed, `python3` as identified) are offered at once.
         // Not for a file the guard asks about: a shim found it on `PATH`
