@@ -21,7 +21,7 @@ use crate::objects::Oid;
 /// tick (4 ms at HZ=250); this margin covers it several times over.
 const RACY_MARGIN_NS: i64 = 50_000_000;
 
-const MAGIC: &[u8] = b"aq-undo stat cache 1\n";
+const MAGIC: &[u8] = b"aq-undo stat cache 2\n";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct FileStat {
@@ -78,32 +78,130 @@ impl DirCache {
     }
 }
 
+/// Where one directory's records sit in the loaded file.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    start: usize,
+    end: usize,
+    count: usize,
+    tree: Oid,
+    recorded_ns: i64,
+}
+
 /// Keys are directory paths relative to the workspace (`""` is the root;
 /// `"\0git"` holds the repository's files).
-#[derive(Clone, Debug, Default)]
+///
+/// Loaded lazily: opening indexes the directories, and a directory's files
+/// are parsed only when a walk lists it, so a checkpoint of five dirty
+/// directories does not pay for twenty thousand records. Saving copies the
+/// records of untouched directories as they were read.
+#[derive(Debug, Default)]
 pub(crate) struct StatCache {
-    pub dirs: HashMap<Vec<u8>, DirCache>,
+    raw: Vec<u8>,
+    index: HashMap<Vec<u8>, Slot>,
+    /// Directories listed since loading (they replace their slot).
+    dirs: HashMap<Vec<u8>, DirCache>,
+    /// New tree ids of directories not listed again.
+    trees: HashMap<Vec<u8>, Oid>,
 }
 
 pub(crate) const GIT_KEY: &[u8] = b"\0git";
 
+const FILE_RECORD: usize = 8 * 5 + 4 + 20;
+
 impl StatCache {
     pub fn load(path: &Path) -> StatCache {
-        std::fs::read(path)
-            .ok()
-            .and_then(|d| parse(&d))
-            .unwrap_or_default()
+        std::fs::read(path).ok().and_then(parse).unwrap_or_default()
+    }
+
+    /// The cache of one directory, parsed now if it was only indexed.
+    pub fn get(&self, dir: &[u8]) -> Option<std::borrow::Cow<'_, DirCache>> {
+        if let Some(d) = self.dirs.get(dir) {
+            return Some(std::borrow::Cow::Borrowed(d));
+        }
+        let slot = self.index.get(dir)?;
+        let mut r = Reader(&self.raw[slot.start..slot.end]);
+        let mut files = Vec::with_capacity(slot.count);
+        for _ in 0..slot.count {
+            files.push(read_file(&mut r)?);
+        }
+        Some(std::borrow::Cow::Owned(DirCache {
+            tree: self.tree_of(dir).unwrap_or_default(),
+            recorded_ns: slot.recorded_ns,
+            files,
+        }))
+    }
+
+    pub fn tree_of(&self, dir: &[u8]) -> Option<Oid> {
+        if let Some(d) = self.dirs.get(dir) {
+            return Some(d.tree);
+        }
+        self.trees
+            .get(dir)
+            .copied()
+            .or_else(|| self.index.get(dir).map(|s| s.tree))
+    }
+
+    pub fn insert(&mut self, dir: Vec<u8>, dc: DirCache) {
+        self.trees.remove(&dir);
+        self.dirs.insert(dir, dc);
+    }
+
+    pub fn remove(&mut self, dir: &[u8]) -> Option<DirCache> {
+        let d = self.get(dir).map(|c| c.into_owned());
+        self.dirs.remove(dir);
+        self.index.remove(dir);
+        self.trees.remove(dir);
+        d
+    }
+
+    /// Records a directory's new tree id (its files unchanged).
+    pub fn set_tree(&mut self, dir: &[u8], tree: Oid) {
+        if let Some(d) = self.dirs.get_mut(dir) {
+            d.tree = tree;
+        } else if self.index.contains_key(dir) {
+            self.trees.insert(dir.to_vec(), tree);
+        }
+    }
+
+    pub fn retain(&mut self, keep: impl Fn(&[u8]) -> bool) {
+        self.index.retain(|k, _| keep(k));
+        self.dirs.retain(|k, _| keep(k));
+        self.trees.retain(|k, _| keep(k));
     }
 
     pub fn save(&self, path: &Path) -> crate::Result<()> {
-        let mut out = Vec::with_capacity(1 << 20);
+        let mut out = Vec::with_capacity(self.raw.len() + (1 << 16));
         out.extend_from_slice(MAGIC);
+        for (dir, slot) in &self.index {
+            if self.dirs.contains_key(dir) {
+                continue;
+            }
+            let tree = self.trees.get(dir).copied().unwrap_or(slot.tree);
+            put_header(
+                &mut out,
+                dir,
+                tree,
+                slot.recorded_ns,
+                slot.count,
+                slot.end - slot.start,
+            );
+            out.extend_from_slice(&self.raw[slot.start..slot.end]);
+        }
         for (dir, dc) in &self.dirs {
-            put_u32(&mut out, dir.len() as u32);
-            out.extend_from_slice(dir);
-            out.extend_from_slice(&dc.tree.0);
-            out.extend_from_slice(&dc.recorded_ns.to_le_bytes());
-            put_u32(&mut out, dc.files.len() as u32);
+            let bytes: usize = dc
+                .files
+                .iter()
+                .map(|f| 4 + f.name.len() + FILE_RECORD)
+                .sum();
+            put_header(
+                &mut out,
+                dir,
+                dc.tree,
+                dc.recorded_ns,
+                dc.files.len(),
+                bytes,
+            );
             for f in &dc.files {
                 put_u32(&mut out, f.name.len() as u32);
                 out.extend_from_slice(&f.name);
@@ -118,6 +216,22 @@ impl StatCache {
         out.extend_from_slice(&sum);
         crate::store::write_atomic(path, &out)
     }
+}
+
+fn put_header(
+    out: &mut Vec<u8>,
+    dir: &[u8],
+    tree: Oid,
+    recorded_ns: i64,
+    count: usize,
+    bytes: usize,
+) {
+    put_u32(out, dir.len() as u32);
+    out.extend_from_slice(dir);
+    out.extend_from_slice(&tree.0);
+    out.extend_from_slice(&recorded_ns.to_le_bytes());
+    put_u32(out, count as u32);
+    put_u32(out, bytes as u32);
 }
 
 fn put_u32(out: &mut Vec<u8>, v: u32) {
@@ -146,46 +260,58 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn parse(data: &[u8]) -> Option<StatCache> {
+fn read_file(r: &mut Reader) -> Option<FileStat> {
+    let n = r.u32()? as usize;
+    let name: Box<[u8]> = r.take(n)?.into();
+    Some(FileStat {
+        name,
+        dev: r.u64()?,
+        ino: r.u64()?,
+        size: r.u64()?,
+        mtime_ns: r.u64()? as i64,
+        ctime_ns: r.u64()? as i64,
+        mode: r.u32()?,
+        oid: r.oid()?,
+    })
+}
+
+fn parse(data: Vec<u8>) -> Option<StatCache> {
     if data.len() < MAGIC.len() + 20 || !data.starts_with(MAGIC) {
         return None;
     }
-    let (body, sum) = data.split_at(data.len() - 20);
-    let want: [u8; 20] = Sha1::digest(body).into();
-    if want[..] != sum[..] {
+    let body_len = data.len() - 20;
+    let want: [u8; 20] = Sha1::digest(&data[..body_len]).into();
+    if want[..] != data[body_len..] {
         return None;
     }
-    let mut r = Reader(&body[MAGIC.len()..]);
-    let mut dirs = HashMap::new();
-    while !r.0.is_empty() {
+    let mut index = HashMap::new();
+    let mut pos = MAGIC.len();
+    while pos < body_len {
+        let mut r = Reader(&data[pos..body_len]);
         let n = r.u32()? as usize;
         let dir = r.take(n)?.to_vec();
         let tree = r.oid()?;
         let recorded_ns = r.u64()? as i64;
         let count = r.u32()? as usize;
-        let mut files = Vec::with_capacity(count);
-        for _ in 0..count {
-            let n = r.u32()? as usize;
-            let name: Box<[u8]> = r.take(n)?.into();
-            files.push(FileStat {
-                name,
-                dev: r.u64()?,
-                ino: r.u64()?,
-                size: r.u64()?,
-                mtime_ns: r.u64()? as i64,
-                ctime_ns: r.u64()? as i64,
-                mode: r.u32()?,
-                oid: r.oid()?,
-            });
-        }
-        dirs.insert(
+        let bytes = r.u32()? as usize;
+        let start = pos + 4 + n + 20 + 8 + 4 + 4;
+        let end = start.checked_add(bytes).filter(|&e| e <= body_len)?;
+        index.insert(
             dir,
-            DirCache {
+            Slot {
+                start,
+                end,
+                count,
                 tree,
                 recorded_ns,
-                files,
             },
         );
+        pos = end;
     }
-    Some(StatCache { dirs })
+    Some(StatCache {
+        raw: data,
+        index,
+        dirs: HashMap::new(),
+        trees: HashMap::new(),
+    })
 }

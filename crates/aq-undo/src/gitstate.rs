@@ -115,7 +115,7 @@ pub(crate) fn capture(
         "logs/refs/stash".into(),
     ];
     list_refs(&common.join("refs"), "refs", &mut names);
-    let old = cache.dirs.remove(GIT_KEY).unwrap_or_default();
+    let old = cache.remove(GIT_KEY).unwrap_or_default();
     let mut stats = Vec::new();
     let mut entries = Vec::new();
     for name in names {
@@ -141,7 +141,7 @@ pub(crate) fn capture(
     let oid = objects.write(Kind::Blob, gitdir_abs.as_os_str().as_bytes())?;
     entries.push((GITDIR_KEY.to_string(), oid));
     stats.sort_by(|a, b| a.name.cmp(&b.name));
-    cache.dirs.insert(
+    cache.insert(
         GIT_KEY.to_vec(),
         DirCache {
             tree: Oid([0; 20]),

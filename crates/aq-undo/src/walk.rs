@@ -183,16 +183,16 @@ impl Walk<'_> {
             let data = tree::encode(&mut entries);
             let oid = crate::objects::hash(Kind::Tree, &data);
             let key = out.rel.as_os_str().as_bytes().to_vec();
-            let known = cache.dirs.get(&key).is_some_and(|d| d.tree == oid);
+            let known = cache.tree_of(&key) == Some(oid);
             if !known && oid != Oid::EMPTY_TREE {
                 self.objects.write_as(oid, Kind::Tree, &data)?;
             }
             if let Some(mut dc) = out.cache {
                 dc.tree = oid;
                 listed.insert(out.rel.clone());
-                cache.dirs.insert(key, dc);
-            } else if let Some(dc) = cache.dirs.get_mut(&key) {
-                dc.tree = oid;
+                cache.insert(key, dc);
+            } else {
+                cache.set_tree(&key, oid);
             }
             oids[idx] = Some(oid);
         }
@@ -206,7 +206,7 @@ impl Walk<'_> {
             }
         } else {
             // A full walk: directories it did not see are gone.
-            cache.dirs.retain(|k, _| {
+            cache.retain(|k| {
                 k == crate::cache::GIT_KEY || listed.contains(Path::new(OsStr::from_bytes(k)))
             });
         }
@@ -414,7 +414,7 @@ impl Walk<'_> {
         };
         let stack = self.rules.child_stack(&job.stack, job.verdict, own);
         let key = job.rel.as_os_str().as_bytes();
-        let old = cache.dirs.get(key);
+        let old = cache.get(key);
         let mut files = Vec::new();
         let mut subdirs = Vec::new();
         for ent in names {
@@ -458,7 +458,7 @@ impl Walk<'_> {
             } else {
                 MODE_FILE
             };
-            if let Some(oid) = old.and_then(|dc| dc.lookup(name_b, &meta)) {
+            if let Some(oid) = old.as_ref().and_then(|dc| dc.lookup(name_b, &meta)) {
                 files.push(FileStat::from_meta(name_b, &meta, oid));
                 out.entries.push((name_b.to_vec(), Child::Oid(mode, oid)));
                 continue;
