@@ -14,7 +14,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::objects::{Kind, Oid};
-use crate::tree::{MODE_EXEC, MODE_LINK, MODE_TREE, TreeEntry, TreeReader};
+use crate::tree::{MODE_LINK, MODE_TREE, TreeEntry, TreeReader};
 use crate::{Change, Counts, Entry, Result};
 
 /// A leaf as a tree holds it.
@@ -146,7 +146,8 @@ pub(crate) fn to_entry(trees: &TreeReader, l: &Leaf) -> Result<Entry> {
         },
         mode => Entry::File {
             oid: l.oid.hex(),
-            executable: mode == MODE_EXEC,
+            executable: mode & 0o100 != 0,
+            mode: mode & 0o7777,
             size: trees.objects.blob_size(&l.oid)?,
         },
     })
@@ -172,12 +173,10 @@ fn kind_name(e: &Entry) -> &'static str {
     }
 }
 
-fn mode_of(e: &Entry) -> &'static str {
+fn mode_of(e: &Entry) -> String {
     match e {
-        Entry::File {
-            executable: true, ..
-        } => "100755",
-        _ => "100644",
+        Entry::File { mode, .. } => format!("{:06o}", crate::tree::MODE_REGULAR | mode),
+        _ => "100644".to_string(),
     }
 }
 

@@ -172,6 +172,10 @@ pub enum Entry {
     File {
         oid: String,
         executable: bool,
+        /// The permission bits (`0o644`, `0o600`, `0o000`); kept in the
+        /// tree's mode, as git would for 644 and 755 and in the same
+        /// format for any other.
+        mode: u32,
         size: u64,
     },
     Symlink {

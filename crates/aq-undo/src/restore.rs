@@ -184,19 +184,6 @@ impl Tree {
         }
     }
 
-    fn stat_at(pfd: &OwnedFd, name: &CString) -> Option<libc::stat> {
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        let r = unsafe {
-            libc::fstatat(
-                pfd.as_raw_fd(),
-                name.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        (r == 0).then_some(st)
-    }
-
     fn tmp_name() -> CString {
         static N: AtomicU64 = AtomicU64::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
@@ -242,15 +229,14 @@ impl Tree {
         Err(Error(format!("undo could not put {} back", rel.display())))
     }
 
-    fn write_file(&self, rel: &Path, data: &[u8], executable: bool) -> Result<()> {
+    fn write_file(&self, rel: &Path, data: &[u8], perm: u32) -> Result<()> {
         let (parent, name) = self.parent_and_name(rel)?;
         let pfd = self
             .dir(parent, true)?
             .ok_or_else(|| Error(format!("undo could not reach {}", parent.display())))?;
-        let old =
-            Self::stat_at(&pfd, &name).filter(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG);
         let tmp = Self::tmp_name();
-        let mode = if executable { 0o777 } else { 0o666 };
+        // Private while it is written; the checkpoint's permissions after.
+        let mode = 0o600;
         let fd = unsafe {
             libc::openat(
                 pfd.as_raw_fd(),
@@ -267,12 +253,7 @@ impl Tree {
             use std::io::Write;
             let mut f = &file;
             f.write_all(data)?;
-            if let Some(st) = old {
-                // A rewrite keeps the file's permissions, with the
-                // executable bit as the checkpoint has it.
-                let perm = exec_perm(st.st_mode & 0o7777, executable);
-                file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(perm))?;
-            }
+            file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(perm))?;
             Ok(())
         })();
         drop(file);
@@ -296,7 +277,10 @@ impl Tree {
         self.rename_into(&pfd, &tmp, &name, rel)
     }
 
-    fn set_exec(&self, rel: &Path, executable: bool) -> Result<()> {
+    /// Sets the permissions of a file whose content is already right,
+    /// through an `O_PATH` descriptor (a file `chmod 000`ed cannot be
+    /// opened for reading; a symlink is never followed).
+    fn set_mode(&self, rel: &Path, perm: u32) -> Result<()> {
         let (parent, name) = self.parent_and_name(rel)?;
         let pfd = self
             .dir(parent, true)?
@@ -305,7 +289,7 @@ impl Tree {
             libc::openat(
                 pfd.as_raw_fd(),
                 name.as_ptr(),
-                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK,
+                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             )
         };
         if fd < 0 {
@@ -319,22 +303,10 @@ impl Tree {
                 rel.display()
             )));
         }
-        let perm = exec_perm(
-            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777,
-            executable,
-        );
-        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(perm))
+        // An O_PATH descriptor takes no fchmod; its /proc link does.
+        let link = format!("/proc/self/fd/{}", file.as_raw_fd());
+        std::fs::set_permissions(&link, std::os::unix::fs::PermissionsExt::from_mode(perm))
             .map_err(|e| err("set the mode of", rel, e))
-    }
-}
-
-/// The permissions of a file made (not) executable: `x` wherever `r` is,
-/// as `chmod +x` under the usual umask does.
-fn exec_perm(perm: u32, executable: bool) -> u32 {
-    if executable {
-        perm | ((perm & 0o444) >> 2)
-    } else {
-        perm & !0o111
     }
 }
 
@@ -416,21 +388,15 @@ pub(crate) fn apply(
     for c in adds {
         step()?;
         match (&c.old, &c.new) {
-            (
-                Some(Entry::File { oid: a, .. }),
-                Some(Entry::File {
-                    oid: b, executable, ..
-                }),
-            ) if a == b => tree.set_exec(&c.path, *executable)?,
-            (
-                _,
-                Some(Entry::File {
-                    oid, executable, ..
-                }),
-            ) => {
+            (Some(Entry::File { oid: a, .. }), Some(Entry::File { oid: b, mode, .. }))
+                if a == b =>
+            {
+                tree.set_mode(&c.path, *mode)?
+            }
+            (_, Some(Entry::File { oid, mode, .. })) => {
                 let o = Oid::from_hex(oid).ok_or_else(|| Error(format!("bad object id {oid}")))?;
                 let data = trees.objects.read_kind(&o, Kind::Blob)?;
-                tree.write_file(&c.path, &data, *executable)?;
+                tree.write_file(&c.path, &data, *mode)?;
             }
             (_, Some(Entry::Symlink { target })) => tree.write_link(&c.path, target)?,
             (_, Some(Entry::EmptyDir)) => {
@@ -441,16 +407,4 @@ pub(crate) fn apply(
         done.restored += 1;
     }
     Ok(done)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::exec_perm;
-
-    #[test]
-    fn exec_bit_follows_read_bits() {
-        assert_eq!(exec_perm(0o644, true), 0o755);
-        assert_eq!(exec_perm(0o600, true), 0o700);
-        assert_eq!(exec_perm(0o755, false), 0o644);
-    }
 }

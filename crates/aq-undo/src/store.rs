@@ -341,9 +341,13 @@ impl crate::Store {
     ) -> Result<crate::Taken> {
         let latest = self.latest()?;
         let now = self.walk_now(opts, dirty, latest.as_ref())?;
+        // A session's first checkpoint is recorded even when nothing
+        // changed since the last one (another session's): `aq undo
+        // --session` and the recap's command start from it.
         if let Some((c, root)) = &latest
             && root.w == now.w
             && root.g == now.g
+            && c.session == meta.session
         {
             return Ok(crate::Taken::Unchanged(c.id.clone()));
         }

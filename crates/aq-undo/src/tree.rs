@@ -13,8 +13,16 @@ use crate::{Error, Result};
 
 pub(crate) const MODE_TREE: u32 = 0o040000;
 pub(crate) const MODE_FILE: u32 = 0o100644;
-pub(crate) const MODE_EXEC: u32 = 0o100755;
 pub(crate) const MODE_LINK: u32 = 0o120000;
+/// A regular file; its permission bits are the low twelve.
+pub(crate) const MODE_REGULAR: u32 = 0o100000;
+
+/// A regular file's tree mode from its `st_mode`: 100644 and 100755 as git
+/// writes them, any other permissions (`chmod 600`, `chmod 000`) in the
+/// same octal form (`100600`), so that an undo puts them back too.
+pub(crate) fn file_mode(st_mode: u32) -> u32 {
+    MODE_REGULAR | (st_mode & 0o7777)
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TreeEntry {

@@ -27,7 +27,7 @@ use std::sync::{Condvar, Mutex};
 use crate::cache::{DirCache, FileStat, StatCache};
 use crate::objects::{Kind, Objects, Oid};
 use crate::rules::{Rules, Stack, Verdict};
-use crate::tree::{self, MODE_EXEC, MODE_FILE, MODE_LINK, MODE_TREE, TreeEntry, TreeReader};
+use crate::tree::{self, MODE_LINK, MODE_TREE, TreeEntry, TreeReader};
 use crate::{Dirty, Error, NotKept, Options, Result};
 
 /// What the walk needs.
@@ -453,10 +453,8 @@ impl Walk<'_> {
             };
             let mode = if ft.is_symlink() {
                 MODE_LINK
-            } else if meta.mode() & 0o100 != 0 {
-                MODE_EXEC
             } else {
-                MODE_FILE
+                tree::file_mode(meta.mode())
             };
             if let Some(oid) = old.as_ref().and_then(|dc| dc.lookup(name_b, &meta)) {
                 files.push(FileStat::from_meta(name_b, &meta, oid));
