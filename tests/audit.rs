@@ -28,18 +28,23 @@ fn audit_verify_accepts_a_session_and_names_an_edited_line() {
             .stdout_has(&format!("{log}: chain intact: {lines} lines"));
     }
 
-    // One letter of the cwd in line 2; the line stays a valid event.
+    // One letter of the cwd in the first decision (after the session's
+    // start and its first checkpoint); the line stays a valid event.
     let text = session.log_text();
     let mut edited: Vec<String> = text.lines().map(String::from).collect();
-    assert!(edited[1].contains("\"cwd\":\""), "{}", edited[1]);
-    edited[1] = edited[1].replacen("/work\"", "/wark\"", 1);
-    assert_ne!(edited[1], text.lines().nth(1).unwrap(), "edited");
-    serde_json::from_str::<serde_json::Value>(&edited[1]).expect("still JSON");
+    let i = edited
+        .iter()
+        .position(|l| l.contains("\"cwd\":\""))
+        .expect("a decision with a cwd");
+    assert!(i + 1 < edited.len(), "a line after it");
+    edited[i] = edited[i].replacen("/work\"", "/wark\"", 1);
+    assert_ne!(edited[i], text.lines().nth(i).unwrap(), "edited");
+    serde_json::from_str::<serde_json::Value>(&edited[i]).expect("still JSON");
     std::fs::write(session.log_path(), edited.join("\n") + "\n").unwrap();
     env.aq(&["audit", "verify", &session.id()])
         .code(1)
-        .stdout_has("chain broken at line 3")
-        .stdout_has("line 2 was changed");
+        .stdout_has(&format!("chain broken at line {}", i + 2))
+        .stdout_has(&format!("line {} was changed", i + 1));
 }
 
 #[test]

@@ -109,11 +109,27 @@ pub fn run_undo(args: &UndoArgs, policy: Option<&Path>) -> Result<ExitCode, Stri
     let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
     let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
     let paths = cp::workspace_paths(store.workspace(), &cwd, &args.path)?;
-    let plan = store
+    let mut plan = store
         .plan_undo(&to.id, &paths, &opts)
         .map_err(|e| e.to_string())?;
+    // Files the agent made unreadable (`chmod 000`): readable again, then
+    // planned again, so that they are kept before and restored after.
+    let unlocked = cp::readable_again(store.workspace(), &plan);
+    if !unlocked.is_empty() {
+        eprintln!(
+            "aq: {} file(s) had no read permission for you; given it back so they can be restored",
+            unlocked.len()
+        );
+        plan = store
+            .plan_undo(&to.id, &paths, &opts)
+            .map_err(|e| e.to_string())?;
+    }
     let when = cp::time_of(to);
-    if plan.changes.is_empty() && plan.refs.is_empty() && !plan.index {
+    if plan.changes.is_empty()
+        && plan.refs.is_empty()
+        && !plan.index
+        && plan.not_restorable.is_empty()
+    {
         println!(
             "nothing to undo: {} is as it was at checkpoint {} ({when})",
             if paths.is_empty() {

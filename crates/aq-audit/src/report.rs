@@ -96,6 +96,16 @@ impl Summary {
         (!self.checkpoints.is_empty()).then(|| format!("aq undo --session {session}"))
     }
 
+    /// Whether the session changed the workspace: a checkpoint after its
+    /// first one records changes (the first one's are the changes made
+    /// before the session, since the checkpoint before it).
+    pub fn workspace_changed(&self) -> bool {
+        self.checkpoints
+            .iter()
+            .skip(1)
+            .any(|c| c.changed != (0, 0, 0))
+    }
+
     /// One line on the session's checkpoints, for the recap and the reports.
     pub fn checkpoints_line(&self) -> Option<String> {
         if let Some(undo) = self.undo_command() {
@@ -1126,7 +1136,12 @@ impl Summary {
         for g in &self.git_refused {
             let _ = writeln!(out, "{:<8}{}", "git", g.line());
         }
-        if let Some(line) = self.checkpoints_line() {
+        // Only when there is something to undo: a session that changed
+        // nothing in the workspace says nothing about it.
+        if let Some(line) = self
+            .checkpoints_line()
+            .filter(|_| self.workspace_changed() || self.checkpoints.is_empty())
+        {
             let _ = writeln!(out, "{:<8}{line}", "undo");
         }
         let remedies = self.remedies();
@@ -1616,6 +1631,10 @@ mod tests {
         );
         assert!(s.to_markdown().contains("## Undo"));
         assert!(s.to_html().contains("aq undo --session s1"));
+        // A session whose only checkpoint is its first changed nothing.
+        let one = summary(&cp(1, None));
+        assert!(!one.recap().contains("undo "), "{}", one.recap());
+        assert!(one.to_markdown().contains("## Undo"));
         let failed = summary(&cp(1, Some("disk full")));
         assert!(
             failed

@@ -449,3 +449,28 @@ pub fn workspace_paths(
     }
     Ok(out)
 }
+
+/// Files of the plan's `not_restorable` that only their permissions make
+/// unreadable (`chmod 000` by the agent), owned by this user: given back
+/// their owner's read bit, so that a new plan can keep and restore them
+/// (the undo then sets the checkpoint's exact mode). Returns those it changed.
+pub fn readable_again(workspace: &Path, plan: &aq_undo::Plan) -> Vec<std::path::PathBuf> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let me = unsafe { libc::geteuid() };
+    let mut out = Vec::new();
+    for n in &plan.not_restorable {
+        let full = workspace.join(&n.path);
+        let Ok(meta) = std::fs::symlink_metadata(&full) else {
+            continue;
+        };
+        // Through no symlink out of the workspace.
+        let inside = std::fs::canonicalize(&full).is_ok_and(|c| c.starts_with(workspace));
+        if inside && meta.is_file() && meta.uid() == me && meta.mode() & 0o400 == 0 {
+            let mode = (meta.mode() & 0o7777) | 0o400;
+            if std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode)).is_ok() {
+                out.push(n.path.clone());
+            }
+        }
+    }
+    out
+}
