@@ -1489,3 +1489,80 @@ fn claude_code_deletes_a_file_and_undo_brings_it_back() {
         &[&run, &undo],
     );
 }
+
+/// A disk that fills up: aq's state on a 1 MiB tmpfs (made by the test, as
+/// root; unprivileged users cannot mount one), a workspace whose new content
+/// does not fit. The checkpoint that cannot be written fails, the session
+/// goes on and says so, and the checkpoint taken before is whole: undo to it
+/// still works once there is room (the positive control: the same session
+/// with room takes its checkpoints).
+#[test]
+fn a_full_disk_fails_that_checkpoint_and_keeps_the_earlier_ones() {
+    if unsafe { libc::geteuid() } != 0 {
+        aq_testkit::skip("needs root to mount a small tmpfs for the state directory");
+        return;
+    }
+    let (env, before) = fixture_env();
+    let state = env.state_home();
+    std::fs::create_dir_all(&state).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&state)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount a 1 MiB tmpfs");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(state.clone());
+    // A first session fits: its checkpoint is whole.
+    let first = env.aq(&["run", "--quiet", "--", "true"]);
+    first.code(0);
+    assert_eq!(checkpoints(&env, &[]).len(), 1, "{}", first.dump());
+    // 3 MiB of new, incompressible work cannot be kept on 1 MiB.
+    let mut noise = vec![0u8; 3 << 20];
+    use std::io::Read;
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(&mut noise)
+        .unwrap();
+    write(&env.work().join("big-new-work.bin"), &noise);
+    let run = env.aq(&["run", "--", "sh", "-c", "rm -f README.md; echo ran"]);
+    run.code(0)
+        .stdout_has("ran")
+        .stderr_has("no checkpoint of the workspace at the start of this session");
+    let session = env.sessions().into_iter().last().unwrap();
+    let failed = session.events_of("checkpoint");
+    assert!(
+        failed.iter().any(|e| e["error"].is_string()),
+        "the failed checkpoint is logged with its error: {}",
+        session.log_text()
+    );
+    // The first session's checkpoint is still listed and whole.
+    let list = env.aq(&["checkpoints", "--json"]);
+    list.code(0);
+    assert!(
+        !list.json().as_array().unwrap().is_empty(),
+        "{}",
+        list.dump()
+    );
+    // Room again: undo to the first session's start brings README.md back.
+    std::fs::remove_file(env.work().join("big-new-work.bin")).unwrap();
+    let first_id = first_session_id(&env);
+    let undo = env.aq(&["undo", "--yes", "--session", &first_id]);
+    undo.code(0);
+    assert_state(
+        &before,
+        &State::of(&env.work()),
+        "after aq undo",
+        &[&run, &undo],
+    );
+}
+
+/// The id of the oldest session of `env`.
+fn first_session_id(env: &Env) -> String {
+    env.sessions().into_iter().next().unwrap().id()
+}
