@@ -25,6 +25,7 @@ mod cache;
 mod diff;
 mod gitstate;
 mod objects;
+mod pack;
 mod plan;
 mod prune;
 mod restore;

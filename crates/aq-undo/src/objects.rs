@@ -12,14 +12,17 @@
 //! than git's default for a few percent more disk.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::fs;
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use sha1::{Digest, Sha1};
 
+use crate::pack::{Pack, PackWriter};
 use crate::{Error, Result, io_error};
 
 /// A git object id (SHA-1).
@@ -86,6 +89,54 @@ pub(crate) struct Objects {
     /// object costs no `mkdir` after the first in its directory.
     made: [AtomicU64; 4],
     counter: AtomicU64,
+    /// The packs in `objects/pack`, read when first needed.
+    packs: RwLock<Packs>,
+    /// A take in batch mode (see [`Objects::begin_batch`]).
+    batch: Mutex<Option<Batch>>,
+}
+
+/// How many new objects a batch writes loose before it starts a pack.
+pub(crate) const PACK_THRESHOLD: usize = 64;
+
+#[derive(Default)]
+struct Packs {
+    scanned: bool,
+    loaded: Vec<Arc<Pack>>,
+    /// Names tried (good or damaged), so a damaged one is not reread.
+    tried: HashSet<String>,
+    /// Packs being rewritten by prune: their objects do not count as stored.
+    excluded: HashSet<String>,
+}
+
+#[derive(Default)]
+struct Batch {
+    new: usize,
+    writer: Option<PackWriter>,
+}
+
+/// Ends a batch: [`BatchGuard::finish`] puts its pack in place, dropping
+/// the guard without finishing removes it.
+pub(crate) struct BatchGuard<'a>(&'a Objects);
+
+impl BatchGuard<'_> {
+    pub fn finish(self) -> Result<()> {
+        let objects = self.0;
+        std::mem::forget(self);
+        let writer = objects.lock_batch().take().and_then(|b| b.writer);
+        if let Some(w) = writer {
+            let name = w.finish()?;
+            objects.load_pack(&name)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for BatchGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(w) = self.0.lock_batch().take().and_then(|b| b.writer) {
+            w.abort();
+        }
+    }
 }
 
 /// The id `data` has as an object of `kind`.
@@ -144,7 +195,125 @@ impl Objects {
             dir,
             made: Default::default(),
             counter: AtomicU64::new(0),
+            packs: RwLock::default(),
+            batch: Mutex::default(),
         }
+    }
+
+    pub fn pack_dir(&self) -> PathBuf {
+        self.dir.join("pack")
+    }
+
+    fn lock_batch(&self) -> MutexGuard<'_, Option<Batch>> {
+        self.batch.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts batch mode for one take: after [`PACK_THRESHOLD`] new loose
+    /// objects, the rest go into one pack, in place when the guard is
+    /// finished (which must come before anything names them).
+    pub fn begin_batch(&self) -> BatchGuard<'_> {
+        self.refresh();
+        *self.lock_batch() = Some(Batch::default());
+        BatchGuard(self)
+    }
+
+    /// Reads any pack index not read yet; true if one was added.
+    pub fn refresh(&self) -> bool {
+        let dir = self.pack_dir();
+        let mut names = Vec::new();
+        if let Ok(rd) = fs::read_dir(&dir) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().to_string();
+                if let Some(stem) = n.strip_suffix(".idx")
+                    && stem.starts_with("pack-")
+                {
+                    names.push(stem.to_string());
+                }
+            }
+        }
+        let mut added = false;
+        let mut p = self.packs.write().unwrap_or_else(|e| e.into_inner());
+        p.scanned = true;
+        for name in names {
+            if p.tried.insert(name.clone())
+                && let Ok(pack) = Pack::open(&dir, &name)
+            {
+                p.loaded.push(Arc::new(pack));
+                added = true;
+            }
+        }
+        added
+    }
+
+    fn load_pack(&self, name: &str) -> Result<()> {
+        let pack = Pack::open(&self.pack_dir(), name)?;
+        let mut p = self.packs.write().unwrap_or_else(|e| e.into_inner());
+        p.tried.insert(name.to_string());
+        p.loaded.retain(|q| q.name != name);
+        p.loaded.push(Arc::new(pack));
+        Ok(())
+    }
+
+    /// The packs read so far.
+    pub fn packs(&self) -> Vec<Arc<Pack>> {
+        if !self.packs.read().unwrap_or_else(|e| e.into_inner()).scanned {
+            self.refresh();
+        }
+        self.packs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .loaded
+            .clone()
+    }
+
+    /// Prune rewrites `name`: its objects stop counting as stored.
+    pub fn exclude_pack(&self, name: &str) {
+        let mut p = self.packs.write().unwrap_or_else(|e| e.into_inner());
+        p.excluded.insert(name.to_string());
+    }
+
+    /// Deletes a pack (index first: a pack without one is not read).
+    pub fn remove_pack(&self, name: &str) -> Result<()> {
+        let dir = self.pack_dir();
+        let idx = Pack::idx_path(&dir, name);
+        fs::remove_file(&idx).map_err(|e| io_error("remove", &idx, e))?;
+        let _ = fs::remove_file(Pack::pack_path(&dir, name));
+        let mut p = self.packs.write().unwrap_or_else(|e| e.into_inner());
+        p.loaded.retain(|q| q.name != name);
+        p.excluded.remove(name);
+        Ok(())
+    }
+
+    /// The pack (and index in it) holding `oid`, if one does.
+    fn find_packed(&self, oid: &Oid, with_excluded: bool) -> Option<(Arc<Pack>, usize)> {
+        {
+            let p = self.packs.read().unwrap_or_else(|e| e.into_inner());
+            if p.scanned {
+                return p
+                    .loaded
+                    .iter()
+                    .filter(|q| with_excluded || !p.excluded.contains(&q.name))
+                    .find_map(|q| q.find(oid).map(|i| (q.clone(), i)));
+            }
+        }
+        self.refresh();
+        self.find_packed(oid, with_excluded)
+    }
+
+    /// Where `oid` is: a pack, this batch's pack, or (after a rescan of the
+    /// pack directory) a pack another process wrote.
+    fn locate(&self, oid: &Oid) -> Option<(Arc<Pack>, usize)> {
+        self.find_packed(oid, true)
+    }
+
+    /// The bytes `oid` takes on disk (0 when it is not stored).
+    pub fn stored_size(&self, oid: &Oid) -> u64 {
+        if let Some((p, i)) = self.locate(oid) {
+            return p.stored_size(i);
+        }
+        fs::symlink_metadata(self.path(oid))
+            .map(|m| m.len())
+            .unwrap_or(0)
     }
 
     pub fn dir(&self) -> &Path {
@@ -165,9 +334,23 @@ impl Objects {
 
     /// Stores `data` whose id the caller has computed.
     pub fn write_as(&self, oid: Oid, kind: Kind, data: &[u8]) -> Result<()> {
+        if self.find_packed(&oid, false).is_some() {
+            return Ok(());
+        }
         let path = self.path(&oid);
         if fs::symlink_metadata(&path).is_ok() {
             return Ok(());
+        }
+        let packed = match self.lock_batch().as_mut() {
+            Some(b) if b.writer.as_ref().is_some_and(|w| w.contains(&oid)) => return Ok(()),
+            Some(b) => {
+                b.new += 1;
+                b.new > PACK_THRESHOLD
+            }
+            None => false,
+        };
+        if packed {
+            return self.write_packed(oid, kind, data);
         }
         let fan = usize::from(oid.0[0]);
         let bit = 1u64 << (fan % 64);
@@ -203,16 +386,66 @@ impl Objects {
         })
     }
 
+    /// Appends an object to this batch's pack (started if need be); the
+    /// compression runs outside the lock, so the walk's workers overlap.
+    fn write_packed(&self, oid: Oid, kind: Kind, data: &[u8]) -> Result<()> {
+        let mut entry = Vec::with_capacity(16);
+        crate::pack::entry_header(kind, data.len() as u64, &mut entry);
+        let z = deflate(&[], data).map_err(|e| io_error("compress object", &self.dir, e))?;
+        entry.extend_from_slice(&z);
+        drop(z);
+        let mut crc = flate2::Crc::new();
+        crc.update(&entry);
+        let mut b = self.lock_batch();
+        let Some(b) = b.as_mut() else {
+            return Err(Error("internal: a packed write outside a batch".into()));
+        };
+        if b.writer.is_none() {
+            b.writer = Some(PackWriter::create(&self.pack_dir())?);
+        }
+        match b.writer.as_mut() {
+            Some(w) => w.add(oid, &entry, crc.sum()),
+            None => Ok(()),
+        }
+    }
+
+    /// A packed object's (or this batch's) kind and content, unchecked.
+    fn read_packed(&self, oid: &Oid) -> Option<Result<(Kind, Vec<u8>)>> {
+        if let Some((p, i)) = self.locate(oid) {
+            return Some(p.read(i, oid));
+        }
+        self.lock_batch()
+            .as_mut()
+            .and_then(|b| b.writer.as_mut())
+            .and_then(|w| w.read(oid))
+    }
+
     /// Reads an object and checks that its content still has its id.
     pub fn read(&self, oid: &Oid) -> Result<(Kind, Vec<u8>)> {
-        let path = self.path(oid);
-        let raw = fs::read(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                Error(format!("object {} is missing from the store", oid.hex()))
-            } else {
-                io_error("read object", &path, e)
+        if let Some(r) = self.read_packed(oid) {
+            let (kind, data) = r?;
+            if hash(kind, &data) != *oid {
+                return Err(Error(format!(
+                    "object {} is corrupt: its content does not match its id",
+                    oid.hex()
+                )));
             }
-        })?;
+            return Ok((kind, data));
+        }
+        let path = self.path(oid);
+        let raw = match fs::read(&path) {
+            Ok(raw) => raw,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if self.refresh() && self.locate(oid).is_some() {
+                    return self.read(oid);
+                }
+                return Err(Error(format!(
+                    "object {} is missing from the store",
+                    oid.hex()
+                )));
+            }
+            Err(e) => return Err(io_error("read object", &path, e)),
+        };
         let mut data = Vec::with_capacity(raw.len() * 2);
         flate2::read::ZlibDecoder::new(&raw[..])
             .read_to_end(&mut data)
@@ -265,8 +498,26 @@ impl Objects {
 
     /// A blob's length, from its header alone (no full inflate).
     pub fn blob_size(&self, oid: &Oid) -> Result<u64> {
+        if let Some((p, i)) = self.locate(oid) {
+            return match p.kind_and_size(i, oid)? {
+                (Kind::Blob, n) => Ok(n),
+                _ => Err(Error(format!("object {} is not a blob", oid.hex()))),
+            };
+        }
+        if let Some(r) = self.read_packed(oid) {
+            return match r? {
+                (Kind::Blob, d) => Ok(d.len() as u64),
+                _ => Err(Error(format!("object {} is not a blob", oid.hex()))),
+            };
+        }
         let path = self.path(oid);
-        let f = fs::File::open(&path).map_err(|e| io_error("open object", &path, e))?;
+        let f = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.refresh() => {
+                return self.blob_size(oid);
+            }
+            Err(e) => return Err(io_error("open object", &path, e)),
+        };
         let mut head = [0u8; 32];
         let mut z = flate2::read::ZlibDecoder::new(f);
         let mut got = 0;

@@ -310,6 +310,9 @@ impl crate::Store {
             }
             _ => None,
         };
+        // Many new objects go into one pack, in place before the stat
+        // cache or a checkpoint line names them.
+        let batch = self.objects.begin_batch();
         let walked = match base {
             Some(b) => match walk.run(&mut cache, Some(b)) {
                 Ok(w) => w,
@@ -322,6 +325,7 @@ impl crate::Store {
             None => walk.run(&mut cache, None)?,
         };
         let git = gitstate::capture(&self.workspace, &self.objects, &mut cache, started_ns)?;
+        batch.finish()?;
         cache.save(&cache_path)?;
         let mut not_kept = walked.not_kept;
         not_kept.extend(git.not_kept);
