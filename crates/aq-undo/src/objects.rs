@@ -106,6 +106,8 @@ struct Packs {
     tried: HashSet<String>,
     /// Packs being rewritten by prune: their objects do not count as stored.
     excluded: HashSet<String>,
+    /// Packs that failed their checks: objects they held are missing.
+    damaged: Vec<String>,
 }
 
 #[derive(Default)]
@@ -235,18 +237,51 @@ impl Objects {
         let mut p = self.packs.write().unwrap_or_else(|e| e.into_inner());
         p.scanned = true;
         for name in names {
-            if p.tried.insert(name.clone())
-                && let Ok(pack) = Pack::open(&dir, &name)
-            {
-                p.loaded.push(Arc::new(pack));
-                added = true;
+            if p.tried.contains(&name) {
+                continue;
+            }
+            match Pack::open(&dir, &name) {
+                Ok(pack) => {
+                    p.tried.insert(name);
+                    p.loaded.push(Arc::new(pack));
+                    added = true;
+                }
+                // Unreadable just now (out of file handles, say): tried again later.
+                Err((false, _)) => {}
+                Err((true, _)) => {
+                    p.tried.insert(name.clone());
+                    p.damaged.push(name);
+                }
             }
         }
         added
     }
 
+    /// Whether a pack in the store failed its checks (its objects are
+    /// missing, so nothing that names them may be trusted).
+    pub fn damaged_pack(&self) -> bool {
+        !self
+            .packs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .damaged
+            .is_empty()
+    }
+
+    /// Sets damaged packs aside (their index renamed `.idx.damaged`), once
+    /// a take has stored again what it needed: later takes then trust
+    /// their stat cache again. Prune deletes them.
+    pub fn set_aside_damaged(&self) {
+        let dir = self.pack_dir();
+        let mut p = self.packs.write().unwrap_or_else(|e| e.into_inner());
+        for name in std::mem::take(&mut p.damaged) {
+            let idx = Pack::idx_path(&dir, &name);
+            let _ = fs::rename(&idx, idx.with_extension("idx.damaged"));
+        }
+    }
+
     fn load_pack(&self, name: &str) -> Result<()> {
-        let pack = Pack::open(&self.pack_dir(), name)?;
+        let pack = Pack::open(&self.pack_dir(), name).map_err(|(_, e)| e)?;
         let mut p = self.packs.write().unwrap_or_else(|e| e.into_inner());
         p.tried.insert(name.to_string());
         p.loaded.retain(|q| q.name != name);

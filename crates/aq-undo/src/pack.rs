@@ -273,11 +273,25 @@ impl Pack {
 
     /// Opens `<name>.idx` and `<name>.pack` in `dir`, checking both
     /// checksums in the index and that the pack ends with the one it names.
-    pub fn open(dir: &Path, name: &str) -> Result<Pack> {
+    /// An error says whether the pack is damaged (as opposed to unreadable
+    /// just now).
+    pub fn open(dir: &Path, name: &str) -> std::result::Result<Pack, (bool, Error)> {
         let idx_path = Pack::idx_path(dir, name);
         let pack_path = Pack::pack_path(dir, name);
-        let idx = fs::read(&idx_path).map_err(|e| io_error("read pack index", &idx_path, e))?;
-        let bad = |why: &str| Error(format!("pack {name} is damaged: {why}"));
+        fn io<'a>(
+            op: &'static str,
+            path: &'a Path,
+        ) -> impl FnOnce(std::io::Error) -> (bool, Error) + 'a {
+            move |e| {
+                let damaged = matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::UnexpectedEof
+                );
+                (damaged, io_error(op, path, e))
+            }
+        }
+        let idx = fs::read(&idx_path).map_err(io("read pack index", &idx_path))?;
+        let bad = |why: &str| (true, Error(format!("pack {name} is damaged: {why}")));
         if idx.len() < FANOUT_END + 40 || idx[..4] != IDX_MAGIC || be32(&idx, 4) != 2 {
             return Err(bad("its index has no v2 header"));
         }
@@ -296,15 +310,12 @@ impl Pack {
         let n = prev as usize;
         let offs = FANOUT_END + n * 24;
         let large_at = offs + n * 4;
-        if idx.len() < large_at + 40 || (idx.len() - large_at - 40) % 8 != 0 {
+        if idx.len() < large_at + 40 || !(idx.len() - large_at - 40).is_multiple_of(8) {
             return Err(bad("its index has the wrong length"));
         }
         let large_n = (idx.len() - large_at - 40) / 8;
-        let file = File::open(&pack_path).map_err(|e| io_error("open pack", &pack_path, e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| io_error("open pack", &pack_path, e))?
-            .len();
+        let file = File::open(&pack_path).map_err(io("open pack", &pack_path))?;
+        let len = file.metadata().map_err(io("open pack", &pack_path))?.len();
         if len < 32 {
             return Err(bad("the pack is cut short"));
         }
@@ -312,7 +323,7 @@ impl Pack {
         let mut tail = [0u8; 20];
         file.read_exact_at(&mut head, 0)
             .and_then(|()| file.read_exact_at(&mut tail, len - 20))
-            .map_err(|e| io_error("read pack", &pack_path, e))?;
+            .map_err(io("read pack", &pack_path))?;
         if &head[..8] != b"PACK\0\0\0\x02" || be32(&head, 8) as usize != n {
             return Err(bad("the pack's header does not match its index"));
         }

@@ -155,6 +155,7 @@ fn sweep_packs(objects: &Objects, keep: &HashMap<Oid, u64>) -> Result<u64> {
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         let orphan = name.starts_with(".tmp-")
+            || name.ends_with(".damaged")
             || name
                 .strip_suffix(".pack")
                 .is_some_and(|stem| !dir.join(format!("{stem}.idx")).exists());

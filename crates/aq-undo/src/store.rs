@@ -283,7 +283,15 @@ impl crate::Store {
     ) -> Result<Now> {
         let started_ns = now_ns();
         let cache_path = self.dir.join(STAT_CACHE);
-        let mut cache = StatCache::load(&cache_path);
+        // Many new objects go into one pack, in place before the stat
+        // cache or a checkpoint line names them.
+        let batch = self.objects.begin_batch();
+        // The cache names objects; a damaged pack lost some of them.
+        let mut cache = if self.objects.damaged_pack() {
+            StatCache::default()
+        } else {
+            StatCache::load(&cache_path)
+        };
         let rules = Rules::new(&self.workspace, &opts.include);
         let trees = TreeReader::new(&self.objects);
         let walk = Walk {
@@ -310,9 +318,6 @@ impl crate::Store {
             }
             _ => None,
         };
-        // Many new objects go into one pack, in place before the stat
-        // cache or a checkpoint line names them.
-        let batch = self.objects.begin_batch();
         let walked = match base {
             Some(b) => match walk.run(&mut cache, Some(b)) {
                 Ok(w) => w,
@@ -326,6 +331,9 @@ impl crate::Store {
         };
         let git = gitstate::capture(&self.workspace, &self.objects, &mut cache, started_ns)?;
         batch.finish()?;
+        if self.objects.damaged_pack() {
+            self.objects.set_aside_damaged();
+        }
         cache.save(&cache_path)?;
         let mut not_kept = walked.not_kept;
         not_kept.extend(git.not_kept);
