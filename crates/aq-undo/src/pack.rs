@@ -421,6 +421,19 @@ impl Pack {
         read_header(&self.file, self.offset(i), self.end, oid).map(|(k, n, _)| (k, n))
     }
 
+    /// Whether the pack was written at zlib level 0 (its first object's
+    /// first deflate block is a stored one): prune compresses it.
+    pub fn is_stored(&self) -> bool {
+        let Some(&off) = self.sorted.first() else {
+            return false;
+        };
+        let Ok((_, _, at)) = read_header(&self.file, off, self.end, &Oid::default()) else {
+            return false;
+        };
+        let mut b = [0u8; 3];
+        self.file.read_exact_at(&mut b, at).is_ok() && (b[2] >> 1) & 3 == 0
+    }
+
     /// The pack's and index's sizes on disk.
     pub fn disk_size(&self) -> u64 {
         self.end + 20 + self.idx.len() as u64

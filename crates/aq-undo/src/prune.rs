@@ -118,9 +118,11 @@ impl Store {
     }
 }
 
-/// Packs: one whose objects are all kept stays; one with none kept goes;
-/// one with some is rewritten with only those (a new pack, or loose objects
-/// when they are few), put in place before the old one is deleted. Then
+/// Packs: one whose objects are all kept stays (unless it is stored
+/// uncompressed, as a take writes it: then it is rewritten at level 1); one
+/// with none kept goes; one with some is rewritten with only those (a new
+/// pack, or loose objects when they are few), put in place before the old
+/// one is deleted. Then
 /// leftovers of crashed writes an hour old go: temporary files, and a pack
 /// whose index was never put in place.
 fn sweep_packs(objects: &Objects, keep: &HashMap<Oid, u64>) -> Result<u64> {
@@ -131,13 +133,14 @@ fn sweep_packs(objects: &Objects, keep: &HashMap<Oid, u64>) -> Result<u64> {
             .map(|i| pack.oid(i))
             .filter(|o| keep.contains_key(o))
             .collect();
-        if kept.len() == pack.len() {
+        // A take's pack is stored uncompressed (to be quick): compressed here.
+        if kept.len() == pack.len() && !pack.is_stored() {
             continue;
         }
         objects.exclude_pack(&pack.name);
         let before = pack.disk_size();
         if !kept.is_empty() {
-            let batch = objects.begin_batch();
+            let batch = objects.begin_batch(1);
             for oid in &kept {
                 let (kind, data) = objects.read(oid)?;
                 objects.write_as(*oid, kind, &data)?;

@@ -285,7 +285,7 @@ impl crate::Store {
         let cache_path = self.dir.join(STAT_CACHE);
         // Many new objects go into one pack, in place before the stat
         // cache or a checkpoint line names them.
-        let batch = self.objects.begin_batch();
+        let batch = self.objects.begin_batch(0);
         // The cache names objects; a damaged pack lost some of them.
         let mut cache = if self.objects.damaged_pack() {
             StatCache::default()

@@ -79,6 +79,7 @@ fn a_big_take_writes_one_pack_that_git_reads() {
     let p = packs(&ws);
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(loose(&ws) <= PACK_THRESHOLD + 4, "{} loose", loose(&ws));
+    assert!(ws.store.objects.packs()[0].is_stored());
     let blob = hash(Kind::Blob, content(123).as_bytes()).hex();
     let (ok, out) = git(&ws, &["cat-file", "-p", &blob]);
     assert!(ok, "{out}");
@@ -137,6 +138,7 @@ fn prune_rewrites_a_partly_unreachable_pack() {
     assert_eq!(r.checkpoints_removed, 1);
     assert!(r.bytes_freed > 0);
     assert!(!old_pack[0].exists(), "the old pack is gone");
+    assert!(ws.store.objects.packs().iter().all(|p| !p.is_stored()));
     let gone = hash(Kind::Blob, b"old 7\n").hex();
     assert!(!git(&ws, &["cat-file", "-e", &gone]).0);
     let kept = hash(Kind::Blob, content(7).as_bytes()).hex();
