@@ -1,15 +1,17 @@
-//! The loose-object store: content by hash, in git's format.
+//! The object store: content by hash, in git's format.
 //!
 //! Why git's format and not our own: an object is `zlib("<kind> <len>\0" +
 //! content)` named by the SHA-1 of the uncompressed bytes, so
 //! `git --git-dir=<store> cat-file -p <id>` and `ls-tree` read a checkpoint
 //! when something needs debugging, and identical content is stored once.
-//! Why loose objects only (no packs): a checkpoint writes the few files that
-//! changed, and a loose object is written with one create and one rename, so
-//! a crash leaves either the whole object or a temporary file that prune
-//! sweeps. Compression is zlib level 1: the first checkpoint of a big
-//! workspace is bound by compression, and level 1 is several times faster
-//! than git's default for a few percent more disk.
+//! Most takes write the few files that changed as loose objects (one
+//! create and one rename each, so a crash leaves either the whole object or
+//! a temporary file that prune sweeps), at zlib level 1. A take that writes
+//! many (the first checkpoint of a big workspace) runs in batch mode: past
+//! [`PACK_THRESHOLD`] new objects the rest go into one pack (see
+//! `pack.rs`), since creating 20,000 files costs seconds of system time.
+//! Reads look in the packs (their indexes held in memory, rescanned when an
+//! object is not found), this take's unfinished pack, then loose files.
 
 use std::cell::RefCell;
 use std::collections::HashSet;

@@ -10,9 +10,11 @@
 //! subtree) is found when that checkpoint is read for a diff or an undo,
 //! and before the undo has touched anything.
 //!
-//! Objects are not fsynced: a checkpoint is taken before every command and
-//! must cost milliseconds. After a power cut the newest checkpoints may be
-//! torn; they are then skipped as above.
+//! Loose objects are not fsynced: a checkpoint is taken before every
+//! command and must cost milliseconds. After a power cut the newest
+//! checkpoints may be torn; they are then skipped as above. A pack (a take
+//! of many new objects, rare) is fsynced before it is renamed into place,
+//! and both come before the line: it is the base of every later checkpoint.
 
 use std::fs;
 use std::io::Write;
