@@ -163,9 +163,6 @@ thread_local! {
     /// small file costs.
     static DEFLATE: RefCell<flate2::Compress> =
         RefCell::new(flate2::Compress::new(flate2::Compression::new(1), true));
-    /// Level 0 (stored blocks, still zlib): what a take's pack is written with.
-    static STORE: RefCell<flate2::Compress> =
-        RefCell::new(flate2::Compress::new(flate2::Compression::new(0), true));
 }
 
 /// zlib of `head` followed by `data`, at level 1.
@@ -173,15 +170,40 @@ fn deflate(head: &[u8], data: &[u8]) -> std::io::Result<Vec<u8>> {
     DEFLATE.with(|z| deflate_with(&mut z.borrow_mut(), head, data, data.len() / 2 + 128))
 }
 
-/// zlib of `data` at `level` (0 or 1).
-fn deflate_level(level: u32, data: &[u8]) -> std::io::Result<Vec<u8>> {
-    let (local, cap) = if level == 0 {
-        // Stored blocks: 5 bytes per 64 KB, and the zlib header and trailer.
-        (&STORE, data.len() + data.len() / 16384 + 64)
-    } else {
-        (&DEFLATE, data.len() / 2 + 128)
-    };
-    local.with(|z| deflate_with(&mut z.borrow_mut(), &[], data, cap))
+/// Appends zlib of `data` at level 0 to `out`: stored blocks, written
+/// here rather than by zlib, whose per-object reset (zeroing its hash
+/// tables) costs more than copying a small file.
+pub(crate) fn stored_zlib(data: &[u8], out: &mut Vec<u8>) {
+    out.reserve(data.len() + data.len() / 65535 * 5 + 11);
+    // CMF (deflate, 32 KB window) and FLG (fastest, check bits), as zlib
+    // writes at level 0.
+    out.extend_from_slice(&[0x78, 0x01]);
+    if data.is_empty() {
+        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
+    }
+    let mut blocks = data.chunks(65535).peekable();
+    while let Some(block) = blocks.next() {
+        out.push(u8::from(blocks.peek().is_none()));
+        let len = block.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(block);
+    }
+    out.extend_from_slice(&adler32(data).to_be_bytes());
+}
+
+fn adler32(data: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    // 5552 bytes is the most that cannot overflow `b` before the modulo.
+    for chunk in data.chunks(5552) {
+        for &x in chunk {
+            a += u32::from(x);
+            b += a;
+        }
+        a %= 65521;
+        b %= 65521;
+    }
+    (b << 16) | a
 }
 
 fn deflate_with(
@@ -461,11 +483,12 @@ impl Objects {
     fn write_packed(&self, oid: Oid, kind: Kind, data: &[u8]) -> Result<()> {
         let mut entry = Vec::with_capacity(16);
         crate::pack::entry_header(kind, data.len() as u64, &mut entry);
-        let level = self.lock_batch().as_ref().map_or(1, |b| b.level);
-        let z =
-            deflate_level(level, data).map_err(|e| io_error("compress object", &self.dir, e))?;
-        entry.extend_from_slice(&z);
-        drop(z);
+        if self.lock_batch().as_ref().is_some_and(|b| b.level == 0) {
+            stored_zlib(data, &mut entry);
+        } else {
+            let z = deflate(&[], data).map_err(|e| io_error("compress object", &self.dir, e))?;
+            entry.extend_from_slice(&z);
+        }
         let mut crc = flate2::Crc::new();
         crc.update(&entry);
         let mut b = self.lock_batch();
@@ -629,6 +652,25 @@ mod tests {
         assert_eq!(hash(Kind::Tree, b""), Oid::EMPTY_TREE);
         let o = Oid::EMPTY_TREE;
         assert_eq!(Oid::from_hex(&o.hex()), Some(o));
+    }
+
+    #[test]
+    fn stored_zlib_inflates() {
+        for n in [0usize, 1, 5551, 5553, 65535, 65536, 200_000] {
+            let data: Vec<u8> = (0..n).map(|i| (i * 7 + i / 300) as u8).collect();
+            let mut z = Vec::new();
+            stored_zlib(&data, &mut z);
+            let mut back = Vec::new();
+            flate2::read::ZlibDecoder::new(&z[..])
+                .read_to_end(&mut back)
+                .unwrap();
+            assert_eq!(back, data, "{n}");
+            let mut c = flate2::Compress::new(flate2::Compression::new(0), true);
+            let mut want = Vec::with_capacity(n + 1000);
+            c.compress_vec(&data, &mut want, flate2::FlushCompress::Finish)
+                .unwrap();
+            assert_eq!(z[z.len() - 4..], want[want.len() - 4..], "adler32 of {n}");
+        }
     }
 
     #[test]
