@@ -118,6 +118,8 @@ struct Batch {
     level: u32,
     new: usize,
     writer: Option<PackWriter>,
+    /// Fan-out directories that existed when the batch began (256 bits).
+    present: [u64; 4],
 }
 
 /// Ends a batch: [`BatchGuard::finish`] puts its pack in place, dropping
@@ -269,8 +271,25 @@ impl Objects {
     /// which rewrites packs at `level` 1, off the command's path.
     pub fn begin_batch(&self, level: u32) -> BatchGuard<'_> {
         self.refresh();
+        let mut present = [0u64; 4];
+        match fs::read_dir(&self.dir) {
+            Ok(rd) => {
+                for e in rd.flatten() {
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    if name.len() == 2
+                        && let Ok(fan) = u8::from_str_radix(&name, 16)
+                    {
+                        present[usize::from(fan) / 64] |= 1 << (fan % 64);
+                    }
+                }
+            }
+            // Unknown: every directory may hold objects.
+            Err(_) => present = [u64::MAX; 4],
+        }
         *self.lock_batch() = Some(Batch {
             level,
+            present,
             ..Batch::default()
         });
         BatchGuard(self)
@@ -429,12 +448,21 @@ impl Objects {
         if self.find_packed(&oid, false).is_some() {
             return Ok(());
         }
+        let fan = usize::from(oid.0[0]);
+        let bit = 1u64 << (fan % 64);
+        let made = self.made[fan / 64].load(Ordering::Relaxed) & bit != 0;
+        // In a batch, a fan-out directory that did not exist when it began
+        // (and that this store did not make) holds no loose object: no stat.
+        let may_be_loose = match self.lock_batch().as_ref() {
+            Some(b) if b.writer.as_ref().is_some_and(|w| w.contains(&oid)) => return Ok(()),
+            Some(b) => made || b.present[fan / 64] & bit != 0,
+            None => true,
+        };
         let path = self.path(&oid);
-        if fs::symlink_metadata(&path).is_ok() {
+        if may_be_loose && fs::symlink_metadata(&path).is_ok() {
             return Ok(());
         }
         let packed = match self.lock_batch().as_mut() {
-            Some(b) if b.writer.as_ref().is_some_and(|w| w.contains(&oid)) => return Ok(()),
             Some(b) => {
                 b.new += 1;
                 b.new > PACK_THRESHOLD
@@ -444,8 +472,6 @@ impl Objects {
         if packed {
             return self.write_packed(oid, kind, data);
         }
-        let fan = usize::from(oid.0[0]);
-        let bit = 1u64 << (fan % 64);
         if self.made[fan / 64].load(Ordering::Relaxed) & bit == 0 {
             let parent = path.parent().unwrap_or(&self.dir);
             crate::store::create_private_dir(parent)?;
