@@ -312,6 +312,10 @@ impl Objects {
         let mut added = false;
         let mut p = self.packs.write().unwrap_or_else(|e| e.into_inner());
         p.scanned = true;
+        // A pack another process's prune deleted no longer counts as
+        // storing its objects (its open file would still read them).
+        p.loaded.retain(|q| names.contains(&q.name));
+        p.tried.retain(|n| names.contains(n));
         for name in names {
             if p.tried.contains(&name) {
                 continue;

@@ -291,3 +291,23 @@ fn packed_and_loose_objects_are_stored_once() {
     assert!(!ws.store.objects.path(&packed).exists());
     assert_eq!(packs(&ws).len(), 1);
 }
+
+#[test]
+fn a_pack_another_process_pruned_away_is_not_trusted() {
+    let ws = Ws::new();
+    write_many(&ws, "src");
+    ws.take();
+    // Another store (another process) deletes the pack: say a prune that
+    // found it unreachable, after this store had read it.
+    assert_eq!(ws.store.objects.packs().len(), 1);
+    let other = Store::open(ws.state.path(), &ws.root()).unwrap();
+    let name = other.objects.packs()[0].name.clone();
+    other.objects.remove_pack(&name).unwrap();
+    fs::remove_file(ws.store.dir().join("stat-cache")).unwrap();
+    // This store's next take stores the files again.
+    let id = ws.id();
+    let fresh = Store::open(ws.state.path(), &ws.root()).unwrap();
+    assert!(fresh.find(&id).is_ok());
+    let blob = hash(Kind::Blob, content(250).as_bytes()).hex();
+    assert!(git(&ws, &["cat-file", "-e", &blob]).0);
+}
