@@ -421,17 +421,18 @@ impl Pack {
         read_header(&self.file, self.offset(i), self.end, oid).map(|(k, n, _)| (k, n))
     }
 
-    /// Whether the pack was written at zlib level 0 (its first object's
-    /// first deflate block is a stored one): prune compresses it.
+    /// Whether the pack was written at zlib level 0, as a take writes it
+    /// (its first objects' first deflate blocks are stored ones; at level 1
+    /// only incompressible content is): prune compresses it.
     pub fn is_stored(&self) -> bool {
-        let Some(&off) = self.sorted.first() else {
-            return false;
-        };
-        let Ok((_, _, at)) = read_header(&self.file, off, self.end, &Oid::default()) else {
-            return false;
-        };
-        let mut b = [0u8; 3];
-        self.file.read_exact_at(&mut b, at).is_ok() && (b[2] >> 1) & 3 == 0
+        !self.sorted.is_empty()
+            && self.sorted.iter().take(8).all(|&off| {
+                let Ok((_, _, at)) = read_header(&self.file, off, self.end, &Oid::default()) else {
+                    return false;
+                };
+                let mut b = [0u8; 3];
+                self.file.read_exact_at(&mut b, at).is_ok() && (b[2] >> 1) & 3 == 0
+            })
     }
 
     /// The pack's and index's sizes on disk.
@@ -493,7 +494,8 @@ fn read_header(file: &File, off: u64, end: u64, oid: &Oid) -> Result<(Kind, u64,
 
 fn read_entry(file: &File, off: u64, end: u64, oid: &Oid) -> Result<(Kind, Vec<u8>)> {
     let (kind, len, data_at) = read_header(file, off, end, oid)?;
-    let mut data = Vec::with_capacity(len.min(1 << 30) as usize);
+    // A damaged header may claim any length: reserve a bounded amount.
+    let mut data = Vec::with_capacity(len.min(1 << 26) as usize);
     flate2::read::ZlibDecoder::new(At {
         file,
         pos: data_at,
@@ -506,4 +508,81 @@ fn read_entry(file: &File, off: u64, end: u64, oid: &Oid) -> Result<(Kind, Vec<u
         return Err(Error(format!("object {} has a wrong length", oid.hex())));
     }
     Ok((kind, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::{hash, stored_zlib};
+
+    fn entry(kind: Kind, data: &[u8]) -> (Oid, Vec<u8>, u32) {
+        let mut e = Vec::new();
+        entry_header(kind, data.len() as u64, &mut e);
+        stored_zlib(data, &mut e);
+        let mut crc = flate2::Crc::new();
+        crc.update(&e);
+        (hash(kind, data), e, crc.sum())
+    }
+
+    #[test]
+    fn large_offsets_go_to_the_eight_byte_table() {
+        let a = Oid([1; 20]);
+        let b = Oid([2; 20]);
+        let mut entries = HashMap::new();
+        entries.insert(a, (12u64, 7u32));
+        entries.insert(b, (0x1_2345_6789u64, 9u32));
+        let idx = build_idx(&entries, &[0; 20]);
+        assert_eq!(idx.len(), FANOUT_END + 2 * 28 + 8 + 40);
+        let pack = Pack {
+            name: "t".into(),
+            file: File::open("/dev/null").unwrap(),
+            end: u64::MAX,
+            n: 2,
+            sorted: vec![12, 0x1_2345_6789],
+            idx,
+        };
+        assert_eq!(pack.find(&a), Some(0));
+        assert_eq!(pack.find(&b), Some(1));
+        assert_eq!(pack.find(&Oid([3; 20])), None);
+        assert_eq!(pack.offset(0), 12);
+        assert_eq!(pack.offset(1), 0x1_2345_6789);
+    }
+
+    #[test]
+    fn a_damaged_byte_inside_a_pack_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = PackWriter::create(dir.path()).unwrap();
+        let data = b"some content that is long enough to damage\n".repeat(20);
+        let (oid, e, crc) = entry(Kind::Blob, &data);
+        w.add(oid, &e, crc).unwrap();
+        let (small, e2, crc2) = entry(Kind::Tree, b"");
+        w.add(small, &e2, crc2).unwrap();
+        let name = w.finish().unwrap();
+        let pack = Pack::open(dir.path(), &name).map_err(|(_, e)| e).unwrap();
+        let i = pack.find(&oid).unwrap();
+        assert_eq!(pack.read(i, &oid).unwrap().1, data);
+        assert_eq!(
+            pack.kind_and_size(i, &oid).unwrap(),
+            (Kind::Blob, data.len() as u64)
+        );
+        // Flip a byte in the middle of the blob's data.
+        let path = Pack::pack_path(dir.path(), &name);
+        let mut bytes = fs::read(&path).unwrap();
+        let mid = pack.offset(i) as usize + 300;
+        bytes[mid] ^= 0x55;
+        fs::remove_file(&path).unwrap();
+        fs::write(&path, &bytes).unwrap();
+        let pack = Pack::open(dir.path(), &name).map_err(|(_, e)| e).unwrap();
+        let got = pack.read(i, &oid);
+        assert!(
+            got.is_err() || hash(Kind::Blob, &got.unwrap().1) != oid,
+            "a damaged object must not read as itself"
+        );
+        // Its header damaged: an error too.
+        bytes[pack.offset(i) as usize] = 0x70; // type 7 (a delta)
+        fs::remove_file(&path).unwrap();
+        fs::write(&path, &bytes).unwrap();
+        let pack = Pack::open(dir.path(), &name).map_err(|(_, e)| e).unwrap();
+        assert!(pack.read(i, &oid).is_err());
+    }
 }
