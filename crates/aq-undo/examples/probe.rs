@@ -29,4 +29,11 @@ fn main() {
             .unwrap();
         println!("{:?} {}", t.elapsed(), matches!(r, aq_undo::Taken::New(_)));
     }
+    // PRUNE=1: time a prune that keeps everything (it compresses the
+    // stored packs that takes wrote).
+    if std::env::var("PRUNE").is_ok() {
+        let t = Instant::now();
+        let r = store.prune(&Default::default()).unwrap();
+        println!("prune {:?} freed {} bytes", t.elapsed(), r.bytes_freed);
+    }
 }

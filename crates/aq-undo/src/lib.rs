@@ -8,6 +8,7 @@
 //! $XDG_STATE_HOME/agent-quarantine/undo/<name>-<hash of the path>/
 //!   workspace        the workspace's canonical path
 //!   objects/xx/...   content by hash, in git's loose-object format
+//!   objects/pack/    git packs (v2), for takes that write many objects
 //!   checkpoints.jsonl one line per checkpoint, appended after its objects
 //!   stat-cache       what the last walk saw, so unchanged files are not re-read
 //!   journal.json     an undo in progress (absent when none is)
@@ -25,6 +26,7 @@ mod cache;
 mod diff;
 mod gitstate;
 mod objects;
+mod pack;
 mod plan;
 mod prune;
 mod restore;

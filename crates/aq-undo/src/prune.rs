@@ -21,10 +21,7 @@ fn mark(objects: &Objects, oid: Oid, is_tree: bool, seen: &mut HashMap<Oid, u64>
     if seen.contains_key(&oid) {
         return Ok(());
     }
-    let size = fs::symlink_metadata(objects.path(&oid))
-        .map(|m| m.len())
-        .unwrap_or(0);
-    seen.insert(oid, size);
+    seen.insert(oid, objects.stored_size(&oid));
     if is_tree && oid != Oid::EMPTY_TREE {
         let data = objects.read_kind(&oid, Kind::Tree)?;
         for e in tree::decode(&oid, &data)? {
@@ -115,9 +112,66 @@ impl Store {
         }
         write_atomic(&self.dir.join(LIST), text.as_bytes())?;
         let _ = fs::remove_file(self.dir.join(STAT_CACHE));
-        report.bytes_freed = sweep(self.objects.dir(), &reached)?;
+        report.bytes_freed = sweep_packs(&self.objects, &reached)?;
+        report.bytes_freed += sweep(self.objects.dir(), &reached)?;
         Ok(report)
     }
+}
+
+/// Packs: one whose objects are all kept stays (unless it is stored
+/// uncompressed, as a take writes it: then it is rewritten at level 1); one
+/// with none kept goes; one with some is rewritten with only those (a new
+/// pack, or loose objects when they are few), put in place before the old
+/// one is deleted. Then
+/// leftovers of crashed writes an hour old go: temporary files, and a pack
+/// whose index was never put in place.
+fn sweep_packs(objects: &Objects, keep: &HashMap<Oid, u64>) -> Result<u64> {
+    objects.refresh();
+    let mut freed = 0u64;
+    for pack in objects.packs() {
+        let kept: Vec<Oid> = (0..pack.len())
+            .map(|i| pack.oid(i))
+            .filter(|o| keep.contains_key(o))
+            .collect();
+        // A take's pack is stored uncompressed (to be quick): compressed here.
+        if kept.len() == pack.len() && !pack.is_stored() {
+            continue;
+        }
+        objects.exclude_pack(&pack.name);
+        let before = pack.disk_size();
+        if !kept.is_empty() {
+            let batch = objects.begin_batch(1);
+            for oid in &kept {
+                let (kind, data) = objects.read(oid)?;
+                objects.write_as(*oid, kind, &data)?;
+            }
+            batch.finish()?;
+        }
+        objects.remove_pack(&pack.name)?;
+        freed += before.saturating_sub(kept.iter().map(|o| objects.stored_size(o)).sum());
+    }
+    let dir = objects.pack_dir();
+    let Ok(rd) = fs::read_dir(&dir) else {
+        return Ok(freed);
+    };
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let orphan = name.starts_with(".tmp-")
+            || name.ends_with(".damaged")
+            || name
+                .strip_suffix(".pack")
+                .is_some_and(|stem| !dir.join(format!("{stem}.idx")).exists());
+        let meta = e.metadata().ok();
+        let old = meta
+            .as_ref()
+            .and_then(|m| m.modified().ok())
+            .is_some_and(|t| t < hour_ago);
+        if orphan && old && fs::remove_file(e.path()).is_ok() {
+            freed += meta.map(|m| m.len()).unwrap_or(0);
+        }
+    }
+    Ok(freed)
 }
 
 /// Deletes every object not in `keep`, and temporary files an hour old.

@@ -10,9 +10,11 @@
 //! subtree) is found when that checkpoint is read for a diff or an undo,
 //! and before the undo has touched anything.
 //!
-//! Objects are not fsynced: a checkpoint is taken before every command and
-//! must cost milliseconds. After a power cut the newest checkpoints may be
-//! torn; they are then skipped as above.
+//! Loose objects are not fsynced: a checkpoint is taken before every
+//! command and must cost milliseconds. After a power cut the newest
+//! checkpoints may be torn; they are then skipped as above. A pack (a take
+//! of many new objects, rare) is fsynced before it is renamed into place,
+//! and both come before the line: it is the base of every later checkpoint.
 
 use std::fs;
 use std::io::Write;
@@ -283,7 +285,15 @@ impl crate::Store {
     ) -> Result<Now> {
         let started_ns = now_ns();
         let cache_path = self.dir.join(STAT_CACHE);
-        let mut cache = StatCache::load(&cache_path);
+        // Many new objects go into one pack, in place before the stat
+        // cache or a checkpoint line names them.
+        let batch = self.objects.begin_batch(0);
+        // The cache names objects; a damaged pack lost some of them.
+        let mut cache = if self.objects.damaged_pack() {
+            StatCache::default()
+        } else {
+            StatCache::load(&cache_path)
+        };
         let rules = Rules::new(&self.workspace, &opts.include);
         let trees = TreeReader::new(&self.objects);
         let walk = Walk {
@@ -322,6 +332,10 @@ impl crate::Store {
             None => walk.run(&mut cache, None)?,
         };
         let git = gitstate::capture(&self.workspace, &self.objects, &mut cache, started_ns)?;
+        batch.finish()?;
+        if self.objects.damaged_pack() {
+            self.objects.set_aside_damaged();
+        }
         cache.save(&cache_path)?;
         let mut not_kept = walked.not_kept;
         not_kept.extend(git.not_kept);

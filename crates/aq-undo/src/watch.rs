@@ -358,7 +358,14 @@ pub(crate) fn start(workspace: &Path, opts: &Options) -> Result<Running> {
 
 impl Running {
     pub fn changed(&self) -> bool {
-        self.shared.changed.load(Ordering::Acquire) || self.shared.pending()
+        let seen = || self.shared.changed.load(Ordering::Acquire) || self.shared.pending();
+        if seen() {
+            return true;
+        }
+        // The watcher thread may have read events it has not flagged yet:
+        // wait for its drain to end, then look again.
+        let _reading = self.shared.reader.lock().unwrap_or_else(|e| e.into_inner());
+        seen()
     }
 
     pub fn take(&self) -> Dirty {

@@ -6,6 +6,7 @@
 mod diff;
 mod faults;
 mod git;
+mod pack;
 mod prune;
 mod roundtrip;
 mod watcher;
