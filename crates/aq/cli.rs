@@ -173,6 +173,10 @@ pub enum Command {
     /// `ssh -o ProxyCommand='aq __connect %h %p'` (internal).
     #[command(name = "__connect", hide = true)]
     Connect(ConnectArgs),
+    /// Prunes one workspace's checkpoints, in the background (internal:
+    /// started by sessions and hooks at most once a day).
+    #[command(name = "__prune-checkpoints", hide = true)]
+    PruneCheckpoints(WorkspaceArg),
 }
 
 #[derive(Debug, Args)]

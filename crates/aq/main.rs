@@ -74,6 +74,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Checkpoints(args) => undo_cmd::run_checkpoints(&args, policy),
         cli::Command::Diff(args) => undo_cmd::run_diff(&args, policy),
         cli::Command::Undo(args) => undo_cmd::run_undo(&args, policy),
+        cli::Command::PruneCheckpoints(args) => undo_cmd::run_prune(&args, policy),
         cli::Command::Lint(args) => lint_cmd::run(&args, policy),
         cli::Command::Completions(args) => docs_cmd::run_completions(&args),
         cli::Command::Man(args) => docs_cmd::run_man(&args),

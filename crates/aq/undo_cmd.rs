@@ -84,6 +84,16 @@ pub fn run_diff(args: &DiffArgs, policy: Option<&Path>) -> Result<ExitCode, Stri
     Ok(ExitCode::Ok)
 }
 
+/// `aq __prune-checkpoints`: what `prune_in_background` starts.
+pub fn run_prune(args: &WorkspaceArg, policy: Option<&Path>) -> Result<ExitCode, String> {
+    let store = open(args)?;
+    let loaded = aq_session::policy_files::load_for(store.workspace(), policy)?;
+    store
+        .prune(&cp::retention(&loaded.effective.undo))
+        .map_err(|e| e.to_string())?;
+    Ok(ExitCode::Ok)
+}
+
 pub fn run_undo(args: &UndoArgs, policy: Option<&Path>) -> Result<ExitCode, String> {
     aq_session::answerer::refuse_inside_session_because(
         "aq undo",

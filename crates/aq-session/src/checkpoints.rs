@@ -21,9 +21,11 @@ use aq_undo::{Dirty, Meta, Options, Reason, Store, Taken, Watcher};
 pub struct Checkpoints {
     store: Store,
     opts: Options,
-    watcher: Option<Watcher>,
-    /// Why there is no watcher (every checkpoint then walks everything).
-    watch_error: Option<String>,
+    /// Started with the first checkpoint, off the session's start path;
+    /// the error says why there is none (every checkpoint then walks
+    /// everything).
+    watcher: std::sync::OnceLock<std::result::Result<Watcher, String>>,
+    workspace: std::path::PathBuf,
     session: String,
     coalesce: Duration,
     /// When the last checkpoint was taken; held while one is being taken,
@@ -100,7 +102,7 @@ pub fn open_store(workspace: &Path) -> aq_undo::Result<Store> {
 }
 
 impl Checkpoints {
-    /// Opens the store and starts the watcher. `Err(None)`: checkpoints are
+    /// Opens the store (the watcher starts with [`Checkpoints::first`]). `Err(None)`: checkpoints are
     /// off (`[undo] enabled = false`); `Err(Some(why))`: the store cannot be
     /// opened.
     pub fn open(
@@ -115,15 +117,11 @@ impl Checkpoints {
         let opts = options(settings);
         // Started before the first walk, so that nothing written while it
         // runs is missed.
-        let (watcher, watch_error) = match Watcher::start(workspace, &opts) {
-            Ok(w) => (Some(w), None),
-            Err(e) => (None, Some(e.to_string())),
-        };
         Ok(Checkpoints {
             store,
             opts,
-            watcher,
-            watch_error,
+            watcher: std::sync::OnceLock::new(),
+            workspace: workspace.to_path_buf(),
             session: session.to_string(),
             coalesce: Duration::from_millis(settings.coalesce_ms),
             last: Mutex::new(None),
@@ -133,12 +131,24 @@ impl Checkpoints {
     /// Whether changes are seen as they happen (else every checkpoint walks
     /// the whole workspace).
     pub fn watching(&self) -> bool {
-        self.watcher.is_some()
+        matches!(self.watcher.get(), Some(Ok(_)))
+    }
+
+    /// Starts the watcher, then takes the session's first checkpoint (a
+    /// full walk): started before the walk, so that nothing written while
+    /// it runs is missed.
+    pub fn first(&self) -> Option<EventBody> {
+        self.watcher
+            .get_or_init(|| Watcher::start(&self.workspace, &self.opts).map_err(|e| e.to_string()));
+        self.take(Reason::SessionStart, None)
     }
 
     /// Why changes are not watched, for the session's notes.
     pub fn watch_error(&self) -> Option<&str> {
-        self.watch_error.as_deref()
+        match self.watcher.get() {
+            Some(Err(e)) => Some(e),
+            _ => None,
+        }
     }
 
     /// Takes a checkpoint now, whatever changed.
@@ -160,7 +170,9 @@ impl Checkpoints {
 
     /// The watcher's changes, except for the first checkpoint (a full walk).
     fn dirty(&self, reason: Reason) -> Option<Dirty> {
-        let w = self.watcher.as_ref()?;
+        let Some(Ok(w)) = self.watcher.get() else {
+            return None;
+        };
         let d = w.take();
         (reason != Reason::SessionStart).then_some(d)
     }
@@ -169,7 +181,7 @@ impl Checkpoints {
     /// last one, unless one was taken less than `coalesce_ms` ago and the
     /// command is not `urgent` (an ask, an approval, a risky rule).
     pub fn before(&self, command: &str, urgent: bool) -> Option<EventBody> {
-        if let Some(w) = &self.watcher
+        if let Some(Ok(w)) = self.watcher.get()
             && !w.changed()
         {
             return None;
@@ -193,21 +205,49 @@ impl Checkpoints {
 }
 
 /// See [`Checkpoints::prune_now_and_then`]; hook sessions call it too.
-pub fn prune_now_and_then(store: &Store, settings: &aq_policy::UndoSettings) {
+/// The first time a store is seen it is only stamped (nothing is old yet);
+/// then, once a day, a detached `aq __prune-checkpoints` does the work
+/// (recompressing a big store takes seconds no session should wait for).
+pub fn prune_now_and_then(store: &Store, _settings: &aq_policy::UndoSettings) {
     let stamp = store.dir().join("pruned");
-    let due = std::fs::metadata(&stamp)
+    let age = std::fs::metadata(&stamp)
         .and_then(|m| m.modified())
-        .map(|t| {
-            t.elapsed()
-                .map_or(true, |e| e > Duration::from_secs(24 * 3600))
-        })
-        .unwrap_or(true);
-    if due {
-        let _ = std::fs::write(&stamp, b"");
-        if let Err(e) = store.prune(&retention(settings)) {
-            eprintln!("aq: warning: pruning old checkpoints: {e}");
+        .map(|t| t.elapsed().unwrap_or_default());
+    match age {
+        Err(_) => {
+            let _ = std::fs::write(&stamp, b"");
         }
+        Ok(age) if age > Duration::from_secs(24 * 3600) => {
+            let _ = std::fs::write(&stamp, b"");
+            prune_in_background(store.workspace());
+        }
+        Ok(_) => {}
     }
+}
+
+/// Starts `aq __prune-checkpoints -C WORKSPACE` in a session of its own,
+/// with nothing to read or write to, and does not wait for it.
+fn prune_in_background(workspace: &Path) {
+    use std::os::unix::process::CommandExt;
+    let Ok(aq) = std::env::current_exe() else {
+        return;
+    };
+    let mut cmd = std::process::Command::new(aq);
+    cmd.arg("__prune-checkpoints")
+        .arg("-C")
+        .arg(workspace)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: setsid is async-signal-safe; the child leaves our session
+    // and process group, so the terminal's signals do not reach it.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let _ = cmd.spawn();
 }
 
 /// Which checkpoint a verb means.

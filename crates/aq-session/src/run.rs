@@ -279,7 +279,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
                 let first = c.clone();
                 let (tx, rx) = std::sync::mpsc::channel();
                 std::thread::spawn(move || {
-                    let _ = tx.send(first.take(aq_undo::Reason::SessionStart, None));
+                    let _ = tx.send(first.first());
                 });
                 (Some(c), Some(rx))
             }
@@ -455,20 +455,10 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
                 eprintln!("aq: note: {note}");
             }
         }
-        if checkpoints
-            .as_ref()
-            .is_some_and(|c| c.watch_error().is_none())
-        {
+        if checkpoints.is_some() {
             eprintln!("aq: checkpoints of the workspace: on (`aq undo` goes back)");
         }
         eprintln!("aq: log {} · {}", log_path.display(), asks_note);
-    }
-    if let Some(e) = checkpoints.as_ref().and_then(|c| c.watch_error())
-        && !args.quiet
-    {
-        eprintln!(
-            "aq: note: checkpoints of the workspace are on, but changes cannot be watched ({e}): each checkpoint walks the whole workspace"
-        );
     }
 
     if args.preflight || settings.preflight {
@@ -476,6 +466,13 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     }
     if let Some(rx) = start_checkpoint {
         wait_for_first_checkpoint(&rx, started, args.quiet || headless, &log, &id);
+    }
+    if let Some(e) = checkpoints.as_ref().and_then(|c| c.watch_error())
+        && !args.quiet
+    {
+        eprintln!(
+            "aq: note: checkpoints of the workspace are on, but changes cannot be watched ({e}): each checkpoint walks the whole workspace"
+        );
     }
 
     // The command itself: the user typed it, so only a block stops it.
