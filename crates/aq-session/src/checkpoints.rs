@@ -151,9 +151,17 @@ impl Checkpoints {
         }
     }
 
-    /// Takes a checkpoint now, whatever changed.
+    /// Takes a checkpoint now, whatever changed (at the session's end,
+    /// none when the watcher saw no change since the last one: it would be
+    /// the same).
     pub fn take(&self, reason: Reason, command: Option<&str>) -> Option<EventBody> {
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if reason == Reason::SessionEnd
+            && let Some(Ok(w)) = self.watcher.get()
+            && !w.changed()
+        {
+            return None;
+        }
         let dirty = self.dirty(reason);
         let taken = self.store.take(
             reason,
