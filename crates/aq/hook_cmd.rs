@@ -235,7 +235,7 @@ fn checkpoint(agent: HookAgent, c: &CheckpointAsk, policy_flag: Option<&Path>) {
         }
     }
     if let Some(store) = store {
-        aq_session::checkpoints::prune_now_and_then(&store, settings);
+        aq_session::checkpoints::prune_now_and_then(&store);
     }
 }
 

@@ -128,12 +128,6 @@ impl Checkpoints {
         })
     }
 
-    /// Whether changes are seen as they happen (else every checkpoint walks
-    /// the whole workspace).
-    pub fn watching(&self) -> bool {
-        matches!(self.watcher.get(), Some(Ok(_)))
-    }
-
     /// Starts the watcher, then takes the session's first checkpoint (a
     /// full walk): started before the walk, so that nothing written while
     /// it runs is missed.
@@ -188,7 +182,9 @@ impl Checkpoints {
     /// Before a command: a checkpoint when the workspace changed since the
     /// last one, unless one was taken less than `coalesce_ms` ago and the
     /// command is not `urgent` (an ask, an approval, a risky rule).
-    pub fn before(&self, command: &str, urgent: bool) -> Option<EventBody> {
+    /// The command's text is made only when a checkpoint is taken: this
+    /// runs before every exec the session allows.
+    pub fn before(&self, argv: &[String], urgent: bool) -> Option<EventBody> {
         if let Some(Ok(w)) = self.watcher.get()
             && !w.changed()
         {
@@ -202,13 +198,14 @@ impl Checkpoints {
         }
         // Checked again by `take` under the lock: another exec may have
         // taken it meanwhile (then the store says unchanged).
-        self.take(Reason::BeforeCommand, Some(command))
+        let command = aq_audit::report::display_argv(argv);
+        self.take(Reason::BeforeCommand, Some(&command))
     }
 
-    /// Prunes the store by `[undo] keep_days` and `max_store_mb`, at most
-    /// once a day (a mark and sweep of the whole store).
-    pub fn prune_now_and_then(&self, settings: &aq_policy::UndoSettings) {
-        prune_now_and_then(&self.store, settings);
+    /// Once a day, starts a prune of the store (by `[undo] keep_days` and
+    /// `max_store_mb`) in a detached process; see [`prune_now_and_then`].
+    pub fn prune_now_and_then(&self) {
+        prune_now_and_then(&self.store);
     }
 }
 
@@ -216,7 +213,7 @@ impl Checkpoints {
 /// The first time a store is seen it is only stamped (nothing is old yet);
 /// then, once a day, a detached `aq __prune-checkpoints` does the work
 /// (recompressing a big store takes seconds no session should wait for).
-pub fn prune_now_and_then(store: &Store, _settings: &aq_policy::UndoSettings) {
+pub fn prune_now_and_then(store: &Store) {
     let stamp = store.dir().join("pruned");
     let age = std::fs::metadata(&stamp)
         .and_then(|m| m.modified())

@@ -617,7 +617,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         if let Some(event) = c.take(aq_undo::Reason::SessionEnd, None) {
             session::log_event(&log, &id, event);
         }
-        c.prune_now_and_then(&loaded.effective.undo);
+        c.prune_now_and_then();
     }
     supervisor.flush_log();
     git_guard.finish(&log, &id, args.quiet || headless);

@@ -367,7 +367,7 @@ impl Supervisor {
     /// [`crate::checkpoints::Checkpoints::before`]).
     fn checkpoint(&self, argv: &[String], urgent: bool) {
         if let Some(c) = &self.checkpoints
-            && let Some(event) = c.before(&aq_audit::report::display_argv(argv), urgent)
+            && let Some(event) = c.before(argv, urgent)
         {
             self.log(event);
         }
