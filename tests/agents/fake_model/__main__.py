@@ -7,7 +7,7 @@ Which step a request gets is derived from the request itself (how many
 tool results its conversation already holds), so retries and the agents'
 side requests (titles, token counts) never move the script along.
 
-    python3 -m fake_model --dialect anthropic|openai|gemini \
+    python3 -m fake_model --dialect anthropic|openai|gemini|chat \
         --script steps.json --log requests.jsonl --port-file port
 
 steps.json: {"steps": [{"command": "git status"}, {"text": "Done."}]}
@@ -25,7 +25,7 @@ from .server import serve
 
 def main() -> int:
     p = argparse.ArgumentParser(prog="fake_model")
-    p.add_argument("--dialect", required=True, choices=["anthropic", "openai", "gemini"])
+    p.add_argument("--dialect", required=True, choices=["anthropic", "openai", "gemini", "chat"])
     p.add_argument("--script", required=True)
     p.add_argument("--log", required=True)
     p.add_argument("--port-file", required=True)
