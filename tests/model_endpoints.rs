@@ -368,3 +368,33 @@ fn an_unreachable_model_stops_the_agent_at_once_with_aqs_reason() {
         out.stderr_has("is the model server running there?");
     }
 }
+
+#[test]
+fn codex_with_its_openai_base_url_in_config_toml_keeps_the_key_outside() {
+    if agents_bin().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let model = FakeModel::start(&model_dir(&env), "openai", &steps());
+    env.write(
+        &env.root().join("home/.codex/config.toml"),
+        &format!("openai_base_url = \"http://127.0.0.1:{}/v1\"\n", model.port),
+    );
+    let out = run(
+        &env,
+        &[("OPENAI_API_KEY", KEY)],
+        &[],
+        &["codex", "exec", "--skip-git-repo-check", "do the task"],
+    );
+    check_worked(&env, &model, &out);
+    out.stderr_has(&format!(
+        "model API http://127.0.0.1:{}/v1 served inside at http://127.0.0.1:3129/v1",
+        model.port
+    ));
+    let start = &env.only_session().events_of("session_start")[0];
+    assert_eq!(
+        start["grants"]["keys_outside"],
+        json!(["OPENAI_API_KEY"]),
+        "{start}"
+    );
+}
