@@ -155,9 +155,7 @@ fn gemini_cli_reaches_a_name_pinned_with_resolve_through_the_key_proxy() {
 fn codex_config(env: &Env, base_url: &str) {
     env.write(
         &env.root().join("home/.codex/config.toml"),
-        &format!(
-            "model_provider = \"gateway\"\nmodel = \"fake-model\"\n\n[model_providers.gateway]\nname = \"Local gateway\"\nbase_url = \"{base_url}\"\nenv_key = \"GATEWAY_API_KEY\"\n"
-        ),
+        &codex_toml(base_url),
     );
 }
 
@@ -269,6 +267,30 @@ fn claude_code_with_its_base_url_in_settings_json_keeps_the_key_outside() {
     );
 }
 
+/// The probe a fake `codex` runs inside: the bridged port answers, and
+/// `other`, where a server listens on the host's loopback, is refused.
+fn bridge_probe(model_port: u16, other: u16) -> String {
+    format!(
+        "import socket, urllib.request\n\
+         print('bridged', urllib.request.urlopen('http://127.0.0.1:{model_port}/v1/models', timeout=5).status)\n\
+         try:\n    socket.create_connection(('127.0.0.1', {other}), 3)\n    print('other reached')\n\
+         except OSError as e:\n    print('other refused', e.errno)\n"
+    )
+}
+
+fn write_executable(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn codex_toml(base_url: &str) -> String {
+    format!(
+        "model_provider = \"gateway\"\nmodel = \"fake-model\"\n\n[model_providers.gateway]\nname = \"Local gateway\"\nbase_url = \"{base_url}\"\nenv_key = \"GATEWAY_API_KEY\"\n"
+    )
+}
+
 /// A bridge opens its one host port: from inside, the bridged port
 /// answers, and another port where a server listens on the host's loopback
 /// (reached from outside: the positive control) is refused.
@@ -282,26 +304,15 @@ fn a_bridge_opens_one_host_port_and_nothing_else_on_the_hosts_loopback() {
     codex_config(&env, &format!("http://127.0.0.1:{}/v1", model.port));
     env.write(
         &env.work().join("probe.py"),
-        &format!(
-            "import socket, urllib.request\n\
-             print('bridged', urllib.request.urlopen('http://127.0.0.1:{}/v1/models', timeout=5).status)\n\
-             try:\n    socket.create_connection(('127.0.0.1', {other}), 3)\n    print('other reached')\n\
-             except OSError as e:\n    print('other refused', e.errno)\n",
-            model.port
-        ),
+        &bridge_probe(model.port, other),
     );
     // Run as the agent (its preset adds its arguments, which this one
     // ignores): a program named `codex` that runs the probe.
     let bin = env.root().join("bin");
-    env.write(
+    write_executable(
         &bin.join("codex"),
         "#!/bin/sh\nexec python3 \"$PWD/probe.py\"\n",
     );
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(bin.join("codex"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
-    }
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -312,6 +323,52 @@ fn a_bridge_opens_one_host_port_and_nothing_else_on_the_hosts_loopback() {
     out.stdout_has("bridged 200");
     out.stdout_has(&format!("other refused {}", libc::ECONNREFUSED));
     out.stdout_lacks("other reached");
+}
+
+/// The same as an unprivileged user: the bridge is the supervisor's, and
+/// the sandbox's namespace the user's own.
+#[test]
+fn a_bridge_opens_one_host_port_and_nothing_else_as_an_unprivileged_user() {
+    let (root, aq, uid, gid) = crate::util::user_scratch(
+        "aq-bridge-",
+        &["home/.codex", "work/.git", "state", "config", "bin"],
+    );
+    let r = root.path();
+    let model = FakeModel::start(&r.join("model"), "openai", &steps());
+    let other = crate::util::echo_server();
+    assert!(std::net::TcpStream::connect(("127.0.0.1", other)).is_ok());
+    std::fs::write(
+        r.join("home/.codex/config.toml"),
+        codex_toml(&format!("http://127.0.0.1:{}/v1", model.port)),
+    )
+    .unwrap();
+    std::fs::write(r.join("work/probe.py"), bridge_probe(model.port, other)).unwrap();
+    write_executable(
+        &r.join("bin/codex"),
+        &format!("#!/bin/sh\nexec python3 {}/work/probe.py\n", r.display()),
+    );
+    for f in ["home/.codex/config.toml", "work/probe.py", "bin/codex"] {
+        std::os::unix::fs::chown(r.join(f), Some(uid), Some(gid)).unwrap();
+    }
+    let codex = r.join("bin/codex");
+    let out = crate::util::aq_as_user(
+        r,
+        &aq,
+        (uid, gid),
+        "work",
+        &["run", "-v", "--", codex.to_str().unwrap(), "exec"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bridged to the host's"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("bridged 200"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("other refused {}", libc::ECONNREFUSED)),
+        "{stdout}\n{stderr}"
+    );
 }
 
 #[test]
