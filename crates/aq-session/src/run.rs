@@ -126,51 +126,27 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     }
     let settings = loaded.effective.session_settings();
     let policy = loaded.effective.policy.clone();
-    let profile_name = args.profile.clone().unwrap_or(settings.profile.clone());
-    let Some(profile) = loaded.effective.profiles.get(&profile_name).cloned() else {
-        return Err(format!(
-            "unknown profile `{profile_name}`; available: {} (`aq policy show` explains each)",
-            loaded.effective.profiles.names().join(", ")
-        ));
-    };
-    let mut profile = profile;
-    if let Some(home) = args.home.as_deref().and_then(aq_policy::HomeAccess::parse) {
-        profile.home = home;
-    }
-    let profile_name = profile.name.clone();
-    let headless = profile.summary == SummaryFormat::Json;
     let chosen = crate::agent::choose(
         &loaded.effective.agents,
         args.agent.as_deref(),
         &args.command,
     )?;
-    let net = crate::network::decide(
-        args.net.as_deref(),
-        &args.resolve,
-        &profile,
-        &loaded.effective.network,
-        chosen
-            .as_ref()
-            .filter(|_| profile.sandbox)
-            .map(|c| c.preset.hosts.as_slice()),
+    // The profile and network in force: what `aq policy show` shows.
+    let crate::in_force::InForce {
+        mut profile, net, ..
+    } = crate::in_force::session(
+        &loaded.effective,
+        &crate::in_force::Asked {
+            profile: args.profile.as_deref(),
+            home: args.home.as_deref(),
+            net: args.net.as_deref(),
+            resolve: &args.resolve,
+            agent: chosen.as_ref().map(|c| &c.preset),
+        },
     )?;
-    // The sandbox of a broker session has no network of its own either.
-    if matches!(net, NetPlan::Off | NetPlan::Broker { .. }) {
-        profile.network = aq_policy::NetworkSetting::Off;
-    }
-    let net_note = match &net {
-        NetPlan::Off => "off".to_string(),
-        NetPlan::Host => "host (unfiltered)".to_string(),
-        NetPlan::Broker { allow, .. } if allow.is_empty() => format!(
-            "off: the broker (proxy 127.0.0.1:{} inside) refuses and logs every destination",
-            crate::network::PROXY_PORT
-        ),
-        NetPlan::Broker { allow, .. } => format!(
-            "only {} through the broker (proxy 127.0.0.1:{} inside)",
-            allow.join(", "),
-            crate::network::PROXY_PORT
-        ),
-    };
+    let profile_name = profile.name.clone();
+    let headless = profile.summary == SummaryFormat::Json;
+    let net_note = net.note();
 
     // The key proxy needs a network namespace of the sandbox's own to
     // listen in: network off, or only the broker.
@@ -225,10 +201,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         .create()
         .map_err(|e| format!("cannot create the approval queue: {e}"))?;
 
-    let network_allow = match &net {
-        NetPlan::Broker { allow, .. } => allow.clone(),
-        _ => Vec::new(),
-    };
+    let network_allow = net.allowed();
     let grants_record =
         crate::agent::record(chosen.as_ref().map(|c| &c.preset), &grants, &network_allow);
     // The digest covers all the session was allowed, not only the rules.
