@@ -126,19 +126,6 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     }
     let settings = loaded.effective.session_settings();
     let policy = loaded.effective.policy.clone();
-    let profile_name = args.profile.clone().unwrap_or(settings.profile.clone());
-    let Some(profile) = loaded.effective.profiles.get(&profile_name).cloned() else {
-        return Err(format!(
-            "unknown profile `{profile_name}`; available: {} (`aq policy show` explains each)",
-            loaded.effective.profiles.names().join(", ")
-        ));
-    };
-    let mut profile = profile;
-    if let Some(home) = args.home.as_deref().and_then(aq_policy::HomeAccess::parse) {
-        profile.home = home;
-    }
-    let profile_name = profile.name.clone();
-    let headless = profile.summary == SummaryFormat::Json;
     let chosen = crate::agent::choose(
         &loaded.effective.agents,
         args.agent.as_deref(),
@@ -150,7 +137,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         .map(PathBuf::from);
     // Where the user pointed the agent at its model, and how each endpoint
     // is reached from inside: loopback through a bridge, the rest through
-    // the broker.
+    // the broker (as hosts of the agent's).
     let endpoints = chosen
         .as_ref()
         .map(|c| {
@@ -166,38 +153,34 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         &endpoints.endpoints,
         &[crate::network::PROXY_PORT, crate::agent::KEY_PROXY_PORT],
     );
-    let agent_hosts: Option<Vec<String>> = chosen.as_ref().filter(|_| profile.sandbox).map(|c| {
-        let mut hosts = c.preset.hosts.clone();
-        hosts.extend(routes.broker_hosts.iter().cloned());
-        hosts
+    let with_endpoint_hosts = chosen.as_ref().map(|c| {
+        let mut p = c.preset.clone();
+        for h in &routes.broker_hosts {
+            if !p.hosts.contains(h) {
+                p.hosts.push(h.clone());
+            }
+        }
+        p
     });
-    let net = crate::network::decide(
-        args.net.as_deref(),
-        &args.resolve,
-        &profile,
-        &loaded.effective.network,
-        agent_hosts.as_deref(),
+    // The profile and network in force: what `aq policy show` shows.
+    let crate::in_force::InForce {
+        mut profile, net, ..
+    } = crate::in_force::session(
+        &loaded.effective,
+        &crate::in_force::Asked {
+            profile: args.profile.as_deref(),
+            home: args.home.as_deref(),
+            net: args.net.as_deref(),
+            resolve: &args.resolve,
+            agent: with_endpoint_hosts.as_ref(),
+        },
     )?;
     // Names pinned by `--resolve` and `[network] resolve`: the key proxy
     // and the bridges honour them as the broker does.
     let pins = crate::network::pins(&args.resolve, &loaded.effective.network)?;
-    // The sandbox of a broker session has no network of its own either.
-    if matches!(net, NetPlan::Off | NetPlan::Broker { .. }) {
-        profile.network = aq_policy::NetworkSetting::Off;
-    }
-    let net_note = match &net {
-        NetPlan::Off => "off".to_string(),
-        NetPlan::Host => "host (unfiltered)".to_string(),
-        NetPlan::Broker { allow, .. } if allow.is_empty() => format!(
-            "off: the broker (proxy 127.0.0.1:{} inside) refuses and logs every destination",
-            crate::network::PROXY_PORT
-        ),
-        NetPlan::Broker { allow, .. } => format!(
-            "only {} through the broker (proxy 127.0.0.1:{} inside)",
-            allow.join(", "),
-            crate::network::PROXY_PORT
-        ),
-    };
+    let profile_name = profile.name.clone();
+    let headless = profile.summary == SummaryFormat::Json;
+    let net_note = net.note();
 
     // The key proxy needs a network namespace of the sandbox's own to
     // listen in: network off, or only the broker.
@@ -255,10 +238,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         .create()
         .map_err(|e| format!("cannot create the approval queue: {e}"))?;
 
-    let network_allow = match &net {
-        NetPlan::Broker { allow, .. } => allow.clone(),
-        _ => Vec::new(),
-    };
+    let network_allow = net.allowed();
     let mut grants_record =
         crate::agent::record(chosen.as_ref().map(|c| &c.preset), &grants, &network_allow);
     // With the host's network (no namespace of the sandbox's own) every
