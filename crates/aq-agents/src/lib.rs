@@ -22,9 +22,11 @@
 //! policy file's `[agent.NAME]` extends one (lists grow, scalars are
 //! replaced) or defines a new one. Everything is pure (text in, values
 //! out) but [`grant`], which resolves a preset for one session: it creates
-//! the agent's missing state and looks up its configuration files.
+//! the agent's missing state and looks up its configuration files, and
+//! [`agent_process`], which reads the agent's process in `/proc` for its hook.
 #![deny(missing_docs)]
 
+pub mod agent_process;
 pub mod endpoints;
 mod grants;
 pub mod hooks;
