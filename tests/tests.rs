@@ -4,6 +4,7 @@
 mod util;
 
 mod approve;
+mod agent_qwen;
 mod aq_state;
 mod audit;
 mod completions;
