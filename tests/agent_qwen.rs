@@ -47,16 +47,18 @@ fn checks(run: &Run) {
     // It spoke Chat Completions through the key proxy, with its shell tool.
     let requests = run.model.requests();
     assert!(
-        requests
-            .iter()
-            .all(|r| r["path"] == "/v1/chat/completions"),
+        requests.iter().all(|r| r["path"] == "/v1/chat/completions"),
         "{}",
         run.model.bodies()
     );
     // Its state was written where the preset lets it, and its settings
     // (made read-only, `{}` as none existed) were not touched.
     let home = run.env.root().join("home");
-    assert!(home.join(".qwen/installation_id").exists(), "{}", run.out.dump());
+    assert!(
+        home.join(".qwen/installation_id").exists(),
+        "{}",
+        run.out.dump()
+    );
     assert_eq!(
         std::fs::read_to_string(home.join(".qwen/settings.json"))
             .unwrap()

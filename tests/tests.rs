@@ -3,8 +3,8 @@
 
 mod util;
 
-mod approve;
 mod agent_qwen;
+mod approve;
 mod aq_state;
 mod audit;
 mod completions;

@@ -682,13 +682,37 @@ mod tests {
         let crush = set.get("crush").unwrap();
         assert!(crush.api.is_none(), "its endpoint is in its own crush.json");
         assert!(has(&crush.state, "~/.local/share/crush/"));
-        for c in ["~/.config/crush/crush.json", "~/.config/crush/crushrc", "crush.json", ".crush.json", ".crushrc"] {
+        for c in [
+            "~/.config/crush/crush.json",
+            "~/.config/crush/crushrc",
+            "crush.json",
+            ".crush.json",
+            ".crushrc",
+        ] {
             assert!(has(&crush.config, c), "crush config lacks {c}");
         }
         assert!(has(&crush.hosts, "catwalk.charm.land:443"));
         assert!(crush.passes_env("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE"));
         let v = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
         assert!(crush.is_housekeeping(&v("git rev-parse --show-toplevel")));
+        // Where each names its model endpoint.
+        let urls = |p: &Preset| -> Vec<String> {
+            p.endpoints
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} {}",
+                        e.file.as_deref().unwrap_or("-"),
+                        e.url.as_deref().unwrap_or("-")
+                    )
+                })
+                .collect()
+        };
+        assert!(urls(qwen).contains(&"~/.qwen/.env OPENAI_BASE_URL".to_string()));
+        assert!(qwen.endpoints.iter().all(|e| e.api));
+        assert!(
+            urls(crush).contains(&"~/.config/crush/crush.json providers.*.base_url".to_string())
+        );
         assert!(!crush.is_housekeeping(&v("git push")));
     }
 

@@ -173,7 +173,11 @@ mod tests {
                 None,
                 Some("qwen"),
             ),
-            ("npx -y @qwen-code/qwen-code@0.24.4 -p x", None, Some("qwen")),
+            (
+                "npx -y @qwen-code/qwen-code@0.24.4 -p x",
+                None,
+                Some("qwen"),
+            ),
             // Crush: the npm script, and the Go binary it starts.
             ("npx @charmland/crush run x", None, Some("crush")),
             (
@@ -181,7 +185,11 @@ mod tests {
                 None,
                 Some("crush"),
             ),
-            ("/w/node_modules/@charmland/crush/bin/crush run x", None, Some("crush")),
+            (
+                "/w/node_modules/@charmland/crush/bin/crush run x",
+                None,
+                Some("crush"),
+            ),
             ("npx cowsay", None, None),
             ("node build.js", None, None),
             ("ls -la", None, None),
