@@ -24,8 +24,13 @@ use crate::util::{Env, Tmux};
 
 /// Where `.ci/run` installs the pinned agents.
 pub(crate) fn agents_bin() -> Option<PathBuf> {
+    agents_bin_with(&["claude", "codex", "gemini"])
+}
+
+/// [`agents_bin`], when `programs` are installed there.
+pub(crate) fn agents_bin_with(programs: &[&str]) -> Option<PathBuf> {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin");
-    if bin.join("claude").exists() && bin.join("codex").exists() && bin.join("gemini").exists() {
+    if programs.iter().all(|p| bin.join(p).exists()) {
         return Some(bin);
     }
     if std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_some() {
@@ -118,11 +123,11 @@ impl Drop for FakeModel {
 }
 
 /// A fake key, and a fake SSH key in the scratch home.
-const REAL_KEY: &str = "sk-test-REAL-KEY-0123456789abcdef";
+pub(crate) const REAL_KEY: &str = "sk-test-REAL-KEY-0123456789abcdef";
 const SSH_KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nFAKE-KEY-MATERIAL-for-tests\n-----END OPENSSH PRIVATE KEY-----\n";
 
 /// What every agent is asked to do, in order.
-fn script() -> Value {
+pub(crate) fn script() -> Value {
     serde_json::json!([
         { "command": "git status --short; echo listed-ok" },
         { "command": "echo hello > out.txt" },
@@ -142,10 +147,10 @@ fn script() -> Value {
 }
 
 /// One agent's run under `aq run`, and what it left behind.
-struct Run {
-    env: Env,
-    model: FakeModel,
-    out: crate::util::Output,
+pub(crate) struct Run {
+    pub(crate) env: Env,
+    pub(crate) model: FakeModel,
+    pub(crate) out: crate::util::Output,
 }
 
 fn run_agent(
@@ -183,7 +188,7 @@ fn reachable_copy(from: &Path, dir: &Path) -> PathBuf {
 
 /// [`run_agent`], as `user` when given: `aq` and the agent's program are
 /// put where the user reaches them, and the scratch tree is the user's.
-fn run_agent_as(
+pub(crate) fn run_agent_as(
     user: Option<(u32, u32)>,
     dialect: &str,
     key_var: &str,
@@ -191,7 +196,21 @@ fn run_agent_as(
     extra_env: &[(&str, &str)],
     command: &[&str],
 ) -> Option<Run> {
-    let mut bin = agents_bin()?;
+    run_agent_with(user, &[], dialect, key_var, base_url, extra_env, command)
+}
+
+/// [`run_agent_as`], with `aq_args` for `aq run` before `--` (`--net
+/// allow:model.test --resolve model.test:127.0.0.1`).
+pub(crate) fn run_agent_with(
+    user: Option<(u32, u32)>,
+    aq_args: &[&str],
+    dialect: &str,
+    key_var: &str,
+    base_url: (&str, String),
+    extra_env: &[(&str, &str)],
+    command: &[&str],
+) -> Option<Run> {
+    let mut bin = agents_bin_with(&[command[0]])?;
     let env = Env::new();
     let work = env.work();
     git_init(&work);
@@ -224,7 +243,9 @@ fn run_agent_as(
         ("TERM", "dumb"),
     ];
     vars.extend_from_slice(extra_env);
-    let mut args = vec!["run", "-v", "--"];
+    let mut args = vec!["run", "-v"];
+    args.extend_from_slice(aq_args);
+    args.push("--");
     args.extend_from_slice(command);
     let out = match user {
         None => env.aq_with(&vars, &args),
@@ -242,7 +263,7 @@ fn run_agent_as(
 
 impl Run {
     /// The assertions every agent must meet.
-    fn check(&self, refusal_in_result: &str) {
+    pub(crate) fn check(&self, refusal_in_result: &str) {
         let dump = self.out.dump();
         self.out.code(0);
         let work = self.env.work();

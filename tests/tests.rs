@@ -3,6 +3,7 @@
 
 mod util;
 
+mod agent_qwen;
 mod approve;
 mod aq_state;
 mod audit;

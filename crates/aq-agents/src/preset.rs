@@ -655,6 +655,67 @@ mod tests {
         assert!(!claude.passes_env("AWS_SECRET_ACCESS_KEY"));
     }
 
+    /// Read off Qwen Code 0.24.4 (installed by the end-to-end tests) and
+    /// Crush's source (its npm package cannot install offline): what each
+    /// writes is state, what makes something run is config.
+    #[test]
+    fn qwen_and_crush_presets_say_what_they_read_off_the_agents() {
+        let set = PresetSet::builtin();
+        let has = |v: &[String], x: &str| v.iter().any(|s| s == x);
+        let qwen = set.get("qwen").unwrap();
+        assert_eq!(qwen.state, vec!["~/.qwen/".to_string()]);
+        for c in [
+            "~/.qwen/settings.json",
+            "~/.qwen/.env",
+            "~/.qwen/extensions/",
+            "~/.qwen/updates/",
+            "~/.qwen/mcpApprovals.json",
+            ".qwen/settings.json",
+            ".mcp.json",
+        ] {
+            assert!(has(&qwen.config, c), "qwen config lacks {c}");
+        }
+        let api = qwen.api.as_ref().unwrap();
+        assert_eq!(api.base_url_env, "OPENAI_BASE_URL");
+        assert!(qwen.passes_env("OPENAI_MODEL") && qwen.passes_env("QWEN_MODEL"));
+
+        let crush = set.get("crush").unwrap();
+        assert!(crush.api.is_none(), "its endpoint is in its own crush.json");
+        assert!(has(&crush.state, "~/.local/share/crush/"));
+        for c in [
+            "~/.config/crush/crush.json",
+            "~/.config/crush/crushrc",
+            "crush.json",
+            ".crush.json",
+            ".crushrc",
+        ] {
+            assert!(has(&crush.config, c), "crush config lacks {c}");
+        }
+        assert!(has(&crush.hosts, "catwalk.charm.land:443"));
+        assert!(crush.passes_env("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE"));
+        let v = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert!(crush.is_housekeeping(&v("git rev-parse --show-toplevel")));
+        // Where each names its model endpoint.
+        let urls = |p: &Preset| -> Vec<String> {
+            p.endpoints
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} {}",
+                        e.file.as_deref().unwrap_or("-"),
+                        e.url.as_deref().unwrap_or("-")
+                    )
+                })
+                .collect()
+        };
+        assert!(urls(qwen).contains(&"~/.qwen/.env OPENAI_BASE_URL".to_string()));
+        assert!(qwen.endpoints.iter().all(|e| e.api));
+        assert!(
+            urls(crush).contains(&"~/.config/crush/crush.json providers.*.base_url".to_string())
+        );
+        assert!(!crush.is_housekeeping(&v("git push")));
+    }
+
     #[test]
     fn bad_layers_are_explained() {
         let e = check_layer("x", raw("state = [\"/etc/x\"]")).unwrap_err();

