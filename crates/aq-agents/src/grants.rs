@@ -98,22 +98,24 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
         p.strip_prefix("~/")
             .and_then(|rest| inputs.home.map(|h| h.join(rest)))
     };
-    if let (Some(api), Some(_)) = (&preset.api, inputs.key_proxy_port) {
-        for (entry, content) in &api.seed {
-            let Some(path) = expand(entry) else { continue };
-            if path.symlink_metadata().is_ok() {
-                continue;
-            }
-            let written = path
-                .parent()
-                .map_or(Ok(()), create_dir)
-                .and_then(|()| std::fs::write(&path, content));
-            match written {
-                Ok(()) => g.created.push(path),
-                Err(e) => g
-                    .notes
-                    .push(format!("{} could not be written ({e})", path.display())),
-            }
+    let api_seed = match (&preset.api, inputs.key_proxy_port) {
+        (Some(api), Some(_)) => Some(&api.seed),
+        _ => None,
+    };
+    for (entry, content) in preset.seed.iter().chain(api_seed.into_iter().flatten()) {
+        let Some(path) = expand(entry) else { continue };
+        if path.symlink_metadata().is_ok() {
+            continue;
+        }
+        let written = path
+            .parent()
+            .map_or(Ok(()), create_dir)
+            .and_then(|()| std::fs::write(&path, content));
+        match written {
+            Ok(()) => g.created.push(path),
+            Err(e) => g
+                .notes
+                .push(format!("{} could not be written ({e})", path.display())),
         }
     }
     for entry in &preset.state {
