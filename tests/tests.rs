@@ -17,6 +17,7 @@ mod grants;
 mod hook;
 mod lint;
 mod mcp;
+mod model_endpoints;
 mod network;
 mod policy;
 mod preflight;

@@ -25,6 +25,7 @@
 //! the agent's missing state and looks up its configuration files.
 #![deny(missing_docs)]
 
+pub mod endpoints;
 mod grants;
 pub mod hooks;
 pub mod install;
@@ -36,6 +37,7 @@ pub mod shadow;
 pub use grants::{GrantInputs, Grants, KeyProxyPlan, grant};
 
 pub use preset::{
-    Api, KeyHeader, LayerError, Preset, PresetLayer, PresetSet, RawPreset, check_layer,
+    Api, EndpointSource, KeyHeader, LayerError, Preset, PresetLayer, PresetSet, RawPreset,
+    check_layer,
 };
 pub use recognize::{Recognized, recognize};

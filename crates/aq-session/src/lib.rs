@@ -51,6 +51,7 @@ pub mod exit;
 pub mod files;
 pub mod git_guard;
 mod masks;
+pub mod model_routes;
 pub mod network;
 pub mod policy_files;
 pub mod refusal;

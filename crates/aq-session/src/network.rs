@@ -99,6 +99,26 @@ pub fn decide(
     Ok(NetPlan::Broker { allowlist, allow })
 }
 
+/// The names pinned by `--resolve` and the policy's `[network] resolve`,
+/// normalised as the broker has them.
+pub fn pins(
+    resolve: &[String],
+    policy: &NetworkSettings,
+) -> Result<Vec<(String, std::net::IpAddr)>, String> {
+    let entries: Vec<&str> = resolve
+        .iter()
+        .chain(&policy.resolve)
+        .map(String::as_str)
+        .collect();
+    let no: [&str; 0] = [];
+    let list = aq_net::Allowlist::from_entries(&no, &entries, &no)
+        .map_err(|e| format!("--resolve: {e}"))?;
+    Ok(list
+        .pins()
+        .map(|(name, addr)| (name.to_string(), addr))
+        .collect())
+}
+
 /// The variables that send the common tools through the relay.
 pub fn proxy_env() -> Vec<(OsString, OsString)> {
     let http = format!("http://127.0.0.1:{PROXY_PORT}");
