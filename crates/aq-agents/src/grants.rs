@@ -453,4 +453,31 @@ mod tests {
             g.notes
         );
     }
+
+    /// OpenCode stops when its config directory has no `.gitignore` it can
+    /// write: the seed writes one first, and never over the user's.
+    #[test]
+    fn a_seed_is_written_when_missing_and_never_over_a_file() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let set = PresetSet::builtin();
+        let inputs = GrantInputs {
+            home: Some(home.path()),
+            workspace: ws.path(),
+            env: &[],
+            key_proxy_port: None,
+            shadow_dir: None,
+            endpoints: &Default::default(),
+        };
+        let ignore = home.path().join(".config/opencode/.gitignore");
+        let g = grant(set.get("opencode").unwrap(), &inputs);
+        assert!(g.created.contains(&ignore), "{:?}", g.created);
+        assert!(std::fs::read_to_string(&ignore).unwrap().contains("node_modules"));
+        // The directory exists now: bound read-only, the seed inside it.
+        assert!(g.read_only_home.contains(&home.path().join(".config/opencode")));
+        std::fs::write(&ignore, "mine\n").unwrap();
+        let g = grant(set.get("opencode").unwrap(), &inputs);
+        assert!(!g.created.contains(&ignore));
+        assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "mine\n");
+    }
 }
