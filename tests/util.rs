@@ -169,6 +169,13 @@ impl Env {
             .finish()
     }
 
+    /// [`Env::run_command`] with a deadline of its own (a real agent on a
+    /// loaded machine).
+    pub fn run_command_within(&self, cmd: Command, label: &str, deadline: Duration) -> Output {
+        self.start(cmd, label.to_string(), &self.work(), None)
+            .finish_within(deadline)
+    }
+
     /// Starts `aq ARGS` in the workspace root and returns while it runs.
     pub fn spawn(&self, args: &[&str]) -> Running {
         let cmd = self.command(&self.work(), args);
