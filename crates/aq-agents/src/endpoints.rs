@@ -452,7 +452,10 @@ mod tests {
         .unwrap();
         let p = preset(vec![EndpointSource {
             key_env: Some("provider.*.options.apiKey".into()),
-            ..source("~/.config/opencode/opencode.json", "provider.*.options.baseURL")
+            ..source(
+                "~/.config/opencode/opencode.json",
+                "provider.*.options.baseURL",
+            )
         }]);
         let found = find(&p, Some(home.path()), &[], &[]);
         assert_eq!(found.key_envs, ["GW_KEY"]);

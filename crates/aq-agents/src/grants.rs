@@ -472,9 +472,16 @@ mod tests {
         let ignore = home.path().join(".config/opencode/.gitignore");
         let g = grant(set.get("opencode").unwrap(), &inputs);
         assert!(g.created.contains(&ignore), "{:?}", g.created);
-        assert!(std::fs::read_to_string(&ignore).unwrap().contains("node_modules"));
+        assert!(
+            std::fs::read_to_string(&ignore)
+                .unwrap()
+                .contains("node_modules")
+        );
         // The directory exists now: bound read-only, the seed inside it.
-        assert!(g.read_only_home.contains(&home.path().join(".config/opencode")));
+        assert!(
+            g.read_only_home
+                .contains(&home.path().join(".config/opencode"))
+        );
         std::fs::write(&ignore, "mine\n").unwrap();
         let g = grant(set.get("opencode").unwrap(), &inputs);
         assert!(!g.created.contains(&ignore));
