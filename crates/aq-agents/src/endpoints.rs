@@ -148,10 +148,9 @@ fn config_args(args: &[String], option: &str) -> Vec<(String, String)> {
         let pair = if a == option {
             i += 1;
             args.get(i).cloned()
-        } else if let Some(rest) = a.strip_prefix(option) {
-            Some(rest.trim_start_matches('=').to_string())
         } else {
-            None
+            a.strip_prefix(option)
+                .map(|rest| rest.trim_start_matches('=').to_string())
         };
         if a == "--" {
             break;
