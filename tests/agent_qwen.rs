@@ -10,29 +10,32 @@
 //! The preset recognises the agent by its program name, and its relaunch
 //! (`node --expose-gc …/@qwen-code/qwen-code/cli.js`) by the script.
 
-use crate::real_agents::{Run, run_agent_with};
+use crate::real_agents::{AgentRun, Run, run_agent_with};
 
 /// `qwen -p "do the task" --yolo` with its base URL `url` (`PORT` is the
 /// fake model's), `aq run` given `aq_args`.
 fn qwen(aq_args: &[&str], url: &str) -> Option<Run> {
-    run_agent_with(
-        None,
-        aq_args,
-        "chat",
-        "OPENAI_API_KEY",
-        ("OPENAI_BASE_URL", url.into()),
+    run_agent_with(&AgentRun {
+        user: None,
+        dialect: "chat",
+        key_var: "OPENAI_API_KEY",
+        base_url: Some(("OPENAI_BASE_URL", url.into())),
+        home_files: &[],
         // Its relaunch with a larger heap (an execve of `node
         // --max-old-space-size=… cli.js`, recognised as the agent: a unit
         // test in aq-agents covers it) loads its 120 MB bundle a second
         // time, some 6 s on a busy machine: skipped to keep the test well
         // inside the harness's deadline. `qwen` still starts `node
         // --expose-gc cli.js`, the agent started by the agent.
-        &[
+        extra_env: &[
             ("OPENAI_MODEL", "fake-model"),
             ("QWEN_CODE_NO_RELAUNCH", "true"),
         ],
-        &["qwen", "-p", "do the task", "--yolo"],
-    )
+        aq_args,
+        command: &["qwen", "-p", "do the task", "--yolo"],
+        deadline: std::time::Duration::from_secs(120),
+        xdg_in_home: false,
+    })
 }
 
 fn checks(run: &Run) {

@@ -27,7 +27,7 @@ pub(crate) fn agents_bin() -> Option<PathBuf> {
     agents_bin_with(&["claude", "codex", "gemini"])
 }
 
-/// [`agents_bin`], when `programs` are installed there.
+/// [`agents_bin`], for a test that needs these `programs`.
 pub(crate) fn agents_bin_with(programs: &[&str]) -> Option<PathBuf> {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin");
     if programs.iter().all(|p| bin.join(p).exists()) {
@@ -153,6 +153,38 @@ pub(crate) struct Run {
     pub(crate) out: crate::util::Output,
 }
 
+/// What an agent's run needs besides the common part: [`run_agent_with`].
+pub(crate) struct AgentRun<'a> {
+    /// The user running it (uid, gid), else the test's own.
+    pub(crate) user: Option<(u32, u32)>,
+    pub(crate) dialect: &'a str,
+    pub(crate) key_var: &'a str,
+    /// A variable naming the model's base URL (`PORT` replaced), if any.
+    pub(crate) base_url: Option<(&'a str, String)>,
+    /// Files in the scratch home (its configuration, as the user wrote
+    /// it), `PORT` in their text replaced by the model server's.
+    pub(crate) home_files: &'a [(&'a str, &'a str)],
+    pub(crate) extra_env: &'a [(&'a str, &'a str)],
+    /// Options of `aq run` (`--net allow:HOST`, `--resolve NAME:ADDR`).
+    pub(crate) aq_args: &'a [&'a str],
+    pub(crate) command: &'a [&'a str],
+    /// How long the run may take (the harness kills it after).
+    pub(crate) deadline: Duration,
+    /// The agent follows `XDG_CONFIG_HOME` and `XDG_STATE_HOME` (OpenCode,
+    /// Kilo): they are set to their defaults in the scratch home, as most
+    /// users have them, since presets name `~/.config/...` (aq's own state
+    /// is then in that home too, as a user's is).
+    pub(crate) xdg_in_home: bool,
+}
+
+/// How an agent's run differs from the common assertions of [`Run::check`].
+pub(crate) struct Checks {
+    /// Its model API is served by the key proxy (the key stays outside).
+    /// `false` for an agent whose endpoint is named in its own config
+    /// file: the key is passed to it and blanked in all it runs.
+    pub(crate) key_proxy: bool,
+}
+
 fn run_agent(
     dialect: &str,
     key_var: &str,
@@ -196,21 +228,27 @@ pub(crate) fn run_agent_as(
     extra_env: &[(&str, &str)],
     command: &[&str],
 ) -> Option<Run> {
-    run_agent_with(user, &[], dialect, key_var, base_url, extra_env, command)
+    agents_bin()?;
+    run_agent_with(&AgentRun {
+        user,
+        dialect,
+        key_var,
+        base_url: Some(base_url),
+        home_files: &[],
+        extra_env,
+        aq_args: &[],
+        command,
+        deadline: crate::util::DEADLINE,
+        xdg_in_home: false,
+    })
 }
 
-/// [`run_agent_as`], with `aq_args` for `aq run` before `--` (`--net
-/// allow:model.test --resolve model.test:127.0.0.1`).
-pub(crate) fn run_agent_with(
-    user: Option<(u32, u32)>,
-    aq_args: &[&str],
-    dialect: &str,
-    key_var: &str,
-    base_url: (&str, String),
-    extra_env: &[(&str, &str)],
-    command: &[&str],
-) -> Option<Run> {
-    let mut bin = agents_bin_with(&[command[0]])?;
+/// One agent's run under `aq run -v AQ_ARGS -- COMMAND` as the user would
+/// start it, driven by the fake model server through [`script`].
+pub(crate) fn run_agent_with(o: &AgentRun<'_>) -> Option<Run> {
+    let (user, dialect, key_var, extra_env, command) =
+        (o.user, o.dialect, o.key_var, o.extra_env, o.command);
+    let mut bin = agents_bin_with(&command[..1])?;
     let env = Env::new();
     let work = env.work();
     git_init(&work);
@@ -229,7 +267,17 @@ pub(crate) fn run_agent_with(
         std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let model = FakeModel::start(&env.root().join("model"), dialect, &script());
-    let base = base_url.1.replace("PORT", &model.port.to_string());
+    let port = model.port.to_string();
+    for (path, text) in o.home_files {
+        env.write(
+            &env.root().join("home").join(path),
+            &text.replace("PORT", &port),
+        );
+    }
+    let base = o
+        .base_url
+        .as_ref()
+        .map(|(var, url)| (*var, url.replace("PORT", &port)));
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -238,24 +286,46 @@ pub(crate) fn run_agent_with(
     let mut vars: Vec<(&str, &str)> = vec![
         ("PATH", &path),
         (key_var, REAL_KEY),
-        (base_url.0, &base),
         ("SHELL", "/bin/bash"),
         ("TERM", "dumb"),
     ];
+    if let Some((var, url)) = &base {
+        vars.push((var, url));
+    }
+    let home = env.root().join("home");
+    let (config_home, state_home) = (
+        home.join(".config").display().to_string(),
+        home.join(".local/state").display().to_string(),
+    );
+    if o.xdg_in_home {
+        std::fs::create_dir_all(&state_home).unwrap();
+        std::fs::remove_dir(env.state_home()).unwrap();
+        std::os::unix::fs::symlink(&state_home, env.state_home()).unwrap();
+        vars.push(("XDG_CONFIG_HOME", &config_home));
+        vars.push(("XDG_STATE_HOME", &state_home));
+    }
     vars.extend_from_slice(extra_env);
     let mut args = vec!["run", "-v"];
-    args.extend_from_slice(aq_args);
+    args.extend_from_slice(o.aq_args);
     args.push("--");
     args.extend_from_slice(command);
     let out = match user {
-        None => env.aq_with(&vars, &args),
+        None => {
+            let mut cmd = env.command(&work, &args);
+            cmd.envs(vars.iter().copied());
+            env.run_command_within(cmd, &format!("aq {}", args.join(" ")), o.deadline)
+        }
         Some((uid, gid)) => {
             use std::os::unix::process::CommandExt;
             let mut cmd = Command::new(&aq);
             cmd.args(&args).current_dir(&work);
             env.configure(&mut cmd);
             cmd.envs(vars.iter().copied()).uid(uid).gid(gid);
-            env.run_command(cmd, &format!("(as uid {uid}) aq {}", args.join(" ")))
+            env.run_command_within(
+                cmd,
+                &format!("(as uid {uid}) aq {}", args.join(" ")),
+                o.deadline,
+            )
         }
     };
     Some(Run { env, model, out })
@@ -264,6 +334,11 @@ pub(crate) fn run_agent_with(
 impl Run {
     /// The assertions every agent must meet.
     pub(crate) fn check(&self, refusal_in_result: &str) {
+        self.check_with(refusal_in_result, &Checks { key_proxy: true });
+    }
+
+    /// [`Run::check`], for an agent that differs as `checks` says.
+    pub(crate) fn check_with(&self, refusal_in_result: &str, checks: &Checks) {
         let dump = self.out.dump();
         self.out.code(0);
         let work = self.env.work();
@@ -371,8 +446,10 @@ impl Run {
         assert!(start["grants"]["agent"].is_string(), "{start}");
         let net = session.events_of("network_connection");
         assert!(
-            net.iter()
-                .any(|n| n["front_end"] == "key-proxy" && n["decision"] == "allowed"),
+            !checks.key_proxy
+                || net
+                    .iter()
+                    .any(|n| n["front_end"] == "key-proxy" && n["decision"] == "allowed"),
             "{}",
             session.log_text()
         );

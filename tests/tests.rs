@@ -3,6 +3,8 @@
 
 mod util;
 
+mod agent_kilo;
+mod agent_opencode;
 mod agent_qwen;
 mod approve;
 mod aq_state;

@@ -169,7 +169,8 @@ impl Env {
             .finish()
     }
 
-    /// [`Env::run_command`], killed (and said so in its stderr) past `deadline`.
+    /// [`Env::run_command`] with a deadline of its own (a real agent on a
+    /// loaded machine).
     pub fn run_command_within(&self, cmd: Command, label: &str, deadline: Duration) -> Output {
         self.start(cmd, label.to_string(), &self.work(), None)
             .finish_within(deadline)

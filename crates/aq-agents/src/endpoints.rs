@@ -100,7 +100,14 @@ pub fn find(
         }
         if let Some(keys) = &source.key_env {
             for (_, value) in walk(&doc, keys) {
-                if let Some(v) = value.as_str()
+                // A name (Codex's `env_key`), or OpenCode's `{env:NAME}`.
+                let v = value.as_str().map(|v| {
+                    let v = v.trim();
+                    v.strip_prefix("{env:")
+                        .and_then(|r| r.strip_suffix('}'))
+                        .unwrap_or(v)
+                });
+                if let Some(v) = v
                     && is_env_name(v)
                     && !found.key_envs.iter().any(|k| k == v)
                 {
@@ -430,6 +437,28 @@ mod tests {
             ]
         );
         assert_eq!(found.endpoints[2].from, "$OPENAI_BASE_URL");
+    }
+
+    #[test]
+    fn opencode_names_its_key_variable_as_env_braces() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join(".config/opencode");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("opencode.json"),
+            r#"{"provider": {"gw": {"options": {"baseURL": "http://127.0.0.1:4000/v1", "apiKey": "{env:GW_KEY}"}}, "lit": {"options": {"apiKey": "sk-literal-not-a-name!"}}}}"#,
+        )
+        .unwrap();
+        let p = preset(vec![EndpointSource {
+            key_env: Some("provider.*.options.apiKey".into()),
+            ..source(
+                "~/.config/opencode/opencode.json",
+                "provider.*.options.baseURL",
+            )
+        }]);
+        let found = find(&p, Some(home.path()), &[], &[]);
+        assert_eq!(found.key_envs, ["GW_KEY"]);
+        assert_eq!(found.endpoints[0].url, "http://127.0.0.1:4000/v1");
     }
 
     #[test]

@@ -101,22 +101,24 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
         p.strip_prefix("~/")
             .and_then(|rest| inputs.home.map(|h| h.join(rest)))
     };
-    if let (Some(api), Some(_)) = (&preset.api, inputs.key_proxy_port) {
-        for (entry, content) in &api.seed {
-            let Some(path) = expand(entry) else { continue };
-            if path.symlink_metadata().is_ok() {
-                continue;
-            }
-            let written = path
-                .parent()
-                .map_or(Ok(()), create_dir)
-                .and_then(|()| std::fs::write(&path, content));
-            match written {
-                Ok(()) => g.created.push(path),
-                Err(e) => g
-                    .notes
-                    .push(format!("{} could not be written ({e})", path.display())),
-            }
+    let api_seed = match (&preset.api, inputs.key_proxy_port) {
+        (Some(api), Some(_)) => Some(&api.seed),
+        _ => None,
+    };
+    for (entry, content) in preset.seed.iter().chain(api_seed.into_iter().flatten()) {
+        let Some(path) = expand(entry) else { continue };
+        if path.symlink_metadata().is_ok() {
+            continue;
+        }
+        let written = path
+            .parent()
+            .map_or(Ok(()), create_dir)
+            .and_then(|()| std::fs::write(&path, content));
+        match written {
+            Ok(()) => g.created.push(path),
+            Err(e) => g
+                .notes
+                .push(format!("{} could not be written ({e})", path.display())),
         }
     }
     for entry in &preset.state {
@@ -450,5 +452,39 @@ mod tests {
             "{:?}",
             g.notes
         );
+    }
+
+    /// OpenCode stops when its config directory has no `.gitignore` it can
+    /// write: the seed writes one first, and never over the user's.
+    #[test]
+    fn a_seed_is_written_when_missing_and_never_over_a_file() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let set = PresetSet::builtin();
+        let inputs = GrantInputs {
+            home: Some(home.path()),
+            workspace: ws.path(),
+            env: &[],
+            key_proxy_port: None,
+            shadow_dir: None,
+            endpoints: &Default::default(),
+        };
+        let ignore = home.path().join(".config/opencode/.gitignore");
+        let g = grant(set.get("opencode").unwrap(), &inputs);
+        assert!(g.created.contains(&ignore), "{:?}", g.created);
+        assert!(
+            std::fs::read_to_string(&ignore)
+                .unwrap()
+                .contains("node_modules")
+        );
+        // The directory exists now: bound read-only, the seed inside it.
+        assert!(
+            g.read_only_home
+                .contains(&home.path().join(".config/opencode"))
+        );
+        std::fs::write(&ignore, "mine\n").unwrap();
+        let g = grant(set.get("opencode").unwrap(), &inputs);
+        assert!(!g.created.contains(&ignore));
+        assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "mine\n");
     }
 }

@@ -35,6 +35,11 @@ pub struct Preset {
     /// the session writes a copy, written back at the end with these key
     /// paths as the file had them (see [`crate::shadow`]).
     pub shadow: BTreeMap<String, Vec<String>>,
+    /// Files written when missing, before the session (path in the home →
+    /// content): what the agent's first start would write itself where it
+    /// cannot inside (a `.gitignore` in its read-only config directory).
+    /// Never anything that runs.
+    pub seed: BTreeMap<String, String>,
     /// Its own non-secret variables, passed to it: names, or prefixes ending in `*`.
     pub env: Vec<String>,
     /// Variables `aq` sets for it (`IS_SANDBOX = "1"`).
@@ -157,6 +162,8 @@ pub struct RawPreset {
     #[serde(default)]
     shadow: BTreeMap<String, Vec<String>>,
     #[serde(default)]
+    seed: BTreeMap<String, String>,
+    #[serde(default)]
     env: Vec<String>,
     #[serde(default)]
     set_env: BTreeMap<String, String>,
@@ -225,6 +232,16 @@ pub fn check_layer(name: &str, raw: RawPreset) -> Result<PresetLayer, LayerError
         return Err((
             format!("agent `{name}`: shadow path `{bad}` is not a file in the home directory"),
             "write a file path like `~/.agent.json`, with the keys to protect".to_string(),
+        ));
+    }
+    if let Some(bad) = raw
+        .seed
+        .keys()
+        .find(|p| bad_path(p) || !p.starts_with("~/") || p.ends_with('/'))
+    {
+        return Err((
+            format!("agent `{name}`: seed path `{bad}` is not a file in the home directory"),
+            "write a file path like `~/.config/agent/.gitignore`".to_string(),
         ));
     }
     if let Some(bad) = raw.config.iter().find(|p| bad_path(p)) {
@@ -333,6 +350,7 @@ pub fn check_layer(name: &str, raw: RawPreset) -> Result<PresetLayer, LayerError
             state: raw.state,
             config: raw.config,
             shadow: raw.shadow,
+            seed: raw.seed,
             env: raw.env,
             set_env: raw.set_env,
             keys: raw.keys,
@@ -375,6 +393,7 @@ impl Preset {
                 ("packages", l.packages.len()),
                 ("scripts", l.scripts.len()),
                 ("state", l.state.len()),
+                ("seed", l.seed.len()),
                 ("env", l.env.len()),
                 ("set_env", l.set_env.len()),
                 ("keys", l.keys.len()),
@@ -402,6 +421,9 @@ impl Preset {
         extend(&mut self.config, &l.config);
         for (path, keys) in &l.shadow {
             extend(self.shadow.entry(path.clone()).or_default(), keys);
+        }
+        for (k, v) in &l.seed {
+            self.seed.insert(k.clone(), v.clone());
         }
         extend(&mut self.env, &l.env);
         for (k, v) in &l.set_env {
@@ -488,6 +510,10 @@ impl fmt::Display for Preset {
                 "  {path}: a session copy, written back without changes to {}",
                 keys.join(", ")
             )?;
+        }
+        if !self.seed.is_empty() {
+            let seeds: Vec<&str> = self.seed.keys().map(String::as_str).collect();
+            writeln!(f, "  written when missing: {}", seeds.join(", "))?;
         }
         writeln!(f, "  its variables passed: {}", list(&self.env))?;
         if !self.set_env.is_empty() {
