@@ -35,12 +35,12 @@ pub(crate) fn agents_bin_with(programs: &[&str]) -> Option<PathBuf> {
     }
     if std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_some() {
         panic!(
-            "AQ_TEST_AGENTS_REQUIRED is set but the agents are not installed in {}: run `npm ci --prefix tests/agents`",
+            "AQ_TEST_AGENTS_REQUIRED is set but the agents are not installed in {}: run `npm install --prefix tests/agents`",
             bin.display()
         );
     }
     aq_testkit::skip(
-        "the agent CLIs are not installed (npm ci --prefix tests/agents installs them)",
+        "the agent CLIs are not installed (npm install --prefix tests/agents installs them)",
     );
     None
 }
