@@ -37,19 +37,29 @@ fn config(host: &str) -> String {
 /// CPU: on a loaded machine more than the harness's usual minute.
 const DEADLINE: Duration = Duration::from_secs(180);
 
-fn opencode(host: &str, aq_args: &[&str]) {
+/// `xdg_elsewhere`: the user's `XDG_CONFIG_HOME` and `XDG_STATE_HOME` are
+/// not in the home (the harness points them at its own `config/` and
+/// `state/`), and OpenCode follows them: so does its preset.
+fn opencode(host: &str, aq_args: &[&str], xdg_elsewhere: bool) {
     let config = config(host);
     let Some(run) = run_agent_with(&AgentRun {
         user: None,
         dialect: "chat",
         key_var: "OPENAI_API_KEY",
         base_url: None,
-        home_files: &[(".config/opencode/opencode.json", &config)],
+        home_files: &[(
+            if xdg_elsewhere {
+                "../config/opencode/opencode.json"
+            } else {
+                ".config/opencode/opencode.json"
+            },
+            &config,
+        )],
         extra_env: &[],
         aq_args,
         command: &["opencode", "run", "--auto", "do the task"],
         deadline: DEADLINE,
-        xdg_in_home: true,
+        xdg_in_home: !xdg_elsewhere,
     }) else {
         return;
     };
@@ -68,15 +78,19 @@ fn opencode(host: &str, aq_args: &[&str]) {
     );
     // Its first start writes this .gitignore and stops when it cannot:
     // seeded, as it would write it.
-    let home = run.env.root().join("home");
+    let config_dir = if xdg_elsewhere {
+        run.env.root().join("config/opencode")
+    } else {
+        run.env.root().join("home/.config/opencode")
+    };
     assert!(
-        std::fs::read_to_string(home.join(".config/opencode/.gitignore"))
+        std::fs::read_to_string(config_dir.join(".gitignore"))
             .unwrap()
             .contains("node_modules")
     );
     // Its config could not be changed from inside.
     assert_eq!(
-        std::fs::read_to_string(home.join(".config/opencode/opencode.json"))
+        std::fs::read_to_string(config_dir.join("opencode.json"))
             .unwrap()
             .replace(&run.model.port.to_string(), "PORT"),
         config
@@ -107,7 +121,7 @@ fn opencode(host: &str, aq_args: &[&str]) {
 /// bridges that one port inside.
 #[test]
 fn opencode_with_a_custom_provider_on_the_hosts_loopback_is_guarded() {
-    opencode("127.0.0.1", &[]);
+    opencode("127.0.0.1", &[], false);
 }
 
 /// (b) `baseURL` naming a host pinned with `--resolve`, through the broker.
@@ -121,5 +135,6 @@ fn opencode_with_a_custom_provider_at_a_pinned_name_is_guarded() {
             "--resolve",
             "model.test:127.0.0.1",
         ],
+        true,
     );
 }

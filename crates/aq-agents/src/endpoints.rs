@@ -87,10 +87,10 @@ pub fn find(
         let (Some(file), Some(pattern)) = (&source.file, &source.url) else {
             continue;
         };
-        let (Some(rest), Some(home)) = (file.strip_prefix("~/"), home) else {
+        let Some(path) = crate::grants::home_path(file, home, preset.xdg.then_some(env)) else {
             continue;
         };
-        let Some(doc) = read_doc(&home.join(rest)) else {
+        let Some(doc) = read_doc(&path) else {
             continue;
         };
         for (path, value) in walk(&doc, pattern) {

@@ -78,6 +78,33 @@ pub struct Grants {
     pub notes: Vec<String>,
 }
 
+/// Where `~/REST` is: in the home, or, for an agent that follows the XDG
+/// base directories (`xdg`), where the user's `XDG_*_HOME` puts it.
+pub fn home_path(
+    entry: &str,
+    home: Option<&Path>,
+    xdg: Option<&[(OsString, OsString)]>,
+) -> Option<PathBuf> {
+    let rest = entry.strip_prefix("~/")?;
+    if let Some(env) = xdg {
+        for (prefix, var) in [
+            (".config/", "XDG_CONFIG_HOME"),
+            (".local/share/", "XDG_DATA_HOME"),
+            (".local/state/", "XDG_STATE_HOME"),
+            (".cache/", "XDG_CACHE_HOME"),
+        ] {
+            if let Some(tail) = rest.strip_prefix(prefix)
+                && let Some(dir) = lookup(env, var).map(PathBuf::from)
+                // As the specification says: a relative value is ignored.
+                && dir.is_absolute()
+            {
+                return Some(dir.join(tail));
+            }
+        }
+    }
+    home.map(|h| h.join(rest))
+}
+
 fn lookup<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsString> {
     env.iter()
         .find(|(k, v)| k == name && !v.is_empty())
@@ -98,8 +125,7 @@ fn url_path(url: &str) -> &str {
 pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
     let mut g = Grants::default();
     let expand = |p: &str| -> Option<PathBuf> {
-        p.strip_prefix("~/")
-            .and_then(|rest| inputs.home.map(|h| h.join(rest)))
+        home_path(p, inputs.home, preset.xdg.then_some(inputs.env))
     };
     let api_seed = match (&preset.api, inputs.key_proxy_port) {
         (Some(api), Some(_)) => Some(&api.seed),
@@ -486,5 +512,55 @@ mod tests {
         let g = grant(set.get("opencode").unwrap(), &inputs);
         assert!(!g.created.contains(&ignore));
         assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "mine\n");
+    }
+
+    #[test]
+    fn an_agent_that_follows_xdg_gets_its_paths_where_the_user_put_them() {
+        let home = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let config = elsewhere.path().join("conf");
+        let env = vec![
+            (
+                OsString::from("XDG_CONFIG_HOME"),
+                config.clone().into_os_string(),
+            ),
+            (
+                OsString::from("XDG_STATE_HOME"),
+                OsString::from("relative/ignored"),
+            ),
+        ];
+        let h = Some(home.path());
+        assert_eq!(
+            home_path("~/.config/opencode/", h, Some(&env)),
+            Some(config.join("opencode/"))
+        );
+        // A relative value is ignored, as the specification says.
+        assert_eq!(
+            home_path("~/.local/state/opencode/", h, Some(&env)),
+            Some(home.path().join(".local/state/opencode/"))
+        );
+        // An agent that does not follow XDG keeps its home paths.
+        assert_eq!(
+            home_path("~/.config/opencode/", h, None),
+            Some(home.path().join(".config/opencode/"))
+        );
+        let set = PresetSet::builtin();
+        let opencode = set.get("opencode").unwrap();
+        assert!(opencode.xdg);
+        let g = grant(
+            opencode,
+            &GrantInputs {
+                home: h,
+                workspace: home.path(),
+                env: &env,
+                key_proxy_port: None,
+                shadow_dir: None,
+                endpoints: &Default::default(),
+            },
+        );
+        assert!(
+            g.read_only_home.iter().any(|p| p.starts_with(&config)),
+            "{g:?}"
+        );
     }
 }

@@ -40,6 +40,11 @@ pub struct Preset {
     /// cannot inside (a `.gitignore` in its read-only config directory).
     /// Never anything that runs.
     pub seed: BTreeMap<String, String>,
+    /// It follows the XDG base directories: its `~/.config/`,
+    /// `~/.local/share/`, `~/.local/state/` and `~/.cache/` paths are where
+    /// `XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `XDG_STATE_HOME` and
+    /// `XDG_CACHE_HOME` put them, when the user set those.
+    pub xdg: bool,
     /// Its own non-secret variables, passed to it: names, or prefixes ending in `*`.
     pub env: Vec<String>,
     /// Variables `aq` sets for it (`IS_SANDBOX = "1"`).
@@ -163,6 +168,7 @@ pub struct RawPreset {
     shadow: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     seed: BTreeMap<String, String>,
+    xdg: Option<bool>,
     #[serde(default)]
     env: Vec<String>,
     #[serde(default)]
@@ -351,6 +357,7 @@ pub fn check_layer(name: &str, raw: RawPreset) -> Result<PresetLayer, LayerError
             config: raw.config,
             shadow: raw.shadow,
             seed: raw.seed,
+            xdg: raw.xdg.unwrap_or(false),
             env: raw.env,
             set_env: raw.set_env,
             keys: raw.keys,
@@ -419,6 +426,7 @@ impl Preset {
         extend(&mut self.scripts, &l.scripts);
         extend(&mut self.state, &l.state);
         extend(&mut self.config, &l.config);
+        self.xdg |= l.xdg;
         for (path, keys) in &l.shadow {
             extend(self.shadow.entry(path.clone()).or_default(), keys);
         }
