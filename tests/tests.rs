@@ -29,6 +29,7 @@ mod private_home;
 mod real_agents;
 mod red_team;
 mod red_team_round2;
+mod red_team_round3;
 mod report_html;
 mod run;
 mod sandbox;

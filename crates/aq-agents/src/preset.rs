@@ -387,7 +387,13 @@ impl Preset {
     pub fn apply(&mut self, layer: &PresetLayer, tighten_only: bool) -> Vec<String> {
         let l = &layer.preset;
         if tighten_only {
-            extend(&mut self.config, &l.config);
+            // The workspace's own files only: a config path in the home is
+            // made readable to the agent (it reads its configuration) in a
+            // private home, so a repository naming `~/.codex/auth.json` or
+            // `~/.gemini/.env` would read the user's keys.
+            let (home, workspace): (Vec<String>, Vec<String>) =
+                l.config.iter().cloned().partition(|p| p.starts_with("~/"));
+            extend(&mut self.config, &workspace);
             // More protected keys only tighten.
             for (path, keys) in &l.shadow {
                 if let Some(mine) = self.shadow.get_mut(path) {
@@ -395,6 +401,12 @@ impl Preset {
                 }
             }
             let mut ignored = Vec::new();
+            if !home.is_empty() {
+                ignored.push(format!(
+                    "`config` in the home ({}: it would be readable inside)",
+                    home.join(", ")
+                ));
+            }
             for (what, n) in [
                 ("programs", l.programs.len()),
                 ("packages", l.packages.len()),
@@ -775,13 +787,21 @@ mod tests {
         let mut set = PresetSet::builtin();
         let layer = check_layer(
             "claude",
-            raw("config = [\".claude/extra.json\"]\nstate = [\"~/.ssh/\"]\nhosts = [\"example.invalid\"]"),
+            raw("config = [\".claude/extra.json\", \"~/.codex/auth.json\"]\nstate = [\"~/.ssh/\"]\nhosts = [\"example.invalid\"]"),
         )
         .unwrap();
         let ignored = set.apply(&layer, true);
-        assert_eq!(ignored, vec!["`state`", "`hosts`"]);
+        assert_eq!(
+            ignored,
+            vec![
+                "`config` in the home (~/.codex/auth.json: it would be readable inside)",
+                "`state`",
+                "`hosts`"
+            ]
+        );
         let claude = set.get("claude").unwrap();
         assert!(claude.config.contains(&".claude/extra.json".to_string()));
+        assert!(!claude.config.contains(&"~/.codex/auth.json".to_string()));
         assert!(!claude.state.contains(&"~/.ssh/".to_string()));
         let new = check_layer("mine", raw("programs = [\"mine\"]")).unwrap();
         assert_eq!(set.apply(&new, true), vec!["a new agent preset"]);

@@ -8,9 +8,13 @@
 //! 1. reads the request head (at most [`MAX_HEAD`] bytes);
 //! 2. puts the real key into the headers that carry one (and the query
 //!    parameter, for APIs that take the key there), sets `Host` to the
-//!    upstream, and asks for `Connection: close`, so every request on a
-//!    connection is one the proxy has seen (the client opens a new
-//!    connection for the next one);
+//!    upstream, and asks for `Connection: close`; only that request's body
+//!    goes up after it (a request pipelined behind it is dropped, an
+//!    upgrade goes both ways once the upstream answers `101`), and heads
+//!    another parser would frame differently (a bare CR or LF, both
+//!    `Content-Length` and `Transfer-Encoding`) are refused, so every
+//!    request on a connection is one the proxy has seen (the client opens
+//!    a new connection for the next one);
 //! 3. connects to the one upstream it serves (TLS for `https://`, checked
 //!    against the system's roots) and copies both ways, streaming.
 //!
@@ -199,7 +203,43 @@ struct Rewritten {
     head: Vec<u8>,
     request: String,
     keyed: bool,
+    /// How the client's bytes after the head are forwarded.
+    body: Body,
 }
+
+/// What may follow a request head on the client's connection: only this
+/// request's body goes up, so every request the upstream sees is one the
+/// proxy has read (a second one pipelined behind it is dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Body {
+    /// `Content-Length` bytes (0 without one).
+    Length(u64),
+    /// `Transfer-Encoding: chunked`: up to the last chunk and its
+    /// trailers.
+    Chunked(Chunk),
+    /// A protocol upgrade (a WebSocket): nothing until the upstream
+    /// answers `101 Switching Protocols`, then both ways as sent; any
+    /// other answer ends it.
+    Upgrade,
+    /// An upgrade the upstream accepted: both ways as sent.
+    Tunnel,
+}
+
+/// Where a chunked body is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chunk {
+    /// In a chunk's size line (its length so far, the size read).
+    Size(usize, u64, bool),
+    /// In a chunk's data: bytes left.
+    Data(u64),
+    /// The CRLF after a chunk's data: bytes of it seen.
+    DataEnd(u8),
+    /// In the trailers, after the last chunk: the current line's length.
+    Trailer(usize),
+}
+
+/// The longest chunk-size or trailer line followed.
+const MAX_CHUNK_LINE: usize = 4096;
 
 /// Rewrites the head `raw` (without its final empty line) for `upstream`.
 fn rewrite_head(
@@ -208,6 +248,15 @@ fn rewrite_head(
     upstream: &Upstream,
 ) -> Result<Rewritten, String> {
     let mut lines = raw.split("\r\n");
+    // A bare CR or LF (or a NUL) ends a line for some servers and not for
+    // this proxy: a header it never saw (`Connection: keep-alive`, a second
+    // `Host`) would reach the upstream.
+    if let Some(line) = raw.split("\r\n").find(|l| l.contains(['\r', '\n', '\0'])) {
+        return Err(format!(
+            "a bare CR, LF or NUL in the request head: `{}`",
+            line.escape_debug()
+        ));
+    }
     let request_line = lines.next().ok_or("empty request")?;
     let mut parts = request_line.splitn(3, ' ');
     let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
@@ -246,6 +295,9 @@ fn rewrite_head(
     }
     out.push_str(" HTTP/1.1\r\n");
     let mut upgrade = false;
+    let mut upgrade_header = false;
+    let mut length: Option<u64> = None;
+    let mut chunked = false;
     let mut headers: Vec<(String, String)> = Vec::new();
     for line in lines {
         if line.is_empty() {
@@ -256,6 +308,27 @@ fn rewrite_head(
         };
         let lower = name.trim().to_ascii_lowercase();
         let value = value.trim();
+        match lower.as_str() {
+            "content-length" => {
+                let n = value
+                    .parse::<u64>()
+                    .map_err(|_| format!("bad Content-Length `{value}`"))?;
+                if length.is_some_and(|l| l != n) {
+                    return Err("two different Content-Length headers".to_string());
+                }
+                length = Some(n);
+            }
+            "transfer-encoding" => {
+                // Only `chunked` frames a request body this proxy can
+                // follow (anything else ends at a close, RFC 9112 6.3).
+                if !value.eq_ignore_ascii_case("chunked") || chunked {
+                    return Err(format!("Transfer-Encoding `{value}` (only one `chunked`)"));
+                }
+                chunked = true;
+            }
+            "upgrade" => upgrade_header = true,
+            _ => {}
+        }
         match lower.as_str() {
             "host" | "connection" | "keep-alive" | "proxy-connection" | "proxy-authorization" => {
                 if lower == "connection" && value.to_ascii_lowercase().contains("upgrade") {
@@ -300,6 +373,13 @@ fn rewrite_head(
         out.push_str(value);
         out.push_str("\r\n");
     }
+    if chunked && length.is_some() {
+        // Which one frames the body is where request smuggling lives.
+        return Err("both Content-Length and Transfer-Encoding".to_string());
+    }
+    // An upgrade is one with both headers and no body (a WebSocket
+    // handshake); anything else is asked to close.
+    let upgrade = upgrade && upgrade_header && !chunked && length.unwrap_or(0) == 0;
     out.push_str(if upgrade {
         "Connection: Upgrade\r\n"
     } else {
@@ -310,6 +390,13 @@ fn rewrite_head(
         head: out.into_bytes(),
         request: format!("{method} {path}"),
         keyed,
+        body: if upgrade {
+            Body::Upgrade
+        } else if chunked {
+            Body::Chunked(Chunk::Size(0, 0, false))
+        } else {
+            Body::Length(length.unwrap_or(0))
+        },
     })
 }
 
@@ -375,8 +462,9 @@ fn handle(
             )
         })?;
         let _ = server.set_nodelay(true);
+        let mut gate = Gate::new(rewritten.body);
         let mut first = rewritten.head;
-        first.extend_from_slice(&rest);
+        gate.client_sent(&rest, &mut first);
         record.bytes_up += rest.len() as u64;
         let mut tls_conn = match &tls {
             Some(cfg) => {
@@ -386,7 +474,14 @@ fn handle(
             }
             None => None,
         };
-        pump(&mut client, server, tls_conn.as_mut(), first, &mut record)
+        pump(
+            &mut client,
+            server,
+            tls_conn.as_mut(),
+            first,
+            gate,
+            &mut record,
+        )
     })();
     if let Err(e) = result {
         if record.bytes_down == 0 {
@@ -455,20 +550,167 @@ fn wait_readable(fd: i32, timeout_ms: i32) {
     unsafe { libc::poll(&mut p, 1, timeout_ms) };
 }
 
+/// What of the client's bytes goes up: the request's body, then nothing
+/// (a request pipelined behind it is dropped, unseen requests never reach
+/// the upstream), or after an accepted upgrade everything.
+struct Gate {
+    body: Body,
+    /// Bytes sent past the request while an upgrade awaits its answer.
+    held: Vec<u8>,
+    /// The upstream's answer so far, while an upgrade awaits it.
+    answer: Vec<u8>,
+    /// Past the request: what the client sends is dropped.
+    closed: bool,
+}
+
+impl Gate {
+    fn new(body: Body) -> Gate {
+        Gate {
+            body,
+            held: Vec::new(),
+            answer: Vec::new(),
+            closed: false,
+        }
+    }
+
+    /// Moves what may go up of `data` (from the client) to `up`.
+    fn client_sent(&mut self, data: &[u8], up: &mut Vec<u8>) {
+        if self.closed {
+            return;
+        }
+        match &mut self.body {
+            Body::Tunnel => up.extend_from_slice(data),
+            Body::Chunked(chunk) => {
+                let mut i = 0;
+                while i < data.len() {
+                    let b = data[i];
+                    match chunk {
+                        Chunk::Data(left) => {
+                            let take = (*left).min((data.len() - i) as u64) as usize;
+                            up.extend_from_slice(&data[i..i + take]);
+                            *left -= take as u64;
+                            i += take;
+                            if *left == 0 {
+                                *chunk = Chunk::DataEnd(0);
+                            }
+                            continue;
+                        }
+                        Chunk::Size(len, size, ext) => {
+                            *len += 1;
+                            if *len > MAX_CHUNK_LINE {
+                                self.closed = true;
+                            } else if b == b'\n' {
+                                *chunk = if *size == 0 {
+                                    Chunk::Trailer(0)
+                                } else {
+                                    Chunk::Data(*size)
+                                };
+                            } else if b == b';' || b == b' ' || b == b'\t' || b == b'\r' {
+                                *ext = true;
+                            } else if !*ext {
+                                match (b as char).to_digit(16) {
+                                    Some(d) if *size >> 60 == 0 => *size = *size * 16 + d as u64,
+                                    _ => self.closed = true,
+                                }
+                            }
+                        }
+                        Chunk::DataEnd(seen) => {
+                            *seen += 1;
+                            if b == b'\n' {
+                                *chunk = Chunk::Size(0, 0, false);
+                            } else if *seen > 2 {
+                                self.closed = true;
+                            }
+                        }
+                        Chunk::Trailer(len) => {
+                            *len += 1;
+                            if b == b'\n' {
+                                if *len <= 2 {
+                                    // The empty line: the body is whole.
+                                    up.push(b);
+                                    self.closed = true;
+                                    return;
+                                }
+                                *len = 0;
+                            } else if *len > MAX_CHUNK_LINE {
+                                self.closed = true;
+                            }
+                        }
+                    }
+                    if self.closed {
+                        return;
+                    }
+                    up.push(b);
+                    i += 1;
+                }
+            }
+            Body::Length(left) => {
+                let take = (*left).min(data.len() as u64) as usize;
+                up.extend_from_slice(&data[..take]);
+                *left -= take as u64;
+                if take < data.len() {
+                    self.closed = true;
+                }
+            }
+            Body::Upgrade => {
+                self.held.extend_from_slice(data);
+                if self.held.len() > MAX_HEAD {
+                    self.held.clear();
+                    self.closed = true;
+                }
+            }
+        }
+    }
+
+    /// Sees `data` from the upstream: for a pending upgrade, its answer
+    /// decides (`101`: both ways from now on, what was held goes up).
+    fn server_sent(&mut self, data: &[u8], up: &mut Vec<u8>) {
+        if self.body != Body::Upgrade || self.closed {
+            return;
+        }
+        self.answer.extend_from_slice(data);
+        if find(&self.answer, b"\r\n\r\n").is_none() {
+            if self.answer.len() > MAX_HEAD {
+                self.closed = true;
+            }
+            return;
+        }
+        let switching = self
+            .answer
+            .split(|b| *b == b' ')
+            .nth(1)
+            .is_some_and(|code| code == b"101");
+        if switching {
+            self.body = Body::Tunnel;
+            up.append(&mut self.held);
+        } else {
+            self.held.clear();
+            self.closed = true;
+        }
+        self.answer = Vec::new();
+    }
+}
+
 /// Copies both ways until the upstream is done: `first` (the head and any
-/// body bytes read with it) goes up first. One thread, `poll` on both
-/// sockets, so TLS state is never shared between threads.
+/// body bytes read with it) goes up first, then what `gate` lets through.
+/// One thread, `poll` on both sockets, so TLS state is never shared
+/// between threads.
 fn pump(
     client: &mut TcpStream,
     mut server: TcpStream,
     mut tls: Option<&mut rustls::ClientConnection>,
     first: Vec<u8>,
+    mut gate: Gate,
     record: &mut KeyProxyRecord,
 ) -> Result<(), String> {
     let mut up: Vec<u8> = first; // plaintext waiting to go upstream
     let mut down: Vec<u8> = Vec::new(); // bytes waiting to go to the client
     let mut client_open = true;
     let mut server_open = true;
+    // The client's end of the exchange passed on (a shutdown of the write
+    // side, TLS's close_notify), so an upstream that keeps its connection
+    // open sees the client go.
+    let mut up_shut = false;
     client.set_nonblocking(true).map_err(|e| e.to_string())?;
     server.set_nonblocking(true).map_err(|e| e.to_string())?;
     let mut buf = vec![0u8; 64 * 1024];
@@ -495,6 +737,23 @@ fn pump(
                     Ok(_) => {}
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) => return Err(format!("upstream write: {e}")),
+                }
+            }
+        }
+        if !client_open && !up_shut && up.is_empty() {
+            up_shut = true;
+            match tls.as_deref_mut() {
+                Some(t) => {
+                    t.send_close_notify();
+                    while t.wants_write() {
+                        match t.write_tls(&mut server) {
+                            Ok(_) => {}
+                            Err(_) => break,
+                        }
+                    }
+                }
+                None => {
+                    let _ = server.shutdown(Shutdown::Write);
                 }
             }
         }
@@ -551,7 +810,7 @@ fn pump(
                 Ok(0) => client_open = false,
                 Ok(n) => {
                     record.bytes_up += n as u64;
-                    up.extend_from_slice(&buf[..n]);
+                    gate.client_sent(&buf[..n], &mut up);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(_) => client_open = false,
@@ -570,7 +829,10 @@ fn pump(
                                     server_open = false;
                                     break;
                                 }
-                                Ok(n) => down.extend_from_slice(&buf[..n]),
+                                Ok(n) => {
+                                    gate.server_sent(&buf[..n], &mut up);
+                                    down.extend_from_slice(&buf[..n]);
+                                }
                                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
                                     server_open = false;
@@ -585,7 +847,10 @@ fn pump(
                 },
                 None => match server.read(&mut buf) {
                     Ok(0) => server_open = false,
-                    Ok(n) => down.extend_from_slice(&buf[..n]),
+                    Ok(n) => {
+                        gate.server_sent(&buf[..n], &mut up);
+                        down.extend_from_slice(&buf[..n]);
+                    }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                     Err(e) => return Err(format!("upstream read: {e}")),
                 },
@@ -671,6 +936,167 @@ mod tests {
         ] {
             assert!(rewrite_head(bad, &config(), &u).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn heads_that_frame_differently_elsewhere_are_refused() {
+        let u = parse_upstream(&config().upstream).unwrap();
+        for bad in [
+            // A bare LF ends a header line for many servers, not here.
+            "GET / HTTP/1.1\r\nX-A: b\nConnection: keep-alive",
+            "GET / HTTP/1.1\r\nX-A: b\rHost: elsewhere",
+            "GET / HTTP/1.1\nHost: elsewhere",
+            "GET / HTTP/1.1\r\nX-A: b\0c",
+            "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked",
+            "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 50",
+            "POST / HTTP/1.1\r\nContent-Length: -1",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: gzip",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+        ] {
+            assert!(rewrite_head(bad, &config(), &u).is_err(), "{bad:?}");
+        }
+        // `Connection: upgrade` without an `Upgrade` (or with a body) is
+        // asked to close like any other request.
+        for head in [
+            "GET / HTTP/1.1\r\nConnection: upgrade",
+            "POST / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: websocket\r\nContent-Length: 3",
+        ] {
+            let r = rewrite_head(head, &config(), &u).unwrap();
+            let text = String::from_utf8(r.head).unwrap();
+            assert!(text.ends_with("Connection: close\r\n\r\n"), "{text}");
+            assert_ne!(r.body, Body::Upgrade);
+        }
+        let ws = rewrite_head(
+            "GET /v1/responses HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket",
+            &config(),
+            &u,
+        )
+        .unwrap();
+        assert_eq!(ws.body, Body::Upgrade);
+    }
+
+    /// An upstream that keeps its connection open (as servers do when not
+    /// told to close): answers `answer` to the first head, records every
+    /// byte it gets until the client's side ends, and returns them.
+    fn keep_alive_upstream(answer: &'static [u8]) -> (u16, std::thread::JoinHandle<String>) {
+        let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = upstream.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = upstream.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut got = Vec::new();
+            let mut b = [0u8; 4096];
+            let mut answered = false;
+            loop {
+                match s.read(&mut b) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&b[..n]),
+                }
+                if !answered && find(&got, b"\r\n\r\n").is_some() {
+                    answered = true;
+                    s.write_all(answer).unwrap();
+                }
+            }
+            String::from_utf8_lossy(&got).into_owned()
+        });
+        (port, server)
+    }
+
+    fn bridge_to(port: u16) -> (KeyProxy, std::net::SocketAddr) {
+        let inside = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = inside.local_addr().unwrap();
+        let proxy = KeyProxy::serve(
+            inside,
+            KeyProxyConfig {
+                upstream: format!("http://127.0.0.1:{port}"),
+                headers: vec![],
+                query_key: None,
+                pins: vec![],
+            },
+            Arc::new(|_: &KeyProxyRecord| {}),
+        )
+        .unwrap();
+        (proxy, addr)
+    }
+
+    /// Sends `data`, reads for a moment, closes; what came back.
+    fn exchange(addr: std::net::SocketAddr, data: &[u8], then: &[u8]) -> String {
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.write_all(data).unwrap();
+        c.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        let mut got = Vec::new();
+        let mut b = [0u8; 4096];
+        while let Ok(n) = c.read(&mut b) {
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&b[..n]);
+        }
+        let _ = c.write_all(then);
+        std::thread::sleep(Duration::from_millis(200));
+        drop(c);
+        String::from_utf8_lossy(&got).into_owned()
+    }
+
+    #[test]
+    fn a_request_pipelined_behind_another_never_reaches_the_upstream() {
+        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        // Behind a request with a body, and behind one without.
+        for first in [
+            &b"POST /one HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"[..],
+            &b"GET /one HTTP/1.1\r\nHost: x\r\n\r\n"[..],
+            &b"POST /one HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2;x=y\r\n{}\r\n0\r\nX-T: 1\r\n\r\n"[..],
+        ] {
+            let (port, server) = keep_alive_upstream(answer);
+            let (_proxy, addr) = bridge_to(port);
+            let mut data = first.to_vec();
+            data.extend_from_slice(b"GET /two HTTP/1.1\r\nHost: elsewhere\r\n\r\n");
+            let back = exchange(
+                addr,
+                &data,
+                b"GET /three HTTP/1.1\r\nHost: elsewhere\r\n\r\n",
+            );
+            assert!(back.ends_with("ok"), "{back}");
+            let got = server.join().unwrap();
+            assert!(got.contains("/one"), "{got}");
+            if got.contains("chunked") {
+                assert!(got.ends_with("0\r\nX-T: 1\r\n\r\n"), "{got}");
+            }
+            assert!(!got.contains("/two") && !got.contains("/three"), "{got}");
+        }
+    }
+
+    #[test]
+    fn an_upgrade_is_both_ways_only_once_the_upstream_switches() {
+        // Declined: what the client sent after the handshake is dropped.
+        let (port, server) = keep_alive_upstream(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno");
+        let (_proxy, addr) = bridge_to(port);
+        let back = exchange(
+            addr,
+            b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nGET /two HTTP/1.1\r\nHost: elsewhere\r\n\r\n",
+            b"GET /three HTTP/1.1\r\nHost: elsewhere\r\n\r\n",
+        );
+        assert!(back.ends_with("no"), "{back}");
+        let got = server.join().unwrap();
+        assert!(got.contains("Connection: Upgrade\r\n"), "{got}");
+        assert!(!got.contains("/two") && !got.contains("/three"), "{got}");
+        // Accepted: the frames flow both ways, also those sent early.
+        let (port, server) = keep_alive_upstream(
+            b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+        );
+        let (_proxy, addr) = bridge_to(port);
+        let back = exchange(
+            addr,
+            b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nframe-one",
+            b"frame-two",
+        );
+        assert!(back.starts_with("HTTP/1.1 101"), "{back}");
+        let got = server.join().unwrap();
+        assert!(
+            got.contains("frame-one") && got.contains("frame-two"),
+            "{got}"
+        );
     }
 
     #[test]

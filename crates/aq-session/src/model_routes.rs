@@ -56,7 +56,14 @@ pub fn plan(endpoints: &[Endpoint], taken: &[u16]) -> Routes {
                 .parse::<std::net::IpAddr>()
                 .is_ok_and(|a| a.is_loopback());
         if !loopback {
-            let entry = format!("{host}:{port}");
+            // An IPv6 address in brackets, as the allowlist writes it (bare,
+            // its colons made the entry unreadable and `aq run` refused to
+            // start).
+            let entry = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
             routes.lines.push(format!(
                 "{} ({}): through the broker ({entry} allowed)",
                 e.url, e.from
@@ -126,6 +133,7 @@ mod tests {
                 ep("http://127.0.0.2:9000"),
                 ep("http://127.0.0.1:3128"),
                 ep("http://[::1]:9001"),
+                ep("http://[2001:db8::7]:8000/v1"),
             ],
             &[3128, 3129],
         );
@@ -134,7 +142,11 @@ mod tests {
         assert_eq!(r.bridges[1].upstream, "http://127.0.0.1:11434");
         assert_eq!(
             r.broker_hosts,
-            ["gw.example.invalid:443", "203.0.113.7:8000"]
+            [
+                "gw.example.invalid:443",
+                "203.0.113.7:8000",
+                "[2001:db8::7]:8000"
+            ]
         );
         let text = r.lines.join("\n");
         for needle in [
