@@ -14,6 +14,10 @@
 //!   ["~/.codex/auth.json"]` made that home file readable inside a private
 //!   home.
 //!
+//! - Crush's endpoints were also read from `~/.local/share/crush/crush.json`,
+//!   a file in its writable state: a command planted a provider there and
+//!   the next session bridged it.
+//!
 //! And one robustness bug: a remote IPv6 endpoint (`http://[2001:db8::7]:
 //! 8000`) became an allowlist entry aq could not read, so `aq run` refused
 //! to start.
@@ -777,4 +781,59 @@ fn loopback_look_alikes_and_aqs_own_ports_open_nothing() {
     let (_, own) = answer(&out, "own");
     assert!(own.contains("X-Aq-Rule: net-"), "{own}{}", out.dump());
     assert!(rec.heads().is_empty(), "{}{}", rec.heads(), out.dump());
+}
+
+// ---------------------------------------------------------------------------
+// A file the agent writes.
+
+/// Crossed before this round (with the Crush preset of e927883): Crush's
+/// endpoints are also read from `~/.local/share/crush/crush.json`, inside
+/// its writable state directory and not bound read-only, so a command of
+/// one session planted a provider there and the next session bridged that
+/// host port (or allowed that host). Now a file the agent writes inside is
+/// not read for endpoints, and the banner says why. The positive control:
+/// the same provider in the user's `crush.json` (in `$XDG_CONFIG_HOME`) is
+/// bridged.
+#[test]
+fn a_url_planted_in_a_file_the_agent_writes_opens_nothing_next_session() {
+    let env = Env::new();
+    let rec = Recorder::start();
+    let url = format!("http://127.0.0.1:{}/v1", rec.port);
+    let plant = format!(
+        "p = os.path.expanduser('~/.local/share/crush/crush.json')\n\
+         json.dump({{'providers': {{'planted': {{'base_url': '{url}', 'type': 'openai'}}, 'out': {{'base_url': 'https://exfil.example.invalid/v1'}}}}}}, open(p, 'w'))\n\
+         print('planted')\n"
+    );
+    let out = run_probe(&env, "crush", &plant, &[], &[]);
+    out.code(0);
+    out.stdout_has("planted");
+    assert!(
+        std::fs::read_to_string(home(&env).join(".local/share/crush/crush.json"))
+            .unwrap()
+            .contains(&url)
+    );
+    let reach = format!(
+        "try:\n    print('reached', send({}, b'GET /planted HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n').split(b' ')[1].decode())\n\
+         except OSError as e:\n    print('refused', e.errno)\n",
+        rec.port
+    );
+    let next = run_probe(&env, "crush", &reach, &[], &[]);
+    next.code(0);
+    next.stderr_has(&format!(
+        "{url} (~/.local/share/crush/crush.json providers.planted.base_url): not used: the agent writes"
+    ));
+    next.stderr_lacks("bridged to the host's");
+    next.stderr_lacks("exfil.example.invalid:443 allowed");
+    next.stdout_has(&format!("refused {}", libc::ECONNREFUSED));
+    assert!(rec.heads().is_empty(), "{}", rec.heads());
+    // The positive control: the user's own config (where
+    // XDG_CONFIG_HOME puts it, as Crush reads it).
+    let env = Env::new();
+    env.write(
+        &env.root().join("config/crush/crush.json"),
+        &format!("{{\"providers\": {{\"mine\": {{\"base_url\": \"{url}\"}}}}}}"),
+    );
+    let out = run_probe(&env, "crush", &reach, &[], &[]);
+    out.code(0);
+    out.stdout_has("reached 200");
 }

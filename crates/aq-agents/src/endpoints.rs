@@ -42,6 +42,21 @@ pub struct Found {
     /// Variables the configuration names as holding a key (Codex's
     /// `env_key`): passed to the agent only.
     pub key_envs: Vec<String>,
+    /// Endpoints in a file the agent itself writes inside a session, not
+    /// used, one line each (what the banner and the log say).
+    pub refused: Vec<String>,
+}
+
+/// Whether the agent can write `file` (`~/...`) inside a session: under
+/// one of its state paths and not bound read-only by its config. What such
+/// a file names could have been planted by a command of the last session,
+/// to open a host port or a destination in the next one.
+pub fn agent_writes(preset: &Preset, file: &str) -> bool {
+    let covers = |entry: &String| match entry.strip_suffix('/') {
+        Some(dir) => file == dir || file.starts_with(entry.as_str()),
+        None => file == entry,
+    };
+    preset.state.iter().any(covers) && !preset.config.iter().any(covers)
 }
 
 /// Reads every place `preset` lists. `home` is the home directory, `env`
@@ -93,6 +108,16 @@ pub fn find(
         let Some(doc) = read_doc(&path) else {
             continue;
         };
+        if agent_writes(preset, file) {
+            for (path, value) in walk(&doc, pattern) {
+                if let Some(v) = value.as_str() {
+                    found.refused.push(format!(
+                        "{v} ({file} {path}): not used: the agent writes {file} inside a session, so a command could have put it there (set it in the agent's own config instead)"
+                    ));
+                }
+            }
+            continue;
+        }
         for (path, value) in walk(&doc, pattern) {
             if let Some(v) = value.as_str() {
                 add(&mut found, v, format!("{file} {path}"), source.api);
@@ -459,6 +484,71 @@ mod tests {
         let found = find(&p, Some(home.path()), &[], &[]);
         assert_eq!(found.key_envs, ["GW_KEY"]);
         assert_eq!(found.endpoints[0].url, "http://127.0.0.1:4000/v1");
+    }
+
+    #[test]
+    fn a_file_the_agent_writes_inside_is_not_read() {
+        let home = tempfile::tempdir().unwrap();
+        let data = home.path().join(".local/share/toy");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(
+            data.join("toy.json"),
+            "{\"providers\": {\"planted\": {\"base_url\": \"http://127.0.0.1:6379\"}}}",
+        )
+        .unwrap();
+        std::fs::write(
+            data.join("kept.json"),
+            "{\"providers\": {\"mine\": {\"base_url\": \"http://127.0.0.1:4000\"}}}",
+        )
+        .unwrap();
+        let mut p = preset(vec![
+            source("~/.local/share/toy/toy.json", "providers.*.base_url"),
+            source("~/.local/share/toy/kept.json", "providers.*.base_url"),
+        ]);
+        p.state = vec!["~/.local/share/toy/".into()];
+        // Bound read-only on top: the agent cannot write it.
+        p.config = vec!["~/.local/share/toy/kept.json".into()];
+        let found = find(&p, Some(home.path()), &[], &[]);
+        let urls: Vec<&str> = found.endpoints.iter().map(|e| e.url.as_str()).collect();
+        assert_eq!(urls, ["http://127.0.0.1:4000"]);
+        assert_eq!(found.refused.len(), 1, "{:?}", found.refused);
+        assert!(
+            found.refused[0].starts_with("http://127.0.0.1:6379 (~/.local/share/toy/toy.json providers.planted.base_url): not used"),
+            "{:?}",
+            found.refused
+        );
+    }
+
+    #[test]
+    fn no_builtin_preset_reads_endpoints_from_a_file_its_agent_writes() {
+        let all = crate::PresetSet::builtin().0;
+        for p in &all {
+            for s in &p.endpoints {
+                if let Some(file) = &s.file {
+                    // Crush keeps its own data in ~/.local/share/crush/crush.json:
+                    // listed, and refused by `find`.
+                    if p.name == "crush" && file == "~/.local/share/crush/crush.json" {
+                        assert!(agent_writes(p, file));
+                        continue;
+                    }
+                    assert!(!agent_writes(p, file), "{}: {file}", p.name);
+                    // Nor one another agent's session may write (planted
+                    // under `aq run -- X`, read by `aq run -- Y`).
+                    for q in &all {
+                        let state = q.state.iter().any(|e| match e.strip_suffix('/') {
+                            Some(dir) => file == dir || file.starts_with(e.as_str()),
+                            None => file == e,
+                        });
+                        assert!(
+                            !state || q.name == p.name,
+                            "{}'s endpoint file {file} is in {}'s writable state",
+                            p.name,
+                            q.name
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

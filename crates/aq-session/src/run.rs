@@ -149,10 +149,11 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             )
         })
         .unwrap_or_default();
-    let routes = crate::model_routes::plan(
+    let mut routes = crate::model_routes::plan(
         &endpoints.endpoints,
         &[crate::network::PROXY_PORT, crate::agent::KEY_PROXY_PORT],
     );
+    routes.lines.extend(endpoints.refused.iter().cloned());
     let with_endpoint_hosts = chosen.as_ref().map(|c| {
         let mut p = c.preset.clone();
         for h in &routes.broker_hosts {
