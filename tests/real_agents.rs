@@ -24,8 +24,13 @@ use crate::util::{Env, Tmux};
 
 /// Where `.ci/run` installs the pinned agents.
 pub(crate) fn agents_bin() -> Option<PathBuf> {
+    agents_bin_for(&["claude", "codex", "gemini"])
+}
+
+/// [`agents_bin`], when the programs a test needs are installed there.
+pub(crate) fn agents_bin_for(programs: &[&str]) -> Option<PathBuf> {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin");
-    if bin.join("claude").exists() && bin.join("codex").exists() && bin.join("gemini").exists() {
+    if programs.iter().all(|p| bin.join(p).exists()) {
         return Some(bin);
     }
     if std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_some() {
@@ -118,11 +123,11 @@ impl Drop for FakeModel {
 }
 
 /// A fake key, and a fake SSH key in the scratch home.
-const REAL_KEY: &str = "sk-test-REAL-KEY-0123456789abcdef";
+pub(crate) const REAL_KEY: &str = "sk-test-REAL-KEY-0123456789abcdef";
 const SSH_KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nFAKE-KEY-MATERIAL-for-tests\n-----END OPENSSH PRIVATE KEY-----\n";
 
 /// What every agent is asked to do, in order.
-fn script() -> Value {
+pub(crate) fn script() -> Value {
     serde_json::json!([
         { "command": "git status --short; echo listed-ok" },
         { "command": "echo hello > out.txt" },
@@ -142,13 +147,34 @@ fn script() -> Value {
 }
 
 /// One agent's run under `aq run`, and what it left behind.
-struct Run {
-    env: Env,
-    model: FakeModel,
-    out: crate::util::Output,
+pub(crate) struct Run {
+    pub(crate) env: Env,
+    pub(crate) model: FakeModel,
+    pub(crate) out: crate::util::Output,
 }
 
-fn run_agent(
+/// How an agent is started by [`launch`]: the agent's program, its key
+/// and where it finds the model.
+#[derive(Default)]
+pub(crate) struct Launch<'a> {
+    /// Run as this (uid, gid) instead of the test's own user.
+    pub(crate) user: Option<(u32, u32)>,
+    pub(crate) dialect: &'a str,
+    /// The variable holding the key (the test's fake one).
+    pub(crate) key_var: &'a str,
+    /// The variable naming the model's base URL, if the agent reads one
+    /// (`PORT` becomes the fake server's).
+    pub(crate) base_url: Option<(&'a str, &'a str)>,
+    /// Files written in the scratch home first, `PORT` replaced: an agent
+    /// that finds its endpoint in its own configuration.
+    pub(crate) home_files: &'a [(&'a str, &'a str)],
+    pub(crate) extra_env: &'a [(&'a str, &'a str)],
+    /// `aq run` options, before `--`.
+    pub(crate) aq_args: &'a [&'a str],
+    pub(crate) command: &'a [&'a str],
+}
+
+pub(crate) fn run_agent(
     dialect: &str,
     key_var: &str,
     base_url: (&str, String),
@@ -183,7 +209,7 @@ fn reachable_copy(from: &Path, dir: &Path) -> PathBuf {
 
 /// [`run_agent`], as `user` when given: `aq` and the agent's program are
 /// put where the user reaches them, and the scratch tree is the user's.
-fn run_agent_as(
+pub(crate) fn run_agent_as(
     user: Option<(u32, u32)>,
     dialect: &str,
     key_var: &str,
@@ -191,7 +217,23 @@ fn run_agent_as(
     extra_env: &[(&str, &str)],
     command: &[&str],
 ) -> Option<Run> {
-    let mut bin = agents_bin()?;
+    agents_bin()?;
+    launch(&Launch {
+        user,
+        dialect,
+        key_var,
+        base_url: Some((base_url.0, &base_url.1)),
+        extra_env,
+        command,
+        ..Launch::default()
+    })
+}
+
+/// Runs `aq run -v [aq_args] -- command` in a fresh scratch tree, with the
+/// fake model server scripted by [`script`].
+pub(crate) fn launch(l: &Launch) -> Option<Run> {
+    let (user, command) = (l.user, l.command);
+    let mut bin = agents_bin_for(&command[..1])?;
     let env = Env::new();
     let work = env.work();
     git_init(&work);
@@ -209,8 +251,18 @@ fn run_agent_as(
         chown_tree(env.root(), uid, gid);
         std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let model = FakeModel::start(&env.root().join("model"), dialect, &script());
-    let base = base_url.1.replace("PORT", &model.port.to_string());
+    let model = FakeModel::start(&env.root().join("model"), l.dialect, &script());
+    let port = model.port.to_string();
+    for (path, text) in l.home_files {
+        env.write(
+            &env.root().join("home").join(path),
+            &text.replace("PORT", &port),
+        );
+        if let Some((uid, gid)) = user {
+            chown_tree(&env.root().join("home"), uid, gid);
+        }
+    }
+    let base = l.base_url.map(|(_, url)| url.replace("PORT", &port));
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -218,13 +270,17 @@ fn run_agent_as(
     );
     let mut vars: Vec<(&str, &str)> = vec![
         ("PATH", &path),
-        (key_var, REAL_KEY),
-        (base_url.0, &base),
+        (l.key_var, REAL_KEY),
         ("SHELL", "/bin/bash"),
         ("TERM", "dumb"),
     ];
-    vars.extend_from_slice(extra_env);
-    let mut args = vec!["run", "-v", "--"];
+    if let (Some((var, _)), Some(base)) = (l.base_url, &base) {
+        vars.push((var, base));
+    }
+    vars.extend_from_slice(l.extra_env);
+    let mut args = vec!["run", "-v"];
+    args.extend_from_slice(l.aq_args);
+    args.push("--");
     args.extend_from_slice(command);
     let out = match user {
         None => env.aq_with(&vars, &args),
@@ -240,9 +296,23 @@ fn run_agent_as(
     Some(Run { env, model, out })
 }
 
+/// Where agents legitimately differ in what [`Run::check_with`] sees.
+pub(crate) struct Check {
+    /// The agent's key is kept outside by the key proxy, which logs each
+    /// request. An agent whose endpoint is in its own configuration (no
+    /// variable aq can point at the proxy) holds the key itself: it is
+    /// passed, and blanked in what it runs.
+    pub(crate) key_proxy: bool,
+}
+
 impl Run {
     /// The assertions every agent must meet.
-    fn check(&self, refusal_in_result: &str) {
+    pub(crate) fn check(&self, refusal_in_result: &str) {
+        self.check_with(refusal_in_result, &Check { key_proxy: true });
+    }
+
+    /// [`Run::check`], for an agent that differs as `how` says.
+    pub(crate) fn check_with(&self, refusal_in_result: &str, how: &Check) {
         let dump = self.out.dump();
         self.out.code(0);
         let work = self.env.work();
@@ -350,8 +420,10 @@ impl Run {
         assert!(start["grants"]["agent"].is_string(), "{start}");
         let net = session.events_of("network_connection");
         assert!(
-            net.iter()
-                .any(|n| n["front_end"] == "key-proxy" && n["decision"] == "allowed"),
+            !how.key_proxy
+                || net
+                    .iter()
+                    .any(|n| n["front_end"] == "key-proxy" && n["decision"] == "allowed"),
             "{}",
             session.log_text()
         );
