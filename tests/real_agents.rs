@@ -29,19 +29,27 @@ pub(crate) fn agents_bin() -> Option<PathBuf> {
 
 /// [`agents_bin`], when the programs a test needs are installed there.
 pub(crate) fn agents_bin_for(programs: &[&str]) -> Option<PathBuf> {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin");
+    installed_in(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin"),
+        programs,
+        "npm ci --prefix tests/agents",
+    )
+}
+
+/// `bin`, when the `programs` are installed there (`how` installs them).
+pub(crate) fn installed_in(bin: &Path, programs: &[&str], how: &str) -> Option<PathBuf> {
     if programs.iter().all(|p| bin.join(p).exists()) {
-        return Some(bin);
+        return Some(bin.to_path_buf());
     }
     if std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_some() {
         panic!(
-            "AQ_TEST_AGENTS_REQUIRED is set but the agents are not installed in {}: run `npm ci --prefix tests/agents`",
+            "AQ_TEST_AGENTS_REQUIRED is set but {programs:?} are not installed in {}: run `{how}`",
             bin.display()
         );
     }
-    aq_testkit::skip(
-        "the agent CLIs are not installed (npm ci --prefix tests/agents installs them)",
-    );
+    aq_testkit::skip(&format!(
+        "the agent CLIs are not installed ({how} installs them)"
+    ));
     None
 }
 
@@ -169,6 +177,10 @@ pub(crate) struct Launch<'a> {
     /// that finds its endpoint in its own configuration.
     pub(crate) home_files: &'a [(&'a str, &'a str)],
     pub(crate) extra_env: &'a [(&'a str, &'a str)],
+    /// Where the agent's program is (else the npm-installed agents').
+    pub(crate) bin: Option<&'a Path>,
+    /// Its stdin (else nothing): answers for an agent that reads them there.
+    pub(crate) stdin: Option<&'a str>,
     /// `aq run` options, before `--`.
     pub(crate) aq_args: &'a [&'a str],
     pub(crate) command: &'a [&'a str],
@@ -233,7 +245,10 @@ pub(crate) fn run_agent_as(
 /// fake model server scripted by [`script`].
 pub(crate) fn launch(l: &Launch) -> Option<Run> {
     let (user, command) = (l.user, l.command);
-    let mut bin = agents_bin_for(&command[..1])?;
+    let mut bin = match l.bin {
+        Some(dir) => dir.to_path_buf(),
+        None => agents_bin_for(&command[..1])?,
+    };
     let env = Env::new();
     let work = env.work();
     git_init(&work);
@@ -283,7 +298,7 @@ pub(crate) fn launch(l: &Launch) -> Option<Run> {
     args.push("--");
     args.extend_from_slice(command);
     let out = match user {
-        None => env.aq_with(&vars, &args),
+        None => env.aq_with_input(&vars, &args, l.stdin),
         Some((uid, gid)) => {
             use std::os::unix::process::CommandExt;
             let mut cmd = Command::new(&aq);

@@ -3,6 +3,7 @@
 
 mod util;
 
+mod agent_aider;
 mod agent_cline;
 mod approve;
 mod aq_state;

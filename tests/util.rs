@@ -139,6 +139,17 @@ impl Env {
 
     /// Runs `aq ARGS` in the workspace root with more environment variables.
     pub fn aq_with(&self, vars: &[(&str, &str)], args: &[&str]) -> Output {
+        self.aq_with_input(vars, args, None)
+    }
+
+    /// [`Env::aq_with`], with `input` on its stdin when given (answers to
+    /// an agent that reads them there).
+    pub fn aq_with_input(
+        &self,
+        vars: &[(&str, &str)],
+        args: &[&str],
+        input: Option<&str>,
+    ) -> Output {
         let mut cmd = self.command(&self.work(), args);
         cmd.envs(vars.iter().copied());
         let label = vars
@@ -146,7 +157,7 @@ impl Env {
             .map(|(k, v)| format!("{k}={} ", shell_words(&[v])))
             .collect::<String>()
             + &format!("aq {}", shell_words(args));
-        self.start(cmd, label, &self.work(), None).finish()
+        self.start(cmd, label, &self.work(), input).finish()
     }
 
     /// Runs `aq ARGS` in the workspace root with `input` on its stdin (an
