@@ -98,7 +98,12 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
         p.strip_prefix("~/")
             .and_then(|rest| inputs.home.map(|h| h.join(rest)))
     };
-    if let (Some(api), Some(_)) = (&preset.api, inputs.key_proxy_port) {
+    // The key proxy's API, unless the agent speaks it only when asked to.
+    let api = preset
+        .api
+        .as_ref()
+        .filter(|api| !api.only_when_set || lookup(inputs.env, &api.base_url_env).is_some());
+    if let (Some(api), Some(_)) = (api, inputs.key_proxy_port) {
         for (entry, content) in &api.seed {
             let Some(path) = expand(entry) else { continue };
             if path.symlink_metadata().is_ok() {
@@ -215,7 +220,7 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
         .iter()
         .filter(|k| lookup(inputs.env, k).is_some())
         .collect();
-    match (&preset.api, inputs.key_proxy_port) {
+    match (api, inputs.key_proxy_port) {
         (Some(api), Some(port)) => {
             let upstream = lookup(inputs.env, &api.base_url_env)
                 .map(|v| v.to_string_lossy().into_owned())
