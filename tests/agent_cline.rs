@@ -46,7 +46,13 @@ fn cline(base_url: &str, aq_args: &[&str]) -> Option<crate::real_agents::Run> {
         command: &["cline", "do the task"],
         ..Launch::default()
     })?;
-    run.check_with("Command exited with code 126", &Check { key_proxy: false });
+    run.check_with(
+        "Command exited with code 126",
+        &Check {
+            key_proxy: false,
+            ..Check::default()
+        },
+    );
     run.out.stdout_has("All done.");
     let start = &run.env.only_session().events_of("session_start")[0];
     assert_eq!(start["grants"]["agent"], "cline");

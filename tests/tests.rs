@@ -5,6 +5,7 @@ mod util;
 
 mod agent_aider;
 mod agent_cline;
+mod agent_copilot;
 mod approve;
 mod aq_state;
 mod audit;
