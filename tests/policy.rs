@@ -345,3 +345,215 @@ fn explain_program_shows_the_capability_model() {
         .code(2)
         .stderr_has("no capability entry");
 }
+
+// ---- `aq policy show`: what a session started here gets (issue 28) ----------
+
+/// The `in_force` entry of `aq policy show --json` for `profile`.
+fn in_force(env: &Env, profile: &str) -> Value {
+    let v = env.aq(&["policy", "show", "--json"]).code(0).json();
+    v["in_force"]
+        .as_array()
+        .and_then(|all| all.iter().find(|p| p["profile"] == profile).cloned())
+        .unwrap_or_else(|| panic!("no profile {profile} in {v}"))
+}
+
+/// The values of `key` in a list of sourced entries.
+fn values(list: &Value, key: &str) -> Vec<String> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| e[key].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_net_grant_shows_under_the_network_of_strict_with_its_file_and_date() {
+    let env = Env::new();
+    env.aq(&["policy", "show"])
+        .code(0)
+        .stdout_has("    network:   off\n");
+    env.aq(&["allow", "--net", "registry.example.invalid"])
+        .code(0);
+    let user = env.user_policy().display().to_string();
+    env.aq(&["policy", "show"])
+        .code(0)
+        .stdout_has("network:   only registry.example.invalid through the broker")
+        .stdout_has(&format!(
+            "your policy {user}:4:10 [network] allow, `aq allow` on 20"
+        ))
+        // dev has the host's network: the entry is listed as not used there.
+        .stdout_has("not used by this profile (its network is the host's):");
+    let strict = in_force(&env, "strict");
+    let allow = &strict["network"]["allow"][0];
+    assert_eq!(strict["network"]["mode"], "broker", "{strict}");
+    assert_eq!(allow["entry"], "registry.example.invalid", "{strict}");
+    assert_eq!(allow["layer"], "user", "{strict}");
+    assert_eq!(allow["source"], user.as_str(), "{strict}");
+    assert_eq!(allow["place"], "[network] allow", "{strict}");
+    assert!(
+        allow["granted"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("20")),
+        "{strict}"
+    );
+    let dev = in_force(&env, "dev");
+    assert_eq!(dev["network"]["mode"], "host", "{dev}");
+    assert_eq!(
+        values(&dev["network"]["unused"], "entry"),
+        ["registry.example.invalid"]
+    );
+    // Taken back: gone from the network, and its date with it.
+    env.aq(&["deny", "--net", "registry.example.invalid"])
+        .code(0);
+    assert_eq!(in_force(&env, "strict")["network"]["mode"], "off");
+    let dates = std::fs::read_to_string(env.config_dir().join("grants.toml")).unwrap();
+    assert!(!dates.contains("registry.example.invalid"), "{dates}");
+}
+
+#[test]
+fn a_repository_network_allow_shows_with_the_repository_file_once_trusted() {
+    let env = Env::new();
+    env.write(
+        &env.project_policy(),
+        "version = 1\n[network]\nallow = [\"mirror.example.invalid\"]\nresolve = [\"mirror.example.invalid:127.0.0.1\"]\n",
+    );
+    let project = env.project_policy().display().to_string();
+    // Untrusted: not in force, and said so.
+    env.aq(&["policy", "show"])
+        .code(0)
+        .stdout_has("    network:   off\n")
+        .stdout_has("ignored [network] allow `mirror.example.invalid`");
+    assert_eq!(in_force(&env, "strict")["network"]["mode"], "off");
+    env.aq(&["policy", "trust"]).code(0);
+    env.aq(&["policy", "show"])
+        .code(0)
+        .stdout_has("only mirror.example.invalid through the broker")
+        .stdout_has(&format!(
+            "the repository's policy {project}:3:10 [network] allow\n"
+        ))
+        .stdout_has("pinned (never resolved):")
+        .stdout_has(&format!(
+            "mirror.example.invalid:127.0.0.1  the repository's policy {project}:4:12 [network] resolve\n"
+        ));
+    let strict = in_force(&env, "strict");
+    let allow = &strict["network"]["allow"][0];
+    assert_eq!(allow["layer"], "project", "{strict}");
+    assert_eq!(allow["line"], 3, "{strict}");
+    assert!(allow["granted"].is_null(), "{strict}");
+    assert_eq!(
+        values(&strict["network"]["resolve"], "entry"),
+        ["mirror.example.invalid:127.0.0.1"]
+    );
+}
+
+#[test]
+fn path_grants_show_as_writable_and_readable_with_their_source() {
+    let env = Env::new();
+    env.aq(&["allow", "~/.cache/acme"]).code(0);
+    env.aq(&["allow", "--read-only", "~/data"]).code(0);
+    env.aq(&["allow", "--here", "--read-only", "/srv/fixtures"])
+        .code(0);
+    let user = env.user_policy().display().to_string();
+    let work = std::fs::canonicalize(env.work()).unwrap();
+    let out = env.aq(&["policy", "show", "--profile", "strict"]);
+    out.code(0)
+        .stdout_has("    writable:  the workspace, the session's TMPDIR, and:\n")
+        .stdout_has("      /dev/null                 built-in\n")
+        .stdout_has(&format!(
+            "      ~/.cache/acme             your policy {user}:"
+        ))
+        .stdout_has(" [profile.strict] writable, `aq allow` on 20")
+        .stdout_has(" [profile.strict] readable, `aq allow` on 20")
+        .stdout_has(&format!(
+            " [workspace.\"{}\"] readable, `aq allow` on 20",
+            work.display()
+        ))
+        .stdout_lacks("profile dev:");
+    let strict = in_force(&env, "strict");
+    assert_eq!(
+        values(&strict["writable"], "path"),
+        ["/dev/null", "~/.cache/acme"]
+    );
+    assert_eq!(
+        values(&strict["readable"], "path"),
+        ["~/data", "/srv/fixtures"]
+    );
+    assert_eq!(strict["writable"][0]["source"], "built-in");
+    assert_eq!(strict["readable"][0]["place"], "[profile.strict] readable");
+    assert_eq!(strict["readable"][0]["source"], user.as_str());
+    // `--here` holds for every profile of this workspace, and no other.
+    let dev = in_force(&env, "dev");
+    assert!(
+        values(&dev["readable"], "path").contains(&"/srv/fixtures".to_string()),
+        "{dev}"
+    );
+    assert!(
+        !values(&dev["readable"], "path").contains(&"~/data".to_string()),
+        "{dev}"
+    );
+    let elsewhere = env.root().join("other");
+    std::fs::create_dir_all(elsewhere.join(".git")).unwrap();
+    let v = env
+        .aq_in(&elsewhere, &["policy", "show", "--json"])
+        .code(0)
+        .json();
+    assert!(!v["in_force"].to_string().contains("/srv/fixtures"), "{v}");
+    env.aq(&["policy", "show", "--profile", "nope"])
+        .code(2)
+        .stderr_has("unknown profile `nope`");
+}
+
+/// What `aq policy show` says a session gets is what `aq run` gives it: the
+/// allowlist in the session_start event, the network in its layers, and the
+/// paths really writable and readable in the sandbox.
+#[test]
+fn policy_show_agrees_with_what_aq_run_applies() {
+    let env = Env::new();
+    let home = env.root().join("home");
+    std::fs::create_dir_all(home.join(".cache/acme")).unwrap();
+    env.write(&home.join("data/f"), "fixture\n");
+    env.aq(&["allow", "--net", "registry.example.invalid"])
+        .code(0);
+    env.aq(&["allow", "--net", "*.mirror.example.invalid:443"])
+        .code(0);
+    env.aq(&["allow", "~/.cache/acme"]).code(0);
+    env.aq(&["allow", "--read-only", "~/data"]).code(0);
+    let shown = in_force(&env, "strict");
+    env.write(
+        &env.work().join("p.sh"),
+        &format!(
+            "echo ok > '{0}/.cache/acme/x' && echo wrote; cat '{0}/data/f'\n",
+            home.display()
+        ),
+    );
+    env.aq(&["run", "--quiet", "--", "sh", "p.sh"])
+        .code(0)
+        .stdout_has("wrote\nfixture\n");
+    let start = &env.only_session().events_of("session_start")[0];
+    assert_eq!(
+        start["grants"]["network_allow"],
+        serde_json::json!(values(&shown["network"]["allow"], "entry")),
+        "{start}\n{shown}"
+    );
+    assert_eq!(
+        values(&shown["network"]["allow"], "entry"),
+        ["registry.example.invalid", "*.mirror.example.invalid:443"]
+    );
+    let note = format!("network {}", shown["network"]["note"].as_str().unwrap());
+    assert!(
+        start["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == note.as_str()),
+        "{note}\n{start}"
+    );
+    for (key, path) in [("writable", "~/.cache/acme"), ("readable", "~/data")] {
+        assert!(
+            values(&shown[key], "path").contains(&path.to_string()),
+            "{shown}"
+        );
+    }
+}

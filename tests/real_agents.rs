@@ -105,7 +105,7 @@ impl FakeModel {
         FakeModel { child, port, log }
     }
 
-    fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
@@ -883,5 +883,111 @@ fn codex_hook_refuses_with_aqs_reason_and_disable_restores_hooks_and_config() {
             "do the task",
         ],
         "Command blocked by PreToolUse hook",
+    );
+}
+
+/// Issue 28: Gemini CLI 0.61's `"decision": "ask"` forces its own
+/// confirmation even under `--yolo`, but `gemini -p` has nobody to confirm:
+/// the call is cancelled and the run ends at once, exit code 0, with no
+/// output and nothing sent to the model. So in a headless run `aq hook
+/// gemini` answers an ask with a denial carrying aq's reason: the command
+/// does not run, the model reads why, the run goes on to its end and
+/// nothing waits.
+#[test]
+fn gemini_cli_headless_hook_turns_an_ask_into_a_denial_with_aqs_reason() {
+    let Some(bin) = agents_bin() else {
+        return;
+    };
+    let env = Env::new();
+    let work = env.work();
+    git_init(&work);
+    let home = env.root().join("home");
+    env.write(
+        &home.join(".gemini/settings.json"),
+        "{\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n  \"privacy\": {\"usageStatisticsEnabled\": false}\n}\n",
+    );
+    // `printenv` dumps the environment: the engine asks (`aq explain`).
+    let model = FakeModel::start(
+        &env.root().join("model"),
+        "gemini",
+        &serde_json::json!([
+            { "command": "printenv; touch asked.marker" },
+            { "command": "echo after > after.txt" },
+            { "text": "All done." }
+        ]),
+    );
+    env.aq(&["explain", "--", "printenv; touch asked.marker"])
+        .stdout_has("decision: ASK");
+    env.aq(&["enable", "gemini", "--hook"])
+        .code(0)
+        .stdout_has("hook is installed");
+    let mut cmd = Command::new(bin.join("gemini"));
+    cmd.args(["-p", "do the task", "--yolo"])
+        .current_dir(&work)
+        .env_clear()
+        .env(
+            "PATH",
+            format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+        )
+        .env("HOME", &home)
+        .env("XDG_STATE_HOME", env.state_home())
+        .env("XDG_CONFIG_HOME", env.root().join("config"))
+        .env("TERM", "dumb")
+        .env("GEMINI_API_KEY", "test-key")
+        .env(
+            "GOOGLE_GEMINI_BASE_URL",
+            format!("http://127.0.0.1:{}", model.port),
+        )
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .env("GEMINI_CLI_NO_RELAUNCH", "true");
+    let out = env.run_command_within(
+        cmd,
+        "gemini -p 'do the task' --yolo",
+        Duration::from_secs(120),
+    );
+    let dump = out.dump();
+    assert_eq!(out.code, Some(0), "{dump}");
+    assert!(!out.stderr.contains("[harness: killed"), "it hung{dump}");
+    assert!(
+        !work.join("asked.marker").exists(),
+        "the asked command ran{dump}"
+    );
+    // The run went on past the refusal: the model's next command ran.
+    assert_eq!(
+        std::fs::read_to_string(work.join("after.txt"))
+            .ok()
+            .as_deref(),
+        Some("after\n"),
+        "the run did not go on after the refusal{dump}"
+    );
+    let bodies = model.bodies();
+    for needle in [
+        "Tool execution blocked",
+        "aq: needs approval",
+        "this gemini run is headless",
+    ] {
+        assert!(
+            bodies.contains(needle),
+            "the model never read `{needle}`{dump}\n{bodies}"
+        );
+    }
+    let session = env
+        .sessions()
+        .into_iter()
+        .find(|s| s.id().starts_with("hook-gemini-"))
+        .unwrap_or_else(|| panic!("no hook session{dump}"));
+    assert!(
+        session
+            .events_of("command_decision")
+            .iter()
+            .any(|d| d["decision"] == "ask" && d["argv"].to_string().contains("printenv")),
+        "{}",
+        session.log_text()
+    );
+    // Refused: no checkpoint was taken for it.
+    assert!(
+        !session.log_text().contains("asked.marker\",\"error"),
+        "{}",
+        session.log_text()
     );
 }

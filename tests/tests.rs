@@ -20,6 +20,7 @@ mod grants;
 mod hook;
 mod lint;
 mod mcp;
+mod model_endpoints;
 mod network;
 mod policy;
 mod preflight;

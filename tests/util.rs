@@ -180,6 +180,12 @@ impl Env {
             .finish()
     }
 
+    /// [`Env::run_command`], killed (and said so in its stderr) past `deadline`.
+    pub fn run_command_within(&self, cmd: Command, label: &str, deadline: Duration) -> Output {
+        self.start(cmd, label.to_string(), &self.work(), None)
+            .finish_within(deadline)
+    }
+
     /// Starts `aq ARGS` in the workspace root and returns while it runs.
     pub fn spawn(&self, args: &[&str]) -> Running {
         let cmd = self.command(&self.work(), args);

@@ -623,7 +623,12 @@ pub enum PolicyCommand {
     ///
     /// Default: the user file ($XDG_CONFIG_HOME/agent-quarantine/policy.toml).
     Init(InitArgs),
-    /// Show the effective policy: every rule's action and which file set it.
+    /// Show the effective policy and what a session started here gets.
+    ///
+    /// Every rule's action and which file set it; per profile, the network
+    /// (the broker's allowlist and pins), the writable and readable paths,
+    /// each with where it came from: built in, your policy file (with the
+    /// date of an `aq allow` grant), the repository's, or --policy.
     Show(ShowArgs),
     /// Let a project file loosen the policy, until its content changes.
     ///
@@ -656,6 +661,13 @@ pub struct ShowArgs {
     /// Print the agent presets in full: what each grants its agent.
     #[arg(long)]
     pub agents: bool,
+    /// Only this profile's part: what a session with `--profile NAME` gets.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Whose project policy and `[workspace]` grants apply (default: the
+    /// git root of the current directory, else the directory, as `aq run`).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

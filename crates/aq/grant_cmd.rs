@@ -8,6 +8,8 @@ use std::io::Write;
 use std::path::Path;
 
 use aq_policy::grants::{self, Change, Grant, Target};
+use aq_session::grant_dates::GrantDates;
+use aq_session::in_force;
 use aq_shim::entry::ENV_SESSION_DIR;
 
 use crate::cli::GrantArgs;
@@ -64,16 +66,7 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
     };
     let workspace = aq_session::run::resolve_workspace(None)?;
     let loaded = aq_session::policy_files::load_for(&workspace, None)?;
-    let profile = args
-        .profile
-        .clone()
-        .unwrap_or_else(|| loaded.effective.session_settings().profile);
-    if loaded.effective.profiles.get(&profile).is_none() {
-        return Err(format!(
-            "unknown profile `{profile}`; available: {}",
-            loaded.effective.profiles.names().join(", ")
-        ));
-    }
+    let profile = in_force::profile_named(&loaded.effective, args.profile.as_deref())?.name;
     let grant = Grant {
         allow,
         read_only: args.read_only,
@@ -106,6 +99,18 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
     let backup = backup
         .map(|b| format!("; the file before: {}", b.display()))
         .unwrap_or_default();
+    // When, for `aq policy show`: the grant is made whether or not this is.
+    let (place, entry) = grants::place(&grant);
+    let dated = GrantDates::load().and_then(|mut dates| {
+        match &change {
+            Change::Added(_) => dates.record(&place, &entry, aq_session::now_rfc3339()),
+            _ => dates.forget(&place, &entry),
+        }
+        dates.save()
+    });
+    if let Err(e) = dated {
+        eprintln!("aq: warning: the grant was made, but not its date: {e}");
+    }
     match change {
         Change::Added(what) => println!("aq: added {what} ({shown}{backup})"),
         Change::Removed(what) => println!("aq: removed {what} ({shown}{backup})"),

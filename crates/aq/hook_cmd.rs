@@ -14,7 +14,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use aq_agents::hooks::{self, HookAgent, HookAnswer, HookDecision, OnAllow};
+use aq_agents::hooks::{self, HookAgent, HookAnswer, HookDecision, OnAllow, RunMode};
 use aq_audit::{AuditLog, EventBody};
 use aq_policy::{Decision, Engine};
 
@@ -329,7 +329,7 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<Decided, Strin
     if event.commands.is_empty() {
         // Not a shell command: nothing for aq to decide.
         return Ok(Decided {
-            answer: hooks::answer(agent, None, "", OnAllow::Defer),
+            answer: hooks::answer(agent, None, "", OnAllow::Defer, RunMode::Headless),
             checkpoint: None,
         });
     }
@@ -394,6 +394,7 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<Decided, Strin
                         log.id
                     ),
                     on_allow,
+                    RunMode::Headless,
                 )));
             }
         }
@@ -408,7 +409,19 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<Decided, Strin
     } else {
         reasons.join("")
     };
-    let checkpoint = (decision != HookDecision::Deny)
+    // Only an ask depends on whether someone is there to answer it.
+    let mode = if decision == HookDecision::Ask {
+        hooks::classify_run(agent, aq_agents::agent_process::find(agent).as_ref())
+    } else {
+        RunMode::Headless
+    };
+    // The command may run: allowed, or asked where someone can say yes.
+    let may_run = match decision {
+        HookDecision::Allow => true,
+        HookDecision::Ask => agent.native_ask(mode),
+        HookDecision::Deny => false,
+    };
+    let checkpoint = may_run
         .then(|| {
             log.as_ref().map(|l| CheckpointAsk {
                 workspace: workspace.clone(),
@@ -419,7 +432,7 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<Decided, Strin
         })
         .flatten();
     Ok(Decided {
-        answer: hooks::answer(agent, Some(decision), reason.trim_end(), on_allow),
+        answer: hooks::answer(agent, Some(decision), reason.trim_end(), on_allow, mode),
         checkpoint,
     })
 }

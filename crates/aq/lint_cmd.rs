@@ -11,16 +11,7 @@ pub fn run(args: &LintArgs, policy_flag: Option<&std::path::Path>) -> Result<Exi
     let loaded = aq_session::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
     let effective = &loaded.effective;
-    let name = args
-        .profile
-        .clone()
-        .unwrap_or_else(|| effective.session_settings().profile);
-    let profile = effective.profiles.get(&name).ok_or_else(|| {
-        format!(
-            "unknown profile `{name}`; available: {}",
-            effective.profiles.names().join(", ")
-        )
-    })?;
+    let profile = &aq_session::in_force::profile_named(effective, args.profile.as_deref())?;
     let agent_hosts = match &args.agent {
         Some(a) => effective
             .agents

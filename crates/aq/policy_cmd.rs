@@ -5,7 +5,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use aq_policy::{CustomRule, EffectivePolicy, Location, RuleId};
+use aq_policy::{CustomRule, EffectivePolicy, Location, ProfileLine, RuleId};
+use aq_session::grant_dates::GrantDates;
+use aq_session::in_force::{self, InForce, Origin, Sourced, Sources};
+use aq_session::network::NetPlan;
 use serde_json::{Value, json};
 
 use crate::cli::{CheckArgs, InitArgs, ShowArgs, TrustArgs};
@@ -179,19 +182,72 @@ fn check_discovered(flag: Option<&Path>) -> Result<ExitCode, String> {
 
 // ---- show ---------------------------------------------------------------------
 
-/// `aq policy show [--json]`.
+/// `aq policy show [--json] [--agents] [--profile NAME] [--workspace DIR]`.
 pub fn run_show(args: &ShowArgs, flag: Option<&Path>) -> Result<ExitCode, String> {
-    let loaded = policy_files::load(flag)?;
-    if args.json {
-        println!("{}", render_show_json(&loaded));
-    } else if args.agents {
+    let workspace = aq_session::run::resolve_workspace(args.workspace.as_deref())?;
+    let loaded = policy_files::load_for(&workspace, flag)?;
+    if args.agents && !args.json {
         for p in &loaded.effective.agents.0 {
             println!("{p}");
         }
+        return Ok(ExitCode::Ok);
+    }
+    let dates = GrantDates::load().unwrap_or_else(|e| {
+        eprintln!("aq: warning: {e}");
+        GrantDates::default()
+    });
+    let names: Vec<String> = match &args.profile {
+        Some(name) => {
+            in_force::profile_named(&loaded.effective, Some(name))?;
+            vec![name.clone()]
+        }
+        None => loaded
+            .effective
+            .profiles
+            .names()
+            .into_iter()
+            .map(String::from)
+            .collect(),
+    };
+    // Each profile as `aq run --profile NAME` here would start it (or the
+    // reason it would not start).
+    let sessions: Vec<Started> = names
+        .iter()
+        .map(|name| {
+            let asked = in_force::Asked {
+                profile: Some(name),
+                ..Default::default()
+            };
+            match in_force::session(&loaded.effective, &asked) {
+                Ok(session) => {
+                    let sources = in_force::sources(&loaded, &dates, &session);
+                    Ok((session, sources))
+                }
+                Err(e) => Err((name.clone(), e)),
+            }
+        })
+        .collect();
+    let shown = Shown {
+        loaded: &loaded,
+        workspace: &workspace,
+        sessions: &sessions,
+    };
+    if args.json {
+        println!("{}", render_show_json(&shown));
     } else {
-        print!("{}", render_show_text(&loaded));
+        print!("{}", render_show_text(&shown));
     }
     Ok(ExitCode::Ok)
+}
+
+/// A profile as a session gets it, or its name and why no session would start.
+type Started = Result<(InForce, Sources), (String, String)>;
+
+/// What `aq policy show` prints.
+struct Shown<'a> {
+    loaded: &'a Loaded,
+    workspace: &'a Path,
+    sessions: &'a [Started],
 }
 
 fn trust_label(state: Option<TrustState>) -> &'static str {
@@ -214,7 +270,8 @@ fn trust_note(state: Option<TrustState>) -> &'static str {
     }
 }
 
-fn render_show_text(loaded: &Loaded) -> String {
+fn render_show_text(shown: &Shown) -> String {
+    let loaded = shown.loaded;
     let eff = &loaded.effective;
     let mut s = String::new();
     let _ = writeln!(s, "policy files (later layers win):");
@@ -305,13 +362,30 @@ fn render_show_text(loaded: &Loaded) -> String {
 
     let _ = writeln!(
         s,
-        "\nsandbox profiles (`aq run --profile NAME`; default: {}):",
-        eff.session.profile
+        "\nsandbox profiles (`aq run --profile NAME`; default: {}), as a session started in {} gets them:",
+        eff.session.profile,
+        shown.workspace.display()
     );
-    for p in &eff.profiles.0 {
-        for line in p.to_string().lines() {
-            let _ = writeln!(s, "  {line}");
+    for started in shown.sessions {
+        match started {
+            Ok((session, sources)) => render_profile(&mut s, session, sources),
+            Err((name, e)) => {
+                let _ = writeln!(
+                    s,
+                    "  profile {name}: `aq run --profile {name}` would not start: {e}"
+                );
+            }
         }
+    }
+    if shown
+        .sessions
+        .iter()
+        .any(|s| s.as_ref().is_ok_and(|(s, _)| s.profile.sandbox))
+    {
+        let _ = writeln!(
+            s,
+            "  (an agent preset adds its own hosts and paths when `aq run` starts its agent: `aq policy show --agents`)"
+        );
     }
 
     let _ = writeln!(
@@ -350,6 +424,181 @@ fn render_show_text(loaded: &Loaded) -> String {
     s
 }
 
+/// One profile as a session gets it: its description, with the network,
+/// writable and readable lines written from what is in force, each grant
+/// with its origin.
+fn render_profile(s: &mut String, session: &InForce, sources: &Sources) {
+    let width = sources
+        .allow
+        .iter()
+        .chain(&sources.pins)
+        .chain(&sources.permit)
+        .chain(&sources.unused)
+        .chain(&sources.writable)
+        .chain(&sources.readable)
+        .map(|e| e.value.len())
+        .max()
+        .unwrap_or(0)
+        .max(24);
+    let list = |s: &mut String, entries: &[Sourced]| {
+        for e in entries {
+            let _ = writeln!(s, "      {:width$}  {}", e.value, origin_text(&e.origin));
+        }
+    };
+    let p = &session.profile;
+    for (kind, line) in p.describe() {
+        match kind {
+            ProfileLine::Writable => {
+                let _ = writeln!(
+                    s,
+                    "    writable:  the workspace, the session's TMPDIR{}",
+                    if sources.writable.is_empty() {
+                        ""
+                    } else {
+                        ", and:"
+                    }
+                );
+                list(s, &sources.writable);
+            }
+            ProfileLine::Readable => {
+                let _ = writeln!(
+                    s,
+                    "    readable:  {}{}",
+                    p.readable_base(),
+                    if sources.readable.is_empty() {
+                        ""
+                    } else {
+                        "; and named:"
+                    }
+                );
+                list(s, &sources.readable);
+            }
+            ProfileLine::Network => render_network(s, session, sources, &list),
+            ProfileLine::Head | ProfileLine::Rest => {
+                let _ = writeln!(s, "  {line}");
+            }
+        }
+    }
+    if !p.sandbox {
+        // No sandbox lines above: the network is the host's all the same.
+        render_network(s, session, sources, &list);
+    }
+}
+
+fn render_network(
+    s: &mut String,
+    session: &InForce,
+    sources: &Sources,
+    list: &dyn Fn(&mut String, &[Sourced]),
+) {
+    let _ = writeln!(s, "    network:   {}", session.net.note());
+    match &session.net {
+        NetPlan::Broker { .. } => {
+            list(s, &sources.allow);
+            if !sources.pins.is_empty() {
+                let _ = writeln!(s, "    pinned (never resolved):");
+                list(s, &sources.pins);
+            }
+            if !sources.permit.is_empty() {
+                let _ = writeln!(s, "    private destinations permitted:");
+                list(s, &sources.permit);
+            }
+        }
+        NetPlan::Off | NetPlan::Host if !sources.unused.is_empty() => {
+            let _ = writeln!(
+                s,
+                "    not used by this profile ({}):",
+                if session.profile.sandbox {
+                    "its network is the host's"
+                } else {
+                    "no kernel sandbox, so no broker"
+                }
+            );
+            list(s, &sources.unused);
+        }
+        NetPlan::Off | NetPlan::Host => {}
+    }
+}
+
+/// Where a grant came from, in words.
+fn origin_text(origin: &Origin) -> String {
+    match origin {
+        Origin::BuiltIn => "built-in".to_string(),
+        Origin::Flag => "the command line".to_string(),
+        Origin::Agent(name) => format!("agent preset {name}"),
+        Origin::File {
+            kind,
+            at,
+            place,
+            granted,
+        } => {
+            let whose = match kind {
+                FileKind::User => "your policy",
+                FileKind::Project => "the repository's policy",
+                FileKind::Flag => "--policy",
+            };
+            let when = granted
+                .as_deref()
+                .map(|d| format!(", `aq allow` on {}", d.get(..10).unwrap_or(d)))
+                .unwrap_or_default();
+            format!("{whose} {at} {place}{when}")
+        }
+    }
+}
+
+fn origin_json(origin: &Origin) -> Value {
+    match origin {
+        Origin::BuiltIn => json!({"source": "built-in"}),
+        Origin::Flag => json!({"source": "command-line"}),
+        Origin::Agent(name) => json!({"source": "agent", "agent": name}),
+        Origin::File {
+            kind,
+            at,
+            place,
+            granted,
+        } => with_location(
+            json!({"layer": kind.as_str(), "place": place, "granted": granted}),
+            Some(at),
+        ),
+    }
+}
+
+fn sourced_json(key: &str, entries: &[Sourced]) -> Vec<Value> {
+    entries
+        .iter()
+        .map(|e| {
+            let mut v = origin_json(&e.origin);
+            if let Value::Object(o) = &mut v {
+                o.insert(key.to_string(), json!(e.value));
+            }
+            v
+        })
+        .collect()
+}
+
+fn in_force_json(session: &InForce, sources: &Sources) -> Value {
+    let mode = match session.net {
+        NetPlan::Off => "off",
+        NetPlan::Host => "host",
+        NetPlan::Broker { .. } => "broker",
+    };
+    json!({
+        "profile": session.profile.name,
+        "sandbox": session.profile.sandbox,
+        "network": {
+            "mode": mode,
+            "note": session.net.note(),
+            "allow": sourced_json("entry", &sources.allow),
+            "resolve": sourced_json("entry", &sources.pins),
+            "permit": sourced_json("entry", &sources.permit),
+            "unused": sourced_json("entry", &sources.unused),
+        },
+        "writable": sourced_json("path", &sources.writable),
+        "readable": sourced_json("path", &sources.readable),
+        "home": session.profile.home.as_str(),
+    })
+}
+
 fn describe_matcher(rule: &CustomRule) -> String {
     let m = &rule.matcher;
     let lists = [
@@ -382,7 +631,8 @@ fn with_location(mut v: Value, at: Option<&Location>) -> Value {
     v
 }
 
-fn render_show_json(loaded: &Loaded) -> Value {
+fn render_show_json(shown: &Shown) -> Value {
+    let loaded = shown.loaded;
     let eff: &EffectivePolicy = &loaded.effective;
     let files: Vec<Value> = loaded
         .files
@@ -436,6 +686,11 @@ fn render_show_json(loaded: &Loaded) -> Value {
         "default_profile": eff.session.profile,
         "trusted_exec": eff.session.trusted_exec,
         "profiles": eff.profiles.0,
+        "workspace": shown.workspace.display().to_string(),
+        "in_force": shown.sessions.iter().map(|started| match started {
+            Ok((session, sources)) => in_force_json(session, sources),
+            Err((name, e)) => json!({"profile": name, "error": e}),
+        }).collect::<Vec<_>>(),
         "agents": eff.agents.0,
         "audit_export": eff.audit_export.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
         "ignored": ignored,

@@ -78,13 +78,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
     let loaded = aq_session::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
     let settings = loaded.effective.session_settings();
-    let profile_name = args.profile.clone().unwrap_or(settings.profile.clone());
-    let Some(profile) = loaded.effective.profiles.get(&profile_name).cloned() else {
-        return Err(format!(
-            "unknown profile `{profile_name}`; available: {} (`aq policy show` explains each)",
-            loaded.effective.profiles.names().join(", ")
-        ));
-    };
+    let profile = aq_session::in_force::profile_named(&loaded.effective, args.profile.as_deref())?;
     if !profile.sandbox {
         let why = format!(
             "profile `{}` has no kernel sandbox to verify: only the PATH shims stand between a command and your files; `aq verify --profile strict` checks the sandbox",

@@ -24,6 +24,9 @@ pub struct GrantInputs<'a> {
     /// Where the session keeps its copies of shadowed files (`None`: they
     /// are read-only instead).
     pub shadow_dir: Option<&'a Path>,
+    /// The endpoints the agent's own configuration names
+    /// ([`crate::endpoints::find`]).
+    pub endpoints: &'a crate::endpoints::Found,
 }
 
 /// The key proxy for one session.
@@ -224,6 +227,14 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
         (Some(api), Some(port)) => {
             let upstream = lookup(inputs.env, &api.base_url_env)
                 .map(|v| v.to_string_lossy().into_owned())
+                .or_else(|| {
+                    inputs
+                        .endpoints
+                        .endpoints
+                        .iter()
+                        .find(|e| e.api)
+                        .map(|e| e.url.clone())
+                })
                 .unwrap_or_else(|| api.upstream.clone());
             let mut headers: Vec<(String, String, String)> = Vec::new();
             for a in &api.auth {
@@ -284,6 +295,19 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
                     g.keys_passed.join(", ")
                 ));
             }
+        }
+    }
+    // Keys the agent's own configuration names (Codex's `env_key`): the
+    // agent needs them for the endpoint it talks to itself.
+    for key in &inputs.endpoints.key_envs {
+        if g.keys_passed.contains(key) || g.keys_outside.contains(key) {
+            continue;
+        }
+        if let Some(v) = lookup(inputs.env, key) {
+            g.env.retain(|(k, _)| k != key.as_str());
+            g.env_passed.retain(|k| k != key);
+            g.env.push((key.into(), v.clone()));
+            g.keys_passed.push(key.clone());
         }
     }
     g
@@ -352,6 +376,7 @@ mod tests {
                 env: &e,
                 key_proxy_port: Some(3129),
                 shadow_dir: None,
+                endpoints: &Default::default(),
             },
         );
         assert!(home.path().join(".claude/projects").is_dir());
@@ -420,6 +445,7 @@ mod tests {
                 env: &e,
                 key_proxy_port: None,
                 shadow_dir: None,
+                endpoints: &Default::default(),
             },
         );
         assert!(g.key_proxy.is_none());

@@ -10,9 +10,17 @@
 //! contract with `aq hook opencode` is ours. Pure: bytes in, an answer out;
 //! the decision is the caller's (the engine and the user's policy).
 //!
-//! Where an agent has no `ask`, an ask is answered as a denial whose reason
-//! says how to approve; nothing ever waits. Where an agent runs the
+//! Where an agent has no `ask`, or has one but nobody to answer it (a
+//! headless run: [`RunMode`]), an ask is answered as a denial whose reason
+//! says why and how to approve; nothing ever waits. Where an agent runs the
 //! command when a hook fails, an error is answered as a denial.
+//!
+//! Gemini CLI needs the run mode: its `"decision": "ask"` forces its own
+//! confirmation even under `--yolo`, but in a headless run (`gemini -p`)
+//! nobody can confirm, the call is cancelled and the run ends at once with
+//! exit code 0 and no output: the model never reads why. So aq answers
+//! Gemini's ask only when [`classify_run`] finds its interactive terminal
+//! UI, and a denial otherwise.
 
 use std::path::PathBuf;
 
@@ -71,12 +79,159 @@ impl HookAgent {
         HookAgent::ALL.into_iter().find(|a| a.name() == name)
     }
 
-    /// Whether it has a native "ask the user".
-    pub fn has_ask(self) -> bool {
-        matches!(
-            self,
-            HookAgent::Claude | HookAgent::Cursor | HookAgent::Copilot
-        )
+    /// Whether an ask is answered with its native "ask the user" in a run
+    /// of `mode`. Claude Code turns an ask it cannot ask (`claude -p`) into
+    /// a denial that carries aq's reason, so its ask is safe headless;
+    /// Gemini CLI ends a headless run silently on one, and Cursor's and
+    /// Copilot CLI's headless handling is not verified: only interactive.
+    pub fn native_ask(self, mode: RunMode) -> bool {
+        match self {
+            HookAgent::Claude => true,
+            HookAgent::Gemini | HookAgent::Cursor | HookAgent::Copilot => {
+                mode == RunMode::Interactive
+            }
+            HookAgent::Codex | HookAgent::Windsurf | HookAgent::Cline | HookAgent::OpenCode => {
+                false
+            }
+        }
+    }
+}
+
+/// Whether the agent's run has a person at it to answer an ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMode {
+    /// A person answers the agent's own prompt (its terminal UI, its IDE).
+    Interactive,
+    /// Nobody to ask: a one-shot prompt (`-p`), no terminal, CI; or the
+    /// agent's process was not found where that decides.
+    Headless,
+}
+
+/// What `aq hook` could read of the agent's process (the ancestor that
+/// runs the agent's program), to tell its [`RunMode`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentProcess {
+    /// The agent's own arguments (after its program or script).
+    pub args: Vec<String>,
+    /// The variables of [`MODE_ENV`] it has, with their values.
+    pub env: Vec<(String, String)>,
+    /// Whether its standard input is a terminal.
+    pub stdin_tty: bool,
+    /// Whether its standard output is a terminal.
+    pub stdout_tty: bool,
+}
+
+/// The environment variables that change an agent's run mode: Gemini CLI's
+/// `isHeadlessMode` reads `CI` and `GITHUB_ACTIONS` (not when
+/// `GEMINI_CLI_INTEGRATION_TEST` is `true`).
+pub const MODE_ENV: &[&str] = &["CI", "GITHUB_ACTIONS", "GEMINI_CLI_INTEGRATION_TEST"];
+
+/// The run mode of `agent`'s run, from its process (`None`: not found).
+///
+/// Gemini CLI 0.61 (`loadCliConfig` in `bundle/gemini-*.js`, `isHeadlessMode`
+/// in `bundle/chunk-*.js`): interactive with `-i`/`--prompt-interactive`,
+/// else unless one of: `CI=true` or `GITHUB_ACTIONS=true`, stdin or stdout
+/// not a terminal, `-p`/`--prompt`, a positional prompt. Its ACP mode
+/// (`--acp`, an IDE's client) runs tools its own way and is counted
+/// headless here, and so is a Gemini CLI process aq cannot find: a denial
+/// is the answer that cannot be lost. Cursor's `cursor-agent` and Copilot
+/// CLI are headless with `-p`/`--print` (Cursor) or `-p`/`--prompt`
+/// (Copilot); found in no terminal of theirs (an IDE), they are counted
+/// interactive, as before. Claude Code: `-p`/`--print`.
+pub fn classify_run(agent: HookAgent, process: Option<&AgentProcess>) -> RunMode {
+    let has = |p: &AgentProcess, flags: &[&str]| {
+        p.args.iter().take_while(|a| *a != "--").any(|a| {
+            let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+            flags.contains(&name)
+        })
+    };
+    match (agent, process) {
+        (HookAgent::Gemini, Some(p)) => classify_gemini(p),
+        (HookAgent::Gemini, None) => RunMode::Headless,
+        (HookAgent::Claude, Some(p)) if has(p, &["-p", "--print"]) => RunMode::Headless,
+        (HookAgent::Cursor, Some(p)) if has(p, &["-p", "--print"]) => RunMode::Headless,
+        (HookAgent::Copilot, Some(p)) if has(p, &["-p", "--prompt"]) => RunMode::Headless,
+        (HookAgent::Claude | HookAgent::Cursor | HookAgent::Copilot, _) => RunMode::Interactive,
+        _ => RunMode::Headless,
+    }
+}
+
+/// Gemini CLI 0.61's own rule, from its arguments as yargs reads them
+/// (`parseArguments`): a string option takes the next word, an array
+/// option every word up to the next option; any other word is a prompt.
+fn classify_gemini(p: &AgentProcess) -> RunMode {
+    const STRING: &[&str] = &[
+        "-m",
+        "--model",
+        "-p",
+        "--prompt",
+        "-i",
+        "--prompt-interactive",
+        "-w",
+        "--worktree",
+        "--approval-mode",
+        "-r",
+        "--resume",
+        "--session-file",
+        "--session-id",
+        "--delete-session",
+        "-o",
+        "--output-format",
+        "--fake-responses",
+        "--fake-responses-non-strict",
+        "--record-responses",
+    ];
+    const ARRAY: &[&str] = &[
+        "--policy",
+        "--admin-policy",
+        "--allowed-mcp-server-names",
+        "--allowed-tools",
+        "-e",
+        "--extensions",
+        "--include-directories",
+    ];
+    let env = |k: &str| {
+        p.env
+            .iter()
+            .find(|(n, _)| n == k)
+            .is_some_and(|(_, v)| v == "true")
+    };
+    let (mut prompt, mut query, mut ask_ui, mut acp) = (false, false, false, false);
+    let mut words = p.args.iter().peekable();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            query |= words.peek().is_some();
+            break;
+        }
+        if !word.starts_with('-') || word == "-" {
+            query = true;
+            continue;
+        }
+        let (name, inline) = match word.split_once('=') {
+            Some((n, _)) => (n, true),
+            None => (word.as_str(), false),
+        };
+        match name {
+            "-p" | "--prompt" => prompt = true,
+            "-i" | "--prompt-interactive" => ask_ui = true,
+            "--acp" | "--experimental-acp" => acp = true,
+            _ => {}
+        }
+        if inline {
+            continue;
+        }
+        if STRING.contains(&name) {
+            words.next();
+        } else if ARRAY.contains(&name) {
+            while words.next_if(|w| !w.starts_with('-')).is_some() {}
+        }
+    }
+    let ci = !env("GEMINI_CLI_INTEGRATION_TEST") && (env("CI") || env("GITHUB_ACTIONS"));
+    let headless = ci || !p.stdin_tty || !p.stdout_tty || prompt || query;
+    if acp || (headless && !ask_ui) {
+        RunMode::Headless
+    } else {
+        RunMode::Interactive
     }
 }
 
@@ -337,19 +492,28 @@ fn shell_join(words: &[Value]) -> String {
 }
 
 /// The answer to give for `decision` with `reason` (what the model reads:
-/// rule, why, safer). `None` (not a shell tool) defers to the agent.
+/// rule, why, safer) in a run of `mode`. `None` (not a shell tool) defers
+/// to the agent.
 pub fn answer(
     agent: HookAgent,
     decision: Option<HookDecision>,
     reason: &str,
     on_allow: OnAllow,
+    mode: RunMode,
 ) -> HookAnswer {
     let ask_as_deny = || {
+        let why = match agent {
+            HookAgent::Gemini | HookAgent::Cursor | HookAgent::Copilot => format!(
+                "this {} run is headless (a one-shot prompt, no terminal, or CI), so nobody could answer its ask",
+                agent.name()
+            ),
+            _ => format!("{} has no way to ask from a hook", agent.name()),
+        };
         format!(
-            "{reason}\naq asks a human before this runs, and {} has no way to ask from a hook: run it yourself, or approve it in aq's policy (`aq explain` shows the rule).",
-            agent.name()
+            "{reason}\naq asks a human before this runs, and {why}: it was refused. Run it yourself, or approve it in aq's policy (`aq explain` shows the rule)."
         )
     };
+    let native_ask = agent.native_ask(mode);
     let json = |v: Value| HookAnswer {
         stdout: format!("{v}\n"),
         stderr: String::new(),
@@ -384,11 +548,22 @@ pub fn answer(
         HookAgent::Gemini => match decision {
             None => nothing,
             Some(HookDecision::Allow) => json(json!({"decision": "allow"})),
+            // Gemini shows `systemMessage` with its confirmation; `reason`
+            // is for the model (read on a deny only).
+            Some(HookDecision::Ask) if native_ask => json(json!({
+                "decision": "ask",
+                "reason": reason,
+                "systemMessage": reason,
+            })),
             Some(HookDecision::Ask) => json(json!({"decision": "deny", "reason": ask_as_deny()})),
             Some(HookDecision::Deny) => json(json!({"decision": "deny", "reason": reason})),
         },
         HookAgent::Cursor => match decision {
             None => nothing,
+            Some(HookDecision::Ask) if !native_ask => {
+                let r = ask_as_deny();
+                json(json!({"permission": "deny", "user_message": r, "agent_message": r}))
+            }
             Some(d) => json(json!({
                 "permission": match d {
                     HookDecision::Allow => "allow",
@@ -401,6 +576,10 @@ pub fn answer(
         },
         HookAgent::Copilot => match decision {
             None => nothing,
+            Some(HookDecision::Ask) if !native_ask => json(json!({
+                "permissionDecision": "deny",
+                "permissionDecisionReason": ask_as_deny(),
+            })),
             Some(d) => json(json!({
                 "permissionDecision": match d {
                     HookDecision::Allow => "allow",
@@ -457,7 +636,13 @@ fn codex_deny(reason: &str) -> HookAnswer {
 /// agent's terms, rather than let the command run unjudged.
 pub fn answer_error(agent: HookAgent, message: &str) -> HookAnswer {
     let reason = format!("aq could not judge this command ({message}); it was refused");
-    let mut a = answer(agent, Some(HookDecision::Deny), &reason, OnAllow::Defer);
+    let mut a = answer(
+        agent,
+        Some(HookDecision::Deny),
+        &reason,
+        OnAllow::Defer,
+        RunMode::Headless,
+    );
     // Exit 2 blocks in every contract that reads exit codes; stderr says why.
     a.stderr = format!("{reason}\n");
     // Claude Code and Gemini CLI obey the JSON whatever the exit code (and
@@ -550,7 +735,13 @@ mod tests {
         .unwrap();
         assert!(e.commands.is_empty());
         assert_eq!(
-            answer(HookAgent::Claude, None, "", OnAllow::Defer),
+            answer(
+                HookAgent::Claude,
+                None,
+                "",
+                OnAllow::Defer,
+                RunMode::Interactive
+            ),
             HookAnswer::default()
         );
     }
@@ -576,6 +767,7 @@ mod tests {
                 Some(HookDecision::Deny),
                 "rule x: why",
                 OnAllow::Defer,
+                RunMode::Interactive,
             )
         };
         let v = |a: &HookAnswer| serde_json::from_str::<Value>(&a.stdout).unwrap();
@@ -590,7 +782,13 @@ mod tests {
         assert_eq!(deny(HookAgent::Windsurf).exit_code, 2);
         // Allow defers by default: no opinion; approves when asked to.
         for agent in HookAgent::ALL {
-            let a = answer(agent, Some(HookDecision::Allow), "", OnAllow::Defer);
+            let a = answer(
+                agent,
+                Some(HookDecision::Allow),
+                "",
+                OnAllow::Defer,
+                RunMode::Interactive,
+            );
             assert!(!a.stdout.contains("deny") && a.exit_code == 0, "{agent:?}");
         }
         let approve = answer(
@@ -598,6 +796,7 @@ mod tests {
             Some(HookDecision::Allow),
             "ok",
             OnAllow::Approve,
+            RunMode::Interactive,
         );
         assert_eq!(
             v(&approve)["hookSpecificOutput"]["permissionDecision"],
@@ -609,23 +808,213 @@ mod tests {
             Some(HookDecision::Allow),
             "ok",
             OnAllow::Approve,
+            RunMode::Interactive,
         );
         assert_eq!(codex, HookAnswer::default());
-        // An ask: native where the agent has one, else a denial that says so.
-        let ask = answer(
-            HookAgent::Claude,
-            Some(HookDecision::Ask),
-            "r",
-            OnAllow::Defer,
+        // An ask: native where the agent has one and someone can answer it,
+        // else a denial that says why.
+        for mode in [RunMode::Interactive, RunMode::Headless] {
+            let ask = answer(
+                HookAgent::Claude,
+                Some(HookDecision::Ask),
+                "r",
+                OnAllow::Defer,
+                mode,
+            );
+            assert_eq!(v(&ask)["hookSpecificOutput"]["permissionDecision"], "ask");
+        }
+    }
+
+    /// Issue 28: Gemini CLI 0.61 has a native ask (`isAskDecision`, the
+    /// scheduler's `forcedDecision: "ask_user"`), even under `--yolo`; a
+    /// headless run cannot answer it and ends silently, so there it is a
+    /// denial with aq's reason.
+    #[test]
+    fn an_ask_is_native_where_someone_can_answer_it() {
+        let v = |a: &HookAnswer| serde_json::from_str::<Value>(&a.stdout).unwrap();
+        let ask = |agent, mode| {
+            let a = answer(
+                agent,
+                Some(HookDecision::Ask),
+                "aq: needs approval: rm -rf build",
+                OnAllow::Defer,
+                mode,
+            );
+            // Windsurf reads only its exit code.
+            let want = if agent == HookAgent::Windsurf { 2 } else { 0 };
+            assert_eq!(a.exit_code, want, "{agent:?} {mode:?}");
+            a
+        };
+        let g = v(&ask(HookAgent::Gemini, RunMode::Interactive));
+        assert_eq!(g["decision"], "ask");
+        assert_eq!(g["systemMessage"], "aq: needs approval: rm -rf build");
+        let g = v(&ask(HookAgent::Gemini, RunMode::Headless));
+        assert_eq!(g["decision"], "deny");
+        let why = g["reason"].as_str().unwrap();
+        assert!(
+            why.starts_with("aq: needs approval: rm -rf build\n"),
+            "{why}"
         );
-        assert_eq!(v(&ask)["hookSpecificOutput"]["permissionDecision"], "ask");
-        let ask = answer(
+        assert!(why.contains("this gemini run is headless"), "{why}");
+        assert_eq!(
+            v(&ask(HookAgent::Cursor, RunMode::Interactive))["permission"],
+            "ask"
+        );
+        let c = v(&ask(HookAgent::Cursor, RunMode::Headless));
+        assert_eq!(c["permission"], "deny");
+        assert!(c["agent_message"].as_str().unwrap().contains("headless"));
+        assert_eq!(
+            v(&ask(HookAgent::Copilot, RunMode::Interactive))["permissionDecision"],
+            "ask"
+        );
+        assert_eq!(
+            v(&ask(HookAgent::Copilot, RunMode::Headless))["permissionDecision"],
+            "deny"
+        );
+        // No native ask at all: a denial in every mode, saying so.
+        for mode in [RunMode::Interactive, RunMode::Headless] {
+            let c = ask(HookAgent::Codex, mode);
+            assert_eq!(v(&c)["hookSpecificOutput"]["permissionDecision"], "deny");
+            assert!(c.stdout.contains("codex has no way to ask from a hook"));
+            assert_eq!(v(&ask(HookAgent::Cline, mode))["cancel"], true);
+            assert_eq!(v(&ask(HookAgent::OpenCode, mode))["decision"], "deny");
+            let w = ask(HookAgent::Windsurf, mode);
+            assert!(w.stdout.is_empty() && w.stderr.contains("asks a human"));
+        }
+    }
+
+    #[test]
+    fn a_gemini_payload_for_an_ask_class_command_is_answered_by_the_run() {
+        let e = parse_event(HookAgent::Gemini, &fixture("gemini/beforetool-ask.json")).unwrap();
+        assert_eq!(e.commands, ["printenv; touch asked.marker"]);
+        assert_eq!(
+            e.session.as_deref(),
+            Some("22222222-3333-4444-8555-666666666666")
+        );
+        let v = |mode| {
+            let a = answer(
+                HookAgent::Gemini,
+                Some(HookDecision::Ask),
+                "aq: needs approval: printenv",
+                OnAllow::Defer,
+                mode,
+            );
+            serde_json::from_str::<Value>(&a.stdout).unwrap()
+        };
+        // `gemini --yolo` in a terminal: Gemini's own confirmation.
+        let tui = AgentProcess {
+            args: vec!["--yolo".into()],
+            stdin_tty: true,
+            stdout_tty: true,
+            ..AgentProcess::default()
+        };
+        assert_eq!(
+            v(classify_run(HookAgent::Gemini, Some(&tui)))["decision"],
+            "ask"
+        );
+        // `gemini -p "do the task" --yolo`: a denial with aq's reason.
+        let headless = AgentProcess {
+            args: vec!["-p".into(), "do the task".into(), "--yolo".into()],
+            ..tui
+        };
+        assert_eq!(
+            v(classify_run(HookAgent::Gemini, Some(&headless)))["decision"],
+            "deny"
+        );
+    }
+
+    fn gemini(args: &str, tty: bool, env: &[(&str, &str)]) -> RunMode {
+        classify_run(
             HookAgent::Gemini,
-            Some(HookDecision::Ask),
-            "r",
-            OnAllow::Defer,
+            Some(&AgentProcess {
+                args: args.split_whitespace().map(String::from).collect(),
+                env: env
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                stdin_tty: tty,
+                stdout_tty: tty,
+            }),
+        )
+    }
+
+    #[test]
+    fn gemini_runs_are_told_apart_as_gemini_tells_them() {
+        use RunMode::{Headless, Interactive};
+        let cases: &[(&str, bool, RunMode)] = &[
+            ("", true, Interactive),
+            ("--yolo", true, Interactive),
+            ("-m gemini-2.5-pro --yolo", true, Interactive),
+            ("--model=gemini-2.5-pro", true, Interactive),
+            (
+                "--allowed-tools run_shell_command ls --yolo",
+                true,
+                Interactive,
+            ),
+            ("-r latest", true, Interactive),
+            ("-i 'fix the tests'", true, Interactive),
+            ("-i fix", false, Interactive),
+            ("", false, Headless),
+            ("-p 'do the task' --yolo", true, Headless),
+            ("--yolo -p x", true, Headless),
+            ("--prompt=x", true, Headless),
+            ("-p", true, Headless),
+            ("'do the task'", true, Headless),
+            ("--yolo fix", true, Headless),
+            ("-- fix", true, Headless),
+            ("--experimental-acp", true, Headless),
+            ("--acp", false, Headless),
+            // An option aq does not know as taking a value: its value reads
+            // as a prompt, so headless (the answer that cannot be lost).
+            ("--unknown-option value", true, Headless),
+        ];
+        for (args, tty, want) in cases {
+            assert_eq!(gemini(args, *tty, &[]), *want, "gemini {args} (tty {tty})");
+        }
+        assert_eq!(gemini("", true, &[("CI", "true")]), Headless);
+        assert_eq!(gemini("", true, &[("GITHUB_ACTIONS", "true")]), Headless);
+        assert_eq!(gemini("", true, &[("CI", "1")]), Interactive);
+        assert_eq!(
+            gemini(
+                "",
+                true,
+                &[("CI", "true"), ("GEMINI_CLI_INTEGRATION_TEST", "true")]
+            ),
+            Interactive
         );
-        assert_eq!(v(&ask)["decision"], "deny");
-        assert!(v(&ask)["reason"].as_str().unwrap().contains("asks a human"));
+        // Not found: headless.
+        assert_eq!(classify_run(HookAgent::Gemini, None), Headless);
+    }
+
+    #[test]
+    fn other_agents_runs_are_headless_with_their_one_shot_flag() {
+        use RunMode::{Headless, Interactive};
+        let p = |args: &[&str]| AgentProcess {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            ..AgentProcess::default()
+        };
+        let cases: &[(HookAgent, &[&str], RunMode)] = &[
+            (HookAgent::Claude, &["-p", "x"], Headless),
+            (HookAgent::Claude, &[], Interactive),
+            (HookAgent::Cursor, &["--print", "x"], Headless),
+            (HookAgent::Cursor, &["--force"], Interactive),
+            (
+                HookAgent::Copilot,
+                &["-p", "x", "--allow-all-tools"],
+                Headless,
+            ),
+            (HookAgent::Copilot, &["--prompt=x"], Headless),
+            (HookAgent::Copilot, &[], Interactive),
+        ];
+        for (agent, args, want) in cases {
+            assert_eq!(
+                classify_run(*agent, Some(&p(args))),
+                *want,
+                "{agent:?} {args:?}"
+            );
+        }
+        // Cursor's IDE and Copilot, not found as a CLI: as before, their ask.
+        assert_eq!(classify_run(HookAgent::Cursor, None), Interactive);
+        assert_eq!(classify_run(HookAgent::Copilot, None), Interactive);
     }
 }

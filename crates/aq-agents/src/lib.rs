@@ -22,9 +22,12 @@
 //! policy file's `[agent.NAME]` extends one (lists grow, scalars are
 //! replaced) or defines a new one. Everything is pure (text in, values
 //! out) but [`grant`], which resolves a preset for one session: it creates
-//! the agent's missing state and looks up its configuration files.
+//! the agent's missing state and looks up its configuration files, and
+//! [`agent_process`], which reads the agent's process in `/proc` for its hook.
 #![deny(missing_docs)]
 
+pub mod agent_process;
+pub mod endpoints;
 mod grants;
 pub mod hooks;
 pub mod install;
@@ -36,6 +39,7 @@ pub mod shadow;
 pub use grants::{GrantInputs, Grants, KeyProxyPlan, grant};
 
 pub use preset::{
-    Api, KeyHeader, LayerError, Preset, PresetLayer, PresetSet, RawPreset, check_layer,
+    Api, EndpointSource, KeyHeader, LayerError, Preset, PresetLayer, PresetSet, RawPreset,
+    check_layer,
 };
 pub use recognize::{Recognized, recognize};

@@ -43,6 +43,9 @@ pub struct Preset {
     pub keys: Vec<String>,
     /// How its model API is served inside the sandbox, so the key stays outside.
     pub api: Option<Api>,
+    /// Where the user's own configuration may point it at a model endpoint
+    /// (see [`crate::endpoints`]).
+    pub endpoints: Vec<EndpointSource>,
     /// Arguments `aq` adds to the agent's own (after its program or
     /// script): a switch it needs inside the sandbox.
     pub args: Vec<String>,
@@ -92,6 +95,38 @@ pub struct Api {
     pub only_when_set: bool,
 }
 
+/// One place an agent's user-level configuration names a model endpoint:
+/// a file in the home (`file` with a dotted `url` path, `*` for any key),
+/// a variable (`env`), or a command-line option that sets a configuration
+/// key (`arg` = `-c` with the same `url` path).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointSource {
+    /// `~/.codex/config.toml` (`.json`, `.jsonc`, `.toml` or `.env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// A variable that holds a base URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<String>,
+    /// The option that sets a configuration key, `KEY=VALUE` (`-c`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arg: Option<String>,
+    /// The dotted key path of the URL (`model_providers.*.base_url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The dotted key path of a value naming the variable that holds the
+    /// endpoint's key (`model_providers.*.env_key`): passed to the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_env: Option<String>,
+    /// The value is the agent's model API base URL (Claude Code's
+    /// `settings.json` `env.ANTHROPIC_BASE_URL`, Gemini CLI's `.env`): the
+    /// key proxy's upstream when the variable is not set. An agent may
+    /// apply it over its environment (Claude Code does), so a loopback one
+    /// is also served by the key proxy at that same address inside.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub api: bool,
+}
+
 fn default_placeholder() -> String {
     "aq-key-proxy-placeholder".to_string()
 }
@@ -133,6 +168,8 @@ pub struct RawPreset {
     #[serde(default)]
     keys: Vec<String>,
     api: Option<Api>,
+    #[serde(default)]
+    endpoints: Vec<EndpointSource>,
     #[serde(default)]
     args: Vec<String>,
     #[serde(default)]
@@ -258,6 +295,37 @@ pub fn check_layer(name: &str, raw: RawPreset) -> Result<PresetLayer, LayerError
             ));
         }
     }
+    for e in &raw.endpoints {
+        let kinds = [&e.file, &e.env, &e.arg]
+            .iter()
+            .filter(|k| k.is_some())
+            .count();
+        let problem = if kinds != 1 {
+            Some("name exactly one of `file`, `env` or `arg`")
+        } else if e
+            .file
+            .as_ref()
+            .is_some_and(|f| bad_path(f) || !f.starts_with("~/"))
+        {
+            Some(
+                "`file` must be in the home directory (`~/...`): a repository's files never open an endpoint",
+            )
+        } else if e.env.as_ref().is_some_and(|v| !is_env_name(v))
+            || e.key_env.is_some() && e.file.is_none()
+        {
+            Some("`env` must be a variable name; `key_env` goes with `file`")
+        } else if e.env.is_none() && e.url.as_ref().is_none_or(|u| u.is_empty()) {
+            Some("`file` and `arg` need `url`, the dotted key path of the URL")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err((
+                format!("agent `{name}`: an `endpoints` entry is not valid: {problem}"),
+                "write `{ file = \"~/.agent/config.toml\", url = \"providers.*.base_url\" }` or `{ env = \"AGENT_BASE_URL\" }`".to_string(),
+            ));
+        }
+    }
     let has_title = raw.title.is_some();
     let has_api = raw.api.is_some();
     Ok(PresetLayer {
@@ -274,6 +342,7 @@ pub fn check_layer(name: &str, raw: RawPreset) -> Result<PresetLayer, LayerError
             set_env: raw.set_env,
             keys: raw.keys,
             api: raw.api,
+            endpoints: raw.endpoints,
             args: raw.args,
             hosts: raw.hosts,
             housekeeping: raw.housekeeping,
@@ -315,6 +384,7 @@ impl Preset {
                 ("set_env", l.set_env.len()),
                 ("keys", l.keys.len()),
                 ("args", l.args.len()),
+                ("endpoints", l.endpoints.len()),
                 ("hosts", l.hosts.len()),
                 ("housekeeping", l.housekeeping.len()),
             ] {
@@ -345,6 +415,11 @@ impl Preset {
         extend(&mut self.keys, &l.keys);
         if layer.has_api {
             self.api = l.api.clone();
+        }
+        for e in &l.endpoints {
+            if !self.endpoints.contains(e) {
+                self.endpoints.push(e.clone());
+            }
         }
         self.args.extend(l.args.iter().cloned());
         extend(&mut self.hosts, &l.hosts);
@@ -452,6 +527,23 @@ impl fmt::Display for Preset {
         }
         if !self.args.is_empty() {
             writeln!(f, "  arguments added: {}", self.args.join(" "))?;
+        }
+        if !self.endpoints.is_empty() {
+            let places: Vec<String> = self
+                .endpoints
+                .iter()
+                .map(|e| match (&e.file, &e.env, &e.arg, &e.url) {
+                    (Some(file), _, _, Some(url)) => format!("{file} {url}"),
+                    (_, Some(env), _, _) => format!("${env}"),
+                    (_, _, Some(arg), Some(url)) => format!("{arg} {url}=…"),
+                    _ => String::new(),
+                })
+                .collect();
+            writeln!(
+                f,
+                "  model endpoints read from: {} (loopback: bridged to that address and port; others: through the broker)",
+                places.join(", ")
+            )?;
         }
         writeln!(f, "  network (through the broker): {}", list(&self.hosts))?;
         if !self.housekeeping.is_empty() {

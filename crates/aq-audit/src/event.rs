@@ -90,6 +90,11 @@ pub struct SessionGrants {
     /// The model API the key proxy serves, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_api: Option<String>,
+    /// Model endpoints the agent's own configuration names, each with how
+    /// it is reached: `http://127.0.0.1:4000/v1 (~/.codex/config.toml
+    /// model_providers.local.base_url): bridged to the host's 127.0.0.1:4000`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_endpoints: Vec<String>,
 }
 
 /// What an event records; serialized as `"event": "<snake_case kind>"` plus

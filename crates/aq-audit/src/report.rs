@@ -71,6 +71,9 @@ pub struct Summary {
     pub checkpoints: Vec<CheckpointEntry>,
     /// Why checkpoints could not be taken, if they could not.
     pub checkpoint_errors: Vec<String>,
+    /// Requests the key proxy or a bridge could not take to the model:
+    /// `host:port`, why (with the fix), how many times.
+    pub model_unreachable: Vec<(String, String, u32)>,
 }
 
 /// What a `checkpoint` event recorded.
@@ -669,6 +672,7 @@ impl Summary {
                 reason,
                 bytes_up,
                 bytes_down,
+                front_end,
                 ..
             } => {
                 *self.counts.connections.entry(decision.clone()).or_default() += 1;
@@ -684,6 +688,23 @@ impl Summary {
                 d.bytes_up += bytes_up;
                 d.bytes_down += bytes_down;
                 d.rule = rule.clone();
+                if decision == "failed" && matches!(front_end.as_str(), "key-proxy" | "bridge") {
+                    let at = format!("{host}:{port}");
+                    // The reason is `POST /v1/messages: cannot connect …`.
+                    let why = reason
+                        .as_deref()
+                        .map(|r| r.split_once(": ").map_or(r, |(_, w)| w))
+                        .unwrap_or("no reason recorded")
+                        .to_string();
+                    match self
+                        .model_unreachable
+                        .iter_mut()
+                        .find(|(a, w, _)| *a == at && *w == why)
+                    {
+                        Some(entry) => entry.2 += 1,
+                        None => self.model_unreachable.push((at, why, 1)),
+                    }
+                }
                 let mut outcome = format!("{decision} {host}:{port} [{rule}]");
                 if let Some(a) = addr {
                     outcome.push_str(&format!(" -> {a}"));
@@ -1135,6 +1156,14 @@ impl Summary {
         recap_list(&mut out, "asked", &self.asked);
         for g in &self.git_refused {
             let _ = writeln!(out, "{:<8}{}", "git", g.line());
+        }
+        for (at, why, n) in self.model_unreachable.iter().take(RECAP_LIMIT) {
+            let _ = writeln!(
+                out,
+                "{:<8}the model at {at} could not be reached ({n} {}): {why}",
+                "model",
+                if *n == 1 { "request" } else { "requests" }
+            );
         }
         // Only when there is something to undo: a session that changed
         // nothing in the workspace says nothing about it.

@@ -406,6 +406,11 @@ impl Allowlist {
         &self.rules
     }
 
+    /// Every pin: normalised name and address.
+    pub fn pins(&self) -> impl Iterator<Item = (&str, IpAddr)> {
+        self.pins.iter().map(|(n, a)| (n.as_str(), *a))
+    }
+
     /// The pinned address of a normalised name.
     pub fn pinned(&self, name: &str) -> Option<IpAddr> {
         self.pins.get(name).copied()

@@ -38,6 +38,10 @@ pub struct KeyProxyConfig {
     pub headers: Vec<(String, String, String)>,
     /// A query parameter that carries the key, and the key.
     pub query_key: Option<(String, String)>,
+    /// Names pinned to an address (`--resolve`, `[network] resolve`),
+    /// normalised (lower case, no final dot): the proxy connects there
+    /// instead of asking the resolver, as the broker does.
+    pub pins: Vec<(String, std::net::IpAddr)>,
 }
 
 /// One forwarded request, for the session log.
@@ -96,6 +100,12 @@ fn parse_upstream(url: &str) -> Result<Upstream, String> {
         .trim_end_matches(']')
         .to_string();
     Ok(Upstream { tls, host, port })
+}
+
+/// `(tls, host, port)` of an `http://` or `https://` URL (a bracketed IPv6
+/// host without its brackets; the scheme's port when none is written).
+pub fn http_target(url: &str) -> Result<(bool, String, u16), String> {
+    parse_upstream(url).map(|u| (u.tls, u.host, u.port))
 }
 
 /// The path part of a base URL (`https://x/v1` → `/v1`, none → ``).
@@ -352,14 +362,18 @@ fn handle(
         let rewritten = rewrite_head(&head, config, upstream)?;
         record.request = rewritten.request.clone();
         record.keyed = rewritten.keyed;
-        let server = TcpStream::connect(
-            (upstream.host.as_str(), upstream.port)
-                .to_socket_addrs()
-                .map_err(|e| format!("cannot resolve {}: {e}", upstream.host))?
-                .next()
-                .ok_or_else(|| format!("{} has no address", upstream.host))?,
-        )
-        .map_err(|e| format!("cannot connect to {}:{}: {e}", upstream.host, upstream.port))?;
+        let server = TcpStream::connect(upstream_addr(upstream, &config.pins)?).map_err(|e| {
+            format!(
+                "cannot connect to {}:{}: {e}{}",
+                upstream.host,
+                upstream.port,
+                if e.kind() == io::ErrorKind::ConnectionRefused {
+                    " (is the model server running there?)"
+                } else {
+                    ""
+                }
+            )
+        })?;
         let _ = server.set_nodelay(true);
         let mut first = rewritten.head;
         first.extend_from_slice(&rest);
@@ -376,18 +390,59 @@ fn handle(
     })();
     if let Err(e) = result {
         if record.bytes_down == 0 {
-            let body = format!("aq key proxy: {e}\n");
-            let _ = write!(
-                client,
-                "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
+            let _ = client.write_all(&refusal_response(&e));
         }
         record.error = Some(e);
     }
     let _ = client.shutdown(Shutdown::Both);
     record.duration_ms = started.elapsed().as_millis() as u64;
     record
+}
+
+/// Where to connect for `upstream`: its pinned address, or what the
+/// resolver answers.
+fn upstream_addr(
+    upstream: &Upstream,
+    pins: &[(String, std::net::IpAddr)],
+) -> Result<std::net::SocketAddr, String> {
+    let name = upstream.host.trim_end_matches('.').to_ascii_lowercase();
+    if let Some((_, addr)) = pins.iter().find(|(n, _)| *n == name) {
+        return Ok(std::net::SocketAddr::new(*addr, upstream.port));
+    }
+    (upstream.host.as_str(), upstream.port)
+        .to_socket_addrs()
+        .map_err(|e| {
+            format!(
+                "cannot resolve {}: {e} (pin the name with `aq run --resolve {}:ADDR`, or check the agent's base URL)",
+                upstream.host, upstream.host
+            )
+        })?
+        .next()
+        .ok_or_else(|| format!("{} has no address", upstream.host))
+}
+
+/// The answer when the model API cannot be reached: `421 Misdirected
+/// Request`, a status no agent retries (they retry 429 and 5xx, Gemini CLI
+/// for minutes), so the agent stops at once and shows aq's reason. The
+/// body fits the Anthropic, OpenAI and Gemini error shapes at once
+/// (`error.message`), so each agent prints the message itself.
+fn refusal_response(reason: &str) -> Vec<u8> {
+    let message = format!("aq key proxy: {reason}");
+    let body = serde_json::json!({
+        "type": "error",
+        "error": {
+            "type": "aq_key_proxy_error",
+            "code": 421,
+            "status": "UNAVAILABLE",
+            "message": message,
+        }
+    })
+    .to_string();
+    format!(
+        "HTTP/1.1 421 Misdirected Request\r\nContent-Type: application/json\r\nx-should-retry: false\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
 }
 
 fn wait_readable(fd: i32, timeout_ms: i32) {
@@ -551,6 +606,7 @@ mod tests {
                 ("authorization".into(), "Bearer ".into(), "sk-real".into()),
             ],
             query_key: Some(("key".into(), "g-real".into())),
+            pins: vec![],
         }
     }
 
@@ -645,6 +701,7 @@ mod tests {
                 upstream: format!("http://127.0.0.1:{port}"),
                 headers: vec![("x-api-key".into(), String::new(), "sk-real".into())],
                 query_key: None,
+                pins: vec![],
             },
             Arc::new(move |r: &KeyProxyRecord| seen.lock().unwrap().push(r.clone())),
         )
@@ -667,5 +724,106 @@ mod tests {
         let r = records.lock().unwrap()[0].clone();
         assert!(r.keyed && r.error.is_none(), "{r:?}");
         assert_eq!(r.request, "POST /v1/messages");
+    }
+
+    /// One request through a proxy serving `config`; the answer.
+    fn one_request(config: KeyProxyConfig) -> (String, KeyProxyRecord) {
+        let inside = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = inside.local_addr().unwrap();
+        let records = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = records.clone();
+        let _proxy = KeyProxy::serve(
+            inside,
+            config,
+            Arc::new(move |r: &KeyProxyRecord| seen.lock().unwrap().push(r.clone())),
+        )
+        .unwrap();
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.write_all(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}",
+        )
+        .unwrap();
+        let mut answer = String::new();
+        c.read_to_string(&mut answer).unwrap();
+        for _ in 0..200 {
+            if !records.lock().unwrap().is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let r = records.lock().unwrap()[0].clone();
+        (answer, r)
+    }
+
+    #[test]
+    fn a_pinned_name_is_reached_at_its_pin_without_the_resolver() {
+        let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = upstream.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = upstream.accept().unwrap();
+            let mut got = Vec::new();
+            let mut b = [0u8; 1024];
+            while find(&got, b"\r\n\r\n{}").is_none() {
+                let n = s.read(&mut b).unwrap();
+                got.extend_from_slice(&b[..n]);
+            }
+            s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                .unwrap();
+            String::from_utf8(got).unwrap()
+        });
+        // `.invalid` never resolves: only the pin can make this work.
+        let (answer, record) = one_request(KeyProxyConfig {
+            upstream: format!("http://Model.Example.Invalid.:{port}/v1"),
+            headers: vec![],
+            query_key: None,
+            pins: vec![("model.example.invalid".into(), "127.0.0.1".parse().unwrap())],
+        });
+        assert!(answer.ends_with("ok"), "{answer}");
+        assert!(record.error.is_none(), "{record:?}");
+        let got = server.join().unwrap();
+        // The upstream sees its own name; no key was added (none is held).
+        assert!(got.contains("Host: Model.Example.Invalid.:"), "{got}");
+        assert!(!record.keyed);
+    }
+
+    #[test]
+    fn an_unreachable_model_api_gets_an_answer_no_agent_retries_with_the_fix() {
+        let (answer, record) = one_request(KeyProxyConfig {
+            upstream: "http://model.example.invalid:9/v1".into(),
+            headers: vec![],
+            query_key: None,
+            pins: vec![],
+        });
+        assert!(
+            answer.starts_with("HTTP/1.1 421 Misdirected Request\r\n"),
+            "{answer}"
+        );
+        assert!(answer.contains("x-should-retry: false"), "{answer}");
+        let body: serde_json::Value =
+            serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("cannot resolve model.example.invalid"),
+            "{message}"
+        );
+        assert!(
+            message.contains("--resolve model.example.invalid:ADDR"),
+            "{message}"
+        );
+        assert!(record.error.is_some());
+        // A port where nothing listens: the refusal says so.
+        let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let (answer, _) = one_request(KeyProxyConfig {
+            upstream: format!("http://127.0.0.1:{port}"),
+            headers: vec![],
+            query_key: None,
+            pins: vec![],
+        });
+        assert!(
+            answer.contains("is the model server running there?"),
+            "{answer}"
+        );
     }
 }

@@ -99,5 +99,5 @@ pub use broker::{
     SystemResolver, Tunnel,
 };
 pub use host::{Host, HostError, normalize_host};
-pub use keyproxy::{KeyProxy, KeyProxyConfig, KeyProxyRecord, KeyProxyRecorder};
+pub use keyproxy::{KeyProxy, KeyProxyConfig, KeyProxyRecord, KeyProxyRecorder, http_target};
 pub use server::{HANDSHAKE_TIMEOUT, MAX_CLIENTS, ProxyServer};

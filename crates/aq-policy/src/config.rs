@@ -1037,6 +1037,46 @@ pub struct Provenance {
     pub sensitive_paths: Vec<Location>,
     /// Who defined each of [`Policy::custom_rules`].
     pub custom_rules: Vec<Location>,
+    /// Who added each of [`NetworkSettings::allow`].
+    pub network_allow: Vec<Location>,
+    /// Who added each of [`NetworkSettings::resolve`].
+    pub network_resolve: Vec<Location>,
+    /// Who added each of [`NetworkSettings::permit`].
+    pub network_permit: Vec<Location>,
+    /// Who defined each of [`EffectivePolicy::workspaces`] (its table).
+    pub workspaces: Vec<Location>,
+    /// Who added each writable or readable path of a profile that its
+    /// built-in lists lack; a path not here is built in.
+    pub profile_paths: BTreeMap<(String, PathAccess, String), PathOrigin>,
+}
+
+/// Which list of a profile a path is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PathAccess {
+    /// `writable`.
+    Write,
+    /// `readable`.
+    Read,
+}
+
+impl PathAccess {
+    /// The key of the list in a profile or workspace table.
+    pub fn key(self) -> &'static str {
+        match self {
+            PathAccess::Write => "writable",
+            PathAccess::Read => "readable",
+        }
+    }
+}
+
+/// Where a profile's path came from: the file and the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathOrigin {
+    /// The table (`[profile.strict]` or `[workspace."/src/app"]`).
+    pub at: Location,
+    /// The list, as `aq grants` names it: `[profile.strict] writable`,
+    /// `[workspace."/src/app"] readable`.
+    pub place: String,
 }
 
 /// The policy in force after some layers, with where each change came from.
@@ -1102,23 +1142,47 @@ impl EffectivePolicy {
     /// Adds the `[workspace."PATH"]` grants whose PATH is `workspace` or
     /// holds it to every profile (once all layers are applied).
     pub fn for_workspace(&mut self, workspace: &std::path::Path) {
-        for grant in &self.workspaces {
+        for (grant, at) in self.workspaces.iter().zip(&self.provenance.workspaces) {
             if !workspace.starts_with(&grant.path) {
                 continue;
             }
             for profile in &mut self.profiles.0 {
-                for (list, add) in [
-                    (&mut profile.writable, &grant.writable),
-                    (&mut profile.readable, &grant.readable),
+                for (list, add, access) in [
+                    (&mut profile.writable, &grant.writable, PathAccess::Write),
+                    (&mut profile.readable, &grant.readable, PathAccess::Read),
                 ] {
                     for p in add {
                         if !list.contains(p) {
                             list.push(p.clone());
+                            self.provenance.profile_paths.insert(
+                                (profile.name.clone(), access, p.clone()),
+                                PathOrigin {
+                                    at: at.clone(),
+                                    place: format!(
+                                        "[workspace.\"{}\"] {}",
+                                        grant.path,
+                                        access.key()
+                                    ),
+                                },
+                            );
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Where a profile's writable or readable path came from; `None` for
+    /// one that is built in.
+    pub fn path_origin(
+        &self,
+        profile: &str,
+        access: PathAccess,
+        path: &str,
+    ) -> Option<&PathOrigin> {
+        self.provenance
+            .profile_paths
+            .get(&(profile.to_string(), access, path.to_string()))
     }
 
     /// Applies one more layer on top; later layers win. Under
@@ -1304,11 +1368,37 @@ impl EffectivePolicy {
                     };
                     p.name = name.clone();
                     p.description = format!("{base}, extended by {}", at.source);
+                    // Its paths came from where the base's did.
+                    let inherited: Vec<_> = self
+                        .provenance
+                        .profile_paths
+                        .iter()
+                        .filter(|((n, _, _), _)| n == base)
+                        .map(|((_, a, path), o)| ((name.clone(), *a, path.clone()), o.clone()))
+                        .collect();
+                    self.provenance.profile_paths.extend(inherited);
                     self.profiles.0.push(p);
                     self.profiles.0.len() - 1
                 }
             };
-            for entry in self.profiles.0[index].apply(pl, tighten_only) {
+            let before = self.profiles.0[index].clone();
+            let ignored = self.profiles.0[index].apply(pl, tighten_only);
+            let after = &self.profiles.0[index];
+            for (access, was, now) in [
+                (PathAccess::Write, &before.writable, &after.writable),
+                (PathAccess::Read, &before.readable, &after.readable),
+            ] {
+                for p in now.iter().filter(|p| !was.contains(p)) {
+                    self.provenance.profile_paths.insert(
+                        (name.clone(), access, p.clone()),
+                        PathOrigin {
+                            at: at.clone(),
+                            place: format!("[profile.{name}] {}", access.key()),
+                        },
+                    );
+                }
+            }
+            for entry in ignored {
                 self.ignored.push(IgnoredEntry {
                     at: at.clone(),
                     entry: format!("{entry} in [profile.{name}]"),
@@ -1342,6 +1432,7 @@ impl EffectivePolicy {
                 });
             } else {
                 self.workspaces.push(grant.clone());
+                self.provenance.workspaces.push(at.clone());
             }
         }
         for (target, at) in &layer.audit_export {
@@ -1366,10 +1457,26 @@ impl EffectivePolicy {
             }
         }
 
-        for (list, entries, what) in [
-            (&mut self.network.allow, &layer.network.allow, "allow"),
-            (&mut self.network.resolve, &layer.network.resolve, "resolve"),
-            (&mut self.network.permit, &layer.network.permit, "permit"),
+        let prov = &mut self.provenance;
+        for (list, from, entries, what) in [
+            (
+                &mut self.network.allow,
+                &mut prov.network_allow,
+                &layer.network.allow,
+                "allow",
+            ),
+            (
+                &mut self.network.resolve,
+                &mut prov.network_resolve,
+                &layer.network.resolve,
+                "resolve",
+            ),
+            (
+                &mut self.network.permit,
+                &mut prov.network_permit,
+                &layer.network.permit,
+                "permit",
+            ),
         ] {
             for (entry, at) in entries {
                 if trust == Trust::TightenOnly {
@@ -1380,6 +1487,7 @@ impl EffectivePolicy {
                     });
                 } else if !list.contains(entry) {
                     list.push(entry.clone());
+                    from.push(at.clone());
                 }
             }
         }
@@ -2091,5 +2199,59 @@ args = ["deploy"]
             e.to_string().contains("not a path inside the workspace"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn grants_in_force_remember_the_file_and_table_they_came_from() {
+        let user = "[network]\nallow = [\"a.example.invalid\"]\nresolve = [\"a.example.invalid:127.0.0.1\"]\n\n\
+                    [profile.strict]\nwritable = [\"~/.cache/acme\"]\n\n\
+                    [workspace.\"/src/app\"]\nreadable = [\"/srv/fixtures\"]\n";
+        let flag = "[profile.mine]\nreadable = [\"~/data\"]\n";
+        let repo = "[network]\nallow = [\"evil.example.invalid\"]\n\n[profile.strict]\nwritable = [\"/etc\"]\n";
+        let mut eff = effective(&[
+            ("policy.toml", user, Trust::Full),
+            ("repo.toml", repo, Trust::TightenOnly),
+            ("flag.toml", flag, Trust::Full),
+        ]);
+        eff.for_workspace(std::path::Path::new("/src/app/sub"));
+        assert_eq!(eff.network.allow, ["a.example.invalid"]);
+        assert_eq!(eff.provenance.network_allow.len(), 1);
+        assert_eq!(
+            eff.provenance.network_allow[0].to_string(),
+            "policy.toml:2:10"
+        );
+        assert_eq!(eff.provenance.network_resolve[0].line, 3);
+        let w = eff
+            .path_origin("strict", PathAccess::Write, "~/.cache/acme")
+            .unwrap();
+        assert_eq!(
+            (w.at.source.as_str(), w.place.as_str()),
+            ("policy.toml", "[profile.strict] writable")
+        );
+        // A new profile's own paths, and those it inherits, keep their files.
+        let r = eff.path_origin("mine", PathAccess::Read, "~/data").unwrap();
+        assert_eq!(
+            (r.at.source.as_str(), r.place.as_str()),
+            ("flag.toml", "[profile.mine] readable")
+        );
+        let inherited = eff
+            .path_origin("mine", PathAccess::Write, "~/.cache/acme")
+            .unwrap();
+        assert_eq!(inherited.place, "[profile.strict] writable");
+        let ws = eff
+            .path_origin("dev", PathAccess::Read, "/srv/fixtures")
+            .unwrap();
+        assert_eq!(ws.place, "[workspace.\"/src/app\"] readable");
+        assert_eq!(ws.at.line, 8);
+        // Built in, and left out of an untrusted file: no origin.
+        assert!(
+            eff.path_origin("strict", PathAccess::Write, "/dev/null")
+                .is_none()
+        );
+        assert!(
+            eff.path_origin("strict", PathAccess::Write, "/etc")
+                .is_none()
+        );
+        assert_eq!(eff.ignored.len(), 2, "{:?}", eff.ignored);
     }
 }

@@ -157,6 +157,35 @@ pub fn rule_id(allow: bool, program: &str, subcommand: Option<&str>) -> String {
     out
 }
 
+/// Where `grant` goes in the policy file, as `aq grants` names it
+/// (`[profile.strict] writable`, `[network] allow`, `[[rule]]`), and its
+/// entry there (the path, the host, the rule id).
+pub fn place(grant: &Grant) -> (String, String) {
+    match &grant.target {
+        Target::Path(p) if grant.allow => {
+            let key = if grant.read_only {
+                "readable"
+            } else {
+                "writable"
+            };
+            let table = match &grant.here {
+                Some(ws) => format!("[workspace.\"{ws}\"]"),
+                None => format!("[profile.{}]", grant.profile),
+            };
+            (format!("{table} {key}"), p.clone())
+        }
+        Target::Path(p) => ("[paths] sensitive".to_string(), p.clone()),
+        Target::Net(host) => ("[network] allow".to_string(), host.clone()),
+        Target::Command {
+            program,
+            subcommand,
+        } => (
+            "[[rule]]".to_string(),
+            rule_id(grant.allow, program, subcommand.as_deref()),
+        ),
+    }
+}
+
 /// Applies `grant` (or takes it back with `remove`) to the policy file's
 /// text. An empty text is a new file.
 pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change), String> {
@@ -166,6 +195,7 @@ pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change),
     if !doc.contains_key("version") && text.trim().is_empty() {
         doc["version"] = value(1);
     }
+    let (where_, _) = place(grant);
     let change = match &grant.target {
         Target::Path(p) if grant.allow && grant.here.is_some() => {
             let key = if grant.read_only {
@@ -175,13 +205,7 @@ pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change),
             };
             let ws = grant.here.as_deref().unwrap_or_default();
             let table = table_in(&mut doc, &["workspace", ws])?;
-            list_edit(
-                table,
-                key,
-                p,
-                remove,
-                &format!("[workspace.\"{ws}\"] {key}"),
-            )?
+            list_edit(table, key, p, remove, &where_)?
         }
         Target::Path(p) if grant.allow => {
             let key = if grant.read_only {
@@ -190,21 +214,15 @@ pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change),
                 "writable"
             };
             let profile = table_in(&mut doc, &["profile", &grant.profile])?;
-            list_edit(
-                profile,
-                key,
-                p,
-                remove,
-                &format!("[profile.{}] {key}", grant.profile),
-            )?
+            list_edit(profile, key, p, remove, &where_)?
         }
         Target::Path(p) => {
             let paths = table_in(&mut doc, &["paths"])?;
-            list_edit(paths, "sensitive", p, remove, "[paths] sensitive")?
+            list_edit(paths, "sensitive", p, remove, &where_)?
         }
         Target::Net(host) if grant.allow => {
             let network = table_in(&mut doc, &["network"])?;
-            list_edit(network, "allow", host, remove, "[network] allow")?
+            list_edit(network, "allow", host, remove, &where_)?
         }
         Target::Net(host) => {
             // The network is off unless allowed: denying is taking it out.
@@ -523,6 +541,30 @@ mod tests {
             ],
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_grant_is_placed_where_aq_grants_and_policy_show_name_it() {
+        let mut g = grant(true, Target::Path("~/data".to_string()));
+        assert_eq!(
+            place(&g),
+            (
+                "[profile.strict] writable".to_string(),
+                "~/data".to_string()
+            )
+        );
+        g.read_only = true;
+        g.here = Some("/src/app".to_string());
+        assert_eq!(place(&g).0, "[workspace.\"/src/app\"] readable");
+        let net = grant(true, Target::Net("x.example.invalid".to_string()));
+        assert_eq!(place(&net).0, "[network] allow");
+        let (text, change) = edit("", &net, false).unwrap();
+        assert_eq!(
+            change,
+            Change::Added("x.example.invalid in [network] allow".to_string())
+        );
+        let listed = list(&text).unwrap();
+        assert_eq!(listed[0].place, place(&net).0);
     }
 
     #[test]

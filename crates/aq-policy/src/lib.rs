@@ -32,12 +32,13 @@ mod rules;
 pub use catalog::{RuleId, RuleInfo};
 pub use config::{
     ActionSetting, ConfigError, EffectivePolicy, IgnoredEntry, Location, NetworkLayer,
-    NetworkSettings, POLICY_VERSION, PolicyLayer, ProfileSet, Provenance, RuleDefinition,
-    SensitivePath, SessionLayer, SessionSettings, Trust, UndoLayer, UndoSettings, parse_layer,
+    NetworkSettings, POLICY_VERSION, PathAccess, PathOrigin, PolicyLayer, ProfileSet, Provenance,
+    RuleDefinition, SensitivePath, SessionLayer, SessionSettings, Trust, UndoLayer, UndoSettings,
+    parse_layer,
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
 pub use env_names::is_secret_env_name;
 pub use export::{Endpoint, ExportFormat, ExportTarget};
 pub use policy::{CommandMatcher, CustomRule, Policy};
-pub use profile::{HomeAccess, Limits, NetworkSetting, Profile, SummaryFormat};
+pub use profile::{HomeAccess, Limits, NetworkSetting, Profile, ProfileLine, SummaryFormat};

@@ -330,51 +330,76 @@ impl Profile {
     }
 }
 
-impl fmt::Display for Profile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "profile {}: {}", self.name, self.description)?;
-        if !self.sandbox {
-            return writeln!(f, "  kernel sandbox: off (PATH shims only)");
-        }
-        writeln!(
-            f,
-            "  exec guard: {}",
-            if self.exec_guard {
-                "every exec is judged"
-            } else {
-                "off (only programs found through the shims are judged)"
-            }
-        )?;
-        writeln!(
-            f,
-            "  writable:  the workspace, {}",
-            if self.writable.is_empty() {
-                "nothing else".to_string()
-            } else {
-                self.writable.join(", ")
-            }
-        )?;
+/// A line of a profile's description, by what it is about: `aq policy
+/// show` writes the writable, readable and network lines itself, with
+/// where each grant came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileLine {
+    /// The name and description, the sandbox and the exec guard.
+    Head,
+    /// `writable:`.
+    Writable,
+    /// `readable:`.
+    Readable,
+    /// `network:`.
+    Network,
+    /// Read-only and masked paths, variables, limits, the summary.
+    Rest,
+}
+
+impl Profile {
+    /// What besides the named `readable` paths may be read, in words.
+    pub fn readable_base(&self) -> String {
         match self.home {
-            HomeAccess::Private => writeln!(
-                f,
-                "  readable:  home = \"private\": the system, the workspace, the writable paths, the toolchains on PATH or named by their variables, the program run and the paths its command line names; in the home only {}",
-                HOME_READABLE
-                    .iter()
-                    .copied()
-                    .chain(self.readable.iter().map(String::as_str))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )?,
-            HomeAccess::ReadOnly if self.readable.is_empty() => {
-                writeln!(f, "  readable:  everything (home = \"read-only\")")?
-            }
-            HomeAccess::ReadOnly => writeln!(
-                f,
-                "  readable:  everything (home = \"read-only\"); also named: {}",
-                self.readable.join(", ")
-            )?,
+            HomeAccess::Private => format!(
+                "home = \"private\": the system, the workspace, the writable paths, the toolchains on PATH or named by their variables, the program run and the paths its command line names; in the home only {}",
+                HOME_READABLE.join(", ")
+            ),
+            HomeAccess::ReadOnly => "everything (home = \"read-only\")".to_string(),
         }
-        writeln!(f, "  read-only: {}", self.read_only.join(", "))?;
+    }
+
+    /// The description `aq policy show` prints, line by line (without
+    /// their end of line).
+    pub fn describe(&self) -> Vec<(ProfileLine, String)> {
+        use ProfileLine::*;
+        let mut out = vec![(Head, format!("profile {}: {}", self.name, self.description))];
+        if !self.sandbox {
+            out.push((Head, "  kernel sandbox: off (PATH shims only)".to_string()));
+            return out;
+        }
+        out.push((
+            Head,
+            format!(
+                "  exec guard: {}",
+                if self.exec_guard {
+                    "every exec is judged"
+                } else {
+                    "off (only programs found through the shims are judged)"
+                }
+            ),
+        ));
+        out.push((
+            Writable,
+            format!(
+                "  writable:  the workspace, {}",
+                if self.writable.is_empty() {
+                    "nothing else".to_string()
+                } else {
+                    self.writable.join(", ")
+                }
+            ),
+        ));
+        let named = match (self.home, self.readable.is_empty()) {
+            (_, true) => String::new(),
+            (HomeAccess::Private, false) => format!(", {}", self.readable.join(", ")),
+            (HomeAccess::ReadOnly, false) => format!("; also named: {}", self.readable.join(", ")),
+        };
+        out.push((
+            Readable,
+            format!("  readable:  {}{named}", self.readable_base()),
+        ));
+        out.push((Rest, format!("  read-only: {}", self.read_only.join(", "))));
         let catalog: Vec<&str> = catalog_masks().chain(catalog_workspace_masks()).collect();
         let added: Vec<&str> = self
             .masked
@@ -384,24 +409,31 @@ impl fmt::Display for Profile {
             .filter(|m| !catalog.contains(m))
             .collect();
         let conditional: Vec<&str> = catalog_conditional_masks().map(|c| c.path).collect();
-        writeln!(
-            f,
-            "  masked:    the {} credential paths of the catalog (docs/policy.md; `[paths] unmasked` passes one back){}",
-            catalog.len(),
-            if added.is_empty() {
-                String::new()
-            } else {
-                format!(", and {}", added.join(", "))
-            }
-        )?;
-        writeln!(
-            f,
-            "  masked when they hold a credential: {}",
-            conditional.join(", ")
-        )?;
-        writeln!(f, "  network:   {}", self.network.as_str())?;
+        out.push((
+            Rest,
+            format!(
+                "  masked:    the {} credential paths of the catalog (docs/policy.md; `[paths] unmasked` passes one back){}",
+                catalog.len(),
+                if added.is_empty() {
+                    String::new()
+                } else {
+                    format!(", and {}", added.join(", "))
+                }
+            ),
+        ));
+        out.push((
+            Rest,
+            format!(
+                "  masked when they hold a credential: {}",
+                conditional.join(", ")
+            ),
+        ));
+        out.push((Network, format!("  network:   {}", self.network.as_str())));
         if !self.env.is_empty() {
-            writeln!(f, "  env to the command only: {}", self.env.join(", "))?;
+            out.push((
+                Rest,
+                format!("  env to the command only: {}", self.env.join(", ")),
+            ));
         }
         let limits: Vec<String> = self
             .limits
@@ -409,12 +441,21 @@ impl fmt::Display for Profile {
             .iter()
             .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
             .collect();
-        writeln!(f, "  limits:    {}", limits.join(", "))?;
+        out.push((Rest, format!("  limits:    {}", limits.join(", "))));
         if self.summary == SummaryFormat::Json {
-            writeln!(
-                f,
-                "  summary:   JSON on stdout, asks denied without waiting"
-            )?;
+            out.push((
+                Rest,
+                "  summary:   JSON on stdout, asks denied without waiting".to_string(),
+            ));
+        }
+        out
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (_, line) in self.describe() {
+            writeln!(f, "{line}")?;
         }
         Ok(())
     }

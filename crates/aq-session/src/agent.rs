@@ -111,6 +111,7 @@ pub fn record(
             .collect(),
         network_allow: network_allow.to_vec(),
         model_api: grants.key_proxy.as_ref().map(|k| k.upstream.clone()),
+        model_endpoints: Vec::new(),
     }
 }
 
@@ -160,14 +161,56 @@ pub fn serve_key_proxy(
     fd: std::os::fd::OwnedFd,
     plan: &aq_agents::KeyProxyPlan,
     agent: &str,
+    pins: &[(String, std::net::IpAddr)],
     supervisor: Arc<Supervisor>,
 ) -> Option<aq_net::KeyProxy> {
     let config = aq_net::KeyProxyConfig {
         upstream: plan.upstream.clone(),
         headers: plan.headers.clone(),
         query_key: plan.query_key.clone(),
+        pins: pins.to_vec(),
     };
-    let rule = format!("agent-api:{agent}");
+    serve_proxy(
+        fd,
+        config,
+        format!("agent-api:{agent}"),
+        "key-proxy",
+        supervisor,
+    )
+}
+
+/// Serve a bridge to a model server on the host's loopback on `fd` (the
+/// listener inside at the same port): the key proxy's code for that one
+/// upstream, with the key proxy's keys when it is the agent's model API.
+pub fn serve_bridge(
+    fd: std::os::fd::OwnedFd,
+    bridge: &crate::model_routes::Bridge,
+    keys_of: Option<&aq_agents::KeyProxyPlan>,
+    pins: &[(String, std::net::IpAddr)],
+    supervisor: Arc<Supervisor>,
+) -> Option<aq_net::KeyProxy> {
+    let config = aq_net::KeyProxyConfig {
+        upstream: bridge.upstream.clone(),
+        headers: keys_of.map(|p| p.headers.clone()).unwrap_or_default(),
+        query_key: keys_of.and_then(|p| p.query_key.clone()),
+        pins: pins.to_vec(),
+    };
+    serve_proxy(
+        fd,
+        config,
+        format!("agent-endpoint:{}", bridge.from),
+        "bridge",
+        supervisor,
+    )
+}
+
+fn serve_proxy(
+    fd: std::os::fd::OwnedFd,
+    config: aq_net::KeyProxyConfig,
+    rule: String,
+    front_end: &'static str,
+    supervisor: Arc<Supervisor>,
+) -> Option<aq_net::KeyProxy> {
     let recorder: aq_net::KeyProxyRecorder = Arc::new(move |r: &aq_net::KeyProxyRecord| {
         crate::log_event(
             &supervisor.log,
@@ -191,7 +234,7 @@ pub fn serve_key_proxy(
                         if r.keyed { " (key added outside)" } else { "" }
                     ),
                 }),
-                front_end: "key-proxy".to_string(),
+                front_end: front_end.to_string(),
                 bytes_up: r.bytes_up,
                 bytes_down: r.bytes_down,
                 duration_ms: r.duration_ms,
@@ -201,7 +244,7 @@ pub fn serve_key_proxy(
     match aq_net::KeyProxy::serve(std::net::TcpListener::from(fd), config, recorder) {
         Ok(p) => Some(p),
         Err(e) => {
-            eprintln!("aq: the key proxy could not start: {e}");
+            eprintln!("aq: the {front_end} could not start: {e}");
             None
         }
     }

@@ -19,7 +19,11 @@
 //! call (STYLE §6: the CLI crate stays a layer of verbs):
 //!
 //! - [`policy_files`]: the user's, the repository's and `--policy` files on
-//!   disk, and the trust store;
+//!   disk, and the trust store; [`grant_dates`]: when `aq allow` made each
+//!   grant;
+//! - [`in_force`]: what a session started here gets (its profile, network
+//!   and grants, each with where it came from), for `aq run` and
+//!   `aq policy show` alike;
 //! - [`files`]: the session directory and its files;
 //! - [`supervisor`]: judging what shims and the exec guard send, logging,
 //!   asking a human; [`exec_judge`] and [`exec_identity`] for the exec
@@ -50,7 +54,10 @@ pub mod exec_judge;
 pub mod exit;
 pub mod files;
 pub mod git_guard;
+pub mod grant_dates;
+pub mod in_force;
 mod masks;
+pub mod model_routes;
 pub mod network;
 pub mod policy_files;
 pub mod refusal;

@@ -31,9 +31,58 @@ pub enum NetPlan {
     Broker {
         /// The allowlist the broker applies.
         allowlist: aq_net::Allowlist,
-        /// The allow entries, for the banner.
-        allow: Vec<String>,
+        /// The allow entries, for the banner, the log and `aq policy show`.
+        allow: Vec<Allowed>,
+        /// The names pinned to addresses (`--resolve`, `[network] resolve`).
+        pins: Vec<Allowed>,
     },
+}
+
+/// One entry of a session's allowlist (or one pin), with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allowed {
+    /// As written: `example.com`, `*.example.com:443`, `NAME:ADDR`.
+    pub entry: String,
+    /// Who asked for it.
+    pub from: NetSource,
+}
+
+/// Where an allowlist entry came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetSource {
+    /// The command line: `--net allow:...` or `--resolve`.
+    Flag,
+    /// The policy's `[network]`: the index of the entry in its list (and
+    /// so in [`aq_policy::Provenance`]'s parallel one).
+    Policy(usize),
+    /// The agent preset's own hosts.
+    Agent,
+}
+
+impl NetPlan {
+    /// What the network is, in a few words, for the banner and the log's
+    /// layers.
+    pub fn note(&self) -> String {
+        match self {
+            NetPlan::Off => "off".to_string(),
+            NetPlan::Host => "host (unfiltered)".to_string(),
+            NetPlan::Broker { allow, .. } if allow.is_empty() => format!(
+                "off: the broker (proxy 127.0.0.1:{PROXY_PORT} inside) refuses and logs every destination"
+            ),
+            NetPlan::Broker { .. } => format!(
+                "only {} through the broker (proxy 127.0.0.1:{PROXY_PORT} inside)",
+                self.allowed().join(", ")
+            ),
+        }
+    }
+
+    /// The allow entries, as written (empty unless the broker is used).
+    pub fn allowed(&self) -> Vec<String> {
+        match self {
+            NetPlan::Broker { allow, .. } => allow.iter().map(|a| a.entry.clone()).collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The session's network from `--net`, `--resolve`, the profile and the
@@ -49,7 +98,13 @@ pub fn decide(
     policy: &NetworkSettings,
     agent_hosts: Option<&[String]>,
 ) -> Result<NetPlan, String> {
-    let mut allow: Vec<String> = Vec::new();
+    let mut allow: Vec<Allowed> = Vec::new();
+    let tagged = |from: NetSource| {
+        move |entry: &String| Allowed {
+            entry: entry.clone(),
+            from,
+        }
+    };
     let broker = match flag {
         Some("off") => false,
         Some(f) if f.starts_with("allow:") => {
@@ -65,7 +120,7 @@ pub fn decide(
                         .to_string(),
                 );
             }
-            allow.extend(list);
+            allow.extend(list.iter().map(tagged(NetSource::Flag)));
             true
         }
         Some(other) => {
@@ -91,12 +146,50 @@ pub fn decide(
             profile.name
         ));
     }
-    allow.extend(policy.allow.iter().cloned());
-    allow.extend(agent_hosts.unwrap_or_default().iter().cloned());
-    let pins: Vec<String> = resolve.iter().chain(&policy.resolve).cloned().collect();
-    let allowlist = aq_net::Allowlist::from_entries(&allow, &pins, &policy.permit)
-        .map_err(|e| format!("network allowlist: {e}"))?;
-    Ok(NetPlan::Broker { allowlist, allow })
+    let from_policy = |list: &[String]| -> Vec<Allowed> {
+        list.iter()
+            .enumerate()
+            .map(|(i, e)| tagged(NetSource::Policy(i))(e))
+            .collect()
+    };
+    allow.extend(from_policy(&policy.allow));
+    allow.extend(
+        agent_hosts
+            .unwrap_or_default()
+            .iter()
+            .map(tagged(NetSource::Agent)),
+    );
+    let mut pins: Vec<Allowed> = resolve.iter().map(tagged(NetSource::Flag)).collect();
+    pins.extend(from_policy(&policy.resolve));
+    let entries = |l: &[Allowed]| l.iter().map(|a| a.entry.clone()).collect::<Vec<_>>();
+    let allowlist =
+        aq_net::Allowlist::from_entries(&entries(&allow), &entries(&pins), &policy.permit)
+            .map_err(|e| format!("network allowlist: {e}"))?;
+    Ok(NetPlan::Broker {
+        allowlist,
+        allow,
+        pins,
+    })
+}
+
+/// The names pinned by `--resolve` and the policy's `[network] resolve`,
+/// normalised as the broker has them.
+pub fn pins(
+    resolve: &[String],
+    policy: &NetworkSettings,
+) -> Result<Vec<(String, std::net::IpAddr)>, String> {
+    let entries: Vec<&str> = resolve
+        .iter()
+        .chain(&policy.resolve)
+        .map(String::as_str)
+        .collect();
+    let no: [&str; 0] = [];
+    let list = aq_net::Allowlist::from_entries(&no, &entries, &no)
+        .map_err(|e| format!("--resolve: {e}"))?;
+    Ok(list
+        .pins()
+        .map(|(name, addr)| (name.to_string(), addr))
+        .collect())
 }
 
 /// The variables that send the common tools through the relay.
@@ -277,5 +370,37 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn each_allowlist_entry_says_where_it_came_from() {
+        let policy = NetworkSettings {
+            allow: vec!["a.example.invalid".into(), "b.example.invalid".into()],
+            resolve: vec!["a.example.invalid:127.0.0.1".into()],
+            ..NetworkSettings::default()
+        };
+        let agent = vec!["api.example.invalid".to_string()];
+        let Ok(NetPlan::Broker { allow, pins, .. }) = decide(
+            Some("allow:c.example.invalid"),
+            &["c.example.invalid:127.0.0.2".into()],
+            &profile("strict"),
+            &policy,
+            Some(&agent),
+        ) else {
+            panic!("a broker");
+        };
+        let from: Vec<(&str, NetSource)> =
+            allow.iter().map(|a| (a.entry.as_str(), a.from)).collect();
+        assert_eq!(
+            from,
+            [
+                ("c.example.invalid", NetSource::Flag),
+                ("a.example.invalid", NetSource::Policy(0)),
+                ("b.example.invalid", NetSource::Policy(1)),
+                ("api.example.invalid", NetSource::Agent),
+            ]
+        );
+        let pinned: Vec<NetSource> = pins.iter().map(|a| a.from).collect();
+        assert_eq!(pinned, [NetSource::Flag, NetSource::Policy(0)]);
     }
 }

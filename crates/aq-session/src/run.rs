@@ -126,60 +126,72 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     }
     let settings = loaded.effective.session_settings();
     let policy = loaded.effective.policy.clone();
-    let profile_name = args.profile.clone().unwrap_or(settings.profile.clone());
-    let Some(profile) = loaded.effective.profiles.get(&profile_name).cloned() else {
-        return Err(format!(
-            "unknown profile `{profile_name}`; available: {} (`aq policy show` explains each)",
-            loaded.effective.profiles.names().join(", ")
-        ));
-    };
-    let mut profile = profile;
-    if let Some(home) = args.home.as_deref().and_then(aq_policy::HomeAccess::parse) {
-        profile.home = home;
-    }
-    let profile_name = profile.name.clone();
-    let headless = profile.summary == SummaryFormat::Json;
     let chosen = crate::agent::choose(
         &loaded.effective.agents,
         args.agent.as_deref(),
         &args.command,
     )?;
-    let net = crate::network::decide(
-        args.net.as_deref(),
-        &args.resolve,
-        &profile,
-        &loaded.effective.network,
-        chosen
-            .as_ref()
-            .filter(|_| profile.sandbox)
-            .map(|c| c.preset.hosts.as_slice()),
+    let caller_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let home_dir = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    // Where the user pointed the agent at its model, and how each endpoint
+    // is reached from inside: loopback through a bridge, the rest through
+    // the broker (as hosts of the agent's).
+    let endpoints = chosen
+        .as_ref()
+        .map(|c| {
+            aq_agents::endpoints::find(
+                &c.preset,
+                home_dir.as_deref(),
+                &caller_env,
+                &args.command[c.args_at.min(args.command.len())..],
+            )
+        })
+        .unwrap_or_default();
+    let routes = crate::model_routes::plan(
+        &endpoints.endpoints,
+        &[crate::network::PROXY_PORT, crate::agent::KEY_PROXY_PORT],
+    );
+    let with_endpoint_hosts = chosen.as_ref().map(|c| {
+        let mut p = c.preset.clone();
+        for h in &routes.broker_hosts {
+            if !p.hosts.contains(h) {
+                p.hosts.push(h.clone());
+            }
+        }
+        p
+    });
+    // The profile and network in force: what `aq policy show` shows.
+    let crate::in_force::InForce {
+        mut profile, net, ..
+    } = crate::in_force::session(
+        &loaded.effective,
+        &crate::in_force::Asked {
+            profile: args.profile.as_deref(),
+            home: args.home.as_deref(),
+            net: args.net.as_deref(),
+            resolve: &args.resolve,
+            agent: with_endpoint_hosts.as_ref(),
+        },
     )?;
-    // The sandbox of a broker session has no network of its own either.
-    if matches!(net, NetPlan::Off | NetPlan::Broker { .. }) {
-        profile.network = aq_policy::NetworkSetting::Off;
-    }
-    let net_note = match &net {
-        NetPlan::Off => "off".to_string(),
-        NetPlan::Host => "host (unfiltered)".to_string(),
-        NetPlan::Broker { allow, .. } if allow.is_empty() => format!(
-            "off: the broker (proxy 127.0.0.1:{} inside) refuses and logs every destination",
-            crate::network::PROXY_PORT
-        ),
-        NetPlan::Broker { allow, .. } => format!(
-            "only {} through the broker (proxy 127.0.0.1:{} inside)",
-            allow.join(", "),
-            crate::network::PROXY_PORT
-        ),
-    };
+    // Names pinned by `--resolve` and `[network] resolve`: the key proxy
+    // and the bridges honour them as the broker does.
+    let pins = crate::network::pins(&args.resolve, &loaded.effective.network)?;
+    let profile_name = profile.name.clone();
+    let headless = profile.summary == SummaryFormat::Json;
+    let net_note = net.note();
 
     // The key proxy needs a network namespace of the sandbox's own to
     // listen in: network off, or only the broker.
     let key_proxy_port = (profile.sandbox && matches!(net, NetPlan::Off | NetPlan::Broker { .. }))
         .then_some(crate::agent::KEY_PROXY_PORT);
-    let caller_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    let home_dir = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
+    // Bridges need the sandbox's own network namespace, as the key proxy.
+    let bridges: Vec<crate::model_routes::Bridge> = if key_proxy_port.is_some() {
+        routes.bridges.clone()
+    } else {
+        Vec::new()
+    };
 
     let id = session::new_id(now);
     let dir = session::create_dir(&id)
@@ -195,6 +207,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
                     env: &caller_env,
                     key_proxy_port,
                     shadow_dir: profile.sandbox.then(|| dir.join("shadow")).as_deref(),
+                    endpoints: &endpoints,
                 },
             )
         })
@@ -225,12 +238,14 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         .create()
         .map_err(|e| format!("cannot create the approval queue: {e}"))?;
 
-    let network_allow = match &net {
-        NetPlan::Broker { allow, .. } => allow.clone(),
-        _ => Vec::new(),
-    };
-    let grants_record =
+    let network_allow = net.allowed();
+    let mut grants_record =
         crate::agent::record(chosen.as_ref().map(|c| &c.preset), &grants, &network_allow);
+    // With the host's network (no namespace of the sandbox's own) every
+    // endpoint is reached as it is outside: nothing to say.
+    if key_proxy_port.is_some() {
+        grants_record.model_endpoints = routes.lines.clone();
+    }
     // The digest covers all the session was allowed, not only the rules.
     let policy_json = serde_json::to_vec(&(
         &policy,
@@ -342,6 +357,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             &command,
             matches!(net, NetPlan::Broker { .. }),
             &grants,
+            &bridges.iter().map(|b| b.port).collect::<Vec<_>>(),
             denials.is_some(),
             &args.pass_fds,
             &sockets_named(&settings),
@@ -379,7 +395,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             command: args.command.clone(),
             pid: std::process::id(),
             layers,
-            grants: Some(grants_record),
+            grants: Some(grants_record.clone()),
         },
         session::now_rfc3339(),
         &id,
@@ -445,6 +461,9 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         if let Some(c) = &chosen {
             for line in crate::agent::banner(c, &grants) {
                 eprintln!("aq: {line}");
+            }
+            for line in &grants_record.model_endpoints {
+                eprintln!("aq: model endpoint {line}");
             }
         }
         if let Some(s) = &sandbox {
@@ -556,29 +575,54 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
                     _ => (None, None),
                 };
                 // The listeners come out in the order of their ports in the
-                // spec: the broker's first, then the key proxy's.
-                let key_proxy: Arc<Mutex<Option<aq_net::KeyProxy>>> = Default::default();
+                // spec: the broker's first, then the key proxy's, then the
+                // bridges'.
+                let served: Arc<Mutex<Vec<aq_net::KeyProxy>>> = Default::default();
+                let key_proxy = served.clone();
                 let sink: Option<aq_sandbox::ListenerSink> =
-                    match (broker_sink, grants.key_proxy.clone()) {
-                        (b, None) => b,
-                        (b, Some(plan)) => {
-                            let slot = key_proxy.clone();
-                            let sup = supervisor.clone();
-                            let agent = chosen
-                                .as_ref()
-                                .map(|c| c.preset.name.clone())
-                                .unwrap_or_default();
-                            Some(Box::new(move |mut fds: Vec<std::os::fd::OwnedFd>| {
-                                if let Some(fd) = fds.pop()
-                                    && let Ok(mut slot) = slot.lock()
-                                {
-                                    *slot = crate::agent::serve_key_proxy(fd, &plan, &agent, sup);
-                                }
-                                if let Some(b) = b {
-                                    b(fds);
-                                }
-                            }))
-                        }
+                    if grants.key_proxy.is_none() && bridges.is_empty() {
+                        broker_sink
+                    } else {
+                        let slot = served.clone();
+                        let sup = supervisor.clone();
+                        let plan = grants.key_proxy.clone();
+                        let bridges = bridges.clone();
+                        let pins = pins.clone();
+                        let agent = chosen
+                            .as_ref()
+                            .map(|c| c.preset.name.clone())
+                            .unwrap_or_default();
+                        Some(Box::new(move |mut fds: Vec<std::os::fd::OwnedFd>| {
+                            let at = fds.len().saturating_sub(bridges.len());
+                            let bridge_fds = fds.split_off(at);
+                            let mut started = Vec::new();
+                            for (fd, bridge) in bridge_fds.into_iter().zip(&bridges) {
+                                started.extend(crate::agent::serve_bridge(
+                                    fd,
+                                    bridge,
+                                    plan.as_ref().filter(|_| bridge.api),
+                                    &pins,
+                                    sup.clone(),
+                                ));
+                            }
+                            if let Some(plan) = &plan
+                                && let Some(fd) = fds.pop()
+                            {
+                                started.extend(crate::agent::serve_key_proxy(
+                                    fd,
+                                    plan,
+                                    &agent,
+                                    &pins,
+                                    sup.clone(),
+                                ));
+                            }
+                            if let Ok(mut slot) = slot.lock() {
+                                slot.extend(started);
+                            }
+                            if let Some(b) = broker_sink {
+                                b(fds);
+                            }
+                        }))
                     };
                 // What only the agent may hold: the profile's secret-looking
                 // `env` and the keys passed to it.
@@ -795,6 +839,7 @@ fn plan_sandbox(
     command: &[String],
     broker: bool,
     grants: &aq_agents::Grants,
+    bridge_ports: &[u16],
     log_denials: bool,
     pass_fds: &[i32],
     host_sockets_named: &[String],
@@ -847,6 +892,7 @@ fn plan_sandbox(
                         .as_ref()
                         .map(|_| crate::agent::KEY_PROXY_PORT),
                 )
+                .chain(bridge_ports.iter().copied())
                 .collect(),
             grants: Some(grants),
             program: Some(&resolved),
