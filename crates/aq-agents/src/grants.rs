@@ -482,6 +482,7 @@ mod tests {
                 env: &e,
                 key_proxy_port: Some(3129),
                 shadow_dir: None,
+                endpoints: &Default::default(),
             },
         );
         let augment = home.path().join(".augment");
@@ -520,12 +521,14 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let set = PresetSet::builtin();
         let copilot = set.get("copilot").unwrap();
+        let found = crate::endpoints::Found::default();
         let inputs = |e| GrantInputs {
             home: Some(home.path()),
             workspace: ws.path(),
             env: e,
             key_proxy_port: Some(3129),
             shadow_dir: None,
+            endpoints: &found,
         };
         let e = env(&[("GH_TOKEN", "gho_real")]);
         let g = grant(copilot, &inputs(&e));
