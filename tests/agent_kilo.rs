@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use crate::real_agents::{AgentRun, Checks, REAL_KEY, run_agent_with};
+use crate::real_agents::{Check, Launch, REAL_KEY, launch};
 
 fn config(host: &str) -> String {
     format!(
@@ -36,8 +36,7 @@ const DEADLINE: Duration = Duration::from_secs(240);
 
 fn kilo(host: &str, aq_args: &[&str]) {
     let config = config(host);
-    let Some(run) = run_agent_with(&AgentRun {
-        user: None,
+    let Some(run) = launch(&Launch {
         dialect: "chat",
         key_var: "OPENAI_API_KEY",
         base_url: None,
@@ -45,14 +44,21 @@ fn kilo(host: &str, aq_args: &[&str]) {
         extra_env: &[],
         aq_args,
         command: &["kilo", "run", "--auto", "do the task"],
-        deadline: DEADLINE,
+        deadline: Some(DEADLINE),
         xdg_in_home: true,
+        ..Launch::default()
     }) else {
         return;
     };
     // The key is the agent's own (named by its provider's apiKey), blanked
     // in all it runs: no key proxy for an endpoint in a config file.
-    run.check_with("aq: blocked: bash -c", &Checks { key_proxy: false });
+    run.check_with(
+        "aq: blocked: bash -c",
+        &Check {
+            key_proxy: false,
+            ..Check::default()
+        },
+    );
     run.out.stdout_has("All done.");
     let session = run.env.only_session();
     let start = &session.events_of("session_start")[0];

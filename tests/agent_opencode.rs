@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use crate::real_agents::{AgentRun, Checks, REAL_KEY, run_agent_with};
+use crate::real_agents::{Check, Launch, REAL_KEY, launch};
 
 /// The user's config: one provider, the model's base URL at `HOST`.
 fn config(host: &str) -> String {
@@ -42,8 +42,7 @@ const DEADLINE: Duration = Duration::from_secs(180);
 /// `state/`), and OpenCode follows them: so does its preset.
 fn opencode(host: &str, aq_args: &[&str], xdg_elsewhere: bool) {
     let config = config(host);
-    let Some(run) = run_agent_with(&AgentRun {
-        user: None,
+    let Some(run) = launch(&Launch {
         dialect: "chat",
         key_var: "OPENAI_API_KEY",
         base_url: None,
@@ -58,15 +57,22 @@ fn opencode(host: &str, aq_args: &[&str], xdg_elsewhere: bool) {
         extra_env: &[],
         aq_args,
         command: &["opencode", "run", "--auto", "do the task"],
-        deadline: DEADLINE,
+        deadline: Some(DEADLINE),
         xdg_in_home: !xdg_elsewhere,
+        ..Launch::default()
     }) else {
         return;
     };
     // The key is the agent's own (its provider's apiKey names it), blanked
     // in all it runs: there is no key proxy for an endpoint in a config
     // file.
-    run.check_with("aq: blocked: bash -c", &Checks { key_proxy: false });
+    run.check_with(
+        "aq: blocked: bash -c",
+        &Check {
+            key_proxy: false,
+            ..Check::default()
+        },
+    );
     run.out.stdout_has("All done.");
     let session = run.env.only_session();
     let start = &session.events_of("session_start")[0];

@@ -10,16 +10,15 @@
 //! The preset recognises the agent by its program name, and its relaunch
 //! (`node --expose-gc …/@qwen-code/qwen-code/cli.js`) by the script.
 
-use crate::real_agents::{AgentRun, Run, run_agent_with};
+use crate::real_agents::{Launch, Run, launch};
 
 /// `qwen -p "do the task" --yolo` with its base URL `url` (`PORT` is the
 /// fake model's), `aq run` given `aq_args`.
 fn qwen(aq_args: &[&str], url: &str) -> Option<Run> {
-    run_agent_with(&AgentRun {
-        user: None,
+    launch(&Launch {
         dialect: "chat",
         key_var: "OPENAI_API_KEY",
-        base_url: Some(("OPENAI_BASE_URL", url.into())),
+        base_url: Some(("OPENAI_BASE_URL", url)),
         home_files: &[],
         // Its relaunch with a larger heap (an execve of `node
         // --max-old-space-size=… cli.js`, recognised as the agent: a unit
@@ -33,8 +32,9 @@ fn qwen(aq_args: &[&str], url: &str) -> Option<Run> {
         ],
         aq_args,
         command: &["qwen", "-p", "do the task", "--yolo"],
-        deadline: std::time::Duration::from_secs(120),
+        deadline: Some(std::time::Duration::from_secs(120)),
         xdg_in_home: false,
+        ..Launch::default()
     })
 }
 

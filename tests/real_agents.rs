@@ -24,24 +24,32 @@ use crate::util::{Env, Tmux};
 
 /// Where `.ci/run` installs the pinned agents.
 pub(crate) fn agents_bin() -> Option<PathBuf> {
-    agents_bin_with(&["claude", "codex", "gemini"])
+    agents_bin_for(&["claude", "codex", "gemini"])
 }
 
-/// [`agents_bin`], for a test that needs these `programs`.
-pub(crate) fn agents_bin_with(programs: &[&str]) -> Option<PathBuf> {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin");
+/// [`agents_bin`], when the programs a test needs are installed there.
+pub(crate) fn agents_bin_for(programs: &[&str]) -> Option<PathBuf> {
+    installed_in(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin"),
+        programs,
+        "npm ci --prefix tests/agents",
+    )
+}
+
+/// `bin`, when the `programs` are installed there (`how` installs them).
+pub(crate) fn installed_in(bin: &Path, programs: &[&str], how: &str) -> Option<PathBuf> {
     if programs.iter().all(|p| bin.join(p).exists()) {
-        return Some(bin);
+        return Some(bin.to_path_buf());
     }
     if std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_some() {
         panic!(
-            "AQ_TEST_AGENTS_REQUIRED is set but the agents are not installed in {}: run `npm install --prefix tests/agents`",
+            "AQ_TEST_AGENTS_REQUIRED is set but {programs:?} are not installed in {}: run `{how}`",
             bin.display()
         );
     }
-    aq_testkit::skip(
-        "the agent CLIs are not installed (npm install --prefix tests/agents installs them)",
-    );
+    aq_testkit::skip(&format!(
+        "the agent CLIs are not installed ({how} installs them)"
+    ));
     None
 }
 
@@ -153,39 +161,39 @@ pub(crate) struct Run {
     pub(crate) out: crate::util::Output,
 }
 
-/// What an agent's run needs besides the common part: [`run_agent_with`].
-pub(crate) struct AgentRun<'a> {
-    /// The user running it (uid, gid), else the test's own.
+/// How an agent is started by [`launch`]: the agent's program, its key
+/// and where it finds the model.
+#[derive(Default)]
+pub(crate) struct Launch<'a> {
+    /// Run as this (uid, gid) instead of the test's own user.
     pub(crate) user: Option<(u32, u32)>,
     pub(crate) dialect: &'a str,
+    /// The variable holding the key (the test's fake one).
     pub(crate) key_var: &'a str,
-    /// A variable naming the model's base URL (`PORT` replaced), if any.
-    pub(crate) base_url: Option<(&'a str, String)>,
-    /// Files in the scratch home (its configuration, as the user wrote
-    /// it), `PORT` in their text replaced by the model server's.
+    /// The variable naming the model's base URL, if the agent reads one
+    /// (`PORT` becomes the fake server's).
+    pub(crate) base_url: Option<(&'a str, &'a str)>,
+    /// Files written in the scratch home first, `PORT` replaced: an agent
+    /// that finds its endpoint in its own configuration.
     pub(crate) home_files: &'a [(&'a str, &'a str)],
     pub(crate) extra_env: &'a [(&'a str, &'a str)],
-    /// Options of `aq run` (`--net allow:HOST`, `--resolve NAME:ADDR`).
+    /// Where the agent's program is (else the npm-installed agents').
+    pub(crate) bin: Option<&'a Path>,
+    /// Its stdin (else nothing): answers for an agent that reads them there.
+    pub(crate) stdin: Option<&'a str>,
+    /// `aq run` options, before `--`.
     pub(crate) aq_args: &'a [&'a str],
     pub(crate) command: &'a [&'a str],
-    /// How long the run may take (the harness kills it after).
-    pub(crate) deadline: Duration,
+    /// How long the run may take (the harness kills it after; default
+    /// [`crate::util::DEADLINE`]).
+    pub(crate) deadline: Option<Duration>,
     /// The agent follows `XDG_CONFIG_HOME` and `XDG_STATE_HOME` (OpenCode,
-    /// Kilo): they are set to their defaults in the scratch home, as most
-    /// users have them, since presets name `~/.config/...` (aq's own state
-    /// is then in that home too, as a user's is).
+    /// Kilo): set to their defaults in the scratch home, as most users have
+    /// them (aq's own state is then in that home too, as a user's is).
     pub(crate) xdg_in_home: bool,
 }
 
-/// How an agent's run differs from the common assertions of [`Run::check`].
-pub(crate) struct Checks {
-    /// Its model API is served by the key proxy (the key stays outside).
-    /// `false` for an agent whose endpoint is named in its own config
-    /// file: the key is passed to it and blanked in all it runs.
-    pub(crate) key_proxy: bool,
-}
-
-fn run_agent(
+pub(crate) fn run_agent(
     dialect: &str,
     key_var: &str,
     base_url: (&str, String),
@@ -229,26 +237,25 @@ pub(crate) fn run_agent_as(
     command: &[&str],
 ) -> Option<Run> {
     agents_bin()?;
-    run_agent_with(&AgentRun {
+    launch(&Launch {
         user,
         dialect,
         key_var,
-        base_url: Some(base_url),
-        home_files: &[],
+        base_url: Some((base_url.0, &base_url.1)),
         extra_env,
-        aq_args: &[],
         command,
-        deadline: crate::util::DEADLINE,
-        xdg_in_home: false,
+        ..Launch::default()
     })
 }
 
-/// One agent's run under `aq run -v AQ_ARGS -- COMMAND` as the user would
-/// start it, driven by the fake model server through [`script`].
-pub(crate) fn run_agent_with(o: &AgentRun<'_>) -> Option<Run> {
-    let (user, dialect, key_var, extra_env, command) =
-        (o.user, o.dialect, o.key_var, o.extra_env, o.command);
-    let mut bin = agents_bin_with(&command[..1])?;
+/// Runs `aq run -v [aq_args] -- command` in a fresh scratch tree, with the
+/// fake model server scripted by [`script`].
+pub(crate) fn launch(l: &Launch) -> Option<Run> {
+    let (user, command) = (l.user, l.command);
+    let mut bin = match l.bin {
+        Some(dir) => dir.to_path_buf(),
+        None => agents_bin_for(&command[..1])?,
+    };
     let env = Env::new();
     let work = env.work();
     git_init(&work);
@@ -266,18 +273,18 @@ pub(crate) fn run_agent_with(o: &AgentRun<'_>) -> Option<Run> {
         chown_tree(env.root(), uid, gid);
         std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let model = FakeModel::start(&env.root().join("model"), dialect, &script());
+    let model = FakeModel::start(&env.root().join("model"), l.dialect, &script());
     let port = model.port.to_string();
-    for (path, text) in o.home_files {
+    for (path, text) in l.home_files {
         env.write(
             &env.root().join("home").join(path),
             &text.replace("PORT", &port),
         );
+        if let Some((uid, gid)) = user {
+            chown_tree(&env.root().join("home"), uid, gid);
+        }
     }
-    let base = o
-        .base_url
-        .as_ref()
-        .map(|(var, url)| (*var, url.replace("PORT", &port)));
+    let base = l.base_url.map(|(_, url)| url.replace("PORT", &port));
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -285,36 +292,33 @@ pub(crate) fn run_agent_with(o: &AgentRun<'_>) -> Option<Run> {
     );
     let mut vars: Vec<(&str, &str)> = vec![
         ("PATH", &path),
-        (key_var, REAL_KEY),
+        (l.key_var, REAL_KEY),
         ("SHELL", "/bin/bash"),
         ("TERM", "dumb"),
     ];
-    if let Some((var, url)) = &base {
-        vars.push((var, url));
+    if let (Some((var, _)), Some(base)) = (l.base_url, &base) {
+        vars.push((var, base));
     }
     let home = env.root().join("home");
     let (config_home, state_home) = (
         home.join(".config").display().to_string(),
         home.join(".local/state").display().to_string(),
     );
-    if o.xdg_in_home {
+    if l.xdg_in_home {
         std::fs::create_dir_all(&state_home).unwrap();
         std::fs::remove_dir(env.state_home()).unwrap();
         std::os::unix::fs::symlink(&state_home, env.state_home()).unwrap();
         vars.push(("XDG_CONFIG_HOME", &config_home));
         vars.push(("XDG_STATE_HOME", &state_home));
     }
-    vars.extend_from_slice(extra_env);
+    vars.extend_from_slice(l.extra_env);
+    let deadline = l.deadline.unwrap_or(crate::util::DEADLINE);
     let mut args = vec!["run", "-v"];
-    args.extend_from_slice(o.aq_args);
+    args.extend_from_slice(l.aq_args);
     args.push("--");
     args.extend_from_slice(command);
     let out = match user {
-        None => {
-            let mut cmd = env.command(&work, &args);
-            cmd.envs(vars.iter().copied());
-            env.run_command_within(cmd, &format!("aq {}", args.join(" ")), o.deadline)
-        }
+        None => env.aq_with_input_within(&vars, &args, l.stdin, deadline),
         Some((uid, gid)) => {
             use std::os::unix::process::CommandExt;
             let mut cmd = Command::new(&aq);
@@ -324,21 +328,43 @@ pub(crate) fn run_agent_with(o: &AgentRun<'_>) -> Option<Run> {
             env.run_command_within(
                 cmd,
                 &format!("(as uid {uid}) aq {}", args.join(" ")),
-                o.deadline,
+                deadline,
             )
         }
     };
     Some(Run { env, model, out })
 }
 
+/// Where agents legitimately differ in what [`Run::check_with`] sees.
+pub(crate) struct Check {
+    /// The agent's key is kept outside by the key proxy, which logs each
+    /// request. An agent whose endpoint is in its own configuration (no
+    /// variable aq can point at the proxy) holds the key itself: it is
+    /// passed, and blanked in what it runs.
+    pub(crate) key_proxy: bool,
+    /// The broker refuses one of its destinations. Not so for an agent
+    /// whose only other destinations are on its preset's allowlist (they
+    /// fail offline, they are not refused).
+    pub(crate) refused: bool,
+}
+
+impl Default for Check {
+    fn default() -> Self {
+        Check {
+            key_proxy: true,
+            refused: true,
+        }
+    }
+}
+
 impl Run {
     /// The assertions every agent must meet.
     pub(crate) fn check(&self, refusal_in_result: &str) {
-        self.check_with(refusal_in_result, &Checks { key_proxy: true });
+        self.check_with(refusal_in_result, &Check::default());
     }
 
-    /// [`Run::check`], for an agent that differs as `checks` says.
-    pub(crate) fn check_with(&self, refusal_in_result: &str, checks: &Checks) {
+    /// [`Run::check`], for an agent that differs as `how` says.
+    pub(crate) fn check_with(&self, refusal_in_result: &str, how: &Check) {
         let dump = self.out.dump();
         self.out.code(0);
         let work = self.env.work();
@@ -446,7 +472,7 @@ impl Run {
         assert!(start["grants"]["agent"].is_string(), "{start}");
         let net = session.events_of("network_connection");
         assert!(
-            !checks.key_proxy
+            !how.key_proxy
                 || net
                     .iter()
                     .any(|n| n["front_end"] == "key-proxy" && n["decision"] == "allowed"),
@@ -454,7 +480,7 @@ impl Run {
             session.log_text()
         );
         assert!(
-            net.iter().any(|n| n["decision"] == "denied"),
+            !how.refused || net.iter().any(|n| n["decision"] == "denied"),
             "no destination refused by the broker: {}",
             session.log_text()
         );

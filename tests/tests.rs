@@ -3,6 +3,9 @@
 
 mod util;
 
+mod agent_aider;
+mod agent_cline;
+mod agent_copilot;
 mod agent_kilo;
 mod agent_opencode;
 mod agent_qwen;

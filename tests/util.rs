@@ -139,6 +139,29 @@ impl Env {
 
     /// Runs `aq ARGS` in the workspace root with more environment variables.
     pub fn aq_with(&self, vars: &[(&str, &str)], args: &[&str]) -> Output {
+        self.aq_with_input(vars, args, None)
+    }
+
+    /// [`Env::aq_with`], with `input` on its stdin when given (answers to
+    /// an agent that reads them there).
+    pub fn aq_with_input(
+        &self,
+        vars: &[(&str, &str)],
+        args: &[&str],
+        input: Option<&str>,
+    ) -> Output {
+        self.aq_with_input_within(vars, args, input, DEADLINE)
+    }
+
+    /// [`Env::aq_with_input`], killed past `deadline` (a real agent on a
+    /// loaded machine).
+    pub fn aq_with_input_within(
+        &self,
+        vars: &[(&str, &str)],
+        args: &[&str],
+        input: Option<&str>,
+        deadline: Duration,
+    ) -> Output {
         let mut cmd = self.command(&self.work(), args);
         cmd.envs(vars.iter().copied());
         let label = vars
@@ -146,7 +169,8 @@ impl Env {
             .map(|(k, v)| format!("{k}={} ", shell_words(&[v])))
             .collect::<String>()
             + &format!("aq {}", shell_words(args));
-        self.start(cmd, label, &self.work(), None).finish()
+        self.start(cmd, label, &self.work(), input)
+            .finish_within(deadline)
     }
 
     /// Runs `aq ARGS` in the workspace root with `input` on its stdin (an

@@ -127,7 +127,12 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
     let expand = |p: &str| -> Option<PathBuf> {
         home_path(p, inputs.home, preset.xdg.then_some(inputs.env))
     };
-    let api_seed = match (&preset.api, inputs.key_proxy_port) {
+    // The key proxy's API, unless the agent speaks it only when asked to.
+    let api = preset
+        .api
+        .as_ref()
+        .filter(|api| !api.only_when_set || lookup(inputs.env, &api.base_url_env).is_some());
+    let api_seed = match (api, inputs.key_proxy_port) {
         (Some(api), Some(_)) => Some(&api.seed),
         _ => None,
     };
@@ -246,7 +251,7 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
         .iter()
         .filter(|k| lookup(inputs.env, k).is_some())
         .collect();
-    match (&preset.api, inputs.key_proxy_port) {
+    match (api, inputs.key_proxy_port) {
         (Some(api), Some(port)) => {
             let upstream = lookup(inputs.env, &api.base_url_env)
                 .map(|v| v.to_string_lossy().into_owned())
@@ -562,5 +567,107 @@ mod tests {
             g.read_only_home.iter().any(|p| p.starts_with(&config)),
             "{g:?}"
         );
+    }
+
+    /// Auggie (not driven by an end-to-end test: its model API is
+    /// Augment's own, at its login's tenant URL): its state is writable,
+    /// what makes something run is read-only (created where missing inside
+    /// its state, so it cannot be planted), its login is passed.
+    #[test]
+    fn auggie_keeps_its_settings_hooks_and_commands_read_only_and_its_login_passed() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join(".augment/commands")).unwrap();
+        let set = PresetSet::builtin();
+        let e = env(&[
+            (
+                "AUGMENT_SESSION_AUTH",
+                "{\"accessToken\":\"t\",\"tenantURL\":\"https://d1.api.augmentcode.com/\"}",
+            ),
+            ("AUGMENT_API_URL", "https://d1.api.augmentcode.com/"),
+        ]);
+        let g = grant(
+            set.get("auggie").unwrap(),
+            &GrantInputs {
+                home: Some(home.path()),
+                workspace: ws.path(),
+                env: &e,
+                key_proxy_port: Some(3129),
+                shadow_dir: None,
+                endpoints: &Default::default(),
+            },
+        );
+        let augment = home.path().join(".augment");
+        assert!(g.writable.contains(&augment), "{:?}", g.writable);
+        for entry in [
+            "settings.json",
+            "settings.local.json",
+            "commands",
+            "agents",
+            "rules",
+            "skills",
+            "plugins",
+        ] {
+            assert!(
+                g.read_only_home.contains(&augment.join(entry)),
+                "{entry}: {:?}",
+                g.read_only_home
+            );
+        }
+        // Its hooks live in settings.json: there, empty, and read-only.
+        assert_eq!(
+            std::fs::read_to_string(augment.join("settings.json")).unwrap(),
+            "{}\n"
+        );
+        assert_eq!(g.read_only_workspace, vec![PathBuf::from(".augment")]);
+        assert!(g.key_proxy.is_none());
+        assert_eq!(g.keys_passed, vec!["AUGMENT_SESSION_AUTH"]);
+        assert_eq!(g.env_passed, vec!["AUGMENT_API_URL"]);
+    }
+
+    /// Copilot CLI speaks its own provider's API only when told where it
+    /// is; else its GitHub token is passed and it talks to GitHub.
+    #[test]
+    fn an_api_only_when_set_is_served_only_when_its_base_url_is_set() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let set = PresetSet::builtin();
+        let copilot = set.get("copilot").unwrap();
+        let found = crate::endpoints::Found::default();
+        let inputs = |e| GrantInputs {
+            home: Some(home.path()),
+            workspace: ws.path(),
+            env: e,
+            key_proxy_port: Some(3129),
+            shadow_dir: None,
+            endpoints: &found,
+        };
+        let e = env(&[("GH_TOKEN", "gho_real")]);
+        let g = grant(copilot, &inputs(&e));
+        assert!(g.key_proxy.is_none());
+        assert_eq!(g.keys_passed, vec!["GH_TOKEN"]);
+        assert!(!g.env.iter().any(|(k, _)| k == "COPILOT_PROVIDER_BASE_URL"));
+        assert!(
+            g.notes.iter().all(|n| !n.contains("key proxy needs")),
+            "{:?}",
+            g.notes
+        );
+        let e = env(&[
+            ("GH_TOKEN", "gho_real"),
+            ("COPILOT_PROVIDER_API_KEY", "sk-real"),
+            ("COPILOT_PROVIDER_BASE_URL", "http://127.0.0.1:9999/v1"),
+        ]);
+        let g = grant(copilot, &inputs(&e));
+        let plan = g.key_proxy.as_ref().unwrap();
+        assert_eq!(plan.upstream, "http://127.0.0.1:9999/v1");
+        assert_eq!(g.keys_outside, vec!["COPILOT_PROVIDER_API_KEY"]);
+        assert_eq!(g.keys_passed, vec!["GH_TOKEN"]);
+        assert!(
+            g.env
+                .iter()
+                .any(|(k, v)| k == "COPILOT_PROVIDER_BASE_URL" && v == "http://127.0.0.1:3129/v1")
+        );
+        assert!(g.env.iter().any(|(k, v)| k == "COPILOT_PROVIDER_API_KEY"
+            && v == "sk-aq-key-proxy-placeholder"));
     }
 }

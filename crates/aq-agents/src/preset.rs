@@ -98,6 +98,11 @@ pub struct Api {
     /// dialog would write.
     #[serde(default)]
     pub seed: BTreeMap<String, String>,
+    /// The agent speaks this API only when the user sets `base_url_env`
+    /// (Copilot CLI's own model provider): without it the key proxy stays
+    /// off, and the agent talks to its vendor with its own login.
+    #[serde(default)]
+    pub only_when_set: bool,
 }
 
 /// One place an agent's user-level configuration names a model endpoint:
@@ -545,6 +550,13 @@ impl fmt::Display for Preset {
             writeln!(f, "  variables set: {}", set.join(", "))?;
         }
         match &self.api {
+            Some(api) if api.only_when_set => writeln!(
+                f,
+                "  keys: {} passed to the agent only (removed from what it runs); with ${} set, its model API is served on a loopback port inside and {} stay outside",
+                list(&self.keys),
+                api.base_url_env,
+                list(&api.auth.iter().map(|a| a.env.clone()).collect::<Vec<_>>())
+            )?,
             Some(api) => writeln!(
                 f,
                 "  keys: {} stay outside; the model API ({}, or ${}) is served on a loopback port inside",

@@ -422,7 +422,7 @@ fn private_home_readable(
                         .is_some_and(|n| n.to_string_lossy().starts_with('.'))
                     && Some(*root) != local.as_deref()
             });
-            if let Some(root) = root {
+            if let Some(root) = root.or_else(|| python_env_root(&dir)) {
                 out.push(root.to_path_buf());
             }
             out.push(dir);
@@ -436,7 +436,11 @@ fn private_home_readable(
             let packages = real
                 .ancestors()
                 .find(|a| a.file_name().is_some_and(|n| n == "node_modules"));
-            out.extend(packages.or(real.parent()).map(Path::to_path_buf));
+            // One in a Python virtual environment (a venv, pipx, `uv tool`):
+            // the environment, whose `pyvenv.cfg` and packages its
+            // interpreter reads at start.
+            let env = real.parent().and_then(python_env_root);
+            out.extend(packages.or(env).or(real.parent()).map(Path::to_path_buf));
         }
     }
     out.extend(inputs.named.iter().cloned());
@@ -457,6 +461,13 @@ fn private_home_readable(
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
     cut_out(out, &excluded)
+}
+
+/// The Python virtual environment whose `bin` directory `dir` is.
+fn python_env_root(dir: &Path) -> Option<&Path> {
+    dir.parent().filter(|root| {
+        dir.file_name().is_some_and(|n| n == "bin") && root.join("pyvenv.cfg").is_file()
+    })
 }
 
 /// `readable` with `excluded` cut out of the paths that hold one: such a
@@ -598,6 +609,18 @@ mod tests {
             got,
             vec![root.join("a"), root.join("b"), root.join("home/.cargo")]
         );
+    }
+
+    #[test]
+    fn a_python_environment_is_known_by_its_pyvenv_cfg() {
+        let t = tempfile::tempdir().unwrap();
+        let env = t.path().join("venv");
+        std::fs::create_dir_all(env.join("bin")).unwrap();
+        std::fs::create_dir_all(t.path().join("plain/bin")).unwrap();
+        std::fs::write(env.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        assert_eq!(python_env_root(&env.join("bin")), Some(env.as_path()));
+        assert_eq!(python_env_root(&t.path().join("plain/bin")), None);
+        assert_eq!(python_env_root(&env), None);
     }
 
     fn profile(name: &str) -> Profile {

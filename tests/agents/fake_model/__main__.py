@@ -25,7 +25,7 @@ from .server import serve
 
 def main() -> int:
     p = argparse.ArgumentParser(prog="fake_model")
-    p.add_argument("--dialect", required=True, choices=["anthropic", "openai", "gemini", "chat"])
+    p.add_argument("--dialect", required=True, choices=["anthropic", "openai", "gemini", "chat", "aider"])
     p.add_argument("--script", required=True)
     p.add_argument("--log", required=True)
     p.add_argument("--port-file", required=True)

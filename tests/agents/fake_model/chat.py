@@ -16,7 +16,8 @@ without moving the script.
 
 The shell tool is the first offered whose name is one of SHELL_TOOLS;
 its arguments are filled from its own JSON schema: the command goes into
-`command` (or `cmd`), and every other required parameter gets a harmless
+`command` (or `cmd`; a list of one where the parameter is an array of
+commands), and every other required parameter gets a harmless
 value of its type (a description, `false`, 0), so one script drives
 agents whose tools differ.
 """
@@ -26,7 +27,8 @@ import time
 import uuid
 
 SHELL_TOOLS = ("bash", "run_shell_command", "shell", "execute_command",
-               "run_terminal_cmd", "terminal", "exec_command", "Bash")
+               "run_terminal_cmd", "terminal", "exec_command", "Bash",
+               "run_commands")
 
 
 def respond(req, steps):
@@ -85,7 +87,8 @@ def _arguments(schema, cmd):
     props = schema.get("properties") or {}
     key = "command" if "command" in props or not props else (
         "cmd" if "cmd" in props else next(iter(props)))
-    args = {key: cmd}
+    # A list of commands (Cline's `run_commands`): the one command.
+    args = {key: [cmd] if (props.get(key) or {}).get("type") == "array" else cmd}
     for name in schema.get("required") or []:
         if name in args:
             continue
