@@ -455,3 +455,34 @@ fn codex_with_its_openai_base_url_in_config_toml_keeps_the_key_outside() {
         "{start}"
     );
 }
+
+#[test]
+fn codex_with_a_custom_provider_at_a_pinned_name_goes_through_the_broker() {
+    if agents_bin().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let model = FakeModel::start(&model_dir(&env), "openai", &steps());
+    codex_config(&env, &format!("http://model.test:{}/v1", model.port));
+    // The narrow form: the name and its one port.
+    let allow = format!("allow:model.test:{}", model.port);
+    let out = run(
+        &env,
+        &[("GATEWAY_API_KEY", KEY)],
+        &["--net", &allow, "--resolve", "model.test:127.0.0.1"],
+        &["codex", "exec", "--skip-git-repo-check", "do the task"],
+    );
+    check_worked(&env, &model, &out);
+    out.stderr_has("(~/.codex/config.toml model_providers.gateway.base_url): through the broker");
+    let session = env.only_session();
+    assert!(
+        session
+            .events_of("network_connection")
+            .iter()
+            .any(|n| n["host"] == "model.test"
+                && n["decision"] == "allowed"
+                && n["front_end"] != "key-proxy"),
+        "{}",
+        session.log_text()
+    );
+}
