@@ -20,13 +20,19 @@
 # process tree as /usr/bin/time reports it), and under aq the number of
 # execs the exec guard judged (command_decision events in the session log)
 # and how many of them were the agent's housekeeping.
+#
+# For a profile: BENCH_WRAP (words put before the agent's command line,
+# e.g. "perf record -e cpu-clock -g -o @RUN@/perf.data --", @RUN@ the run's
+# directory) and BENCH_KEEP (a
+# directory: each run's home, workspace, XDG dirs and output are kept
+# there, as MODE-N, the warm-ups as MODE-0).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 R=${1:-5}; shift || true
 AGENTS=("${@:-claude codex gemini opencode kilo qwen}")
 read -r -a AGENTS <<<"${AGENTS[*]}"
 root=$PWD
-cargo build --release --quiet --bin aq
+[ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --quiet --bin aq
 AQ=${CARGO_TARGET_DIR:-$root/target}/release/aq
 BIN=$root/tests/agents/node_modules/.bin
 [ -x "$BIN/claude" ] || { echo "install the agents first: npm ci --prefix tests/agents" >&2; exit 2; }
@@ -108,7 +114,8 @@ run_one() { # agent dialect mode cmd...
   local t0 t1
   t0=$(now_ms)
   # Node 22 (for Qwen Code) is node_modules/.bin/node, first on PATH.
-  (cd "$d/ws" && /usr/bin/time -f '%U %S' -o "$d/time" env -i PATH="$BIN:/usr/local/bin:/usr/bin:/bin" \
+  local wrap=(); w=${BENCH_WRAP:-}; read -r -a wrap <<<"${w//@RUN@/$d}"
+  (cd "$d/ws" && /usr/bin/time -f '%U %S' -o "$d/time" "${wrap[@]}" env -i PATH="$BIN:/usr/local/bin:/usr/bin:/bin" \
      HOME="$d/home" TERM=dumb SHELL=/bin/bash \
      XDG_STATE_HOME="$xdg_state" XDG_CONFIG_HOME="$xdg_config" IS_SANDBOX=1 \
      ANTHROPIC_API_KEY=sk-ant-bench ANTHROPIC_BASE_URL="http://127.0.0.1:$port" \
@@ -118,6 +125,10 @@ run_one() { # agent dialect mode cmd...
   t1=$(now_ms)
   kill $spid 2>/dev/null; wait $spid 2>/dev/null || true
   grep -q 'cat out.txt' "$d/req.jsonl" 2>/dev/null || echo "warning: $agent $mode did not follow the script" >&2
+  if [ -n "${BENCH_KEEP:-}" ]; then
+    local k=0; while [ -e "$BENCH_KEEP/$agent-$mode-$k" ]; do k=$((k + 1)); done
+    mkdir -p "$BENCH_KEEP" && cp -a "$d" "$BENCH_KEEP/$agent-$mode-$k"
+  fi
   local cpu; cpu=$(awk '/^[0-9.]+ [0-9.]+$/ {printf "%d", ($1 + $2) * 1000}' "$d/time")
   if [ "$mode" = aq ]; then
     local log; log=$(ls "$xdg_state"/agent-quarantine/sessions/*/log.jsonl 2>/dev/null | head -1)
