@@ -249,8 +249,13 @@ const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: libc::c_ulong = 1;
 pub(crate) const HANDOFF_AFTER: Duration = Duration::from_millis(5);
 
 /// Without a notification for this long, the watchdog stops ticking until
-/// the next one.
-const WATCHDOG_IDLE: Duration = Duration::from_secs(1);
+/// the next one (which kicks it awake: one wake-up). It never sleeps while
+/// the leader holds a notification, so this bounds only the idle ticks: an
+/// agent that execs now and then (Kilo CLI's git, a few a second for half
+/// a minute) had the watchdog ticking 200 times a second all along with a
+/// second here; now a few ticks after each exec, and an exec loop ticks as
+/// before.
+const WATCHDOG_IDLE: Duration = Duration::from_millis(20);
 
 /// Most threads the first check runs at once (judges blocked on a human
 /// each hold one); past this, further execs wait for one to finish.
