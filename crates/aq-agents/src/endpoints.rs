@@ -21,6 +21,7 @@ use serde_json::Value;
 #[cfg(test)]
 use crate::EndpointSource;
 use crate::Preset;
+use crate::preset::is_env_name;
 
 /// One endpoint the user configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,9 +70,7 @@ pub fn find(
 ) -> Found {
     let mut found = Found::default();
     let lookup = |name: &str| -> Option<String> {
-        env.iter()
-            .find(|(k, v)| k == name && !v.is_empty())
-            .map(|(_, v)| v.to_string_lossy().into_owned())
+        crate::grants::lookup(env, name).map(|v| v.to_string_lossy().into_owned())
     };
     let add = |found: &mut Found, raw: &str, from: String, api: bool| {
         let Some(url) = resolve_value(raw, &lookup) else {
@@ -142,10 +141,6 @@ pub fn find(
         }
     }
     found
-}
-
-fn is_env_name(v: &str) -> bool {
-    !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// A value as the agents write one: a URL, or a variable that holds it

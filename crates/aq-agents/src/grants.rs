@@ -105,7 +105,7 @@ pub fn home_path(
     home.map(|h| h.join(rest))
 }
 
-fn lookup<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsString> {
+pub(crate) fn lookup<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsString> {
     env.iter()
         .find(|(k, v)| k == name && !v.is_empty())
         .map(|(_, v)| v)

@@ -207,7 +207,7 @@ pub struct PresetLayer {
 /// Why a layer is refused: the message and a help line.
 pub type LayerError = (String, String);
 
-fn is_env_name(v: &str) -> bool {
+pub(crate) fn is_env_name(v: &str) -> bool {
     !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
