@@ -40,7 +40,7 @@ pub fn run(args: &ExplainArgs, policy_flag: Option<&Path>) -> Result<ExitCode, S
 
 /// `aq explain --program NAME`: the capability model's entry.
 fn explain_program(name: &str, json: bool) -> Result<ExitCode, String> {
-    let Some(p) = aq_programs::lookup(name) else {
+    let Some(p) = aq_knowledge::programs::lookup(name) else {
         return Err(format!(
             "the engine has no capability entry for `{name}` (see `aq explain -- {name} …` for how a line using it is decided)"
         ));

@@ -14,8 +14,16 @@
 //! - [`credentials`]: where credentials live (home files and directories,
 //!   agent sockets, workspace file names) and how to recognise one by its
 //!   content. The sandbox masks read it, and so do the engine's secret rules.
+//! - [`programs`]: what programs can be made to do (`programs.toml`, compiled
+//!   into static tables by `build.rs`): which option runs a command, which
+//!   argument is a file read, which mode serves a port.
+//! - [`git`]: the configuration keys that make git run a program, and how
+//!   git reads its config, attributes and hooks.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod credentials;
+pub mod git;
+#[allow(missing_docs)]
+pub mod programs;

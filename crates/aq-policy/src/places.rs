@@ -1,7 +1,7 @@
 //! Protected places: where a write (or, for aq's own files and the agents'
 //! hook files, a removal) is judged by the place, whoever writes it.
 //!
-//! One list, built once: the table of `aq-programs` ([`aq_programs::places`]),
+//! One list, built once: the table of `aq-knowledge` ([`aq_knowledge::programs::places`]),
 //! the files that hold or switch off an agent's hooks (`aq-agents`, from
 //! where `aq enable --hook` installs them), and the files of every agent
 //! preset that make something run (`aq-agents`' `config` lists). The
@@ -11,11 +11,11 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-pub use aq_programs::places::PlaceKind;
+pub use aq_knowledge::programs::places::PlaceKind;
 
 use crate::paths::{self, NormPath};
 
-/// A pattern of [`aq_programs::places`], read once.
+/// A pattern of [`aq_knowledge::programs::places`], read once.
 #[derive(Debug)]
 struct Pattern {
     anchor: Anchor,
@@ -77,14 +77,14 @@ struct Table {
     unindexed: Vec<usize>,
     /// aq's state directory where the defaults put it.
     state: NormPath,
-    /// [`aq_programs::places::AQ_STATE_WRITABLE`], read.
+    /// [`aq_knowledge::programs::places::AQ_STATE_WRITABLE`], read.
     writable: Vec<Pattern>,
 }
 
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let places = aq_programs::places::PLACES;
+        let places = aq_knowledge::programs::places::PLACES;
         let mut patterns: Vec<Pattern> = places
             .iter()
             .filter(|p| p.kind == PlaceKind::AqOwn)
@@ -151,7 +151,7 @@ fn table() -> &'static Table {
             anywhere,
             unindexed,
             state: NormPath::new("~/.local/state/agent-quarantine"),
-            writable: aq_programs::places::AQ_STATE_WRITABLE
+            writable: aq_knowledge::programs::places::AQ_STATE_WRITABLE
                 .iter()
                 .map(|w| parse(w, PlaceKind::AqOwn))
                 .collect(),
@@ -164,7 +164,7 @@ fn all() -> &'static [Pattern] {
 }
 
 /// Whether `p` is in a directory of aq's state that is not protected
-/// ([`aq_programs::places::AQ_STATE_WRITABLE`]), under `state` (aq's state
+/// ([`aq_knowledge::programs::places::AQ_STATE_WRITABLE`]), under `state` (aq's state
 /// directory).
 fn writable_in_state(p: &NormPath, state: &NormPath) -> bool {
     table().writable.iter().any(|w| {

@@ -1,5 +1,5 @@
 //! git: executable hooks, config entries that run programs (the one table
-//! of them is `aq_programs::git`), `commondir` redirections, attributes
+//! of them is `aq_knowledge::git`), `commondir` redirections, attributes
 //! that hand files to a driver a config defines, submodules from
 //! unexpected hosts. Every git directory of the tree is looked at: the
 //! repository's, its submodules' and linked worktrees', nested ones (see
@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use aq_programs::git::{GitRuns, git_key};
+use aq_knowledge::git::{GitRuns, git_key};
 
 use crate::catalog::finding;
 use crate::git_surface::{GitDanger, GitFileKind, GitJudgeContext, git_dangers};
@@ -148,7 +148,7 @@ pub(crate) fn url_host(url: &str) -> Option<String> {
 /// The host of `remote.origin.url` in `root/.git/config`.
 pub(crate) fn origin_host(root: &Path) -> Option<String> {
     let text = std::fs::read(root.join(".git/config")).ok()?;
-    aq_programs::git::parse_git_config(&text)
+    aq_knowledge::git::parse_git_config(&text)
         .into_iter()
         .filter(|e| e.key == "remote.origin.url")
         .find_map(|e| url_host(e.value.as_deref()?))

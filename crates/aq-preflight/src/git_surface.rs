@@ -23,7 +23,7 @@ use std::io::Read;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use aq_programs::git::{
+use aq_knowledge::git::{
     GitRuns, git_driver_attributes, git_hook_is_lfs, git_hook_is_sample, git_key_runs,
     parse_git_config,
 };

@@ -15,7 +15,7 @@
 //!   as that tool, and, outside the build outputs the policy names, asks
 //!   too (what else was changed cannot be told).
 //! - The known tools are the programs the rules know ([`KNOWN_TOOLS`] and
-//!   the `aq-programs` table), found on the host's `PATH`, indexed on a
+//!   the `aq-knowledge` table), found on the host's `PATH`, indexed on a
 //!   thread of its own at the session's start (stat, then the first pages
 //!   of each ELF). Facts about a file are cached by device, inode, size,
 //!   modification and change time.
@@ -48,7 +48,7 @@ use sha2::{Digest, Sha256};
 
 /// Programs recognised by content when copied or renamed: those the rules
 /// care about most (network fetchers, shells, interpreters, encoders). The
-/// `aq-programs` table adds the rest of the programs the rules know.
+/// `aq-knowledge` table adds the rest of the programs the rules know.
 pub const KNOWN_TOOLS: &[&str] = &[
     "curl",
     "wget",
@@ -95,10 +95,10 @@ pub const KNOWN_TOOLS: &[&str] = &[
 ];
 
 /// What is indexed: [`KNOWN_TOOLS`] first (their names win for a file seen
-/// under several names), then the programs of the `aq-programs` table.
+/// under several names), then the programs of the `aq-knowledge` table.
 fn indexed_names() -> Vec<&'static str> {
     let mut names: Vec<&'static str> = KNOWN_TOOLS.to_vec();
-    for n in aq_programs::names() {
+    for n in aq_knowledge::programs::names() {
         if !names.contains(&n) && !n.contains('/') {
             names.push(n);
         }

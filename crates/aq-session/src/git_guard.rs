@@ -23,7 +23,7 @@
 //!    session starts (the snapshot is kept in the session directory) and
 //!    looked at again when the command has exited, failed or not: a file
 //!    that is new or changed and makes git run something it did not run
-//!    before (a key of [`aq_programs::git::GIT_KEYS`], an executable hook
+//!    before (a key of [`aq_knowledge::git::GIT_KEYS`], an executable hook
 //!    that is neither a sample nor git-lfs's nor a template's, a
 //!    `commondir` other than a linked worktree's, an attributes line that
 //!    picks a driver) is put aside: its content is copied into the session
@@ -341,7 +341,7 @@ fn keeps_original(kind: GitFileKind, path: &Path) -> bool {
     kind != GitFileKind::Hook
         || !path
             .file_name()
-            .is_some_and(|n| aq_programs::git::git_hook_is_sample(&n.to_string_lossy()))
+            .is_some_and(|n| aq_knowledge::git::git_hook_is_sample(&n.to_string_lossy()))
 }
 
 /// A file as it is now: hash, mode, and what it makes git run; and its
@@ -370,7 +370,7 @@ fn look(
     let executable = mode & 0o111 != 0;
     let sample = path
         .file_name()
-        .is_some_and(|n| aq_programs::git::git_hook_is_sample(&n.to_string_lossy()));
+        .is_some_and(|n| aq_knowledge::git::git_hook_is_sample(&n.to_string_lossy()));
     let ctx = GitJudgeContext {
         git_dir,
         // Read only for a hook that could run.
@@ -459,7 +459,7 @@ fn template_hooks(home: Option<&Path>) -> Vec<Vec<u8>> {
             let Ok(text) = read_bounded(&config, MAX_FILE) else {
                 continue;
             };
-            for e in aq_programs::git::parse_git_config(&text) {
+            for e in aq_knowledge::git::parse_git_config(&text) {
                 if e.key == "init.templatedir"
                     && let Some(v) = e.value
                 {

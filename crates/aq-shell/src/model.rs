@@ -111,7 +111,7 @@ impl Command {
         if w.glob && base.contains(['*', '?', '[']) {
             // No match: bash leaves the word as written (`[`, `./b?ild.sh`).
             return Some(
-                aq_programs::names()
+                aq_knowledge::programs::names()
                     .find(|n| glob_matches(base, n))
                     .unwrap_or(base),
             );
@@ -190,7 +190,7 @@ fn hidden_name(w: &Word) -> Option<&'static str> {
     if base.is_empty() || base.len() == out.len() && w.text.starts_with('$') {
         return None;
     }
-    aq_programs::known_name(base)
+    aq_knowledge::programs::known_name(base)
 }
 
 /// Whether shell glob `pattern` (`*`, `?`, `[...]`) matches `name` whole.

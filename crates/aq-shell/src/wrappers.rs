@@ -548,16 +548,16 @@ fn unwrap_tmux(args: &[Word]) -> Vec<Inner> {
     joined_script(&format!("tmux {}", sub.text), words)
 }
 
-/// Programs the capability model (`aq-programs`) says run a command through
+/// Programs the capability model (`aq-knowledge`) says run a command through
 /// an option: `zip -TT CMD`, `man -P CMD`, `gdb -ex '!CMD'`, `strace -o '|CMD'`.
 fn unwrap_by_model(name: &str, args: &[Word]) -> Vec<Inner> {
-    let Some(program) = aq_programs::lookup(name) else {
+    let Some(program) = aq_knowledge::programs::lookup(name) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-    for cap in program.caps(aq_programs::Does::Exec) {
-        if cap.via != aq_programs::Via::Option {
+    for cap in program.caps(aq_knowledge::programs::Does::Exec) {
+        if cap.via != aq_knowledge::programs::Via::Option {
             continue;
         }
         for k in 0..texts.len() {
@@ -566,14 +566,14 @@ fn unwrap_by_model(name: &str, args: &[Word]) -> Vec<Inner> {
             };
             let label = format!("{name} {}", texts[k].split('=').next().unwrap_or(texts[k]));
             match cap.takes {
-                aq_programs::Takes::Command => out.push(Inner::Script {
+                aq_knowledge::programs::Takes::Command => out.push(Inner::Script {
                     label,
                     script: value.trim_start_matches('|').to_string(),
                     privileged: false,
                     stdin_script: false,
                 }),
-                aq_programs::Takes::Escape => {
-                    if let Some(script) = aq_programs::escape_command(value) {
+                aq_knowledge::programs::Takes::Escape => {
+                    if let Some(script) = aq_knowledge::programs::escape_command(value) {
                         out.push(Inner::Script {
                             label,
                             script,
@@ -582,13 +582,13 @@ fn unwrap_by_model(name: &str, args: &[Word]) -> Vec<Inner> {
                         });
                     }
                 }
-                aq_programs::Takes::Program => out.push(Inner::Argv {
+                aq_knowledge::programs::Takes::Program => out.push(Inner::Argv {
                     label,
                     argv: vec![Word::literal(value)],
                     privileged: false,
                     keeps_stdin: false,
                 }),
-                aq_programs::Takes::Argv => {
+                aq_knowledge::programs::Takes::Argv => {
                     // The option's value and every word after it are the command.
                     let attached = !cap.flags.contains(&texts[k]);
                     let mut argv = Vec::new();
@@ -833,9 +833,9 @@ fn unwrap_find(args: &[Word]) -> Vec<Inner> {
 
 /// `git -c KEY=VALUE` keys whose value is a program git runs (a shell
 /// command, a program's path, a `!` alias), from the one table of such keys,
-/// [`aq_programs::git::GIT_KEYS`].
+/// [`aq_knowledge::git::GIT_KEYS`].
 pub fn git_config_runs_program(key: &str) -> bool {
-    aq_programs::git::git_key(key).is_some_and(|k| k.runs.value_runs())
+    aq_knowledge::git::git_key(key).is_some_and(|k| k.runs.value_runs())
 }
 
 fn unwrap_git(args: &[Word]) -> Vec<Inner> {

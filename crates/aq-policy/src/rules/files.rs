@@ -401,7 +401,10 @@ pub(crate) fn dd_operand(c: &Command, key: &str) -> Vec<String> {
 
 /// Paths a command writes: redirections, `tee`, `cp`/`mv`/`install`/`ln`
 /// destinations, `dd of=`, `sed -i` files, `truncate`.
-pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -> Vec<String> {
+pub(crate) fn written_paths(
+    c: &Command,
+    model: Option<&aq_knowledge::programs::Program>,
+) -> Vec<String> {
     let mut out: Vec<String> = c
         .redirects
         .iter()
@@ -477,8 +480,8 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
     }
     // Every file an editor opens, it may save (`vim -es -c wq F`, `ed F`).
     if model.is_some_and(|p| {
-        p.caps(aq_programs::Does::Write)
-            .any(|cap| cap.via == aq_programs::Via::Operands && cap.all_operands)
+        p.caps(aq_knowledge::programs::Does::Write)
+            .any(|cap| cap.via == aq_knowledge::programs::Via::Operands && cap.all_operands)
     }) {
         for p in &ops {
             if !out.iter().any(|o| o == p) {
@@ -488,7 +491,7 @@ pub(crate) fn written_paths(c: &Command, model: Option<&aq_programs::Program>) -
     }
     // What the capability model says the program writes through an option
     // (`sort -o F`, `find -fprintf F FMT`, `time -o F`).
-    if super::programs::names_files(model, aq_programs::Does::Write) {
+    if super::programs::names_files(model, aq_knowledge::programs::Does::Write) {
         let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
         for p in super::programs::written_files(model, &texts) {
             if !out.contains(&p) {

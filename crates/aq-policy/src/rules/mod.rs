@@ -47,12 +47,12 @@ pub(crate) struct Ctx<'a> {
     pub policy: &'a Policy,
     hits: Vec<Hit>,
     /// Each command's entry in the capability model, looked up once.
-    models: Vec<Option<&'static aq_programs::Program>>,
+    models: Vec<Option<&'static aq_knowledge::programs::Program>>,
 }
 
 impl<'a> Ctx<'a> {
     /// What the capability model knows about command `i`'s program.
-    pub fn model(&self, i: usize) -> Option<&'static aq_programs::Program> {
+    pub fn model(&self, i: usize) -> Option<&'static aq_knowledge::programs::Program> {
         self.models.get(i).copied().flatten()
     }
 
@@ -215,7 +215,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         models: analysis
             .commands
             .iter()
-            .map(|c| c.program().and_then(aq_programs::lookup))
+            .map(|c| c.program().and_then(aq_knowledge::programs::lookup))
             .collect(),
     };
     for p in &analysis.problems {

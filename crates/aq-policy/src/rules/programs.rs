@@ -1,9 +1,9 @@
-//! Rules that ask the capability model of programs (`aq-programs`) what a
+//! Rules that ask the capability model of programs (`aq-knowledge`) what a
 //! command does, instead of matching program names: which option runs a
 //! command, which mode serves files, which option names a file read, written
 //! or uploaded.
 
-use aq_programs::{Cap, Does, Program, Takes, Via};
+use aq_knowledge::programs::{Cap, Does, Program, Takes, Via};
 
 use super::{Ctx, cwd_before, operands};
 use crate::catalog::RuleId;
@@ -76,7 +76,7 @@ fn hidden_command(cap: &Cap, name: &str, texts: &[&str]) -> Option<String> {
             continue;
         };
         let command = match cap.takes {
-            Takes::Escape => match aq_programs::escape_command(value) {
+            Takes::Escape => match aq_knowledge::programs::escape_command(value) {
                 Some(c) => c,
                 None => continue,
             },

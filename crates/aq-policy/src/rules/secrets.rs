@@ -371,8 +371,8 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // What the capability model says this program reads or uploads:
     // `wget -i F`, `curl -K F`, `git diff --no-index A B`.
     let model = ctx.model(i);
-    if super::programs::names_files(model, aq_programs::Does::Read)
-        || super::programs::names_files(model, aq_programs::Does::Upload)
+    if super::programs::names_files(model, aq_knowledge::programs::Does::Read)
+        || super::programs::names_files(model, aq_knowledge::programs::Does::Upload)
     {
         let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
         let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();

@@ -533,13 +533,13 @@ fn is_protected_branch(b: &str) -> bool {
 }
 
 /// `KEY=VALUE` (a `git -c` or `git config` setting) makes git run
-/// something, by the one table of such keys ([`aq_programs::git::GIT_KEYS`]).
+/// something, by the one table of such keys ([`aq_knowledge::git::GIT_KEYS`]).
 /// A value that switches the program off runs nothing: agents and IDEs pass
 /// `-c core.hooksPath=/dev/null -c core.fsmonitor=` to make sure no hook or
 /// monitor of the repository runs. A key without a value is taken to run
 /// what it names.
 fn git_key_runs_program(kv: &str) -> bool {
-    use aq_programs::git::{GitRuns, git_key, git_key_runs};
+    use aq_knowledge::git::{GitRuns, git_key, git_key_runs};
     match kv.split_once('=') {
         Some((key, value)) => git_key_runs(key, Some(value)).is_some(),
         None => git_key(kv).is_some_and(|k| k.runs != GitRuns::Bang),

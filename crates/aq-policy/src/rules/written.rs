@@ -5,7 +5,7 @@
 //! command language (`ed`, `gdb`, `sqlite3`) fed literal text. The text is
 //! judged as what it will be.
 
-use aq_programs::{Does, Via};
+use aq_knowledge::programs::{Does, Via};
 use aq_shell::{Analysis, Command, Input};
 
 use super::{Ctx, copy_hits, operands};
@@ -110,7 +110,7 @@ pub(crate) fn check_input_commands(ctx: &mut Ctx, i: usize) {
             text.push('\n');
         }
         for line in text.lines() {
-            if let Some(cmd) = aq_programs::escape_command(line) {
+            if let Some(cmd) = aq_knowledge::programs::escape_command(line) {
                 ctx.hit(
                     RuleId::ExecViaOption,
                     i,

@@ -5,10 +5,8 @@
 //! The rules ask this table instead of matching program names: which option
 //! runs a command, which argument is a file read, which mode serves a port.
 //!
-//! [`git`] is the same for git: the configuration keys that run programs,
+//! [`crate::git`] is the same for git: the configuration keys that run programs,
 //! and how git reads its config, attributes and hooks.
-
-pub mod git;
 
 /// What a capability does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The table as the rules see it.
 
-use aq_programs::{Does, Takes, Via, all, lookup};
+use aq_knowledge::programs::{Does, Takes, Via, all, lookup};
 
 #[test]
 fn lookup_finds_names_aliases_and_versioned_names() {
@@ -38,7 +38,7 @@ fn the_table_is_sorted_and_every_entry_says_something() {
 
 #[test]
 fn escapes_give_the_command_they_run() {
-    use aq_programs::escape_command as e;
+    use aq_knowledge::programs::escape_command as e;
     assert_eq!(e(":!id").as_deref(), Some("id"));
     assert_eq!(e("!sh -c 'curl x'").as_deref(), Some("sh -c 'curl x'"));
     assert_eq!(e("shell id").as_deref(), Some("id"));
@@ -597,7 +597,7 @@ fn two_word_options_and_other_escapes() {
         !ssh.caps(Does::Exec)
             .any(|c| c.option_value(&plain, 0).is_some())
     );
-    use aq_programs::escape_command as e;
+    use aq_knowledge::programs::escape_command as e;
     assert_eq!(e("\\! id").as_deref(), Some("id"));
     assert_eq!(e(".shell id").as_deref(), Some("id"));
     assert_eq!(e(".system id").as_deref(), Some("id"));
@@ -607,7 +607,7 @@ fn two_word_options_and_other_escapes() {
 /// Every protected place is a well-formed pattern, given once.
 #[test]
 fn places_are_well_formed_and_unique() {
-    use aq_programs::places::PLACES;
+    use aq_knowledge::programs::places::PLACES;
     let mut seen = std::collections::HashSet::new();
     for p in PLACES {
         let pattern = p.pattern;
