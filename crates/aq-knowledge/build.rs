@@ -60,6 +60,7 @@ fn variant(field: &str, value: &str, allowed: &[&str], who: &str) -> String {
 }
 
 fn main() {
+    secret_names();
     println!("cargo:rerun-if-changed=programs.toml");
     let text = std::fs::read_to_string("programs.toml").expect("read programs.toml");
     let file: File = toml::from_str(&text).unwrap_or_else(|e| panic!("programs.toml: {e}"));
@@ -186,4 +187,92 @@ fn main() {
     out.push_str("];\n");
     let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("programs.rs");
     std::fs::write(dest, out).expect("write programs.rs");
+}
+
+/// `secret_names.toml`: the word lists and variable names, checked and
+/// written out as sorted constants.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecretNames {
+    words: SecretWords,
+    environment: SecretEnvironment,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecretWords {
+    secret: Vec<String>,
+    substrings: Vec<String>,
+    last: Vec<String>,
+    alone: Vec<String>,
+    first_not: Vec<String>,
+    last_not: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecretEnvironment {
+    families: Vec<String>,
+    secret: Vec<String>,
+    not_secret: Vec<String>,
+}
+
+fn secret_names() {
+    println!("cargo:rerun-if-changed=secret_names.toml");
+    let text = std::fs::read_to_string("secret_names.toml").expect("read secret_names.toml");
+    let file: SecretNames =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("secret_names.toml: {e}"));
+    let w = &file.words;
+    let e = &file.environment;
+    let lists: [(&str, &Vec<String>, bool); 9] = [
+        ("words.secret", &w.secret, false),
+        ("words.substrings", &w.substrings, false),
+        ("words.last", &w.last, false),
+        ("words.alone", &w.alone, false),
+        ("words.first_not", &w.first_not, false),
+        ("words.last_not", &w.last_not, false),
+        ("environment.families", &e.families, true),
+        ("environment.secret", &e.secret, true),
+        ("environment.not_secret", &e.not_secret, true),
+    ];
+    let mut out = String::new();
+    for (key, list, upper) in lists {
+        assert!(!list.is_empty(), "secret_names.toml: {key} is empty");
+        for pair in list.windows(2) {
+            assert!(
+                pair[0] < pair[1],
+                "secret_names.toml: {key}: {:?} must come after {:?} (sorted, once)",
+                pair[0],
+                pair[1]
+            );
+        }
+        for item in list.iter() {
+            let ok = if upper {
+                item.bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+            } else {
+                item.bytes().all(|b| b.is_ascii_lowercase())
+            };
+            assert!(
+                ok,
+                "secret_names.toml: {key}: {item:?} is not spelled as the list needs"
+            );
+        }
+        let name = key.replace('.', "_").to_uppercase();
+        let _ = writeln!(out, "pub(crate) const {name}: &[&str] = &{list:?};");
+    }
+    for word in &w.last {
+        assert!(
+            !w.last_not.contains(word),
+            "secret_names.toml: {word:?} is in words.last and words.last_not"
+        );
+    }
+    for name in &e.secret {
+        assert!(
+            !e.not_secret.contains(name),
+            "secret_names.toml: {name:?} is secret and not secret"
+        );
+    }
+    let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("secret_names.rs");
+    std::fs::write(dest, out).expect("write secret_names.rs");
 }

@@ -95,95 +95,7 @@ fn replace(text: &mut Cow<'_, str>, re: &Regex, f: fn(&Captures) -> String) {
     }
 }
 
-/// Whether a variable, flag or field name holds a secret value: it has a
-/// word like `token`, `secret`, `password`, `credential`, `apikey`, or ends
-/// in `_key`, `_pass`, `_pwd`, `_auth`; but not when it names where a secret
-/// is (`*_file`, `*_path`, `*_url`, `*_stdin`, `*_id`, …), a switch
-/// (`no_*`) or an amount (`max_*`). Dashes, dots and camelCase count as
-/// word breaks: `--api-key`, `apiKey`, `spring.datasource.password`.
-pub fn is_secret_name(name: &str) -> bool {
-    let words = split_words(name);
-    let (Some(first), Some(last)) = (words.first(), words.last()) else {
-        return false;
-    };
-    if ["no", "max", "min", "num"].contains(&first.as_str())
-        || NOT_SECRET_LAST_WORDS.contains(&last.as_str())
-    {
-        return false;
-    }
-    let many = words.len() > 1;
-    words.iter().any(|word| {
-        SECRET_WORDS.contains(&word.as_str())
-            || SECRET_SUBSTRINGS.iter().any(|part| word.contains(part))
-    }) || (many && ["key", "pass", "pwd", "auth"].contains(&last.as_str()))
-        || ["auth", "pass"].contains(&last.as_str()) && words.len() == 1
-}
-
-/// Words that make a name secret on their own (compared whole).
-const SECRET_WORDS: &[&str] = &[
-    "token",
-    "secret",
-    "secrets",
-    "credential",
-    "credentials",
-    "cookie",
-    "bearer",
-    "apikey",
-    "authtoken",
-    "accesstoken",
-    "apitoken",
-    "secretkey",
-    "privatekey",
-    "accesskey",
-];
-
-/// Parts that make a word secret wherever they appear (`PGPASSWORD`).
-const SECRET_SUBSTRINGS: &[&str] = &["password", "passwd", "passphrase", "secret", "credential"];
-
-/// Last words that make a name point at a secret, or describe one, rather
-/// than hold it.
-const NOT_SECRET_LAST_WORDS: &[&str] = &[
-    "file",
-    "files",
-    "path",
-    "dir",
-    "env",
-    "var",
-    "stdin",
-    "fd",
-    "cmd",
-    "command",
-    "helper",
-    "url",
-    "uri",
-    "endpoint",
-    "host",
-    "type",
-    "name",
-    "id",
-    "length",
-    "len",
-    "ttl",
-    "expiry",
-    "expires",
-    "expiration",
-    "lifetime",
-    "timeout",
-    "prompt",
-    "hint",
-    "policy",
-    "count",
-    "limit",
-    "size",
-    "format",
-    "mode",
-    "method",
-    "scope",
-    "scopes",
-    "store",
-    "provider",
-    "header",
-];
+pub use aq_knowledge::secret_names::is_secret_name;
 
 /// Programs whose `-u`/`--user`/`-U`/`--proxy-user`/`-a`/`--auth` take
 /// `user:password`.
@@ -314,31 +226,6 @@ fn looks_like_token(word: &str) -> bool {
             .bytes()
             .any(|b| b.is_ascii_digit() || b"=+/_.~-".contains(&b))
             || word.bytes().skip(1).any(|b| b.is_ascii_uppercase()))
-}
-
-/// Lowercase words of a name, split at `-`, `_`, `.` and camelCase humps.
-fn split_words(name: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if c == '-' || c == '_' || c == '.' {
-            if !word.is_empty() {
-                words.push(std::mem::take(&mut word));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !word.is_empty() {
-            words.push(std::mem::take(&mut word));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        word.extend(c.to_lowercase());
-    }
-    if !word.is_empty() {
-        words.push(word);
-    }
-    words
 }
 
 /// One redaction rule: a cheap trigger, a pattern compiled on first use,

@@ -17,6 +17,9 @@
 //! - [`programs`]: what programs can be made to do (`programs.toml`, compiled
 //!   into static tables by `build.rs`): which option runs a command, which
 //!   argument is a file read, which mode serves a port.
+//! - [`secret_names`]: which variable, flag and field names hold a secret
+//!   value (`secret_names.toml`): the audit redactor, the engine, the shims
+//!   and preflight all ask it.
 //! - [`git`]: the configuration keys that make git run a program, and how
 //!   git reads its config, attributes and hooks.
 
@@ -27,3 +30,4 @@ pub mod credentials;
 pub mod git;
 #[allow(missing_docs)]
 pub mod programs;
+pub mod secret_names;

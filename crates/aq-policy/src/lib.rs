@@ -18,7 +18,6 @@ mod catalog;
 mod config;
 mod decision;
 mod engine;
-mod env_names;
 pub mod exec_trust;
 pub mod export;
 pub mod grants;
@@ -38,7 +37,6 @@ pub use config::{
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
-pub use env_names::is_secret_env_name;
 pub use export::{Endpoint, ExportFormat, ExportTarget};
 pub use policy::{CommandMatcher, CustomRule, Policy};
 pub use profile::{HomeAccess, Limits, NetworkSetting, Profile, ProfileLine, SummaryFormat};

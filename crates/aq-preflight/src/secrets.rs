@@ -194,7 +194,7 @@ fn dotenv(f: &FileView, text: &str, out: &mut Vec<Finding>) {
         if is_placeholder(v) {
             continue;
         }
-        let severity = if aq_policy::is_secret_env_name(k) {
+        let severity = if aq_knowledge::secret_names::is_secret_env_name(k) {
             Severity::High
         } else {
             Severity::Low

@@ -630,7 +630,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
                 let scrub: Vec<String> = profile
                     .env
                     .iter()
-                    .filter(|n| aq_policy::is_secret_env_name(n))
+                    .filter(|n| aq_knowledge::secret_names::is_secret_env_name(n))
                     .chain(&grants.keys_passed)
                     .cloned()
                     .collect();

@@ -549,9 +549,9 @@ fn rebuild_env(
             || inputs.env_pass.iter().any(|p| p == name.as_ref());
         let kept = ENV_KEEP.contains(&name.as_ref())
             || ENV_KEEP_PREFIXES.iter().any(|p| name.starts_with(p));
-        if passed || (kept && !aq_policy::is_secret_env_name(&name)) {
+        if passed || (kept && !aq_knowledge::secret_names::is_secret_env_name(&name)) {
             out.push((k.clone(), v.clone()));
-        } else if aq_policy::is_secret_env_name(&name) {
+        } else if aq_knowledge::secret_names::is_secret_env_name(&name) {
             removed.push(name.into_owned());
         }
     }

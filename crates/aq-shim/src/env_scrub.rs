@@ -5,7 +5,7 @@ use std::ffi::{OsStr, OsString};
 
 /// Whether a variable name looks like it holds a secret (the rules' own
 /// definition, so what is scrubbed and what counts as printing a secret agree).
-pub use aq_policy::is_secret_env_name as is_secret_name;
+pub use aq_knowledge::secret_names::is_secret_env_name as is_secret_name;
 
 /// Splits an environment into what is passed on and the names removed.
 /// `keep` lists names that pass even though they look secret.

@@ -1339,7 +1339,7 @@ fn check_code_reads_environment(ctx: &mut Ctx, i: usize) {
 
 /// Secret-looking variable names: tokens, keys, passwords, cloud credentials.
 pub(crate) fn is_secret_var(name: &str) -> bool {
-    crate::env_names::is_secret_env_name(name)
+    aq_knowledge::secret_names::is_secret_env_name(name)
 }
 
 fn check_secret_vars(ctx: &mut Ctx, i: usize) {
