@@ -25,15 +25,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let Some(tool) = config_command(program) else {
         return;
     };
-    // Options may come anywhere (`npm config set -g k v`, `--location=user`).
+    // Options may come anywhere (`npm config set -g k v`, `--location=user`);
+    // conda's verbs are options (`conda config --set k v`).
+    let conda = matches!(tool.program, "conda" | "mamba");
     let plain: Vec<&str> = words
         .iter()
         .copied()
-        .filter(|w| !w.starts_with("--") || tool.program == "conda" || tool.program == "mamba")
-        .collect();
-    let plain: Vec<&str> = plain
-        .into_iter()
-        .filter(|w| !(w.starts_with('-') && !w.starts_with("--")))
+        .filter(|w| !w.starts_with('-') || conda && w.starts_with("--"))
         .collect();
     let Some(verb) = tool
         .verbs
