@@ -170,6 +170,8 @@ keys! {
         ["+include.path=../shared.gitconfig"];
     "includeIf.<condition>.path", Include, Default, "whenever the configuration is read and the condition holds", [],
         ["+includeIf.gitdir:~/w/.path=w.gitconfig"];
+    "init.templateDir", Hooks, Default, "on `git init` and `git clone`: the hooks there are copied into the new repository and run there", [],
+        ["+init.templateDir=~/.git-templates", "-init.templateDir="];
     "interactive.diffFilter", Command, Default, "on `git add -p`", [],
         ["+interactive.diffFilter=./f.sh"];
     "man.<tool>.path", Program, Default, "on `git help`", [],

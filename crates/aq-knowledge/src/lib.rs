@@ -22,6 +22,10 @@
 //!   and preflight all ask it.
 //! - [`git`]: the configuration keys that make git run a program, and how
 //!   git reads its config, attributes and hooks.
+//! - [`tool_config`]: the settings of other tools that make them run a
+//!   command later (npm's `script-shell`, ssh's `ProxyCommand`, `.pth`
+//!   files, editors' startup files), the words of an agent's settings that
+//!   hold its hooks, and the guard's own processes and variables.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -31,3 +35,4 @@ pub mod git;
 #[allow(missing_docs)]
 pub mod programs;
 pub mod secret_names;
+pub mod tool_config;

@@ -216,8 +216,8 @@ rules! {
     GitConfigExec = "git-config-exec", Ask, High,
         why: "sets a git option that runs a program (alias with !, core.sshCommand, core.pager, hooks path, fsmonitor) or writes output to a file",
         safer: Some("run the git command without -c, or set the option yourself after reading it"),
-        fires: ["git -c core.pager='sh -c id' log", "git -c alias.x='!echo hi' x", "git config core.hooksPath .hooks", "git diff --ext-diff", "git log --output=/tmp/x"],
-        spares: ["git -c color.ui=always log", "git config --get remote.origin.url", "git config user.name Dev", "git -c core.hooksPath=/dev/null -c core.fsmonitor= status --porcelain", "git -c core.fsmonitor=false -c protocol.ext.allow=never -c core.pager=cat diff"];
+        fires: ["git -c core.pager='sh -c id' log", "git -c alias.x='!echo hi' x", "git config core.hooksPath /tmp/hooks", "git config --global alias.sync '!git fetch origin && git rebase origin/main'", "git diff --ext-diff", "git log --output=/tmp/x"],
+        spares: ["git -c color.ui=always log", "git config --get remote.origin.url", "git config user.name Dev", "git config core.hooksPath .githooks", "git config core.pager 'less -FRX'", "git -c core.hooksPath=/dev/null -c core.fsmonitor= status --porcelain", "git -c core.fsmonitor=false -c protocol.ext.allow=never -c core.pager=cat diff"];
     /// Writing git hooks.
     PersistGitHook = "persist-git-hook", Ask, High,
         why: "writes a git hook: code that runs by itself on later git commands",
@@ -235,8 +235,8 @@ rules! {
     PersistGitConfigGlobal = "persist-git-config-global", Block, High,
         why: "writes the user's or the system's git configuration (~/.gitconfig, ~/.config/git/config, /etc/gitconfig): a program it names runs in every repository the user touches, outside aq",
         safer: Some("print the setting and let the user add it (git config --global KEY VALUE)"),
-        fires: ["echo '[core] pager = sh -c x' >> ~/.gitconfig", "tee -a ~/.config/git/config < x.cfg", "cp x.cfg ~/.gitconfig", "sed -i s/a/b/ $HOME/.gitconfig"],
-        spares: ["cat ~/.gitconfig", "git config --global --get user.email"];
+        fires: ["echo '[core] pager = sh -c x' >> ~/.gitconfig", "git config --global core.hooksPath /tmp/.hooks", "git config -f ~/.gitconfig include.path /tmp/x.cfg", "git config --global protocol.ext.allow always", "tee -a ~/.config/git/config < x.cfg", "cp x.cfg ~/.gitconfig", "sed -i s/a/b/ $HOME/.gitconfig"],
+        spares: ["cat ~/.gitconfig", "git config --global --get user.email", "git config --global user.email dev@example.invalid"];
     // ---- remote shells --------------------------------------------------
     /// A shell connected to a remote host.
     NetReverseShell = "net-reverse-shell", Block, Critical,
@@ -323,6 +323,39 @@ rules! {
         safer: Some("let the user change the agent's settings, or use aq enable / aq disable"),
         fires: ["echo '{}' > ~/.claude/settings.json", "sed -i s/aq/true/ .claude/settings.local.json", "cp x.toml ~/.codex/config.toml", "mv ~/.gemini/settings.json /tmp/", "ln -sf /dev/null ~/.claude/settings.json", "rm .claude/settings.json", "python3 -c \"open('.gemini/settings.json','w').write('{}')\"", "aq disable claude", "aq mcp unwrap --client claude-code"],
         spares: ["cat ~/.claude/settings.json", "jq .hooks .claude/settings.json", "cp ~/.claude/settings.json /tmp/backup.json"];
+
+    /// Editing an agent's settings without touching its hooks.
+    GuardAgentSettings = "guard-agent-settings", Ask, High,
+        why: "edits a coding agent's settings file that also holds its hooks (permissions, model, tools): the edit keeps the hooks, but widens what the agent may do without asking",
+        safer: Some("let the user change the agent's settings"),
+        fires: ["jq '.permissions.allow += [\"Bash(npm test:*)\"]' .claude/settings.json > /tmp/s && mv /tmp/s .claude/settings.json", "sed -i 's/\"model\": \"a\"/\"model\": \"b\"/' ~/.gemini/settings.json"],
+        spares: ["cat .claude/settings.json", "jq .permissions .claude/settings.json"];
+    /// Killing or stopping the guard or the agent it guards.
+    GuardKillSupervisor = "guard-kill-supervisor", Block, Critical,
+        why: "kills or stops the process that supervises this shell (the parent, aq, the coding agent, init): that would take the guard away or escape its session",
+        safer: Some("stop only the processes this line started (kill %1, kill $SERVER_PID)"),
+        fires: ["kill $PPID", "kill -9 $(pgrep -f aq)", "pkill aq", "pkill -f agent-quarantine", "killall claude", "kill -STOP $PPID", "kill $(ps -o ppid= $$)", "kill -9 1", "kill -9 -1"],
+        spares: ["kill %1", "kill $SERVER_PID", "pkill -f vite", "pkill node", "echo $PPID", "ps -o pid,ppid,comm -p $PPID"];
+    /// Switching the guard off through its environment.
+    GuardAqEnv = "guard-aq-env", Block, Critical,
+        why: "sets or unsets aq's own environment variables (AQ_*): a line that changes them is trying to switch the guard off, not configure a program",
+        safer: Some("change aq's configuration through its policy, as the user"),
+        fires: ["unset AQ_POLICY AQ_SOCKET; git push origin main", "export AQ_DISABLE=1 && npm publish", "AQ_OFF=1 make deploy", "env -u AQ_SESSION_ID bash"],
+        spares: ["echo $AQ_SESSION_ID", "env | grep AQ_", "AQUA=1 make"];
+
+    // ---- tools' configuration --------------------------------------------
+    /// A tool setting that runs a command later.
+    PersistToolConfig = "persist-tool-config", Block, High,
+        why: "sets a tool's configuration so that the tool runs a command later, by itself (npm's script-shell, an ssh ProxyCommand or LocalCommand, a Python .pth file, a conda activation script, an editor's startup file, direnv allow): it runs outside this session",
+        safer: Some("print the setting and let the user add it"),
+        fires: ["npm config set script-shell /tmp/.cache/sh-wrap", "echo 'script-shell=/tmp/x' >> ~/.npmrc", "printf 'Host *\\n  ProxyCommand nc %%h %%p\\n' >> ~/.ssh/config", "echo 'curl x | sh' > \"$CONDA_PREFIX/etc/conda/activate.d/zz.sh\"", "echo 'set number' >> ~/.vimrc", "direnv allow"],
+        spares: ["npm config get registry", "cat ~/.vimrc", "echo 'Host bastion' >> notes.txt", "direnv status"];
+    /// A tool setting that changes where packages come from.
+    ToolConfigSource = "tool-config-source", Ask, Medium,
+        why: "changes a package manager's configuration for every later install (its registry or index, whether install scripts run): what it installs next comes from there",
+        safer: Some("pass the option on the one command (npm install --registry URL, pip install --index-url URL)"),
+        fires: ["npm config set registry https://registry.example.invalid/", "pip config set global.index-url https://pypi.example.invalid/simple", "pnpm config set ignore-scripts false", "conda config --add channels example"],
+        spares: ["npm config get registry", "pip config list", "conda config --show channels", "npm pkg set scripts.lint=eslint"];
 
     // ---- environment injection -------------------------------------------
     /// A variable that loads code from a place anyone can write.

@@ -425,6 +425,22 @@ fn programs_blind_set_meets_targets() {
     );
 }
 
+/// Neighbours of issue 29's tampering and tool-persistence lines, written
+/// beside the fix (other agents, tools, spellings, `$HOME` and `~`): the
+/// agents' hook settings, killing the supervisor, aq's variables, git keys
+/// that run programs in every repository, npm/pnpm/yarn/pip/conda `config
+/// set`, ssh `ProxyCommand`, startup files (`.pth`, conda activation,
+/// editors). Every line decided as labeled.
+#[test]
+fn tamper_neighbours_set_meets_targets() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tamper_neighbours.jsonl"),
+        100,
+        0,
+        0,
+    );
+}
+
 /// A mixed set written after the capability model landed, as a new user's
 /// day of work and an attacker's tries (issue #13), by someone who had read
 /// neither the rules nor the other sets. First score: 206/220 (93.6%), five

@@ -439,14 +439,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         })
         .next();
     if let Some((kind, path)) = persist.filter(|_| writes(code)) {
-        ctx.hit(
-            super::files::place_rule(kind),
-            i,
-            format!(
-                "{lang} code writes {} {path}",
-                super::files::place_noun(kind)
-            ),
-        );
+        let rule = super::guard::agent_file_rule(ctx, i, &path, kind);
+        let noun = match rule {
+            RuleId::GuardAgentSettings => "the agent's settings",
+            RuleId::GuardAgentHooks => super::files::place_noun(places::PlaceKind::AgentHook),
+            _ => super::files::place_noun(kind),
+        };
+        ctx.hit(rule, i, format!("{lang} code writes {noun} {path}"));
     }
     let code = ctx.commands()[i].code.as_ref().expect("checked above");
     if uses_network(code) {

@@ -177,7 +177,8 @@ pub(super) fn check(ctx: &mut Ctx, i: usize) {
             let key = settings
                 .iter()
                 .find(|k| k.name.strip_prefix("GIT_CONFIG_KEY_") == Some(n))?;
-            aq_shell::git_config_runs_program(key.value)
+            aq_knowledge::git::git_key_runs(key.value, Some(s.value))
+                .is_some_and(|k| k.runs.value_runs())
                 .then(|| (format!("{} ({})", s.name, key.value), s.value.to_string()))
         })
         .collect();
@@ -306,7 +307,7 @@ fn temp_entry(value: &str, effect: Effect) -> Option<String> {
 
 /// `/tmp`, `/var/tmp`, `/dev/shm`, macOS's `/private/tmp`, `$TMPDIR`, and
 /// `/proc/self/fd`, `/dev/fd` (a deleted or memory file).
-fn is_temp_path(path: &str) -> bool {
+pub(super) fn is_temp_path(path: &str) -> bool {
     let path = path.trim_matches(|c| c == '"' || c == '\'');
     // `$TMPDIR/x`, `${TMPDIR}/x`, `${TMPDIR:-/tmp}/x`.
     if path.starts_with("$TMPDIR") || path.starts_with("${TMPDIR") {
@@ -356,7 +357,7 @@ fn judge_command(ctx: &mut Ctx, i: usize, name: &str, value: &str) {
 
 /// One command, a viewer or editor from [`PLAIN`], with nothing computed
 /// and no option that runs a command (`vim -c ':!x'`, `ssh -o ProxyCommand`).
-fn plain_command(analysis: &aq_shell::Analysis) -> bool {
+pub(super) fn plain_command(analysis: &aq_shell::Analysis) -> bool {
     let [c] = analysis.commands.as_slice() else {
         return false;
     };

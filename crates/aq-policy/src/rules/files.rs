@@ -779,13 +779,31 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
                         | PlaceKind::SystemStartup
                 );
             if !harmless_touch {
-                ctx.hit(
-                    place_rule(place.kind),
-                    i,
-                    format!("writes {} {t}", place_noun(place.kind)),
-                );
+                let rule = super::guard::agent_file_rule(ctx, i, &t, place.kind);
+                let noun = match rule {
+                    RuleId::GuardAgentSettings => "the agent's settings",
+                    RuleId::GuardAgentHooks => place_noun(PlaceKind::AgentHook),
+                    _ => place_noun(place.kind),
+                };
+                ctx.hit(rule, i, format!("writes {noun} {t}"));
             }
             continue;
+        }
+        // A tool's configuration that makes it run a command later: judged
+        // by what the line writes there, then as any other write there.
+        if name != "touch"
+            && let Some(file) = places::tool_config_with(&t, ctx.policy)
+            && let Some(word) =
+                aq_knowledge::tool_config::runs_word(file, &super::line_text(ctx, &|_| false))
+        {
+            ctx.hit(
+                RuleId::PersistToolConfig,
+                i,
+                format!(
+                    "writes {}'s configuration {t} with {word}: it runs a command later",
+                    file.tool
+                ),
+            );
         }
         if paths::credential_location(&t) && name != "touch" {
             ctx.hit(

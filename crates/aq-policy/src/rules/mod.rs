@@ -12,6 +12,7 @@ mod known;
 mod net;
 mod programs;
 mod secrets;
+mod tool_config;
 mod tools;
 mod tree_search;
 mod written;
@@ -244,6 +245,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         env::check(&mut ctx, i);
         programs::check(&mut ctx, i);
         guard::check(&mut ctx, i);
+        tool_config::check(&mut ctx, i);
         written::check_input_commands(&mut ctx, i);
     }
     exec::check_download_then_run(&mut ctx);
@@ -551,6 +553,38 @@ pub(crate) fn copy_hits(
             ctx.hit(id, i, format!("in {label}: {}", hit.evidence));
         }
     }
+}
+
+/// Every text the line gives its commands, but the words `skip` says:
+/// arguments, assigned values, here-documents and interpreter code, one
+/// per line. For the rules that judge a write by what it writes (a `jq`
+/// filter, a `sed` script, the text of a here-document); built only when a
+/// write to such a place was found.
+pub(crate) fn line_text(ctx: &Ctx, skip: &dyn Fn(&str) -> bool) -> String {
+    let mut out = String::new();
+    let mut push = |t: &str| {
+        if !skip(t) {
+            out.push_str(t);
+            out.push('\n');
+        }
+    };
+    for c in ctx.commands() {
+        for w in c.args() {
+            push(&w.text);
+        }
+        for a in &c.assignments {
+            push(&a.value.text);
+        }
+        for input in &c.stdin {
+            if let Input::Text(w) = input {
+                push(&w.text);
+            }
+        }
+        if let Some(code) = &c.code {
+            push(&code.text);
+        }
+    }
+    out
 }
 
 /// The first argument that is not an option.

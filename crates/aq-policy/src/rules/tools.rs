@@ -463,11 +463,19 @@ pub(crate) fn read_git_config(sub_args: &[&str]) -> GitConfigWrite {
 
 fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
     let w = read_git_config(sub_args);
+    // The user's or the system's configuration: every repository.
+    let global = sub_args
+        .iter()
+        .any(|a| matches!(*a, "--global" | "--system"))
+        || w.files.iter().any(|f| {
+            crate::places::place_with(f, ctx.policy)
+                .is_some_and(|p| p.kind == crate::places::PlaceKind::GitConfigGlobal)
+        });
     if w.sets
         && let (Some(key), Some(value)) = (&w.key, &w.value)
-        && git_key_runs_program(&format!("{key}={value}"))
+        && let Some(row) = aq_knowledge::git::git_key_runs(key, Some(value))
     {
-        ctx.hit(RuleId::GitConfigExec, i, format!("sets {key}"));
+        judge_git_setting(ctx, i, key, value, row, global);
     }
     // `git config -f FILE` writes FILE: into another protected place than
     // a git configuration (a shell startup file, an agent's settings, aq's
@@ -491,6 +499,74 @@ fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
             }
         }
     }
+}
+
+/// `git config [--global] KEY VALUE` for a key that runs something
+/// ([`aq_knowledge::git::GIT_KEYS`]): the command it names is judged as if
+/// it were on the line (a pipe to a shell blocks, wherever it is set). In
+/// the repository, a plain viewer or editor (`core.pager "less -FRX"`) and
+/// hooks of the project's own directory (`core.hooksPath .githooks`) are
+/// ordinary work; another command asks. In the user's or the system's
+/// configuration, which every repository reads, a transport that lets URLs
+/// run commands, or hooks and includes from a temporary directory block;
+/// another hooks path, include or command asks (`blind2.jsonl` labels a
+/// global `core.hooksPath ~/.githooks` ask).
+fn judge_git_setting(
+    ctx: &mut Ctx,
+    i: usize,
+    key: &str,
+    value: &str,
+    row: &aq_knowledge::git::GitKey,
+    global: bool,
+) {
+    use aq_knowledge::git::GitRuns;
+    let scope = if global { "--global " } else { "" };
+    match row.runs {
+        GitRuns::Command | GitRuns::Program | GitRuns::Bang => {
+            let command = value.trim_start().trim_start_matches('!');
+            let analysis = aq_shell::analyze(command);
+            super::copy_hits(ctx, i, &format!("git config {key}"), &analysis, true);
+            // A plain viewer or editor runs nothing of the line's choosing
+            // in this repository; every repository's is the user's to set.
+            if global || !super::env::plain_command(&analysis) {
+                ctx.hit(
+                    RuleId::GitConfigExec,
+                    i,
+                    format!("git config {scope}{key} runs `{command}` {}", row.when),
+                );
+            }
+        }
+        GitRuns::Hooks | GitRuns::Include if global && super::env::is_temp_path(value) => ctx.hit(
+            RuleId::PersistGitConfigGlobal,
+            i,
+            format!(
+                "git config {scope}{key} {} in a temporary directory anyone can write, in every repository: {}",
+                row.runs.as_str(),
+                row.when
+            ),
+        ),
+        GitRuns::Transport if global => ctx.hit(
+            RuleId::PersistGitConfigGlobal,
+            i,
+            format!(
+                "git config {scope}{key} {}, in every repository: {}",
+                row.runs.as_str(),
+                row.when
+            ),
+        ),
+        GitRuns::Hooks if project_dir(value) => {}
+        _ => ctx.hit(
+            RuleId::GitConfigExec,
+            i,
+            format!("git config {key} {}", row.runs.as_str()),
+        ),
+    }
+}
+
+/// A directory of the project: relative, and not out of it.
+fn project_dir(value: &str) -> bool {
+    let v = value.trim();
+    !v.is_empty() && !v.starts_with(['/', '~', '$']) && !v.split('/').any(|p| p == "..")
 }
 
 /// Framework commands that drop or reset the database: `artisan

@@ -1,0 +1,502 @@
+//! Settings of tools that make the tool run a command later, and what
+//! switches the guard off: the data behind the `persist-tool-*` and
+//! `guard-*` rules.
+//!
+//! A program is not dangerous when it is run; its configuration is, when it
+//! names a command the tool runs on its own later (npm's `script-shell`, an
+//! ssh `ProxyCommand`, a Python `.pth` line, a conda activation script), or
+//! when it is the file that starts the guard (an agent's hook settings).
+//! This module lists those settings once, as plain sorted Rust tables (the
+//! shape of [`crate::git`] and [`crate::programs::places`]): the compiler
+//! checks the enums, the unit tests below check the rest (sorted, no
+//! duplicates, patterns in the form the places reader takes). A TOML file
+//! would add a parser at build time for tables this small; `programs.toml`
+//! stays the catalog of programs, this module the catalog of their
+//! settings.
+//!
+//! The git keys that run programs are their own table, [`crate::git`].
+//!
+//! # Tables
+//!
+//! - [`CONFIG_COMMANDS`]: the `config set` verbs of package managers and
+//!   which of their keys run a command ([`KeyEffect::Runs`]) or change where
+//!   packages come from ([`KeyEffect::Source`]).
+//! - [`CONFIG_FILES`]: files whose lines name a command the tool runs, and
+//!   the words that make a line do so; and startup files whose every line is
+//!   code ([`FileEffect::Startup`]).
+//! - [`HOOK_WORDS`]: words that, in an edit of an agent's settings, mean the
+//!   edit touches its hooks or its sandbox.
+//! - [`SUPERVISORS`] and [`GUARD_ENV_PREFIXES`]: the processes and the
+//!   environment of the guard itself.
+
+/// What setting a key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyEffect {
+    /// The value is a command or a script the tool runs later (a shell for
+    /// every script, a module loaded into every run).
+    Runs,
+    /// The value changes where packages come from, or whether their install
+    /// scripts run: every later install trusts it.
+    Source,
+}
+
+/// A key of a tool's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigKey {
+    /// The key as the tool spells it; a trailing `*` matches any suffix and
+    /// a leading `*` any prefix (`*-script`, `@*:registry`).
+    pub key: &'static str,
+    /// What setting it does.
+    pub effect: KeyEffect,
+}
+
+/// A tool's command that sets its configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigCommand {
+    /// The program.
+    pub program: &'static str,
+    /// The words after the program that set a key (`config set`, `set`).
+    pub verbs: &'static [&'static [&'static str]],
+    /// Its keys that matter, sorted by key.
+    pub keys: &'static [ConfigKey],
+}
+
+const fn runs(key: &'static str) -> ConfigKey {
+    ConfigKey {
+        key,
+        effect: KeyEffect::Runs,
+    }
+}
+
+const fn source(key: &'static str) -> ConfigKey {
+    ConfigKey {
+        key,
+        effect: KeyEffect::Source,
+    }
+}
+
+/// npm's keys (npm-config(7)), shared by the package managers that read
+/// `.npmrc` (pnpm, and yarn 1).
+const NPM_KEYS: &[ConfigKey] = &[
+    // `prepare-script`, `onload-script`: old lifecycle overrides.
+    runs("*-script"),
+    source("@*:registry"),
+    runs("browser"),
+    runs("editor"),
+    runs("git"),
+    runs("global-pnpmfile"),
+    source("ignore-scripts"),
+    runs("init-module"),
+    runs("node-options"),
+    runs("onload-script"),
+    runs("pnpmfile"),
+    source("registry"),
+    runs("script-shell"),
+    runs("shell"),
+    runs("viewer"),
+    runs("yarn-path"),
+];
+
+/// yarn 2+'s keys (`.yarnrc.yml`).
+const YARN_KEYS: &[ConfigKey] = &[
+    runs("*-script"),
+    source("*Registry*"),
+    source("enableScripts"),
+    source("ignore-scripts"),
+    source("npmRegistryServer"),
+    runs("plugins"),
+    source("registry"),
+    runs("script-shell"),
+    runs("shell"),
+    runs("yarn-path"),
+    runs("yarnPath"),
+];
+
+/// pip's keys: a package index is the only thing its configuration can
+/// point elsewhere (it runs no command of its own).
+const PIP_KEYS: &[ConfigKey] = &[
+    source("*.extra-index-url"),
+    source("*.find-links"),
+    source("*.index-url"),
+    source("*.trusted-host"),
+];
+
+/// conda's keys.
+const CONDA_KEYS: &[ConfigKey] = &[
+    source("channel_alias"),
+    source("channels"),
+    source("custom_channels"),
+    source("default_channels"),
+];
+
+/// Every tool's `config set`, sorted by program.
+pub const CONFIG_COMMANDS: &[ConfigCommand] = &[
+    ConfigCommand {
+        program: "bun",
+        verbs: &[&["config", "set"]],
+        keys: NPM_KEYS,
+    },
+    ConfigCommand {
+        program: "conda",
+        verbs: &[
+            &["config", "--set"],
+            &["config", "--add"],
+            &["config", "--append"],
+            &["config", "--prepend"],
+        ],
+        keys: CONDA_KEYS,
+    },
+    ConfigCommand {
+        program: "mamba",
+        verbs: &[
+            &["config", "--set"],
+            &["config", "--add"],
+            &["config", "--append"],
+            &["config", "--prepend"],
+        ],
+        keys: CONDA_KEYS,
+    },
+    ConfigCommand {
+        program: "npm",
+        verbs: &[&["config", "set"], &["set"], &["c", "set"]],
+        keys: NPM_KEYS,
+    },
+    ConfigCommand {
+        program: "pip",
+        verbs: &[&["config", "set"]],
+        keys: PIP_KEYS,
+    },
+    ConfigCommand {
+        program: "pip3",
+        verbs: &[&["config", "set"]],
+        keys: PIP_KEYS,
+    },
+    ConfigCommand {
+        program: "pnpm",
+        verbs: &[&["config", "set"], &["set"]],
+        keys: NPM_KEYS,
+    },
+    ConfigCommand {
+        program: "yarn",
+        verbs: &[&["config", "set"]],
+        keys: YARN_KEYS,
+    },
+];
+
+/// The `config set` of `program`, if it has one here.
+pub fn config_command(program: &str) -> Option<&'static ConfigCommand> {
+    CONFIG_COMMANDS.iter().find(|c| c.program == program)
+}
+
+/// Whether `key` matches the table's `pattern` (see [`ConfigKey::key`]).
+fn key_matches(pattern: &str, key: &str) -> bool {
+    let (pat, key) = (pattern.to_ascii_lowercase(), key.to_ascii_lowercase());
+    match (pat.strip_prefix('*'), pat.strip_suffix('*')) {
+        (Some(rest), Some(_)) => {
+            let mid = rest.trim_end_matches('*');
+            key.contains(mid)
+        }
+        (Some(suffix), None) => key.ends_with(suffix) && key.len() > suffix.len(),
+        (None, Some(prefix)) => key.starts_with(prefix),
+        (None, None) => match pat.split_once('*') {
+            Some((a, b)) => key.starts_with(a) && key.ends_with(b) && key.len() > a.len() + b.len(),
+            None => pat == key,
+        },
+    }
+}
+
+impl ConfigCommand {
+    /// What setting `key` does, if it matters: [`KeyEffect::Runs`] first.
+    pub fn effect(&self, key: &str) -> Option<KeyEffect> {
+        let hits = self.keys.iter().filter(|k| key_matches(k.key, key));
+        let mut found = None;
+        for k in hits {
+            if k.effect == KeyEffect::Runs {
+                return Some(KeyEffect::Runs);
+            }
+            found = Some(k.effect);
+        }
+        found
+    }
+}
+
+/// What writing a tool's configuration file does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileEffect {
+    /// Every line is code the tool runs when it starts (a `.pth` line that
+    /// starts with `import`, an editor's startup script, a conda activation
+    /// script): any write makes something run later.
+    Startup,
+    /// A line runs a command when it holds one of the file's words; other
+    /// lines are settings, judged as any other write there.
+    Keys(&'static [&'static str]),
+}
+
+/// A tool's configuration file.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigFile {
+    /// Where, in the form of [`crate::programs::places`] (`~/...` under the
+    /// home, `/...` absolute, anything else anywhere in a path; a trailing
+    /// `/` for a directory and what is under it; a component may be a glob).
+    pub pattern: &'static str,
+    /// The tool that reads it.
+    pub tool: &'static str,
+    /// What writing it does.
+    pub effect: FileEffect,
+}
+
+const fn file(pattern: &'static str, tool: &'static str, effect: FileEffect) -> ConfigFile {
+    ConfigFile {
+        pattern,
+        tool,
+        effect,
+    }
+}
+
+use FileEffect::{Keys, Startup};
+
+/// The words of an `.npmrc` line that make npm, pnpm or yarn 1 run a
+/// command ([`NPM_KEYS`]' [`KeyEffect::Runs`] keys, as they are written in
+/// the file).
+const NPMRC_RUNS: &[&str] = &[
+    "script-shell",
+    "shell=",
+    "shell =",
+    "-script",
+    "node-options",
+    "init-module",
+    "pnpmfile",
+    "yarn-path",
+    "editor=",
+    "editor =",
+    "git=",
+    "git =",
+    "browser=",
+    "viewer=",
+];
+
+/// ssh_config(5) keywords that run a local command (case does not matter).
+const SSH_RUNS: &[&str] = &[
+    "proxycommand",
+    "localcommand",
+    "permitlocalcommand",
+    "knownhostscommand",
+    "match exec",
+    "pkcs11provider",
+    "securitykeyprovider",
+];
+
+/// Every tool configuration file that can make something run, sorted by
+/// pattern.
+pub const CONFIG_FILES: &[ConfigFile] = &[
+    file(".npmrc", "npm", Keys(NPMRC_RUNS)),
+    file(".pnpmfile.cjs", "pnpm", Startup),
+    file(".yarnrc", "yarn", Keys(NPMRC_RUNS)),
+    file(
+        ".yarnrc.yml",
+        "yarn",
+        Keys(&["yarnpath", "plugins", "script-shell", "shell"]),
+    ),
+    file("/etc/ssh/ssh_config", "ssh", Keys(SSH_RUNS)),
+    file("/etc/ssh/ssh_config.d/", "ssh", Keys(SSH_RUNS)),
+    // Python runs every line of a `.pth` that starts with `import`, and
+    // these modules, at every start.
+    file("dist-packages/*.pth", "python", Startup),
+    file("dist-packages/sitecustomize.py", "python", Startup),
+    file("dist-packages/usercustomize.py", "python", Startup),
+    // conda runs these at every `conda activate`.
+    file("etc/conda/activate.d/", "conda", Startup),
+    file("etc/conda/deactivate.d/", "conda", Startup),
+    file("site-packages/*.pth", "python", Startup),
+    file("site-packages/sitecustomize.py", "python", Startup),
+    file("site-packages/usercustomize.py", "python", Startup),
+    file(
+        "~/.condarc",
+        "conda",
+        Keys(&["pre_command", "post_command"]),
+    ),
+    // The direnv library every `.envrc` loads, and its own configuration.
+    file("~/.config/direnv/", "direnv", Startup),
+    file("~/.config/emacs/", "emacs", Startup),
+    file("~/.config/nvim/", "neovim", Startup),
+    file("~/.config/pip/pip.conf", "pip", Keys(&[])),
+    file("~/.emacs", "emacs", Startup),
+    file("~/.emacs.d/", "emacs", Startup),
+    file("~/.exrc", "vi", Startup),
+    file("~/.gvimrc", "vim", Startup),
+    file("~/.ideavimrc", "ideavim", Startup),
+    file("~/.nanorc", "nano", Keys(&[])),
+    file("~/.npmrc", "npm", Keys(NPMRC_RUNS)),
+    file("~/.pip/pip.conf", "pip", Keys(&[])),
+    // Python runs it at every interactive start ($PYTHONSTARTUP is its
+    // usual value).
+    file("~/.pythonrc", "python", Startup),
+    file("~/.pythonrc.py", "python", Startup),
+    file("~/.ssh/config", "ssh", Keys(SSH_RUNS)),
+    file("~/.ssh/config.d/", "ssh", Keys(SSH_RUNS)),
+    file(
+        "~/.tmux.conf",
+        "tmux",
+        Keys(&["run-shell", "run ", "if-shell", "set-hook", "#("]),
+    ),
+    file("~/.vim/", "vim", Startup),
+    file("~/.vimrc", "vim", Startup),
+    file("~/.wgetrc", "wget", Keys(&[])),
+    file("~/.yarnrc", "yarn", Keys(NPMRC_RUNS)),
+    file(
+        "~/.yarnrc.yml",
+        "yarn",
+        Keys(&["yarnpath", "plugins", "script-shell", "shell"]),
+    ),
+];
+
+/// The words of `text` (lowercased by the caller or not) that make a line
+/// of `file` run a command, if any: the first found.
+pub fn runs_word(file: &ConfigFile, text: &str) -> Option<&'static str> {
+    match file.effect {
+        Startup => Some("(every line runs)"),
+        Keys(words) => {
+            let lower = text.to_ascii_lowercase();
+            words.iter().copied().find(|w| lower.contains(w))
+        }
+    }
+}
+
+/// Words that, in an edit of an agent's settings (a `jq` filter, a `sed`
+/// script, interpreter code, the text written), mean the edit touches the
+/// agent's hooks, the switches that turn them off, or its sandbox and
+/// permission mode: Claude Code's `hooks`, `disableAllHooks`,
+/// `allowManagedHooksOnly`, `sandbox`, `defaultMode`; Codex's `[hooks]`,
+/// `sandbox_mode`, `approval_policy`; Gemini's and Qwen's `hooks`,
+/// `sandbox`, `tools.exclude`; Cursor's `hooks.json`, Copilot's and Cline's
+/// hook files. Lowercase; matched in the lowercased text.
+pub const HOOK_WORDS: &[&str] = &[
+    "approval_policy",
+    "approvalmode",
+    "bypasspermissions",
+    "dangerously",
+    "defaultmode",
+    "hook",
+    "pretooluse",
+    "sandbox",
+    "trust_level",
+    "yolo",
+];
+
+/// The first of [`HOOK_WORDS`] in `text`.
+pub fn hook_word(text: &str) -> Option<&'static str> {
+    let lower = text.to_ascii_lowercase();
+    HOOK_WORDS.iter().copied().find(|w| lower.contains(w))
+}
+
+/// Process names of the guard itself: aq and its launcher names. The agents'
+/// own programs (whose parent aq is, or who run aq's hook) come from the
+/// agent presets.
+pub const SUPERVISORS: &[&str] = &["agent-quarantine", "aq"];
+
+/// Prefixes of the environment variables of the guard: a line that unsets
+/// or sets one is switching the guard, not configuring a program.
+pub const GUARD_ENV_PREFIXES: &[&str] = &["AGENT_QUARANTINE", "AQ_"];
+
+/// Whether `name` is a variable of the guard ([`GUARD_ENV_PREFIXES`]).
+pub fn is_guard_env(name: &str) -> bool {
+    GUARD_ENV_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted<T: Ord + std::fmt::Debug>(items: &[T], what: &str) {
+        for w in items.windows(2) {
+            assert!(
+                w[0] < w[1],
+                "{what}: {:?} must sort before {:?}",
+                w[1],
+                w[0]
+            );
+        }
+    }
+
+    #[test]
+    fn tables_are_sorted_without_duplicates() {
+        sorted(
+            &CONFIG_COMMANDS
+                .iter()
+                .map(|c| c.program)
+                .collect::<Vec<_>>(),
+            "CONFIG_COMMANDS",
+        );
+        sorted(
+            &CONFIG_FILES.iter().map(|c| c.pattern).collect::<Vec<_>>(),
+            "CONFIG_FILES",
+        );
+        sorted(HOOK_WORDS, "HOOK_WORDS");
+        sorted(SUPERVISORS, "SUPERVISORS");
+        sorted(GUARD_ENV_PREFIXES, "GUARD_ENV_PREFIXES");
+        for c in CONFIG_COMMANDS {
+            let keys: Vec<&str> = c.keys.iter().map(|k| k.key).collect();
+            sorted(&keys, c.program);
+            assert!(!c.verbs.is_empty(), "{}: no verbs", c.program);
+        }
+    }
+
+    #[test]
+    fn patterns_have_the_places_form() {
+        for f in CONFIG_FILES {
+            let p = f.pattern;
+            assert!(
+                !p.is_empty() && !p.contains("//") && !p.starts_with("./"),
+                "{p}"
+            );
+            assert!(!p.contains('\\') && p.trim() == p, "{p}");
+            if let Keys(words) = f.effect {
+                for w in words {
+                    assert_eq!(*w, w.to_ascii_lowercase(), "{p}: {w} must be lowercase");
+                }
+            }
+        }
+        for w in HOOK_WORDS {
+            assert_eq!(*w, w.to_ascii_lowercase());
+        }
+    }
+
+    #[test]
+    fn keys_match_as_written() {
+        let npm = config_command("npm").unwrap();
+        assert_eq!(npm.effect("script-shell"), Some(KeyEffect::Runs));
+        assert_eq!(npm.effect("prepare-script"), Some(KeyEffect::Runs));
+        assert_eq!(npm.effect("registry"), Some(KeyEffect::Source));
+        assert_eq!(npm.effect("@corp:registry"), Some(KeyEffect::Source));
+        assert_eq!(npm.effect("fund"), None);
+        assert_eq!(npm.effect("init-author-name"), None);
+        let pip = config_command("pip").unwrap();
+        assert_eq!(pip.effect("global.index-url"), Some(KeyEffect::Source));
+        assert_eq!(pip.effect("global.timeout"), None);
+        let yarn = config_command("yarn").unwrap();
+        assert_eq!(yarn.effect("yarnPath"), Some(KeyEffect::Runs));
+        assert_eq!(
+            yarn.effect("npmScopes.corp.npmRegistryServer"),
+            Some(KeyEffect::Source)
+        );
+    }
+
+    #[test]
+    fn ssh_words_find_the_command_keywords() {
+        let ssh = CONFIG_FILES
+            .iter()
+            .find(|f| f.pattern == "~/.ssh/config")
+            .unwrap();
+        assert!(runs_word(ssh, "Host *\n  ProxyCommand nc %h %p").is_some());
+        assert!(runs_word(ssh, "Match exec \"true\"").is_some());
+        assert!(runs_word(ssh, "Host bastion\n  HostName 203.0.113.20\n  User deploy").is_none());
+    }
+
+    #[test]
+    fn guard_env_is_aq_s_own() {
+        assert!(is_guard_env("AQ_POLICY"));
+        assert!(is_guard_env("AGENT_QUARANTINE_OFF"));
+        assert!(!is_guard_env("AQUA"));
+        assert!(!is_guard_env("PATH"));
+    }
+}

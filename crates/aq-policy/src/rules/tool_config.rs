@@ -1,0 +1,74 @@
+//! A tool's configuration set from the command line so that the tool runs
+//! a command later, or installs from elsewhere: `npm config set
+//! script-shell`, `pnpm config set ignore-scripts false`, `pip config set
+//! global.index-url`, `direnv allow`. The keys are data
+//! ([`aq_knowledge::tool_config::CONFIG_COMMANDS`]); the files these tools
+//! read are judged where writes are (`files.rs`).
+
+use aq_knowledge::tool_config::{KeyEffect, config_command};
+
+use super::Ctx;
+use crate::catalog::RuleId;
+
+pub(crate) fn check(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(program) = c.program() else { return };
+    let words: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    if program == "direnv" && words.iter().find(|w| !w.starts_with('-')) == Some(&"allow") {
+        ctx.hit(
+            RuleId::PersistToolConfig,
+            i,
+            "`direnv allow` makes the .envrc run by itself in every later shell that enters the directory",
+        );
+        return;
+    }
+    let Some(tool) = config_command(program) else {
+        return;
+    };
+    // Options may come anywhere (`npm config set -g k v`, `--location=user`);
+    // conda's verbs are options (`conda config --set k v`).
+    let conda = matches!(tool.program, "conda" | "mamba");
+    let plain: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| !w.starts_with('-') || conda && w.starts_with("--"))
+        .collect();
+    let Some(verb) = tool
+        .verbs
+        .iter()
+        .find(|v| plain.len() > v.len() && plain[..v.len()] == v[..])
+    else {
+        return;
+    };
+    let rest = &plain[verb.len()..];
+    // `set KEY VALUE`, `set KEY=VALUE`, several pairs (`npm set a=1 b=2`).
+    let mut settings: Vec<(String, String)> = Vec::new();
+    let mut k = 0;
+    while k < rest.len() {
+        if let Some((key, value)) = rest[k].split_once('=') {
+            settings.push((key.to_string(), value.to_string()));
+            k += 1;
+        } else {
+            settings.push((
+                rest[k].to_string(),
+                rest.get(k + 1).unwrap_or(&"").to_string(),
+            ));
+            k += 2;
+        }
+    }
+    for (key, value) in settings {
+        match tool.effect(&key) {
+            Some(KeyEffect::Runs) => ctx.hit(
+                RuleId::PersistToolConfig,
+                i,
+                format!("`{program}` sets {key} to {value:?}: it runs that later, by itself"),
+            ),
+            Some(KeyEffect::Source) => ctx.hit(
+                RuleId::ToolConfigSource,
+                i,
+                format!("`{program}` sets {key} for every later install"),
+            ),
+            None => {}
+        }
+    }
+}
