@@ -178,6 +178,13 @@ pub fn known_class(name: &str) -> Option<Class> {
 /// What a subcommand word does by its verb (`list`, `describe-instances`,
 /// `config:get`, `delete-job`), from the verb classes of `programs.toml`.
 pub fn verb_effect(word: &str) -> Option<Effect> {
+    verb_match(word).map(|(e, _)| e)
+}
+
+/// Like [`verb_effect`], and whether the word is the verb itself (or the
+/// part after its colon) rather than only starting with it: `update` is
+/// surely a verb, `new-checkout` may be a name.
+pub fn verb_match(word: &str) -> Option<(Effect, bool)> {
     let find = |w: &str| {
         VERBS
             .binary_search_by(|(v, _)| v.cmp(&w))
@@ -185,18 +192,18 @@ pub fn verb_effect(word: &str) -> Option<Effect> {
             .map(|k| VERBS[k].1)
     };
     if let Some(e) = find(word) {
-        return Some(e);
+        return Some((e, true));
     }
     // `apps:destroy`, `phone-numbers:list`: the part after the last colon.
     if let Some((_, last)) = word.rsplit_once(':')
         && let Some(e) = find(last)
     {
-        return Some(e);
+        return Some((e, true));
     }
     // `describe-instances`, `delete-job`, `get-caller-identity`: the first part.
     let head = word.split(['-', '_']).next().unwrap_or(word);
     if head.len() < word.len() {
-        return find(head);
+        return find(head).map(|e| (e, false));
     }
     None
 }

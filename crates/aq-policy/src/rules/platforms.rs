@@ -24,6 +24,22 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let Some(name) = c.program() else { return };
     let all: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    if let Some(spec) = privileged_pod(ctx, i, &all) {
+        ctx.hit(
+            RuleId::DockerPrivileged,
+            i,
+            format!("`{name}` asks for a pod with {spec}"),
+        );
+    }
+    if let Some((path, evidence)) = redis_dump_file(ctx, i) {
+        if let Some(place) = crate::places::place_with(&path, ctx.policy) {
+            ctx.hit(
+                super::files::place_rule(place.kind),
+                i,
+                format!("{evidence} writes {} {path}", super::files::place_noun(place.kind)),
+            );
+        }
+    }
     let (program, args) = match jar_program(name, &all) {
         Some((p, rest)) => (Some(p), rest),
         None => (ctx.model(i), &all[..]),
@@ -92,6 +108,65 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     if !already {
         ctx.hit(rule, i, evidence);
     }
+}
+
+/// A pod spec given on a cluster client's line (`kubectl run --overrides`)
+/// that hands it the host: privileged, the host's PID or network namespace,
+/// or a host path.
+fn privileged_pod(ctx: &Ctx, i: usize, args: &[&str]) -> Option<&'static str> {
+    if ctx.model(i).and_then(|p| p.class) != Some(programs::Class::Container) {
+        return None;
+    }
+    const HOST: &[(&str, &str)] = &[
+        ("\"privileged\":true", "privileged: true"),
+        ("\"hostPID\":true", "the host's PIDs"),
+        ("\"hostNetwork\":true", "the host's network"),
+        ("\"hostIPC\":true", "the host's IPC"),
+        ("\"hostPath\":", "a host path mounted"),
+    ];
+    args.iter().find_map(|a| {
+        let squeezed: String = a.chars().filter(|c| !c.is_whitespace()).collect();
+        HOST.iter()
+            .find(|(k, _)| squeezed.contains(k))
+            .map(|(_, what)| *what)
+    })
+    .or_else(|| args.contains(&"--privileged").then_some("--privileged"))
+}
+
+/// `redis-cli config set dbfilename F` (with `config set dir D` anywhere on
+/// the line): redis then saves its dump as D/F, a file of the attacker's
+/// choosing (`~/.ssh/authorized_keys`, a cron table).
+fn redis_dump_file(ctx: &Ctx, i: usize) -> Option<(String, String)> {
+    let is_redis = |c: &aq_shell::Command| {
+        matches!(c.program(), Some("redis-cli" | "valkey-cli" | "keydb-cli"))
+    };
+    let config_set = |c: &aq_shell::Command, key: &str| -> Option<String> {
+        let a: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+        a.windows(4)
+            .find(|w| {
+                w[0].eq_ignore_ascii_case("config")
+                    && w[1].eq_ignore_ascii_case("set")
+                    && w[2].eq_ignore_ascii_case(key)
+            })
+            .map(|w| w[3].to_string())
+    };
+    let c = &ctx.commands()[i];
+    if !is_redis(c) {
+        return None;
+    }
+    let file = config_set(c, "dbfilename")?;
+    let dir = ctx
+        .commands()
+        .iter()
+        .filter(|c| is_redis(c))
+        .find_map(|c| config_set(c, "dir"))
+        .unwrap_or_default();
+    let path = if dir.is_empty() {
+        file.clone()
+    } else {
+        format!("{}/{file}", dir.trim_end_matches('/'))
+    };
+    Some((path, format!("`config set dbfilename {file}`")))
 }
 
 /// `java -jar jenkins-cli.jar ARGS`: the jar's entry and the words after it.
@@ -164,19 +239,24 @@ fn find_sub(p: &Program, words: &[&str]) -> Option<&'static Sub> {
     None
 }
 
-/// The last word among the first few that the verb classes know, stopping
-/// at a word that looks like a value (a path, a URL, `k=v`, `@file`).
+/// The last word among the first few that the verb classes know, passing
+/// over words that look like values (a path, a URL, `k=v`, `@file`).
 fn last_verb<'a>(words: &[&'a str]) -> Option<(&'a str, Effect)> {
     let mut found = None;
-    for w in words.iter().take(VERB_WORDS) {
-        if w.contains(['/', '=', '@', '.', '\'', '"', ' ']) {
-            break;
-        }
-        if let Some(e) = programs::verb_effect(&w.to_ascii_lowercase()) {
-            found = Some((*w, e));
+    let mut whole = None;
+    let names = words
+        .iter()
+        .filter(|w| !w.contains(['/', '=', '@', '.', '\'', '"', ' ', '[', '{']));
+    for w in names.take(VERB_WORDS) {
+        match programs::verb_match(&w.to_ascii_lowercase()) {
+            Some((e, true)) => whole = Some((*w, e)),
+            Some((e, false)) => found = Some((*w, e)),
+            None => {}
         }
     }
-    found
+    // A word that is a verb outranks one that only starts with one
+    // (`flags update new-checkout`: update, not new).
+    whole.or(found)
 }
 
 /// Whether `args` hold option `opt`: `--raw`, `--dry-run=client`, `-ojson`;
@@ -251,6 +331,7 @@ mod tests {
             ("gradlew publishToMavenLocal", None),
             ("doctl frobnicate widgets", Some(Effect::Change)),
             ("pass infra/prod/key", Some(Effect::SecretRead)),
+            ("ldcli flags update --flag new-checkout", Some(Effect::Change)),
         ];
         for (line, want) in cases {
             assert_eq!(effect(line), want, "{line}");

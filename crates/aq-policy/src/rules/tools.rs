@@ -154,10 +154,16 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 "playwright install downloads browsers (and system packages with --with-deps)",
             );
         }
-        "psql" | "mysql" | "mariadb" | "sqlite3" | "mongosh" | "mongo" | "redis-cli" | "cqlsh"
-        | "clickhouse-client" | "duckdb" => {
-            let destructive = c.args().iter().any(|a| {
-                let l = a.text.to_ascii_lowercase();
+        _ if is_database_client(ctx, i, &name) => {
+            // The statements: its arguments (`-c`, `-e`, `--eval`, a redis
+            // command) and a here-document or here-string on its stdin.
+            let stdin = c.stdin.iter().filter_map(|s| match s {
+                aq_shell::Input::Text(w) => Some(w.text.as_str()),
+                _ => None,
+            });
+            let destructive = c.args().iter().map(|a| a.text.as_str()).chain(stdin).any(|a| {
+                let a = &a.to_ascii_lowercase();
+                let l = a.split_whitespace().collect::<Vec<_>>().join(" ");
                 l.contains("drop table")
                     || l.contains("drop database")
                     || l.contains("drop schema")
@@ -165,7 +171,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     || l.contains("flushall")
                     || l.contains("flushdb")
                     || l.contains("dropdatabase")
-                    || l.starts_with("delete from") && !l.contains(" where ")
+                    || l.split(';').any(|st| {
+                        let st = st.trim();
+                        st.starts_with("delete from") && !st.contains(" where ")
+                    })
             });
             if destructive {
                 ctx.hit(
@@ -307,6 +316,11 @@ fn check_git(ctx: &mut Ctx, i: usize) {
             RuleId::GitDiscardChanges,
             i,
             "git branch -D deletes a branch even if it is not merged",
+        ),
+        "branch" if short('f') || has("--force") => ctx.hit(
+            RuleId::GitDiscardChanges,
+            i,
+            "git branch --force moves a branch, dropping the commits only it had",
         ),
         "stash" if matches!(sub_args.first(), Some(&"drop") | Some(&"clear")) => {
             ctx.hit(RuleId::GitDiscardChanges, i, "drops stashed work")
@@ -486,6 +500,17 @@ fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
             }
         }
     }
+}
+
+/// Database clients: the `database` class of `programs.toml`, by any of
+/// their names (`valkey-cli` is `redis-cli`'s), and a few more.
+fn is_database_client(ctx: &Ctx, i: usize, name: &str) -> bool {
+    ctx.model(i)
+        .and_then(|p| p.class)
+        .is_some_and(|c| c == aq_knowledge::programs::Class::Database)
+        || aq_knowledge::programs::known_class(name)
+            == Some(aq_knowledge::programs::Class::Database)
+        || matches!(name, "mariadb" | "clickhouse-client")
 }
 
 /// Framework commands that drop or reset the database: `artisan
