@@ -40,15 +40,49 @@ struct SubFull {
 
 /// Classes a known program can have.
 const CLASSES: &[&str] = &[
-    "builtin", "shell", "inspect", "text", "files", "archive", "editor", "build", "compiler",
-    "runtime", "test", "lint", "doc", "vcs", "package", "framework", "network", "system",
-    "container", "cloud", "infra", "ci", "database", "secrets", "saas", "aq",
+    "builtin",
+    "shell",
+    "inspect",
+    "text",
+    "files",
+    "archive",
+    "editor",
+    "build",
+    "compiler",
+    "runtime",
+    "test",
+    "lint",
+    "doc",
+    "vcs",
+    "package",
+    "framework",
+    "network",
+    "system",
+    "container",
+    "cloud",
+    "infra",
+    "ci",
+    "database",
+    "secrets",
+    "saas",
+    "aq",
 ];
 
 /// What a subcommand of a platform CLI does.
 const EFFECTS: &[&str] = &[
-    "read", "local", "install", "network", "serve", "change", "delete", "publish", "exec",
-    "secret-list", "secret-read", "value-read", "credential",
+    "read",
+    "local",
+    "install",
+    "network",
+    "serve",
+    "change",
+    "delete",
+    "publish",
+    "exec",
+    "secret-list",
+    "secret-read",
+    "value-read",
+    "credential",
 ];
 
 fn effect(value: &str, who: &str) -> String {
@@ -359,7 +393,9 @@ fn main() {
         let v = variant("class", class, CLASSES, "names.toml");
         for n in list {
             if names.contains_key(n) {
-                panic!("names.toml: {n} is in programs.toml too: give that entry `class = {class:?}` instead");
+                panic!(
+                    "names.toml: {n} is in programs.toml too: give that entry `class = {class:?}` instead"
+                );
             }
             if known.insert(n.clone(), v.clone()).is_some() {
                 panic!("names.toml: {n} appears twice");

@@ -36,7 +36,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ctx.hit(
                 super::files::place_rule(place.kind),
                 i,
-                format!("{evidence} writes {} {path}", super::files::place_noun(place.kind)),
+                format!(
+                    "{evidence} writes {} {path}",
+                    super::files::place_noun(place.kind)
+                ),
             );
         }
     }
@@ -124,13 +127,14 @@ fn privileged_pod(ctx: &Ctx, i: usize, args: &[&str]) -> Option<&'static str> {
         ("\"hostIPC\":true", "the host's IPC"),
         ("\"hostPath\":", "a host path mounted"),
     ];
-    args.iter().find_map(|a| {
-        let squeezed: String = a.chars().filter(|c| !c.is_whitespace()).collect();
-        HOST.iter()
-            .find(|(k, _)| squeezed.contains(k))
-            .map(|(_, what)| *what)
-    })
-    .or_else(|| args.contains(&"--privileged").then_some("--privileged"))
+    args.iter()
+        .find_map(|a| {
+            let squeezed: String = a.chars().filter(|c| !c.is_whitespace()).collect();
+            HOST.iter()
+                .find(|(k, _)| squeezed.contains(k))
+                .map(|(_, what)| *what)
+        })
+        .or_else(|| args.contains(&"--privileged").then_some("--privileged"))
 }
 
 /// `redis-cli config set dbfilename F` (with `config set dir D` anywhere on
@@ -191,7 +195,11 @@ pub(crate) fn decide(p: &Program, args: &[&str]) -> Option<(Effect, String)> {
         .collect();
     let (base, sub_opts, what): (Effect, &[(&str, Effect)], String) =
         if let Some(sub) = find_sub(p, &words) {
-            (sub.effect, sub.opts, format!("{} {}", p.name, sub.path.join(" ")))
+            (
+                sub.effect,
+                sub.opts,
+                format!("{} {}", p.name, sub.path.join(" ")),
+            )
         } else if words.is_empty() {
             (p.bare, &[], p.name.to_string())
         } else if let Some((w, e)) = p.verbs.then(|| last_verb(&words)).flatten() {
@@ -265,7 +273,10 @@ fn last_verb<'a>(words: &[&'a str]) -> Option<(&'a str, Effect)> {
 fn has_option(args: &[&str], opt: &str) -> bool {
     if let Some((flag, value)) = opt.split_once(' ') {
         return args.iter().enumerate().any(|(k, a)| {
-            (*a == flag && args.get(k + 1).is_some_and(|v| v.eq_ignore_ascii_case(value)))
+            (*a == flag
+                && args
+                    .get(k + 1)
+                    .is_some_and(|v| v.eq_ignore_ascii_case(value)))
                 || a.strip_prefix(flag).is_some_and(|rest| {
                     let rest = rest.strip_prefix('=').unwrap_or(rest);
                     !rest.is_empty() && rest.eq_ignore_ascii_case(value)
@@ -275,7 +286,8 @@ fn has_option(args: &[&str], opt: &str) -> bool {
     args.iter().take_while(|a| **a != "--").any(|a| {
         *a == opt
             || a.strip_prefix(opt).is_some_and(|rest| {
-                rest.starts_with('=') || (opt.len() == 2 && !opt.starts_with("--") && !rest.is_empty())
+                rest.starts_with('=')
+                    || (opt.len() == 2 && !opt.starts_with("--") && !rest.is_empty())
             })
     })
 }
@@ -320,7 +332,10 @@ mod tests {
             ("kubectl config view --raw", Some(Effect::SecretRead)),
             ("kubectl delete pod x --dry-run=client", Some(Effect::Read)),
             ("aws ec2 describe-instances", Some(Effect::Read)),
-            ("aws ec2 terminate-instances --instance-ids i-1", Some(Effect::Delete)),
+            (
+                "aws ec2 terminate-instances --instance-ids i-1",
+                Some(Effect::Delete),
+            ),
             ("gcloud compute instances list", Some(Effect::Read)),
             ("gcloud run services list", Some(Effect::Read)),
             ("heroku apps:destroy -a x", Some(Effect::Delete)),
@@ -331,7 +346,10 @@ mod tests {
             ("gradlew publishToMavenLocal", None),
             ("doctl frobnicate widgets", Some(Effect::Change)),
             ("pass infra/prod/key", Some(Effect::SecretRead)),
-            ("ldcli flags update --flag new-checkout", Some(Effect::Change)),
+            (
+                "ldcli flags update --flag new-checkout",
+                Some(Effect::Change),
+            ),
         ];
         for (line, want) in cases {
             assert_eq!(effect(line), want, "{line}");

@@ -161,21 +161,26 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 aq_shell::Input::Text(w) => Some(w.text.as_str()),
                 _ => None,
             });
-            let destructive = c.args().iter().map(|a| a.text.as_str()).chain(stdin).any(|a| {
-                let a = &a.to_ascii_lowercase();
-                let l = a.split_whitespace().collect::<Vec<_>>().join(" ");
-                l.contains("drop table")
-                    || l.contains("drop database")
-                    || l.contains("drop schema")
-                    || l.contains("truncate ")
-                    || l.contains("flushall")
-                    || l.contains("flushdb")
-                    || l.contains("dropdatabase")
-                    || l.split(';').any(|st| {
-                        let st = st.trim();
-                        st.starts_with("delete from") && !st.contains(" where ")
-                    })
-            });
+            let destructive = c
+                .args()
+                .iter()
+                .map(|a| a.text.as_str())
+                .chain(stdin)
+                .any(|a| {
+                    let a = &a.to_ascii_lowercase();
+                    let l = a.split_whitespace().collect::<Vec<_>>().join(" ");
+                    l.contains("drop table")
+                        || l.contains("drop database")
+                        || l.contains("drop schema")
+                        || l.contains("truncate ")
+                        || l.contains("flushall")
+                        || l.contains("flushdb")
+                        || l.contains("dropdatabase")
+                        || l.split(';').any(|st| {
+                            let st = st.trim();
+                            st.starts_with("delete from") && !st.contains(" where ")
+                        })
+                });
             if destructive {
                 ctx.hit(
                     RuleId::DbDestructiveSql,
