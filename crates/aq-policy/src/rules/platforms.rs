@@ -31,17 +31,17 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             format!("`{name}` asks for a pod with {spec}"),
         );
     }
-    if let Some((path, evidence)) = redis_dump_file(ctx, i) {
-        if let Some(place) = crate::places::place_with(&path, ctx.policy) {
-            ctx.hit(
-                super::files::place_rule(place.kind),
-                i,
-                format!(
-                    "{evidence} writes {} {path}",
-                    super::files::place_noun(place.kind)
-                ),
-            );
-        }
+    if let Some((path, evidence)) = redis_dump_file(ctx, i)
+        && let Some(place) = crate::places::place_with(&path, ctx.policy)
+    {
+        ctx.hit(
+            super::files::place_rule(place.kind),
+            i,
+            format!(
+                "{evidence} writes {} {path}",
+                super::files::place_noun(place.kind)
+            ),
+        );
     }
     let (program, args) = match jar_program(name, &all) {
         Some((p, rest)) => (Some(p), rest),
