@@ -23,6 +23,14 @@ const VERB_WORDS: usize = 4;
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let Some(name) = c.program() else { return };
+    // Most commands are none of these: leave before building anything.
+    let model = ctx.model(i);
+    let platform = model.is_some_and(|p| p.default.is_some() || !p.subs.is_empty());
+    let container = model.and_then(|p| p.class) == Some(programs::Class::Container);
+    let redis = model.is_some_and(|p| p.name == "redis-cli");
+    if !platform && !container && !redis && !name.starts_with("java") {
+        return;
+    }
     let all: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
     if let Some(spec) = privileged_pod(ctx, i, &all) {
         ctx.hit(

@@ -510,12 +510,14 @@ fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
 /// Database clients: the `database` class of `programs.toml`, by any of
 /// their names (`valkey-cli` is `redis-cli`'s), and a few more.
 fn is_database_client(ctx: &Ctx, i: usize, name: &str) -> bool {
-    ctx.model(i)
-        .and_then(|p| p.class)
-        .is_some_and(|c| c == aq_knowledge::programs::Class::Database)
-        || aq_knowledge::programs::known_class(name)
-            == Some(aq_knowledge::programs::Class::Database)
-        || matches!(name, "mariadb" | "clickhouse-client")
+    use aq_knowledge::programs::{Class, known_class};
+    match ctx.model(i) {
+        Some(p) => p.class == Some(Class::Database),
+        None => {
+            matches!(name, "mariadb" | "clickhouse-client")
+                || known_class(name) == Some(Class::Database)
+        }
+    }
 }
 
 /// Framework commands that drop or reset the database: `artisan
