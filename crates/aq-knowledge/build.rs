@@ -8,6 +8,109 @@ use std::fmt::Write as _;
 #[serde(deny_unknown_fields)]
 struct File {
     program: Vec<Program>,
+    /// Words of subcommands by what they do, for subcommands no entry lists.
+    verbs: BTreeMap<String, Vec<String>>,
+}
+
+/// `names.toml`: programs the rules know that need no capability entry.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NamesFile {
+    /// Name prefixes of whole families (`python3.12`, `gcc-13`), by class.
+    prefixes: BTreeMap<String, String>,
+    /// Plain names, by class.
+    names: BTreeMap<String, Vec<String>>,
+}
+
+/// What a subcommand does: a bare effect, or one with options that change it.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum SubValue {
+    Effect(String),
+    Full(SubFull),
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubFull {
+    does: String,
+    #[serde(default)]
+    opts: BTreeMap<String, String>,
+}
+
+/// Classes a known program can have.
+const CLASSES: &[&str] = &[
+    "builtin",
+    "shell",
+    "inspect",
+    "text",
+    "files",
+    "archive",
+    "editor",
+    "build",
+    "compiler",
+    "runtime",
+    "test",
+    "lint",
+    "doc",
+    "vcs",
+    "package",
+    "framework",
+    "network",
+    "system",
+    "container",
+    "cloud",
+    "infra",
+    "ci",
+    "database",
+    "secrets",
+    "saas",
+    "aq",
+];
+
+/// What a subcommand of a platform CLI does.
+const EFFECTS: &[&str] = &[
+    "read",
+    "local",
+    "install",
+    "network",
+    "serve",
+    "change",
+    "delete",
+    "publish",
+    "exec",
+    "secret-list",
+    "secret-read",
+    "value-read",
+    "credential",
+];
+
+fn effect(value: &str, who: &str) -> String {
+    if !EFFECTS.contains(&value) {
+        panic!("programs.toml: {who}: effect {value:?} is not one of {EFFECTS:?}");
+    }
+    value
+        .split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn opts_table(opts: &BTreeMap<String, String>, who: &str) -> String {
+    let mut s = String::from("&[");
+    for (flag, e) in opts {
+        assert!(
+            flag.starts_with('-') || flag.contains('='),
+            "programs.toml: {who}: option {flag:?} must start with `-`"
+        );
+        let _ = write!(s, "({flag:?}, Effect::{}), ", effect(e, who));
+    }
+    s.push(']');
+    s
 }
 
 #[derive(serde::Deserialize)]
@@ -17,7 +120,31 @@ struct Program {
     #[serde(default)]
     also: Vec<String>,
     what: String,
+    #[serde(default)]
     caps: Vec<Cap>,
+    /// What kind of program it is; a program with a class is known to the
+    /// rules (ordinary development work unless a rule says otherwise).
+    #[serde(default)]
+    class: Option<String>,
+    /// Subcommands (`"repo delete"`) and what each does.
+    #[serde(default)]
+    subs: BTreeMap<String, SubValue>,
+    /// Options that change what any subcommand does (`--dry-run`).
+    #[serde(default)]
+    opts: BTreeMap<String, String>,
+    /// What it does when no listed subcommand or verb is recognised.
+    #[serde(default)]
+    default: Option<String>,
+    /// What it does with no subcommand at all (default: read, its help).
+    #[serde(default)]
+    bare: Option<String>,
+    /// Whether unlisted subcommands are judged by the verb classes.
+    #[serde(default = "yes")]
+    verbs: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(serde::Deserialize)]
@@ -62,6 +189,7 @@ fn variant(field: &str, value: &str, allowed: &[&str], who: &str) -> String {
 fn main() {
     secret_names();
     println!("cargo:rerun-if-changed=programs.toml");
+    println!("cargo:rerun-if-changed=names.toml");
     let text = std::fs::read_to_string("programs.toml").expect("read programs.toml");
     let file: File = toml::from_str(&text).unwrap_or_else(|e| panic!("programs.toml: {e}"));
     let mut programs = file.program;
@@ -70,7 +198,50 @@ fn main() {
     let mut out = String::from("static PROGRAMS: &[Program] = &[\n");
     for (i, p) in programs.iter().enumerate() {
         let who = &p.name;
-        assert!(!p.caps.is_empty(), "programs.toml: {who}: no caps");
+        assert!(
+            !p.caps.is_empty() || !p.subs.is_empty() || p.class.is_some(),
+            "programs.toml: {who}: no caps, subs or class"
+        );
+        let class = match &p.class {
+            None => "None".to_string(),
+            Some(c) => format!("Some(Class::{})", variant("class", c, CLASSES, who)),
+        };
+        let platform = !p.subs.is_empty() || p.default.is_some();
+        if platform {
+            assert!(
+                p.class.is_some(),
+                "programs.toml: {who}: a program with subs or default needs a class"
+            );
+        } else {
+            assert!(
+                p.opts.is_empty() && p.bare.is_none(),
+                "programs.toml: {who}: opts and bare need subs or default"
+            );
+        }
+        let mut subs = String::from("&[");
+        for (path, v) in &p.subs {
+            let words: Vec<&str> = path.split(' ').collect();
+            assert!(
+                words.iter().all(|w| !w.is_empty() && !w.starts_with('-')),
+                "programs.toml: {who}: subcommand {path:?} must be words separated by one space"
+            );
+            let (does, opts) = match v {
+                SubValue::Effect(e) => (e.clone(), BTreeMap::new()),
+                SubValue::Full(f) => (f.does.clone(), f.opts.clone()),
+            };
+            let _ = write!(
+                subs,
+                "Sub {{ path: &{words:?}, effect: Effect::{}, opts: {} }}, ",
+                effect(&does, who),
+                opts_table(&opts, who)
+            );
+        }
+        subs.push(']');
+        let default = match &p.default {
+            None => "None".to_string(),
+            Some(e) => format!("Some(Effect::{})", effect(e, who)),
+        };
+        let bare = effect(p.bare.as_deref().unwrap_or("read"), who);
         assert!(
             !p.what.trim().is_empty(),
             "programs.toml: {who}: empty `what`"
@@ -82,8 +253,12 @@ fn main() {
         }
         let _ = writeln!(
             out,
-            "  Program {{ name: {:?}, also: &{:?}, what: {:?}, caps: &[",
-            p.name, p.also, p.what
+            "  Program {{ name: {:?}, also: &{:?}, what: {:?}, class: {class}, subs: {subs}, opts: {}, default: {default}, bare: Effect::{bare}, verbs: {}, caps: &[",
+            p.name,
+            p.also,
+            p.what,
+            opts_table(&p.opts, who),
+            p.verbs && platform
         );
         for c in &p.caps {
             let does = variant(
@@ -183,6 +358,59 @@ fn main() {
     out.push_str("];\n\nstatic NAMES: &[(&str, usize)] = &[\n");
     for (n, i) in &names {
         let _ = writeln!(out, "  ({n:?}, {i}),");
+    }
+    out.push_str("];\n");
+
+    // The verb classes.
+    let mut verbs: BTreeMap<String, String> = BTreeMap::new();
+    for (e, words) in &file.verbs {
+        let v = effect(e, "[verbs]");
+        for w in words {
+            if verbs.insert(w.clone(), v.clone()).is_some() {
+                panic!("programs.toml: [verbs]: {w:?} appears twice");
+            }
+        }
+    }
+    out.push_str("\nstatic VERBS: &[(&str, Effect)] = &[\n");
+    for (w, v) in &verbs {
+        let _ = writeln!(out, "  ({w:?}, Effect::{v}),");
+    }
+    out.push_str("];\n");
+
+    // Known programs: those of programs.toml with a class, and names.toml.
+    let text = std::fs::read_to_string("names.toml").expect("read names.toml");
+    let nf: NamesFile = toml::from_str(&text).unwrap_or_else(|e| panic!("names.toml: {e}"));
+    let mut known: BTreeMap<String, String> = BTreeMap::new();
+    for p in &programs {
+        if let Some(c) = &p.class {
+            let v = variant("class", c, CLASSES, &p.name);
+            // Every alias has its program's class: the class is the entry's.
+            for n in std::iter::once(&p.name).chain(&p.also) {
+                known.insert(n.clone(), v.clone());
+            }
+        }
+    }
+    for (class, list) in &nf.names {
+        let v = variant("class", class, CLASSES, "names.toml");
+        for n in list {
+            if names.contains_key(n) {
+                panic!(
+                    "names.toml: {n} is in programs.toml too: give that entry `class = {class:?}` instead"
+                );
+            }
+            if known.insert(n.clone(), v.clone()).is_some() {
+                panic!("names.toml: {n} appears twice");
+            }
+        }
+    }
+    out.push_str("\nstatic KNOWN: &[(&str, Class)] = &[\n");
+    for (n, c) in &known {
+        let _ = writeln!(out, "  ({n:?}, Class::{c}),");
+    }
+    out.push_str("];\n\nstatic PREFIXES: &[(&str, Class)] = &[\n");
+    for (prefix, class) in &nf.prefixes {
+        let v = variant("class", class, CLASSES, "names.toml [prefixes]");
+        let _ = writeln!(out, "  ({prefix:?}, Class::{v}),");
     }
     out.push_str("];\n");
     let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("programs.rs");

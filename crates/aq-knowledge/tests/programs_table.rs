@@ -32,8 +32,59 @@ fn the_table_is_sorted_and_every_entry_says_something() {
     sorted.sort();
     assert_eq!(names, sorted);
     for p in all() {
-        assert!(!p.caps.is_empty(), "{}", p.name);
+        assert!(
+            !p.caps.is_empty() || !p.subs.is_empty() || p.class.is_some(),
+            "{}",
+            p.name
+        );
     }
+}
+
+/// Known programs come from one table (issue 29): every alias has its
+/// program's class, Debian's names included, and the families by prefix.
+#[test]
+fn known_programs_have_a_class_with_their_aliases() {
+    use aq_knowledge::programs::{Class, known_class, lookup};
+    for p in all().iter().filter(|p| p.class.is_some()) {
+        for n in p.also {
+            assert_eq!(
+                known_class(n),
+                known_class(p.name),
+                "{n} is an alias of {}",
+                p.name
+            );
+        }
+    }
+    assert_eq!(known_class("bat"), known_class("batcat"));
+    assert!(known_class("batcat").is_some());
+    for n in [
+        "git",
+        "cargo",
+        "ls",
+        "python3.12",
+        "node",
+        "gradlew",
+        "jq",
+        "gcc-13",
+        "jest",
+    ] {
+        assert!(known_class(n).is_some(), "{n}");
+    }
+    assert_eq!(known_class("gh"), Some(Class::Vcs));
+    assert_eq!(known_class("frobnicate"), None);
+    assert!(lookup("gh").is_some_and(|p| !p.subs.is_empty()));
+}
+
+/// The verb classes read a subcommand word whole, after a colon, or by
+/// its first dash-separated part.
+#[test]
+fn verbs_read_subcommand_words() {
+    use aq_knowledge::programs::{Effect, verb_effect};
+    assert_eq!(verb_effect("list"), Some(Effect::Read));
+    assert_eq!(verb_effect("describe-instances"), Some(Effect::Read));
+    assert_eq!(verb_effect("apps:destroy"), Some(Effect::Delete));
+    assert_eq!(verb_effect("delete-job"), Some(Effect::Delete));
+    assert_eq!(verb_effect("widgets"), None);
 }
 
 #[test]

@@ -538,6 +538,39 @@ rules! {
         safer: Some("use the provider's console or a reviewed change (terraform plan) instead"),
         fires: ["aws s3 rm s3://bucket --recursive", "gcloud compute instances delete vm-1", "kubectl delete namespace prod", "terraform destroy", "az group delete -n rg"],
         spares: ["kubectl get pods", "terraform plan"];
+    /// A platform CLI printing a secret: a token, a secret manager's value,
+    /// credentials in a kubeconfig (`programs.toml`: `secret-read`).
+    PlatformSecretRead = "platform-secret-read", Block, Critical,
+        why: "prints a secret (a token, a password, a key) where the agent, its logs and its provider can read it",
+        safer: Some("let the program that needs the secret fetch it itself (`op run --`, `vault agent`, an env file the tool reads), or print only its name or metadata"),
+        fires: ["gh auth token", "vault kv get -field=password secret/prod/db", "aws secretsmanager get-secret-value --secret-id prod/api", "kubectl config view --raw", "gcloud auth print-access-token", "op read op://Eng/DB/password", "heroku config:get DATABASE_URL -a app"],
+        spares: ["gh auth status", "vault status", "aws secretsmanager list-secrets", "kubectl config view", "aws configure get region"];
+    /// A platform CLI creating, changing or removing credentials or
+    /// permissions (`credential`).
+    PlatformCredentialChange = "platform-credential-change", Ask, High,
+        why: "creates, changes or removes credentials, secrets or permissions of a remote account",
+        safer: None,
+        fires: ["aws iam create-access-key --user-name bot", "gh secret set NPM_TOKEN --body x", "vault kv put secret/app key=FAKE", "aws iam attach-user-policy --user-name u --policy-arn arn:aws:iam::aws:policy/AdministratorAccess"],
+        spares: ["aws iam list-users", "gh secret list"];
+    /// A platform CLI running code or a shell remotely (`exec`).
+    PlatformRemoteExec = "platform-remote-exec", Ask, High,
+        why: "runs code or a shell on a remote host, cluster, CI controller or service, with that system's rights",
+        safer: None,
+        fires: ["kubectl exec -it deploy/api -- /bin/sh", "java -jar jenkins-cli.jar -s https://ci.example.invalid/ groovy = < x.groovy", "heroku run bash -a app", "gcloud compute ssh vm-1"],
+        spares: ["kubectl logs deploy/api", "heroku ps -a app"];
+    /// Publishing a package, image or release (`publish`).
+    PlatformPublish = "platform-publish", Ask, High,
+        why: "publishes a package, image or release for others to install; a publish usually cannot be taken back",
+        safer: Some("run it with --dry-run first, or publish from CI after review"),
+        fires: ["npm publish --access public", "cargo publish", "twine upload dist/*", "gem push x-1.0.gem", "./gradlew publish", "mvn -B deploy", "mvn release:perform"],
+        spares: ["npm publish --dry-run", "cargo publish --dry-run", "twine check dist/*", "./gradlew publishToMavenLocal", "mvn -B verify"];
+    /// Creating, changing or deploying remote resources (`change`), and
+    /// subcommands of platform CLIs not known to only read.
+    PlatformChange = "platform-change", Ask, Medium,
+        why: "creates, changes or deploys resources on a remote platform (cloud, cluster, CI, SaaS)",
+        safer: Some("review the change first (plan, diff, preview, --dry-run)"),
+        fires: ["gh pr merge 1 --squash", "terraform apply -auto-approve", "wrangler deploy", "kubectl apply -f k8s/", "flyctl deploy", "ldcli flags update --flag x"],
+        spares: ["gh pr list", "terraform plan", "kubectl diff -f k8s/", "flyctl status", "ldcli flags list"];
     /// Starting, stopping or rebooting services and the machine.
     SysServiceControl = "sys-service-control", Ask, Medium,
         why: "starts, stops or restarts system services or the machine",

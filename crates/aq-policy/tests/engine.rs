@@ -460,6 +460,34 @@ fn fresh_blind_set_meets_targets() {
     );
 }
 
+/// Platform CLIs (issue 29): git hosting and CI, clouds, clusters,
+/// infrastructure, databases, secret managers, publishing and SaaS, written
+/// blind from the label rules. First score: 96/130 (73.8%), 6 dangerous
+/// allowed, 37.3% of benign lines asked. With subcommands as data
+/// (`programs.toml`, rules/platforms.rs): 130/130.
+#[test]
+fn platforms_blind_set_meets_targets() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind29_platforms.jsonl"),
+        100,
+        0,
+        0,
+    );
+}
+
+/// Neighbours of the platform set, written beside the fix: other programs
+/// and other spellings of the same classes (so the fix is the class, not
+/// the line).
+#[test]
+fn platforms_neighbour_set_meets_targets() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/platforms_neighbours.jsonl"),
+        100,
+        0,
+        0,
+    );
+}
+
 /// A labeled line with the rule that must decide it.
 #[derive(serde::Deserialize)]
 struct WithRule {

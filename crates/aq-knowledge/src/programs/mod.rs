@@ -71,12 +71,147 @@ pub struct Program {
     pub name: &'static str,
     pub also: &'static [&'static str],
     pub what: &'static str,
+    /// What kind of program it is; `Some` makes it known to the rules.
+    pub class: Option<Class>,
+    /// Its subcommands and what each does (platform CLIs).
+    pub subs: &'static [Sub],
+    /// Options that change what any of its subcommands does.
+    pub opts: &'static [(&'static str, Effect)],
+    /// What it does when no listed subcommand or verb is recognised; `None`
+    /// for a program that is not judged by subcommand.
+    pub default: Option<Effect>,
+    /// What it does with no subcommand at all.
+    pub bare: Effect,
+    /// Whether unlisted subcommands are judged by the verb classes.
+    pub verbs: bool,
     pub caps: &'static [Cap],
+}
+
+/// What kind of program a known program is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Builtin,
+    Shell,
+    Inspect,
+    Text,
+    Files,
+    Archive,
+    Editor,
+    Build,
+    Compiler,
+    Runtime,
+    Test,
+    Lint,
+    Doc,
+    Vcs,
+    Package,
+    Framework,
+    Network,
+    System,
+    Container,
+    Cloud,
+    Infra,
+    Ci,
+    Database,
+    Secrets,
+    Saas,
+    Aq,
+}
+
+/// What a subcommand of a platform CLI does, from harmless to dangerous
+/// in no particular order: the rules map each to a decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Effect {
+    /// Reads local or remote state and prints nothing secret.
+    Read,
+    /// Works on local files only: builds, renders, checks, formats.
+    Local,
+    /// Downloads packages, plug-ins, providers or modules (code it runs).
+    Install,
+    /// Talks to a remote service in a way that is neither a plain read nor a change.
+    Network,
+    /// Listens on a port or forwards traffic here.
+    Serve,
+    /// Creates, changes or deploys remote resources.
+    Change,
+    /// Deletes remote resources.
+    Delete,
+    /// Publishes a package, image or release for others.
+    Publish,
+    /// Runs code or a shell on a remote host, cluster or service.
+    Exec,
+    /// Lists the names of secrets, not their values.
+    SecretList,
+    /// Prints a secret's value.
+    SecretRead,
+    /// Prints a named configuration value: a secret when the name is a secret's.
+    ValueRead,
+    /// Creates, changes or deletes credentials or permissions.
+    Credential,
+}
+
+/// One subcommand (`repo delete`) and what it does.
+#[derive(Debug)]
+pub struct Sub {
+    pub path: &'static [&'static str],
+    pub effect: Effect,
+    /// Options that change what it does (`--raw`, `--dry-run`).
+    pub opts: &'static [(&'static str, Effect)],
 }
 
 pub mod places;
 
 include!(concat!(env!("OUT_DIR"), "/programs.rs"));
+
+/// The class of a program the rules know, by its exact name (or a family
+/// prefix such as `python` or `gcc-`).
+pub fn known_class(name: &str) -> Option<Class> {
+    if let Ok(k) = KNOWN.binary_search_by(|(n, _)| n.cmp(&name)) {
+        return Some(KNOWN[k].1);
+    }
+    PREFIXES
+        .iter()
+        .find(|(p, _)| name.starts_with(p))
+        .map(|(_, c)| *c)
+}
+
+/// What a subcommand word does by its verb (`list`, `describe-instances`,
+/// `config:get`, `delete-job`), from the verb classes of `programs.toml`.
+pub fn verb_effect(word: &str) -> Option<Effect> {
+    verb_match(word).map(|(e, _)| e)
+}
+
+/// Like [`verb_effect`], and whether the word is the verb itself (or the
+/// part after its colon) rather than only starting with it: `update` is
+/// surely a verb, `new-checkout` may be a name.
+pub fn verb_match(word: &str) -> Option<(Effect, bool)> {
+    let find = |w: &str| {
+        VERBS
+            .binary_search_by(|(v, _)| v.cmp(&w))
+            .ok()
+            .map(|k| VERBS[k].1)
+    };
+    if let Some(e) = find(word) {
+        return Some((e, true));
+    }
+    // `apps:destroy`, `phone-numbers:list`: the part after the last colon.
+    if let Some((_, last)) = word.rsplit_once(':')
+        && let Some(e) = find(last)
+    {
+        return Some((e, true));
+    }
+    // `describe-instances`, `delete-job`, `get-caller-identity`: the first part.
+    let head = word.split(['-', '_']).next().unwrap_or(word);
+    if head.len() < word.len() {
+        return find(head).map(|e| (e, false));
+    }
+    None
+}
+
+/// Every verb of the verb classes, with what it does.
+pub fn verbs() -> &'static [(&'static str, Effect)] {
+    VERBS
+}
 
 /// Every program in the table, sorted by name.
 pub fn all() -> &'static [Program] {

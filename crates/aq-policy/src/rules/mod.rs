@@ -8,8 +8,8 @@ mod exec;
 mod files;
 mod guard;
 mod hidden;
-mod known;
 mod net;
+mod platforms;
 mod programs;
 mod secrets;
 mod tool_config;
@@ -24,7 +24,13 @@ use crate::decision::Decision;
 use crate::paths;
 use crate::policy::{CommandMatcher, Policy};
 
-pub(crate) use known::is_known_program;
+/// Whether the rules know this program: `programs.toml` entries with a
+/// class, `names.toml`, the shells and interpreters aq-shell reads.
+pub(crate) fn is_known_program(name: &str) -> bool {
+    aq_knowledge::programs::known_class(name).is_some()
+        || aq_shell::is_shell(name)
+        || aq_shell::interpreter_lang(name).is_some()
+}
 
 /// Which rule fired.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,7 +183,10 @@ impl<'a> Ctx<'a> {
                 && matches!(
                     h.rule,
                     HitRule::Builtin(
-                        RuleId::SecretRead | RuleId::SecretEnvPrint | RuleId::SecretCopy
+                        RuleId::SecretRead
+                            | RuleId::SecretEnvPrint
+                            | RuleId::SecretCopy
+                            | RuleId::PlatformSecretRead
                     )
                 )
         })
@@ -244,6 +253,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         code::check(&mut ctx, i);
         env::check(&mut ctx, i);
         programs::check(&mut ctx, i);
+        platforms::check(&mut ctx, i);
         guard::check(&mut ctx, i);
         tool_config::check(&mut ctx, i);
         written::check_input_commands(&mut ctx, i);

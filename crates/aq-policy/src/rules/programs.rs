@@ -13,6 +13,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let Some(name) = c.program() else { return };
     let mut hits: Vec<(RuleId, String)> = Vec::new();
+    // Shell commands given in options (`ansible -a CMD`, `--pre-hook CMD`):
+    // what they do is judged as if on the line, for blocks.
+    let mut commands: Vec<(String, String)> = Vec::new();
     // A command language run through the program's own syntax: `sed e`,
     // `tmux new-session 'CMD'`.
     if let Some(j) = c.runs
@@ -36,6 +39,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 if let Some(e) = hidden_command(cap, name, &texts) {
                     hits.push((RuleId::ExecViaOption, e));
                 }
+                if cap.takes == Takes::Command {
+                    commands.extend(
+                        (0..texts.len())
+                            .filter_map(|k| cap.option_value(&texts, k))
+                            .map(|v| (v.to_string(), texts_option(&texts, cap))),
+                    );
+                }
             }
             (Does::Serve, Via::Args) if cap.mode_matches(&texts) => {
                 if let Some(dir) = served_home(ctx, i, &texts) {
@@ -53,6 +63,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             _ => {}
         }
     }
+    for (command, option) in commands {
+        let analysis = aq_shell::analyze(&command);
+        super::copy_hits(ctx, i, &format!("`{name} {option}`"), &analysis, true);
+    }
     for (rule, evidence) in hits {
         let already = ctx
             .hits
@@ -62,6 +76,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ctx.hit(rule, i, evidence);
         }
     }
+}
+
+/// The spelling of `cap`'s option used on the line, for evidence.
+fn texts_option(texts: &[&str], cap: &Cap) -> String {
+    (0..texts.len())
+        .find(|&k| cap.option_value(texts, k).is_some())
+        .map(|k| texts[k].split('=').next().unwrap_or(texts[k]).to_string())
+        .unwrap_or_default()
 }
 
 /// The first command `cap` (an exec option) is given that is not one its

@@ -147,11 +147,6 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 );
             }
         }
-        "aws" | "gcloud" | "az" | "kubectl" | "oc" | "helm" | "terraform" | "tofu" | "pulumi"
-        | "doctl" | "heroku" | "flyctl" | "fly" | "vercel" | "netlify" | "gsutil" | "s3cmd"
-        | "eksctl" | "linode-cli" | "hcloud" | "firebase" | "wrangler" | "gh" => {
-            check_cloud(ctx, i, &name)
-        }
         "playwright" if subcommand(c) == Some("install") => {
             ctx.hit(
                 RuleId::PkgInstall,
@@ -159,19 +154,33 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 "playwright install downloads browsers (and system packages with --with-deps)",
             );
         }
-        "psql" | "mysql" | "mariadb" | "sqlite3" | "mongosh" | "mongo" | "redis-cli" | "cqlsh"
-        | "clickhouse-client" | "duckdb" => {
-            let destructive = c.args().iter().any(|a| {
-                let l = a.text.to_ascii_lowercase();
-                l.contains("drop table")
-                    || l.contains("drop database")
-                    || l.contains("drop schema")
-                    || l.contains("truncate ")
-                    || l.contains("flushall")
-                    || l.contains("flushdb")
-                    || l.contains("dropdatabase")
-                    || l.starts_with("delete from") && !l.contains(" where ")
+        _ if is_database_client(ctx, i, &name) => {
+            // The statements: its arguments (`-c`, `-e`, `--eval`, a redis
+            // command) and a here-document or here-string on its stdin.
+            let stdin = c.stdin.iter().filter_map(|s| match s {
+                aq_shell::Input::Text(w) => Some(w.text.as_str()),
+                _ => None,
             });
+            let destructive = c
+                .args()
+                .iter()
+                .map(|a| a.text.as_str())
+                .chain(stdin)
+                .any(|a| {
+                    let a = &a.to_ascii_lowercase();
+                    let l = a.split_whitespace().collect::<Vec<_>>().join(" ");
+                    l.contains("drop table")
+                        || l.contains("drop database")
+                        || l.contains("drop schema")
+                        || l.contains("truncate ")
+                        || l.contains("flushall")
+                        || l.contains("flushdb")
+                        || l.contains("dropdatabase")
+                        || l.split(';').any(|st| {
+                            let st = st.trim();
+                            st.starts_with("delete from") && !st.contains(" where ")
+                        })
+                });
             if destructive {
                 ctx.hit(
                     RuleId::DbDestructiveSql,
@@ -312,6 +321,11 @@ fn check_git(ctx: &mut Ctx, i: usize) {
             RuleId::GitDiscardChanges,
             i,
             "git branch -D deletes a branch even if it is not merged",
+        ),
+        "branch" if short('f') || has("--force") => ctx.hit(
+            RuleId::GitDiscardChanges,
+            i,
+            "git branch --force moves a branch, dropping the commits only it had",
         ),
         "stash" if matches!(sub_args.first(), Some(&"drop") | Some(&"clear")) => {
             ctx.hit(RuleId::GitDiscardChanges, i, "drops stashed work")
@@ -567,6 +581,19 @@ fn judge_git_setting(
 fn project_dir(value: &str) -> bool {
     let v = value.trim();
     !v.is_empty() && !v.starts_with(['/', '~', '$']) && !v.split('/').any(|p| p == "..")
+}
+
+/// Database clients: the `database` class of `programs.toml`, by any of
+/// their names (`valkey-cli` is `redis-cli`'s), and a few more.
+fn is_database_client(ctx: &Ctx, i: usize, name: &str) -> bool {
+    use aq_knowledge::programs::{Class, known_class};
+    match ctx.model(i) {
+        Some(p) => p.class == Some(Class::Database),
+        None => {
+            matches!(name, "mariadb" | "clickhouse-client")
+                || known_class(name) == Some(Class::Database)
+        }
+    }
 }
 
 /// Framework commands that drop or reset the database: `artisan
@@ -959,8 +986,6 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                     | "unlink"
                     | "link"
                     | "ln"
-                    | "publish"
-                    | "unpublish"
                     | "exec"
                     | "x"
                     | "install-test"
@@ -969,14 +994,6 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                     | "cit"
                     | "dedupe"
                     | "rebuild"
-                    | "deprecate"
-                    | "dist-tag"
-                    | "owner"
-                    | "access"
-                    | "token"
-                    | "adduser"
-                    | "login"
-                    | "logout"
             ) || sub == "init" && ops.len() > 1
                 || matches!(sub, "create" | "innit")
         }
@@ -1068,27 +1085,14 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                 "install" | "remove" | "uninstall" | "update" | "upgrade" | "create"
             ) || sub == "env" && matches!(second, "create" | "update" | "remove")
         }
-        "cargo" => matches!(
-            sub,
-            "install"
-                | "add"
-                | "remove"
-                | "rm"
-                | "uninstall"
-                | "publish"
-                | "yank"
-                | "owner"
-                | "login"
-                | "logout"
-        ),
+        // Publishing, yanking and registry logins are `programs.toml` data
+        // (rules/platforms.rs).
+        "cargo" => matches!(sub, "install" | "add" | "remove" | "rm" | "uninstall"),
         "go" => {
             matches!(sub, "install" | "get")
                 || sub == "run" && ops.get(1).is_some_and(|p| p.contains('@'))
         }
-        "gem" => matches!(
-            sub,
-            "install" | "uninstall" | "update" | "push" | "yank" | "owner" | "signin"
-        ),
+        "gem" => matches!(sub, "install" | "uninstall" | "update"),
         "bundle" => matches!(sub, "install" | "add" | "update" | "remove") || sub.is_empty(),
         "brew" => matches!(
             sub,
@@ -1194,10 +1198,8 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                 || sub == "pub-get"
         }
         "swift" => sub == "package" && matches!(second, "update" | "resolve" | "add-dependency"),
-        "mvn" | "gradle" => c
-            .args()
-            .iter()
-            .any(|a| a.text == "deploy" || a.text == "publish"),
+        // `mvn deploy`, `gradle publish`: `programs.toml` data (rules/platforms.rs).
+        "mvn" | "gradle" => false,
         "R" => false,
         _ => false,
     };
@@ -1240,162 +1242,6 @@ fn uv_run_fetches(c: &Command) -> bool {
     c.args()
         .iter()
         .any(|a| a.text == "--with" || a.text.starts_with("--with=") || a.text.contains("://"))
-}
-
-fn check_cloud(ctx: &mut Ctx, i: usize, name: &str) {
-    let c = &ctx.commands()[i];
-    let words: Vec<String> = operands(c)
-        .iter()
-        .map(|w| w.text.to_ascii_lowercase())
-        .collect();
-    let deletes = words.iter().any(|w| {
-        w == "delete"
-            || w.starts_with("delete-")
-            || w == "destroy"
-            || w.starts_with("terminate")
-            || w == "rb"
-            || w == "remove"
-            || w.starts_with("remove-")
-            || w == "purge"
-            || w == "uninstall"
-            || w == "apps:destroy"
-            || w == "drain"
-    }) || (matches!(name, "aws" | "gsutil" | "s3cmd")
-        && words.iter().any(|w| w == "rm")
-        || name == "terraform"
-            && words.first().is_some_and(|w| w == "apply")
-            && c.args()
-                .iter()
-                .any(|a| a.text == "-destroy" || a.text == "-auto-approve"))
-        || (name == "gh" && words.iter().any(|w| w == "delete"));
-    if deletes {
-        ctx.hit(RuleId::CloudDelete, i, format!("`{}`", c.display()));
-        return;
-    }
-    // Read-only cluster and cloud queries are ordinary; the rest talks to a
-    // remote system and changes it.
-    let first = words.first().map(String::as_str).unwrap_or("");
-    let read_only = match name {
-        "kubectl" | "oc" => matches!(
-            first,
-            "get"
-                | "describe"
-                | "logs"
-                | "top"
-                | "explain"
-                | "version"
-                | "api-resources"
-                | "api-versions"
-                | "cluster-info"
-                | "config"
-                | "auth"
-                | "events"
-                | "diff"
-                | "wait"
-        ),
-        "helm" => matches!(
-            first,
-            "list"
-                | "ls"
-                | "status"
-                | "get"
-                | "history"
-                | "show"
-                | "search"
-                | "template"
-                | "lint"
-                | "version"
-                | "env"
-        ),
-        "terraform" | "tofu" => {
-            matches!(
-                first,
-                "plan"
-                    | "validate"
-                    | "fmt"
-                    | "show"
-                    | "output"
-                    | "version"
-                    | "providers"
-                    | "graph"
-                    | "state"
-                    | "workspace"
-                    | "console"
-            ) && !(first == "state"
-                && words
-                    .get(1)
-                    .is_some_and(|w| w == "rm" || w == "mv" || w == "push"))
-        }
-        "gh" => {
-            matches!(
-                first,
-                "pr" | "issue"
-                    | "repo"
-                    | "run"
-                    | "release"
-                    | "status"
-                    | "search"
-                    | "browse"
-                    | "auth"
-                    | "workflow"
-                    | "api"
-                    | "label"
-                    | "gist"
-            ) && words.get(1).is_none_or(|w| {
-                matches!(
-                    w.as_str(),
-                    "list" | "view" | "status" | "diff" | "checks" | "watch" | "download"
-                )
-            }) && first != "api"
-        }
-        "pulumi" => matches!(
-            first,
-            "preview" | "stack" | "config" | "whoami" | "version" | "about"
-        ),
-        _ => {
-            words.iter().any(|w| {
-                matches!(
-                    w.as_str(),
-                    "list"
-                        | "ls"
-                        | "describe"
-                        | "get"
-                        | "show"
-                        | "version"
-                        | "--version"
-                        | "help"
-                        | "whoami"
-                        | "info"
-                        | "status"
-                )
-            }) && !words.iter().any(|w| {
-                matches!(
-                    w.as_str(),
-                    "create"
-                        | "put"
-                        | "update"
-                        | "set"
-                        | "deploy"
-                        | "cp"
-                        | "sync"
-                        | "mv"
-                        | "run"
-                        | "apply"
-                        | "invoke"
-                        | "publish"
-                        | "exec"
-                        | "ssh"
-                )
-            })
-        }
-    };
-    if !read_only {
-        ctx.hit(
-            RuleId::NetFetch,
-            i,
-            format!("`{}` acts on a remote system", c.display()),
-        );
-    }
 }
 
 fn check_decode_to_file(ctx: &mut Ctx, i: usize, name: &str) {

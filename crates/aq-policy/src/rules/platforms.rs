@@ -1,0 +1,376 @@
+//! Platform CLIs judged by what their subcommands do, as `programs.toml`
+//! says (`subs`, `opts`, `default`, and the verb classes for subcommands no
+//! entry lists): reads and local work are no objection; remote changes,
+//! deletions, publishing, remote code, credential changes and listeners
+//! ask; printing a secret blocks.
+//!
+//! The words of a subcommand are the command's arguments that are not
+//! options. A listed subcommand is looked for at the first few of them (an
+//! option's value, `-n prod get`, may come first); the earliest and then the
+//! longest match wins. Otherwise the last verb among the first words
+//! decides (`compute instances list`: noun, noun, verb).
+
+use aq_knowledge::programs::{self, Effect, Program, Sub};
+
+use super::Ctx;
+use crate::catalog::RuleId;
+
+/// How many leading words a listed subcommand may start after.
+const SUB_START: usize = 3;
+/// How many leading words the verb classes look at.
+const VERB_WORDS: usize = 4;
+
+pub(crate) fn check(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(name) = c.program() else { return };
+    // Most commands are none of these: leave before building anything.
+    let model = ctx.model(i);
+    let platform = model.is_some_and(|p| p.default.is_some() || !p.subs.is_empty());
+    let container = model.and_then(|p| p.class) == Some(programs::Class::Container);
+    let redis = model.is_some_and(|p| p.name == "redis-cli");
+    if !platform && !container && !redis && !name.starts_with("java") {
+        return;
+    }
+    let all: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    if let Some(spec) = privileged_pod(ctx, i, &all) {
+        ctx.hit(
+            RuleId::DockerPrivileged,
+            i,
+            format!("`{name}` asks for a pod with {spec}"),
+        );
+    }
+    if let Some((path, evidence)) = redis_dump_file(ctx, i)
+        && let Some(place) = crate::places::place_with(&path, ctx.policy)
+    {
+        ctx.hit(
+            super::files::place_rule(place.kind),
+            i,
+            format!(
+                "{evidence} writes {} {path}",
+                super::files::place_noun(place.kind)
+            ),
+        );
+    }
+    let (program, args) = match jar_program(name, &all) {
+        Some((p, rest)) => (Some(p), rest),
+        None => (ctx.model(i), &all[..]),
+    };
+    let Some(p) = program.filter(|p| p.default.is_some() || !p.subs.is_empty()) else {
+        return;
+    };
+    let Some((effect, what)) = decide(p, args) else {
+        return;
+    };
+    let shown = c.display();
+    let (rule, evidence) = match effect {
+        Effect::Read | Effect::Local => return,
+        Effect::ValueRead => {
+            let secret = args.iter().any(|a| {
+                !a.starts_with('-')
+                    && aq_knowledge::secret_names::is_secret_env_name(&a.replace(['-', '.'], "_"))
+            });
+            if !secret {
+                return;
+            }
+            (
+                RuleId::PlatformSecretRead,
+                format!("`{what}` prints a value named like a secret"),
+            )
+        }
+        Effect::SecretRead => (
+            RuleId::PlatformSecretRead,
+            format!("`{what}` prints a secret"),
+        ),
+        Effect::SecretList => (
+            RuleId::SecretLocation,
+            format!("`{what}` lists secrets (their names, not their values)"),
+        ),
+        Effect::Credential => (
+            RuleId::PlatformCredentialChange,
+            format!("`{what}` creates, changes or removes credentials or permissions"),
+        ),
+        Effect::Exec => (
+            RuleId::PlatformRemoteExec,
+            format!("`{what}` runs code on a remote host, cluster or service"),
+        ),
+        Effect::Delete => (
+            RuleId::CloudDelete,
+            format!("`{what}` deletes remote resources"),
+        ),
+        Effect::Publish => (
+            RuleId::PlatformPublish,
+            format!("`{what}` publishes for others: `{shown}`"),
+        ),
+        Effect::Change => (
+            RuleId::PlatformChange,
+            format!("`{what}` changes remote resources: `{shown}`"),
+        ),
+        Effect::Serve => (RuleId::NetListener, format!("`{what}` listens or forwards")),
+        Effect::Network => (
+            RuleId::NetFetch,
+            format!("`{what}` talks to a remote service"),
+        ),
+        Effect::Install => (
+            RuleId::PkgInstall,
+            format!("`{what}` downloads packages, plug-ins or providers"),
+        ),
+    };
+    let already = ctx.hits_on(i).any(|r| r == rule);
+    if !already {
+        ctx.hit(rule, i, evidence);
+    }
+}
+
+/// A pod spec given on a cluster client's line (`kubectl run --overrides`)
+/// that hands it the host: privileged, the host's PID or network namespace,
+/// or a host path.
+fn privileged_pod(ctx: &Ctx, i: usize, args: &[&str]) -> Option<&'static str> {
+    if ctx.model(i).and_then(|p| p.class) != Some(programs::Class::Container) {
+        return None;
+    }
+    const HOST: &[(&str, &str)] = &[
+        ("\"privileged\":true", "privileged: true"),
+        ("\"hostPID\":true", "the host's PIDs"),
+        ("\"hostNetwork\":true", "the host's network"),
+        ("\"hostIPC\":true", "the host's IPC"),
+        ("\"hostPath\":", "a host path mounted"),
+    ];
+    args.iter()
+        .find_map(|a| {
+            let squeezed: String = a.chars().filter(|c| !c.is_whitespace()).collect();
+            HOST.iter()
+                .find(|(k, _)| squeezed.contains(k))
+                .map(|(_, what)| *what)
+        })
+        .or_else(|| args.contains(&"--privileged").then_some("--privileged"))
+}
+
+/// `redis-cli config set dbfilename F` (with `config set dir D` anywhere on
+/// the line): redis then saves its dump as D/F, a file of the attacker's
+/// choosing (`~/.ssh/authorized_keys`, a cron table).
+fn redis_dump_file(ctx: &Ctx, i: usize) -> Option<(String, String)> {
+    let is_redis = |c: &aq_shell::Command| {
+        matches!(c.program(), Some("redis-cli" | "valkey-cli" | "keydb-cli"))
+    };
+    let config_set = |c: &aq_shell::Command, key: &str| -> Option<String> {
+        let a: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+        a.windows(4)
+            .find(|w| {
+                w[0].eq_ignore_ascii_case("config")
+                    && w[1].eq_ignore_ascii_case("set")
+                    && w[2].eq_ignore_ascii_case(key)
+            })
+            .map(|w| w[3].to_string())
+    };
+    let c = &ctx.commands()[i];
+    if !is_redis(c) {
+        return None;
+    }
+    let file = config_set(c, "dbfilename")?;
+    let dir = ctx
+        .commands()
+        .iter()
+        .filter(|c| is_redis(c))
+        .find_map(|c| config_set(c, "dir"))
+        .unwrap_or_default();
+    let path = if dir.is_empty() {
+        file.clone()
+    } else {
+        format!("{}/{file}", dir.trim_end_matches('/'))
+    };
+    Some((path, format!("`config set dbfilename {file}`")))
+}
+
+/// `java -jar jenkins-cli.jar ARGS`: the jar's entry and the words after it.
+fn jar_program<'a>(name: &str, args: &'a [&'a str]) -> Option<(&'static Program, &'a [&'a str])> {
+    if !name.starts_with("java") {
+        return None;
+    }
+    let k = args.iter().position(|a| *a == "-jar")?;
+    let jar = args.get(k + 1)?;
+    let base = jar.rsplit('/').next().unwrap_or(jar);
+    let p = programs::lookup(base).or_else(|| programs::lookup(base.strip_suffix(".jar")?))?;
+    Some((p, &args[k + 2..]))
+}
+
+/// What `args` make program `p` do, and the words that say it.
+pub(crate) fn decide(p: &Program, args: &[&str]) -> Option<(Effect, String)> {
+    let words: Vec<&str> = args
+        .iter()
+        .take_while(|a| **a != "--")
+        .filter(|a| !a.starts_with('-') || **a == "-")
+        .copied()
+        .collect();
+    let (base, sub_opts, what): (Effect, &[(&str, Effect)], String) =
+        if let Some(sub) = find_sub(p, &words) {
+            (
+                sub.effect,
+                sub.opts,
+                format!("{} {}", p.name, sub.path.join(" ")),
+            )
+        } else if words.is_empty() {
+            (p.bare, &[], p.name.to_string())
+        } else if let Some((w, e)) = p.verbs.then(|| last_verb(&words)).flatten() {
+            (e, &[], format!("{} … {w}", p.name))
+        } else {
+            (p.default?, &[], format!("{} {}", p.name, words[0]))
+        };
+    // Options: one that lowers to read or local work wins (`--dry-run`);
+    // otherwise the strictest of the subcommand and its options.
+    let mut effect = base;
+    let mut lowered = None;
+    for (opt, e) in sub_opts.iter().chain(p.opts) {
+        if has_option(args, opt) {
+            if matches!(e, Effect::Read | Effect::Local) {
+                lowered = Some(*e);
+            } else if severity(*e) > severity(effect) {
+                effect = *e;
+            }
+        }
+    }
+    Some((lowered.unwrap_or(effect), what))
+}
+
+/// The listed subcommand the words name: the earliest, then the longest.
+fn find_sub(p: &Program, words: &[&str]) -> Option<&'static Sub> {
+    let starts = if p.verbs {
+        SUB_START.min(words.len())
+    } else {
+        // Build tools take several goals: `mvn clean deploy`.
+        words.len()
+    };
+    let subs: &'static [Sub] = p.subs;
+    for s in 0..starts {
+        let best = subs
+            .iter()
+            .filter(|sub| {
+                words.len() >= s + sub.path.len()
+                    && sub.path.iter().zip(&words[s..]).all(|(a, b)| a == b)
+            })
+            .max_by_key(|sub| sub.path.len());
+        if best.is_some() {
+            return best;
+        }
+    }
+    None
+}
+
+/// The last word among the first few that the verb classes know, passing
+/// over words that look like values (a path, a URL, `k=v`, `@file`).
+fn last_verb<'a>(words: &[&'a str]) -> Option<(&'a str, Effect)> {
+    let mut found = None;
+    let mut whole = None;
+    let names = words
+        .iter()
+        .filter(|w| !w.contains(['/', '=', '@', '.', '\'', '"', ' ', '[', '{']));
+    for w in names.take(VERB_WORDS) {
+        match programs::verb_match(&w.to_ascii_lowercase()) {
+            Some((e, true)) => whole = Some((*w, e)),
+            Some((e, false)) => found = Some((*w, e)),
+            None => {}
+        }
+    }
+    // A word that is a verb outranks one that only starts with one
+    // (`flags update new-checkout`: update, not new).
+    whole.or(found)
+}
+
+/// Whether `args` hold option `opt`: `--raw`, `--dry-run=client`, `-ojson`;
+/// `"-X DELETE"` is that option with that value (`-X DELETE`, `-X=DELETE`,
+/// `-XDELETE`, case aside).
+fn has_option(args: &[&str], opt: &str) -> bool {
+    if let Some((flag, value)) = opt.split_once(' ') {
+        return args.iter().enumerate().any(|(k, a)| {
+            (*a == flag
+                && args
+                    .get(k + 1)
+                    .is_some_and(|v| v.eq_ignore_ascii_case(value)))
+                || a.strip_prefix(flag).is_some_and(|rest| {
+                    let rest = rest.strip_prefix('=').unwrap_or(rest);
+                    !rest.is_empty() && rest.eq_ignore_ascii_case(value)
+                })
+        });
+    }
+    args.iter().take_while(|a| **a != "--").any(|a| {
+        *a == opt
+            || a.strip_prefix(opt).is_some_and(|rest| {
+                rest.starts_with('=')
+                    || (opt.len() == 2 && !opt.starts_with("--") && !rest.is_empty())
+            })
+    })
+}
+
+/// How strict an effect is, for picking the strictest.
+fn severity(e: Effect) -> u8 {
+    match e {
+        Effect::Read | Effect::Local => 0,
+        Effect::SecretList => 1,
+        Effect::Install | Effect::Network => 2,
+        Effect::Serve => 3,
+        Effect::Change => 4,
+        Effect::Publish => 5,
+        Effect::Delete => 6,
+        Effect::Exec => 7,
+        Effect::Credential => 8,
+        Effect::ValueRead => 9,
+        Effect::SecretRead => 10,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn effect(line: &str) -> Option<Effect> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let p = programs::lookup(words[0]).unwrap();
+        decide(p, &words[1..]).map(|(e, _)| e)
+    }
+
+    #[test]
+    fn subcommands_options_and_verbs_decide_the_effect() {
+        let cases = [
+            ("gh pr list --state open", Some(Effect::Read)),
+            ("gh repo delete o/r --yes", Some(Effect::Delete)),
+            ("gh auth token", Some(Effect::SecretRead)),
+            ("gh api repos/o/r/pulls", Some(Effect::Read)),
+            ("gh api -X DELETE repos/o/r", Some(Effect::Delete)),
+            ("gh api -X GET search/issues -f q=x", Some(Effect::Read)),
+            ("kubectl -n prod get pods", Some(Effect::Read)),
+            ("kubectl config view --raw", Some(Effect::SecretRead)),
+            ("kubectl delete pod x --dry-run=client", Some(Effect::Read)),
+            ("aws ec2 describe-instances", Some(Effect::Read)),
+            (
+                "aws ec2 terminate-instances --instance-ids i-1",
+                Some(Effect::Delete),
+            ),
+            ("gcloud compute instances list", Some(Effect::Read)),
+            ("gcloud run services list", Some(Effect::Read)),
+            ("heroku apps:destroy -a x", Some(Effect::Delete)),
+            ("npm publish --dry-run", Some(Effect::Local)),
+            ("npm publish", Some(Effect::Publish)),
+            ("npm test", None),
+            ("mvn clean deploy", Some(Effect::Publish)),
+            ("gradlew publishToMavenLocal", None),
+            ("doctl frobnicate widgets", Some(Effect::Change)),
+            ("pass infra/prod/key", Some(Effect::SecretRead)),
+            (
+                "ldcli flags update --flag new-checkout",
+                Some(Effect::Change),
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(effect(line), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn options_match_their_spellings() {
+        assert!(has_option(&["-ojson"], "-o"));
+        assert!(has_option(&["--dry-run=server"], "--dry-run"));
+        assert!(!has_option(&["--dry-running"], "--dry-run"));
+        assert!(has_option(&["-X", "delete"], "-X DELETE"));
+        assert!(has_option(&["-XDELETE"], "-X DELETE"));
+        assert!(!has_option(&["-X", "GET"], "-X DELETE"));
+    }
+}
