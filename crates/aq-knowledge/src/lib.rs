@@ -17,12 +17,17 @@
 //! - [`programs`]: what programs can be made to do (`programs.toml`, compiled
 //!   into static tables by `build.rs`): which option runs a command, which
 //!   argument is a file read, which mode serves a port.
+//! - [`areas`]: areas of the file system by what a write there means
+//!   (system configuration and programs, scratch space, build caches, the
+//!   home's settings): the engine judges writes outside the workspace by
+//!   them, and the `dev` profile writes the build caches.
 //! - [`git`]: the configuration keys that make git run a program, and how
 //!   git reads its config, attributes and hooks.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod areas;
 pub mod credentials;
 pub mod git;
 #[allow(missing_docs)]

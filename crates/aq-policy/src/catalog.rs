@@ -513,10 +513,17 @@ rules! {
         spares: ["systemctl status nginx"];
     /// Writing system files.
     FsWriteSystem = "fs-write-system", Ask, High,
-        why: "writes to system files outside the project",
+        why: "writes, deletes, moves or empties system files or installed software outside the project",
         safer: None,
-        fires: ["echo '127.0.0.1 x' | sudo tee -a /etc/hosts", "cp app.conf /etc/nginx/conf.d/"],
-        spares: ["cat /etc/hosts"];
+        fires: ["echo '127.0.0.1 x' | sudo tee -a /etc/hosts", "cp app.conf /etc/nginx/conf.d/", "rm -f /etc/hosts.allow", ": > /etc/resolv.conf", "mv /etc/hosts /tmp/hosts", "rm /usr/local/bin/tool"],
+        spares: ["cat /etc/hosts", "rm -f /tmp/x.log", "cp dist/app.js /tmp/", "ls /etc"];
+    /// A write, move or removal of the user's settings in the home
+    /// directory.
+    FsWriteHome = "fs-write-home", Ask, Medium,
+        why: "writes, deletes or moves the user's own settings in the home directory, outside the project",
+        safer: Some("change files inside the project; say which home file you need changed and why"),
+        fires: ["rm ~/.vimrc", "echo 'set number' > ~/.vimrc", "cp settings.json ~/.config/Code/User/settings.json", "mv ~/.tmux.conf ~/.tmux.conf.bak", "rm -f $HOME/.config/starship.toml"],
+        spares: ["cat ~/.vimrc", "ls ~/.config", "rm -f ~/.cache/x.log", "cp out.tgz /tmp/", "rm build/x.o", "cp /tmp/notes.json ~/.claude", "ln -sf \"$PWD/target/release/aq\" ~/.local/bin/aq", "rm -rf ~/projects/webapp/node_modules"];
     /// Destructive SQL given on the command line.
     DbDestructiveSql = "db-destructive-sql", Ask, High,
         why: "drops or empties database tables",
