@@ -393,8 +393,8 @@ rules! {
     ExecUnknownProgram = "exec-unknown-program", Ask, Medium,
         why: "runs a program the rules do not know, so what it does cannot be judged",
         safer: Some("if this program is part of your normal work, allow it in the policy ([[rules]] with action = \"allow\")"),
-        fires: ["frobnicate --all", "./a.out"],
-        spares: ["ls -la", "cargo test"];
+        fires: ["frobnicate --all", "./a.out", "./a.out --version"],
+        spares: ["ls -la", "cargo test", "pass --version", "secret-tool --help"];
     /// A native program the exec guard does not recognise, run from a place
     /// the session can write. Fired by the exec guard from what the file is
     /// (see [`RuleId::FIRED_BY_EXEC_GUARD`]): its examples are exec events.
@@ -477,8 +477,8 @@ rules! {
     SecretLocation = "secret-location", Ask, Low,
         why: "looks into a place where credentials live, without reading a secret itself",
         safer: None,
-        fires: ["ls -la ~/.aws/", "cat ~/.ssh/id_ed25519.pub", "cat ~/.ssh/known_hosts", "printenv", "env", "export -p", "declare -x", "declare", "set", "cat /proc/self/environ"],
-        spares: ["ls -la", "env FOO=1 cargo test", "env | grep PATH", "declare -a arr"];
+        fires: ["ls -la ~/.aws/", "cat ~/.ssh/id_ed25519.pub", "cat ~/.ssh/known_hosts", "printenv", "env", "export -p", "declare -x", "declare", "set", "cat /proc/self/environ", "gpg -K", "aws configure list", "ls ~/Library/Keychains", "kwallet-query -l kdewallet"],
+        spares: ["ls -la", "env FOO=1 cargo test", "env | grep PATH", "declare -a arr", "ls ~/.config", "git config --get credential.helper", "gpg --version"];
     /// A recursive search of the workspace that would print lines of its
     /// credential files: a secret-looking or catch-all pattern over a tree
     /// holding `.env` and friends, with nothing excluding them.
