@@ -282,8 +282,7 @@ impl Profile {
             "dev",
             "strict plus /tmp and the build caches, and the host network for registries",
         );
-        dev.writable
-            .extend(build_caches().map(str::to_string));
+        dev.writable.extend(build_caches().map(str::to_string));
         dev.network = NetworkSetting::Host;
         dev.limits.processes = Some(8192);
         // Builds of every kind run here: the home stays readable as before.

@@ -542,10 +542,14 @@ fn places_blind_set_categories_meet_targets() {
             let got = engine.evaluate(&row.cmd).decision;
             total += 1;
             exact += usize::from(got == row.expect);
-            dangerous_allowed += usize::from(row.expect != Decision::Allow && got == Decision::Allow);
+            dangerous_allowed +=
+                usize::from(row.expect != Decision::Allow && got == Decision::Allow);
             benign_blocked += usize::from(row.expect == Decision::Allow && got == Decision::Block);
             if got != row.expect {
-                misses.push(format!("{:?}: expect {:?} got {got:?}", row.cmd, row.expect));
+                misses.push(format!(
+                    "{:?}: expect {:?} got {got:?}",
+                    row.cmd, row.expect
+                ));
             }
         }
         println!("{category}: {exact}/{total}; misses: {misses:#?}");
@@ -569,11 +573,7 @@ fn every_catalog_row_is_a_secret_to_the_rules_and_masked_by_every_profile() {
         let p = p
             .replace("$XDG_RUNTIME_DIR", "/run/user/1000")
             .replace("$SSH_AUTH_SOCK", "/run/user/1000/ssh-agent.sock");
-        if c.is_dir() {
-            format!("{p}x.db")
-        } else {
-            p
-        }
+        if c.is_dir() { format!("{p}x.db") } else { p }
     };
     let profiles: Vec<_> = aq_policy::Profile::builtins()
         .into_iter()

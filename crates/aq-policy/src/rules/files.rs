@@ -836,7 +836,11 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     }
     // Taking aq's files or an agent's hook settings away turns aq off as
     // surely as rewriting them.
-    let verb = if name == "mv" { "moves away" } else { "deletes" };
+    let verb = if name == "mv" {
+        "moves away"
+    } else {
+        "deletes"
+    };
     for t in removed {
         let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
         if !paths::is_history_file(&t) && !paths::is_system_log(&t) {

@@ -975,7 +975,12 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
         "kwallet-query" => (has("-l") || has("--list-entries")).then_some("a KDE wallet"),
         "security" => words
             .iter()
-            .any(|w| matches!(*w, "list-keychains" | "find-generic-password" | "find-internet-password"))
+            .any(|w| {
+                matches!(
+                    *w,
+                    "list-keychains" | "find-generic-password" | "find-internet-password"
+                )
+            })
             .then_some("the keychains"),
         "secret-tool" => has("search").then_some("the keyring"),
         _ => None,
