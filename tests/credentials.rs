@@ -223,7 +223,7 @@ fn issue_29_catalog_places_are_masked_and_their_neighbours_are_not() {
     }
     let list: Vec<(&str, &Path)> = files.iter().map(|(l, p)| (*l, p.as_path())).collect();
     reader(&env, &list);
-    let out = env.aq(&["run", "--home", "read-only", "--", "sh", "read.sh"]);
+    let out = env.aq(&["run", "-v", "--home", "read-only", "--", "sh", "read.sh"]);
     out.code(0);
     for (label, _, _) in &gone {
         out.stdout_has(&format!("{label}:missing"));
