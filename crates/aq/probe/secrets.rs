@@ -179,23 +179,6 @@ pub(super) fn secret_open_by_handle(c: &Context) -> Outcome {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_handles_round_trip_through_hex() {
-        let h = "0000000800000001deadbeef00112233";
-        let parsed = parse_handle(h).unwrap();
-        assert_eq!(parsed.handle_bytes, 8);
-        assert_eq!(parsed.handle_type, 1);
-        assert_eq!(
-            &parsed.f_handle[..8],
-            &[0xde, 0xad, 0xbe, 0xef, 0, 0x11, 0x22, 0x33]
-        );
-    }
-}
-
 /// The files `aq verify` plants [`CATALOG_MARKER`] in, under `home`: one
 /// for every home row of the credential catalog that every sandboxed
 /// profile masks whatever it holds (`aq_knowledge::credentials`), the file
@@ -238,5 +221,22 @@ pub(super) fn read_catalog(c: &Context) -> Outcome {
             files.len(),
             leaked.join(", ")
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_handles_round_trip_through_hex() {
+        let h = "0000000800000001deadbeef00112233";
+        let parsed = parse_handle(h).unwrap();
+        assert_eq!(parsed.handle_bytes, 8);
+        assert_eq!(parsed.handle_type, 1);
+        assert_eq!(
+            &parsed.f_handle[..8],
+            &[0xde, 0xad, 0xbe, 0xef, 0, 0x11, 0x22, 0x33]
+        );
     }
 }
