@@ -304,6 +304,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
 /// Not a path (`./a.out --version` runs a file of the workspace).
 fn is_version_query(c: &Command, name: &str) -> bool {
     !name.contains('/')
+        && c.argv.first().is_some_and(|w| !w.text.contains('/'))
         && c.redirects.is_empty()
         && matches!(
             c.args()
