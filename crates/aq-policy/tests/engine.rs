@@ -569,7 +569,7 @@ fn every_catalog_row_is_a_secret_to_the_rules_and_masked_by_every_profile() {
     use aq_knowledge::credentials::{self, Files, Mask, Place};
     // A concrete file a row names: globs filled in, a file inside a directory.
     let example = |c: &credentials::Credential| -> String {
-        let p = c.path.replace('*', "x").replace('?', "x");
+        let p = c.path.replace(['*', '?'], "x");
         let p = p
             .replace("$XDG_RUNTIME_DIR", "/run/user/1000")
             .replace("$SSH_AUTH_SOCK", "/run/user/1000/ssh-agent.sock");
