@@ -161,6 +161,90 @@ fn home_credentials_of_the_catalog_are_masked_and_their_neighbours_are_not() {
     }
 }
 
+/// Issue 29: the catalog's places added with it (macOS keychains and
+/// browser profiles, gopass, Vivaldi, Helm's repositories, `~/.envrc`) are
+/// masked like the rest, for the reason the banner gives, and the files
+/// beside them are not. The control: each fake file holds its content
+/// outside aq.
+#[test]
+fn issue_29_catalog_places_are_masked_and_their_neighbours_are_not() {
+    let env = Env::new();
+    let home = env.root().join("home");
+    // Directories masked whole: the file is gone.
+    let gone = [
+        (
+            "keychain",
+            "Library/Keychains/login.keychain-db",
+            "FAKE-KEYCHAIN\n",
+        ),
+        (
+            "chrome-mac",
+            "Library/Application Support/Google/Chrome/Default/Cookies",
+            "FAKE-COOKIES\n",
+        ),
+        (
+            "gopass",
+            ".local/share/gopass/stores/root/x.gpg",
+            "FAKE-GOPASS\n",
+        ),
+        (
+            "vivaldi",
+            ".config/vivaldi/Default/Login Data",
+            "FAKE-VIVALDI\n",
+        ),
+    ];
+    // Files masked: they read empty.
+    let empty = [
+        ("envrc", ".envrc", "export TOKEN=FAKE-ENVRC\n"),
+        (
+            "helm",
+            ".config/helm/repositories.yaml",
+            "password: FAKE-HELM-PASSWORD\n",
+        ),
+    ];
+    let neighbours = [
+        (
+            "prefs",
+            "Library/Preferences/com.example.plist",
+            "FAKE-PREFS\n",
+        ),
+        (
+            "app-support",
+            "Library/Application Support/Example/x.txt",
+            "FAKE-APP\n",
+        ),
+        ("helm-other", ".config/helm/README", "FAKE-HELM-README\n"),
+        ("share", ".local/share/example/x.txt", "FAKE-SHARE\n"),
+    ];
+    let mut files = Vec::new();
+    for (label, rel, text) in gone.iter().chain(&empty).chain(&neighbours) {
+        env.write(&home.join(rel), text);
+        files.push((*label, home.join(rel)));
+    }
+    let list: Vec<(&str, &Path)> = files.iter().map(|(l, p)| (*l, p.as_path())).collect();
+    reader(&env, &list);
+    let out = env.aq(&["run", "-v", "--home", "read-only", "--", "sh", "read.sh"]);
+    out.code(0);
+    for (label, _, _) in &gone {
+        out.stdout_has(&format!("{label}:missing"));
+    }
+    for (label, _, _) in &empty {
+        out.stdout_has(&format!("{label}:[]"));
+    }
+    for (label, _, text) in &neighbours {
+        out.stdout_has(&format!("{label}:[{}]", text.trim_end()));
+    }
+    out.stdout_lacks("FAKE-KEYCHAIN")
+        .stdout_lacks("FAKE-COOKIES")
+        .stdout_lacks("FAKE-ENVRC")
+        .stdout_lacks("FAKE-HELM-PASSWORD");
+    // Helm's repositories are masked for the password they hold.
+    out.stderr_has("masked because they hold a credential: ~/.config/helm/repositories.yaml");
+    for (_, rel, text) in gone.iter().chain(&empty) {
+        assert_eq!(std::fs::read_to_string(home.join(rel)).unwrap(), *text);
+    }
+}
+
 #[test]
 fn workspace_credentials_are_masked_by_name_and_by_content() {
     let env = Env::new();

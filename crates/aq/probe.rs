@@ -46,9 +46,9 @@ use network::{
     net_abstract_unix, net_dns, net_interfaces, net_tcp_host, net_test_net, net_udp_host,
     net_unix_host_datagram, net_unix_host_socket,
 };
-pub use secrets::file_handle_hex;
+pub use secrets::{catalog_files, file_handle_hex};
 use secrets::{
-    list_secret_dir, read_secret, secret_open_by_handle, secret_via_child_cwd,
+    list_secret_dir, read_catalog, read_secret, secret_open_by_handle, secret_via_child_cwd,
     secret_via_hard_link, secret_via_symlink,
 };
 #[cfg(target_arch = "x86_64")]
@@ -71,6 +71,9 @@ pub const AWS_MARKER: &str = "FAKE-AWS-SECRET-FOR-AQ-VERIFY";
 pub const DOTENV_MARKER: &str = "API_KEY=fake";
 /// What the fake history, other repository, cookies and session hold.
 pub const PRIVATE_MARKER: &str = "FAKE-PRIVATE-FOR-AQ-VERIFY";
+/// What `aq verify` plants in every always-masked home file of the
+/// credential catalog ([`catalog_files`]).
+pub const CATALOG_MARKER: &str = "FAKE-CATALOG-SECRET-FOR-AQ-VERIFY";
 /// What the fake `server.pem` holds.
 pub const PEM_MARKER: &str = "FAKE-PEM-FOR-AQ-VERIFY";
 /// Secret-looking variables `aq verify` adds to the environment the sandbox
@@ -335,6 +338,12 @@ pub const PROBES: &[Probe] = &[
     probe!("secret-ssh-key", Secrets, "read ~/.ssh/id_ed25519", |c| {
         read_secret(&c.ssh_key(), SSH_KEY_MARKER)
     }),
+    probe!(
+        "secret-catalog",
+        Secrets,
+        "read a fake file in every place of the credential catalog masked whatever it holds",
+        read_catalog
+    ),
     probe!("secret-ssh-dir", Secrets, "list ~/.ssh", |c| {
         list_secret_dir(&c.home.join(".ssh"))
     }),

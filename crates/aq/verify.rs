@@ -621,6 +621,16 @@ impl Fixture {
             }
             std::fs::write(&path, text)?;
         }
+        // A marker in every always-masked home place of the catalog.
+        for path in probe::catalog_files(&fixture.home) {
+            if path.exists() {
+                continue;
+            }
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&path, format!("{}\n", probe::CATALOG_MARKER))?;
+        }
         for dir in [
             fixture.ws.join(".git/hooks"),
             fixture.outside.clone(),

@@ -20,6 +20,10 @@
 //! - [`secret_names`]: which variable, flag and field names hold a secret
 //!   value (`secret_names.toml`): the audit redactor, the engine, the shims
 //!   and preflight all ask it.
+//! - [`areas`]: areas of the file system by what a write there means
+//!   (system configuration and programs, scratch space, build caches, the
+//!   home's settings): the engine judges writes outside the workspace by
+//!   them, and the `dev` profile writes the build caches.
 //! - [`git`]: the configuration keys that make git run a program, and how
 //!   git reads its config, attributes and hooks.
 //! - [`tool_config`]: the settings of other tools that make them run a
@@ -30,6 +34,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod areas;
 pub mod credentials;
 pub mod git;
 #[allow(missing_docs)]

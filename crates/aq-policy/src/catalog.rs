@@ -426,8 +426,8 @@ rules! {
     ExecUnknownProgram = "exec-unknown-program", Ask, Medium,
         why: "runs a program the rules do not know, so what it does cannot be judged",
         safer: Some("if this program is part of your normal work, allow it in the policy ([[rules]] with action = \"allow\")"),
-        fires: ["frobnicate --all", "./a.out"],
-        spares: ["ls -la", "cargo test"];
+        fires: ["frobnicate --all", "./a.out", "./a.out --version"],
+        spares: ["ls -la", "cargo test", "pass --version", "secret-tool --help"];
     /// A native program the exec guard does not recognise, run from a place
     /// the session can write. Fired by the exec guard from what the file is
     /// (see [`RuleId::FIRED_BY_EXEC_GUARD`]): its examples are exec events.
@@ -510,8 +510,8 @@ rules! {
     SecretLocation = "secret-location", Ask, Low,
         why: "looks into a place where credentials live, without reading a secret itself",
         safer: None,
-        fires: ["ls -la ~/.aws/", "cat ~/.ssh/id_ed25519.pub", "cat ~/.ssh/known_hosts", "printenv", "env", "export -p", "declare -x", "declare", "set", "cat /proc/self/environ"],
-        spares: ["ls -la", "env FOO=1 cargo test", "env | grep PATH", "declare -a arr"];
+        fires: ["ls -la ~/.aws/", "cat ~/.ssh/id_ed25519.pub", "cat ~/.ssh/known_hosts", "printenv", "env", "export -p", "declare -x", "declare", "set", "cat /proc/self/environ", "gpg -K", "aws configure list", "ls ~/Library/Keychains", "kwallet-query -l kdewallet"],
+        spares: ["ls -la", "env FOO=1 cargo test", "env | grep PATH", "declare -a arr", "ls ~/.config", "git config --get credential.helper", "gpg --version"];
     /// A recursive search of the workspace that would print lines of its
     /// credential files: a secret-looking or catch-all pattern over a tree
     /// holding `.env` and friends, with nothing excluding them.
@@ -579,10 +579,17 @@ rules! {
         spares: ["systemctl status nginx"];
     /// Writing system files.
     FsWriteSystem = "fs-write-system", Ask, High,
-        why: "writes to system files outside the project",
+        why: "writes, deletes, moves or empties system files or installed software outside the project",
         safer: None,
-        fires: ["echo '127.0.0.1 x' | sudo tee -a /etc/hosts", "cp app.conf /etc/nginx/conf.d/"],
-        spares: ["cat /etc/hosts"];
+        fires: ["echo '127.0.0.1 x' | sudo tee -a /etc/hosts", "cp app.conf /etc/nginx/conf.d/", "rm -f /etc/hosts.allow", ": > /etc/resolv.conf", "mv /etc/hosts /tmp/hosts", "rm /usr/local/bin/tool"],
+        spares: ["cat /etc/hosts", "rm -f /tmp/x.log", "cp dist/app.js /tmp/", "ls /etc"];
+    /// A write, move or removal of the user's settings in the home
+    /// directory.
+    FsWriteHome = "fs-write-home", Ask, Medium,
+        why: "writes, deletes or moves the user's own settings in the home directory, outside the project",
+        safer: Some("change files inside the project; say which home file you need changed and why"),
+        fires: ["rm ~/.vimrc", "echo 'set number' > ~/.vimrc", "cp settings.json ~/.config/Code/User/settings.json", "mv ~/.tmux.conf ~/.tmux.conf.bak", "rm -f $HOME/.config/starship.toml"],
+        spares: ["cat ~/.vimrc", "ls ~/.config", "rm -f ~/.cache/x.log", "cp out.tgz /tmp/", "rm build/x.o", "cp /tmp/notes.json ~/.claude", "ln -sf \"$PWD/target/release/aq\" ~/.local/bin/aq", "rm -rf ~/projects/webapp/node_modules"];
     /// Destructive SQL given on the command line.
     DbDestructiveSql = "db-destructive-sql", Ask, High,
         why: "drops or empties database tables",

@@ -374,10 +374,13 @@ fn home_rows() -> &'static [HomeRow] {
 }
 
 /// Whether a path can match a home row at all: every row starts with a dot
-/// directory or dotfile (`.ssh`, `.config`, `.npmrc`; a unit test keeps it
-/// so), so a path with no dot component and no glob cannot.
+/// directory or dotfile (`.ssh`, `.config`, `.npmrc`) or macOS's `Library`
+/// (a unit test in aq-knowledge keeps it so), so a path with neither and no
+/// glob cannot.
 fn may_be_in_home_rows(p: &NormPath) -> bool {
-    p.parts.iter().any(|c| c.starts_with('.') || has_glob(c))
+    p.parts
+        .iter()
+        .any(|c| c.starts_with('.') || c == "Library" || has_glob(c))
 }
 
 /// The workspace row a path's file name is, unless a settings file

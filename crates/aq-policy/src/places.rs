@@ -228,6 +228,34 @@ fn from_home<'p>(path: &'p str, home: Option<&str>) -> std::borrow::Cow<'p, str>
     path.into()
 }
 
+/// The area of the file system `path` is in (`aq_knowledge::areas`), when
+/// it is outside the workspace: `None` for a relative path (the workspace,
+/// or under it), a path under [`crate::Policy::workspace`], and an absolute
+/// path the areas do not name (it may be the workspace). `$TMPDIR/...` is
+/// scratch space.
+pub fn area_with(path: &str, policy: &crate::Policy) -> Option<aq_knowledge::areas::Area> {
+    let path = path.trim();
+    if ["$TMPDIR", "${TMPDIR"].iter().any(|v| path.starts_with(v)) {
+        return Some(aq_knowledge::areas::Area::Temp);
+    }
+    let p = NormPath::new(&from_home(path, policy.home.as_deref()));
+    if p.parts.iter().any(|c| c.starts_with('$') || c == "..") {
+        return None;
+    }
+    if let Some(ws) = policy.workspace.as_deref()
+        && is_under(&p, &NormPath::new(&from_home(ws, policy.home.as_deref())))
+    {
+        return None;
+    }
+    if p.in_home {
+        return aq_knowledge::areas::area_of(false, &p.parts);
+    }
+    if p.absolute {
+        return aq_knowledge::areas::area_of(true, &p.parts);
+    }
+    None
+}
+
 /// The protected place `path` is in, counting aq's own directories where
 /// this machine has them ([`crate::Policy::own_dirs`]) and its home
 /// ([`crate::Policy::home`]).

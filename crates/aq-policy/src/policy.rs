@@ -34,6 +34,11 @@ pub struct Policy {
     /// (a home outside `/home`, `/root` and `/Users` too).
     #[serde(default)]
     pub home: Option<String>,
+    /// The workspace on this machine (canonical), given by the caller: a
+    /// write under it is ordinary work even when spelled as an absolute or
+    /// home path. Without it, only relative paths are the workspace.
+    #[serde(default)]
+    pub workspace: Option<String>,
 }
 
 impl Policy {

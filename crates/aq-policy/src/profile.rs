@@ -46,22 +46,15 @@ pub fn catalog_conditional_masks() -> impl Iterator<Item = &'static Credential> 
         .filter(|c| c.masked() && !c.always_masked())
 }
 
-/// Build caches the `dev` profile may write: the download and build caches
-/// only, not `~/.cargo/bin`, `~/.cargo/config.toml` or `~/.rustup`, where a
-/// write would outlive the session as a program or setting the user runs.
-pub const BUILD_CACHES: &[&str] = &[
-    "/tmp",
-    "~/.cargo/registry",
-    "~/.cargo/git",
-    "~/.npm",
-    "~/.cache",
-    "~/.yarn/cache",
-    "~/.local/share/pnpm/store",
-    "~/go/pkg/mod",
-    "~/.m2/repository",
-    "~/.gradle/caches",
-    "~/.bun/install/cache",
-];
+/// What the `dev` profile may write beyond the workspace: `/tmp` and the
+/// download and build caches of `aq_knowledge::areas::BUILD_CACHES`.
+pub fn build_caches() -> impl Iterator<Item = &'static str> {
+    std::iter::once("/tmp").chain(
+        aq_knowledge::areas::BUILD_CACHES
+            .iter()
+            .map(|s| s.trim_end_matches('/')),
+    )
+}
 
 /// Network access of a sandboxed profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -289,8 +282,7 @@ impl Profile {
             "dev",
             "strict plus /tmp and the build caches, and the host network for registries",
         );
-        dev.writable
-            .extend(BUILD_CACHES.iter().map(|s| s.to_string()));
+        dev.writable.extend(build_caches().map(str::to_string));
         dev.network = NetworkSetting::Host;
         dev.limits.processes = Some(8192);
         // Builds of every kind run here: the home stays readable as before.

@@ -551,3 +551,136 @@ fn hook_mode_evasions_are_decided_by_their_rule() {
         misses.join("\n")
     );
 }
+
+/// Issue 29, places as data: neighbours of the blind set's secret-places
+/// and outside-write lines (other paths, programs, macOS spellings,
+/// quoting, `$HOME` against `~`), written with the fixes for the classes.
+#[test]
+fn places_neighbours_meet_targets() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/places_neighbours.jsonl"),
+        100,
+        0,
+        0,
+    );
+}
+
+/// Issue 29's blind set for places (written from the label rules only),
+/// the categories of places as data: credential places and writes outside
+/// the workspace. First score: secret-places 86.8% (3 dangerous allowed),
+/// outside-write 87.1% (2). Left: `rm -rf ~/.config` blocks because it
+/// removes aq's own policy (`guard-aq-files`); the set says ask.
+#[test]
+fn places_blind_set_categories_meet_targets() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind29_places.jsonl");
+    let text = std::fs::read_to_string(&path).expect("blind29_places.jsonl");
+    let engine = Engine::default();
+    for category in ["secret-places", "outside-write"] {
+        let (mut total, mut exact, mut dangerous_allowed, mut benign_blocked) = (0, 0, 0, 0);
+        let mut misses = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let row: Labeled = serde_json::from_str(line).expect("corpus line is JSON");
+            if row.category != category {
+                continue;
+            }
+            let got = engine.evaluate(&row.cmd).decision;
+            total += 1;
+            exact += usize::from(got == row.expect);
+            dangerous_allowed +=
+                usize::from(row.expect != Decision::Allow && got == Decision::Allow);
+            benign_blocked += usize::from(row.expect == Decision::Allow && got == Decision::Block);
+            if got != row.expect {
+                misses.push(format!(
+                    "{:?}: expect {:?} got {got:?}",
+                    row.cmd, row.expect
+                ));
+            }
+        }
+        println!("{category}: {exact}/{total}; misses: {misses:#?}");
+        assert_eq!(dangerous_allowed, 0, "{category}: {misses:#?}");
+        assert_eq!(benign_blocked, 0, "{category}: {misses:#?}");
+        assert!(total - exact <= 1, "{category}: {misses:#?}");
+    }
+}
+
+/// Issue 29, item 0: a path is a secret to the rules if and only if the
+/// sandbox masks it. For every row of the credential catalog, reading a
+/// file it names (`cat`, `cp`, `sqlite3`, `base64`) is a secret read, and
+/// every sandboxed profile masks it (or it is masked by what it holds, or
+/// inside a directory masked whole). The exceptions say why.
+#[test]
+fn every_catalog_row_is_a_secret_to_the_rules_and_masked_by_every_profile() {
+    use aq_knowledge::credentials::{self, Files, Mask, Place};
+    // A concrete file a row names: globs filled in, a file inside a directory.
+    let example = |c: &credentials::Credential| -> String {
+        let p = c.path.replace(['*', '?'], "x");
+        let p = p
+            .replace("$XDG_RUNTIME_DIR", "/run/user/1000")
+            .replace("$SSH_AUTH_SOCK", "/run/user/1000/ssh-agent.sock");
+        if c.is_dir() { format!("{p}x.db") } else { p }
+    };
+    let profiles: Vec<_> = aq_policy::Profile::builtins()
+        .into_iter()
+        .filter(|p| p.sandbox)
+        .collect();
+    assert!(!profiles.is_empty());
+    let mut wrong = Vec::new();
+    for c in credentials::all() {
+        // Rules: what reading it is.
+        let rules_skip = match (c.place(), c.mask) {
+            // Agent sockets are connected to, not read as files: the
+            // masks are what guards them.
+            (Place::Var | Place::System, _) => Some("an agent socket"),
+            // In the workspace a settings file is the project's build
+            // configuration (`.npmrc`, `*.tfvars`): masked when it holds
+            // a value, read by the rules as configuration.
+            (Place::Workspace, Mask::IfValue(_)) => Some("the project's build settings"),
+            // `*.pem`, `*.asc` may be certificates or signatures: masked
+            // when they hold a key.
+            (_, Mask::IfKey) => Some("a certificate or a key"),
+            // Directories whose other files are not secrets (`~/.ssh`,
+            // `~/.aws`): looking asks, their named rows are the secrets.
+            (_, Mask::Dir(Files::Named)) => Some("a directory of named secrets"),
+            (_, Mask::Near) => Some("credentials live beside other things"),
+            _ => None,
+        };
+        if rules_skip.is_none() {
+            let file = example(c);
+            // As a shell would be given it: `~` outside the quotes.
+            let quoted = match file.strip_prefix("~/") {
+                Some(rest) => format!("~/'{rest}'"),
+                None => format!("'{file}'"),
+            };
+            for cmd in [
+                format!("cat {quoted}"),
+                format!("cp {quoted} /tmp/x"),
+                format!("sqlite3 {quoted} .dump"),
+                format!("base64 {quoted}"),
+            ] {
+                let v = evaluate(&cmd);
+                let read = v
+                    .rules
+                    .iter()
+                    .any(|r| matches!(r.id.as_str(), "secret-read" | "secret-copy"));
+                if v.decision != Decision::Block || !read {
+                    wrong.push(format!("rules: {cmd} -> {:?} {:?}", v.decision, v.rules));
+                }
+            }
+        }
+        // Masks: every sandboxed profile.
+        for p in &profiles {
+            let listed = match (c.place(), c.mask) {
+                (_, Mask::Inside | Mask::Near) => true,
+                (_, Mask::IfValue(_) | Mask::IfKey) => {
+                    aq_policy::profile::catalog_conditional_masks().any(|r| r.path == c.path)
+                }
+                (Place::Workspace, _) => p.masked_in_workspace.iter().any(|m| m == c.path),
+                _ => p.masked.iter().any(|m| m == c.mask_path()),
+            };
+            if !listed {
+                wrong.push(format!("masks: {} does not mask {}", p.name, c.path));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

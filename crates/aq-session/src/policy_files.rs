@@ -294,6 +294,7 @@ fn load_layers(
     let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     effective.for_workspace(&canonical);
     effective.policy.own_dirs = own_dirs();
+    effective.policy.workspace = Some(canonical.to_string_lossy().into_owned());
     effective.policy.home = std::env::var("HOME")
         .ok()
         .filter(|h| h.starts_with('/') && h.len() > 1);

@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{Context, Outcome, SSH_KEY_MARKER, contains, errno_text};
+use super::{CATALOG_MARKER, Context, Outcome, SSH_KEY_MARKER, contains, errno_text};
 
 /// Read `path`: the boundary held when it cannot be read or holds nothing of the secret.
 pub(super) fn read_secret(path: &Path, marker: &str) -> Outcome {
@@ -176,6 +176,51 @@ pub(super) fn secret_open_by_handle(c: &Context) -> Outcome {
         ))
     } else {
         Outcome::Leak("opened a file by handle, past every path check".to_string())
+    }
+}
+
+/// The files `aq verify` plants [`CATALOG_MARKER`] in, under `home`: one
+/// for every home row of the credential catalog that every sandboxed
+/// profile masks whatever it holds (`aq_knowledge::credentials`), the file
+/// itself or a file inside the directory. Rows with a glob have no one
+/// file to plant.
+pub fn catalog_files(home: &Path) -> Vec<PathBuf> {
+    use aq_knowledge::credentials::{self, Place};
+    credentials::in_place(Place::Home)
+        .filter(|c| c.always_masked() && !c.path.contains(['*', '?']))
+        .map(|c| {
+            let rel = c.mask_path().trim_start_matches("~/");
+            if c.is_dir() {
+                home.join(rel).join("aq-verify-marker")
+            } else {
+                home.join(rel)
+            }
+        })
+        .collect()
+}
+
+/// Read every planted catalog file: held when none gives the marker back.
+pub(super) fn read_catalog(c: &Context) -> Outcome {
+    let files = catalog_files(&c.home);
+    let leaked: Vec<String> = files
+        .iter()
+        .filter(|p| matches!(read_secret(p, CATALOG_MARKER), Outcome::Leak(_)))
+        .map(|p| {
+            p.strip_prefix(&c.home).map_or_else(
+                |_| p.display().to_string(),
+                |r| format!("~/{}", r.display()),
+            )
+        })
+        .collect();
+    if leaked.is_empty() {
+        Outcome::Held(format!("none of {} catalog files read back", files.len()))
+    } else {
+        Outcome::Leak(format!(
+            "read {} of {}: {}",
+            leaked.len(),
+            files.len(),
+            leaked.join(", ")
+        ))
     }
 }
 

@@ -293,6 +293,12 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
                 i,
                 format!("recursively deletes {t}"),
             );
+        } else if let Some(area) = places::area_with(t, ctx.policy).filter(|a| a.is_system()) {
+            ctx.hit(
+                RuleId::FsRmRecursiveRoot,
+                i,
+                format!("recursively deletes {t}, a directory of {}", area.title()),
+            );
         } else if dynamic {
             if !from_build_output_find(ctx, i) {
                 ctx.hit(
@@ -811,8 +817,8 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
                 i,
                 format!("writes into the credential location {t}"),
             );
-        } else if is_system_file(&t) && name != "touch" {
-            ctx.hit(RuleId::FsWriteSystem, i, format!("writes {t}"));
+        } else if name != "touch" {
+            check_area(ctx, i, &t, "writes");
         }
     }
     // A link made to a protected place is a way to write it (`ln -s
@@ -848,8 +854,16 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     }
     // Taking aq's files or an agent's hook settings away turns aq off as
     // surely as rewriting them.
+    let verb = if name == "mv" {
+        "moves away"
+    } else {
+        "deletes"
+    };
     for t in removed {
         let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
+        if !paths::is_history_file(&t) && !paths::is_system_log(&t) {
+            check_area(ctx, i, &t, verb);
+        }
         if let Some(place) = places::holds_place_with(&t, &guarded, ctx.policy) {
             let noun = place_noun(place.kind);
             let evidence =
@@ -983,27 +997,24 @@ fn removed_paths(ctx: &Ctx, i: usize) -> Vec<String> {
     out
 }
 
-/// Files under system directories (not scratch space).
-fn is_system_file(t: &str) -> bool {
-    let p = NormPath::new(t);
-    p.absolute
-        && p.parts.first().is_some_and(|f| {
-            matches!(
-                f.as_str(),
-                "etc"
-                    | "usr"
-                    | "bin"
-                    | "sbin"
-                    | "boot"
-                    | "lib"
-                    | "lib64"
-                    | "lib32"
-                    | "opt"
-                    | "root"
-                    | "sys"
-                    | "proc"
-                    | "System"
-                    | "Library"
-            ) || f == "var" && p.parts.get(1).is_none_or(|s| s != "tmp")
-        })
+/// A write, move or removal of `t` outside the workspace, judged by the
+/// area it is in (`aq_knowledge::areas`): the system's files and installed
+/// software ask as `fs-write-system`, the home's settings as
+/// `fs-write-home`; scratch space, build caches, agents' and the user's
+/// program directories, other projects and what no area names (it may be
+/// the workspace) are ordinary work.
+fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str) {
+    use aq_knowledge::areas::Area;
+    let Some(area) = places::area_with(t, ctx.policy).filter(|a| !a.writable()) else {
+        return;
+    };
+    // Regenerable build output is ordinary to remove wherever it is.
+    if paths::is_build_output(t) {
+        return;
+    }
+    let rule = match area {
+        Area::HomeFiles => RuleId::FsWriteHome,
+        _ => RuleId::FsWriteSystem,
+    };
+    ctx.hit(rule, i, format!("{verb} {t}, {}", area.title()));
 }

@@ -298,6 +298,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
             || c.runs.is_some()
             // `npx tool`, `uv run tool`: a tool the project installed.
             || c.via.last().is_some_and(|v| aq_shell::is_runner_label(v))
+            || is_version_query(c, name)
         {
             continue;
         }
@@ -308,6 +309,23 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         );
     }
     ctx.hits
+}
+
+/// `pass --version`, `secret-tool --help`: a program on the `PATH` asked
+/// only for its version or its help (the label rules' `--version` queries).
+/// Not a path (`./a.out --version` runs a file of the workspace).
+fn is_version_query(c: &Command, name: &str) -> bool {
+    !name.contains('/')
+        && c.argv.first().is_some_and(|w| !w.text.contains('/'))
+        && c.redirects.is_empty()
+        && matches!(
+            c.args()
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .as_slice(),
+            ["--version"] | ["-V"] | ["--help"] | ["-h"]
+        )
 }
 
 fn custom_match(m: &CommandMatcher, c: &Command) -> Option<String> {

@@ -864,7 +864,9 @@ fn searched_names(c: &Command) -> Vec<String> {
 
 /// Tools that print stored credentials without naming a file:
 /// `gh auth token`, `kubectl config view --raw`, `git credential fill`,
-/// `gpg --export-secret-keys`, `gcloud auth print-access-token`, ...
+/// `gpg --export-secret-keys`, `gcloud auth print-access-token`, ...; and
+/// tools that list what a credential store holds (`gpg -K`, `aws configure
+/// list`), which touch the store without printing a secret.
 fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
     let c = &ctx.commands()[i];
     let words: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
@@ -944,6 +946,7 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
             Some("a password store entry")
         }
         "secret-tool" if has("lookup") => Some("a keyring secret"),
+        "kwallet-query" if has("-r") || has("--read-password") => Some("a KDE wallet entry"),
         "vault" if has("read") || seq("kv", "get") || seq("token", "lookup") => {
             Some("a Vault secret")
         }
@@ -960,6 +963,33 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
             RuleId::SecretRead,
             i,
             format!("`{}` prints {what}", c.display()),
+        );
+        return;
+    }
+    // Listing what a credential store holds, without the secrets: the
+    // names of keys, profiles, wallet folders and keychains.
+    let listed = match name {
+        "gpg" | "gpg2" => (has("-K") || has("--list-secret-keys")).then_some("the secret keys"),
+        "aws" => (seq("configure", "list") || seq("configure", "list-profiles"))
+            .then_some("the AWS credentials in use"),
+        "kwallet-query" => (has("-l") || has("--list-entries")).then_some("a KDE wallet"),
+        "security" => words
+            .iter()
+            .any(|w| {
+                matches!(
+                    *w,
+                    "list-keychains" | "find-generic-password" | "find-internet-password"
+                )
+            })
+            .then_some("the keychains"),
+        "secret-tool" => has("search").then_some("the keyring"),
+        _ => None,
+    };
+    if let Some(what) = listed {
+        ctx.hit(
+            RuleId::SecretLocation,
+            i,
+            format!("`{}` lists {what}", c.display()),
         );
     }
 }

@@ -1,0 +1,268 @@
+//! Areas of the file system, by what a write there means: the system's
+//! configuration and programs, software installed by hand, scratch space,
+//! build caches, the home directory's settings, and other projects. The
+//! engine judges a write, move, truncation or removal outside the
+//! workspace by the area it lands in ([`area_of`]), and the `dev` sandbox
+//! profile lets builds write the [`BUILD_CACHES`].
+//!
+//! What the protected places of [`crate::programs::places`] (startup files,
+//! cron, git hooks, aq's own files) and the credential catalog
+//! ([`crate::credentials`]) say comes first: an area only decides what
+//! neither names.
+//!
+//! # How to maintain this table
+//!
+//! - One row per directory, `~/...` (the home directory) or `/...`
+//!   (absolute), always ending in `/`: the directory and everything under
+//!   it. Components are literal.
+//! - The longest row a path lies in decides (`/usr/local/` inside `/usr/`),
+//!   so a row may carve a softer area out of a harder one; a unit test
+//!   checks that no row appears twice.
+//! - The rest of the home directory, outside every row, is [`Area::HomeFiles`]
+//!   for a dot name (`~/.vimrc`, `~/.config/...`) and [`Area::OtherProjects`]
+//!   for the rest (`~/src/app`), unless the workspace is there.
+
+/// What a place outside the workspace is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Area {
+    /// The system's configuration and state (`/etc`, `/boot`, `/var/lib`):
+    /// writing a file there asks, deleting a directory of it is deleting a
+    /// system directory.
+    SystemConfig,
+    /// The distribution's programs and libraries (`/usr`, `/bin`, `/lib`):
+    /// as [`Area::SystemConfig`].
+    SystemPrograms,
+    /// Software installed by hand (`/usr/local`, `/opt`, `/Applications`):
+    /// writing or deleting there asks (`rm -rf /usr/local/go` is how Go is
+    /// upgraded).
+    LocalSoftware,
+    /// Scratch space (`/tmp`, `/var/tmp`, `$TMPDIR`): ordinary work.
+    Temp,
+    /// Download and build caches that builds write (`~/.cache`,
+    /// `~/.cargo/registry`): ordinary work for a build; deleting one by hand
+    /// is still a recursive delete.
+    BuildCache,
+    /// The user's settings in the home directory (`~/.vimrc`, `~/.config/x`)
+    /// that are neither credentials nor files that run later: writing one
+    /// asks.
+    HomeFiles,
+    /// An agent's own directory (`~/.claude`, `~/.codex`): its notes and
+    /// state. The files there that hold hooks or make something run are
+    /// protected places, judged before.
+    AgentState,
+    /// The user's own program directory (`~/.local/bin`, `~/bin`): linking
+    /// or copying a build there is ordinary work.
+    UserPrograms,
+    /// The home directory's other contents (`~/src/other-app`, `~/www`),
+    /// where projects are, this one perhaps among them: ordinary work
+    /// (deleting a tree there still asks, as a recursive delete).
+    OtherProjects,
+}
+
+impl Area {
+    /// Every area, in documentation order.
+    pub const ALL: &'static [Area] = &[
+        Area::SystemConfig,
+        Area::SystemPrograms,
+        Area::LocalSoftware,
+        Area::Temp,
+        Area::BuildCache,
+        Area::HomeFiles,
+        Area::AgentState,
+        Area::UserPrograms,
+        Area::OtherProjects,
+    ];
+
+    /// Its name in documentation and evidence: `system configuration`.
+    pub fn title(self) -> &'static str {
+        match self {
+            Area::SystemConfig => "system configuration",
+            Area::SystemPrograms => "system programs",
+            Area::LocalSoftware => "locally installed software",
+            Area::Temp => "scratch space",
+            Area::BuildCache => "a build cache",
+            Area::HomeFiles => "the user's settings",
+            Area::AgentState => "an agent's own directory",
+            Area::UserPrograms => "the user's program directory",
+            Area::OtherProjects => "another project in the home directory",
+        }
+    }
+
+    /// Whether a write there is ordinary work.
+    pub fn writable(self) -> bool {
+        !matches!(
+            self,
+            Area::SystemConfig | Area::SystemPrograms | Area::LocalSoftware | Area::HomeFiles
+        )
+    }
+
+    /// Whether deleting a directory tree there is deleting a system
+    /// directory (the label rules' `rm -rf` of a system directory).
+    pub fn is_system(self) -> bool {
+        matches!(self, Area::SystemConfig | Area::SystemPrograms)
+    }
+}
+
+/// Download and build caches that builds write, and that the `dev` profile
+/// lets them write: not `~/.cargo/bin`, `~/.cargo/config.toml` or
+/// `~/.rustup`, where a write would outlive the session as a program or
+/// setting the user runs.
+pub const BUILD_CACHES: &[&str] = &[
+    "~/.cargo/registry/",
+    "~/.cargo/git/",
+    "~/.npm/",
+    "~/.cache/",
+    "~/.yarn/cache/",
+    "~/.local/share/pnpm/store/",
+    "~/go/pkg/mod/",
+    "~/.m2/repository/",
+    "~/.gradle/caches/",
+    "~/.bun/install/cache/",
+    "~/Library/Caches/",
+];
+
+/// Scratch space. `$TMPDIR` is read by the engine as `/tmp` when it cannot
+/// know it; macOS puts it under `/private/var/folders`.
+pub const TEMP: &[&str] = &[
+    "/dev/shm/",
+    "/private/tmp/",
+    "/private/var/folders/",
+    "/private/var/tmp/",
+    "/tmp/",
+    "/var/folders/",
+    "/var/tmp/",
+];
+
+/// The system's configuration and state (`/var` too: its logs are judged
+/// before, as logs; its scratch space is carved out as [`TEMP`]).
+pub const SYSTEM_CONFIG: &[&str] = &[
+    "/Library/",
+    "/System/",
+    "/boot/",
+    "/etc/",
+    "/private/etc/",
+    "/proc/",
+    "/sys/",
+    "/var/",
+];
+
+/// The distribution's programs and libraries.
+pub const SYSTEM_PROGRAMS: &[&str] = &[
+    "/bin/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/sbin/", "/usr/",
+];
+
+/// Software installed by hand, carved out of the system's programs.
+pub const LOCAL_SOFTWARE: &[&str] = &["/Applications/", "/opt/", "/snap/", "/usr/local/"];
+
+/// Agents' own directories.
+pub const AGENT_STATE: &[&str] = &["~/.claude/", "~/.codex/", "~/.cursor/", "~/.gemini/"];
+
+/// The user's program directories.
+pub const USER_PROGRAMS: &[&str] = &["~/.local/bin/", "~/bin/"];
+
+/// Every row, by area.
+pub const AREAS: &[(Area, &[&str])] = &[
+    (Area::SystemConfig, SYSTEM_CONFIG),
+    (Area::SystemPrograms, SYSTEM_PROGRAMS),
+    (Area::LocalSoftware, LOCAL_SOFTWARE),
+    (Area::Temp, TEMP),
+    (Area::BuildCache, BUILD_CACHES),
+    (Area::AgentState, AGENT_STATE),
+    (Area::UserPrograms, USER_PROGRAMS),
+];
+
+/// The area a path is in, from its components after the root (`absolute`)
+/// or after the home directory (`!absolute`): `["etc", "hosts"]` is
+/// [`Area::SystemConfig`]. `None` for an absolute path no row names (it
+/// may be the workspace). The caller has already read `~`, `$HOME` and
+/// the user's home directory as the home.
+pub fn area_of<S: AsRef<str>>(absolute: bool, parts: &[S]) -> Option<Area> {
+    let mut best: Option<(usize, Area)> = None;
+    for (area, rows) in AREAS {
+        for row in *rows {
+            let Some(rest) = (if absolute {
+                row.strip_prefix('/')
+            } else {
+                row.strip_prefix("~/")
+            }) else {
+                continue;
+            };
+            let n = rest.trim_end_matches('/').split('/').count();
+            let inside = parts.len() >= n
+                && rest
+                    .trim_end_matches('/')
+                    .split('/')
+                    .zip(parts)
+                    .all(|(r, p)| r == p.as_ref());
+            if inside && best.is_none_or(|(m, _)| n > m) {
+                best = Some((n, *area));
+            }
+        }
+    }
+    if let Some((_, area)) = best {
+        return Some(area);
+    }
+    if absolute {
+        return None;
+    }
+    match parts.first().map(AsRef::as_ref) {
+        Some(first) if first.starts_with('.') || first == "Library" => Some(Area::HomeFiles),
+        Some(_) => Some(Area::OtherProjects),
+        None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn area(path: &str) -> Option<Area> {
+        let (absolute, rest) = match path.strip_prefix("~/") {
+            Some(r) => (false, r),
+            None => (true, path.strip_prefix('/').unwrap()),
+        };
+        let parts: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+        area_of(absolute, &parts)
+    }
+
+    #[test]
+    fn rows_are_directories_written_once() {
+        let mut seen = std::collections::HashSet::new();
+        for (_, rows) in AREAS {
+            for r in *rows {
+                assert!(r.ends_with('/'), "{r}");
+                assert!(r.starts_with('/') || r.starts_with("~/"), "{r}");
+                assert!(!r.contains('*') && !r.contains("//"), "{r}");
+                assert!(seen.insert(*r), "{r} appears twice");
+            }
+        }
+    }
+
+    #[test]
+    fn the_longest_row_decides() {
+        for (path, want) in [
+            ("/etc/hosts", Some(Area::SystemConfig)),
+            ("/etc", Some(Area::SystemConfig)),
+            ("/var/lib/dpkg", Some(Area::SystemConfig)),
+            ("/usr/lib/python3", Some(Area::SystemPrograms)),
+            ("/usr/local/bin/tool", Some(Area::LocalSoftware)),
+            ("/opt/app", Some(Area::LocalSoftware)),
+            ("/tmp/x", Some(Area::Temp)),
+            ("/var/tmp/x", Some(Area::Temp)),
+            ("/work/project/src", None),
+            ("/var/www/html", Some(Area::SystemConfig)),
+            ("~/.cache/pip", Some(Area::BuildCache)),
+            ("~/.cargo/registry/src", Some(Area::BuildCache)),
+            ("~/.cargo/bin/tool", Some(Area::HomeFiles)),
+            ("~/.vimrc", Some(Area::HomeFiles)),
+            ("~/Library/Preferences/x.plist", Some(Area::HomeFiles)),
+            ("~/Library/Caches/x", Some(Area::BuildCache)),
+            ("~/src/other", Some(Area::OtherProjects)),
+            ("~/.claude/notes.json", Some(Area::AgentState)),
+            ("~/.local/bin/aq", Some(Area::UserPrograms)),
+            ("~/go/pkg/mod/x", Some(Area::BuildCache)),
+        ] {
+            assert_eq!(area(path), want, "{path}");
+        }
+    }
+}
