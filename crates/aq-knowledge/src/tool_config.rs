@@ -255,6 +255,29 @@ const fn file(pattern: &'static str, tool: &'static str, effect: FileEffect) -> 
 
 use FileEffect::{Keys, Startup};
 
+/// The words of a vim script line that run a shell command or other code
+/// (`:!cmd`, `system()`, `autocmd`, `:lua`, `:python3`, `:source`); other
+/// lines (`set number`, mappings to editor commands) are settings.
+const VIM_RUNS: &[&str] = &[
+    "!",
+    "autocmd",
+    "au ",
+    "call ",
+    "exe",
+    "job_start",
+    "jobstart",
+    "lua",
+    "perl",
+    "py3",
+    "python",
+    "pyx",
+    "ruby",
+    "so ",
+    "source",
+    "system",
+    "term",
+];
+
 /// The words of an `.npmrc` line that make npm, pnpm or yarn 1 run a
 /// command ([`NPM_KEYS`]' [`KeyEffect::Runs`] keys, as they are written in
 /// the file).
@@ -322,9 +345,9 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
     file("~/.config/pip/pip.conf", "pip", Keys(&[])),
     file("~/.emacs", "emacs", Startup),
     file("~/.emacs.d/", "emacs", Startup),
-    file("~/.exrc", "vi", Startup),
-    file("~/.gvimrc", "vim", Startup),
-    file("~/.ideavimrc", "ideavim", Startup),
+    file("~/.exrc", "vi", Keys(VIM_RUNS)),
+    file("~/.gvimrc", "vim", Keys(VIM_RUNS)),
+    file("~/.ideavimrc", "ideavim", Keys(VIM_RUNS)),
     file("~/.nanorc", "nano", Keys(&[])),
     file("~/.npmrc", "npm", Keys(NPMRC_RUNS)),
     file("~/.pip/pip.conf", "pip", Keys(&[])),
@@ -339,8 +362,8 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
         "tmux",
         Keys(&["run-shell", "run ", "if-shell", "set-hook", "#("]),
     ),
-    file("~/.vim/", "vim", Startup),
-    file("~/.vimrc", "vim", Startup),
+    file("~/.vim/", "vim", Keys(VIM_RUNS)),
+    file("~/.vimrc", "vim", Keys(VIM_RUNS)),
     file("~/.wgetrc", "wget", Keys(&[])),
     file("~/.yarnrc", "yarn", Keys(NPMRC_RUNS)),
     file(

@@ -195,6 +195,17 @@ fn jar_program<'a>(name: &str, args: &'a [&'a str]) -> Option<(&'static Program,
 
 /// What `args` make program `p` do, and the words that say it.
 pub(crate) fn decide(p: &Program, args: &[&str]) -> Option<(Effect, String)> {
+    // `gopass --version`, `vault -h`: the program says what it is, and nothing more.
+    if !args.is_empty()
+        && args.iter().all(|a| {
+            matches!(
+                *a,
+                "--version" | "-V" | "--help" | "-h" | "version" | "help"
+            )
+        })
+    {
+        return Some((Effect::Read, format!("{} {}", p.name, args.join(" "))));
+    }
     let words: Vec<&str> = args
         .iter()
         .take_while(|a| **a != "--")
