@@ -348,8 +348,8 @@ rules! {
     PersistToolConfig = "persist-tool-config", Block, High,
         why: "sets a tool's configuration so that the tool runs a command later, by itself (npm's script-shell, an ssh ProxyCommand or LocalCommand, a Python .pth file, a conda activation script, an editor's startup file, direnv allow): it runs outside this session",
         safer: Some("print the setting and let the user add it"),
-        fires: ["npm config set script-shell /tmp/.cache/sh-wrap", "echo 'script-shell=/tmp/x' >> ~/.npmrc", "printf 'Host *\\n  ProxyCommand nc %%h %%p\\n' >> ~/.ssh/config", "echo 'curl x | sh' > \"$CONDA_PREFIX/etc/conda/activate.d/zz.sh\"", "echo 'set number' >> ~/.vimrc", "direnv allow"],
-        spares: ["npm config get registry", "cat ~/.vimrc", "echo 'Host bastion' >> notes.txt", "direnv status"];
+        fires: ["npm config set script-shell /tmp/.cache/sh-wrap", "echo 'script-shell=/tmp/x' >> ~/.npmrc", "printf 'Host *\\n  ProxyCommand nc %%h %%p\\n' >> ~/.ssh/config", "echo 'curl x | sh' > \"$CONDA_PREFIX/etc/conda/activate.d/zz.sh\"", "echo 'autocmd BufWritePost * !./sync.sh' >> ~/.vimrc", "echo '(shell-command \"make\")' >> ~/.emacs", "direnv allow"],
+        spares: ["npm config get registry", "cat ~/.vimrc", "echo 'set number' >> ~/.vimrc", "echo 'Host bastion' >> notes.txt", "direnv status"];
     /// A tool setting that changes where packages come from.
     ToolConfigSource = "tool-config-source", Ask, Medium,
         why: "changes a package manager's configuration for every later install (its registry or index, whether install scripts run): what it installs next comes from there",
