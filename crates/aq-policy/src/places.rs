@@ -370,6 +370,44 @@ fn seq(parts: &[String], pat: &[String], prefix: bool) -> bool {
     }
 }
 
+/// The tool configuration files of [`aq_knowledge::tool_config::CONFIG_FILES`],
+/// read once in the places' form.
+fn tool_files() -> &'static [(Pattern, &'static aq_knowledge::tool_config::ConfigFile)] {
+    static FILES: OnceLock<Vec<(Pattern, &'static aq_knowledge::tool_config::ConfigFile)>> =
+        OnceLock::new();
+    FILES.get_or_init(|| {
+        aq_knowledge::tool_config::CONFIG_FILES
+            .iter()
+            // The kind is not read for these: the file says what it does.
+            .map(|f| (parse(f.pattern, PlaceKind::AgentConfig), f))
+            .collect()
+    })
+}
+
+/// The tool configuration file `path` is (or is in), if any: an ssh
+/// config, an `.npmrc`, an editor's startup file, a `.pth` in Python's
+/// site directory (also when that directory is computed on the line,
+/// `$(python3 -c 'import site; print(site.getusersitepackages())')/x.pth`).
+pub fn tool_config_with(
+    path: &str,
+    policy: &crate::Policy,
+) -> Option<&'static aq_knowledge::tool_config::ConfigFile> {
+    let spelled = from_home(path, policy.home.as_deref());
+    let p = NormPath::new(&spelled);
+    if let Some((_, f)) = tool_files().iter().find(|(pat, _)| matches(&p, pat)) {
+        return Some(f);
+    }
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".pth")
+        && (lower.contains("sitepackages") || lower.contains("site-packages"))
+    {
+        return aq_knowledge::tool_config::CONFIG_FILES
+            .iter()
+            .find(|f| f.pattern == "site-packages/*.pth");
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,42 +582,4 @@ mod tests {
             assert!(holds_place(dir, &guarded).is_none(), "{dir}");
         }
     }
-}
-
-/// The tool configuration files of [`aq_knowledge::tool_config::CONFIG_FILES`],
-/// read once in the places' form.
-fn tool_files() -> &'static [(Pattern, &'static aq_knowledge::tool_config::ConfigFile)] {
-    static FILES: OnceLock<Vec<(Pattern, &'static aq_knowledge::tool_config::ConfigFile)>> =
-        OnceLock::new();
-    FILES.get_or_init(|| {
-        aq_knowledge::tool_config::CONFIG_FILES
-            .iter()
-            // The kind is not read for these: the file says what it does.
-            .map(|f| (parse(f.pattern, PlaceKind::AgentConfig), f))
-            .collect()
-    })
-}
-
-/// The tool configuration file `path` is (or is in), if any: an ssh
-/// config, an `.npmrc`, an editor's startup file, a `.pth` in Python's
-/// site directory (also when that directory is computed on the line,
-/// `$(python3 -c 'import site; print(site.getusersitepackages())')/x.pth`).
-pub fn tool_config_with(
-    path: &str,
-    policy: &crate::Policy,
-) -> Option<&'static aq_knowledge::tool_config::ConfigFile> {
-    let spelled = from_home(path, policy.home.as_deref());
-    let p = NormPath::new(&spelled);
-    if let Some((_, f)) = tool_files().iter().find(|(pat, _)| matches(&p, pat)) {
-        return Some(f);
-    }
-    let lower = path.to_ascii_lowercase();
-    if lower.ends_with(".pth")
-        && (lower.contains("sitepackages") || lower.contains("site-packages"))
-    {
-        return aq_knowledge::tool_config::CONFIG_FILES
-            .iter()
-            .find(|f| f.pattern == "site-packages/*.pth");
-    }
-    None
 }
