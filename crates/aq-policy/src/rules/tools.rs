@@ -521,10 +521,10 @@ fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
 /// the repository, a plain viewer or editor (`core.pager "less -FRX"`) and
 /// hooks of the project's own directory (`core.hooksPath .githooks`) are
 /// ordinary work; another command asks. In the user's or the system's
-/// configuration, which every repository reads, a transport that lets URLs
-/// run commands, or hooks and includes from a temporary directory block;
-/// another hooks path, include or command asks (`blind2.jsonl` labels a
-/// global `core.hooksPath ~/.githooks` ask).
+/// configuration, which every repository reads and which outlives the
+/// session, a key that runs a command, a hooks path, an include or a
+/// transport that lets URLs run commands block (persistence); a plain
+/// viewer, editor or `ssh -i KEY` there asks.
 fn judge_git_setting(
     ctx: &mut Ctx,
     i: usize,
@@ -540,9 +540,33 @@ fn judge_git_setting(
             let command = value.trim_start().trim_start_matches('!');
             let analysis = aq_shell::analyze(command);
             super::copy_hits(ctx, i, &format!("git config {key}"), &analysis, true);
-            // A plain viewer or editor runs nothing of the line's choosing
-            // in this repository; every repository's is the user's to set.
-            if global || !super::env::plain_command(&analysis) {
+            // A plain viewer or editor runs nothing of the line's choosing:
+            // in the repository it is ordinary; in every repository it
+            // changes what the user's own git runs, so it asks.
+            // So does a `!` alias that only runs git (`!git pull --rebase &&
+            // git push`): git's own commands, judged above.
+            let only_git = !analysis.commands.is_empty()
+                && analysis.problems.is_empty()
+                && analysis
+                    .commands
+                    .iter()
+                    .all(|c| c.program() == Some("git") && c.redirects.is_empty());
+            let plain = (super::env::plain_command(&analysis)
+                && !value.trim_start().starts_with('!'))
+                || (global && only_git);
+            if plain && !global {
+                return;
+            }
+            if global && !plain {
+                ctx.hit(
+                    RuleId::PersistGitConfigGlobal,
+                    i,
+                    format!(
+                        "git config {scope}{key} runs `{command}` {}, in every repository, after this session",
+                        row.when
+                    ),
+                );
+            } else {
                 ctx.hit(
                     RuleId::GitConfigExec,
                     i,
@@ -550,20 +574,11 @@ fn judge_git_setting(
                 );
             }
         }
-        GitRuns::Hooks | GitRuns::Include if global && super::env::is_temp_path(value) => ctx.hit(
+        GitRuns::Hooks | GitRuns::Include | GitRuns::Transport if global => ctx.hit(
             RuleId::PersistGitConfigGlobal,
             i,
             format!(
-                "git config {scope}{key} {} in a temporary directory anyone can write, in every repository: {}",
-                row.runs.as_str(),
-                row.when
-            ),
-        ),
-        GitRuns::Transport if global => ctx.hit(
-            RuleId::PersistGitConfigGlobal,
-            i,
-            format!(
-                "git config {scope}{key} {}, in every repository: {}",
+                "git config {scope}{key} {}, in every repository, after this session: {}",
                 row.runs.as_str(),
                 row.when
             ),
