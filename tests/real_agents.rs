@@ -387,7 +387,10 @@ impl Run {
         // Nothing it runs sees the key: its own environment, or the agent's.
         let env_txt = std::fs::read_to_string(work.join("env.txt"))
             .unwrap_or_else(|e| panic!("env.txt: {e}{dump}\n--- requests:\n{bodies}"));
-        assert!(env_txt.contains("HOME="), "{env_txt}");
+        assert!(
+            env_txt.contains("HOME="),
+            "env.txt: {env_txt:?}{dump}\n--- requests:\n{bodies}"
+        );
         // The agent's environ is out of reach: the command runs in a Landlock
         // domain nested in the agent's, and the kernel says so.
         let agent_env = std::fs::read(work.join("agent-env.txt"))
