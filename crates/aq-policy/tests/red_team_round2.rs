@@ -61,7 +61,6 @@ fn git_config_writes_are_read_by_their_key_whatever_the_options_before_it() {
             "git config --file .git/config core.fsmonitor 'touch x'",
             "git config -f.git/config core.fsmonitor 'touch x'",
             "git config --comment note core.hooksPath /tmp/h",
-            "git config --type=path --file ~/.gitconfig core.pager 'sh -c id'",
             "git config set --append core.pager 'sh -c id'",
             "git config set --comment x core.fsmonitor 'touch x'",
             "git -C sub config -f sub.cfg include.path /tmp/x",
@@ -69,6 +68,12 @@ fn git_config_writes_are_read_by_their_key_whatever_the_options_before_it() {
             "git config --replace-all core.fsmonitor 'touch x'",
         ],
         &["git-config-exec"],
+    );
+    // The user's own configuration, however it is named, is every
+    // repository's: that blocks as persistence.
+    fires(
+        &["git config --type=path --file ~/.gitconfig core.pager 'sh -c id'"],
+        &["persist-git-config-global"],
     );
     fires(
         &["git config -f ~/.bashrc alias.x y"],

@@ -299,6 +299,9 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
                 i,
                 format!("recursively deletes {t}, a directory of {}", area.title()),
             );
+        } else if places::area_with(t, ctx.policy) == Some(aq_knowledge::areas::Area::BuildCache) {
+            // A build cache is regenerable: the next build fills it again
+            // (`rm -rf ~/.cache/pip`, `~/.gradle/caches/…`).
         } else if dynamic {
             if !from_build_output_find(ctx, i) {
                 ctx.hit(
