@@ -556,8 +556,8 @@ rules! {
     PlatformRemoteExec = "platform-remote-exec", Ask, High,
         why: "runs code or a shell on a remote host, cluster, CI controller or service, with that system's rights",
         safer: None,
-        fires: ["kubectl exec -it deploy/api -- /bin/sh", "java -jar jenkins-cli.jar -s https://ci.example.invalid/ groovy = < x.groovy", "heroku run bash -a app", "gcloud compute ssh vm-1"],
-        spares: ["kubectl logs deploy/api", "heroku ps -a app"];
+        fires: ["kubectl exec -it deploy/api -- /bin/sh", "java -jar jenkins-cli.jar -s https://ci.example.invalid/ groovy = < x.groovy", "heroku run bash -a app", "gcloud compute ssh vm-1", "psql -c \"COPY t TO PROGRAM 'gzip > /tmp/t.gz'\""],
+        spares: ["kubectl logs deploy/api", "heroku ps -a app", "psql -c \"COPY t TO '/tmp/t.csv'\""];
     /// Publishing a package, image or release (`publish`).
     PlatformPublish = "platform-publish", Ask, High,
         why: "publishes a package, image or release for others to install; a publish usually cannot be taken back",

@@ -188,6 +188,22 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     "destructive SQL on the command line",
                 );
             }
+            // `COPY … TO PROGRAM 'cmd'` / `FROM PROGRAM`: the database
+            // server runs a shell command, judged as one on this line.
+            let programs: Vec<String> = c
+                .args()
+                .iter()
+                .flat_map(|a| sql_programs(&a.text))
+                .collect();
+            for command in programs {
+                let analysis = aq_shell::analyze(&command);
+                super::copy_hits(ctx, i, "COPY … PROGRAM", &analysis, true);
+                ctx.hit(
+                    RuleId::PlatformRemoteExec,
+                    i,
+                    format!("the database server runs `{command}` (COPY … PROGRAM)"),
+                );
+            }
         }
         "base64" | "base32" | "basenc" | "openssl" | "xxd" | "uudecode" => {
             check_decode_to_file(ctx, i, &name)
@@ -596,6 +612,36 @@ fn judge_git_setting(
 fn project_dir(value: &str) -> bool {
     let v = value.trim();
     !v.is_empty() && !v.starts_with(['/', '~', '$']) && !v.split('/').any(|p| p == "..")
+}
+
+/// The shell commands of `COPY … TO PROGRAM '…'` / `FROM PROGRAM '…'` in
+/// SQL text (PostgreSQL runs them on the server, as its own user).
+fn sql_programs(sql: &str) -> Vec<String> {
+    let lower = sql.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(k) = lower[from..].find("program") {
+        let start = from + k + "program".len();
+        let rest = sql[start..].trim_start();
+        if let Some(body) = rest.strip_prefix('\'') {
+            // SQL doubles a quote inside a string.
+            let mut cmd = String::new();
+            let mut chars = body.chars().peekable();
+            while let Some(ch) = chars.next() {
+                if ch == '\'' {
+                    if chars.peek() == Some(&'\'') {
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                cmd.push(ch);
+            }
+            out.push(cmd);
+        }
+        from = start;
+    }
+    out
 }
 
 /// Database clients: the `database` class of `programs.toml`, by any of
