@@ -46,7 +46,7 @@ pub fn is_secret_env_name(name: &str) -> bool {
 }
 
 /// Lowercase words of a name, split at `-`, `_`, `.` and camelCase humps.
-pub fn split_words(name: &str) -> Vec<String> {
+fn split_words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut prev_lower = false;

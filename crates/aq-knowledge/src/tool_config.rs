@@ -129,6 +129,14 @@ const CONDA_KEYS: &[ConfigKey] = &[
     source("default_channels"),
 ];
 
+/// How conda and mamba are told to change a setting.
+const CONDA_VERBS: &[&[&str]] = &[
+    &["config", "--set"],
+    &["config", "--add"],
+    &["config", "--append"],
+    &["config", "--prepend"],
+];
+
 /// Every tool's `config set`, sorted by program.
 pub const CONFIG_COMMANDS: &[ConfigCommand] = &[
     ConfigCommand {
@@ -138,22 +146,12 @@ pub const CONFIG_COMMANDS: &[ConfigCommand] = &[
     },
     ConfigCommand {
         program: "conda",
-        verbs: &[
-            &["config", "--set"],
-            &["config", "--add"],
-            &["config", "--append"],
-            &["config", "--prepend"],
-        ],
+        verbs: CONDA_VERBS,
         keys: CONDA_KEYS,
     },
     ConfigCommand {
         program: "mamba",
-        verbs: &[
-            &["config", "--set"],
-            &["config", "--add"],
-            &["config", "--append"],
-            &["config", "--prepend"],
-        ],
+        verbs: CONDA_VERBS,
         keys: CONDA_KEYS,
     },
     ConfigCommand {
