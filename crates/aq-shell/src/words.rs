@@ -560,6 +560,7 @@ impl Walker {
     fn fold_parameter(&mut self, expr: &ParameterExpr, source: &str, quoted: bool, acc: &mut Acc) {
         use ParameterExpr as P;
         self.eval_parameter(expr);
+        let vars_before = acc.word.vars.len();
         let unknown = |acc: &mut Acc| {
             acc.push(source, false, false);
             acc.word.dynamic = true;
@@ -840,6 +841,12 @@ impl Walker {
             P::VariableNames { .. } => Val::Unknown,
         };
         match result {
+            // `${#TOKEN}` is a number: the word holds no part of the value.
+            Val::Unknown if matches!(expr, P::ParameterLength { .. }) => {
+                acc.push(source, false, false);
+                acc.word.dynamic = true;
+                acc.word.vars.truncate(vars_before);
+            }
             Val::Unknown => unknown(acc),
             Val::Unset => {}
             Val::One(s) => acc.push(&s, !quoted, !quoted),
