@@ -50,12 +50,15 @@ pub enum Area {
     /// state. The files there that hold hooks or make something run are
     /// protected places, judged before.
     AgentState,
-    /// The user's own program directory (`~/.local/bin`, `~/bin`): linking
-    /// or copying a build there is ordinary work.
+    /// The user's own program directory (`~/.local/bin`, `~/bin`), on the
+    /// PATH: a file there is installed for every later shell, so writing
+    /// one asks, and one named like a known program (`git`, `sudo`) runs
+    /// in its place: persistence.
     UserPrograms,
     /// The home directory's other contents (`~/src/other-app`, `~/www`),
-    /// where projects are, this one perhaps among them: ordinary work
-    /// (deleting a tree there still asks, as a recursive delete).
+    /// where projects are: another project than the workspace, so writing
+    /// there asks. The engine counts a path as this only when it knows the
+    /// workspace (and the path is not under it).
     OtherProjects,
 }
 
@@ -92,7 +95,12 @@ impl Area {
     pub fn writable(self) -> bool {
         !matches!(
             self,
-            Area::SystemConfig | Area::SystemPrograms | Area::LocalSoftware | Area::HomeFiles
+            Area::SystemConfig
+                | Area::SystemPrograms
+                | Area::LocalSoftware
+                | Area::HomeFiles
+                | Area::UserPrograms
+                | Area::OtherProjects
         )
     }
 
@@ -120,6 +128,25 @@ pub const BUILD_CACHES: &[&str] = &[
     "~/.bun/install/cache/",
     "~/Library/Caches/",
 ];
+
+/// The system's package caches, inside [`SYSTEM_CONFIG`]: what the package
+/// manager downloads again (`apt-get update` refills `/var/lib/apt/lists`),
+/// so deleting them is a change to the system (it asks), not the deletion
+/// of a system directory.
+pub const SYSTEM_CACHES: &[&str] = &[
+    "/var/cache/",
+    "/var/lib/apt/lists/",
+    "/var/cache/apt/archives/",
+];
+
+/// Whether `path` (absolute, normalised) lies inside one of
+/// [`SYSTEM_CACHES`] (below it, or everything in it).
+pub fn in_system_cache(path: &str) -> bool {
+    SYSTEM_CACHES.iter().any(|row| {
+        path.strip_prefix(row.trim_end_matches('/'))
+            .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+    })
+}
 
 /// Scratch space. `$TMPDIR` is read by the engine as `/tmp` when it cannot
 /// know it; macOS puts it under `/private/var/folders`.

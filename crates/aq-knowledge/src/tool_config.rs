@@ -386,21 +386,28 @@ pub fn runs_word(file: &ConfigFile, text: &str) -> Option<&'static str> {
 /// Words that, in an edit of an agent's settings (a `jq` filter, a `sed`
 /// script, interpreter code, the text written), mean the edit touches the
 /// agent's hooks, the switches that turn them off, or its sandbox and
-/// permission mode: Claude Code's `hooks`, `disableAllHooks`,
+/// permissions (what runs without asking): Claude Code's `hooks`, `disableAllHooks`,
+/// a `Bash(*)` allowed for everything, `allowedTools`,
 /// `allowManagedHooksOnly`, `sandbox`, `defaultMode`; Codex's `[hooks]`,
 /// `sandbox_mode`, `approval_policy`; Gemini's and Qwen's `hooks`,
-/// `sandbox`, `tools.exclude`; Cursor's `hooks.json`, Copilot's and Cline's
+/// `sandbox`, `tools.exclude`, `trustedFolders`, `autoAccept`'s approval mode; Cursor's `hooks.json`, Copilot's and Cline's
 /// hook files. Lowercase; matched in the lowercased text.
 pub const HOOK_WORDS: &[&str] = &[
-    "approval_policy",
-    "approvalmode",
+    "allowed_tools",
+    "allowedtools",
+    "approval",
+    "auto_approve",
+    "autoapprove",
+    "bash(*",
     "bypasspermissions",
     "dangerously",
     "defaultmode",
     "hook",
     "pretooluse",
     "sandbox",
+    "shell(*",
     "trust_level",
+    "trustedfolders",
     "yolo",
 ];
 
@@ -414,6 +421,70 @@ pub fn hook_word(text: &str) -> Option<&'static str> {
 /// own programs (whose parent aq is, or who run aq's hook) come from the
 /// agent presets.
 pub const SUPERVISORS: &[&str] = &["agent-quarantine", "aq"];
+
+/// Options of agents' command lines that switch their own approval of
+/// commands off (Claude Code's `--dangerously-skip-permissions` and
+/// `--permission-mode bypassPermissions`, Codex's
+/// `--dangerously-bypass-approvals-and-sandbox` and `--yolo`, Gemini's and
+/// Qwen's `--yolo` and `--approval-mode yolo`, Copilot's `--allow-all-tools`,
+/// Cursor's `--force`, Aider's `--yes-always`): lowercase parts of the word.
+pub const AGENT_BYPASS_PARTS: &[&str] = &[
+    "dangerously",
+    "bypass",
+    "yolo",
+    "allow-all",
+    "skip-permissions",
+    "danger-full-access",
+    "yes-always",
+];
+
+/// Whether an agent's argument (or an option with its value) switches its
+/// approval of commands off.
+pub fn bypasses_agent(arg: &str) -> bool {
+    let lower = arg.to_ascii_lowercase();
+    AGENT_BYPASS_PARTS.iter().any(|p| lower.contains(p))
+}
+
+/// Directories where agents keep hook scripts their settings name
+/// (`~/.claude/hooks/aq-guard.sh`), in the home or the project: moving or
+/// deleting one takes a hook away. (Adding a script there runs nothing
+/// until a settings file names it, and is judged as that write.)
+pub const AGENT_HOOK_DIRS: &[&str] = &[
+    ".claude/hooks",
+    ".codex/hooks",
+    ".cursor/hooks",
+    ".gemini/hooks",
+    ".github/hooks",
+    ".qwen/hooks",
+    ".copilot/hooks",
+    ".kilocode/hooks",
+    ".clinerules/hooks",
+    "Documents/Cline/Hooks",
+];
+
+/// Whether `path` is in one of [`AGENT_HOOK_DIRS`] (or is one).
+pub fn in_agent_hook_dir(path: &str) -> bool {
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    AGENT_HOOK_DIRS.iter().any(|d| {
+        let want: Vec<&str> = d.split('/').collect();
+        parts.windows(want.len()).any(|w| w == want.as_slice())
+    })
+}
+
+/// Parts of a process, service or launch agent name that say it is a guard
+/// of the agent under some other name (`agent-firewall`,
+/// `com.example.quarantine.plist`): stopping it switches the guard off.
+pub const GUARD_NAME_PARTS: &[&str] = &["firewall", "quarantine"];
+
+/// Whether a process or service name (or a word of one) names a guard by
+/// [`GUARD_NAME_PARTS`].
+pub fn names_guard(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    GUARD_NAME_PARTS.iter().any(|p| lower.contains(p))
+}
 
 /// Prefixes of the environment variables of the guard: a line that unsets
 /// or sets one is switching the guard, not configuring a program.

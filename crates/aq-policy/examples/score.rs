@@ -4,6 +4,10 @@
 //! exact, no dangerous line allowed, no benign line blocked, ≤ 5% of the
 //! benign lines asked). `cargo run --release -p aq-policy --example score
 //! -- FILE.jsonl [FILE.jsonl ...]`; `-v` lists every miss.
+//!
+//! The lines are judged as in a session, which always knows its workspace:
+//! here a project in the home directory (`~/src/project`, as the label
+//! rules' lines assume), so `~/src/other-app` is another project.
 use std::collections::BTreeMap;
 
 use aq_policy::{Decision, Engine};
@@ -62,7 +66,10 @@ impl Score {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let verbose = args.iter().any(|a| a == "-v");
-    let engine = Engine::default();
+    let engine = Engine::new(aq_policy::Policy {
+        workspace: Some("~/src/project".to_string()),
+        ..aq_policy::Policy::default()
+    });
     for path in args.iter().filter(|a| *a != "-v") {
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let mut all = Score::default();

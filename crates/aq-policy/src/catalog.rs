@@ -200,10 +200,12 @@ rules! {
         safer: Some("review with git log origin/HEAD..HEAD first"),
         fires: ["git push", "git push -u origin HEAD", "git push --tags", "git push origin --delete old-branch"],
         spares: ["git status", "git fetch origin"];
-    /// Force-with-lease push.
-    GitPushForceWithLease = "git-push-force-with-lease", Ask, Medium,
-        why: "rewrites the remote branch, though only if nobody else pushed since you fetched",
-        safer: None,
+    /// Force-with-lease push: a force push all the same (the label rules'
+    /// `git push --force`); the lease spares others' new commits, not the
+    /// history the push drops.
+    GitPushForceWithLease = "git-push-force-with-lease", Block, High,
+        why: "rewrites the remote branch's history, though only if nobody else pushed since you fetched",
+        safer: Some("push to a new branch and open a pull request, or ask the user to force-push"),
         fires: ["git push --force-with-lease"],
         spares: ["git push"];
     /// Discarding local work or history.
@@ -344,11 +346,19 @@ rules! {
         spares: ["echo $AQ_SESSION_ID", "env | grep AQ_", "AQUA=1 make"];
 
     // ---- tools' configuration --------------------------------------------
+    /// Trusting a project file to run by itself later (`direnv allow`,
+    /// `mise trust`): what it runs is the project's, visible in the
+    /// workspace, so this asks rather than blocks.
+    ToolConfigTrust = "tool-config-trust", Ask, High,
+        why: "trusts a project file to run by itself in every later shell that enters the directory",
+        safer: Some("let the user review the file and trust it themselves"),
+        fires: ["direnv allow .", "mise trust"],
+        spares: ["direnv status", "mise ls"];
     /// A tool setting that runs a command later.
     PersistToolConfig = "persist-tool-config", Block, High,
-        why: "sets a tool's configuration so that the tool runs a command later, by itself (npm's script-shell, an ssh ProxyCommand or LocalCommand, a Python .pth file, a conda activation script, an editor's startup file, direnv allow): it runs outside this session",
+        why: "sets a tool's configuration so that the tool runs a command later, by itself (npm's script-shell, an ssh ProxyCommand or LocalCommand, a Python .pth file, a conda activation script, an editor's startup file): it runs outside this session",
         safer: Some("print the setting and let the user add it"),
-        fires: ["npm config set script-shell /tmp/.cache/sh-wrap", "echo 'script-shell=/tmp/x' >> ~/.npmrc", "printf 'Host *\\n  ProxyCommand nc %%h %%p\\n' >> ~/.ssh/config", "echo 'curl x | sh' > \"$CONDA_PREFIX/etc/conda/activate.d/zz.sh\"", "echo 'autocmd BufWritePost * !./sync.sh' >> ~/.vimrc", "echo '(shell-command \"make\")' >> ~/.emacs", "direnv allow"],
+        fires: ["npm config set script-shell /tmp/.cache/sh-wrap", "echo 'script-shell=/tmp/x' >> ~/.npmrc", "printf 'Host *\\n  ProxyCommand nc %%h %%p\\n' >> ~/.ssh/config", "echo 'curl x | sh' > \"$CONDA_PREFIX/etc/conda/activate.d/zz.sh\"", "echo 'autocmd BufWritePost * !./sync.sh' >> ~/.vimrc", "echo '(shell-command \"make\")' >> ~/.emacs"],
         spares: ["npm config get registry", "cat ~/.vimrc", "echo 'set number' >> ~/.vimrc", "echo 'Host bastion' >> notes.txt", "direnv status"];
     /// A tool setting that changes where packages come from.
     ToolConfigSource = "tool-config-source", Ask, Medium,
@@ -536,7 +546,7 @@ rules! {
     CloudDelete = "cloud-delete", Ask, High,
         why: "deletes cloud or cluster resources, which may hold data that is not backed up",
         safer: Some("use the provider's console or a reviewed change (terraform plan) instead"),
-        fires: ["aws s3 rm s3://bucket --recursive", "gcloud compute instances delete vm-1", "kubectl delete namespace prod", "terraform destroy", "az group delete -n rg"],
+        fires: ["aws s3 rm s3://bucket --recursive", "gcloud compute instances delete vm-1", "kubectl delete pod web-1", "terraform destroy", "az vm delete -n vm-1"],
         spares: ["kubectl get pods", "terraform plan"];
     /// A platform CLI printing a secret: a token, a secret manager's value,
     /// credentials in a kubeconfig (`programs.toml`: `secret-read`).
@@ -545,6 +555,24 @@ rules! {
         safer: Some("let the program that needs the secret fetch it itself (`op run --`, `vault agent`, an env file the tool reads), or print only its name or metadata"),
         fires: ["gh auth token", "vault kv get -field=password secret/prod/db", "aws secretsmanager get-secret-value --secret-id prod/api", "kubectl config view --raw", "gcloud auth print-access-token", "op read op://Eng/DB/password", "heroku config:get DATABASE_URL -a app"],
         spares: ["gh auth status", "vault status", "aws secretsmanager list-secrets", "kubectl config view", "aws configure get region"];
+    /// Deleting a whole container of data at once: a repository, a
+    /// project, a namespace, a bucket with its objects, a database, all of
+    /// the infrastructure with the confirmation skipped. Nothing is left to
+    /// restore from but a backup. It asks, as issue 29 says of destructive
+    /// remote operations (the label rules block none of them), and says
+    /// so more plainly than `cloud-delete`; a policy can make it block.
+    CloudDestroy = "cloud-destroy", Ask, Critical,
+        why: "deletes a whole repository, project, namespace, bucket, database or infrastructure at once: irreversible",
+        safer: Some("delete the one resource the task needs gone, or ask the user to do it"),
+        fires: ["gh repo delete example-org/api --yes", "kubectl delete namespace production", "terraform destroy -auto-approve", "aws s3 rb s3://bucket --force", "psql -c 'DROP DATABASE app'"],
+        spares: ["gh repo view", "kubectl get namespaces", "terraform plan -destroy", "aws s3 ls"];
+    /// A platform CLI writing an account's secrets into a local file
+    /// (`secret-fetch`): nothing is printed, but the secrets are now on disk.
+    PlatformSecretFetch = "platform-secret-fetch", Ask, High,
+        why: "fetches an account's secrets into a local file; nothing is printed, but the secrets are now on disk for whatever reads the file next",
+        safer: Some("fetch only the variables the task needs, or have the user run it"),
+        fires: ["vercel env pull .env.local", "doppler secrets download --format env"],
+        spares: ["vercel env ls", "vercel dev"];
     /// A platform CLI creating, changing or removing credentials or
     /// permissions (`credential`).
     PlatformCredentialChange = "platform-credential-change", Ask, High,
@@ -586,10 +614,10 @@ rules! {
     /// A write, move or removal of the user's settings in the home
     /// directory.
     FsWriteHome = "fs-write-home", Ask, Medium,
-        why: "writes, deletes or moves the user's own settings in the home directory, outside the project",
+        why: "writes, deletes or moves files in the home directory outside the project: the user's settings, programs on their PATH, other projects",
         safer: Some("change files inside the project; say which home file you need changed and why"),
-        fires: ["rm ~/.vimrc", "echo 'set number' > ~/.vimrc", "cp settings.json ~/.config/Code/User/settings.json", "mv ~/.tmux.conf ~/.tmux.conf.bak", "rm -f $HOME/.config/starship.toml"],
-        spares: ["cat ~/.vimrc", "ls ~/.config", "rm -f ~/.cache/x.log", "cp out.tgz /tmp/", "rm build/x.o", "cp /tmp/notes.json ~/.claude", "ln -sf \"$PWD/target/release/aq\" ~/.local/bin/aq", "rm -rf ~/projects/webapp/node_modules"];
+        fires: ["rm ~/.vimrc", "echo 'set number' > ~/.vimrc", "cp settings.json ~/.config/Code/User/settings.json", "mv ~/.tmux.conf ~/.tmux.conf.bak", "rm -f $HOME/.config/starship.toml", "ln -sf \"$PWD/bin/tool\" ~/.local/bin/tool"],
+        spares: ["cat ~/.vimrc", "ls ~/.config", "rm -f ~/.cache/x.log", "cp out.tgz /tmp/", "rm build/x.o", "cp /tmp/notes.json ~/.claude", "rm -rf ~/projects/webapp/node_modules"];
     /// Destructive SQL given on the command line.
     DbDestructiveSql = "db-destructive-sql", Ask, High,
         why: "drops or empties database tables",

@@ -235,7 +235,9 @@ fn from_home<'p>(path: &'p str, home: Option<&str>) -> std::borrow::Cow<'p, str>
 /// scratch space.
 pub fn area_with(path: &str, policy: &crate::Policy) -> Option<aq_knowledge::areas::Area> {
     let path = path.trim();
-    if ["$TMPDIR", "${TMPDIR"].iter().any(|v| path.starts_with(v)) {
+    if ["$TMPDIR", "${TMPDIR"].iter().any(|v| path.starts_with(v))
+        && !path.split('/').any(|c| c == "..")
+    {
         return Some(aq_knowledge::areas::Area::Temp);
     }
     let p = NormPath::new(&from_home(path, policy.home.as_deref()));
@@ -248,7 +250,12 @@ pub fn area_with(path: &str, policy: &crate::Policy) -> Option<aq_knowledge::are
         return None;
     }
     if p.in_home {
-        return aq_knowledge::areas::area_of(false, &p.parts);
+        let area = aq_knowledge::areas::area_of(false, &p.parts);
+        // Without the workspace, `~/src/app` may be it.
+        if area == Some(aq_knowledge::areas::Area::OtherProjects) && policy.workspace.is_none() {
+            return None;
+        }
+        return area;
     }
     if p.absolute {
         return aq_knowledge::areas::area_of(true, &p.parts);

@@ -136,12 +136,18 @@ pub enum Effect {
     Change,
     /// Deletes remote resources.
     Delete,
+    /// Deletes a whole container of remote data at once (a repository, a
+    /// project, all of the infrastructure): see [`CONTAINERS`].
+    Destroy,
     /// Publishes a package, image or release for others.
     Publish,
     /// Runs code or a shell on a remote host, cluster or service.
     Exec,
     /// Lists the names of secrets, not their values.
     SecretList,
+    /// Writes secrets' values into a local file without printing them
+    /// (`vercel env pull .env.local`).
+    SecretFetch,
     /// Prints a secret's value.
     SecretRead,
     /// Prints a named configuration value: a secret when the name is a secret's.
@@ -463,3 +469,47 @@ pub fn known_name(name: &str) -> Option<&'static str> {
         .ok()
         .map(|k| NAMES[k].0)
 }
+
+/// What a platform's delete removes whole, when the words of its
+/// subcommand name one of these (`repo delete`, `delete namespace`,
+/// `group delete`, `apps:destroy`): a delete of everything inside at once,
+/// which [`Effect::Destroy`] says.
+pub const CONTAINERS: &[&str] = &[
+    "account",
+    "accounts",
+    "app",
+    "apps",
+    "bucket",
+    "buckets",
+    "cluster",
+    "clusters",
+    "database",
+    "databases",
+    "db",
+    "dbs",
+    "group",
+    "keyspace",
+    "namespace",
+    "namespaces",
+    "ns",
+    "org",
+    "organization",
+    "organizations",
+    "orgs",
+    "project",
+    "projects",
+    "repo",
+    "repos",
+    "repository",
+    "repositories",
+    "schema",
+    "site",
+    "sites",
+    "stack",
+    "stacks",
+    "subscription",
+    "workspace",
+    "workspaces",
+    "zone",
+    "zones",
+];

@@ -306,6 +306,8 @@ fn removes_root(code: &Code) -> Option<String> {
         || t.contains("homedir()")
         || t.contains("ENV['HOME']")
         || t.contains("$ENV{HOME}")
+        || t.contains("Dir.home")
+        || t.contains("os.homedir()")
     {
         return Some("the home directory".into());
     }
@@ -357,6 +359,38 @@ fn home_secret_dir(code: &Code) -> Option<&'static str> {
                 .any(|l| l.trim().trim_matches('/') == rel)
         })
         .map(|c| c.what)
+}
+
+/// Paths in the home directory that code builds from pieces
+/// (`Path.home() / ".claude" / "settings.json"`, `path.join(os.homedir(),
+/// ".bashrc")`): two or three literals in a row, joined under `~/`.
+fn piecewise_home_paths(code: &Code) -> Vec<String> {
+    if !mentions_home(&code.text) {
+        return Vec::new();
+    }
+    let parts: Vec<&str> = code
+        .literals
+        .iter()
+        .map(|l| l.trim().trim_matches('/'))
+        .collect();
+    let mut out = Vec::new();
+    for k in 0..parts.len() {
+        let piece = |j: usize| parts.get(j).filter(|p| !p.is_empty() && !p.contains(' '));
+        let Some(first) = piece(k) else { continue };
+        if !first.starts_with('.') && *first != "Library" {
+            continue;
+        }
+        out.push(format!("~/{first}"));
+        if let Some(second) = piece(k + 1) {
+            out.push(format!("~/{first}/{second}"));
+            if let Some(third) = piece(k + 2) {
+                out.push(format!("~/{first}/{second}/{third}"));
+            }
+        }
+    }
+    // The longest spelling names the place most exactly.
+    out.reverse();
+    out
 }
 
 /// A fork loop: `fork while fork`, `while True: os.fork()`, `loop { fork }`.
@@ -430,13 +464,26 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     }
     let c = &ctx.commands()[i];
     let Some(code) = &c.code else { return };
+    if writes(code)
+        && let Some(h) = code
+            .literals
+            .iter()
+            .map(|l| l.trim())
+            .find(|l| crate::paths::is_history_file(l))
+    {
+        ctx.hit(
+            RuleId::AntiHistoryTamper,
+            i,
+            format!("{lang} code writes or removes the history file {h}"),
+        );
+    }
+    let code = ctx.commands()[i].code.as_ref().expect("checked above");
     let persist = code
         .literals
         .iter()
-        .filter_map(|l| {
-            let p = l.trim();
-            places::place_with(p, ctx.policy).map(|m| (m.kind, p.to_string()))
-        })
+        .map(|l| l.trim().to_string())
+        .chain(piecewise_home_paths(code))
+        .filter_map(|p| places::place_with(&p, ctx.policy).map(|m| (m.kind, p)))
         .next();
     if let Some((kind, path)) = persist.filter(|_| writes(code)) {
         let rule = super::guard::agent_file_rule(ctx, i, &path, kind);

@@ -287,11 +287,23 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
         }
         let dynamic =
             ops_dynamic.get(k).copied().unwrap_or(false) && (t.contains('$') || t.contains("{}"));
-        if is_root_like(t) || no_preserve {
+        if !t.contains("..") && aq_knowledge::areas::in_system_cache(t) && !no_preserve {
+            ctx.hit(
+                RuleId::FsWriteSystem,
+                i,
+                format!("deletes {t}, a package cache of the system (the package manager fetches it again)"),
+            );
+        } else if is_root_like(t) || no_preserve {
             ctx.hit(
                 RuleId::FsRmRecursiveRoot,
                 i,
                 format!("recursively deletes {t}"),
+            );
+        } else if let Some(dir) = home_root_dir(t) {
+            ctx.hit(
+                RuleId::FsRmRecursiveRoot,
+                i,
+                format!("recursively deletes {t}, {dir}"),
             );
         } else if let Some(area) = places::area_with(t, ctx.policy).filter(|a| a.is_system()) {
             ctx.hit(
@@ -299,6 +311,9 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
                 i,
                 format!("recursively deletes {t}, a directory of {}", area.title()),
             );
+        } else if in_scratch(t, ctx.policy) {
+            // One's own directory in the scratch space (`/tmp/pytest-of-$USER`,
+            // `"${TMPDIR:-/tmp}/ccache-app"`): scratch work.
         } else if places::area_with(t, ctx.policy) == Some(aq_knowledge::areas::Area::BuildCache) {
             // A build cache is regenerable: the next build fills it again
             // (`rm -rf ~/.cache/pip`, `~/.gradle/caches/…`).
@@ -314,6 +329,60 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
             ctx.hit(RuleId::FsRmRecursive, i, format!("recursively deletes {t}"));
         }
     }
+}
+
+/// A directory right under the home directory that holds the user's keys
+/// or all of their settings (`~/.ssh`, `~/.gnupg`, `~/.aws`, `~/.config`,
+/// `~/.local`): deleting it is as bad as deleting the home directory.
+fn home_root_dir(t: &str) -> Option<&'static str> {
+    let p = NormPath::new(t);
+    if !p.in_home || p.parts.len() != 1 {
+        return None;
+    }
+    match p.parts[0].as_str() {
+        ".config" => Some("all of the user's settings"),
+        ".local" => Some("the user's programs and data"),
+        name if name.starts_with('.') => {
+            paths::secret_dir(t).map(|_| "a directory of the user's credentials")
+        }
+        _ => None,
+    }
+}
+
+/// A directory of its own in the scratch space: under `/tmp` (or
+/// `$TMPDIR`), below the scratch directory itself, with a name that starts
+/// with a literal (`pytest-of-$USER`, not `$X` or `*`), and no `..`.
+fn in_scratch(t: &str, policy: &crate::Policy) -> bool {
+    if t.contains("..") || places::area_with(t, policy) != Some(aq_knowledge::areas::Area::Temp) {
+        return false;
+    }
+    let rest = match t.strip_prefix("${TMPDIR") {
+        Some(r) => r.split_once('}').map(|(_, r)| r).unwrap_or(""),
+        None => t.strip_prefix("$TMPDIR").unwrap_or(t),
+    };
+    let p = NormPath::new(rest);
+    let below_root = aq_knowledge::areas::TEMP
+        .iter()
+        .map(|row| row.trim_matches('/').split('/').count())
+        .filter(|&n| {
+            t.starts_with('$')
+                || p.parts.len() > n
+                    && aq_knowledge::areas::TEMP.iter().any(|row| {
+                        row.trim_matches('/')
+                            .split('/')
+                            .eq(p.parts[..n].iter().map(String::as_str))
+                    })
+        })
+        .map(|n| if t.starts_with('$') { 0 } else { n })
+        .max();
+    let Some(n) = below_root else { return false };
+    p.parts.get(n).is_some_and(|first| {
+        first
+            .chars()
+            .next()
+            .is_some_and(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-' || ch == '.')
+            && !first.starts_with("..")
+    })
 }
 
 /// `/`, `~`, `$HOME`, `..`, system directories, `.git`, and "everything in" them.
@@ -355,6 +424,39 @@ fn check_find_delete(ctx: &mut Ctx, i: usize) {
         return;
     }
     let roots = find_roots(c);
+    // `find /tmp -name 'tmp*' -mtime +3 -delete`: old scratch files, not
+    // the scratch directory; still everybody's scratch space, so it asks.
+    let filtered = c.args().iter().any(|a| {
+        matches!(
+            a.text.as_str(),
+            "-name"
+                | "-iname"
+                | "-path"
+                | "-ipath"
+                | "-regex"
+                | "-mtime"
+                | "-mmin"
+                | "-newer"
+                | "-user"
+                | "-type"
+        )
+    });
+    if filtered
+        && !roots.is_empty()
+        && roots
+            .iter()
+            .all(|r| places::area_with(r, ctx.policy) == Some(aq_knowledge::areas::Area::Temp))
+    {
+        ctx.hit(
+            RuleId::FsRmRecursive,
+            i,
+            format!(
+                "find -delete removes what matches in the scratch space {}",
+                roots.join(" ")
+            ),
+        );
+        return;
+    }
     if roots.iter().any(|r| is_root_like(r)) {
         ctx.hit(
             RuleId::FsRmRecursiveRoot,
@@ -864,8 +966,33 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     };
     for t in removed {
         let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
+        // The project's policy only tightens: taking it away loosens.
+        if t.rsplit('/').next() == Some("agent-quarantine.toml") {
+            ctx.hit(
+                RuleId::GuardAqFiles,
+                i,
+                format!("{verb} {t}, the project's aq policy (it only tightens: without it, less is refused)"),
+            );
+            continue;
+        }
+        if verb == "moves away" && paths::is_history_file(&t) {
+            ctx.hit(
+                RuleId::AntiHistoryTamper,
+                i,
+                format!("moves the history file {t} away"),
+            );
+            continue;
+        }
         if !paths::is_history_file(&t) && !paths::is_system_log(&t) {
             check_area(ctx, i, &t, verb);
+        }
+        if aq_knowledge::tool_config::in_agent_hook_dir(&t) {
+            ctx.hit(
+                RuleId::GuardAgentHooks,
+                i,
+                format!("{verb} {t}, an agent's hook script"),
+            );
+            continue;
         }
         if let Some(place) = places::holds_place_with(&t, &guarded, ctx.policy) {
             let noun = place_noun(place.kind);
@@ -1015,8 +1142,20 @@ fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str) {
     if paths::is_build_output(t) {
         return;
     }
+    let name = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
+    if area == Area::UserPrograms
+        && !verb.starts_with("delete")
+        && aq_knowledge::programs::known_class(name).is_some()
+    {
+        ctx.hit(
+            RuleId::PersistToolConfig,
+            i,
+            format!("{verb} {t}: a `{name}` on the PATH that every later shell runs instead of the real one"),
+        );
+        return;
+    }
     let rule = match area {
-        Area::HomeFiles => RuleId::FsWriteHome,
+        Area::HomeFiles | Area::UserPrograms | Area::OtherProjects => RuleId::FsWriteHome,
         _ => RuleId::FsWriteSystem,
     };
     ctx.hit(rule, i, format!("{verb} {t}, {}", area.title()));

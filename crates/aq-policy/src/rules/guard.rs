@@ -18,6 +18,9 @@ use crate::places::PlaceKind;
 
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     check_kill(ctx, i);
+    check_stop_service(ctx, i);
+    check_agent_bypass(ctx, i);
+    check_replace_binary(ctx, i);
     check_env(ctx, i);
     let c = &ctx.commands()[i];
     if c.program() != Some("aq") {
@@ -40,10 +43,49 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             "changes how the agents start their MCP servers",
         ),
         ["audit", "export", ..] | ["__connect", ..] => (RuleId::NetFetch, "sends to another host"),
-        _ => return,
+        [] => return,
+        [verb, ..] if KNOWN_VERBS.contains(verb) || verb.starts_with('-') => return,
+        // A verb this aq does not have (`aq pause`, `aq off`): a newer or
+        // another aq's, and nothing here can say it only reads.
+        [verb, ..] => {
+            ctx.hit(
+                RuleId::GuardAqFiles,
+                i,
+                format!(
+                    "`aq {verb}` is no verb of this aq's, so nothing says it leaves the guard on"
+                ),
+            );
+            return;
+        }
     };
     ctx.hit(rule, i, format!("`{}` {what}", c.display()));
 }
+
+/// aq's verbs that leave the guard as it is (the rest are judged above).
+const KNOWN_VERBS: &[&str] = &[
+    "explain",
+    "check",
+    "policy",
+    "run",
+    "watch",
+    "deny",
+    "grants",
+    "checkpoints",
+    "diff",
+    "undo",
+    "completions",
+    "man",
+    "lint",
+    "report",
+    "audit",
+    "doctor",
+    "verify",
+    "preflight",
+    "hook",
+    "mcp",
+    "help",
+    "version",
+];
 
 // ---- the agents' settings ---------------------------------------------------
 
@@ -154,15 +196,30 @@ fn check_kill(ctx: &mut Ctx, i: usize) {
     let Some(name) = c.program() else { return };
     let args = c.args();
     let target = match name {
-        "kill" => kill_target(ctx, args),
+        "kill" => kill_target(ctx, i, args),
         "pkill" | "killall" => {
             let full = args.iter().any(|a| {
                 a.text == "--full"
                     || a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('f')
             });
-            pattern_names(args)
-                .into_iter()
-                .find(|p| names_supervisor(p, full && name == "pkill"))
+            let patterns = pattern_names(args);
+            let by_user = args
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-u" | "-U" | "--euid" | "--uid"));
+            if patterns.is_empty() && by_user && name == "pkill" {
+                Some("every process of the user".to_string())
+            } else if let Some(p) = patterns.iter().find(|p| {
+                matches!(
+                    p.trim_matches(['\'', '"']),
+                    "." | ".*" | ".+" | "^" | "$" | "^.*$" | "[a-z]*" | ""
+                )
+            }) {
+                Some(format!("every process (the pattern {p} matches any name)"))
+            } else {
+                patterns
+                    .into_iter()
+                    .find(|p| names_supervisor(&single_char_classes(p), full && name == "pkill"))
+            }
         }
         _ => None,
     };
@@ -173,6 +230,170 @@ fn check_kill(ctx: &mut Ctx, i: usize) {
             format!("`{name}` signals {t}"),
         );
     }
+}
+
+/// A write over a file found by looking up aq's or an agent's program
+/// (`ln -sf /bin/true "$(command -v aq)"`, `cp x "$(which claude)"`,
+/// `> $(type -P aq)`): the guard replaced by something else.
+fn check_replace_binary(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(name) = c.program() else { return };
+    let writer = matches!(
+        name,
+        "cp" | "mv"
+            | "ln"
+            | "install"
+            | "tee"
+            | "dd"
+            | "rm"
+            | "truncate"
+            | "chmod"
+            | "shred"
+            | "sed"
+            | "perl"
+            | "rsync"
+            | "unlink"
+            | "cat"
+    );
+    let looked_up = |w: &aq_shell::Word| {
+        w.feeds.iter().any(|&f| {
+            let fed = &ctx.commands()[f];
+            let args: Vec<&str> = fed.args().iter().map(|a| a.text.as_str()).collect();
+            matches!(
+                fed.program(),
+                Some("command" | "which" | "type" | "whereis" | "readlink" | "realpath")
+            ) && args.iter().any(|a| !a.starts_with('-') && is_supervisor(a))
+        })
+    };
+    let target = c
+        .redirects
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.kind,
+                aq_shell::RedirectKind::Write
+                    | aq_shell::RedirectKind::Append
+                    | aq_shell::RedirectKind::ReadWrite
+            )
+        })
+        .map(|r| &r.target)
+        .chain(c.args().iter().filter(|_| writer))
+        .find(|w| looked_up(w));
+    if let Some(w) = target {
+        ctx.hit(
+            RuleId::GuardAqFiles,
+            i,
+            format!(
+                "`{name}` writes over {}, the guard's or the agent's own program",
+                w.text
+            ),
+        );
+    }
+}
+
+/// An agent started with its own approval of commands switched off
+/// (`claude --dangerously-skip-permissions`, `gemini --yolo`): an agent the
+/// guard's hooks may not reach, asking nobody.
+fn check_agent_bypass(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(name) = c.program() else { return };
+    if !is_supervisor(name) || aq_knowledge::tool_config::SUPERVISORS.contains(&name) {
+        return;
+    }
+    let args = c.args();
+    let flag = args.iter().enumerate().find_map(|(k, a)| {
+        let t = a.text.as_str();
+        if !t.starts_with('-') {
+            return None;
+        }
+        // `--permission-mode bypassPermissions`, `--approval-mode=yolo`, `-s danger-full-access`.
+        let value = args.get(k + 1).map(|w| w.text.as_str()).unwrap_or("");
+        let with_value = format!("{t} {value}");
+        let hit = aq_knowledge::tool_config::bypasses_agent(t)
+            || (!value.starts_with('-')
+                && aq_knowledge::tool_config::bypasses_agent(value)
+                && (t.contains("mode")
+                    || t.contains("sandbox")
+                    || t == "-s"
+                    || t.contains("approval")));
+        hit.then(|| {
+            if aq_knowledge::tool_config::bypasses_agent(t) {
+                t.to_string()
+            } else {
+                with_value
+            }
+        })
+    });
+    if let Some(f) = flag {
+        ctx.hit(
+            RuleId::GuardAgentHooks,
+            i,
+            format!("`{name} {f}` runs an agent with its approval of commands switched off"),
+        );
+    }
+}
+
+/// `systemctl stop`, `service NAME stop`, `launchctl unload` of a service
+/// that is the guard or an agent (by name: [`names_supervisor`]).
+fn check_stop_service(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(name) = c.program() else { return };
+    let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
+    let stops = match (name, ops.as_slice()) {
+        ("systemctl", [verb, units @ ..])
+            if matches!(*verb, "stop" | "disable" | "mask" | "kill" | "freeze") =>
+        {
+            units.to_vec()
+        }
+        ("service", [unit, "stop", ..]) => vec![*unit],
+        ("launchctl", [verb, rest @ ..])
+            if matches!(
+                *verb,
+                "unload" | "bootout" | "disable" | "stop" | "remove" | "kill"
+            ) =>
+        {
+            rest.to_vec()
+        }
+        _ => return,
+    };
+    let named = stops.iter().find(|u| {
+        let base = u.rsplit('/').next().unwrap_or(u);
+        let base = base
+            .trim_end_matches(".plist")
+            .trim_end_matches(".service")
+            .trim_end_matches(".socket");
+        names_supervisor(base, true) || base.split('.').any(|w| names_supervisor(w, false))
+    });
+    if let Some(u) = named {
+        ctx.hit(
+            RuleId::GuardKillSupervisor,
+            i,
+            format!("`{name}` stops {u}, which guards or runs the agent"),
+        );
+    }
+}
+
+/// A pattern with one-letter classes written out (`a[q]` is `aq`, the
+/// trick that keeps `pgrep -f` from finding itself).
+fn single_char_classes(p: &str) -> String {
+    let mut out = String::new();
+    let mut chars = p.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch == '[' {
+            let inner: String = chars.by_ref().take_while(|c| *c != ']').collect();
+            out.push_str(
+                inner
+                    .chars()
+                    .next()
+                    .map(String::from)
+                    .as_deref()
+                    .unwrap_or(""),
+            );
+        } else {
+            out.push(ch);
+        }
+    }
+    out
 }
 
 /// The operands of `pkill`/`killall` that are patterns (not option values).
@@ -216,7 +437,7 @@ fn pattern_names(args: &[aq_shell::Word]) -> Vec<String> {
 /// `pkill -f` (the whole command line), a supervisor as one of its words.
 fn names_supervisor(pattern: &str, whole_line: bool) -> bool {
     let p = pattern.trim_matches(['^', '$', '\'', '"']);
-    if is_supervisor(p) {
+    if is_supervisor(p) || aq_knowledge::tool_config::names_guard(p) {
         return true;
     }
     whole_line
@@ -227,7 +448,21 @@ fn names_supervisor(pattern: &str, whole_line: bool) -> bool {
 /// What a `kill` aims at, when it is a supervisor: `$PPID`, pid 1, `-1`
 /// (every process), or pids computed by `pgrep`/`pidof` of a supervisor or
 /// by `ps -o ppid`.
-fn kill_target(ctx: &Ctx, args: &[aq_shell::Word]) -> Option<String> {
+fn kill_target(ctx: &Ctx, i: usize, args: &[aq_shell::Word]) -> Option<String> {
+    // `pgrep aq | xargs kill`: the pids come from upstream.
+    let wrappers: Vec<usize> = (0..ctx.commands().len())
+        .filter(|&j| {
+            ctx.commands()[j].runs == Some(i) && ctx.commands()[j].program() == Some("xargs")
+        })
+        .collect();
+    if let Some(found) = wrappers
+        .into_iter()
+        .chain(std::iter::once(i))
+        .flat_map(|j| ctx.upstream(j))
+        .find_map(|u| finds_supervisor(&ctx.commands()[u]))
+    {
+        return Some(found);
+    }
     let mut k = 0;
     // The signal: `-9`, `-STOP`, `-s SIG`, `-n N`, `--signal SIG`.
     if let Some(a) = args.first() {
@@ -255,29 +490,36 @@ fn kill_target(ctx: &Ctx, args: &[aq_shell::Word]) -> Option<String> {
                 .to_string(),
             );
         }
-        for &f in &a.feeds {
-            let fed = &ctx.commands()[f];
-            let fed_args: Vec<&str> = fed.args().iter().map(|w| w.text.as_str()).collect();
-            match fed.program() {
-                Some("pgrep" | "pidof") => {
-                    let whole = fed_args
-                        .iter()
-                        .any(|x| x.starts_with('-') && x.contains('f'));
-                    if pattern_names(fed.args())
-                        .iter()
-                        .any(|p| names_supervisor(p, whole))
-                    {
-                        return Some(format!("what `{}` finds", fed.display()));
-                    }
-                }
-                Some("ps") if fed_args.iter().any(|x| x.contains("ppid")) => {
-                    return Some("the parent process".to_string());
-                }
-                _ => {}
-            }
+        if let Some(found) = a
+            .feeds
+            .iter()
+            .find_map(|&f| finds_supervisor(&ctx.commands()[f]))
+        {
+            return Some(found);
         }
     }
     None
+}
+
+/// What a command that lists pids finds, when that is a supervisor:
+/// `pgrep`/`pidof` of one (`pgrep -f 'a[q]'` too), `ps -o ppid`.
+fn finds_supervisor(fed: &aq_shell::Command) -> Option<String> {
+    let fed_args: Vec<&str> = fed.args().iter().map(|w| w.text.as_str()).collect();
+    match fed.program() {
+        Some("pgrep" | "pidof") => {
+            let whole = fed_args
+                .iter()
+                .any(|x| x.starts_with('-') && x.contains('f'));
+            pattern_names(fed.args())
+                .iter()
+                .any(|p| names_supervisor(&single_char_classes(p), whole))
+                .then(|| format!("what `{}` finds", fed.display()))
+        }
+        Some("ps") if fed_args.iter().any(|x| x.contains("ppid")) => {
+            Some("the parent process".to_string())
+        }
+        _ => None,
+    }
 }
 
 // ---- the guard's environment ------------------------------------------------

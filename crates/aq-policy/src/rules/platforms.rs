@@ -28,7 +28,8 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let platform = model.is_some_and(|p| p.default.is_some() || !p.subs.is_empty());
     let container = model.and_then(|p| p.class) == Some(programs::Class::Container);
     let redis = model.is_some_and(|p| p.name == "redis-cli");
-    if !platform && !container && !redis && !name.starts_with("java") {
+    if !platform && !container && !redis && !name.starts_with("java") && !name.starts_with("python")
+    {
         return;
     }
     let all: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
@@ -51,7 +52,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ),
         );
     }
-    let (program, args) = match jar_program(name, &all) {
+    if let Some(evidence) = forced_ref_update(ctx, i, &all) {
+        ctx.hit(RuleId::GitPushForce, i, evidence);
+    }
+    let (program, args) = match jar_program(name, &all).or_else(|| python_module(name, &all)) {
         Some((p, rest)) => (Some(p), rest),
         None => (ctx.model(i), &all[..]),
     };
@@ -61,7 +65,27 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let Some((effect, what)) = decide(p, args) else {
         return;
     };
+    let (effect, what) = match (effect, wholesale(p, args)) {
+        (Effect::Delete, Some(noun)) => (Effect::Destroy, format!("{what} ({noun})")),
+        other => (other.0, what),
+    };
     let shown = c.display();
+    // A secret file handed to a subcommand that sends things away (`gh gist
+    // create .env`, `gh release upload v1 ~/.ssh/id_ed25519`) is uploaded.
+    if matches!(
+        effect,
+        Effect::Publish | Effect::Change | Effect::Credential | Effect::Network | Effect::Exec
+    ) && let Some((file, kind)) = args.iter().find_map(|a| {
+        let v = a.rsplit_once('=').map_or(*a, |(_, v)| v);
+        let v = v.strip_prefix('@').unwrap_or(v);
+        crate::paths::secret_kind(v).map(|k| (v, k))
+    }) {
+        ctx.hit(
+            RuleId::NetExfilSecret,
+            i,
+            format!("`{what}` sends {file} ({kind}) to the platform"),
+        );
+    }
     let (rule, evidence) = match effect {
         Effect::Read | Effect::Local => return,
         Effect::ValueRead => {
@@ -85,6 +109,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             RuleId::SecretLocation,
             format!("`{what}` lists secrets (their names, not their values)"),
         ),
+        Effect::SecretFetch if to_stdout(args) => (
+            RuleId::PlatformSecretRead,
+            format!("`{what}` prints secrets: its file is standard output"),
+        ),
+        Effect::SecretFetch => (
+            RuleId::PlatformSecretFetch,
+            format!("`{what}` writes secrets into a local file"),
+        ),
         Effect::Credential => (
             RuleId::PlatformCredentialChange,
             format!("`{what}` creates, changes or removes credentials or permissions"),
@@ -96,6 +128,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         Effect::Delete => (
             RuleId::CloudDelete,
             format!("`{what}` deletes remote resources"),
+        ),
+        Effect::Destroy => (
+            RuleId::CloudDestroy,
+            format!("`{what}` deletes everything in it at once: `{shown}`"),
         ),
         Effect::Publish => (
             RuleId::PlatformPublish,
@@ -119,6 +155,36 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     if !already {
         ctx.hit(rule, i, evidence);
     }
+}
+
+/// Whether the command is a platform's subcommand that writes secrets into
+/// the file it names (`vercel env pull .env.local`): that file is its
+/// output, not something it reads.
+pub(crate) fn fetches_secrets(ctx: &Ctx, i: usize) -> bool {
+    let Some(p) = ctx
+        .model(i)
+        .filter(|p| p.default.is_some() || !p.subs.is_empty())
+    else {
+        return false;
+    };
+    let args: Vec<&str> = ctx.commands()[i]
+        .args()
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect();
+    matches!(decide(p, &args), Some((Effect::SecretFetch, _)))
+}
+
+/// Whether a secret-fetching subcommand is pointed at standard output
+/// (`-`, `/dev/stdout`, `--no-file`), which prints what it fetches.
+fn to_stdout(args: &[&str]) -> bool {
+    args.iter().any(|a| {
+        let v = a.rsplit('=').next().unwrap_or(a);
+        matches!(
+            v,
+            "-" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/proc/self/fd/1"
+        ) || *a == "--no-file"
+    })
 }
 
 /// A pod spec given on a cluster client's line (`kubectl run --overrides`)
@@ -191,6 +257,98 @@ fn jar_program<'a>(name: &str, args: &'a [&'a str]) -> Option<(&'static Program,
     let base = jar.rsplit('/').next().unwrap_or(jar);
     let p = programs::lookup(base).or_else(|| programs::lookup(base.strip_suffix(".jar")?))?;
     Some((p, &args[k + 2..]))
+}
+
+/// `gh api -X PATCH repos/o/r/git/refs/heads/main -F force=true`: the
+/// hosting API's way to force-push a branch (its body from `-f`/`-F` or
+/// from `--input`, a file or a command on the line).
+fn forced_ref_update(ctx: &Ctx, i: usize, args: &[&str]) -> Option<String> {
+    let c = &ctx.commands()[i];
+    if !matches!(c.program(), Some("gh" | "glab" | "tea")) || args.first() != Some(&"api") {
+        return None;
+    }
+    let endpoint = args.iter().find(|a| a.contains("git/refs"))?;
+    let squeeze = |t: &str| -> String {
+        t.chars()
+            .filter(|ch| !ch.is_whitespace() && *ch != '"' && *ch != '\'')
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let forced = |t: &str| {
+        let t = squeeze(t);
+        t.contains("force=true") || t.contains("force:true")
+    };
+    let fed = c
+        .args()
+        .iter()
+        .flat_map(|w| w.feeds.iter())
+        .flat_map(|&f| ctx.commands()[f].args().iter().map(|w| w.text.as_str()));
+    let stdin = c.stdin.iter().filter_map(|s| match s {
+        aq_shell::Input::Text(w) => Some(w.text.as_str()),
+        _ => None,
+    });
+    args.iter()
+        .copied()
+        .chain(fed)
+        .chain(stdin)
+        .any(forced)
+        .then(|| {
+            format!(
+                "`{} api {endpoint}` with force: rewrites the branch like `git push --force`",
+                c.program().unwrap_or_default()
+            )
+        })
+}
+
+/// `python3 -m twine upload dist/*`: the module's command line, judged as
+/// the program of that name.
+fn python_module<'a>(name: &str, args: &'a [&'a str]) -> Option<(&'static Program, &'a [&'a str])> {
+    if !name.starts_with("python") {
+        return None;
+    }
+    let k = args.iter().position(|a| *a == "-m")?;
+    let module = args.get(k + 1)?;
+    let p = programs::lookup(module)?;
+    (p.default.is_some() || !p.subs.is_empty()).then(|| (p, &args[k + 2..]))
+}
+
+/// The container a delete removes whole ([`programs::CONTAINERS`]): the
+/// noun before the delete verb (`gh repo delete`, `az group delete`), in
+/// the verb (`apps:destroy`, `delete-bucket`), or after it for a cluster
+/// client, whose verb comes first (`kubectl delete namespace prod`).
+fn wholesale(p: &Program, args: &[&str]) -> Option<&'static str> {
+    let words: Vec<&str> = args
+        .iter()
+        .take_while(|a| **a != "--")
+        .filter(|a| !a.starts_with('-'))
+        .copied()
+        .collect();
+    let container = |w: &str| {
+        let w = w.to_ascii_lowercase();
+        programs::CONTAINERS.iter().copied().find(|c| *c == w)
+    };
+    let k = words
+        .iter()
+        .take(VERB_WORDS)
+        .position(|w| matches!(last_verb(&[*w]), Some((_, Effect::Delete))))?;
+    let verb = words[k];
+    if let Some((noun, _)) = verb.split_once(':')
+        && let Some(c) = container(noun)
+    {
+        return Some(c);
+    }
+    if let Some((_, noun)) = verb.split_once('-')
+        && let Some(c) = container(noun)
+    {
+        return Some(c);
+    }
+    if let Some(c) = k.checked_sub(1).and_then(|j| container(words[j])) {
+        return Some(c);
+    }
+    if p.class == Some(programs::Class::Container) {
+        return words.get(k + 1).and_then(|w| container(w));
+    }
+    None
 }
 
 /// What `args` make program `p` do, and the words that say it.
@@ -282,8 +440,16 @@ fn last_verb<'a>(words: &[&'a str]) -> Option<(&'a str, Effect)> {
         }
     }
     // A word that is a verb outranks one that only starts with one
-    // (`flags update new-checkout`: update, not new).
-    whole.or(found)
+    // (`flags update new-checkout`: update, not new), unless that one
+    // deletes or prints secrets (`logs delete-log-group`: not a read).
+    match (whole, found) {
+        (Some((_, Effect::Read | Effect::Local)), Some(f))
+            if matches!(f.1, Effect::Delete | Effect::SecretRead) =>
+        {
+            Some(f)
+        }
+        (w, f) => w.or(f),
+    }
 }
 
 /// Whether `args` hold option `opt`: `--raw`, `--dry-run=client`, `-ojson`;
@@ -316,6 +482,7 @@ fn severity(e: Effect) -> u8 {
     match e {
         Effect::Read | Effect::Local => 0,
         Effect::SecretList => 1,
+        Effect::SecretFetch => 8,
         Effect::Install | Effect::Network => 2,
         Effect::Serve => 3,
         Effect::Change => 4,
@@ -325,6 +492,7 @@ fn severity(e: Effect) -> u8 {
         Effect::Credential => 8,
         Effect::ValueRead => 9,
         Effect::SecretRead => 10,
+        Effect::Destroy => 11,
     }
 }
 

@@ -368,6 +368,18 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ));
         }
     }
+    // `cat <&3 3< ~/.ssh/id_rsa`, `exec 3< .env`: another descriptor opened
+    // on a secret is read as surely as standard input.
+    for r in &c.redirects {
+        if matches!(
+            r.kind,
+            aq_shell::RedirectKind::Read | aq_shell::RedirectKind::ReadWrite
+        ) && r.fd.is_some_and(|n| n != 0)
+            && let Some(kind) = ctx.secret_kind(&r.target.text)
+        {
+            found.push((Role::Read, r.target.text.clone(), kind));
+        }
+    }
     // What the capability model says this program reads or uploads:
     // `wget -i F`, `curl -K F`, `git diff --no-index A B`.
     let model = ctx.model(i);
@@ -416,7 +428,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 found.push((Role::Send, p, kind));
             }
         }
-    } else if !args_are_data(&name) && c.runs.is_none() {
+    } else if !args_are_data(&name)
+        && c.runs.is_none()
+        && !super::platforms::fetches_secrets(ctx, i)
+    {
         // A wrapper's arguments are its inner command's, judged there.
         let role = role_of(&name);
         let mut ops: Vec<Word> = file_operands(c, &name).into_iter().cloned().collect();
@@ -442,6 +457,18 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             {
                 found.push((role, name, kind));
             }
+        }
+        // The shell's history: what the user typed, tokens pasted on
+        // command lines among it. Reading it asks.
+        if role == Role::Read
+            && let Some(h) = ops.iter().find(|w| paths::is_history_file(&w.text))
+        {
+            found.push((
+                Role::Metadata,
+                h.text.clone(),
+                "a credential location: the shell history, with whatever was typed on command lines"
+                    .to_string(),
+            ));
         }
         let n_ops = ops.len();
         for (k, w) in ops.into_iter().enumerate() {
@@ -600,6 +627,32 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         )
     {
         found.retain(|(_, path, _)| !paths::is_key_file(path));
+    }
+    // `ls -la .env*`, `test -f .env`: the project's own secret files
+    // listed or tested by name, nothing read.
+    let lists_only = matches!(
+        name.as_str(),
+        "ls" | "stat"
+            | "test"
+            | "["
+            | "[["
+            | "du"
+            | "realpath"
+            | "readlink"
+            | "tree"
+            | "exa"
+            | "eza"
+            | "lsd"
+            | "find"
+    );
+    if lists_only {
+        found.retain(|(role, path, _)| {
+            *role != Role::Metadata
+                || path.starts_with('/')
+                || path.starts_with('~')
+                || path.starts_with('$')
+                || path.contains("..")
+        });
     }
     let mut reported = false;
     for (role, path, kind) in found {
@@ -896,8 +949,9 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
         }
         "git"
             if seq("credential", "fill")
-                || seq("credential-store", "get")
-                || seq("credential-cache", "get") =>
+                || words
+                    .windows(2)
+                    .any(|p| p[0].starts_with("credential-") && p[1] == "get") =>
         {
             Some("stored git credentials")
         }

@@ -14,11 +14,15 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let Some(program) = c.program() else { return };
     let words: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
-    if program == "direnv" && words.iter().find(|w| !w.starts_with('-')) == Some(&"allow") {
+    let verb = words.iter().find(|w| !w.starts_with('-')).copied();
+    if matches!(
+        (program, verb),
+        ("direnv", Some("allow" | "permit" | "grant")) | ("mise" | "rtx", Some("trust"))
+    ) {
         ctx.hit(
-            RuleId::PersistToolConfig,
+            RuleId::ToolConfigTrust,
             i,
-            "`direnv allow` makes the .envrc run by itself in every later shell that enters the directory",
+            format!("`{program} {}` makes a project file run by itself in every later shell that enters the directory", verb.unwrap_or_default()),
         );
         return;
     }

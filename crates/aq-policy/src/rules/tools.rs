@@ -62,6 +62,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
         "at" | "batch" => ctx.hit(RuleId::PersistCrontab, i, "schedules a job to run later"),
         "systemctl" => check_systemctl(ctx, i),
+        // `loginctl enable-linger`: the user's services start at boot and
+        // outlive every login.
+        "loginctl" if subcommand(c) == Some("enable-linger") => ctx.hit(
+            RuleId::SysServiceControl,
+            i,
+            "loginctl enable-linger keeps the user's services running without a login",
+        ),
         "service" => {
             let ops = operands(c);
             let action = ops.get(1).map(|w| w.text.as_str()).unwrap_or("");
@@ -107,11 +114,16 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 );
             }
         }
-        "ssh-add" if !c.args().iter().any(|a| a.text == "-l" || a.text == "-L") => {
+        "ssh-add" => {
+            let list = c.args().iter().any(|a| a.text == "-l" || a.text == "-L");
             ctx.hit(
                 RuleId::SecretLocation,
                 i,
-                "ssh-add loads or removes private keys in the agent",
+                if list {
+                    "ssh-add lists the keys the ssh agent holds"
+                } else {
+                    "ssh-add loads or removes private keys in the agent"
+                },
             );
         }
         "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" => ctx.hit(
@@ -161,26 +173,52 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 aq_shell::Input::Text(w) => Some(w.text.as_str()),
                 _ => None,
             });
-            let destructive = c
+            let statements: Vec<String> = c
                 .args()
                 .iter()
                 .map(|a| a.text.as_str())
                 .chain(stdin)
-                .any(|a| {
-                    let a = &a.to_ascii_lowercase();
-                    let l = a.split_whitespace().collect::<Vec<_>>().join(" ");
-                    l.contains("drop table")
-                        || l.contains("drop database")
-                        || l.contains("drop schema")
-                        || l.contains("truncate ")
-                        || l.contains("flushall")
-                        || l.contains("flushdb")
-                        || l.contains("dropdatabase")
-                        || l.split(';').any(|st| {
-                            let st = st.trim();
-                            st.starts_with("delete from") && !st.contains(" where ")
-                        })
-                });
+                .map(|a| {
+                    a.to_ascii_lowercase()
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            // A whole database, schema or keyspace at once: nothing is left
+            // to restore from but a backup.
+            if let Some(what) = statements.iter().find_map(|l| {
+                [
+                    "drop database",
+                    "drop schema",
+                    "drop keyspace",
+                    "flushall",
+                    "dropdatabase(",
+                ]
+                .into_iter()
+                .find(|w| l.contains(w))
+            }) {
+                ctx.hit(
+                    RuleId::CloudDestroy,
+                    i,
+                    format!("`{what}` deletes a whole database"),
+                );
+            }
+            let destructive = statements.iter().map(String::as_str).any(|a| {
+                let a = &a.to_ascii_lowercase();
+                let l = a.split_whitespace().collect::<Vec<_>>().join(" ");
+                l.contains("drop table")
+                    || l.contains("drop database")
+                    || l.contains("drop schema")
+                    || l.contains("truncate ")
+                    || l.contains("flushall")
+                    || l.contains("flushdb")
+                    || l.contains("dropdatabase")
+                    || l.split(';').any(|st| {
+                        let st = st.trim();
+                        st.starts_with("delete from") && !st.contains(" where ")
+                    })
+            });
             if destructive {
                 ctx.hit(
                     RuleId::DbDestructiveSql,
@@ -493,6 +531,20 @@ pub(crate) fn read_git_config(sub_args: &[&str]) -> GitConfigWrite {
 
 fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
     let w = read_git_config(sub_args);
+    // `git config -f ~/.aws/credentials --list`: git parses any INI file
+    // and prints its keys and values.
+    if !w.sets
+        && let Some((f, kind)) = w
+            .files
+            .iter()
+            .find_map(|f| crate::paths::secret_kind(f).map(|k| (f.clone(), k)))
+    {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("git config -f {f} prints what {f} ({kind}) holds"),
+        );
+    }
     // The user's or the system's configuration: every repository.
     let global = sub_args
         .iter()
@@ -503,9 +555,30 @@ fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
         });
     if w.sets
         && let (Some(key), Some(value)) = (&w.key, &w.value)
-        && let Some(row) = aq_knowledge::git::git_key_runs(key, Some(value))
     {
-        judge_git_setting(ctx, i, key, value, row, global);
+        match aq_knowledge::git::git_key_runs(key, Some(value)) {
+            Some(row) => judge_git_setting(ctx, i, key, value, row, global),
+            // A setting that runs nothing, in the user's own configuration:
+            // a write outside the project, like any other (`user.email`,
+            // `alias.lg "log --graph"`).
+            None if global => {
+                let system = sub_args.contains(&"--system");
+                ctx.hit(
+                    if system {
+                        RuleId::FsWriteSystem
+                    } else {
+                        RuleId::FsWriteHome
+                    },
+                    i,
+                    format!(
+                        "git config {} {key} changes the {} git configuration, read by every repository",
+                        if system { "--system" } else { "--global" },
+                        if system { "system's" } else { "user's" }
+                    ),
+                );
+            }
+            None => {}
+        }
     }
     // `git config -f FILE` writes FILE: into another protected place than
     // a git configuration (a shell startup file, an agent's settings, aq's
@@ -567,9 +640,22 @@ fn judge_git_setting(
                     .commands
                     .iter()
                     .all(|c| c.program() == Some("git") && c.redirects.is_empty());
+            // `credential.helper store`: one of the helpers git ships
+            // (`git credential-store`), not a command of the line's choosing.
+            let git_helper = key.to_ascii_lowercase().starts_with("credential.")
+                && matches!(
+                    value.trim(),
+                    "store"
+                        | "cache"
+                        | "osxkeychain"
+                        | "libsecret"
+                        | "manager"
+                        | "manager-core"
+                        | "wincred"
+                );
             let plain = (super::env::plain_command(&analysis)
                 && !value.trim_start().starts_with('!'))
-                || (global && only_git);
+                || (global && (only_git || git_helper));
             if plain && !global {
                 return;
             }

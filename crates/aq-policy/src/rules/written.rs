@@ -55,6 +55,16 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
         } else if matches!(base.as_str(), "setup.py" | "conftest.py" | "noxfile.py") {
             let a = python(&text);
             copy_hits(ctx, i, &label, &a, true);
+        } else if base == ".envrc"
+            && ctx.commands()[i + 1..].iter().any(|c| {
+                c.program() == Some("direnv")
+                    && c.args()
+                        .iter()
+                        .any(|a| matches!(a.text.as_str(), "allow" | "permit" | "grant" | "exec"))
+            })
+        {
+            // `direnv allow` after it: the .envrc runs in every later shell.
+            copy_hits(ctx, i, &label, &aq_shell::analyze(&text), true);
         } else if base == "config" && path.contains(".git/") || base == ".gitconfig" {
             for alias in shell_aliases(&text) {
                 copy_hits(ctx, i, &label, &aq_shell::analyze(&alias), true);
