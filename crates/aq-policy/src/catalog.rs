@@ -332,6 +332,14 @@ rules! {
         safer: Some("let the user change the agent's settings"),
         fires: ["jq '.permissions.allow += [\"Bash(npm test:*)\"]' .claude/settings.json > /tmp/s && mv /tmp/s .claude/settings.json", "sed -i 's/\"model\": \"a\"/\"model\": \"b\"/' ~/.gemini/settings.json"],
         spares: ["cat .claude/settings.json", "jq .permissions .claude/settings.json"];
+    /// An agent started, from inside a session, with its own approval of
+    /// commands switched off. The agent `aq run` itself starts is the
+    /// user's choice and is not judged by this rule.
+    GuardAgentBypass = "guard-agent-bypass", Block, Critical,
+        why: "starts a coding agent with its own approval of commands switched off: an agent inside the agent that asks nobody",
+        safer: Some("ask the user to start the agent themselves"),
+        fires: ["claude --dangerously-skip-permissions -p 'fix it'", "gemini --yolo -p x", "codex exec --dangerously-bypass-approvals-and-sandbox x", "qwen --approval-mode yolo -p x"],
+        spares: ["claude --version", "gemini -p 'summarize'", "codex --help"];
     /// Killing or stopping the guard or the agent it guards.
     GuardKillSupervisor = "guard-kill-supervisor", Block, Critical,
         why: "kills or stops the process that supervises this shell (the parent, aq, the coding agent, init): that would take the guard away or escape its session",

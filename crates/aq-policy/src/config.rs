@@ -235,6 +235,8 @@ pub struct PolicyLayer {
     pub audit_export: Vec<(ExportTarget, Location)>,
     /// `[undo]`: the workspace's checkpoints.
     pub undo: UndoLayer,
+    /// `[program.NAME]` tables, by name: what a program's subcommands do.
+    pub programs: Vec<(String, crate::policy::UserProgram, Location)>,
 }
 
 /// `[undo]` as one file sets it.
@@ -420,6 +422,17 @@ struct RawFile {
     audit: RawAudit,
     #[serde(default)]
     undo: RawUndo,
+    #[serde(default)]
+    program: BTreeMap<Spanned<String>, Spanned<RawProgram>>,
+}
+
+/// `[program.NAME]`: what a platform CLI's subcommands do.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProgram {
+    default: Option<Spanned<String>>,
+    #[serde(default)]
+    subs: BTreeMap<Spanned<String>, Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -933,8 +946,53 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         .help("files over this size are listed as not kept; the default is 64"));
     }
 
+    let mut programs = Vec::new();
+    for (name, table) in raw.program {
+        let at = loc(name.span().start);
+        let n = name.get_ref();
+        if n.is_empty() || n.contains(['/', ' ', '\t']) {
+            return Err(err(name.span(), format!("`{n}` is not a program name"))
+                .help("name the program as it is run, without a path: [program.acme]"));
+        }
+        let effect = |v: &Spanned<String>| -> Result<String, ConfigError> {
+            aq_knowledge::programs::Effect::from_name(v.get_ref())
+                .map(|e| e.name().to_string())
+                .ok_or_else(|| {
+                    let names: Vec<&str> = aq_knowledge::programs::Effect::ALL
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect();
+                    err(v.span(), format!("`{}` is not an effect", v.get_ref()))
+                        .help(format!("write one of: {}", names.join(", ")))
+                })
+        };
+        let t = table.into_inner();
+        let mut entry = crate::policy::UserProgram {
+            default: t.default.as_ref().map(effect).transpose()?,
+            subs: Vec::new(),
+            known: false,
+        };
+        for (sub, e) in &t.subs {
+            let words: Vec<&str> = sub.get_ref().split_whitespace().collect();
+            if words.is_empty() || words.iter().any(|w| w.starts_with('-')) {
+                return Err(err(sub.span(), format!("`{}` is not a subcommand", sub.get_ref()))
+                    .help("write the subcommand's words, without options: subs = { \"repo delete\" = \"delete\" }"));
+            }
+            entry.subs.push((words.join(" "), effect(e)?));
+        }
+        // The longest subcommand first: `repo delete` before `repo`.
+        entry.subs.sort_by(|a, b| {
+            b.0.split(' ')
+                .count()
+                .cmp(&a.0.split(' ').count())
+                .then(a.0.cmp(&b.0))
+        });
+        programs.push((n.clone(), entry, at));
+    }
+
     Ok(PolicyLayer {
         source: source.to_string(),
+        programs,
         actions,
         sensitive_paths,
         unmasked_paths,
@@ -1423,6 +1481,9 @@ impl EffectivePolicy {
                 self.mcp_deny.push(d.clone());
             }
         }
+        for (name, entry, at) in &layer.programs {
+            self.apply_program(name, entry, at, trust);
+        }
         for (grant, at) in &layer.workspaces {
             if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
@@ -1509,6 +1570,76 @@ impl EffectivePolicy {
 
     /// `[undo]`: a repository's file may only keep more (`include`); what
     /// would keep less or switch checkpoints off is the user's to say.
+    /// A `[program.NAME]` entry: the user's own files may add, override and
+    /// lower; a repository's may add and raise only (an entry that would
+    /// lower what is decided today is reported and not applied).
+    fn apply_program(
+        &mut self,
+        name: &str,
+        entry: &crate::policy::UserProgram,
+        at: &Location,
+        trust: Trust,
+    ) {
+        use crate::rules::platforms::{decide, severity};
+        use aq_knowledge::programs::Effect;
+        let rank = |e: &str| Effect::from_name(e).map(severity).unwrap_or(0);
+        let builtin = aq_knowledge::programs::lookup(name)
+            .filter(|p| p.default.is_some() || !p.subs.is_empty());
+        let current = self.policy.programs.get(name).cloned().unwrap_or_default();
+        let mut merged = current.clone();
+        // What a subcommand does today: an earlier file's entry, else the
+        // built-in one.
+        let today = |words: &str| -> Option<String> {
+            if let Some((_, e)) = current.subs.iter().find(|(s, _)| s == words) {
+                return Some(e.clone());
+            }
+            let args: Vec<&str> = words.split(' ').collect();
+            builtin
+                .and_then(|p| decide(p, &args))
+                .map(|(e, _)| e.name().to_string())
+        };
+        for (words, effect) in &entry.subs {
+            if trust == Trust::TightenOnly
+                && let Some(now) = today(words)
+                && rank(effect) < rank(&now)
+            {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("[program.{name}] subs \"{words}\" = \"{effect}\""),
+                    kept: format!("`{name} {words}` stays `{now}`: a repository only raises"),
+                });
+                continue;
+            }
+            merged.subs.retain(|(s, _)| s != words);
+            merged.subs.push((words.clone(), effect.clone()));
+        }
+        if let Some(d) = &entry.default {
+            let now = current.default.clone().or_else(|| {
+                builtin
+                    .and_then(|p| p.default)
+                    .map(|e| e.name().to_string())
+            });
+            match now {
+                Some(now) if trust == Trust::TightenOnly && rank(d) < rank(&now) => {
+                    self.ignored.push(IgnoredEntry {
+                        at: at.clone(),
+                        entry: format!("[program.{name}] default = \"{d}\""),
+                        kept: format!("`{name}`'s default stays `{now}`: a repository only raises"),
+                    });
+                }
+                _ => merged.default = Some(d.clone()),
+            }
+        }
+        merged.known |= trust == Trust::Full;
+        merged.subs.sort_by(|a, b| {
+            b.0.split(' ')
+                .count()
+                .cmp(&a.0.split(' ').count())
+                .then(a.0.cmp(&b.0))
+        });
+        self.policy.programs.insert(name.to_string(), merged);
+    }
+
     fn apply_undo(&mut self, layer: &UndoLayer, trust: Trust) {
         let untrusted = trust == Trust::TightenOnly;
         let mut ignore = |at: &Location, entry: String| {
@@ -2049,6 +2180,109 @@ args = ["deploy"]
         let e = eff.apply(&again, Trust::TightenOnly).unwrap_err();
         assert!(e.to_string().starts_with("project.toml:4:1: rule id `no-terraform-apply` is already defined at policy.toml:4:1"), "{e}");
         assert_eq!(eff.policy.custom_rules.len(), 1);
+    }
+
+    const ACME: &str = r#"
+version = 1
+
+[program.acme]
+default = "change"
+subs = { "status" = "read", "nuke" = "delete", "token" = "secret-read" }
+
+[program.gh]
+subs = { "pr merge" = "read" }
+"#;
+
+    #[test]
+    fn the_users_program_entries_add_and_override() {
+        let eff = effective(&[("user.toml", ACME, Trust::Full)]);
+        let engine = Engine::new(eff.policy);
+        let decision = |line: &str| engine.evaluate(line).decision;
+        // Known now: its read is ordinary, its other verbs judged.
+        assert_eq!(decision("acme status --json"), Decision::Allow);
+        assert_eq!(decision("acme deploy prod"), Decision::Ask);
+        assert_eq!(decision("acme nuke --all"), Decision::Ask);
+        assert_eq!(decision("acme token"), Decision::Block);
+        assert!(
+            engine
+                .evaluate("acme nuke")
+                .rules
+                .iter()
+                .any(|r| r.id == "cloud-delete")
+        );
+        // The user's own file may lower a built-in entry.
+        assert_eq!(decision("gh pr merge 12 --squash"), Decision::Allow);
+        assert_eq!(decision("gh pr close 12"), Decision::Ask);
+    }
+
+    #[test]
+    fn a_repositorys_program_entries_only_raise() {
+        let repo = r#"
+version = 1
+
+[program.gh]
+subs = { "pr merge" = "read", "pr view" = "delete" }
+
+[program.acme]
+default = "read"
+"#;
+        let eff = effective(&[("repo.toml", repo, Trust::TightenOnly)]);
+        assert_eq!(eff.ignored.len(), 1, "{:?}", eff.ignored);
+        assert!(
+            eff.ignored[0].entry.contains("pr merge"),
+            "{:?}",
+            eff.ignored
+        );
+        let engine = Engine::new(eff.policy);
+        assert_eq!(engine.evaluate("gh pr merge 12").decision, Decision::Ask);
+        assert_eq!(engine.evaluate("gh pr view 12").decision, Decision::Ask);
+        // A program a repository describes stays unknown: it still asks.
+        let v = engine.evaluate("acme status");
+        assert_eq!(v.decision, Decision::Ask);
+        assert!(
+            v.rules.iter().any(|r| r.id == "exec-unknown-program"),
+            "{:?}",
+            v.rules
+        );
+        // Under the user's entry, a repository cannot lower it either.
+        let eff = effective(&[
+            ("user.toml", ACME, Trust::Full),
+            (
+                "repo.toml",
+                "version = 1\n[program.acme]\nsubs = { \"nuke\" = \"read\" }\n",
+                Trust::TightenOnly,
+            ),
+        ]);
+        assert_eq!(eff.ignored.len(), 1, "{:?}", eff.ignored);
+        assert_eq!(
+            Engine::new(eff.policy).evaluate("acme nuke").decision,
+            Decision::Ask
+        );
+    }
+
+    #[test]
+    fn bad_program_entries_are_errors() {
+        for (text, says) in [
+            (
+                "version = 1\n[program.acme]\ndefault = \"harmless\"\n",
+                "is not an effect",
+            ),
+            (
+                "version = 1\n[program.acme]\nsubs = { \"--force\" = \"read\" }\n",
+                "is not a subcommand",
+            ),
+            (
+                "version = 1\n[program.acme]\nverbs = true\n",
+                "unknown field",
+            ),
+            (
+                "version = 1\n[program.\"bin/acme\"]\ndefault = \"read\"\n",
+                "is not a program name",
+            ),
+        ] {
+            let e = parse_layer("p.toml", text).expect_err(text);
+            assert!(e.to_string().contains(says), "{text}: {e}");
+        }
     }
 
     #[test]

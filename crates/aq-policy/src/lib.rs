@@ -38,5 +38,5 @@ pub use config::{
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
 pub use export::{Endpoint, ExportFormat, ExportTarget};
-pub use policy::{CommandMatcher, CustomRule, Policy};
+pub use policy::{CommandMatcher, CustomRule, Policy, UserProgram};
 pub use profile::{HomeAccess, Limits, NetworkSetting, Profile, ProfileLine, SummaryFormat};

@@ -39,6 +39,27 @@ pub struct Policy {
     /// home path. Without it, only relative paths are the workspace.
     #[serde(default)]
     pub workspace: Option<String>,
+    /// `[program.NAME]` entries of policy files, by program name: what a
+    /// platform CLI's subcommands do, beside or over `programs.toml`.
+    #[serde(default)]
+    pub programs: BTreeMap<String, UserProgram>,
+}
+
+/// A policy file's entry for one program (`[program.acme]`): effect names
+/// as `programs.toml` spells them (`read`, `change`, `delete`, `secret-read`
+/// ...). A listed subcommand decides over the built-in entry; `default`
+/// only decides what neither lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserProgram {
+    /// What a subcommand neither this entry nor the built-in one lists does.
+    pub default: Option<String>,
+    /// Subcommands (`"repo delete"`) and what each does, most specific first
+    /// when two overlap.
+    pub subs: Vec<(String, String)>,
+    /// Whether a file of the user's own (not a repository's) describes it:
+    /// then the program is known, not `exec-unknown-program`.
+    #[serde(default)]
+    pub known: bool,
 }
 
 impl Policy {

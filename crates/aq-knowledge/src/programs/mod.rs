@@ -156,6 +156,41 @@ pub enum Effect {
     Credential,
 }
 
+impl Effect {
+    /// Every effect, by the name `programs.toml` and policy files give it.
+    pub const ALL: &'static [(&'static str, Effect)] = &[
+        ("read", Effect::Read),
+        ("local", Effect::Local),
+        ("install", Effect::Install),
+        ("network", Effect::Network),
+        ("serve", Effect::Serve),
+        ("change", Effect::Change),
+        ("delete", Effect::Delete),
+        ("destroy", Effect::Destroy),
+        ("publish", Effect::Publish),
+        ("exec", Effect::Exec),
+        ("secret-list", Effect::SecretList),
+        ("secret-fetch", Effect::SecretFetch),
+        ("secret-read", Effect::SecretRead),
+        ("value-read", Effect::ValueRead),
+        ("credential", Effect::Credential),
+    ];
+
+    /// The effect a name says (`"secret-read"`).
+    pub fn from_name(name: &str) -> Option<Effect> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, e)| *e)
+    }
+
+    /// Its name (`"secret-read"`).
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, e)| *e == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("change")
+    }
+}
+
 /// One subcommand (`repo delete`) and what it does.
 #[derive(Debug)]
 pub struct Sub {

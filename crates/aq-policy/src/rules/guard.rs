@@ -326,7 +326,7 @@ fn check_agent_bypass(ctx: &mut Ctx, i: usize) {
     });
     if let Some(f) = flag {
         ctx.hit(
-            RuleId::GuardAgentHooks,
+            RuleId::GuardAgentBypass,
             i,
             format!("`{name} {f}` runs an agent with its approval of commands switched off"),
         );

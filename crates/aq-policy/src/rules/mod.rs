@@ -9,7 +9,7 @@ mod files;
 mod guard;
 mod hidden;
 mod net;
-mod platforms;
+pub(crate) mod platforms;
 mod programs;
 mod secrets;
 mod tool_config;
@@ -295,6 +295,8 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         let Some(name) = c.program() else { continue };
         if analysis.functions.iter().any(|f| f == name)
             || is_known_program(name)
+            // Described in the user's own policy (`[program.NAME]`).
+            || policy.programs.get(name).is_some_and(|u| u.known)
             || c.runs.is_some()
             // `npx tool`, `uv run tool`: a tool the project installed.
             || c.via.last().is_some_and(|v| aq_shell::is_runner_label(v))

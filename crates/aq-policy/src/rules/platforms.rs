@@ -28,7 +28,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let platform = model.is_some_and(|p| p.default.is_some() || !p.subs.is_empty());
     let container = model.and_then(|p| p.class) == Some(programs::Class::Container);
     let redis = model.is_some_and(|p| p.name == "redis-cli");
-    if !platform && !container && !redis && !name.starts_with("java") && !name.starts_with("python")
+    let own = !ctx.policy.programs.is_empty();
+    if !platform
+        && !container
+        && !redis
+        && !name.starts_with("java")
+        && !name.starts_with("python")
+        && !own
     {
         return;
     }
@@ -59,13 +65,22 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         Some((p, rest)) => (Some(p), rest),
         None => (ctx.model(i), &all[..]),
     };
-    let Some(p) = program.filter(|p| p.default.is_some() || !p.subs.is_empty()) else {
+    let builtin = program.filter(|p| p.default.is_some() || !p.subs.is_empty());
+    // A policy file's `[program.NAME]`: its listed subcommands decide over
+    // the built-in entry, its default only where neither lists one.
+    let user = [Some(name), program.map(|p| p.name)]
+        .into_iter()
+        .flatten()
+        .find_map(|n| ctx.policy.programs.get(n).map(|u| (n, u)));
+    let decided = user
+        .and_then(|(n, u)| user_sub(n, u, args))
+        .or_else(|| builtin.and_then(|p| decide(p, args)))
+        .or_else(|| user.and_then(|(n, u)| user_default(n, u, args)));
+    let Some((effect, what)) = decided else {
         return;
     };
-    let Some((effect, what)) = decide(p, args) else {
-        return;
-    };
-    let (effect, what) = match (effect, wholesale(p, args)) {
+    let p = builtin;
+    let (effect, what) = match (effect, p.and_then(|p| wholesale(p, args))) {
         (Effect::Delete, Some(noun)) => (Effect::Destroy, format!("{what} ({noun})")),
         other => (other.0, what),
     };
@@ -300,6 +315,51 @@ fn forced_ref_update(ctx: &Ctx, i: usize, args: &[&str]) -> Option<String> {
         })
 }
 
+/// The words of a command line that are not options (before `--`).
+fn plain_words<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    args.iter()
+        .take_while(|a| **a != "--")
+        .filter(|a| !a.starts_with('-') || **a == "-")
+        .copied()
+        .collect()
+}
+
+/// A subcommand a policy file lists for this program, matched as the
+/// built-in ones are: starting at one of the first few words.
+fn user_sub(name: &str, u: &crate::policy::UserProgram, args: &[&str]) -> Option<(Effect, String)> {
+    let words = plain_words(args);
+    u.subs.iter().find_map(|(sub, effect)| {
+        let want: Vec<&str> = sub.split(' ').collect();
+        let found = (0..SUB_START.min(words.len()))
+            .any(|k| words[k..].len() >= want.len() && words[k..k + want.len()] == want[..]);
+        found
+            .then(|| Effect::from_name(effect))
+            .flatten()
+            .map(|e| (e, format!("{name} {sub} (your policy's [program.{name}])")))
+    })
+}
+
+/// A policy file's default for this program, for a subcommand nothing lists.
+fn user_default(
+    name: &str,
+    u: &crate::policy::UserProgram,
+    args: &[&str],
+) -> Option<(Effect, String)> {
+    if !args.is_empty()
+        && args
+            .iter()
+            .all(|a| matches!(*a, "--version" | "-V" | "--help" | "-h"))
+    {
+        return Some((Effect::Read, name.to_string()));
+    }
+    let e = Effect::from_name(u.default.as_deref()?)?;
+    let first = plain_words(args).first().copied().unwrap_or_default();
+    Some((
+        e,
+        format!("{name} {first} (your policy's [program.{name}] default)"),
+    ))
+}
+
 /// `python3 -m twine upload dist/*`: the module's command line, judged as
 /// the program of that name.
 fn python_module<'a>(name: &str, args: &'a [&'a str]) -> Option<(&'static Program, &'a [&'a str])> {
@@ -478,7 +538,7 @@ fn has_option(args: &[&str], opt: &str) -> bool {
 }
 
 /// How strict an effect is, for picking the strictest.
-fn severity(e: Effect) -> u8 {
+pub(crate) fn severity(e: Effect) -> u8 {
     match e {
         Effect::Read | Effect::Local => 0,
         Effect::SecretList => 1,

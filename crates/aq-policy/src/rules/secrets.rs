@@ -458,18 +458,6 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 found.push((role, name, kind));
             }
         }
-        // The shell's history: what the user typed, tokens pasted on
-        // command lines among it. Reading it asks.
-        if role == Role::Read
-            && let Some(h) = ops.iter().find(|w| paths::is_history_file(&w.text))
-        {
-            found.push((
-                Role::Metadata,
-                h.text.clone(),
-                "a credential location: the shell history, with whatever was typed on command lines"
-                    .to_string(),
-            ));
-        }
         let n_ops = ops.len();
         for (k, w) in ops.into_iter().enumerate() {
             // The destination of a copy is written, not read.
