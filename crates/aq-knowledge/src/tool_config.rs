@@ -59,6 +59,8 @@ pub struct ConfigCommand {
     pub verbs: &'static [&'static [&'static str]],
     /// Its keys that matter, sorted by key.
     pub keys: &'static [ConfigKey],
+    /// Options without which the verbs only read (`go env -w`).
+    pub requires: &'static [&'static str],
 }
 
 const fn runs(key: &'static str) -> ConfigKey {
@@ -107,9 +109,28 @@ const YARN_KEYS: &[ConfigKey] = &[
     runs("plugins"),
     source("registry"),
     runs("script-shell"),
+    runs("scriptShell"),
     runs("shell"),
     runs("yarn-path"),
     runs("yarnPath"),
+];
+
+/// `go env -w`'s variables: the C compiler, the flags of every build
+/// (`-toolexec`, `-exec` run programs) and the toolchain run programs; the
+/// proxy and checksum settings say where modules come from.
+const GO_KEYS: &[ConfigKey] = &[
+    runs("AR"),
+    runs("CC"),
+    runs("CXX"),
+    runs("GOFLAGS"),
+    source("GOINSECURE"),
+    source("GONOPROXY"),
+    source("GONOSUMDB"),
+    source("GOPRIVATE"),
+    source("GOPROXY"),
+    source("GOSUMDB"),
+    runs("GOTOOLCHAIN"),
+    runs("PKG_CONFIG"),
 ];
 
 /// pip's keys: a package index is the only thing its configuration can
@@ -143,41 +164,55 @@ pub const CONFIG_COMMANDS: &[ConfigCommand] = &[
         program: "bun",
         verbs: &[&["config", "set"]],
         keys: NPM_KEYS,
+        requires: &[],
     },
     ConfigCommand {
         program: "conda",
         verbs: CONDA_VERBS,
         keys: CONDA_KEYS,
+        requires: &[],
+    },
+    ConfigCommand {
+        program: "go",
+        verbs: &[&["env"]],
+        keys: GO_KEYS,
+        requires: &["-w"],
     },
     ConfigCommand {
         program: "mamba",
         verbs: CONDA_VERBS,
         keys: CONDA_KEYS,
+        requires: &[],
     },
     ConfigCommand {
         program: "npm",
         verbs: &[&["config", "set"], &["set"], &["c", "set"]],
         keys: NPM_KEYS,
+        requires: &[],
     },
     ConfigCommand {
         program: "pip",
         verbs: &[&["config", "set"]],
         keys: PIP_KEYS,
+        requires: &[],
     },
     ConfigCommand {
         program: "pip3",
         verbs: &[&["config", "set"]],
         keys: PIP_KEYS,
+        requires: &[],
     },
     ConfigCommand {
         program: "pnpm",
         verbs: &[&["config", "set"], &["set"]],
         keys: NPM_KEYS,
+        requires: &[],
     },
     ConfigCommand {
         program: "yarn",
         verbs: &[&["config", "set"]],
         keys: YARN_KEYS,
+        requires: &[],
     },
 ];
 

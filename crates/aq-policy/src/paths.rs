@@ -332,6 +332,33 @@ pub fn secret_kind(path: &str) -> Option<String> {
     {
         return Some("the system password hashes".to_string());
     }
+    // The catalog's absolute rows (`/etc/ssh/ssh_host_*_key`,
+    // `/run/secrets/`): the file, or a file inside the directory. Agent
+    // sockets (`/tmp/ssh-*/`) are connected to, not read, and `/var/run` is
+    // `/run`.
+    if p.absolute {
+        let parts: Vec<&str> = match p.parts.as_slice() {
+            [v, r, rest @ ..] if v == "var" && r == "run" => std::iter::once("run")
+                .chain(rest.iter().map(String::as_str))
+                .collect(),
+            all => all.iter().map(String::as_str).collect(),
+        };
+        for row in credentials::in_place(Place::System)
+            .filter(|r| r.kind != credentials::Kind::Ssh || !r.path.ends_with('/'))
+        {
+            let want: Vec<&str> = row.path.trim_matches('/').split('/').collect();
+            let dir = row.path.ends_with('/');
+            let hit = if dir {
+                parts.len() > want.len() && parts.iter().zip(&want).all(|(a, b)| name_matches(a, b))
+            } else {
+                parts.len() == want.len()
+                    && parts.iter().zip(&want).all(|(a, b)| name_matches(a, b))
+            };
+            if hit {
+                return Some(row.what.to_string());
+            }
+        }
+    }
     workspace_kind(&p).map(|c| c.what.to_string())
 }
 
@@ -387,7 +414,7 @@ fn may_be_in_home_rows(p: &NormPath) -> bool {
 /// (`IfValue`), a template or a test fixture key.
 fn workspace_kind(p: &NormPath) -> Option<&'static Credential> {
     let name = p.name().to_ascii_lowercase();
-    if credentials::is_template(&name) {
+    if credentials::is_template(&name) || name.starts_with(".env") && is_source_file(&name) {
         return None;
     }
     let usable = |c: &&'static Credential| {
@@ -489,7 +516,19 @@ pub fn is_dotenv_secret(name: &str) -> bool {
         let candidates = [".env", ".env.local", ".env.production", ".env.development"];
         return candidates.iter().any(|c| glob_match(name, c));
     }
-    (name == ".env" || name.starts_with(".env.")) && !credentials::is_template(name)
+    (name == ".env" || name.starts_with(".env."))
+        && !credentials::is_template(name)
+        && !is_source_file(name)
+}
+
+/// A source file named after the environment it reads (`.env.ts`,
+/// `.env.d.ts`, `.env.mjs`): code, not values.
+fn is_source_file(name: &str) -> bool {
+    const CODE: &[&str] = &[
+        ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".py", ".rb", ".go", ".rs", ".java", ".kt",
+        ".swift", ".php", ".sh", ".md",
+    ];
+    CODE.iter().any(|ext| name.ends_with(ext))
 }
 
 /// Test fixtures and examples may hold fake keys: `tests/fixtures/x.pem`.

@@ -439,6 +439,28 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         );
         return;
     }
+    // `os.kill(os.getppid(), 9)`, `process.kill(process.ppid)`: the parent,
+    // which is aq's shell or the agent.
+    let t = code.text.as_str();
+    if t.contains("kill")
+        && any(
+            t,
+            &[
+                "getppid",
+                "process.ppid",
+                "Process.ppid",
+                "$PPID",
+                "getppid()",
+            ],
+        )
+    {
+        ctx.hit(
+            RuleId::GuardKillSupervisor,
+            i,
+            format!("{lang} code signals its parent process"),
+        );
+        return;
+    }
     if let Some(target) = removes_root(code) {
         ctx.hit(
             RuleId::FsRmRecursiveRoot,

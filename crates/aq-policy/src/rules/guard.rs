@@ -223,6 +223,19 @@ fn check_kill(ctx: &mut Ctx, i: usize) {
         }
         _ => None,
     };
+    // `gdb -p $PPID`, `strace -p 1`: a debugger attached to a supervisor
+    // can make it do anything, exit included.
+    let attached = matches!(
+        name,
+        "gdb" | "strace" | "ltrace" | "lldb" | "gcore" | "perf"
+    ) && args.windows(2).any(|w| {
+        matches!(
+            w[0].text.as_str(),
+            "-p" | "--pid" | "--attach-pid" | "attach"
+        ) && (w[1].text.contains("PPID") || w[1].text == "1")
+    });
+    let target =
+        target.or_else(|| attached.then(|| "the parent process or init, attached to".to_string()));
     if let Some(t) = target {
         ctx.hit(
             RuleId::GuardKillSupervisor,

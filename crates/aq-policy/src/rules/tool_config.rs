@@ -29,6 +29,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let Some(tool) = config_command(program) else {
         return;
     };
+    if !tool.requires.iter().all(|r| words.contains(r)) {
+        return;
+    }
     // Options may come anywhere (`npm config set -g k v`, `--location=user`);
     // conda's verbs are options (`conda config --set k v`).
     let conda = matches!(tool.program, "conda" | "mamba");

@@ -214,6 +214,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     || l.contains("flushall")
                     || l.contains("flushdb")
                     || l.contains("dropdatabase")
+                    || l.contains(".drop()")
+                    || l.contains("deletemany({})")
+                    || l.contains("drop keyspace")
                     || l.split(';').any(|st| {
                         let st = st.trim();
                         st.starts_with("delete from") && !st.contains(" where ")
@@ -545,11 +548,23 @@ fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
             format!("git config -f {f} prints what {f} ({kind}) holds"),
         );
     }
+    // `GIT_CONFIG=~/.gitconfig git config …`: the file git writes.
+    let env_file: Vec<String> = ctx.commands()[i]
+        .assignments
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.name.as_str(),
+                "GIT_CONFIG" | "GIT_CONFIG_GLOBAL" | "GIT_CONFIG_SYSTEM"
+            )
+        })
+        .map(|a| a.value.text.clone())
+        .collect();
     // The user's or the system's configuration: every repository.
     let global = sub_args
         .iter()
         .any(|a| matches!(*a, "--global" | "--system"))
-        || w.files.iter().any(|f| {
+        || w.files.iter().chain(&env_file).any(|f| {
             crate::places::place_with(f, ctx.policy)
                 .is_some_and(|p| p.kind == crate::places::PlaceKind::GitConfigGlobal)
         });
