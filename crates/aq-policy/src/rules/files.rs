@@ -331,6 +331,69 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
     }
 }
 
+/// `tar xf x.tar -C /`, `unzip x.zip -d ~`: an archive unpacked over the
+/// root or the home directory can replace any file there (a startup file,
+/// `/etc/passwd`) with whatever it holds.
+fn check_extract_over(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let Some(name) = c.program() else { return };
+    let args: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    let value_of = |flags: &[&str]| -> Option<String> {
+        args.windows(2)
+            .find(|w| flags.contains(&w[0]))
+            .map(|w| w[1].to_string())
+            .or_else(|| {
+                args.iter().find_map(|a| {
+                    flags
+                        .iter()
+                        .filter(|f| f.starts_with("--"))
+                        .find_map(|f| a.strip_prefix(&format!("{f}=")).map(str::to_string))
+                })
+            })
+    };
+    let dir = match name {
+        "tar" | "bsdtar" | "gtar" => {
+            let cluster = |a: &str| {
+                !a.starts_with("--")
+                    && !a.trim_start_matches('-').is_empty()
+                    && a.trim_start_matches('-')
+                        .chars()
+                        .all(|ch| ch.is_ascii_alphabetic())
+            };
+            let mode = args.first().copied().unwrap_or("");
+            let extracting = args.iter().any(|a| matches!(*a, "--extract" | "--get"))
+                || (cluster(mode) && mode.contains('x'))
+                || args
+                    .iter()
+                    .any(|a| a.starts_with('-') && cluster(a) && a.contains('x'));
+            if !extracting {
+                return;
+            }
+            value_of(&["-C", "--directory"])
+        }
+        "unzip" => value_of(&["-d"]),
+        "7z" | "7za" if args.first() == Some(&"x") => args
+            .iter()
+            .find_map(|a| a.strip_prefix("-o").map(str::to_string)),
+        _ => return,
+    };
+    let Some(dir) = dir else { return };
+    let p = NormPath::new(&dir);
+    if p.is_root() {
+        ctx.hit(
+            RuleId::FsWriteSystem,
+            i,
+            format!("`{name}` unpacks an archive over /, where it can replace any system file"),
+        );
+    } else if p.is_home() {
+        ctx.hit(
+            RuleId::FsWriteHome,
+            i,
+            format!("`{name}` unpacks an archive over the home directory, where it can replace any startup or settings file"),
+        );
+    }
+}
+
 /// A directory right under the home directory that holds the user's keys
 /// or all of their settings (`~/.ssh`, `~/.gnupg`, `~/.aws`, `~/.config`,
 /// `~/.local`): deleting it is as bad as deleting the home directory.
@@ -341,6 +404,10 @@ fn home_root_dir(t: &str) -> Option<&'static str> {
     }
     match p.parts[0].as_str() {
         ".config" => Some("all of the user's settings"),
+        // `cd ~ && rm -rf .[^.]*`: every settings directory at once.
+        glob if glob.starts_with('.') && paths::has_glob(glob) => {
+            Some("every dot file and directory of the user")
+        }
         ".local" => Some("the user's programs and data"),
         name if name.starts_with('.') => {
             paths::secret_dir(t).map(|_| "a directory of the user's credentials")
@@ -827,6 +894,7 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
     let targets = written_paths(c, ctx.model(i));
+    check_extract_over(ctx, i);
     let removed = removed_paths(ctx, i);
     if targets.is_empty() && removed.is_empty() {
         return;
@@ -852,6 +920,20 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     let linking_history =
         name == "ln" && operands(c).first().is_some_and(|s| s.text == "/dev/null");
     for t in targets {
+        // `cp x /usr/local/bin/aq`, `ln -sf /bin/true ~/.local/bin/aq`: a
+        // program installed under aq's own name replaces the guard.
+        let base = t.trim_end_matches('/').rsplit('/').next().unwrap_or(&t);
+        if matches!(base, "aq" | "agent-quarantine")
+            && t.starts_with(['/', '~', '$'])
+            && name != "touch"
+        {
+            ctx.hit(
+                RuleId::GuardAqFiles,
+                i,
+                format!("writes {t}, a program under aq's own name"),
+            );
+            continue;
+        }
         if paths::is_block_device(&t) {
             ctx.hit(
                 RuleId::DiskOverwrite,

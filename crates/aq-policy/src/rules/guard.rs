@@ -242,6 +242,21 @@ fn check_kill(ctx: &mut Ctx, i: usize) {
             i,
             format!("`{name}` signals {t}"),
         );
+        return;
+    }
+    // `pkill node`, `killall python3`: every process of an interpreter the
+    // agents run on, the agent among them.
+    if matches!(name, "pkill" | "killall")
+        && pattern_names(args).iter().any(|p| {
+            let p = p.trim_matches(['^', '$', '\'', '"']);
+            matches!(p, "node" | "nodejs" | "bun" | "deno" | "python" | "python3")
+        })
+    {
+        ctx.hit(
+            RuleId::SysServiceControl,
+            i,
+            format!("`{name}` stops every process of an interpreter the agents run on, perhaps the agent itself"),
+        );
     }
 }
 
