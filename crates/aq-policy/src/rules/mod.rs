@@ -15,7 +15,7 @@ mod secrets;
 mod tool_config;
 mod tools;
 mod tree_search;
-mod written;
+pub(crate) mod written;
 
 use aq_shell::{Analysis, Command, Input, ProblemKind, Word};
 

@@ -169,10 +169,25 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         _ if is_database_client(ctx, i, &name) => {
             // The statements: its arguments (`-c`, `-e`, `--eval`, a redis
             // command) and a here-document or here-string on its stdin.
-            let stdin = c.stdin.iter().filter_map(|s| match s {
-                aq_shell::Input::Text(w) => Some(w.text.as_str()),
-                _ => None,
-            });
+            // `echo 'DROP TABLE t' | psql`: what a pipe feeds it, when literal.
+            let piped: Vec<String> = c
+                .stdin
+                .iter()
+                .filter_map(|s| match s {
+                    aq_shell::Input::Pipe(p) => {
+                        super::written::produced_text(ctx, &ctx.commands()[*p])
+                    }
+                    _ => None,
+                })
+                .collect();
+            let stdin = c
+                .stdin
+                .iter()
+                .filter_map(|s| match s {
+                    aq_shell::Input::Text(w) => Some(w.text.as_str()),
+                    _ => None,
+                })
+                .chain(piped.iter().map(String::as_str));
             let statements: Vec<String> = c
                 .args()
                 .iter()
@@ -219,7 +234,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     || l.contains("drop keyspace")
                     || l.split(';').any(|st| {
                         let st = st.trim();
-                        st.starts_with("delete from") && !st.contains(" where ")
+                        st.starts_with("delete from")
+                            && (!st.contains(" where ")
+                                || [" where true", " where 1=1", " where 1 = 1"]
+                                    .iter()
+                                    .any(|w| st.contains(w)))
                     })
             });
             if destructive {
