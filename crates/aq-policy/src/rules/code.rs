@@ -257,6 +257,15 @@ fn writes(code: &Code) -> bool {
             "rmtree",
             "rename(",
             "truncate",
+            "shutil.copy",
+            "shutil.move",
+            "copyfile(",
+            "os.replace(",
+            "symlink(",
+            "copyFileSync",
+            "renameSync",
+            "FileUtils.cp",
+            "FileUtils.mv",
         ],
     )
 }
