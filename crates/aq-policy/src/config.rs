@@ -980,13 +980,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             }
             entry.subs.push((words.join(" "), effect(e)?));
         }
-        // The longest subcommand first: `repo delete` before `repo`.
-        entry.subs.sort_by(|a, b| {
-            b.0.split(' ')
-                .count()
-                .cmp(&a.0.split(' ').count())
-                .then(a.0.cmp(&b.0))
-        });
+        entry.sort_subs();
         programs.push((n.clone(), entry, at));
     }
 
@@ -1631,12 +1625,7 @@ impl EffectivePolicy {
             }
         }
         merged.known |= trust == Trust::Full;
-        merged.subs.sort_by(|a, b| {
-            b.0.split(' ')
-                .count()
-                .cmp(&a.0.split(' ').count())
-                .then(a.0.cmp(&b.0))
-        });
+        merged.sort_subs();
         self.policy.programs.insert(name.to_string(), merged);
     }
 

@@ -36,13 +36,25 @@ impl Verdict {
         self.rules.extend(findings);
         self.rules
             .sort_by(|a, b| b.action.cmp(&a.action).then(b.risk.cmp(&a.risk)));
+        self.redecide();
+        self
+    }
+
+    /// This verdict without the matches of rule `id` (the session's own
+    /// command is not judged by `guard-agent-bypass`): the rest decide.
+    pub fn without_rule(mut self, id: &str) -> Verdict {
+        self.rules.retain(|r| r.id != id);
+        self.redecide();
+        self
+    }
+
+    fn redecide(&mut self) {
         self.decision = self
             .rules
             .iter()
             .map(|m| m.action)
             .max()
             .unwrap_or(Decision::Allow);
-        self
     }
 }
 

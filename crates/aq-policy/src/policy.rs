@@ -69,6 +69,19 @@ impl Policy {
     }
 }
 
+impl UserProgram {
+    /// The longest subcommand first (`repo delete` before `repo`), so the
+    /// most specific listed one matches.
+    pub fn sort_subs(&mut self) {
+        self.subs.sort_by(|a, b| {
+            b.0.split(' ')
+                .count()
+                .cmp(&a.0.split(' ').count())
+                .then(a.0.cmp(&b.0))
+        });
+    }
+}
+
 /// A rule written in a policy file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CustomRule {

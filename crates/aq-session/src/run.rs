@@ -497,19 +497,12 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
 
     // The command itself: the user typed it, so only a block stops it.
     let engine = Engine::new(file.policy.clone());
-    let mut verdict = engine.evaluate_argv(&args.command);
     // An agent the user starts with its own approvals off (`aq run --
     // claude --dangerously-skip-permissions`) is the user's choice: aq's
     // sandbox and exec guard are what it asks for. Inside, the rule stands.
-    if verdict.rules.iter().any(|r| r.id == "guard-agent-bypass") {
-        verdict.rules.retain(|r| r.id != "guard-agent-bypass");
-        verdict.decision = verdict
-            .rules
-            .iter()
-            .map(|r| r.action)
-            .max()
-            .unwrap_or(Decision::Allow);
-    }
+    let verdict = engine
+        .evaluate_argv(&args.command)
+        .without_rule(aq_policy::RuleId::GuardAgentBypass.as_str());
     let top = verdict.deciding_rule();
     // Starting an agent the preset knows is what the user asked for: an
     // ask (an unknown program) is not one; a block still is.
