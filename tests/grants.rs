@@ -302,7 +302,7 @@ fn landlock_refusals_are_read_back_with_their_line_as_root() {
     env.write(
         &env.work().join("t.sh"),
         &format!(
-            "echo x > '{}/f' 2>/dev/null || echo refused-write\ncat '{}' > /dev/null 2>&1 || echo refused-read\n",
+            "echo x > '{}/f' 2>/dev/null || echo refused-write\n{{ read -r _ < '{}'; }} 2>/dev/null || echo refused-read\n",
             outside.display(),
             history.display()
         ),

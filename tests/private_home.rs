@@ -37,12 +37,14 @@ fn plant(env: &Env, state: &Path) -> Vec<(&'static str, PathBuf)> {
 }
 
 /// A script that tries to read each path and says `read LABEL` or
-/// `refused LABEL: <error>`.
+/// `refused LABEL: <error>`. It reads with the shell's own `read`, so that
+/// the sandbox is what refuses (a `cat` of the history would ask the
+/// firewall first, and be refused by it).
 fn reader(env: &Env, files: &[(&str, PathBuf)]) {
     let mut script = String::new();
     for (label, path) in files {
         script.push_str(&format!(
-            "if cat '{}' > /dev/null 2> err.txt; then echo 'read {label}'; else echo \"refused {label}: $(cat err.txt)\"; fi\n",
+            "if {{ read -r _ < '{}'; }} 2> err.txt; then echo 'read {label}'; else echo \"refused {label}: $(cat err.txt)\"; fi\n",
             path.display()
         ));
     }
@@ -97,13 +99,13 @@ fn a_private_home_cannot_be_reached_through_another_name() {
     let history = home.join(".bash_history");
     env.write(&history, "FAKE-PRIVATE-history\n");
     let script = format!(
-        "try() {{ if cat \"$2\" > /dev/null 2>&1; then echo \"read $1\"; else echo \"refused $1\"; fi; }}\n\
+        "try() {{ if {{ read -r _ < \"$2\"; }} 2>/dev/null; then echo \"read $1\"; else echo \"refused $1\"; fi; }}\n\
          try proc-root /proc/self/root{h}\n\
          ln -s {h} link && try symlink link\n\
          if ln {h} hard 2>/dev/null; then try hard-link hard; else echo 'refused hard-link'; fi\n\
          try dotdot ../home/.bash_history\n\
          if ls ~ > /dev/null 2>&1; then echo 'read listing'; else echo 'refused listing'; fi\n\
-         (cd ~ && cat .bash_history > /dev/null 2>&1) && echo 'read cd' || echo 'refused cd'\n",
+         (cd ~ && read -r _ < .bash_history) 2>/dev/null && echo 'read cd' || echo 'refused cd'\n",
         h = history.display()
     );
     env.write(&env.work().join("alias.sh"), &script);

@@ -634,7 +634,7 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
              echo x > {outside} || echo refused-outside\n\
              echo x > .git/hooks/pre-commit || echo refused-hook\n\
              echo ok > inside.txt && echo wrote-inside\n\
-             cat \"$HOME/.bash_history\" 2>/dev/null || echo refused-history\n\
+             {{ read -r h < \"$HOME/.bash_history\"; }} 2>/dev/null && echo \"history:[$h]\" || echo refused-history\n\
              id -u\n",
             outside = r.join("home/outside.txt").display()
         ),

@@ -66,11 +66,21 @@ impl Score {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let verbose = args.iter().any(|a| a == "-v");
+    // `--workspace DIR`: the project the set's lines run in.
+    let workspace = args
+        .iter()
+        .position(|a| a == "--workspace")
+        .and_then(|k| args.get(k + 1))
+        .cloned()
+        .unwrap_or_else(|| "~/src/project".to_string());
     let engine = Engine::new(aq_policy::Policy {
-        workspace: Some("~/src/project".to_string()),
+        workspace: Some(workspace.clone()),
         ..aq_policy::Policy::default()
     });
-    for path in args.iter().filter(|a| *a != "-v") {
+    for path in args
+        .iter()
+        .filter(|a| *a != "-v" && *a != "--workspace" && **a != workspace)
+    {
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let mut all = Score::default();
         let mut by_category: BTreeMap<String, Score> = BTreeMap::new();

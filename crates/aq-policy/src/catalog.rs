@@ -124,6 +124,12 @@ rules! {
         safer: Some("delete the specific build output or file you mean, e.g. rm -rf target/"),
         fires: ["rm -rf /", "rm -rf ~", "rm -rf $HOME", "sudo rm -rf / --no-preserve-root", "rm -rf /*", "rm -rf \"$HOME\"/*", "rm -fr ..", "rm -r -f /etc", "rm -rf .git", "/bin/rm -rf ~/", "r\\m -rf '/'", "find / -delete"],
         spares: ["rm -rf target/", "rm -rf ./node_modules", "rm -f coverage.xml", "rm -rf /tmp/build-cache"];
+    /// Removal of what the system needs to boot or to let anyone log in.
+    FsDestroySystem = "fs-destroy-system", Block, Critical,
+        why: "deletes what the system needs to start or to let anyone log in: kernels and the boot loader, account, sudo or mount files, system programs",
+        safer: Some("leave the system's own files to its package manager; say what you need changed and why"),
+        fires: ["sudo rm -f /boot/vmlinuz-*", "rm /etc/passwd", "sudo rm /etc/sudoers", "sudo mv /usr/bin/sudo /tmp/", "rm -f /bin/sh"],
+        spares: ["rm -f /etc/hosts.allow", "rm /usr/local/bin/tool", "ls /boot", "rm -f /tmp/vmlinuz"];
     /// Recursive permission or owner change of the root or system directories.
     FsChmodRecursiveRoot = "fs-chmod-recursive-root", Block, Critical,
         why: "recursively changes permissions or ownership of system files, which can break the machine or open it to every user",

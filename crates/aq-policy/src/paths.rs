@@ -468,6 +468,27 @@ pub fn secret_dir(path: &str) -> Option<&'static str> {
     None
 }
 
+/// A directory of the home with a credential somewhere below it, though
+/// not a credential directory itself (`~/.claude` holds the Claude Code
+/// login, `~/.config` holds many): archiving, copying or sending it whole
+/// takes them along. Listing it or reading its other files does not.
+pub fn holds_secrets(path: &str) -> Option<&'static str> {
+    let p = NormPath::new(path);
+    if !p.in_home || p.parts.is_empty() || !may_be_in_home_rows(&p) {
+        return None;
+    }
+    home_rows()
+        .iter()
+        .find(|r| {
+            r.parts.len() > p.parts.len()
+                && r.parts
+                    .iter()
+                    .zip(&p.parts)
+                    .all(|(a, b)| name_matches(b, a))
+        })
+        .map(|r| r.row.what)
+}
+
 /// Whether a path is a place where credentials live, or inside one (but
 /// not itself a secret): `~/.ssh/known_hosts`, `~/.ssh/*.pub`,
 /// `~/.aws/config`. The catalog's directory rows, in a home directory or
@@ -543,6 +564,42 @@ pub fn is_shell_rc(path: &str) -> bool {
     crate::places::place_of(path).is_some_and(|m| m.kind == crate::places::PlaceKind::ShellRc)
 }
 
+/// What the system needs to start or to let anyone log in: the kernels and
+/// boot loader (`/boot`), the account and sudo files, the mount table, the
+/// system's programs and libraries. Deleting one leaves a machine that
+/// does not boot or that nobody can log in to.
+pub fn vital_system_file(path: &str) -> Option<&'static str> {
+    let p = NormPath::new(path);
+    if !p.absolute || p.parts.len() < 2 {
+        return None;
+    }
+    let top = p.parts[0].as_str();
+    let second = p.parts[1].as_str();
+    match (top, second) {
+        ("boot", _) => Some("the kernels and boot loader"),
+        (
+            "etc",
+            "passwd" | "shadow" | "group" | "gshadow" | "sudoers" | "fstab" | "pam.d" | "sudoers.d",
+        ) if p.parts.len() <= 3 => {
+            Some("the accounts, sudo and mount settings everyone logs in with")
+        }
+        ("bin" | "sbin" | "lib" | "lib64", _) => Some("the system's own programs and libraries"),
+        ("usr", "bin" | "sbin" | "lib" | "lib64" | "libexec") => {
+            Some("the system's own programs and libraries")
+        }
+        _ => None,
+    }
+}
+
+/// `/tmp/*`, `/var/tmp/*`: everything in a temporary directory, which other
+/// programs' files share; deleting it asks, unlike `rm -rf /tmp`.
+pub fn is_everything_in_temp(path: &str) -> bool {
+    matches!(
+        path.trim_end_matches(['*', '.', '/', '{', '}', ',']),
+        "/tmp" | "/var/tmp"
+    ) && path.ends_with(['*', '}'])
+}
+
 /// Top-level system directories.
 pub fn is_system_dir(path: &str) -> bool {
     let p = NormPath::new(path);
@@ -612,6 +669,23 @@ pub fn is_everything_in_system_dir(path: &str) -> bool {
         Some("") => true,
         Some(dir) => is_system_dir(dir),
         None => false,
+    }
+}
+
+/// The coding agents' records of what they did (Claude Code's and Qwen's
+/// `projects`, Codex's `sessions`, Gemini's `tmp` chats): deleting them
+/// hides a session's history as deleting the shell's does.
+pub fn agent_transcripts(path: &str) -> Option<&'static str> {
+    let p = NormPath::new(path);
+    if !p.in_home || p.parts.len() < 2 {
+        return None;
+    }
+    match (p.parts[0].as_str(), p.parts[1].as_str()) {
+        (".claude" | ".qwen", "projects")
+        | (".codex", "sessions" | "history.jsonl")
+        | (".gemini", "tmp")
+        | (".claude", "history.jsonl") => Some("the agent's transcripts of its sessions"),
+        _ => None,
     }
 }
 
@@ -740,6 +814,15 @@ const SOURCE_DIRS: &[&str] = &[
 /// agent's scratch space under /tmp).
 pub fn is_build_output(path: &str) -> bool {
     let p = NormPath::new(path);
+    // `../shared-ui/node_modules`: a neighbouring checkout's build output,
+    // named below the project it belongs to.
+    let ups = p.parts.iter().take_while(|c| *c == "..").count();
+    if ups > 0 && !p.absolute && !p.in_home {
+        let rest = &p.parts[ups..];
+        return rest.len() >= 2
+            && !rest.iter().any(|c| c == "..")
+            && is_build_output(&rest.join("/"));
+    }
     if p.parts.is_empty() || p.parts.iter().any(|c| c == "..") {
         return false;
     }

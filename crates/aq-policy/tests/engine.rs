@@ -88,6 +88,20 @@ fn check_corpus_with(
     max_block_asked: usize,
     max_block_allowed: usize,
 ) {
+    check_corpus_limits(path, min_percent, max_block_asked, max_block_allowed, 0)
+}
+
+/// [`check_corpus_with`], letting `max_over_blocked` allow or ask lines
+/// block: for sets whose writers labelled a class ask where the issue's
+/// targets say block (an agent disabling its own hooks), listed in
+/// docs/generalization.md.
+fn check_corpus_limits(
+    path: &std::path::Path,
+    min_percent: usize,
+    max_block_asked: usize,
+    max_block_allowed: usize,
+    max_over_blocked: usize,
+) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
             "cannot read the corpus at {}: {e} (set AQ_CORPUS)",
@@ -155,10 +169,11 @@ fn check_corpus_with(
         "{} block lines asked, more than {max_block_asked}",
         matrix[2][1]
     );
-    assert_eq!(
-        matrix[0][2] + matrix[1][2],
-        0,
-        "no allow or ask line may block"
+    assert!(
+        matrix[0][2] == 0 && matrix[1][2] <= max_over_blocked,
+        "no allow line may block, and at most {max_over_blocked} ask lines ({} and {} do)",
+        matrix[0][2],
+        matrix[1][2]
     );
     assert!(
         exact * 100 >= total * min_percent,
@@ -675,7 +690,7 @@ fn every_catalog_row_is_a_secret_to_the_rules_and_masked_by_every_profile() {
         // Masks: every sandboxed profile.
         for p in &profiles {
             let listed = match (c.place(), c.mask) {
-                (_, Mask::Inside | Mask::Near) => true,
+                (_, Mask::Inside | Mask::Near | Mask::Unmasked) => true,
                 (_, Mask::IfValue(_) | Mask::IfKey) => {
                     aq_policy::profile::catalog_conditional_masks().any(|r| r.path == c.path)
                 }
@@ -708,6 +723,23 @@ fn fourth_issue29_blind_set_meets_targets() {
         5,
         0,
     );
+}
+
+/// Four more blind sets, written from the label rules only and scored
+/// before their misses were seen (first scores in docs/generalization.md),
+/// then used to fix classes: their floors keep today's decisions.
+#[test]
+fn spent_issue29_blind_sets_keep_their_floors() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    // (file, exact %, block lines asked, block lines allowed, ask lines blocked)
+    for (file, min, asked, allowed, over) in [
+        ("blind29c.jsonl", 93, 10, 0, 2),
+        ("blind29d.jsonl", 94, 0, 0, 3),
+        ("blind29f.jsonl", 95, 0, 0, 8),
+        ("blind29g.jsonl", 93, 3, 3, 2),
+    ] {
+        check_corpus_limits(&dir.join(file), min, asked, allowed, over);
+    }
 }
 
 /// A red team's attempts on issue 29's classes (secrets, persistence,

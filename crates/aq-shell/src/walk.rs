@@ -52,6 +52,9 @@ pub(crate) struct Walker {
     /// Names bound to a path by `hash -p PATH NAME` (or
     /// `BASH_CMDS[NAME]=PATH`): running NAME runs PATH.
     hashed: HashMap<String, Word>,
+    /// Aliases the line defines (`alias ll='ls -la'`): a later `ll src`
+    /// runs `ls -la src` where the shell expands aliases.
+    aliases: HashMap<String, String>,
     /// Variables with the integer attribute (`declare -i`): a value
     /// assigned to them is evaluated as arithmetic.
     pub(crate) integers: HashSet<String>,
@@ -86,6 +89,7 @@ impl Walker {
             literal_code: false,
             refs: HashMap::new(),
             hashed: HashMap::new(),
+            aliases: HashMap::new(),
             integers: HashSet::new(),
         }
     }
@@ -552,6 +556,7 @@ impl Walker {
             argv[0] = path.clone();
         }
         self.eval_builtin_args(&argv);
+        let alias_expansion = self.alias_expansion(&argv);
         self.literal_code |= argv
             .iter()
             .chain(assignments.iter().map(|a| &a.value))
@@ -596,9 +601,45 @@ impl Walker {
             code: None,
             privileged: self.privileged,
         };
+        let alias_stdin = command.stdin.clone();
         let pushed = self.push_command(command);
         debug_assert_eq!(pushed, idx);
+        if let Some((label, script)) = alias_expansion {
+            let ran = self.walk_nested_script(&script, &label, &alias_stdin);
+            if !ran.is_empty() && self.out.commands[idx].runs.is_none() {
+                self.out.commands[idx].runs = Some(ran.start);
+            }
+        }
         vec![pushed]
+    }
+
+    /// Records the aliases an `alias NAME=VALUE` command defines, and returns
+    /// the text a call of a defined alias runs (`ll src` → `ls -la src`) with
+    /// its label. A defined alias is not an unknown program.
+    fn alias_expansion(&mut self, argv: &[Word]) -> Option<(String, String)> {
+        let first = argv.first().filter(|w| !w.dynamic)?;
+        if first.text == "alias" {
+            for a in &argv[1..] {
+                if let Some((name, value)) = a.text.split_once('=')
+                    && !name.is_empty()
+                    && !name.starts_with('-')
+                    && !a.dynamic
+                {
+                    self.aliases.insert(name.to_string(), value.to_string());
+                    if !self.out.functions.iter().any(|f| f == name) {
+                        self.out.functions.push(name.to_string());
+                    }
+                }
+            }
+            return None;
+        }
+        let value = self.aliases.get(&first.text)?;
+        let mut script = value.clone();
+        for w in &argv[1..] {
+            script.push(' ');
+            script.push_str(&format!("'{}'", w.text.replace('\'', r"'\''")));
+        }
+        Some((format!("alias {}", first.text), script))
     }
 
     /// Adds a command, then whatever it runs in turn (wrappers, nested

@@ -136,6 +136,11 @@ pub enum Mask {
     /// Not masked: a directory where credentials live beside other things
     /// (`~/.docker`), with its credential files as rows of their own.
     Near,
+    /// Not masked: a coding agent's own login, which the agent started in
+    /// the session reads to sign in (the key proxy keeps an API key outside
+    /// the sandbox; an OAuth login lives here). Only the rules guard it: a
+    /// command that reads, copies or sends it is judged like any secret.
+    Unmasked,
 }
 
 /// Where a row's path is rooted.
@@ -221,7 +226,7 @@ impl Credential {
 
     /// Whether the sandbox masks it (always or depending on its content).
     pub fn masked(&self) -> bool {
-        !matches!(self.mask, Mask::Inside | Mask::Near)
+        !matches!(self.mask, Mask::Inside | Mask::Near | Mask::Unmasked)
     }
 
     /// Whether a file of this row holding `content` (its first
@@ -231,7 +236,7 @@ impl Credential {
             Mask::Dir(_) | Mask::File => true,
             Mask::IfValue(keys) => holds_value(keys, content),
             Mask::IfKey => sniff_secret(content).is_some(),
-            Mask::Inside | Mask::Near => false,
+            Mask::Inside | Mask::Near | Mask::Unmasked => false,
         }
     }
 

@@ -50,7 +50,10 @@ fn rows_have_a_shape_their_place_allows() {
                 // aq-policy compares written names, lowercased, with them.
                 assert_eq!(c.path, c.path.to_ascii_lowercase(), "{}", c.path);
                 assert!(
-                    !matches!(c.mask, Mask::Inside | Mask::Near | Mask::Dir(_)),
+                    !matches!(
+                        c.mask,
+                        Mask::Inside | Mask::Near | Mask::Unmasked | Mask::Dir(_)
+                    ),
                     "{}",
                     c.path
                 );

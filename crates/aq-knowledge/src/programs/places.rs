@@ -88,6 +88,16 @@ pub const PLACES: &[Place] = &[
     place("~/.bash_logout", ShellRc),
     // Sourced by the .bashrc that Debian and Ubuntu install.
     place("~/.bash_aliases", ShellRc),
+    // Directories that a .bashrc (Fedora's, many dotfile setups) sources
+    // every file of.
+    place("~/.bashrc.d/", ShellRc),
+    place("~/.profile.d/", ShellRc),
+    place("~/.zshrc.d/", ShellRc),
+    // Variables every session of the user starts with (systemd's user
+    // environment, PAM's): `LD_PRELOAD=` there runs code in each program.
+    place("~/.config/environment.d/", ShellRc),
+    place("~/.pam_environment", ShellRc),
+    place("~/.xsessionrc", ShellRc),
     place("~/.profile", ShellRc),
     place("~/.zshrc", ShellRc),
     place("~/.zprofile", ShellRc),

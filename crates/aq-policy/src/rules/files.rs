@@ -271,6 +271,10 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
             );
             continue;
         }
+        if let Some(what) = paths::agent_transcripts(t) {
+            ctx.hit(RuleId::AntiHistoryTamper, i, format!("deletes {t}, {what}"));
+            continue;
+        }
         if paths::is_system_log(t) {
             ctx.hit(
                 RuleId::AntiAuditDisable,
@@ -292,6 +296,12 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
                 RuleId::FsWriteSystem,
                 i,
                 format!("deletes {t}, a package cache of the system (the package manager fetches it again)"),
+            );
+        } else if paths::is_everything_in_temp(t) && !no_preserve {
+            ctx.hit(
+                RuleId::FsWriteSystem,
+                i,
+                format!("deletes {t}: every program's temporary files, not only this one's"),
             );
         } else if is_root_like(t) || no_preserve {
             ctx.hit(
@@ -456,7 +466,7 @@ fn in_scratch(t: &str, policy: &crate::Policy) -> bool {
 fn is_root_like(t: &str) -> bool {
     let p = NormPath::new(t);
     paths::is_system_dir(t)
-        || paths::is_everything_in_system_dir(t)
+        || (paths::is_everything_in_system_dir(t) && !paths::is_everything_in_temp(t))
         || matches!(t.trim_end_matches('/'), ".." | "../*" | "../.*" | "../..")
         || p.parts.first().is_some_and(|f| f == "..")
             && p.parts.iter().all(|c| c == ".." || c == "*")
@@ -1212,11 +1222,40 @@ fn removed_paths(ctx: &Ctx, i: usize) -> Vec<String> {
 /// A write, move or removal of `t` outside the workspace, judged by the
 /// area it is in (`aq_knowledge::areas`): the system's files and installed
 /// software ask as `fs-write-system`, the home's settings as
+/// `../other/x` seen from the workspace `ws`: the path it names, or `None`
+/// when it climbs above the filesystem's root or the home.
+fn beside_workspace(ws: &str, t: &str) -> Option<String> {
+    let mut parts: Vec<&str> = ws.trim_end_matches('/').split('/').collect();
+    for c in t.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                if parts.len() <= 1 {
+                    return None;
+                }
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 /// `fs-write-home`; scratch space, build caches, agents' and the user's
 /// program directories, other projects and what no area names (it may be
 /// the workspace) are ordinary work.
 fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str) {
     use aq_knowledge::areas::Area;
+    // `cp -r src/utils ../billing/src/`: from the workspace's top (no `cd`
+    // before it on the line), `..` leads to the directory that holds it.
+    let resolved;
+    let t = match ctx.policy.workspace.as_deref() {
+        Some(ws) if t.starts_with("../") && super::cwd_before(ctx, i).is_none() => {
+            resolved = beside_workspace(ws, t);
+            resolved.as_deref().unwrap_or(t)
+        }
+        _ => t,
+    };
     let Some(area) = places::area_with(t, ctx.policy).filter(|a| !a.writable()) else {
         return;
     };
@@ -1234,6 +1273,12 @@ fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str) {
             i,
             format!("{verb} {t}: a `{name}` on the PATH that every later shell runs instead of the real one"),
         );
+        return;
+    }
+    if matches!(verb, "deletes" | "moves away")
+        && let Some(what) = paths::vital_system_file(t)
+    {
+        ctx.hit(RuleId::FsDestroySystem, i, format!("{verb} {t}, {what}"));
         return;
     }
     let rule = match area {

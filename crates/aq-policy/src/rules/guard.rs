@@ -131,6 +131,7 @@ fn touches_hooks(ctx: &Ctx) -> bool {
         crate::places::place_with(w, policy).is_some()
     });
     aq_knowledge::tool_config::hook_word(&text).is_some()
+        || aq_knowledge::tool_config::bypasses_agent(&text)
         || text
             .split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '-' && ch != '_')
             .any(|w| w == "aq")

@@ -69,6 +69,16 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     {
         return;
     }
+    // `curl --help all`, `wget --help | grep proxy`: a help topic is not a host.
+    if c.args()
+        .first()
+        .is_some_and(|a| matches!(a.text.as_str(), "--help" | "-h" | "--manual" | "-M"))
+        && c.args()
+            .iter()
+            .all(|a| !a.text.contains(['/', ':', '.', '@']) && !a.text.contains('='))
+    {
+        return;
+    }
     // zsh's ztcp opens a connection; a shell wired to it is a remote shell.
     if name == "ztcp" {
         let wired = ctx.commands().iter().any(|o| {
@@ -200,10 +210,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 && c.args()
                     .iter()
                     .any(|a| matches!(a.text.as_str(), "update" | "add" | "sync"));
+            // `git archive` writes a local tarball unless `--remote` names a host.
+            let remote_archive =
+                sub == Some("archive") && c.args().iter().any(|a| a.text.starts_with("--remote"));
             if submodule_fetch
+                || remote_archive
                 || matches!(
                     sub,
-                    Some("clone" | "ls-remote" | "archive" | "request-pull" | "send-email")
+                    Some("clone" | "ls-remote" | "request-pull" | "send-email")
                 )
             {
                 ctx.hit(

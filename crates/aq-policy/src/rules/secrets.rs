@@ -163,9 +163,6 @@ fn args_are_data(name: &str) -> bool {
             | "printf"
             | "true"
             | "false"
-            | "test"
-            | "["
-            | "[["
             | "expr"
             | "let"
             | "alias"
@@ -458,6 +455,36 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 found.push((role, name, kind));
             }
         }
+        // The shell's history: what the user typed, tokens pasted on
+        // command lines among it. Reading it asks.
+        // Searching it for secrets (`grep -i token ~/.bash_history`) is a
+        // secret hunt, which blocks.
+        if matches!(role, Role::Read | Role::Metadata)
+            && let Some(h) = ops.iter().find(|w| paths::is_history_file(&w.text))
+        {
+            let hunted = matches!(
+                name.as_str(),
+                "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "zgrep"
+            ) && c
+                .args()
+                .iter()
+                .filter(|a| !paths::is_history_file(&a.text))
+                .any(|a| super::tree_search::could_match_a_secret(&a.text) && a.text.len() >= 3);
+            if hunted {
+                found.push((
+                    Role::Read,
+                    h.text.clone(),
+                    "the shell history, searched for the tokens typed on command lines".to_string(),
+                ));
+            } else {
+                found.push((
+                    Role::Metadata,
+                    h.text.clone(),
+                    "a credential location: the shell history, with whatever was typed on command lines"
+                        .to_string(),
+                ));
+            }
+        }
         let n_ops = ops.len();
         for (k, w) in ops.into_iter().enumerate() {
             // The destination of a copy is written, not read.
@@ -477,7 +504,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     break;
                 }
                 if role == Role::Copy
-                    && let Some(dir) = paths::secret_dir(cand)
+                    && let Some(dir) = paths::secret_dir(cand).or_else(|| {
+                        paths::holds_secrets(cand).filter(|_| is_recursive_copy(c, &name))
+                    })
                 {
                     found.push((Role::Copy, cand.to_string(), dir.to_string()));
                     break;
@@ -616,6 +645,15 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     {
         found.retain(|(_, path, _)| !paths::is_key_file(path));
     }
+    // `gpg --verify x.tar.gz.asc x.tar.gz`: a signature checked against the
+    // public keyring, nothing secret read or written.
+    if matches!(name.as_str(), "gpg" | "gpg2" | "gpgv")
+        && c.args()
+            .iter()
+            .any(|a| a.text == "--verify" || name == "gpgv")
+    {
+        found.retain(|(_, path, _)| !paths::is_key_file(path));
+    }
     // `ls -la .env*`, `test -f .env`: the project's own secret files
     // listed or tested by name, nothing read.
     let lists_only = matches!(
@@ -719,12 +757,35 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
 
 /// `env | grep ^NODE_`: only lines matching a pattern that names no
 /// secret come out, so it is inspection, not a dump.
+/// A filter that keeps only what stands before the first `=` of each line.
+fn names_only(c: &Command) -> bool {
+    let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+    match c.program() {
+        Some("cut") => {
+            let delim = args.windows(2).any(|p| p == ["-d", "="]) || args.contains(&"-d=");
+            let first = args.windows(2).any(|p| p == ["-f", "1"]) || args.contains(&"-f1");
+            delim && first && args.len() <= 4
+        }
+        Some("sed") => matches!(args.as_slice(), ["s/=.*//"] | ["-e", "s/=.*//"]),
+        Some("awk" | "gawk") => matches!(
+            args.as_slice(),
+            ["-F=", "{print $1}"] | ["-F", "=", "{print $1}"] | ["-F=", "{ print $1 }"]
+        ),
+        _ => false,
+    }
+}
+
 fn filtered_to_harmless(ctx: &Ctx, i: usize) -> bool {
     let next = ctx.downstream(i);
     let [g] = next.as_slice() else {
         return false;
     };
     let c = &ctx.commands()[*g];
+    // `env | cut -d= -f1`, `env | sed 's/=.*//'`, `env | awk -F= '{print $1}'`:
+    // the names alone.
+    if names_only(c) {
+        return true;
+    }
     if !matches!(c.program(), Some("grep" | "egrep" | "fgrep" | "rg")) {
         return false;
     }
@@ -768,15 +829,30 @@ fn filtered_to_harmless(ctx: &Ctx, i: usize) -> bool {
     !names_a_secret
 }
 
+/// Whether a copy takes a directory with everything in it: archivers
+/// always do, `cp`/`rsync`/`scp` when asked to recurse.
+fn is_recursive_copy(c: &Command, name: &str) -> bool {
+    match name {
+        "tar" | "bsdtar" | "zip" | "7z" | "7za" | "rar" | "cpio" | "ditto" => true,
+        "cp" | "rsync" | "scp" | "install" => c.args().iter().any(|a| {
+            matches!(a.text.as_str(), "--recursive" | "--archive" | "--mirror")
+                || (a.text.starts_with('-')
+                    && !a.text.starts_with("--")
+                    && a.text.contains(['r', 'R', 'a']))
+        }),
+        _ => false,
+    }
+}
+
 fn role_of(name: &str) -> Role {
     match name {
         "cp" | "mv" | "install" | "ln" | "tar" | "bsdtar" | "zip" | "7z" | "7za" | "rar"
         | "gzip" | "bzip2" | "xz" | "zstd" | "cpio" | "ar" | "ditto" | "rsync" | "link" | "gpg" => {
             Role::Copy
         }
-        "ls" | "stat" | "file" | "du" | "test" | "chmod" | "chown" | "chgrp" | "realpath"
-        | "readlink" | "rm" | "find" | "wc" | "tree" | "exa" | "eza" | "lsd" | "getfacl"
-        | "lsattr" | "shred" => Role::Metadata,
+        "ls" | "stat" | "file" | "du" | "test" | "[" | "[[" | "chmod" | "chown" | "chgrp"
+        | "realpath" | "readlink" | "rm" | "find" | "wc" | "tree" | "exa" | "eza" | "lsd"
+        | "getfacl" | "lsattr" | "shred" => Role::Metadata,
         _ => Role::Read,
     }
 }
@@ -891,6 +967,13 @@ fn sent_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
     for p in candidates {
         if let Some(kind) = ctx.secret_kind(&p) {
             out.push((Role::Send, p, kind));
+        } else if paths::is_history_file(&p) {
+            // Sent away, the history's pasted tokens go with it.
+            out.push((
+                Role::Send,
+                p,
+                "the shell history, with the tokens typed on command lines".to_string(),
+            ));
         } else if let Some(dir) = paths::secret_dir(&p)
             .filter(|_| matches!(name, "scp" | "rsync" | "sftp" | "rclone" | "aws" | "gsutil"))
         {
@@ -982,6 +1065,11 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
             Some("AWS credentials")
         }
         "az" if seq("account", "get-access-token") => Some("an Azure token"),
+        // `docker-credential-desktop get`, `docker-credential-pass get`: the
+        // helpers docker asks for a registry's password print it.
+        n if n.starts_with("docker-credential-") && (has("get") || has("erase")) => {
+            Some("a registry password from a credential helper")
+        }
         "heroku" if has("auth:token") => Some("the Heroku token"),
         "security"
             if words.iter().any(|w| {
@@ -1041,6 +1129,9 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
             })
             .then_some("the keychains"),
         "secret-tool" => has("search").then_some("the keyring"),
+        n if n.starts_with("docker-credential-") => {
+            has("list").then_some("the registries a credential helper has passwords for")
+        }
         _ => None,
     };
     if let Some(what) = listed {
@@ -1573,6 +1664,19 @@ fn check_hunt(ctx: &mut Ctx, i: usize, name: &str) {
                     || base.ends_with(".env")
             });
             if !hunting {
+                return;
+            }
+            // `find . -name '*.pem'`: the project's own files listed by name
+            // (what reads them is judged on its own: `-exec cat {}`).
+            let in_project = |r: &String| {
+                let p = NormPath::new(r);
+                !p.absolute
+                    && !p.in_home
+                    && !r.starts_with('$')
+                    && p.parts.first().is_none_or(|f| f != "..")
+                    && !paths::credential_location(r)
+            };
+            if name == "find" && !roots.is_empty() && roots.iter().all(in_project) {
                 return;
             }
             if roots.iter().any(|r| is_broad_root(r)) {

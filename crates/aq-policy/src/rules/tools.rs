@@ -47,7 +47,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         "git" => check_git(ctx, i),
         "docker" | "podman" | "nerdctl" | "docker-compose" => check_docker(ctx, i, &name),
         "sudo" | "doas" | "su" | "pkexec" | "run0" | "sudoedit" => {
-            ctx.hit(RuleId::PrivSudo, i, format!("`{name}` raises privileges"))
+            // `sudo --version`, `sudo -h`: asking the tool about itself runs nothing.
+            let about_itself = !c.args().is_empty()
+                && c.args()
+                    .iter()
+                    .all(|a| matches!(a.text.as_str(), "--version" | "-V" | "--help" | "-h"));
+            if !about_itself {
+                ctx.hit(RuleId::PrivSudo, i, format!("`{name}` raises privileges"))
+            }
         }
         "crontab" => {
             let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();

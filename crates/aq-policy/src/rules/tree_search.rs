@@ -298,7 +298,7 @@ fn prints_no_lines(tool: &str, s: &Search) -> bool {
 
 /// Whether a pattern could match the line of a secret in an environment
 /// file: a secret-looking word or variable name, or a catch-all.
-fn could_match_a_secret(pattern: &str) -> bool {
+pub(crate) fn could_match_a_secret(pattern: &str) -> bool {
     let l = pattern.to_ascii_lowercase();
     let words = [
         "key",

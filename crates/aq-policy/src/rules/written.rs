@@ -31,15 +31,11 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
     for (i, path, text) in writes {
         let base = path.rsplit('/').next().unwrap_or(&path).to_string();
         let label = format!("the text written to `{path}`");
-        let git_later = ctx.commands()[i + 1..]
-            .iter()
-            .any(|c| c.program() == Some("git"));
         if path.contains(".git/hooks/") || path.starts_with("hooks/") {
-            // Written alone a hook is asked about (persist-git-hook); a git
-            // command later on the line runs it.
-            if git_later {
-                copy_hits(ctx, i, &label, &aq_shell::analyze(&text), true);
-            }
+            // Written alone a hook is asked about (persist-git-hook); what it
+            // holds runs at the next commit, checkout or merge, which an agent
+            // makes within minutes, so a hook that would block blocks now.
+            copy_hits(ctx, i, &label, &aq_shell::analyze(&text), true);
         } else if base == "package.json" {
             // Lifecycle scripts run on the next install; others when a later
             // `npm run NAME` (or `yarn NAME`, `pnpm NAME`) on the line asks.
@@ -55,15 +51,9 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
         } else if matches!(base.as_str(), "setup.py" | "conftest.py" | "noxfile.py") {
             let a = python(&text);
             copy_hits(ctx, i, &label, &a, true);
-        } else if base == ".envrc"
-            && ctx.commands()[i + 1..].iter().any(|c| {
-                c.program() == Some("direnv")
-                    && c.args()
-                        .iter()
-                        .any(|a| matches!(a.text.as_str(), "allow" | "permit" | "grant" | "exec"))
-            })
-        {
-            // `direnv allow` after it: the .envrc runs in every later shell.
+        } else if base == ".envrc" {
+            // Once allowed, the .envrc runs in every later shell there: what
+            // would block in it blocks when it is written.
             copy_hits(ctx, i, &label, &aq_shell::analyze(&text), true);
         } else if base == "config" && path.contains(".git/") || base == ".gitconfig" {
             for alias in shell_aliases(&text) {
