@@ -244,3 +244,33 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
         .map(|d| d.join(program))
         .find(|p| p.is_file())
 }
+
+/// `execvp` walks the `PATH`, one exec attempt after another from the same
+/// thread: the worker that let a failed attempt go may still trace the
+/// thread when the next attempt arrives. Under load that once failed an
+/// allowed exec with `EACCES` (`/usr/bin/env: 'bash': Permission denied`).
+/// Every attempt of parallel loops, each through twenty missing
+/// directories, with the CPUs kept busy (shell loops, no exec), must run.
+#[test]
+fn a_path_search_through_missing_directories_never_fails_an_allowed_exec() {
+    let env = Env::new();
+    let missing: Vec<String> = (0..20).map(|k| format!("/nonexistent-{k}")).collect();
+    env.write(
+        &env.work().join("loops.sh"),
+        &format!(
+            "PATH={}:/usr/bin:/bin\n\
+             export PATH\n\
+             for b in 1 2 3; do ( while :; do :; done ) & burners=\"$burners $!\"; done\n\
+             for j in 1 2 3 4; do\n\
+               ( k=0; while [ $k -lt 150 ]; do env true || echo FAILED; k=$((k+1)); done; echo loop-done ) &\n\
+               loops=\"$loops $!\"\n\
+             done\n\
+             wait $loops\n\
+             kill $burners\n",
+            missing.join(":")
+        ),
+    );
+    let out = env.aq(&["run", "--quiet", "--", "sh", "loops.sh"]);
+    out.code(0).stdout_lacks("FAILED");
+    assert_eq!(out.stdout.matches("loop-done").count(), 4, "{}", out.dump());
+}

@@ -98,6 +98,34 @@ fn release(pid: libc::pid_t) {
     }
 }
 
+/// How long a seize waits for a sibling worker to let go of the thread.
+const SEIZE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Seizes `tid` for the commit of notification `id`; `false` (the exec
+/// answered or gone) when it cannot. `execvp` walking the `PATH` makes one
+/// exec attempt after another from the same thread: the worker that let the
+/// last (failed) attempt go may still be tracing the thread when the next
+/// notification arrives, and a second tracer gets `EPERM`. That worker lets
+/// go at the thread's next stop, so `EPERM` is retried while the exec waits.
+fn seize(n: &Notifier, id: u64, tid: i32) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        let Err(e) = ptrace(libc::PTRACE_SEIZE, tid, 0, OPTIONS as usize) else {
+            return true;
+        };
+        let errno = e.raw_os_error().unwrap_or(libc::EPERM);
+        if errno == libc::EPERM && start.elapsed() < SEIZE_WAIT && n.still_pending(id) {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            continue;
+        }
+        // Cannot follow it to its commit: it does not run.
+        if errno != libc::ESRCH {
+            n.respond(id, libc::EACCES);
+        }
+        return false;
+    }
+}
+
 /// The exec of thread `tid` (notification `id`) may go on: trace it across
 /// the exec, and let the new program run only if it is what was `judged`
 /// (`None`: the first check could not read it, so judge it now).
@@ -109,12 +137,7 @@ pub(crate) fn commit(
     judged: Option<Judged>,
     fixup: Fixup,
 ) {
-    if let Err(e) = ptrace(libc::PTRACE_SEIZE, tid, 0, OPTIONS as usize) {
-        // Cannot follow it to its commit: it does not run.
-        let errno = e.raw_os_error().unwrap_or(libc::EPERM);
-        if errno != libc::ESRCH {
-            n.respond(id, libc::EACCES);
-        }
+    if !seize(n, id, tid) {
         return;
     }
     if !n.still_pending(id) {
