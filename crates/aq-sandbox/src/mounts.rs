@@ -107,7 +107,14 @@ pub(crate) fn apply_mask(kind: MaskKind, target: &CStr, step: u32) -> Result<(),
         MaskKind::File => EMPTY_FILE,
         MaskKind::Dir => EMPTY_DIR,
     };
-    mount(Some(src), target, None, libc::MS_BIND, None, step)?;
+    match mount(Some(src), target, None, libc::MS_BIND, None, step) {
+        // The path went away since the plan found it (an SSH agent's
+        // directory in /tmp whose agent exited, a file the user deleted):
+        // there is nothing left to hide. Only a target that is really gone
+        // counts; any other failure stops the setup.
+        Err(f) if f.errno == libc::ENOENT && vanished(target) => return Ok(()),
+        other => other?,
+    }
     mount(
         None,
         target,
@@ -121,6 +128,14 @@ pub(crate) fn apply_mask(kind: MaskKind, target: &CStr, step: u32) -> Result<(),
         None,
         step,
     )
+}
+
+/// Whether `target` no longer exists (not even as a dangling link).
+fn vanished(target: &CStr) -> bool {
+    // SAFETY: target is a valid C string; st is written by the kernel.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::lstat(target.as_ptr(), &mut st) };
+    r == -1 && crate::syscall::errno() == libc::ENOENT
 }
 
 /// [`apply_mask`] of a file for a host's datagram socket: one that went

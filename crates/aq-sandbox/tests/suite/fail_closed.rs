@@ -20,22 +20,25 @@ fn failed_mask_names_the_boundary_call_and_path() {
         skip("Landlock ABI below 3");
         return;
     }
-    // Facts that lie: a secret that is not there, so the mount must fail.
+    // Facts that lie: a secret said to be a directory is a file, so the
+    // mount must fail. (A secret that went away since the plan is skipped:
+    // nothing is left to hide.)
     let ghost = s.root.join("ghost-secret");
+    std::fs::write(&ghost, "FAKE-SECRET\n").unwrap();
     let mut spec = spec;
     spec.masked = vec![ghost.clone()];
     facts.paths.insert(
         ghost.clone(),
         PathFacts::Exists {
             real: ghost.clone(),
-            kind: PathKind::File,
+            kind: PathKind::Dir,
             links: 1,
         },
     );
     let plan = plan(&spec, &facts).unwrap();
     assert!(plan.steps.contains(&Step::Mask {
         path: ghost.clone(),
-        kind: PathKind::File
+        kind: PathKind::Dir
     }));
     let marker = s.ws.join("ran");
     let argv: Vec<OsString> = vec![
@@ -60,7 +63,7 @@ fn failed_mask_names_the_boundary_call_and_path() {
             assert_eq!(*boundary, "secret mask");
             assert_eq!(*syscall, "mount");
             assert_eq!(path.as_deref(), Some(ghost.as_path()));
-            assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
+            assert_eq!(err.raw_os_error(), Some(libc::ENOTDIR));
         }
         other => panic!("unexpected error: {other}"),
     }
