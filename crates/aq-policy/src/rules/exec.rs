@@ -168,6 +168,26 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         return;
     }
     let name = c.program().unwrap_or_default().to_string();
+    // `script -qc "npm test"`, `flock /tmp/l -c 'make'`, `watch 'ls | wc -l'`:
+    // a string run by a shell, as `sh -c` is (the string itself is judged
+    // where the wrapper is unwrapped).
+    let ops = operands(c);
+    let shell_string = match name.as_str() {
+        "script" | "flock" => has_flag(c, Some('c'), &["command"]),
+        "watch" => {
+            !has_flag(c, Some('x'), &["exec"])
+                && ops.len() == 1
+                && ops[0].text.contains(char::is_whitespace)
+        }
+        _ => false,
+    };
+    if shell_string {
+        ctx.hit(
+            RuleId::ExecShellString,
+            i,
+            format!("`{name}` hands a command string to a shell"),
+        );
+    }
     if let Some(sources) = code_sources(ctx, i) {
         if let Some(d) = ctx.any_source(&sources, is_downloader) {
             let what = ctx.commands()[d].display();

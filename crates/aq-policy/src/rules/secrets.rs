@@ -680,6 +680,29 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 || path.contains("..")
         });
     }
+    // `ssh-keygen -t ed25519 -f ~/.ssh/id_deploy`: a new key written, not
+    // one read (`-y`, `-p`, `-e` read the key `-f` names); writing into the
+    // user's SSH directory still touches a credential location.
+    if name == "ssh-keygen"
+        && c.args().iter().any(|a| a.text.starts_with("-t"))
+        && !c
+            .args()
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "-y" | "-p" | "-e" | "-l" | "-c" | "-i"))
+    {
+        let outputs = super::flag_values_text(c, &["-f"], &[]);
+        let before = found.len();
+        found.retain(|(_, path, _)| !outputs.iter().any(|o| o == path));
+        if found.len() < before {
+            for o in outputs {
+                found.push((
+                    Role::Metadata,
+                    o,
+                    "a credential location: a new key written there".to_string(),
+                ));
+            }
+        }
+    }
     // `openssl genrsa -out test.key`: a key it writes, not one it reads.
     if name == "openssl" {
         let outputs = super::flag_values_text(c, &["-out", "-keyout"], &[]);

@@ -166,6 +166,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 );
             }
         }
+        "make" | "gmake" | "ninja" if c.args().iter().any(|a| a.text == "install") => {
+            check_install_target(ctx, i)
+        }
+        "cmake" if c.args().iter().any(|a| a.text == "--install") => check_install_target(ctx, i),
         "playwright" if subcommand(c) == Some("install") => {
             ctx.hit(
                 RuleId::PkgInstall,
@@ -253,6 +257,26 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     RuleId::DbDestructiveSql,
                     i,
                     "destructive SQL on the command line",
+                );
+            } else if let Some(host) = remote_database_host(c)
+                && statements.iter().any(|l| {
+                    l.split(';').any(|st| {
+                        let st = st.trim_start_matches(['(', ' ']);
+                        [
+                            "insert ", "update ", "delete ", "alter ", "create ", "grant ",
+                            "revoke ", "drop ", "merge ", "upsert ",
+                        ]
+                        .iter()
+                        .any(|w| st.starts_with(w))
+                    })
+                })
+            {
+                // A change to another machine's database is a remote change,
+                // as a deploy is (a local development database is one's own).
+                ctx.hit(
+                    RuleId::PlatformChange,
+                    i,
+                    format!("changes data of the database at {host}"),
                 );
             }
             // `COPY … TO PROGRAM 'cmd'` / `FROM PROGRAM`: the database
@@ -1430,6 +1454,80 @@ fn uv_run_fetches(c: &Command) -> bool {
     c.args()
         .iter()
         .any(|a| a.text == "--with" || a.text.starts_with("--with=") || a.text.contains("://"))
+}
+
+/// `make install`, `cmake --install build`: the build's files copied into
+/// the prefix, `/usr/local` unless `PREFIX`, `DESTDIR` or `--prefix` says
+/// otherwise. Into the workspace or a scratch directory it is build work;
+/// elsewhere it is a write outside the project.
+fn check_install_target(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let mut dests: Vec<String> = c
+        .assignments
+        .iter()
+        .filter(|a| matches!(a.name.as_str(), "DESTDIR" | "PREFIX" | "prefix"))
+        .map(|a| a.value.text.clone())
+        .collect();
+    for a in c.args() {
+        if let Some((k, v)) = a.text.split_once('=')
+            && matches!(k, "DESTDIR" | "PREFIX" | "prefix" | "--prefix")
+        {
+            dests.push(v.to_string());
+        }
+    }
+    dests.extend(flag_values_text(c, &[], &["prefix"]));
+    // DESTDIR stages the whole tree below it: that decides where files land.
+    let dest = dests
+        .iter()
+        .find(|d| !d.is_empty())
+        .cloned()
+        .unwrap_or_else(|| "/usr/local".to_string());
+    let p = crate::paths::NormPath::new(&dest);
+    let scratch = p.absolute
+        && (p.parts.first().is_some_and(|f| f == "tmp")
+            || p.parts.first().is_some_and(|f| f == "var")
+                && p.parts.get(1).is_some_and(|s| s == "tmp"));
+    let in_workspace = !p.absolute && !p.in_home && !dest.starts_with('$')
+        || ctx
+            .policy
+            .workspace
+            .as_deref()
+            .is_some_and(|ws| dest.starts_with(ws));
+    if scratch || in_workspace || dest.starts_with("$PWD") || dest.starts_with("$(pwd)") {
+        return;
+    }
+    let rule = if p.in_home {
+        RuleId::FsWriteHome
+    } else {
+        RuleId::FsWriteSystem
+    };
+    ctx.hit(
+        rule,
+        i,
+        format!("`{}` installs the build into {dest}", c.display()),
+    );
+}
+
+/// The host a database client names when it is not this machine: `-h HOST`,
+/// `--host=HOST`, or a connection URL (`postgresql://u@db.example.invalid/app`).
+fn remote_database_host(c: &Command) -> Option<String> {
+    let local = |h: &str| {
+        matches!(
+            h,
+            "localhost" | "::1" | "[::1]" | "" | "db" | "postgres" | "mysql"
+        ) || h.starts_with("127.")
+            || h.starts_with('/')
+    };
+    let mut hosts = super::flag_values_text(c, &["-h"], &["host"]);
+    for a in c.args() {
+        if let Some((_, rest)) = a.text.split_once("://") {
+            let authority = rest.split(['/', '?']).next().unwrap_or("");
+            let host = authority.rsplit('@').next().unwrap_or("");
+            let host = host.split(':').next().unwrap_or("");
+            hosts.push(host.to_string());
+        }
+    }
+    hosts.into_iter().find(|h| !local(h))
 }
 
 fn check_decode_to_file(ctx: &mut Ctx, i: usize, name: &str) {
