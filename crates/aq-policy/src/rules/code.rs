@@ -329,39 +329,6 @@ fn removes_root(code: &Code) -> Option<String> {
         .cloned()
 }
 
-/// The literal path a tree-deleting call names (`shutil.rmtree('x')`,
-/// `fs.rmSync('x', {recursive: true})`, `FileUtils.rm_rf('x')`), when it is
-/// not regenerable build output or scratch.
-fn removes_tree(code: &Code) -> Option<String> {
-    let t = code.text.as_str();
-    let calls = [
-        "rmtree(",
-        "rm_rf(",
-        "rm_r(",
-        "remove_tree(",
-        "rimraf(",
-        "rimraf.sync(",
-    ];
-    let recursive_rm = (t.contains("rmSync(") || t.contains(".rm(")) && t.contains("recursive");
-    if !calls.iter().any(|c| t.contains(c)) && !recursive_rm {
-        return None;
-    }
-    code.literals
-        .iter()
-        .map(|l| l.trim())
-        .find(|l| {
-            !l.is_empty()
-                && (l.contains('/')
-                    || l.chars()
-                        .all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch)))
-                && !l.contains(' ')
-                && !crate::paths::is_build_output(l)
-                && !l.starts_with("/tmp")
-                && !matches!(*l, "recursive" | "force" | "true" | "utf8" | "utf-8")
-        })
-        .map(str::to_string)
-}
-
 /// Whether the code refers to the home directory.
 fn mentions_home(t: &str) -> bool {
     any(
@@ -510,15 +477,6 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             format!("{lang} code recursively deletes {target}"),
         );
         return;
-    }
-    // `shutil.rmtree('docs/legacy')`: a tree deleted as `rm -r` would,
-    // ordinary only for regenerable build output.
-    if let Some(target) = removes_tree(code) {
-        ctx.hit(
-            RuleId::FsRmRecursive,
-            i,
-            format!("{lang} code recursively deletes {target}"),
-        );
     }
     let encoded_flag = lang == "powershell"
         && c.args().iter().any(|a| {
