@@ -129,7 +129,7 @@ rules! {
         why: "deletes what the system needs to start or to let anyone log in: kernels and the boot loader, account, sudo or mount files, system programs",
         safer: Some("leave the system's own files to its package manager; say what you need changed and why"),
         fires: ["sudo rm -f /boot/vmlinuz-*", "rm /etc/passwd", "sudo rm /etc/sudoers", "sudo mv /usr/bin/sudo /tmp/", "rm -f /bin/sh"],
-        spares: ["rm -f /etc/hosts.allow", "rm /usr/local/bin/tool", "ls /boot", "rm -f /tmp/vmlinuz"];
+        spares: ["rm -f /etc/hosts.allow", "rm /usr/local/bin/tool", "ls /boot", "rm -f /tmp/vmlinuz", "sudo rm /usr/lib/node_modules/x/package.json"];
     /// Recursive permission or owner change of the root or system directories.
     FsChmodRecursiveRoot = "fs-chmod-recursive-root", Block, Critical,
         why: "recursively changes permissions or ownership of system files, which can break the machine or open it to every user",

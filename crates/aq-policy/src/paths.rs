@@ -583,6 +583,17 @@ pub fn vital_system_file(path: &str) -> Option<&'static str> {
         ) if p.parts.len() <= 3 => {
             Some("the accounts, sudo and mount settings everyone logs in with")
         }
+        // Not the packages a language installs there (`/usr/lib/node_modules`,
+        // `dist-packages`): removing one of those is a write, which asks.
+        _ if p.parts.iter().any(|c| {
+            matches!(
+                c.as_str(),
+                "node_modules" | "dist-packages" | "site-packages"
+            )
+        }) =>
+        {
+            None
+        }
         ("bin" | "sbin" | "lib" | "lib64", _) => Some("the system's own programs and libraries"),
         ("usr", "bin" | "sbin" | "lib" | "lib64" | "libexec") => {
             Some("the system's own programs and libraries")
