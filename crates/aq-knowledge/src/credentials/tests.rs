@@ -284,6 +284,8 @@ fn the_workspace_search_decides_by_name_then_content() {
         ".yarnrc.yml",
         "prod.tfvars",
         "key.asc",
+        "gcp-key.json",
+        "ci-sa-key.json",
     ] {
         assert!(read(n), "{n}");
     }
@@ -293,7 +295,6 @@ fn the_workspace_search_decides_by_name_then_content() {
         ".deploy_key",
         "prod-secret.txt",
         "my-proj-0123456789ab.json",
-        "gcp-key.json",
         "server.crt",
     ] {
         assert_eq!(look_at(n, false), Look::Sniff, "{n}");
