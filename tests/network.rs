@@ -207,3 +207,288 @@ fn the_ssh_proxy_command_reaches_an_allowlisted_host_and_port_only() {
     // The listed tunnel is the only one that carried anything.
     assert_eq!(out.stdout.matches("ping").count(), 1, "{}", out.dump());
 }
+
+/// With nobody to answer, a host the allowlist does not name is refused at
+/// once, and each client shows the process why and the exact command that
+/// allows it: curl and git through their own standard error (where aq
+/// writes the refusal: a pipe here, so the line is seen with the prefix
+/// only that pipe adds), Python in the status line of the refused CONNECT.
+#[test]
+fn an_unlisted_host_is_refused_at_once_and_the_process_is_told_why() {
+    let port = hello_server();
+    let env = Env::with_policy(
+        "wait_for_approver = false",
+        &format!("{ALLOW_FETCH}\"interp-network\" = \"allow\"\n"),
+    );
+    env.write(
+        &env.work().join("n.sh"),
+        &format!(
+            "curl -sS https://other.example.invalid:{port}/ 2>&1 | sed 's/^/curl-said: /'\n\
+             git ls-remote https://other.example.invalid:{port}/r.git 2>&1 | sed 's/^/git-said: /'\n\
+             python3 -c \"import urllib.request as u; u.urlopen('https://other.example.invalid:{port}/')\" 2>&1 | tail -1 | sed 's/^/python-said: /'\n\
+             echo \"allowed:$(curl -s http://allowed.example.invalid:{port}/ 2>&1)\"\n\
+             exit 0\n"
+        ),
+    );
+    let out = env.aq(&[
+        "run",
+        "--net",
+        "allow:allowed.example.invalid",
+        "--resolve",
+        "allowed.example.invalid:127.0.0.1",
+        "--resolve",
+        "other.example.invalid:127.0.0.1",
+        "--",
+        "sh",
+        "n.sh",
+    ]);
+    let told = format!(
+        "aq: network: other.example.invalid:{port} refused [net-not-allowlisted]: \
+         other.example.invalid:{port} is not on this session's network allowlist; \
+         the user can allow it with `aq allow --net other.example.invalid:{port}`"
+    );
+    out.code(0)
+        .stdout_has(&format!("curl-said: {told}"))
+        .stdout_has("curl-said: curl: (56) CONNECT tunnel failed, response 403")
+        .stdout_has(&format!("git-said: {told}"))
+        .stdout_has(&format!(
+            "python-said: urllib.error.URLError: <urlopen error Tunnel connection failed: \
+             403 Forbidden by aq: other.example.invalid:{port} is not on this session's network allowlist"
+        ))
+        .stdout_has("allowed:hello");
+    // Refused at once: no ask was filed, none waited.
+    let session = env.only_session();
+    assert!(
+        session.shim_approvals().is_empty(),
+        "{}",
+        session.log_text()
+    );
+    let denied = session
+        .events_of("network_connection")
+        .into_iter()
+        .filter(|c| c["host"] == "other.example.invalid" && c["decision"] == "denied")
+        .count();
+    assert_eq!(denied, 3, "{}", session.log_text());
+}
+
+/// Someone at another terminal answers a network ask: the connection
+/// waits, then goes through; "for the session" holds for the next
+/// connection to the same host:port (asked once); a denied host gets the
+/// refusal with who denied it.
+#[test]
+fn a_network_ask_answered_from_another_terminal_lets_the_connection_through() {
+    let port = hello_server();
+    let env = Env::with_policy("approval_timeout_secs = 30", ALLOW_FETCH);
+    env.write(
+        &env.work().join("n.sh"),
+        &format!(
+            "echo \"first:$(curl -s http://other.example.invalid:{port}/)\"\n\
+             echo \"again:$(curl -s http://other.example.invalid:{port}/)\"\n\
+             curl -s -o /dev/null -w 'third:%{{http_code}}\\n' http://third.example.invalid:{port}/\n\
+             exit 0\n"
+        ),
+    );
+    let mut run = env.spawn(&[
+        "run",
+        "--net",
+        "allow:allowed.example.invalid",
+        "--resolve",
+        "other.example.invalid:127.0.0.1",
+        "--resolve",
+        "third.example.invalid:127.0.0.1",
+        "--",
+        "sh",
+        "n.sh",
+    ]);
+    let first = format!("curl -s http://other.example.invalid:{port}/");
+    let session = crate::approve::wait_for_pending(&env, &mut run, &first);
+    let Some(approve) = crate::approve::approve_once(&env, "s") else {
+        return;
+    };
+    approve
+        .code(0)
+        .stdout_has(&format!("connect: other.example.invalid:{port}"))
+        .stdout_has(&format!("from:    {first}"))
+        .stdout_has("rule:    net-unlisted-host")
+        .stdout_has("[a]lways")
+        .stdout_has("-> session");
+    let third = format!(
+        "curl -s -o /dev/null -w third:%{{http_code}}\\n http://third.example.invalid:{port}/"
+    );
+    crate::approve::wait_for_pending(&env, &mut run, &third);
+    crate::approve::approve_once(&env, "d")
+        .expect("script ran before")
+        .code(0)
+        .stdout_has("-> deny");
+    let out = run.finish();
+    out.code(0)
+        .stdout_has("first:hello")
+        .stdout_has("again:hello")
+        .stdout_has("third:403");
+    let answers: Vec<(String, String)> = session
+        .events_of("approval")
+        .iter()
+        .filter(|a| a["argv"][0] == "net")
+        .map(|a| {
+            (
+                a["argv"][1].as_str().unwrap_or("").to_string(),
+                a["answer"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            (
+                format!("other.example.invalid:{port}"),
+                "session".to_string()
+            ),
+            (format!("third.example.invalid:{port}"), "deny".to_string()),
+        ],
+        "{}",
+        session.log_text()
+    );
+    let conns = session.events_of("network_connection");
+    assert!(
+        conns.iter().any(|c| c["host"] == "other.example.invalid"
+            && c["decision"] == "allowed"
+            && c["rule"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("asked: allowed for the session by aq approve"))),
+        "{}",
+        session.log_text()
+    );
+    assert!(
+        conns.iter().any(|c| c["host"] == "third.example.invalid"
+            && c["decision"] == "denied"
+            && c["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("(denied by aq approve"))),
+        "{}",
+        session.log_text()
+    );
+}
+
+/// "Always" writes the grant `aq allow --net` makes into the user's own
+/// policy file; `[network] unlisted = "refuse"` refuses without asking,
+/// and a repository's `unlisted = "ask"` cannot undo the user's refuse.
+#[test]
+fn always_writes_the_users_grant_and_refuse_never_asks() {
+    let port = hello_server();
+    let env = Env::with_policy("approval_timeout_secs = 30", ALLOW_FETCH);
+    env.write(
+        &env.work().join("n.sh"),
+        &format!("echo \"got:$(curl -s http://other.example.invalid:{port}/)\"\n"),
+    );
+    let args = [
+        "run",
+        "--net",
+        "allow:allowed.example.invalid",
+        "--resolve",
+        "other.example.invalid:127.0.0.1",
+        "--",
+        "sh",
+        "n.sh",
+    ];
+    let mut run = env.spawn(&args);
+    crate::approve::wait_for_pending(
+        &env,
+        &mut run,
+        &format!("curl -s http://other.example.invalid:{port}/"),
+    );
+    let Some(approve) = crate::approve::approve_once(&env, "a") else {
+        return;
+    };
+    approve.code(0).stdout_has("-> always");
+    run.finish().code(0).stdout_has("got:hello");
+    let policy = std::fs::read_to_string(env.user_policy()).unwrap();
+    assert!(
+        policy.contains(&format!("\"other.example.invalid:{port}\"")),
+        "{policy}"
+    );
+    // The grant holds in the next session: no ask.
+    let out = env.aq(&args);
+    out.code(0).stdout_has("got:hello");
+
+    // Refuse: the user's policy says so, the repository's ask is ignored.
+    let env = Env::with_policy(
+        "approval_timeout_secs = 30",
+        &format!("{ALLOW_FETCH}\n[network]\nunlisted = \"refuse\"\n"),
+    );
+    env.write(
+        &env.work().join("agent-quarantine.toml"),
+        "version = 1\n[network]\nunlisted = \"ask\"\n",
+    );
+    env.write(
+        &env.work().join("n.sh"),
+        &format!(
+            "curl -s -o /dev/null -w 'got:%{{http_code}}\\n' http://other.example.invalid:{port}/\n"
+        ),
+    );
+    let out = env.aq(&args);
+    out.code(0)
+        .stdout_has("got:403")
+        .stderr_has("unlisted hosts stay refused");
+    let session = env.sessions().pop().unwrap();
+    assert!(session.pending().is_empty());
+    assert!(
+        session
+            .events_of("network_connection")
+            .iter()
+            .any(|c| c["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("[network] unlisted = \"refuse\""))),
+        "{}",
+        session.log_text()
+    );
+}
+
+/// The same channel as an unprivileged user: aq finds the refused client's
+/// process in the sandbox and writes to its standard error without root.
+#[test]
+fn an_unprivileged_users_process_is_told_why_its_connection_was_refused() {
+    let port = hello_server();
+    let (root, aq, uid, gid) = crate::util::user_scratch(
+        "aq-net-user-",
+        &["work", "home", "state", "config/agent-quarantine"],
+    );
+    let r = root.path();
+    let write = |path: &str, text: &str| {
+        std::fs::write(r.join(path), text).unwrap();
+        std::os::unix::fs::chown(r.join(path), Some(uid), Some(gid)).unwrap();
+    };
+    write(
+        "config/agent-quarantine/policy.toml",
+        &format!("version = 1\n[session]\nwait_for_approver = false\n[rules]\n{ALLOW_FETCH}"),
+    );
+    write(
+        "work/n.sh",
+        &format!(
+            "curl -sS http://other.example.invalid:{port}/ -o /dev/null -w 'code:%{{http_code}}\\n' 2>&1 | sed 's/^/curl-said: /'\n"
+        ),
+    );
+    let out = crate::util::aq_as_user(
+        r,
+        &aq,
+        (uid, gid),
+        "work",
+        &[
+            "run",
+            "--net",
+            "allow:allowed.example.invalid",
+            "--resolve",
+            "other.example.invalid:127.0.0.1",
+            "--",
+            "sh",
+            "n.sh",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains(&format!(
+            "curl-said: aq: network: other.example.invalid:{port} refused [net-not-allowlisted]"
+        )) && stdout.contains("curl-said: code:403"),
+        "as uid {uid}:\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}

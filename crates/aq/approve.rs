@@ -31,10 +31,16 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, String> {
             for request in queue.pending().map_err(|e| e.to_string())? {
                 any = true;
                 answerer::show_request(&mut out, session_id, &request);
+                let host = request.network.is_some();
                 let answer = loop {
+                    let always = if host {
+                        "[a]lways (this host, every session), "
+                    } else {
+                        ""
+                    };
                     let _ = write!(
                         out,
-                        "allow [o]nce, allow for the [s]ession, [d]eny, or s[k]ip? "
+                        "allow [o]nce, allow for the [s]ession, {always}[d]eny, or s[k]ip? "
                     );
                     let _ = out.flush();
                     let mut line = String::new();
@@ -49,6 +55,7 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, String> {
                     match line.trim() {
                         "o" | "once" => break Some(Answer::Once),
                         "s" | "session" => break Some(Answer::Session),
+                        "a" | "always" if host => break Some(Answer::Always),
                         "d" | "deny" | "n" | "no" => break Some(Answer::Deny),
                         "k" | "skip" | "" => break None,
                         _ => {}

@@ -4,11 +4,7 @@
 //! written, and written whole with a rename, so a failure leaves the old
 //! file. Refused inside a session: grants come from the user.
 
-use std::io::Write;
-use std::path::Path;
-
 use aq_policy::grants::{self, Change, Grant, Target};
-use aq_session::grant_dates::GrantDates;
 use aq_session::in_force;
 use aq_shim::entry::ENV_SESSION_DIR;
 
@@ -28,7 +24,7 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
     if args.here && !(allow && args.path.is_some()) {
         return Err("--here goes with `aq allow PATH`".to_string());
     }
-    let file = aq_session::policy_files::user_file().ok_or_else(|| {
+    aq_session::policy_files::user_file().ok_or_else(|| {
         "cannot tell where your policy file is: set XDG_CONFIG_HOME or HOME".to_string()
     })?;
     let cwd = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
@@ -74,13 +70,9 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
         profile,
         here: args.here.then(|| workspace.display().to_string()),
     };
-    let before = match std::fs::read_to_string(&file) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
-    };
-    let (after, change) = grants::edit(before.as_deref().unwrap_or(""), &grant, args.remove)?;
-    let shown = file.display();
+    let applied = aq_session::user_grants::apply(&grant, args.remove)?;
+    let shown = applied.file.display();
+    let change = applied.change;
     match &change {
         Change::AlreadyThere(what) => {
             println!("aq: {what} already ({shown})");
@@ -92,25 +84,10 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
         }
         Change::Added(_) | Change::Removed(_) => {}
     }
-    aq_policy::parse_layer(&shown.to_string(), &after).map_err(|e| {
-        format!("the change would make your policy invalid, so it was not made: {e}")
-    })?;
-    let backup = write_with_backup(&file, before.as_deref(), &after)?;
-    let backup = backup
+    let backup = applied
+        .backup
         .map(|b| format!("; the file before: {}", b.display()))
         .unwrap_or_default();
-    // When, for `aq policy show`: the grant is made whether or not this is.
-    let (place, entry) = grants::place(&grant);
-    let dated = GrantDates::load().and_then(|mut dates| {
-        match &change {
-            Change::Added(_) => dates.record(&place, &entry, aq_session::now_rfc3339()),
-            _ => dates.forget(&place, &entry),
-        }
-        dates.save()
-    });
-    if let Err(e) = dated {
-        eprintln!("aq: warning: the grant was made, but not its date: {e}");
-    }
     match change {
         Change::Added(what) => println!("aq: added {what} ({shown}{backup})"),
         Change::Removed(what) => println!("aq: removed {what} ({shown}{backup})"),
@@ -178,37 +155,4 @@ fn check_host(host: &str) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// Writes `text` over `file` through a temporary file and a rename, after
-/// copying the old text to `FILE.bak`. Returns the backup's path.
-fn write_with_backup(
-    file: &Path,
-    before: Option<&str>,
-    text: &str,
-) -> Result<Option<std::path::PathBuf>, String> {
-    let dir = file
-        .parent()
-        .ok_or_else(|| format!("{} has no directory", file.display()))?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let backup = match before {
-        Some(old) => {
-            let b = file.with_extension("toml.bak");
-            std::fs::write(&b, old).map_err(|e| format!("cannot write {}: {e}", b.display()))?;
-            Some(b)
-        }
-        None => None,
-    };
-    let tmp = dir.join(format!(".policy.toml.{}", std::process::id()));
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| {
-            f.write_all(text.as_bytes())?;
-            f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, file));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {}: {e}", file.display()));
-    }
-    Ok(backup)
 }

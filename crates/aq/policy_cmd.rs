@@ -493,8 +493,17 @@ fn render_network(
 ) {
     let _ = writeln!(s, "    network:   {}", session.net.note());
     match &session.net {
-        NetPlan::Broker { .. } => {
+        NetPlan::Broker { unlisted, .. } => {
             list(s, &sources.allow);
+            let _ = writeln!(
+                s,
+                "    other hosts: {}",
+                match unlisted {
+                    aq_policy::UnlistedHosts::Ask =>
+                        "asked when someone can answer (`aq approve`, `aq watch`, the terminal), else refused",
+                    aq_policy::UnlistedHosts::Refuse => "refused ([network] unlisted = \"refuse\")",
+                }
+            );
             if !sources.pins.is_empty() {
                 let _ = writeln!(s, "    pinned (never resolved):");
                 list(s, &sources.pins);
@@ -592,6 +601,10 @@ fn in_force_json(session: &InForce, sources: &Sources) -> Value {
             "resolve": sourced_json("entry", &sources.pins),
             "permit": sourced_json("entry", &sources.permit),
             "unused": sourced_json("entry", &sources.unused),
+            "unlisted": match &session.net {
+                NetPlan::Broker { unlisted, .. } => json!(unlisted),
+                _ => Value::Null,
+            },
         },
         "writable": sourced_json("path", &sources.writable),
         "readable": sourced_json("path", &sources.readable),

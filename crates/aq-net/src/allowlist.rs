@@ -455,7 +455,7 @@ impl Allowlist {
                 Host::Name(n) => Refusal::new(
                     RefusalRule::NotAllowlisted,
                     format!(
-                        "{n}:{port} is not on the network allowlist; allow it with `{n}:{port}`"
+                        "{n}:{port} is not on this session's network allowlist; the user can allow it with `aq allow --net {n}:{port}`"
                     ),
                 ),
             });
@@ -471,6 +471,34 @@ impl Allowlist {
             host,
             port,
             rule: rule.source.clone(),
+            destination,
+        })
+    }
+
+    /// Lets `name:port` through although no allow entry names it (someone
+    /// who could answer said yes): it goes where a pin sends it, else to
+    /// what the name resolves to, checked as any answer is.
+    pub fn admit(&self, name: &str, port: u16, rule: String) -> Result<Allowed, Refusal> {
+        let host = normalize_host(name).map_err(|e| {
+            Refusal::new(
+                RefusalRule::InvalidHost,
+                format!("host `{name}` refused: {e}"),
+            )
+        })?;
+        let Host::Name(n) = &host else {
+            return Err(Refusal::new(
+                RefusalRule::IpLiteral,
+                format!("IP address {host} refused: only host names are asked about"),
+            ));
+        };
+        let destination = match self.pins.get(n) {
+            Some(a) => Destination::Pinned(*a),
+            None => Destination::Resolve(n.clone()),
+        };
+        Ok(Allowed {
+            host,
+            port,
+            rule,
             destination,
         })
     }

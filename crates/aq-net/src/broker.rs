@@ -133,6 +133,8 @@ pub struct ConnectionRecord {
     pub bytes_down: u64,
     /// From the request to the end of the tunnel (or the refusal).
     pub duration_ms: u64,
+    /// The client's address on the listener's side, when known.
+    pub client: Option<SocketAddr>,
 }
 
 impl fmt::Display for ConnectionRecord {
@@ -163,6 +165,38 @@ impl fmt::Display for ConnectionRecord {
 /// Receives every [`ConnectionRecord`], from the connection's own thread.
 pub type RecordSink = Arc<dyn Fn(&ConnectionRecord) + Send + Sync>;
 
+/// A connection to a host name no allow entry names, put to whoever can
+/// answer (see [`Broker::with_unlisted`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnlistedRequest {
+    /// The normalised host name.
+    pub host: String,
+    /// The requested port.
+    pub port: u16,
+    /// The client's address on the listener's side (inside the sandbox),
+    /// by which the asker can find the process.
+    pub client: Option<SocketAddr>,
+    /// How the client asked.
+    pub front_end: FrontEnd,
+}
+
+/// What became of an [`UnlistedRequest`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnlistedAnswer {
+    /// Let this connection through; the text says who allowed it (the
+    /// record's rule).
+    Once(String),
+    /// Let this one and every later one to the same `host:port` through,
+    /// for the rest of the broker's life.
+    Session(String),
+    /// Refuse; the text says why (added to the refusal the client gets).
+    Refuse(String),
+}
+
+/// Decides [`UnlistedRequest`]s, from the connection's own thread (it may
+/// wait for a human: other connections go on meanwhile).
+pub type UnlistedAsker = Arc<dyn Fn(&UnlistedRequest) -> UnlistedAnswer + Send + Sync>;
+
 /// A refused or failed request: the refusal, plus the address involved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BrokerError {
@@ -189,6 +223,9 @@ pub struct Broker {
     on_record: RecordSink,
     connect_timeout: Duration,
     resolve_timeout: Duration,
+    unlisted: Option<UnlistedAsker>,
+    /// `host:port` pairs allowed for the rest of the session by an answer.
+    granted: std::sync::Mutex<std::collections::BTreeMap<(String, u16), String>>,
 }
 
 impl fmt::Debug for Broker {
@@ -211,7 +248,17 @@ impl Broker {
             on_record: Arc::new(|_| {}),
             connect_timeout: Duration::from_secs(10),
             resolve_timeout: Duration::from_secs(10),
+            unlisted: None,
+            granted: std::sync::Mutex::new(std::collections::BTreeMap::new()),
         }
+    }
+
+    /// Puts connections to host names the allowlist does not name to
+    /// `asker` instead of refusing them at once. IP literals, refused
+    /// addresses and malformed hosts are refused as before, unasked.
+    pub fn with_unlisted(mut self, asker: UnlistedAsker) -> Self {
+        self.unlisted = Some(asker);
+        self
     }
 
     /// Replaces the resolver.
@@ -256,15 +303,28 @@ impl Broker {
             bytes_up: 0,
             bytes_down: 0,
             duration_ms: started.elapsed().as_millis() as u64,
+            client: None,
         });
     }
 
     /// Steps 1 to 4: judge, resolve, check and connect. A refusal or
     /// failure is recorded here; a [`Tunnel`] records itself when it ends.
     pub fn open(&self, host: &str, port: u16, front_end: FrontEnd) -> Result<Tunnel, BrokerError> {
+        self.open_from(host, port, front_end, None)
+    }
+
+    /// [`Broker::open`] for a client at `client` (its address as the
+    /// listener sees it), which goes into the records and any ask.
+    pub fn open_from(
+        &self,
+        host: &str,
+        port: u16,
+        front_end: FrontEnd,
+        client: Option<SocketAddr>,
+    ) -> Result<Tunnel, BrokerError> {
         let started = Instant::now();
         let mut shown_host = host.to_string();
-        let result = self.open_inner(host, port, &mut shown_host);
+        let result = self.open_inner(host, port, &mut shown_host, front_end, client);
         match result {
             Ok((upstream, rule)) => {
                 let _ = upstream.set_nodelay(true);
@@ -282,6 +342,7 @@ impl Broker {
                         bytes_up: 0,
                         bytes_down: 0,
                         duration_ms: 0,
+                        client,
                     },
                     started,
                     on_record: Arc::clone(&self.on_record),
@@ -304,6 +365,7 @@ impl Broker {
                     bytes_up: 0,
                     bytes_down: 0,
                     duration_ms: started.elapsed().as_millis() as u64,
+                    client,
                 });
                 Err(e)
             }
@@ -315,13 +377,25 @@ impl Broker {
         host: &str,
         port: u16,
         shown_host: &mut String,
+        front_end: FrontEnd,
+        client: Option<SocketAddr>,
     ) -> Result<(TcpStream, String), BrokerError> {
         let refused = |refusal: Refusal| BrokerError {
             refusal,
             addr: None,
             io_kind: None,
         };
-        let allowed = self.allowlist.decide(host, port).map_err(refused)?;
+        let allowed = match self.allowlist.decide(host, port) {
+            Ok(a) => a,
+            Err(r) if r.rule == RefusalRule::NotAllowlisted => {
+                if let Ok(crate::host::Host::Name(n)) = crate::host::normalize_host(host) {
+                    *shown_host = n;
+                }
+                self.ask_unlisted(shown_host, port, front_end, client, r)
+                    .map_err(refused)?
+            }
+            Err(r) => return Err(refused(r)),
+        };
         *shown_host = allowed.host.to_string();
         let addrs = match &allowed.destination {
             Destination::Pinned(a) | Destination::Literal(a) => vec![*a],
@@ -367,6 +441,46 @@ impl Broker {
             addr: Some(sa),
             io_kind: Some(e.kind()),
         })
+    }
+
+    /// A host name the allowlist does not name: allowed when an earlier
+    /// answer allowed it for the session, else put to the asker (refused
+    /// with `refusal` when there is none, or it says no).
+    fn ask_unlisted(
+        &self,
+        name: &str,
+        port: u16,
+        front_end: FrontEnd,
+        client: Option<SocketAddr>,
+        refusal: Refusal,
+    ) -> Result<crate::allowlist::Allowed, Refusal> {
+        let key = (name.to_string(), port);
+        let earlier = self.granted.lock().ok().and_then(|g| g.get(&key).cloned());
+        if let Some(rule) = earlier {
+            return self.allowlist.admit(name, port, rule);
+        }
+        let Some(asker) = &self.unlisted else {
+            return Err(refusal);
+        };
+        let answer = asker(&UnlistedRequest {
+            host: name.to_string(),
+            port,
+            client,
+            front_end,
+        });
+        match answer {
+            UnlistedAnswer::Once(by) => self.allowlist.admit(name, port, by),
+            UnlistedAnswer::Session(by) => {
+                if let Ok(mut g) = self.granted.lock() {
+                    g.insert(key, by.clone());
+                }
+                self.allowlist.admit(name, port, by)
+            }
+            UnlistedAnswer::Refuse(why) => Err(Refusal::new(
+                refusal.rule,
+                format!("{} ({why})", refusal.reason),
+            )),
+        }
     }
 
     /// Resolves on a helper thread so a hung resolver costs one thread, not

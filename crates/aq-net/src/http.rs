@@ -172,13 +172,38 @@ fn status(e: &BrokerError) -> &'static str {
     }
 }
 
+/// The status line's reason phrase for a refusal: for a policy refusal
+/// the refusal itself, since many clients show only the status line of a
+/// failed `CONNECT` (Python's `Tunnel connection failed: 403 ...`), never
+/// its body. Printable ASCII only, and short.
+fn reason_phrase(e: &BrokerError, status: &str) -> String {
+    let (_, standard) = status.split_once(' ').unwrap_or(("", status));
+    if !e.refusal.rule.is_policy() {
+        return standard.to_string();
+    }
+    let text: String = format!("{standard} by aq: {}", e.refusal)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .take(300)
+        .collect();
+    text
+}
+
 /// Writes an error response whose body is the refusal, rule id included.
 fn write_refusal(client: &mut TcpStream, e: &BrokerError) -> io::Result<()> {
     let body = format!("aq: {}\n", e.refusal);
+    let status = status(e);
+    let code = status.split_once(' ').map_or(status, |(c, _)| c);
     let head = format!(
-        "HTTP/1.1 {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
+        "HTTP/1.1 {code} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
          X-Aq-Rule: {}\r\nConnection: close\r\n\r\n",
-        status(e),
+        reason_phrase(e, status),
         body.len(),
         e.refusal.rule
     );
@@ -206,7 +231,7 @@ pub(crate) fn serve(mut client: TcpStream, broker: &Broker) -> io::Result<()> {
         Request::Connect { host, port } => (host, port, FrontEnd::HttpConnect, None),
         Request::Plain { host, port, head } => (host, port, FrontEnd::HttpPlain, Some(head)),
     };
-    let mut tunnel = match broker.open(&host, port, front) {
+    let mut tunnel = match broker.open_from(&host, port, front, client.peer_addr().ok()) {
         Ok(t) => t,
         Err(e) => return write_refusal(&mut client, &e),
     };

@@ -63,13 +63,19 @@
 //! `net-bad-request`, and for allowed destinations that cannot be reached
 //! `net-resolve-failed`, `net-connect-failed`. HTTP clients get `403` (policy),
 //! `502`/`504` (unreachable) or `400` with the reason and rule in the body
-//! and an `X-Aq-Rule` header; SOCKS5 clients get reply 2 (not allowed by
-//! ruleset), 4, 5 or 1.
+//! and an `X-Aq-Rule` header (and, for a policy refusal, in the status
+//! line's reason phrase, which clients of a failed `CONNECT` print); SOCKS5
+//! clients get reply 2 (not allowed by ruleset), 4, 5 or 1.
+//!
+//! # Unlisted names
+//!
+//! A name no allow entry names is refused, unless the broker has an asker
+//! ([`Broker::with_unlisted`]): then the connection waits for its answer
+//! (once, for the rest of the broker's life, or refused with a reason).
+//! IP literals and refused addresses are never asked about.
 //!
 //! # Current limitations
 //!
-//! - Not wired into `aq run` yet: no `--net allow:`, no proxy variables, no
-//!   in-sandbox listener step, no audit events from the records.
 //! - TCP only; SOCKS5 `BIND` and `UDP ASSOCIATE` are refused (reply 7), and
 //!   so is SOCKS4.
 //! - A plain HTTP client connection carries one request (`Connection: close`
@@ -96,7 +102,7 @@ pub use addr::{AddrClass, classify_addr};
 pub use allowlist::{Allowed, Allowlist, Destination, EntryError, Refusal, RefusalRule};
 pub use broker::{
     Broker, BrokerError, ConnectionRecord, Decision, FixedResolver, FrontEnd, RecordSink, Resolve,
-    SystemResolver, Tunnel,
+    SystemResolver, Tunnel, UnlistedAnswer, UnlistedAsker, UnlistedRequest,
 };
 pub use host::{Host, HostError, normalize_host};
 pub use keyproxy::{KeyProxy, KeyProxyConfig, KeyProxyRecord, KeyProxyRecorder, http_target};

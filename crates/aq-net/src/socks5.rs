@@ -115,7 +115,7 @@ pub(crate) fn serve(mut client: TcpStream, broker: &Broker) -> io::Result<()> {
         );
         return send_reply(&mut client, Reply::CommandNotSupported);
     }
-    match broker.open(&host, port, FrontEnd::Socks5) {
+    match broker.open_from(&host, port, FrontEnd::Socks5, client.peer_addr().ok()) {
         Ok(tunnel) => {
             send_reply(&mut client, Reply::Succeeded)?;
             client.set_read_timeout(None)?;

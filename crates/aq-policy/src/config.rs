@@ -308,6 +308,21 @@ pub struct NetworkLayer {
     pub resolve: Vec<(String, Location)>,
     /// Private destinations permitted after all (CIDRs), e.g. a VPN's registry.
     pub permit: Vec<(String, Location)>,
+    /// What a connection to a host not on the allowlist gets.
+    pub unlisted: Option<(UnlistedHosts, Location)>,
+}
+
+/// What a connection to a host not on the session's allowlist gets:
+/// asked (when someone can answer: `aq run`'s terminal, `aq approve`,
+/// `aq watch`; refused at once when nobody can) or refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnlistedHosts {
+    /// Ask whoever can answer; refuse at once when nobody can.
+    #[default]
+    Ask,
+    /// Refuse without asking.
+    Refuse,
 }
 
 /// The `[network]` settings in force.
@@ -319,6 +334,8 @@ pub struct NetworkSettings {
     pub resolve: Vec<String>,
     /// Permitted private destinations.
     pub permit: Vec<String>,
+    /// What a connection to an unlisted host gets.
+    pub unlisted: UnlistedHosts,
 }
 
 /// `[session]` as one file sets it.
@@ -492,6 +509,7 @@ struct RawNetwork {
     resolve: Vec<Spanned<String>>,
     #[serde(default)]
     permit: Vec<Spanned<String>>,
+    unlisted: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -852,6 +870,21 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             }
             list.push((v.to_string(), loc(e.span().start)));
         }
+    }
+
+    if let Some(u) = &raw.network.unlisted {
+        let value = match u.get_ref().as_str() {
+            "ask" => UnlistedHosts::Ask,
+            "refuse" => UnlistedHosts::Refuse,
+            other => {
+                return Err(err(
+                    u.span(),
+                    format!("`{other}` is not a choice for unlisted hosts"),
+                )
+                .help("write unlisted = \"ask\" (ask whoever can answer) or \"refuse\""));
+            }
+        };
+        network.unlisted = Some((value, loc(u.span().start)));
     }
 
     let mut workspaces = Vec::new();
@@ -1544,6 +1577,21 @@ impl EffectivePolicy {
                     list.push(entry.clone());
                     from.push(at.clone());
                 }
+            }
+        }
+
+        if let Some((value, at)) = &layer.network.unlisted {
+            if trust == Trust::TightenOnly
+                && *value == UnlistedHosts::Ask
+                && self.network.unlisted == UnlistedHosts::Refuse
+            {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: "[network] unlisted = \"ask\"".to_string(),
+                    kept: "unlisted hosts stay refused, as the user's policy has it".to_string(),
+                });
+            } else {
+                self.network.unlisted = *value;
             }
         }
 

@@ -33,7 +33,7 @@ pub use config::{
     ActionSetting, ConfigError, EffectivePolicy, IgnoredEntry, Location, NetworkLayer,
     NetworkSettings, POLICY_VERSION, PathAccess, PathOrigin, PolicyLayer, ProfileSet, Provenance,
     RuleDefinition, SensitivePath, SessionLayer, SessionSettings, Trust, UndoLayer, UndoSettings,
-    parse_layer,
+    UnlistedHosts, parse_layer,
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};

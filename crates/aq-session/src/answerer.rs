@@ -183,7 +183,15 @@ pub fn approver_attached() -> bool {
 /// why and safer.
 pub fn show_request(out: &mut impl Write, session_id: &str, r: &Request) {
     let _ = writeln!(out, "\nsession {session_id} · pid {} · in {}", r.pid, r.cwd);
-    let _ = writeln!(out, "  command: {}", r.argv.join(" "));
+    if let Some(dest) = &r.network {
+        let _ = writeln!(
+            out,
+            "  connect: {dest} (a host the session's allowlist does not name)"
+        );
+        let _ = writeln!(out, "  from:    {}", r.argv.join(" "));
+    } else {
+        let _ = writeln!(out, "  command: {}", r.argv.join(" "));
+    }
     if !r.rules.is_empty() {
         let _ = writeln!(out, "  rule:    {}", r.rules.join(", "));
     }
@@ -229,7 +237,15 @@ fn prompt_loop(dir: &Path, tty: std::fs::File, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         for request in queue.pending().unwrap_or_default() {
             show_request(&mut out, "(this session)", &request);
-            let _ = write!(out, "allow [o]nce, allow for the [s]ession, [d]eny? ");
+            let always = if request.network.is_some() {
+                "[a]lways, "
+            } else {
+                ""
+            };
+            let _ = write!(
+                out,
+                "allow [o]nce, allow for the [s]ession, {always}[d]eny? "
+            );
             let _ = out.flush();
             let mut line = String::new();
             if reader.read_line(&mut line).unwrap_or(0) == 0 {
@@ -238,6 +254,7 @@ fn prompt_loop(dir: &Path, tty: std::fs::File, stop: &AtomicBool) {
             let answer = match line.trim() {
                 "o" | "once" | "y" | "yes" => Answer::Once,
                 "s" | "session" => Answer::Session,
+                "a" | "always" if request.network.is_some() => Answer::Always,
                 _ => Answer::Deny,
             };
             let _ = queue.answer(

@@ -58,6 +58,7 @@ pub mod grant_dates;
 pub mod in_force;
 mod masks;
 pub mod model_routes;
+pub mod net_asks;
 pub mod network;
 pub mod policy_files;
 pub mod refusal;
@@ -65,6 +66,7 @@ pub mod run;
 pub mod sandbox_spec;
 pub mod sources;
 pub mod supervisor;
+pub mod user_grants;
 pub mod workspace;
 
 pub use files::*;

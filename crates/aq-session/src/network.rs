@@ -35,6 +35,8 @@ pub enum NetPlan {
         allow: Vec<Allowed>,
         /// The names pinned to addresses (`--resolve`, `[network] resolve`).
         pins: Vec<Allowed>,
+        /// What a connection to a host not on the list gets.
+        unlisted: aq_policy::UnlistedHosts,
     },
 }
 
@@ -169,6 +171,7 @@ pub fn decide(
         allowlist,
         allow,
         pins,
+        unlisted: policy.unlisted,
     })
 }
 
@@ -247,6 +250,7 @@ impl SessionBroker {
     pub fn start(
         allowlist: aq_net::Allowlist,
         supervisor: Arc<Supervisor>,
+        unlisted: aq_policy::UnlistedHosts,
     ) -> (SessionBroker, aq_sandbox::ListenerSink) {
         let server = Arc::new(Mutex::new(None));
         let slot = server.clone();
@@ -255,9 +259,12 @@ impl SessionBroker {
                 return;
             };
             let log = supervisor.clone();
-            let broker = aq_net::Broker::new(allowlist).with_records(Arc::new(
-                move |r: &aq_net::ConnectionRecord| log_record(&log, r),
-            ));
+            let asker = crate::net_asks::NetAsker::new(supervisor.clone(), unlisted);
+            let broker = aq_net::Broker::new(allowlist)
+                .with_records(Arc::new(move |r: &aq_net::ConnectionRecord| {
+                    log_record(&log, r)
+                }))
+                .with_unlisted(asker.into_asker());
             match aq_net::ProxyServer::serve(std::net::TcpListener::from(fd), Arc::new(broker)) {
                 Ok(s) => {
                     if let Ok(mut slot) = slot.lock() {
@@ -278,6 +285,18 @@ impl SessionBroker {
 }
 
 fn log_record(supervisor: &Supervisor, r: &aq_net::ConnectionRecord) {
+    if r.decision == aq_net::Decision::Denied
+        && let Some(client) = r.client
+        && let Some(pid) = crate::net_asks::client_process(
+            supervisor
+                .command_pid
+                .load(std::sync::atomic::Ordering::Relaxed),
+            client,
+            PROXY_PORT,
+        )
+    {
+        crate::net_asks::tell_process(pid, &refusal_note(r));
+    }
     crate::log_event(
         &supervisor.log,
         &supervisor.file.id,
@@ -294,6 +313,19 @@ fn log_record(supervisor: &Supervisor, r: &aq_net::ConnectionRecord) {
             duration_ms: r.duration_ms,
         },
     );
+}
+
+/// What a process whose connection was refused reads on its standard
+/// error: the destination, the rule, why, and how the user allows it.
+pub fn refusal_note(r: &aq_net::ConnectionRecord) -> String {
+    let why = r
+        .reason
+        .as_deref()
+        .unwrap_or("refused by the session's network policy");
+    format!(
+        "aq: network: {}:{} refused [{}]: {why}\n",
+        r.host, r.port, r.rule
+    )
 }
 
 #[cfg(test)]

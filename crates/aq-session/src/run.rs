@@ -573,9 +573,16 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         let exit = match &sandbox {
             Some(s) => {
                 let (broker, broker_sink) = match net {
-                    NetPlan::Broker { allowlist, .. } => {
-                        let (b, sink) =
-                            crate::network::SessionBroker::start(allowlist, supervisor.clone());
+                    NetPlan::Broker {
+                        allowlist,
+                        unlisted,
+                        ..
+                    } => {
+                        let (b, sink) = crate::network::SessionBroker::start(
+                            allowlist,
+                            supervisor.clone(),
+                            unlisted,
+                        );
                         (Some(b), Some(sink))
                     }
                     _ => (None, None),

@@ -474,6 +474,15 @@ impl Supervisor {
         self.writer.stop();
     }
 
+    /// Nobody to answer an ask now (no `aq approve` or `aq watch` attached,
+    /// no terminal of our own to prompt on, no `wait_for_approver`): asks
+    /// are answered at once, so a headless run never stalls.
+    pub fn nobody_to_answer(&self) -> bool {
+        !self.file.wait_for_approver
+            && !self.prompting.load(std::sync::atomic::Ordering::Relaxed)
+            && !crate::answerer::approver_attached()
+    }
+
     /// Files the request, waits for an answer, logs it. `Ok(request id)`
     /// when the command may run (its grant covers what it runs), else the
     /// refusal to print.
@@ -503,14 +512,10 @@ impl Supervisor {
             why: asking.first().map(|r| r.why.clone()),
             safer: asking.first().and_then(|r| r.safer.clone()),
             created_ms: now_ms,
+            network: None,
         };
         let timeout = self.file.approval_timeout_secs;
-        // Nobody to answer (no `aq approve` attached, no terminal of our own
-        // to prompt on): answer at once, so a headless run never stalls.
-        let nobody = !self.headless
-            && !self.file.wait_for_approver
-            && !self.prompting.load(std::sync::atomic::Ordering::Relaxed)
-            && !crate::answerer::approver_attached();
+        let nobody = !self.headless && self.nobody_to_answer();
         let answer = if self.headless || nobody {
             None
         } else {
@@ -529,7 +534,7 @@ impl Supervisor {
         let unanswered = self.file.unanswered;
         let (run, answer_name, by) = match answer {
             Some(a) => {
-                if a.answer == Answer::Session {
+                if matches!(a.answer, Answer::Session | Answer::Always) {
                     let _ = self.queue.allow_for_session(argv);
                 }
                 (

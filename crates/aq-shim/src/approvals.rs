@@ -39,6 +39,10 @@ pub struct Request {
     pub safer: Option<String>,
     /// When it was filed (milliseconds since the epoch).
     pub created_ms: u64,
+    /// For a network ask, the `host:port` the process wants to reach (its
+    /// command line is `argv`); `None` for a command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
 }
 
 /// What the human said.
@@ -49,6 +53,10 @@ pub enum Answer {
     Once,
     /// Run it, and this exact command again for the rest of the session.
     Session,
+    /// For a network ask: allow the host in every session (the user's
+    /// policy gets the grant `aq allow --net` makes). A command ask takes
+    /// it as [`Answer::Session`].
+    Always,
     /// Do not run it.
     Deny,
 }
@@ -59,6 +67,7 @@ impl Answer {
         match self {
             Answer::Once => "once",
             Answer::Session => "session",
+            Answer::Always => "always",
             Answer::Deny => "deny",
         }
     }
@@ -280,6 +289,7 @@ mod tests {
             why: None,
             safer: None,
             created_ms: 1,
+            network: None,
         }
     }
 

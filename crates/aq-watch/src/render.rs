@@ -5,7 +5,7 @@
 //! ┌Pending asks (1)──────────────────────────────────────────────────────────┐
 //! │▶ 3f9a1c2b  chmod +x f   fs-permissions: changes file modes               │
 //! └──────────────────────────────────────────────────────────────────────────┘
-//!  o allow once · s allow for the session · d deny · k skip · ↑↓ select · / filter · q quit
+//!  o allow once · s allow for the session · a always (a host) · d deny · k skip · ↑↓ select · / filter · q quit
 //! ┌Decisions───────────────────────────────────────┐┌Network──────────────────┐
 //! │10:00:02 3f9a1c2b command ask  fs-permissions …  ││api.example:443 2 ok 0 … │
 //! └────────────────────────────────────────────────┘└─────────────────────────┘
@@ -91,7 +91,7 @@ fn help_line(state: &State) -> Line<'static> {
     match state.mode {
         Mode::Filtering => Line::from(" type to filter · Enter keep · Esc clear"),
         Mode::Normal => Line::from(
-            " o allow once · s allow for the session · d deny · k skip · ↑↓ select · / filter · q quit",
+            " o allow once · s allow for the session · a always (a host) · d deny · k skip · ↑↓ select · / filter · q quit",
         ),
     }
     .style(Style::new().fg(Color::DarkGray))
@@ -299,7 +299,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains(" o allow once · s allow for the session · d deny"),
+            text.contains(" o allow once · s allow for the session · a always (a host) · d deny"),
             "{text}"
         );
         // Newest first.

@@ -84,7 +84,10 @@ impl Ask {
         Ask {
             session: inert(session),
             id: r.id.clone(),
-            command: inert_argv(&r.argv),
+            command: match &r.network {
+                Some(dest) => format!("connect to {} from {}", inert(dest), inert_argv(&r.argv)),
+                None => inert_argv(&r.argv),
+            },
             rules: inert(&r.rules.join(", ")),
             why: inert(r.why.as_deref().unwrap_or("")),
             cwd: inert(&r.cwd),
@@ -465,10 +468,11 @@ impl State {
                     self.clamp_selection();
                 }
             }
-            KeyCode::Char(c @ ('o' | 's' | 'd')) => {
+            KeyCode::Char(c @ ('o' | 's' | 'a' | 'd')) => {
                 let answer = match c {
                     'o' => Answer::Once,
                     's' => Answer::Session,
+                    'a' => Answer::Always,
                     _ => Answer::Deny,
                 };
                 let Some((session, request)) = self.asks().get(self.selected).map(|a| a.key())
@@ -524,6 +528,7 @@ pub fn answer_label(answer: Answer) -> &'static str {
     match answer {
         Answer::Once => "allow once",
         Answer::Session => "allow for the session",
+        Answer::Always => "allow always",
         Answer::Deny => "deny",
     }
 }
@@ -620,6 +625,7 @@ pub(crate) mod tests {
                 why: Some("changes file modes".into()),
                 safer: None,
                 created_ms: 1,
+                network: None,
             },
         )
     }

@@ -107,14 +107,19 @@ fn name_not_on_the_list_is_refused_with_403_and_the_reason() {
     let url = format!("http://other.example.invalid:{}/", up.port);
     let run = curl(&["-i", &url], &[("http_proxy", &proxy)]);
     let out = run.success();
-    assert!(out.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{run}");
-    assert!(out.contains("X-Aq-Rule: net-not-allowlisted\r\n"), "{run}");
-    let body = format!(
-        "aq: other.example.invalid:{p} is not on the network allowlist; allow it with \
-         `other.example.invalid:{p}` [net-not-allowlisted]\n",
+    let refusal = format!(
+        "other.example.invalid:{p} is not on this session's network allowlist; the user can \
+         allow it with `aq allow --net other.example.invalid:{p}` [net-not-allowlisted]",
         p = up.port
     );
-    assert!(out.ends_with(&body), "{run}");
+    // The status line carries the refusal too: clients that show only the
+    // status of a failed CONNECT (Python's http.client) show it.
+    assert!(
+        out.starts_with(&format!("HTTP/1.1 403 Forbidden by aq: {refusal}\r\n")),
+        "{run}"
+    );
+    assert!(out.contains("X-Aq-Rule: net-not-allowlisted\r\n"), "{run}");
+    assert!(out.ends_with(&format!("aq: {refusal}\n")), "{run}");
     // CONNECT: curl reports the proxy's answer.
     let run = curl(&["--proxytunnel", &url], &[("http_proxy", &proxy)]);
     assert_eq!(run.code(), Some(56), "{run}");
@@ -197,7 +202,7 @@ fn name_resolving_to_loopback_is_refused_unless_permitted() {
     let proxy = format!("http://{}", s.addr());
     let run = curl(&["-i", &url], &[("http_proxy", &proxy)]);
     let out = run.success();
-    assert!(out.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{run}");
+    assert!(out.starts_with("HTTP/1.1 403 Forbidden by aq: "), "{run}");
     assert!(out.contains("aq: localhost resolves to "), "{run}");
     assert!(
         out.contains(", a loopback address: refused; to reach it permit `"),
@@ -254,7 +259,7 @@ fn metadata_address_is_refused() {
         &[("http_proxy", &proxy)],
     );
     let out = run.success();
-    assert!(out.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{run}");
+    assert!(out.starts_with("HTTP/1.1 403 Forbidden by aq: "), "{run}");
     assert!(
         out.ends_with(
             "aq: meta.example.invalid resolves to 169.254.169.254, a cloud metadata address: \
@@ -315,4 +320,105 @@ fn malformed_and_unsupported_requests_get_clear_errors() {
     assert!(out.starts_with("HTTP/1.1 502 Bad Gateway\r\n"), "{run}");
     assert!(out.contains("[net-connect-failed]"), "{run}");
     assert_eq!(socks5_connect(&s.addr(), &socks_name(ALLOWED), port), 5);
+}
+
+/// An unlisted name is put to the asker: refused when it says no (the
+/// reason added), let through once, or for the rest of the session (asked
+/// once). IP literals are never asked about.
+#[test]
+fn unlisted_names_are_asked_about_and_answers_hold() {
+    if !have_curl("unlisted_names_are_asked_about_and_answers_hold") {
+        return;
+    }
+    use aq_net::{UnlistedAnswer, UnlistedRequest};
+    use std::sync::Mutex;
+    let up = Upstream::start();
+    let asked: Arc<Mutex<Vec<UnlistedRequest>>> = Arc::default();
+    let seen = asked.clone();
+    let (broker, records) = super::util::session_broker(
+        &[ALLOWED],
+        &[PIN, OTHER_PIN, "third.example.invalid=127.0.0.1"],
+        &[],
+        None,
+    );
+    let broker = broker.with_unlisted(Arc::new(move |r: &UnlistedRequest| {
+        seen.lock().unwrap().push(r.clone());
+        match r.host.as_str() {
+            "other.example.invalid" => UnlistedAnswer::Session("asked: for the session".into()),
+            "third.example.invalid" => UnlistedAnswer::Once("asked: once".into()),
+            _ => UnlistedAnswer::Refuse("denied by the test".into()),
+        }
+    }));
+    let proxy = aq_net::ProxyServer::bind(Arc::new(broker)).unwrap();
+    let via = format!("http://{}", proxy.local_addr());
+    let get = |host: &str| {
+        curl(
+            &[
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--proxytunnel",
+                &format!("http://{host}:{}/", up.port),
+            ],
+            &[("http_proxy", &via)],
+        )
+    };
+    for _ in 0..2 {
+        assert_eq!(get("other.example.invalid").stdout(), "200");
+        assert_eq!(get("third.example.invalid").stdout(), "200");
+    }
+    let refused = get("denied.example.invalid");
+    assert_eq!(refused.stdout(), "000", "{refused}");
+    let hosts: Vec<String> = asked
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.host.clone())
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            "other.example.invalid",
+            "third.example.invalid",
+            "third.example.invalid",
+            "denied.example.invalid"
+        ],
+        "a session answer is asked once; a once answer every time"
+    );
+    assert!(
+        asked
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| r.client.is_some() && r.port == up.port)
+    );
+    // An IP literal is refused unasked.
+    let run = get("127.0.0.1");
+    assert_eq!(run.stdout(), "000", "{run}");
+    assert_eq!(asked.lock().unwrap().len(), 4);
+    let recs = records.lock().unwrap().clone();
+    let denied = recs
+        .iter()
+        .find(|r| r.host == "denied.example.invalid")
+        .expect("a record");
+    assert_eq!(denied.decision, Decision::Denied);
+    assert!(
+        denied
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .ends_with("(denied by the test)"),
+        "{denied}"
+    );
+    assert!(
+        recs.iter()
+            .any(|r| r.host == "other.example.invalid" && r.rule == "asked: for the session")
+    );
+    assert_eq!(
+        up.hits(),
+        4,
+        "each allowed request reached the server, no other"
+    );
 }

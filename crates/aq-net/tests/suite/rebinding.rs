@@ -159,7 +159,7 @@ fn tunnel_goes_to_the_vetted_address_not_the_rebound_one() {
     drop(client);
 
     // The next connection gets the rebound answer, and it is refused.
-    let mut refused = connect("HTTP/1.1 403 Forbidden\r\n");
+    let mut refused = connect("HTTP/1.1 403 Forbidden by aq: ");
     let mut rest = String::new();
     refused.read_to_string(&mut rest).unwrap();
     assert!(
