@@ -227,7 +227,20 @@ fn an_unlisted_host_is_refused_at_once_and_the_process_is_told_why() {
              git ls-remote https://other.example.invalid:{port}/r.git 2>&1 | sed 's/^/git-said: /'\n\
              python3 -c \"import urllib.request as u; u.urlopen('https://other.example.invalid:{port}/')\" 2>&1 | tail -1 | sed 's/^/python-said: /'\n\
              echo \"allowed:$(curl -s http://allowed.example.invalid:{port}/ 2>&1)\"\n\
+             python3 sock.py\n\
              exit 0\n"
+        ),
+    );
+    // A child whose standard error is a socket, as Node's child_process
+    // gives it (libuv's stdio are socket pairs).
+    env.write(
+        &env.work().join("sock.py"),
+        &format!(
+            "import socket, subprocess\n\
+             a, b = socket.socketpair()\n\
+             p = subprocess.Popen(['curl', '-s', 'http://other.example.invalid:{port}/', '-o', '/dev/null'], stderr=b)\n\
+             b.close(); p.wait(); a.settimeout(5)\n\
+             print('socket-said:', a.recv(4096).decode().strip())\n"
         ),
     );
     let out = env.aq(&[
@@ -255,7 +268,8 @@ fn an_unlisted_host_is_refused_at_once_and_the_process_is_told_why() {
             "python-said: urllib.error.URLError: <urlopen error Tunnel connection failed: \
              403 Forbidden by aq: other.example.invalid:{port} is not on this session's network allowlist"
         ))
-        .stdout_has("allowed:hello");
+        .stdout_has("allowed:hello")
+        .stdout_has(&format!("socket-said: {told}"));
     // Refused at once: no ask was filed, none waited.
     let session = env.only_session();
     assert!(
@@ -268,7 +282,7 @@ fn an_unlisted_host_is_refused_at_once_and_the_process_is_told_why() {
         .into_iter()
         .filter(|c| c["host"] == "other.example.invalid" && c["decision"] == "denied")
         .count();
-    assert_eq!(denied, 3, "{}", session.log_text());
+    assert_eq!(denied, 4, "{}", session.log_text());
 }
 
 /// Someone at another terminal answers a network ask: the connection

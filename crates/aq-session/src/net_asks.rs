@@ -16,8 +16,10 @@
 //! process's own standard error ([`tell_process`]), where the agent that
 //! ran it reads its output.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aq_audit::EventBody;
@@ -35,6 +37,15 @@ pub const NET_ASK_RULE: &str = "net-unlisted-host";
 pub struct NetAsker {
     supervisor: Arc<Supervisor>,
     unlisted: UnlistedHosts,
+    /// One ask at a time per `host:port`: a client that retries, or opens
+    /// ten connections at once, waits for the first answer instead of
+    /// filing ten asks.
+    asking: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Destinations answered for the rest of the session (allowed for the
+    /// session or always, or denied): not asked again.
+    settled: Mutex<HashMap<String, UnlistedAnswer>>,
+    /// Makes request ids unique within the session.
+    serial: AtomicU64,
 }
 
 impl NetAsker {
@@ -43,6 +54,9 @@ impl NetAsker {
         NetAsker {
             supervisor,
             unlisted,
+            asking: Mutex::new(HashMap::new()),
+            settled: Mutex::new(HashMap::new()),
+            serial: AtomicU64::new(0),
         }
     }
 
@@ -54,8 +68,32 @@ impl NetAsker {
 
     /// Asks whoever can answer about `r`, or refuses at once.
     pub fn ask(&self, r: &UnlistedRequest) -> UnlistedAnswer {
-        let sup = &self.supervisor;
         let dest = format!("{}:{}", r.host, r.port);
+        let turn = {
+            let mut asking = self.asking.lock().unwrap_or_else(|e| e.into_inner());
+            asking.entry(dest.clone()).or_default().clone()
+        };
+        let _turn = turn.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(earlier) = self.settled.lock().ok().and_then(|d| d.get(&dest).cloned()) {
+            return earlier;
+        }
+        let answer = self.ask_now(r, &dest);
+        let remembered = match &answer {
+            UnlistedAnswer::Session(_) => Some(answer.clone()),
+            UnlistedAnswer::Refuse(why) if why.starts_with("denied by ") => Some(
+                UnlistedAnswer::Refuse(format!("{why}, earlier in this session")),
+            ),
+            _ => None,
+        };
+        if let (Some(a), Ok(mut settled)) = (remembered, self.settled.lock()) {
+            settled.insert(dest, a);
+        }
+        answer
+    }
+
+    fn ask_now(&self, r: &UnlistedRequest, dest: &str) -> UnlistedAnswer {
+        let sup = &self.supervisor;
+        let dest = dest.to_string();
         if self.unlisted == UnlistedHosts::Refuse {
             return UnlistedAnswer::Refuse(
                 "the policy refuses unlisted hosts: [network] unlisted = \"refuse\"".into(),
@@ -85,7 +123,8 @@ impl NetAsker {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
-        let id = format!("{now_ms:x}-net-{pid}-{}", r.port);
+        let serial = self.serial.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{now_ms:x}-net-{pid}-{serial}");
         let request = Request {
             id: id.clone(),
             argv,
@@ -259,34 +298,123 @@ fn cwd_of(pid: u32) -> String {
         .unwrap_or_default()
 }
 
-/// Writes `text` to the standard error of process `pid`, when that is a
-/// pipe or a terminal (what an agent reads a command's output from), never
-/// a regular file (which would be written at its start) or anything else.
-/// Best effort: a process gone, or a descriptor that cannot be opened,
-/// leaves only the log's record.
+/// Writes `text` to the standard error of process `pid`, through a copy of
+/// that very descriptor (`pidfd_getfd`: the same open file, so the same
+/// access the process has, never more), when it is a pipe, a socket (Node
+/// and libuv give a child's stdio as socket pairs) or a terminal: what an
+/// agent reads a command's output from; never a regular file or another
+/// device. On a thread of its own, after `poll` says there is room: a
+/// stalled reader costs that thread, not the broker. Best effort: a process
+/// gone, or a descriptor that cannot be taken, leaves only the log's record.
 pub fn tell_process(pid: u32, text: &str) {
-    use std::io::Write;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let path = format!("/proc/{pid}/fd/2");
-    let Ok(meta) = std::fs::metadata(&path) else {
-        return;
-    };
-    let kind = meta.file_type();
-    if !(kind.is_fifo() || kind.is_char_device()) {
-        return;
+    let mut text = text.as_bytes().to_vec();
+    // One write of at most PIPE_BUF is atomic: it is not mixed with the
+    // process's own output.
+    text.truncate(4000);
+    let _ = std::thread::Builder::new()
+        .name("aq-net-tell".into())
+        .spawn(move || {
+            if let Some(fd) = stderr_copy(pid) {
+                write_when_ready(&fd, &text);
+            }
+        });
+}
+
+fn stderr_copy(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // SAFETY: integer arguments; the descriptors returned are ours.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if pidfd < 0 {
+        return None;
     }
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(&path)
-    {
-        let _ = f.write_all(text.as_bytes());
+    // SAFETY: a fresh descriptor we own.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+    // SAFETY: as above.
+    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), 2, 0) };
+    if got < 0 {
+        return None;
+    }
+    // SAFETY: a fresh descriptor we own (close-on-exec).
+    let fd = unsafe { OwnedFd::from_raw_fd(got as i32) };
+    // SAFETY: fstat fills the struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    let kind = st.st_mode & libc::S_IFMT;
+    // SAFETY: isatty on a descriptor we own.
+    let tty = kind == libc::S_IFCHR && unsafe { libc::isatty(fd.as_raw_fd()) } == 1;
+    (kind == libc::S_IFIFO || kind == libc::S_IFSOCK || tty).then_some(fd)
+}
+
+fn write_when_ready(fd: &std::os::fd::OwnedFd, text: &[u8]) {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one pollfd; at most two seconds.
+    let ready = unsafe { libc::poll(&mut p, 1, 2000) };
+    if ready == 1 && p.revents & libc::POLLOUT != 0 {
+        // SAFETY: writes from a live buffer; MSG-free write on our copy.
+        let _ = unsafe { libc::write(fd.as_raw_fd(), text.as_ptr().cast(), text.len()) };
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The note reaches a child's standard error when it is a pipe or a
+    /// socket (read back from the other end), and never a regular file
+    /// (which stays empty: the positive controls show the write works).
+    #[test]
+    fn the_note_reaches_a_pipe_or_a_socket_and_never_a_file() {
+        use std::io::Read;
+        use std::os::unix::net::UnixStream;
+        use std::process::{Command, Stdio};
+        let read_all = |mut r: Box<dyn Read>| {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        };
+        // A pipe.
+        let mut child = Command::new("sleep")
+            .arg("1")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        tell_process(child.id(), "aq: network: a.example.invalid:443 refused\n");
+        let err = child.stderr.take().unwrap();
+        assert_eq!(
+            read_all(Box::new(err)),
+            "aq: network: a.example.invalid:443 refused\n"
+        );
+        child.wait().unwrap();
+        // A socket, as Node gives its children.
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let mut child = Command::new("sleep")
+            .arg("1")
+            .stderr(std::os::fd::OwnedFd::from(theirs))
+            .spawn()
+            .unwrap();
+        tell_process(child.id(), "via a socket\n");
+        ours.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = [0u8; 64];
+        let n = (&ours).read(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"via a socket\n");
+        child.wait().unwrap();
+        // A regular file: left alone.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("err.txt");
+        let file = std::fs::File::create(&path).unwrap();
+        let mut child = Command::new("sleep").arg("1").stderr(file).spawn().unwrap();
+        tell_process(child.id(), "never\n");
+        std::thread::sleep(Duration::from_millis(300));
+        child.wait().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
+    }
 
     /// A real connection to a listener on this machine's loopback is found
     /// by its client address (this process's namespace is the command's).
