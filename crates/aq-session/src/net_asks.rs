@@ -306,7 +306,13 @@ fn cwd_of(pid: u32) -> String {
 /// device. On a thread of its own, after `poll` says there is room: a
 /// stalled reader costs that thread, not the broker. Best effort: a process
 /// gone, or a descriptor that cannot be taken, leaves only the log's record.
-pub fn tell_process(pid: u32, text: &str) {
+///
+/// Not when it is the same file as the standard error of `session_command`
+/// (the command `aq run` started, usually the agent): that is where the
+/// user, not the model, reads, and an agent's own screen (a terminal UI)
+/// must not be written over. A command the agent runs has its output
+/// captured by the agent: another pipe, socket or pseudo-terminal.
+pub fn tell_process(pid: u32, session_command: u32, text: &str) {
     let mut text = text.as_bytes().to_vec();
     // One write of at most PIPE_BUF is atomic: it is not mixed with the
     // process's own output.
@@ -314,13 +320,21 @@ pub fn tell_process(pid: u32, text: &str) {
     let _ = std::thread::Builder::new()
         .name("aq-net-tell".into())
         .spawn(move || {
-            if let Some(fd) = stderr_copy(pid) {
-                write_when_ready(&fd, &text);
+            let Some((fd, id)) = stderr_copy(pid) else {
+                return;
+            };
+            if pid == session_command
+                || stderr_copy(session_command).is_some_and(|(_, theirs)| theirs == id)
+            {
+                return;
             }
+            write_when_ready(&fd, &text);
         });
 }
 
-fn stderr_copy(pid: u32) -> Option<std::os::fd::OwnedFd> {
+/// A copy of `pid`'s standard error when it is a pipe, a socket or a
+/// terminal, with the file's identity (device, inode).
+fn stderr_copy(pid: u32) -> Option<(std::os::fd::OwnedFd, (u64, u64))> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     // SAFETY: integer arguments; the descriptors returned are ours.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
@@ -344,7 +358,8 @@ fn stderr_copy(pid: u32) -> Option<std::os::fd::OwnedFd> {
     let kind = st.st_mode & libc::S_IFMT;
     // SAFETY: isatty on a descriptor we own.
     let tty = kind == libc::S_IFCHR && unsafe { libc::isatty(fd.as_raw_fd()) } == 1;
-    (kind == libc::S_IFIFO || kind == libc::S_IFSOCK || tty).then_some(fd)
+    (kind == libc::S_IFIFO || kind == libc::S_IFSOCK || tty)
+        .then_some((fd, (st.st_dev as u64, st.st_ino as u64)))
 }
 
 fn write_when_ready(fd: &std::os::fd::OwnedFd, text: &[u8]) {
@@ -385,7 +400,11 @@ mod tests {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        tell_process(child.id(), "aq: network: a.example.invalid:443 refused\n");
+        tell_process(
+            child.id(),
+            0,
+            "aq: network: a.example.invalid:443 refused\n",
+        );
         let err = child.stderr.take().unwrap();
         assert_eq!(
             read_all(Box::new(err)),
@@ -399,18 +418,29 @@ mod tests {
             .stderr(std::os::fd::OwnedFd::from(theirs))
             .spawn()
             .unwrap();
-        tell_process(child.id(), "via a socket\n");
+        tell_process(child.id(), 0, "via a socket\n");
         ours.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         let mut buf = [0u8; 64];
         let n = (&ours).read(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"via a socket\n");
         child.wait().unwrap();
+        // The same pipe as the session's command (this process here):
+        // where the user reads, left alone.
+        let (r, w) = std::io::pipe().unwrap();
+        let w2 = w.try_clone().unwrap();
+        let mut agent = Command::new("sleep").arg("1").stderr(w).spawn().unwrap();
+        let mut child = Command::new("sleep").arg("1").stderr(w2).spawn().unwrap();
+        tell_process(child.id(), agent.id(), "never on the agent's own stderr\n");
+        std::thread::sleep(Duration::from_millis(300));
+        child.wait().unwrap();
+        agent.wait().unwrap();
+        assert_eq!(read_all(Box::new(r)), "");
         // A regular file: left alone.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("err.txt");
         let file = std::fs::File::create(&path).unwrap();
         let mut child = Command::new("sleep").arg("1").stderr(file).spawn().unwrap();
-        tell_process(child.id(), "never\n");
+        tell_process(child.id(), 0, "never\n");
         std::thread::sleep(Duration::from_millis(300));
         child.wait().unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "");

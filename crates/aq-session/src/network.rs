@@ -285,17 +285,14 @@ impl SessionBroker {
 }
 
 fn log_record(supervisor: &Supervisor, r: &aq_net::ConnectionRecord) {
+    let command = supervisor
+        .command_pid
+        .load(std::sync::atomic::Ordering::Relaxed);
     if r.decision == aq_net::Decision::Denied
         && let Some(client) = r.client
-        && let Some(pid) = crate::net_asks::client_process(
-            supervisor
-                .command_pid
-                .load(std::sync::atomic::Ordering::Relaxed),
-            client,
-            PROXY_PORT,
-        )
+        && let Some(pid) = crate::net_asks::client_process(command, client, PROXY_PORT)
     {
-        crate::net_asks::tell_process(pid, &refusal_note(r));
+        crate::net_asks::tell_process(pid, command, &refusal_note(r));
     }
     crate::log_event(
         &supervisor.log,
