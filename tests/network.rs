@@ -506,3 +506,131 @@ fn an_unprivileged_users_process_is_told_why_its_connection_was_refused() {
         "as uid {uid}:\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
 }
+
+/// `[network.http]` and `[network.credentials]` for one host, end to end:
+/// curl in the sandbox reaches a real HTTPS server on loopback through the
+/// broker, which reads the requests inside TLS. GET under `/v1/` goes with
+/// the token the broker adds; POST gets a 403 that names the rule; the
+/// token's variable is nowhere in the sandbox (environment, `/proc`), and
+/// the client trusts the session CA through the variables aq sets.
+#[test]
+fn an_http_rule_and_a_credential_kept_outside_hold_for_curl_in_the_sandbox() {
+    let up = aq_testkit::tls::TlsUpstream::start(&["api.example.invalid"]);
+    let env = Env::with_policy(
+        "wait_for_approver = false",
+        &format!(
+            "{ALLOW_FETCH}\"interp-network\" = \"allow\"\n[network]\nallow = [\"api.example.invalid\"]\n\
+             [network.http.\"api.example.invalid\"]\nmethods = [\"GET\", \"HEAD\"]\npaths = [\"/v1/\"]\n\
+             [network.credentials.\"api.example.invalid\"]\nheader = \"Authorization\"\nvalue = \"Bearer ${{EXAMPLE_TOKEN}}\"\n"
+        ),
+    );
+    let upstream_ca = env.root().join("upstream-ca.pem");
+    std::fs::write(&upstream_ca, &up.ca_pem).unwrap();
+    let url = format!("https://api.example.invalid:{}", up.port);
+    env.write(
+        &env.work().join("n.sh"),
+        &format!(
+            "curl -sS {url}/v1/items?page=2\n\
+             curl -sS -o /dev/null -w 'post:%{{http_code}}\\n' -X POST -d x=1 {url}/v1/items\n\
+             curl -sS {url}/admin | head -c 200; echo\n\
+             python3 -c \"import urllib.request as u; print('python:', u.urlopen('{url}/v1/py').read().decode().splitlines()[0])\"\n\
+             echo \"token-var:${{EXAMPLE_TOKEN:-absent}}\"\n\
+             cat /proc/self/environ /proc/$$/environ | tr '\\0' '\\n' | grep -c fake-token-outside || true\n\
+             grep -rl fake-token-outside \"$TMPDIR\" 2>/dev/null | wc -l\n"
+        ),
+    );
+    let out = env.aq_with(
+        &[
+            ("EXAMPLE_TOKEN", "fake-token-outside"),
+            ("SSL_CERT_FILE", upstream_ca.to_str().unwrap()),
+        ],
+        &[
+            "run",
+            "--resolve",
+            "api.example.invalid:127.0.0.1",
+            "--",
+            "sh",
+            "n.sh",
+        ],
+    );
+    out.code(0)
+        .stdout_has("saw: GET /v1/items?page=2 HTTP/1.1\nauthorization: Bearer fake-token-outside")
+        .stdout_has("post:403")
+        .stdout_has("python: saw: GET /v1/py HTTP/1.1")
+        .stdout_has("aq: api.example.invalid: GET /admin refused: only paths under /v1/ allowed by the host's HTTP rule [net-http-rule]")
+        .stdout_has("token-var:absent\n0\n0\n");
+    assert_eq!(up.heads().len(), 2, "{:?}", up.heads());
+    let session = env.only_session();
+    let conns = session.events_of("network_connection");
+    assert!(
+        conns.iter().any(|c| c["decision"] == "denied"
+            && c["rule"] == "net-http-rule"
+            && c["reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("POST /v1/items"))),
+        "{}",
+        session.log_text()
+    );
+    assert!(
+        conns.iter().any(|c| c["decision"] == "allowed"
+            && c["reason"] == "GET /v1/items (credential added outside)"),
+        "{}",
+        session.log_text()
+    );
+    // The test's own greps name it; nothing else in the log does.
+    assert!(
+        !session
+            .log_text()
+            .lines()
+            .any(|l| l.contains("fake-token-outside") && !l.contains("\"argv\":[\"grep\"")),
+        "{}",
+        session
+            .log_text()
+            .lines()
+            .filter(|l| l.contains("fake-token-outside"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+
+    // A missing variable stops the session before anything runs.
+    let out = env.aq_with(
+        &[("SSL_CERT_FILE", upstream_ca.to_str().unwrap())],
+        &["run", "--", "true"],
+    );
+    out.code(125)
+        .stderr_has("`${EXAMPLE_TOKEN}` is not set in the environment aq was started in");
+}
+
+/// A repository's policy file cannot add a credential or an HTTP rule:
+/// both are ignored and reported, and no request is read inside TLS.
+#[test]
+fn a_repository_cannot_set_a_credential_or_an_http_rule() {
+    let env = Env::with_policy("wait_for_approver = false", ALLOW_FETCH);
+    env.write(
+        &env.work().join("agent-quarantine.toml"),
+        "version = 1\n[network]\nallow = [\"api.example.invalid\"]\n\
+         [network.http.\"api.example.invalid\"]\nmethods = [\"GET\"]\n\
+         [network.credentials.\"collector.example.invalid\"]\nheader = \"Authorization\"\nvalue = \"Bearer ${HOME}\"\n",
+    );
+    let out = env.aq(&["run", "--net", "allow:api.example.invalid", "--", "true"]);
+    out.code(0)
+        .stderr_has("[network.http.\"api.example.invalid\"]")
+        .stderr_has("HTTP rules come only from the user's own policy")
+        .stderr_has("credentials come only from the user's own policy");
+    // `aq policy show` lists them as ignored, and nothing else of them.
+    let shown = env.aq(&["policy", "show"]);
+    shown.code(0);
+    let lines: Vec<&str> = shown
+        .stdout
+        .lines()
+        .filter(|l| l.contains("collector.example.invalid"))
+        .collect();
+    assert!(
+        !lines.is_empty()
+            && lines
+                .iter()
+                .all(|l| l.contains("credentials come only from")),
+        "{}",
+        shown.stdout
+    );
+}

@@ -182,11 +182,14 @@ pub enum RefusalRule {
     ResolveFailed,
     /// No resolved address accepted the connection.
     ConnectFailed,
+    /// The host's HTTP rule (or its credential) takes only requests the
+    /// broker can read: HTTPS through `CONNECT`.
+    HttpRule,
 }
 
 impl RefusalRule {
     /// Every rule, for round-trip tests and documentation.
-    pub const ALL: [RefusalRule; 7] = [
+    pub const ALL: [RefusalRule; 8] = [
         RefusalRule::InvalidHost,
         RefusalRule::IpLiteral,
         RefusalRule::NotAllowlisted,
@@ -194,6 +197,7 @@ impl RefusalRule {
         RefusalRule::BadRequest,
         RefusalRule::ResolveFailed,
         RefusalRule::ConnectFailed,
+        RefusalRule::HttpRule,
     ];
 
     /// The kebab-case rule id.
@@ -206,6 +210,7 @@ impl RefusalRule {
             RefusalRule::BadRequest => "net-bad-request",
             RefusalRule::ResolveFailed => "net-resolve-failed",
             RefusalRule::ConnectFailed => "net-connect-failed",
+            RefusalRule::HttpRule => "net-http-rule",
         }
     }
 

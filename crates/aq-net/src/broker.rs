@@ -224,6 +224,7 @@ pub struct Broker {
     connect_timeout: Duration,
     resolve_timeout: Duration,
     unlisted: Option<UnlistedAsker>,
+    intercept: Option<Arc<crate::intercept::Intercept>>,
     /// `host:port` pairs allowed for the rest of the session by an answer.
     granted: std::sync::Mutex<std::collections::BTreeMap<(String, u16), String>>,
 }
@@ -249,8 +250,21 @@ impl Broker {
             connect_timeout: Duration::from_secs(10),
             resolve_timeout: Duration::from_secs(10),
             unlisted: None,
+            intercept: None,
             granted: std::sync::Mutex::new(std::collections::BTreeMap::new()),
         }
+    }
+
+    /// Looks inside TLS for the hosts `intercept` covers (HTTP rules,
+    /// credentials added outside); every other host stays a tunnel.
+    pub fn with_intercept(mut self, intercept: Arc<crate::intercept::Intercept>) -> Self {
+        self.intercept = Some(intercept);
+        self
+    }
+
+    /// The interceptor, when it covers `host` (normalised).
+    pub(crate) fn intercept_for(&self, host: &str) -> Option<&crate::intercept::Intercept> {
+        self.intercept.as_deref().filter(|i| i.covers(host))
     }
 
     /// Puts connections to host names the allowlist does not name to
@@ -526,6 +540,19 @@ pub struct Tunnel {
     record: ConnectionRecord,
     started: Instant,
     on_record: RecordSink,
+}
+
+impl Tunnel {
+    /// The host as the broker judged it (normalised).
+    pub fn host(&self) -> &str {
+        &self.record.host
+    }
+
+    /// The upstream connection, for a front end that speaks to it itself
+    /// (the TLS interceptor); the tunnel then records only its opening.
+    pub(crate) fn take_upstream(&mut self) -> Option<TcpStream> {
+        self.upstream.take()
+    }
 }
 
 impl fmt::Debug for Tunnel {

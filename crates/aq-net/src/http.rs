@@ -235,6 +235,29 @@ pub(crate) fn serve(mut client: TcpStream, broker: &Broker) -> io::Result<()> {
         Ok(t) => t,
         Err(e) => return write_refusal(&mut client, &e),
     };
+    if let Some(intercept) = broker.intercept_for(tunnel.host()) {
+        let host = tunnel.host().to_string();
+        if first.is_some() {
+            // Plain http:// to a host whose requests are judged: HTTPS only.
+            let e = BrokerError {
+                refusal: Refusal::new(
+                    RefusalRule::HttpRule,
+                    format!(
+                        "{host} takes HTTPS only: its requests are judged by an HTTP rule or carry a credential"
+                    ),
+                ),
+                addr: None,
+                io_kind: None,
+            };
+            return write_refusal(&mut client, &e);
+        }
+        client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
+        client.set_read_timeout(None)?;
+        if let Some(up) = tunnel.take_upstream() {
+            intercept.serve(client, up, &host, port);
+        }
+        return Ok(());
+    }
     match first {
         None => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?,
         Some(h) => tunnel.send_up(&h)?,

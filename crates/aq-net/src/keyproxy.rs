@@ -46,6 +46,36 @@ pub struct KeyProxyConfig {
     /// normalised (lower case, no final dot): the proxy connects there
     /// instead of asking the resolver, as the broker does.
     pub pins: Vec<(String, std::net::IpAddr)>,
+    /// Which methods and paths may go up (`None`: any); a request outside
+    /// it gets a 403 that says why, and never reaches the upstream.
+    pub http_rule: Option<crate::intercept::HttpRule>,
+}
+
+/// The client side of an exchange: the agent's TCP connection, or the
+/// plaintext end of a TLS bridge ([`crate::intercept`]).
+pub(crate) trait ClientSide: Read + Write + AsRawFd {
+    /// As the std types' own.
+    fn set_nonblocking(&self, on: bool) -> io::Result<()>;
+    /// As the std types' own.
+    fn shutdown(&self, how: Shutdown) -> io::Result<()>;
+}
+
+impl ClientSide for TcpStream {
+    fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        TcpStream::set_nonblocking(self, on)
+    }
+    fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        TcpStream::shutdown(self, how)
+    }
+}
+
+impl ClientSide for std::os::unix::net::UnixStream {
+    fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        std::os::unix::net::UnixStream::set_nonblocking(self, on)
+    }
+    fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        std::os::unix::net::UnixStream::shutdown(self, how)
+    }
 }
 
 /// One forwarded request, for the session log.
@@ -61,6 +91,8 @@ pub struct KeyProxyRecord {
     pub keyed: bool,
     /// Why it failed, if it did.
     pub error: Option<String>,
+    /// Refused by the host's HTTP rule (`error` says why), not failed.
+    pub denied: bool,
     /// Bytes from the client (after the head) and to it.
     pub bytes_up: u64,
     /// Bytes to the client.
@@ -74,13 +106,13 @@ pub type KeyProxyRecorder = Arc<dyn Fn(&KeyProxyRecord) + Send + Sync>;
 
 /// Where the upstream is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Upstream {
+pub(crate) struct Upstream {
     tls: bool,
     host: String,
     port: u16,
 }
 
-fn parse_upstream(url: &str) -> Result<Upstream, String> {
+pub(crate) fn parse_upstream(url: &str) -> Result<Upstream, String> {
     let (tls, rest) = if let Some(r) = url.strip_prefix("https://") {
         (true, r)
     } else if let Some(r) = url.strip_prefix("http://") {
@@ -141,7 +173,7 @@ impl KeyProxy {
     ) -> Result<KeyProxy, String> {
         let upstream = parse_upstream(&config.upstream)?;
         let tls = if upstream.tls {
-            Some(Arc::new(client_config()?))
+            Some(Arc::new(system_client_config()?))
         } else {
             None
         };
@@ -178,7 +210,7 @@ impl KeyProxy {
     }
 }
 
-fn client_config() -> Result<rustls::ClientConfig, String> {
+pub(crate) fn system_client_config() -> Result<rustls::ClientConfig, String> {
     let mut roots = rustls::RootCertStore::empty();
     let found = rustls_native_certs::load_native_certs();
     for cert in found.certs {
@@ -402,7 +434,7 @@ fn rewrite_head(
 
 /// Reads until the end of the head; returns the head (without the empty
 /// line) and what was read past it.
-fn read_head(client: &mut TcpStream) -> Result<(String, Vec<u8>), String> {
+fn read_head(client: &mut impl Read) -> Result<(String, Vec<u8>), String> {
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     loop {
@@ -427,10 +459,23 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 fn handle(
-    mut client: TcpStream,
+    client: TcpStream,
     config: &KeyProxyConfig,
     upstream: &Upstream,
     tls: Option<Arc<rustls::ClientConfig>>,
+) -> KeyProxyRecord {
+    handle_with(client, config, upstream, tls, None, refusal_response)
+}
+
+/// [`handle`] for any client side, to an upstream the caller may have
+/// connected already (the broker, at the address it vetted).
+pub(crate) fn handle_with<C: ClientSide>(
+    mut client: C,
+    config: &KeyProxyConfig,
+    upstream: &Upstream,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    connected: Option<TcpStream>,
+    error_answer: fn(&str) -> Vec<u8>,
 ) -> KeyProxyRecord {
     let started = Instant::now();
     let mut record = KeyProxyRecord {
@@ -439,6 +484,7 @@ fn handle(
         request: String::new(),
         keyed: false,
         error: None,
+        denied: false,
         bytes_up: 0,
         bytes_down: 0,
         duration_ms: 0,
@@ -449,7 +495,20 @@ fn handle(
         let rewritten = rewrite_head(&head, config, upstream)?;
         record.request = rewritten.request.clone();
         record.keyed = rewritten.keyed;
-        let server = TcpStream::connect(upstream_addr(upstream, &config.pins)?).map_err(|e| {
+        if let Some(rule) = &config.http_rule
+            && let Err(why) = rule.check(&rewritten.request)
+        {
+            let answer = crate::intercept::refusal_403(&upstream.host, &why);
+            let _ = client.write_all(&answer);
+            record.bytes_down = answer.len() as u64;
+            record.denied = true;
+            return Err(why);
+        }
+        let server = match connected {
+            Some(s) => Ok(s),
+            None => TcpStream::connect(upstream_addr(upstream, &config.pins)?),
+        }
+        .map_err(|e| {
             format!(
                 "cannot connect to {}:{}: {e}{}",
                 upstream.host,
@@ -485,7 +544,7 @@ fn handle(
     })();
     if let Err(e) = result {
         if record.bytes_down == 0 {
-            let _ = client.write_all(&refusal_response(&e));
+            let _ = client.write_all(&error_answer(&e));
         }
         record.error = Some(e);
     }
@@ -695,8 +754,8 @@ impl Gate {
 /// body bytes read with it) goes up first, then what `gate` lets through.
 /// One thread, `poll` on both sockets, so TLS state is never shared
 /// between threads.
-fn pump(
-    client: &mut TcpStream,
+fn pump<C: ClientSide>(
+    client: &mut C,
     mut server: TcpStream,
     mut tls: Option<&mut rustls::ClientConnection>,
     first: Vec<u8>,
@@ -872,6 +931,7 @@ mod tests {
             ],
             query_key: Some(("key".into(), "g-real".into())),
             pins: vec![],
+            http_rule: None,
         }
     }
 
@@ -1012,6 +1072,7 @@ mod tests {
                 headers: vec![],
                 query_key: None,
                 pins: vec![],
+                http_rule: None,
             },
             Arc::new(|_: &KeyProxyRecord| {}),
         )
@@ -1128,6 +1189,7 @@ mod tests {
                 headers: vec![("x-api-key".into(), String::new(), "sk-real".into())],
                 query_key: None,
                 pins: vec![],
+                http_rule: None,
             },
             Arc::new(move |r: &KeyProxyRecord| seen.lock().unwrap().push(r.clone())),
         )
@@ -1203,6 +1265,7 @@ mod tests {
             headers: vec![],
             query_key: None,
             pins: vec![("model.example.invalid".into(), "127.0.0.1".parse().unwrap())],
+            http_rule: None,
         });
         assert!(answer.ends_with("ok"), "{answer}");
         assert!(record.error.is_none(), "{record:?}");
@@ -1219,6 +1282,7 @@ mod tests {
             headers: vec![],
             query_key: None,
             pins: vec![],
+            http_rule: None,
         });
         assert!(
             answer.starts_with("HTTP/1.1 421 Misdirected Request\r\n"),
@@ -1246,6 +1310,7 @@ mod tests {
             headers: vec![],
             query_key: None,
             pins: vec![],
+            http_rule: None,
         });
         assert!(
             answer.contains("is the model server running there?"),

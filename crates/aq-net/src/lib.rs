@@ -94,6 +94,7 @@ mod copy;
 pub mod handoff;
 pub mod host;
 mod http;
+pub mod intercept;
 pub mod keyproxy;
 mod server;
 pub mod socks5;
@@ -105,5 +106,6 @@ pub use broker::{
     SystemResolver, Tunnel, UnlistedAnswer, UnlistedAsker, UnlistedRequest,
 };
 pub use host::{Host, HostError, normalize_host};
+pub use intercept::{HostRules, HttpRule, Intercept, InterceptRecorder};
 pub use keyproxy::{KeyProxy, KeyProxyConfig, KeyProxyRecord, KeyProxyRecorder, http_target};
 pub use server::{HANDSHAKE_TIMEOUT, MAX_CLIENTS, ProxyServer};

@@ -116,6 +116,12 @@ pub(crate) fn serve(mut client: TcpStream, broker: &Broker) -> io::Result<()> {
         return send_reply(&mut client, Reply::CommandNotSupported);
     }
     match broker.open_from(&host, port, FrontEnd::Socks5, client.peer_addr().ok()) {
+        Ok(tunnel) if broker.intercept_for(tunnel.host()).is_some() => {
+            // Its requests are judged: only through the HTTP proxy's
+            // CONNECT, where the broker reads them.
+            drop(tunnel);
+            send_reply(&mut client, Reply::NotAllowed)
+        }
         Ok(tunnel) => {
             send_reply(&mut client, Reply::Succeeded)?;
             client.set_read_timeout(None)?;

@@ -310,6 +310,32 @@ pub struct NetworkLayer {
     pub permit: Vec<(String, Location)>,
     /// What a connection to a host not on the allowlist gets.
     pub unlisted: Option<(UnlistedHosts, Location)>,
+    /// HTTP rules per host: `[network.http."HOST"]`.
+    pub http: Vec<(String, HttpRuleSetting, Location)>,
+    /// Credentials the broker adds per host: `[network.credentials."HOST"]`.
+    pub credentials: Vec<(String, CredentialSetting, Location)>,
+}
+
+/// `[network.http."HOST"]`: which requests may go to a host (the broker
+/// reads them inside TLS).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HttpRuleSetting {
+    /// Methods allowed (upper case); empty: any.
+    pub methods: Vec<String>,
+    /// Path prefixes allowed; empty: any.
+    pub paths: Vec<String>,
+}
+
+/// `[network.credentials."HOST"]`: a header the broker adds to every
+/// request to the host; the value names variables of the environment `aq`
+/// was started in (`${NAME}`), which the sandbox then does not get.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CredentialSetting {
+    /// The header's name, e.g. `Authorization`.
+    pub header: String,
+    /// Its value as written, e.g. `Bearer ${EXAMPLE_TOKEN}` (never the
+    /// secret itself: the variable is read when a session starts).
+    pub value: String,
 }
 
 /// What a connection to a host not on the session's allowlist gets:
@@ -336,6 +362,10 @@ pub struct NetworkSettings {
     pub permit: Vec<String>,
     /// What a connection to an unlisted host gets.
     pub unlisted: UnlistedHosts,
+    /// HTTP rules per host (from the user's own files only).
+    pub http: BTreeMap<String, HttpRuleSetting>,
+    /// Credentials per host (from the user's own files only).
+    pub credentials: BTreeMap<String, CredentialSetting>,
 }
 
 /// `[session]` as one file sets it.
@@ -510,6 +540,26 @@ struct RawNetwork {
     #[serde(default)]
     permit: Vec<Spanned<String>>,
     unlisted: Option<Spanned<String>>,
+    #[serde(default)]
+    http: BTreeMap<Spanned<String>, RawHttpRule>,
+    #[serde(default)]
+    credentials: BTreeMap<Spanned<String>, RawCredential>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHttpRule {
+    #[serde(default)]
+    methods: Vec<Spanned<String>>,
+    #[serde(default)]
+    paths: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCredential {
+    header: Spanned<String>,
+    value: Spanned<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -885,6 +935,81 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             }
         };
         network.unlisted = Some((value, loc(u.span().start)));
+    }
+    // A host of a `[network.http]` or `[network.credentials]` table: one
+    // name, lower case, no wildcard, no port.
+    let network_host = |host: &Spanned<String>| -> Result<String, ConfigError> {
+        let v = host.get_ref().trim_end_matches('.').to_ascii_lowercase();
+        if v.is_empty()
+            || !v
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        {
+            return Err(err(
+                host.span(),
+                format!("`{}` is not a host name", host.get_ref()),
+            )
+            .help(
+                "name one host, without a port or wildcard: [network.http.\"api.example.com\"]",
+            ));
+        }
+        Ok(v)
+    };
+    for (host, rule) in &raw.network.http {
+        let name = network_host(host)?;
+        let mut setting = HttpRuleSetting::default();
+        for m in &rule.methods {
+            let v = m.get_ref();
+            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_uppercase()) {
+                return Err(err(m.span(), format!("`{v}` is not an HTTP method"))
+                    .help("write methods in upper case: methods = [\"GET\", \"HEAD\"]"));
+            }
+            setting.methods.push(v.clone());
+        }
+        for p in &rule.paths {
+            let v = p.get_ref();
+            if !v.starts_with('/') || v.contains(['?', '#', ' ']) {
+                return Err(err(p.span(), format!("`{v}` is not a path prefix")).help(
+                    "write a path that starts with `/`, without a query: paths = [\"/v1/\"]",
+                ));
+            }
+            setting.paths.push(v.clone());
+        }
+        network.http.push((name, setting, loc(host.span().start)));
+    }
+    for (host, cred) in &raw.network.credentials {
+        let name = network_host(host)?;
+        let header = cred.header.get_ref();
+        if header.is_empty()
+            || !header
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(err(
+                cred.header.span(),
+                format!("`{header}` is not a header name"),
+            )
+            .help("write a header name such as `Authorization` or `X-Api-Key`"));
+        }
+        let value = cred.value.get_ref();
+        if value.contains(['\r', '\n', '\0']) {
+            return Err(err(
+                cred.value.span(),
+                "a header value cannot hold a line break".to_string(),
+            ));
+        }
+        if !value.contains("${") {
+            return Err(err(cred.value.span(), "the value holds no `${NAME}`: a secret written into a policy file is a secret on disk".to_string())
+                .help("name the variable that holds it: value = \"Bearer ${EXAMPLE_TOKEN}\""));
+        }
+        network.credentials.push((
+            name,
+            CredentialSetting {
+                header: header.clone(),
+                value: value.clone(),
+            },
+            loc(host.span().start),
+        ));
     }
 
     let mut workspaces = Vec::new();
@@ -1580,6 +1705,28 @@ impl EffectivePolicy {
             }
         }
 
+        for (host, rule, at) in &layer.network.http {
+            if trust == Trust::TightenOnly {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("[network.http.\"{host}\"]"),
+                    kept: "HTTP rules come only from the user's own policy".to_string(),
+                });
+            } else {
+                self.network.http.insert(host.clone(), rule.clone());
+            }
+        }
+        for (host, cred, at) in &layer.network.credentials {
+            if trust == Trust::TightenOnly {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("[network.credentials.\"{host}\"]"),
+                    kept: "credentials come only from the user's own policy: a repository can neither set nor read one".to_string(),
+                });
+            } else {
+                self.network.credentials.insert(host.clone(), cred.clone());
+            }
+        }
         if let Some((value, at)) = &layer.network.unlisted {
             if trust == Trust::TightenOnly
                 && *value == UnlistedHosts::Ask

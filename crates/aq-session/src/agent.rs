@@ -169,6 +169,7 @@ pub fn serve_key_proxy(
         headers: plan.headers.clone(),
         query_key: plan.query_key.clone(),
         pins: pins.to_vec(),
+        http_rule: None,
     };
     serve_proxy(
         fd,
@@ -194,6 +195,7 @@ pub fn serve_bridge(
         headers: keys_of.map(|p| p.headers.clone()).unwrap_or_default(),
         query_key: keys_of.and_then(|p| p.query_key.clone()),
         pins: pins.to_vec(),
+        http_rule: None,
     };
     serve_proxy(
         fd,

@@ -59,6 +59,7 @@ pub mod in_force;
 mod masks;
 pub mod model_routes;
 pub mod net_asks;
+pub mod net_intercept;
 pub mod network;
 pub mod policy_files;
 pub mod refusal;

@@ -317,19 +317,23 @@ pub fn tell_process(pid: u32, session_command: u32, text: &str) {
     // One write of at most PIPE_BUF is atomic: it is not mixed with the
     // process's own output.
     text.truncate(4000);
-    let _ = std::thread::Builder::new()
-        .name("aq-net-tell".into())
-        .spawn(move || {
-            let Some((fd, id)) = stderr_copy(pid) else {
-                return;
-            };
-            if pid == session_command
-                || stderr_copy(session_command).is_some_and(|(_, theirs)| theirs == id)
-            {
-                return;
-            }
-            write_when_ready(&fd, &text);
-        });
+    // The copy is taken now, while the process waits for the broker's
+    // answer (it may exit as soon as it has it).
+    let Some((fd, id)) = stderr_copy(pid) else {
+        return;
+    };
+    if pid == session_command
+        || stderr_copy(session_command).is_some_and(|(_, theirs)| theirs == id)
+    {
+        return;
+    }
+    if !write_when_ready(&fd, &text, 0) {
+        let _ = std::thread::Builder::new()
+            .name("aq-net-tell".into())
+            .spawn(move || {
+                write_when_ready(&fd, &text, 2000);
+            });
+    }
 }
 
 /// A copy of `pid`'s standard error when it is a pipe, a socket or a
@@ -362,19 +366,23 @@ fn stderr_copy(pid: u32) -> Option<(std::os::fd::OwnedFd, (u64, u64))> {
         .then_some((fd, (st.st_dev as u64, st.st_ino as u64)))
 }
 
-fn write_when_ready(fd: &std::os::fd::OwnedFd, text: &[u8]) {
+/// Writes `text` once `fd` has room, waiting at most `wait_ms`; whether
+/// it was written (or failed for good).
+fn write_when_ready(fd: &std::os::fd::OwnedFd, text: &[u8], wait_ms: i32) -> bool {
     use std::os::fd::AsRawFd;
     let mut p = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLOUT,
         revents: 0,
     };
-    // SAFETY: one pollfd; at most two seconds.
-    let ready = unsafe { libc::poll(&mut p, 1, 2000) };
+    // SAFETY: one pollfd, a bounded wait.
+    let ready = unsafe { libc::poll(&mut p, 1, wait_ms) };
     if ready == 1 && p.revents & libc::POLLOUT != 0 {
-        // SAFETY: writes from a live buffer; MSG-free write on our copy.
+        // SAFETY: writes from a live buffer to our copy of the descriptor.
         let _ = unsafe { libc::write(fd.as_raw_fd(), text.as_ptr().cast(), text.len()) };
+        return true;
     }
+    ready != 0
 }
 
 #[cfg(test)]

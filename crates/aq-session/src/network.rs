@@ -251,6 +251,7 @@ impl SessionBroker {
         allowlist: aq_net::Allowlist,
         supervisor: Arc<Supervisor>,
         unlisted: aq_policy::UnlistedHosts,
+        intercept: Option<Arc<aq_net::Intercept>>,
     ) -> (SessionBroker, aq_sandbox::ListenerSink) {
         let server = Arc::new(Mutex::new(None));
         let slot = server.clone();
@@ -260,11 +261,14 @@ impl SessionBroker {
             };
             let log = supervisor.clone();
             let asker = crate::net_asks::NetAsker::new(supervisor.clone(), unlisted);
-            let broker = aq_net::Broker::new(allowlist)
+            let mut broker = aq_net::Broker::new(allowlist)
                 .with_records(Arc::new(move |r: &aq_net::ConnectionRecord| {
                     log_record(&log, r)
                 }))
                 .with_unlisted(asker.into_asker());
+            if let Some(i) = intercept {
+                broker = broker.with_intercept(i);
+            }
             match aq_net::ProxyServer::serve(std::net::TcpListener::from(fd), Arc::new(broker)) {
                 Ok(s) => {
                     if let Ok(mut slot) = slot.lock() {

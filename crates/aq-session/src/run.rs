@@ -346,6 +346,23 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     let git_guard = crate::git_guard::GitGuard::start(&workspace, &dir);
     profile.read_only.extend(git_guard.read_only());
 
+    // The hosts whose HTTPS requests the broker reads (HTTP rules,
+    // credentials kept outside): a credential that cannot be read stops the
+    // session before anything runs.
+    let intercept = match &net {
+        NetPlan::Broker { .. } => {
+            match crate::net_intercept::prepare(&loaded.effective.network, &dir, supervisor.clone())
+            {
+                Ok(i) => i,
+                Err(e) => {
+                    eprintln!("aq: {e}");
+                    return Ok(ExitCode::from(EXIT_SANDBOX));
+                }
+            }
+        }
+        _ => None,
+    };
+
     // Plan the sandbox before anything runs: a boundary that cannot be set
     // up stops the session here (exit 125), never a silent downgrade.
     let sandbox = if profile.sandbox {
@@ -362,6 +379,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             denials.is_some(),
             &args.pass_fds,
             &sockets_named(&settings),
+            intercept.as_ref(),
         ) {
             Ok(s) => Some(s),
             Err(e) => {
@@ -582,6 +600,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
                             allowlist,
                             supervisor.clone(),
                             unlisted,
+                            intercept.as_ref().map(|i| i.intercept.clone()),
                         );
                         (Some(b), Some(sink))
                     }
@@ -856,6 +875,7 @@ fn plan_sandbox(
     log_denials: bool,
     pass_fds: &[i32],
     host_sockets_named: &[String],
+    intercept: Option<&crate::net_intercept::SessionIntercept>,
 ) -> Result<PlannedSandbox, String> {
     let tmpdir = dir.join("tmp");
     std::fs::create_dir_all(&tmpdir)
@@ -881,7 +901,16 @@ fn plan_sandbox(
             home: home.as_deref(),
             sensitive: &file.policy.sensitive_paths,
             unmasked: &file.policy.unmasked_paths,
-            env: std::env::vars_os().collect(),
+            // The credentials' variables stay outside (the broker adds
+            // them); the trust variables are the session's own.
+            env: std::env::vars_os()
+                .filter(|(k, _)| {
+                    intercept.is_none_or(|i| {
+                        let k = k.to_string_lossy();
+                        !i.hidden.iter().any(|h| *h == k) && !i.env.iter().any(|(n, _)| *n == *k)
+                    })
+                })
+                .collect(),
             env_pass: &file.env_pass,
             session_env: [
                 (ENV_SESSION_DIR.into(), dir.as_os_str().to_owned()),
@@ -893,6 +922,7 @@ fn plan_sandbox(
             } else {
                 Vec::new()
             })
+            .chain(intercept.iter().flat_map(|i| i.env.clone()))
             .collect(),
             path_prefix: shim_dir,
             tmpdir: Some(&tmpdir),

@@ -11,6 +11,8 @@
 
 use std::io::Write;
 
+pub mod tls;
+
 /// Skip the calling test: `reason` says what is missing. Fails the test
 /// instead under `AQ_TEST_REQUIRE_ALL=1`.
 pub fn skip(reason: &str) {

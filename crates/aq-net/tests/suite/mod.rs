@@ -1,3 +1,4 @@
+mod intercept;
 mod netns;
 mod proxy;
 mod rebinding;
