@@ -298,6 +298,18 @@ pub struct GrantArgs {
     /// A host instead of a path: `*.` for subdomains, `:PORT` for one port.
     #[arg(long, value_name = "HOST[:PORT]", conflicts_with = "command")]
     pub net: Option<String>,
+    /// With `--net HOST`: only these methods may go to the host (its
+    /// HTTPS requests are read by the broker), e.g. `GET,HEAD`.
+    #[arg(
+        long,
+        value_name = "METHOD,...",
+        requires = "net",
+        value_delimiter = ','
+    )]
+    pub methods: Vec<String>,
+    /// With `--methods`: only paths under this prefix (repeat for more).
+    #[arg(long = "path", value_name = "PREFIX", requires = "methods")]
+    pub path_prefix: Vec<String>,
     /// A program, and optionally its subcommand, instead of a path.
     #[arg(long, value_name = "PROGRAM [SUBCOMMAND]")]
     pub command: Option<String>,

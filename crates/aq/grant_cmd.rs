@@ -41,6 +41,43 @@ pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
             }
             Target::Path(path)
         }
+        (None, Some(host), None) if !args.methods.is_empty() => {
+            check_host(host)?;
+            if host.contains([':', '*']) || !allow {
+                return Err(
+                    "--methods goes with `aq allow --net HOST`: one host name, without a port or `*.`"
+                        .to_string(),
+                );
+            }
+            let methods: Vec<String> = args
+                .methods
+                .iter()
+                .map(|m| m.trim().to_ascii_uppercase())
+                .collect();
+            if methods
+                .iter()
+                .any(|m| m.is_empty() || !m.bytes().all(|b| b.is_ascii_uppercase()))
+            {
+                return Err(format!(
+                    "--methods {}: write HTTP methods, like GET,HEAD",
+                    args.methods.join(",")
+                ));
+            }
+            if let Some(p) = args
+                .path_prefix
+                .iter()
+                .find(|p| !p.starts_with('/') || p.contains(['?', '#', ' ']))
+            {
+                return Err(format!(
+                    "--path {p}: write a path prefix that starts with `/`, like /v1/"
+                ));
+            }
+            Target::NetHttp {
+                host: host.to_ascii_lowercase(),
+                methods,
+                paths: args.path_prefix.clone(),
+            }
+        }
         (None, Some(host), None) => {
             check_host(host)?;
             Target::Net(host.to_ascii_lowercase())

@@ -13,6 +13,7 @@
 //! | `allow --read-only PATH` | `[profile.P] readable` |
 //! | `allow --here [--read-only] PATH` | `[workspace."WS"] writable` / `readable`: sessions of this workspace only |
 //! | `allow --net HOST[:PORT]` | `[network] allow` |
+//! | `allow --net HOST --methods GET,HEAD [--path /v1/]` | `[network] allow` and `[network.http."HOST"]` (only those requests) |
 //! | `allow --command 'PROGRAM [SUBCOMMAND]'` | a `[[rule]]` with `action = "allow"`, id `grant-allow-...` |
 //! | `deny PATH` | `[paths] sensitive` (masked in every profile, and the secret rules fire on it) |
 //! | `deny --net HOST[:PORT]` | out of `[network] allow` (the network is off unless allowed) |
@@ -31,6 +32,16 @@ pub enum Target {
     Path(String),
     /// A host, `*.` for subdomains, `:PORT` for one port.
     Net(String),
+    /// A host, and the only requests that may go to it (an HTTP rule: the
+    /// broker reads its HTTPS requests).
+    NetHttp {
+        /// One host name, lower case.
+        host: String,
+        /// Methods allowed (upper case).
+        methods: Vec<String>,
+        /// Path prefixes allowed; empty: any.
+        paths: Vec<String>,
+    },
     /// A program, and optionally its subcommand.
     Command {
         /// The program's base name.
@@ -176,6 +187,7 @@ pub fn place(grant: &Grant) -> (String, String) {
         }
         Target::Path(p) => ("[paths] sensitive".to_string(), p.clone()),
         Target::Net(host) => ("[network] allow".to_string(), host.clone()),
+        Target::NetHttp { host, .. } => (format!("[network.http.\"{host}\"]"), host.clone()),
         Target::Command {
             program,
             subcommand,
@@ -235,6 +247,65 @@ pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change),
                         "your policy does not allow {host}: the network is off unless something allows it \
                          (an agent preset's hosts are its own: `aq policy show` lists them)"
                     ));
+                }
+            }
+        }
+        Target::NetHttp {
+            host,
+            methods,
+            paths,
+        } => {
+            let rule = format!(
+                "{} {host}{}",
+                methods.join(", "),
+                if paths.is_empty() {
+                    String::new()
+                } else {
+                    format!(" under {}", paths.join(", "))
+                }
+            );
+            if remove {
+                let network = table_in(&mut doc, &["network"])?;
+                let http = network.get_mut("http").and_then(Item::as_table_mut);
+                match http.and_then(|t| t.remove(host)) {
+                    Some(_) => Change::Removed(format!("the HTTP rule of {host} ({where_})")),
+                    None => Change::NotThere(format!("an HTTP rule of {host} ({where_})")),
+                }
+            } else {
+                let network = table_in(&mut doc, &["network"])?;
+                let _ = list_edit(network, "allow", host, false, "[network] allow")?;
+                let table = table_in(&mut doc, &["network", "http", host])?;
+                let list = |items: &[String]| {
+                    let mut a = Array::new();
+                    for i in items {
+                        a.push(i.as_str());
+                    }
+                    value(a)
+                };
+                let strings = |key: &str| -> Vec<String> {
+                    table
+                        .get(key)
+                        .and_then(Item::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|v| v.as_str().map(String::from))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                };
+                let same = table.contains_key("methods")
+                    && strings("methods") == *methods
+                    && strings("paths") == *paths;
+                if same {
+                    Change::AlreadyThere(format!("{rule} ({where_})"))
+                } else {
+                    table.insert("methods", list(methods));
+                    if paths.is_empty() {
+                        table.remove("paths");
+                    } else {
+                        table.insert("paths", list(paths));
+                    }
+                    Change::Added(format!("{rule} ({where_})"))
                 }
             }
         }
@@ -556,6 +627,29 @@ mod tests {
         g.read_only = true;
         g.here = Some("/src/app".to_string());
         assert_eq!(place(&g).0, "[workspace.\"/src/app\"] readable");
+        let http = grant(
+            true,
+            Target::NetHttp {
+                host: "api.example.invalid".to_string(),
+                methods: vec!["GET".into(), "HEAD".into()],
+                paths: vec!["/v1/".into()],
+            },
+        );
+        let (text, change) = edit("", &http, false).unwrap();
+        assert!(matches!(change, Change::Added(_)), "{change:?}");
+        assert!(
+            text.contains("[network.http.\"api.example.invalid\"]\nmethods = [\"GET\", \"HEAD\"]\npaths = [\"/v1/\"]"),
+            "{text}"
+        );
+        assert!(text.contains("allow = [\"api.example.invalid\"]"), "{text}");
+        crate::config::parse_layer("policy.toml", &text).unwrap();
+        assert!(matches!(
+            edit(&text, &http, false).unwrap().1,
+            Change::AlreadyThere(_)
+        ));
+        let (gone, change) = edit(&text, &http, true).unwrap();
+        assert!(matches!(change, Change::Removed(_)), "{change:?}");
+        assert!(!gone.contains("methods"), "{gone}");
         let net = grant(true, Target::Net("x.example.invalid".to_string()));
         assert_eq!(place(&net).0, "[network] allow");
         let (text, change) = edit("", &net, false).unwrap();
