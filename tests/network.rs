@@ -634,3 +634,57 @@ fn a_repository_cannot_set_a_credential_or_an_http_rule() {
         shown.stdout
     );
 }
+
+/// The `github` credential preset, with git: `git ls-remote` over HTTPS
+/// in the sandbox reaches a smart-HTTP server (named github.com, pinned to
+/// loopback) with the token the broker adds as git's Basic credential;
+/// inside, `GH_TOKEN` is only a placeholder and `GITHUB_TOKEN` is absent.
+#[test]
+fn the_github_preset_lets_git_over_https_authenticate_without_the_token_inside() {
+    let up = aq_testkit::tls::TlsUpstream::start(&["github.com"]);
+    let env = Env::with_policy(
+        "wait_for_approver = false",
+        &format!(
+            "{ALLOW_FETCH}[network]\nallow = [\"github.com\"]\ncredential_presets = [\"github\"]\n"
+        ),
+    );
+    let upstream_ca = env.root().join("upstream-ca.pem");
+    std::fs::write(&upstream_ca, &up.ca_pem).unwrap();
+    env.write(
+        &env.work().join("g.sh"),
+        &format!(
+            "git ls-remote https://github.com:{}/acme/app.git 2>&1\n\
+             echo \"gh-token:$GH_TOKEN\"\n\
+             echo \"github-token:${{GITHUB_TOKEN:-absent}}\"\n",
+            up.port
+        ),
+    );
+    let out = env.aq_with(
+        &[
+            ("GITHUB_TOKEN", "fake-gh-token-outside"),
+            ("SSL_CERT_FILE", upstream_ca.to_str().unwrap()),
+        ],
+        &[
+            "run",
+            "--resolve",
+            "github.com:127.0.0.1",
+            "--",
+            "sh",
+            "g.sh",
+        ],
+    );
+    out.code(0)
+        .stdout_has(&format!("{}\tHEAD", aq_testkit::tls::GIT_HEAD))
+        .stdout_has("gh-token:aq-placeholder-the-broker-adds-the-real-token")
+        .stdout_has("github-token:absent");
+    let heads = up.heads();
+    let basic = format!(
+        "Authorization: Basic {}",
+        "eC1hY2Nlc3MtdG9rZW46ZmFrZS1naC10b2tlbi1vdXRzaWRl"
+    );
+    assert!(
+        heads.iter().any(|h| h.contains("/acme/app.git/info/refs")
+            && h.to_ascii_lowercase().contains(&basic.to_ascii_lowercase())),
+        "{heads:?}"
+    );
+}

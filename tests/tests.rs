@@ -31,6 +31,7 @@ mod presets;
 mod private_home;
 mod real_agents;
 mod red_team;
+mod red_team_network;
 mod red_team_round2;
 mod red_team_round3;
 mod report_html;

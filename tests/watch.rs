@@ -468,3 +468,53 @@ fn watch_ends_when_its_terminal_goes_away() {
         start.elapsed().as_secs()
     );
 }
+
+/// A network ask in `aq watch`: the destination and the process are on
+/// screen, `a` answers "always", the connection goes through and the
+/// user's policy gets the grant.
+#[test]
+fn watch_answers_a_network_ask_with_always() {
+    let port = crate::network::hello_server();
+    let env = Env::with_policy("approval_timeout_secs = 30", "\"net-fetch\" = \"allow\"\n");
+    env.write(
+        &env.work().join("n.sh"),
+        &format!("echo \"got:$(curl -s http://other.example.invalid:{port}/)\"\n"),
+    );
+    let mut run = env.spawn(&[
+        "run",
+        "--net",
+        "allow:allowed.example.invalid",
+        "--resolve",
+        "other.example.invalid:127.0.0.1",
+        "--",
+        "sh",
+        "n.sh",
+    ]);
+    let session = wait_for_pending(
+        &env,
+        &mut run,
+        &format!("curl -s http://other.example.invalid:{port}/"),
+    );
+    let tmux = watch_in_tmux(&env, "net", &[]);
+    tmux.wait_for(&format!(
+        "connect to other.example.invalid:{port} from curl"
+    ));
+    tmux.wait_for("a always (a host)");
+    tmux.keys(&["a"]);
+    let out = run.finish();
+    out.code(0).stdout_has("got:hello");
+    let approvals: Vec<Value> = session
+        .events_of("approval")
+        .into_iter()
+        .filter(|a| a["argv"][0] == "net")
+        .collect();
+    assert_eq!(approvals.len(), 1, "{}", session.log_text());
+    assert_eq!(approvals[0]["answer"], "always");
+    let policy = std::fs::read_to_string(env.user_policy()).unwrap();
+    assert!(
+        policy.contains(&format!("\"other.example.invalid:{port}\"")),
+        "{policy}"
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("watch exited 0");
+}

@@ -19,7 +19,7 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, String> {
     answerer::require_terminal("aq approve")?;
     let by = answerer::answered_by("aq approve");
     // While this runs, sessions know someone can answer and let asks wait.
-    let _presence = answerer::announce_presence();
+    let _presence = answerer::announce_presence_for(args.session.as_deref());
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let mut answered = 0usize;

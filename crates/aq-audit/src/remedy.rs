@@ -138,7 +138,15 @@ impl Summary {
             add(blocked(e));
         }
         for (dest, d) in &self.destinations {
-            if d.denied == 0 {
+            // Only a destination `aq allow --net` can take is offered: a
+            // refused host that is no host name (the client's raw bytes)
+            // must not become a line the user pastes into a shell.
+            let plain = !dest.is_empty()
+                && dest.len() <= 260
+                && dest
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b".-_:[]".contains(&b));
+            if d.denied == 0 || !plain {
                 continue;
             }
             add(Remedy {

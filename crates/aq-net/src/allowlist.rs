@@ -432,7 +432,7 @@ impl Allowlist {
         let host = normalize_host(raw_host).map_err(|e| {
             Refusal::new(
                 RefusalRule::InvalidHost,
-                format!("host `{raw_host}` refused: {e}"),
+                format!("host `{}` refused: {e}", raw_host.escape_debug()),
             )
         })?;
         let rule = self
@@ -487,7 +487,7 @@ impl Allowlist {
         let host = normalize_host(name).map_err(|e| {
             Refusal::new(
                 RefusalRule::InvalidHost,
-                format!("host `{name}` refused: {e}"),
+                format!("host `{}` refused: {e}", name.escape_debug()),
             )
         })?;
         let Host::Name(n) = &host else {

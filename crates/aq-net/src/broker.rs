@@ -337,7 +337,14 @@ impl Broker {
         client: Option<SocketAddr>,
     ) -> Result<Tunnel, BrokerError> {
         let started = Instant::now();
-        let mut shown_host = host.to_string();
+        // The host as the client sent it goes into records only as
+        // printable ASCII, and not too long: the log, the recap and the
+        // reports show it (a normalised host replaces it when there is one).
+        let mut shown_host: String = host
+            .chars()
+            .take(260)
+            .map(|c| if c.is_ascii_graphic() { c } else { '?' })
+            .collect();
         let result = self.open_inner(host, port, &mut shown_host, front_end, client);
         match result {
             Ok((upstream, rule)) => {
@@ -617,6 +624,21 @@ impl Tunnel {
             }
         };
         self.record.bytes_up += up;
+        self.record.bytes_down += down;
+        self.finish()
+    }
+
+    /// For a plain request whose head and body went up with
+    /// [`Tunnel::send_up`]: copies only the answer down, until the upstream
+    /// ends. Nothing more of the client's goes up (a request pipelined
+    /// behind the first is never sent).
+    pub fn relay_down(mut self, client: TcpStream) -> ConnectionRecord {
+        let Some(upstream) = self.upstream.take() else {
+            return self.finish();
+        };
+        let down = pump_and_close(&upstream, &client);
+        let _ = client.shutdown(Shutdown::Both);
+        let _ = upstream.shutdown(Shutdown::Both);
         self.record.bytes_down += down;
         self.finish()
     }

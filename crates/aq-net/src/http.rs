@@ -26,6 +26,8 @@ pub(crate) enum Request {
         host: String,
         port: u16,
         head: Vec<u8>,
+        /// The body's length (`Content-Length`; 0 without one).
+        body: u64,
     },
 }
 
@@ -138,25 +140,42 @@ pub(crate) fn parse_request(head: &[u8]) -> Result<Request, String> {
         p if p.starts_with('/') => p.to_string(),
         p => format!("/{p}"),
     };
-    let mut out = format!("{method} {path} {version}\r\n");
-    let mut has_host = false;
+    // The Host header is the URI's: the host the broker judged, never
+    // another virtual host on the same address.
+    let mut out = format!("{method} {path} {version}\r\nHost: {auth}\r\n");
+    let mut body: Option<u64> = None;
     for h in lines.take_while(|l| !l.is_empty()) {
-        let name = h.split(':').next().unwrap_or("").trim();
-        if DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d)) {
+        if h.contains(['\r', '\n', '\0']) {
+            return Err("a bare CR, LF or NUL in the request head".into());
+        }
+        let (name, value) = h.split_once(':').unwrap_or((h, ""));
+        let name = name.trim();
+        if name.eq_ignore_ascii_case("transfer-encoding") {
+            return Err("a chunked request body is not forwarded as a plain request: send its length, or use https".into());
+        }
+        if name.eq_ignore_ascii_case("content-length") {
+            let n: u64 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad Content-Length `{}`", value.trim()))?;
+            if body.is_some_and(|b| b != n) {
+                return Err("two different Content-Length headers".into());
+            }
+            body = Some(n);
+        }
+        if name.eq_ignore_ascii_case("host") || DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d))
+        {
             continue;
         }
-        has_host |= name.eq_ignore_ascii_case("host");
         out.push_str(h);
         out.push_str("\r\n");
-    }
-    if !has_host {
-        out.push_str(&format!("Host: {auth}\r\n"));
     }
     out.push_str("Connection: close\r\n\r\n");
     Ok(Request::Plain {
         host,
         port,
         head: out.into_bytes(),
+        body: body.unwrap_or(0),
     })
 }
 
@@ -229,7 +248,12 @@ pub(crate) fn serve(mut client: TcpStream, broker: &Broker) -> io::Result<()> {
     };
     let (host, port, front, first) = match request {
         Request::Connect { host, port } => (host, port, FrontEnd::HttpConnect, None),
-        Request::Plain { host, port, head } => (host, port, FrontEnd::HttpPlain, Some(head)),
+        Request::Plain {
+            host,
+            port,
+            head,
+            body,
+        } => (host, port, FrontEnd::HttpPlain, Some((head, body))),
     };
     let mut tunnel = match broker.open_from(&host, port, front, client.peer_addr().ok()) {
         Ok(t) => t,
@@ -258,10 +282,29 @@ pub(crate) fn serve(mut client: TcpStream, broker: &Broker) -> io::Result<()> {
         }
         return Ok(());
     }
-    match first {
-        None => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?,
-        Some(h) => tunnel.send_up(&h)?,
+    if let Some((head, body)) = first {
+        // One request: its head, exactly its body, then only the answer
+        // comes back (a request pipelined behind it is never sent).
+        tunnel.send_up(&head)?;
+        let mut left = body;
+        let now = rest.len().min(left as usize);
+        tunnel.send_up(&rest[..now])?;
+        left -= now as u64;
+        let mut buf = vec![0u8; 64 * 1024];
+        while left > 0 {
+            let want = buf.len().min(left as usize);
+            let n = client.read(&mut buf[..want])?;
+            if n == 0 {
+                break;
+            }
+            tunnel.send_up(&buf[..n])?;
+            left -= n as u64;
+        }
+        client.set_read_timeout(None)?;
+        tunnel.relay_down(client);
+        return Ok(());
     }
+    client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
     if !rest.is_empty() {
         tunnel.send_up(&rest)?;
     }
@@ -276,7 +319,9 @@ mod tests {
 
     fn plain(head: &str) -> (String, u16, String) {
         match parse_request(head.as_bytes()).unwrap() {
-            Request::Plain { host, port, head } => (host, port, String::from_utf8(head).unwrap()),
+            Request::Plain {
+                host, port, head, ..
+            } => (host, port, String::from_utf8(head).unwrap()),
             r => panic!("{r:?}"),
         }
     }

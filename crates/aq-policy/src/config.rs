@@ -314,7 +314,12 @@ pub struct NetworkLayer {
     pub http: Vec<(String, HttpRuleSetting, Location)>,
     /// Credentials the broker adds per host: `[network.credentials."HOST"]`.
     pub credentials: Vec<(String, CredentialSetting, Location)>,
+    /// Built-in credential recipes: `credential_presets = ["github", "npm"]`.
+    pub credential_presets: Vec<(String, Location)>,
 }
+
+/// The built-in credential recipes `[network] credential_presets` may name.
+pub const CREDENTIAL_PRESETS: &[&str] = &["github", "npm"];
 
 /// `[network.http."HOST"]`: which requests may go to a host (the broker
 /// reads them inside TLS).
@@ -366,6 +371,8 @@ pub struct NetworkSettings {
     pub http: BTreeMap<String, HttpRuleSetting>,
     /// Credentials per host (from the user's own files only).
     pub credentials: BTreeMap<String, CredentialSetting>,
+    /// Built-in credential recipes (from the user's own files only).
+    pub credential_presets: Vec<String>,
 }
 
 /// `[session]` as one file sets it.
@@ -544,6 +551,8 @@ struct RawNetwork {
     http: BTreeMap<Spanned<String>, RawHttpRule>,
     #[serde(default)]
     credentials: BTreeMap<Spanned<String>, RawCredential>,
+    #[serde(default)]
+    credential_presets: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -976,6 +985,16 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             setting.paths.push(v.clone());
         }
         network.http.push((name, setting, loc(host.span().start)));
+    }
+    for p in &raw.network.credential_presets {
+        let v = p.get_ref();
+        if !CREDENTIAL_PRESETS.contains(&v.as_str()) {
+            return Err(err(p.span(), format!("`{v}` is not a credential preset"))
+                .help(format!("the presets are {}", CREDENTIAL_PRESETS.join(", "))));
+        }
+        network
+            .credential_presets
+            .push((v.clone(), loc(p.span().start)));
     }
     for (host, cred) in &raw.network.credentials {
         let name = network_host(host)?;
@@ -1458,8 +1477,21 @@ impl EffectivePolicy {
         }
 
         let sess = &layer.session;
-        if let Some((secs, _)) = sess.approval_timeout_secs {
-            self.session.approval_timeout_secs = secs;
+        if let Some((secs, at)) = &sess.approval_timeout_secs {
+            // A repository may make asks wait less, never longer: a long
+            // wait stalls a session nobody answers.
+            if trust == Trust::TightenOnly && *secs > self.session.approval_timeout_secs {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("`approval_timeout_secs = {secs}`"),
+                    kept: format!(
+                        "asks wait at most {} s, as the user's policy has it",
+                        self.session.approval_timeout_secs
+                    ),
+                });
+            } else {
+                self.session.approval_timeout_secs = *secs;
+            }
         }
         if let Some((d, at)) = &sess.unanswered {
             if trust == Trust::TightenOnly && *d < self.session.unanswered {
@@ -1725,6 +1757,17 @@ impl EffectivePolicy {
                 });
             } else {
                 self.network.credentials.insert(host.clone(), cred.clone());
+            }
+        }
+        for (preset, at) in &layer.network.credential_presets {
+            if trust == Trust::TightenOnly {
+                self.ignored.push(IgnoredEntry {
+                    at: at.clone(),
+                    entry: format!("[network] credential_presets `{preset}`"),
+                    kept: "credentials come only from the user's own policy: a repository can neither set nor read one".to_string(),
+                });
+            } else if !self.network.credential_presets.contains(preset) {
+                self.network.credential_presets.push(preset.clone());
             }
         }
         if let Some((value, at)) = &layer.network.unlisted {

@@ -144,16 +144,33 @@ pub fn live_queues(only: Option<&str>) -> Result<Vec<(String, Queue)>, String> {
     Ok(out)
 }
 
-/// The file a human answerer holds a shared lock on while it runs.
-fn presence_file() -> Option<PathBuf> {
-    files::state_root().ok().map(|r| r.join("approvers.lock"))
+/// The file a human answerer holds a shared lock on while it runs: one
+/// for an answerer of every session, one per session prefix for an
+/// answerer of some (`aq approve --session ID`).
+fn presence_file(only: Option<&str>) -> Option<PathBuf> {
+    let name = match only {
+        None => "approvers.lock".to_string(),
+        Some(p) => format!(
+            "approvers-{}.lock",
+            p.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect::<String>()
+        ),
+    };
+    files::state_root().ok().map(|r| r.join(name))
 }
 
 /// Holds a shared lock on the presence file until dropped: while it is
 /// held, sessions know someone can answer and let asks wait.
 pub fn announce_presence() -> Option<std::fs::File> {
+    announce_presence_for(None)
+}
+
+/// [`announce_presence`] for an answerer of the sessions whose id starts
+/// with `only` (all when `None`): other sessions do not wait for it.
+pub fn announce_presence_for(only: Option<&str>) -> Option<std::fs::File> {
     use std::os::fd::AsRawFd;
-    let path = presence_file()?;
+    let path = presence_file(only)?;
     let _ = std::fs::create_dir_all(path.parent()?);
     let f = std::fs::OpenOptions::new()
         .create(true)
@@ -164,11 +181,33 @@ pub fn announce_presence() -> Option<std::fs::File> {
     (unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH) } == 0).then_some(f)
 }
 
-/// Whether a human answerer (`aq approve`, `aq watch`) is running for this
-/// user now (it holds the presence lock), so an ask can wait for it.
-pub fn approver_attached() -> bool {
+/// Whether a human answerer (`aq approve`, `aq watch`) of session
+/// `session_id` is running for this user now (it holds a presence lock),
+/// so an ask can wait for it.
+pub fn approver_attached(session_id: &str) -> bool {
+    if locked(presence_file(None)) {
+        return true;
+    }
+    // Answerers of some sessions: `approvers-PREFIX.lock`.
+    let Ok(root) = files::state_root() else {
+        return false;
+    };
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        name.strip_prefix("approvers-")
+            .and_then(|n| n.strip_suffix(".lock"))
+            .is_some_and(|prefix| !prefix.is_empty() && session_id.starts_with(prefix))
+            && locked(Some(e.path()))
+    })
+}
+
+/// Whether someone holds a lock on `path`.
+fn locked(path: Option<PathBuf>) -> bool {
     use std::os::fd::AsRawFd;
-    let Some(path) = presence_file() else {
+    let Some(path) = path else {
         return false;
     };
     let Ok(f) = std::fs::OpenOptions::new().read(true).open(&path) else {
@@ -180,26 +219,47 @@ pub fn approver_attached() -> bool {
 }
 
 /// An ask as a human reads it: session, pid, directory, command, rule,
-/// why and safer.
+/// why and safer. Every field comes from the session (its command line,
+/// its directory, names it chose), so each goes through `inert`: an escape
+/// sequence in a command line must not redraw the ask the human answers.
+/// The process's command line is what the process says it is (`exec -a`
+/// sets it); the destination is the broker's own.
 pub fn show_request(out: &mut impl Write, session_id: &str, r: &Request) {
-    let _ = writeln!(out, "\nsession {session_id} · pid {} · in {}", r.pid, r.cwd);
+    use aq_audit::inert::inert;
+    let argv = r
+        .argv
+        .iter()
+        .map(|w| inert(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let _ = writeln!(
+        out,
+        "\nsession {} · pid {} · in {}",
+        inert(session_id),
+        r.pid,
+        inert(&r.cwd)
+    );
     if let Some(dest) = &r.network {
         let _ = writeln!(
             out,
-            "  connect: {dest} (a host the session's allowlist does not name)"
+            "  connect: {} (a host the session's allowlist does not name)",
+            inert(dest)
         );
-        let _ = writeln!(out, "  from:    {}", r.argv.join(" "));
+        let _ = writeln!(
+            out,
+            "  from:    {argv} (the command line the process gives)"
+        );
     } else {
-        let _ = writeln!(out, "  command: {}", r.argv.join(" "));
+        let _ = writeln!(out, "  command: {argv}");
     }
     if !r.rules.is_empty() {
-        let _ = writeln!(out, "  rule:    {}", r.rules.join(", "));
+        let _ = writeln!(out, "  rule:    {}", inert(&r.rules.join(", ")));
     }
     if let Some(why) = &r.why {
-        let _ = writeln!(out, "  why:     {why}");
+        let _ = writeln!(out, "  why:     {}", inert(why));
     }
     if let Some(safer) = &r.safer {
-        let _ = writeln!(out, "  safer:   {safer}");
+        let _ = writeln!(out, "  safer:   {}", inert(safer));
     }
 }
 

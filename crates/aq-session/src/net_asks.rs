@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -46,7 +46,15 @@ pub struct NetAsker {
     settled: Mutex<HashMap<String, UnlistedAnswer>>,
     /// Makes request ids unique within the session.
     serial: AtomicU64,
+    /// Connections waiting on an ask now (filed or queued behind one for
+    /// the same destination).
+    waiting: AtomicUsize,
 }
+
+/// At most this many connections wait on asks at once; more are refused
+/// at once, so that asks cannot take every client slot of the broker (an
+/// allowed connection still gets through) or flood whoever answers.
+pub const MAX_WAITING: usize = 8;
 
 impl NetAsker {
     /// An asker for `supervisor`'s session, with the policy's choice.
@@ -57,6 +65,7 @@ impl NetAsker {
             asking: Mutex::new(HashMap::new()),
             settled: Mutex::new(HashMap::new()),
             serial: AtomicU64::new(0),
+            waiting: AtomicUsize::new(0),
         }
     }
 
@@ -69,6 +78,21 @@ impl NetAsker {
     /// Asks whoever can answer about `r`, or refuses at once.
     pub fn ask(&self, r: &UnlistedRequest) -> UnlistedAnswer {
         let dest = format!("{}:{}", r.host, r.port);
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let _waiting = Waiting(&self.waiting);
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= MAX_WAITING {
+            if let Some(earlier) = self.settled.lock().ok().and_then(|d| d.get(&dest).cloned()) {
+                return earlier;
+            }
+            return UnlistedAnswer::Refuse(format!(
+                "{MAX_WAITING} connections are waiting on asks already"
+            ));
+        }
         let turn = {
             let mut asking = self.asking.lock().unwrap_or_else(|e| e.into_inner());
             asking.entry(dest.clone()).or_default().clone()
@@ -327,12 +351,25 @@ pub fn tell_process(pid: u32, session_command: u32, text: &str) {
     {
         return;
     }
-    if !write_when_ready(&fd, &text, 0) {
-        let _ = std::thread::Builder::new()
-            .name("aq-net-tell".into())
-            .spawn(move || {
-                write_when_ready(&fd, &text, 2000);
-            });
+    // A reader that is not reading gets a second chance on a thread, at
+    // most a few at once (a process can fill its pipe and make many
+    // connections): past that the note is dropped.
+    static LATER: AtomicUsize = AtomicUsize::new(0);
+    if write_when_ready(&fd, &text, 0) {
+        return;
+    }
+    if LATER.fetch_add(1, Ordering::AcqRel) >= 8 {
+        LATER.fetch_sub(1, Ordering::AcqRel);
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("aq-net-tell".into())
+        .spawn(move || {
+            write_when_ready(&fd, &text, 2000);
+            LATER.fetch_sub(1, Ordering::AcqRel);
+        });
+    if spawned.is_err() {
+        LATER.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

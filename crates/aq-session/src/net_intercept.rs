@@ -60,11 +60,28 @@ pub fn prepare(
     session_dir: &Path,
     supervisor: Arc<Supervisor>,
 ) -> Result<Option<SessionIntercept>, String> {
-    if settings.http.is_empty() && settings.credentials.is_empty() {
+    if settings.http.is_empty()
+        && settings.credentials.is_empty()
+        && settings.credential_presets.is_empty()
+    {
         return Ok(None);
     }
     let mut hosts: BTreeMap<String, aq_net::HostRules> = BTreeMap::new();
     let mut hidden = Vec::new();
+    let mut placeholders: Vec<(OsString, OsString)> = Vec::new();
+    for name in &settings.credential_presets {
+        let preset = preset(name, &|n| std::env::var(n).ok())?;
+        for (host, header, value) in preset.hosts {
+            hosts.entry(host).or_default().credential = Some((header, value));
+        }
+        hidden.extend(preset.hidden);
+        placeholders.extend(
+            preset
+                .placeholders
+                .into_iter()
+                .map(|v| (OsString::from(v), OsString::from(PLACEHOLDER))),
+        );
+    }
     for (host, rule) in &settings.http {
         hosts.entry(host.clone()).or_default().http = Some(aq_net::HttpRule {
             methods: rule.methods.clone(),
@@ -100,6 +117,7 @@ pub fn prepare(
     let env = TRUST_VARIABLES
         .iter()
         .map(|v| (OsString::from(v), bundle.as_os_str().to_owned()))
+        .chain(placeholders)
         .collect();
     hidden.sort();
     hidden.dedup();
@@ -109,6 +127,99 @@ pub fn prepare(
         hidden,
         bundle,
     }))
+}
+
+/// What the sandbox sees in a variable a tool insists on (`gh` will not
+/// send a request without `GH_TOKEN`): the broker replaces the header.
+pub const PLACEHOLDER: &str = "aq-placeholder-the-broker-adds-the-real-token";
+
+/// One built-in credential recipe, filled from the environment.
+pub struct Preset {
+    /// Host, header name and value.
+    pub hosts: Vec<(String, String, String)>,
+    /// Variables the sandbox does not get.
+    pub hidden: Vec<String>,
+    /// Variables the sandbox gets as [`PLACEHOLDER`].
+    pub placeholders: Vec<String>,
+}
+
+/// The recipe `name` (`[network] credential_presets`):
+/// - `github`: `GH_TOKEN` (else `GITHUB_TOKEN`) as a bearer token to
+///   `api.github.com` and `uploads.github.com` (gh, the REST API), and as
+///   the password of `x-access-token` to `github.com` (git over HTTPS);
+/// - `npm`: `NPM_TOKEN` as a bearer token to `registry.npmjs.org` (npm
+///   publish, private packages).
+pub fn preset(name: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Preset, String> {
+    let first = |names: &[&str]| -> Result<String, String> {
+        names
+            .iter()
+            .find_map(|n| lookup(n).filter(|v| !v.is_empty()))
+            .filter(|v| !v.contains(['\r', '\n', '\0']))
+            .ok_or_else(|| {
+                format!(
+                    "credential preset `{name}` needs {} in the environment aq was started in",
+                    names.join(" or ")
+                )
+            })
+    };
+    match name {
+        "github" => {
+            let token = first(&["GH_TOKEN", "GITHUB_TOKEN"])?;
+            let bearer = format!("Bearer {token}");
+            let basic = format!(
+                "Basic {}",
+                base64(format!("x-access-token:{token}").as_bytes())
+            );
+            Ok(Preset {
+                hosts: vec![
+                    (
+                        "api.github.com".into(),
+                        "Authorization".into(),
+                        bearer.clone(),
+                    ),
+                    ("uploads.github.com".into(), "Authorization".into(), bearer),
+                    ("github.com".into(), "Authorization".into(), basic),
+                ],
+                hidden: vec!["GH_TOKEN".into(), "GITHUB_TOKEN".into()],
+                placeholders: vec!["GH_TOKEN".into()],
+            })
+        }
+        "npm" => {
+            let token = first(&["NPM_TOKEN"])?;
+            Ok(Preset {
+                hosts: vec![(
+                    "registry.npmjs.org".into(),
+                    "Authorization".into(),
+                    format!("Bearer {token}"),
+                )],
+                hidden: vec!["NPM_TOKEN".into()],
+                placeholders: vec!["NPM_TOKEN".into()],
+            })
+        }
+        other => Err(format!("`{other}` is not a credential preset")),
+    }
+}
+
+/// Standard base64 with padding (RFC 4648), for a Basic credential.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// `Bearer ${NAME}` with each `${NAME}` replaced by `lookup(NAME)`; the
@@ -190,6 +301,32 @@ fn record(supervisor: &Supervisor, r: &aq_net::KeyProxyRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn presets_fill_their_hosts_from_the_environment() {
+        assert_eq!(base64(b"x-access-token:abc"), "eC1hY2Nlc3MtdG9rZW46YWJj");
+        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(base64(b"ab"), "YWI=");
+        let env = |n: &str| (n == "GITHUB_TOKEN").then(|| "fake-gh".to_string());
+        let gh = preset("github", &env).unwrap();
+        assert!(gh.hosts.contains(&(
+            "api.github.com".into(),
+            "Authorization".into(),
+            "Bearer fake-gh".into()
+        )));
+        assert!(gh.hosts.contains(&(
+            "github.com".into(),
+            "Authorization".into(),
+            format!("Basic {}", base64(b"x-access-token:fake-gh"))
+        )));
+        assert_eq!(gh.placeholders, ["GH_TOKEN"]);
+        assert!(
+            preset("npm", &env)
+                .err()
+                .is_some_and(|e| e.contains("needs NPM_TOKEN"))
+        );
+        assert!(preset("gitlab", &env).is_err());
+    }
 
     #[test]
     fn credential_values_take_their_variables_and_name_them() {

@@ -480,7 +480,7 @@ impl Supervisor {
     pub fn nobody_to_answer(&self) -> bool {
         !self.file.wait_for_approver
             && !self.prompting.load(std::sync::atomic::Ordering::Relaxed)
-            && !crate::answerer::approver_attached()
+            && !crate::answerer::approver_attached(&self.file.id)
     }
 
     /// Files the request, waits for an answer, logs it. `Ok(request id)`

@@ -7,6 +7,9 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
+/// The commit `git ls-remote` sees as the server's `HEAD`.
+pub const GIT_HEAD: &str = "0123456789abcdef0123456789abcdef01234567";
+
 /// A running server; it stops with the test process.
 pub struct TlsUpstream {
     /// Its port on 127.0.0.1.
@@ -75,10 +78,28 @@ impl TlsUpstream {
                         })
                         .unwrap_or_else(|| "(none)".to_string());
                     kept.lock().unwrap().push(text);
-                    let body = format!("saw: {line}\nauthorization: {auth}\n");
+                    let (kind, body) = if line.contains("/info/refs?service=git-upload-pack") {
+                        // A smart-HTTP ref advertisement (protocol v0) of a
+                        // repository whose HEAD is GIT_HEAD: enough for
+                        // `git ls-remote`.
+                        let pkt = |s: &str| format!("{:04x}{s}", s.len() + 4);
+                        (
+                            "application/x-git-upload-pack-advertisement",
+                            format!(
+                                "{}0000{}0000",
+                                pkt("# service=git-upload-pack\n"),
+                                pkt(&format!("{GIT_HEAD} HEAD\0agent=aq-testkit\n")),
+                            ),
+                        )
+                    } else {
+                        (
+                            "text/plain",
+                            format!("saw: {line}\nauthorization: {auth}\n"),
+                        )
+                    };
                     let _ = write!(
                         s,
-                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                         body.len()
                     );
                     let _ = s.flush();

@@ -37,9 +37,13 @@ pub fn run(target: Target) -> Result<(), String> {
     answerer::refuse_inside_session(VERB)?;
     answerer::require_terminal(VERB)?;
     let by = answerer::answered_by(VERB);
+    let only = match &target {
+        Target::Session(id) => Some(id.clone()),
+        _ => None,
+    };
     let mut sources = Sources::open(target)?;
     // While this runs, sessions know someone can answer and let asks wait.
-    let _presence = answerer::announce_presence();
+    let _presence = answerer::announce_presence_for(only.as_deref());
     catch_stop_signals();
     // Sets a panic hook that restores the terminal too.
     let mut terminal =

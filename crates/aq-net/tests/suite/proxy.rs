@@ -422,3 +422,65 @@ fn unlisted_names_are_asked_about_and_answers_hold() {
         "each allowed request reached the server, no other"
     );
 }
+
+/// A plain http:// request reaches the host the broker judged and nothing
+/// else: the client's own `Host` (another virtual host on the same
+/// address) is replaced by the URI's, a request pipelined behind the first
+/// is never sent, and a chunked body is refused.
+#[test]
+fn a_plain_request_goes_to_the_judged_host_only_and_alone() {
+    use std::io::{Read, Write};
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let seen: Arc<std::sync::Mutex<Vec<u8>>> = Arc::default();
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for c in server.incoming() {
+            let Ok(mut c) = c else { continue };
+            c.set_read_timeout(Some(std::time::Duration::from_millis(500)))
+                .unwrap();
+            let mut buf = [0u8; 4096];
+            loop {
+                match c.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => kept.lock().unwrap().extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        }
+    });
+    let s = allowed_session();
+    let mut c = std::net::TcpStream::connect(s.addr()).unwrap();
+    write!(
+        c,
+        "POST http://{ALLOWED}:{port}/a HTTP/1.1\r\nHost: secret-vhost.example.invalid\r\nContent-Length: 3\r\n\r\nabc\
+         GET /second HTTP/1.1\r\nHost: secret-vhost.example.invalid\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let _ = c.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    let got = String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+    assert!(got.starts_with("POST /a HTTP/1.1\r\n"), "{got}");
+    assert!(
+        got.contains(&format!("Host: {ALLOWED}:{port}\r\n")),
+        "{got}"
+    );
+    assert!(!got.contains("secret-vhost"), "{got}");
+    assert!(
+        got.ends_with("\r\n\r\nabc"),
+        "only the body after the head: {got}"
+    );
+    // Chunked: refused with 400.
+    let mut c = std::net::TcpStream::connect(s.addr()).unwrap();
+    write!(
+        c,
+        "POST http://{ALLOWED}:{port}/b HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = c.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 400 Bad Request"), "{answer}");
+}
