@@ -213,6 +213,9 @@ pub fn proxy_env() -> Vec<(OsString, OsString)> {
         ("PIP_PROXY", &http),
         ("CARGO_HTTP_PROXY", &http),
         ("GIT_HTTP_PROXY", &http),
+        // Node 24 and later: the built-in fetch uses the variables above
+        // (Node 20 and 22 ignore this, and their fetch fails to resolve).
+        ("NODE_USE_ENV_PROXY", &"1".to_string()),
     ]
     .into_iter()
     .map(|(k, v)| (OsString::from(k), OsString::from(v)))
