@@ -495,9 +495,17 @@ pub(crate) fn handle_with<C: ClientSide>(
         let rewritten = rewrite_head(&head, config, upstream)?;
         record.request = rewritten.request.clone();
         record.keyed = rewritten.keyed;
-        if let Some(rule) = &config.http_rule
-            && let Err(why) = rule.check(&rewritten.request)
-        {
+        let checked = match &config.http_rule {
+            // An upgrade (a WebSocket) would carry anything both ways once
+            // accepted: a host whose requests are judged gets none.
+            Some(_) if rewritten.body == Body::Upgrade => Some(Err(format!(
+                "{}: a protocol upgrade is not carried to a host with an HTTP rule",
+                rewritten.request
+            ))),
+            Some(rule) => Some(rule.check(&rewritten.request)),
+            None => None,
+        };
+        if let Some(Err(why)) = checked {
             let answer = crate::intercept::refusal_403(&upstream.host, &why);
             let _ = client.write_all(&answer);
             record.bytes_down = answer.len() as u64;

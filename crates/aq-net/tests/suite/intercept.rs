@@ -78,6 +78,10 @@ fn an_http_rule_and_a_credential_hold_inside_tls() {
     );
     for (args, what) in [
         (vec!["-X", "POST", "-d", "x=1"], "/v1/items"),
+        (
+            vec!["-H", "Connection: Upgrade", "-H", "Upgrade: websocket"],
+            "/v1/socket",
+        ),
         (vec![], "/admin"),
         (vec!["--path-as-is"], "/v1/../admin"),
     ] {
@@ -128,7 +132,12 @@ fn an_http_rule_and_a_credential_hold_inside_tls() {
         .collect();
     assert_eq!(
         denied,
-        ["POST /v1/items", "GET /admin", "GET /v1/../admin"],
+        [
+            "POST /v1/items",
+            "GET /v1/socket",
+            "GET /admin",
+            "GET /v1/../admin"
+        ],
         "{recs:?}"
     );
     assert!(
