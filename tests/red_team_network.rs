@@ -48,6 +48,8 @@ fn an_asks_command_line_cannot_draw_on_the_approvers_terminal() {
     approve
         .code(0)
         .stdout_has(&format!("connect: other.example.invalid:{port}"))
+        // What the process runs, from the kernel, beside what it claims.
+        .stdout_has("the process runs /usr/bin/curl")
         .stdout_lacks("\x1b[")
         .stdout_lacks("\x1b")
         .stdout_has("-> deny");

@@ -156,7 +156,10 @@ impl NetAsker {
             pid,
             rules: vec![NET_ASK_RULE.to_string()],
             why: Some(format!(
-                "connect to {dest}, which is not on this session's network allowlist"
+                "connect to {dest}, which is not on this session's network allowlist{}",
+                exe_of(pid)
+                    .map(|e| format!("; the process runs {e}"))
+                    .unwrap_or_default()
             )),
             safer: Some(format!(
                 "answer [a]lways, or run `aq allow --net {dest}`, to allow it in every session"
@@ -314,6 +317,15 @@ fn cmdline(pid: u32) -> Vec<String> {
     } else {
         argv
     }
+}
+
+/// The program a process runs, as the kernel has it (not what its command
+/// line claims: `exec -a` sets that).
+fn exe_of(pid: u32) -> Option<String> {
+    (pid != 0)
+        .then(|| std::fs::read_link(format!("/proc/{pid}/exe")).ok())
+        .flatten()
+        .map(|p| p.display().to_string())
 }
 
 fn cwd_of(pid: u32) -> String {
