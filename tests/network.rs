@@ -592,6 +592,18 @@ fn an_http_rule_and_a_credential_kept_outside_hold_for_curl_in_the_sandbox() {
             .join("\n")
     );
 
+    // `aq policy show` lists the rule and the credential as written (the
+    // variable's name, never its value).
+    let shown = env.aq_with(
+        &[("EXAMPLE_TOKEN", "fake-token-outside")],
+        &["policy", "show"],
+    );
+    shown
+        .code(0)
+        .stdout_has("only GET, HEAD, under /v1/")
+        .stdout_has("adds Authorization: Bearer ${EXAMPLE_TOKEN}")
+        .stdout_lacks("fake-token-outside");
+
     // A missing variable stops the session before anything runs.
     let out = env.aq_with(
         &[("SSL_CERT_FILE", upstream_ca.to_str().unwrap())],

@@ -317,6 +317,34 @@ fn render_show_text(shown: &Shown) -> String {
         let _ = writeln!(s, "  {pattern:28} {at}");
     }
 
+    let net = &eff.network;
+    if !net.http.is_empty() || !net.credentials.is_empty() || !net.credential_presets.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nHTTPS read by the broker (docs/network.md; from your own files only):"
+        );
+        for (host, rule) in &net.http {
+            let paths = if rule.paths.is_empty() {
+                "any path".to_string()
+            } else {
+                format!("under {}", rule.paths.join(", "))
+            };
+            let methods = if rule.methods.is_empty() {
+                "any method".to_string()
+            } else {
+                rule.methods.join(", ")
+            };
+            let _ = writeln!(s, "  {host:28} only {methods}, {paths}");
+        }
+        for (host, cred) in &net.credentials {
+            // The value as written: it names variables, never holds a secret.
+            let _ = writeln!(s, "  {host:28} adds {}: {}", cred.header, cred.value);
+        }
+        for preset in &net.credential_presets {
+            let _ = writeln!(s, "  credential preset `{preset}`");
+        }
+    }
+
     let _ = writeln!(s, "\ncustom rules:");
     if eff.policy.custom_rules.is_empty() {
         let _ = writeln!(s, "  (none)");
