@@ -700,3 +700,56 @@ fn the_github_preset_lets_git_over_https_authenticate_without_the_token_inside()
         "{heads:?}"
     );
 }
+
+/// A red team (against 3e9d01a): an intercepted request's method, path and bad header lines are
+/// recorded as sent; `aq report` printed them raw (ESC and BEL: the
+/// terminal's title set, the screen cleared, lines drawn over).
+#[test]
+fn an_intercepted_requests_bytes_do_not_reach_the_users_terminal() {
+    let up = aq_testkit::tls::TlsUpstream::start(&["api.example.invalid"]);
+    let env = Env::with_policy(
+        "wait_for_approver = false",
+        &format!(
+            "{ALLOW_FETCH}\"interp-network\" = \"allow\"\n[network]\nallow = [\"api.example.invalid\"]\n\
+             [network.http.\"api.example.invalid\"]\nmethods = [\"GET\"]\npaths = [\"/v1/\"]\n"
+        ),
+    );
+    let upstream_ca = env.root().join("upstream-ca.pem");
+    std::fs::write(&upstream_ca, &up.ca_pem).unwrap();
+    env.write(
+        &env.work().join("esc.py"),
+        &format!(
+            "import os, socket, ssl\n\
+             h, p = os.environ['https_proxy'].split('//')[-1].rstrip('/').rsplit(':', 1)\n\
+             for req in [b'\\x1b]0;title\\x07\\x1b[2JRED /v1/a HTTP/1.1\\r\\n\\r\\n',\n\
+                         b'GET /admin\\x1b[1A\\x1b[2Kfake HTTP/1.1\\r\\n\\r\\n',\n\
+                         b'GET /v1/a HTTP/1.1\\r\\nbad\\x1b[31mline\\r\\n\\r\\n']:\n\
+             \x20   s = socket.create_connection((h, int(p)))\n\
+             \x20   s.sendall(b'CONNECT api.example.invalid:{} HTTP/1.1\\r\\n\\r\\n'); s.recv(39)\n\
+             \x20   t = ssl.create_default_context(cafile=os.environ['SSL_CERT_FILE']).wrap_socket(s, server_hostname='api.example.invalid')\n\
+             \x20   t.sendall(req); print(t.recv(100)[:12])\n",
+            up.port
+        ),
+    );
+    let out = env.aq_with(
+        &[("SSL_CERT_FILE", upstream_ca.to_str().unwrap())],
+        &[
+            "run",
+            "--resolve",
+            "api.example.invalid:127.0.0.1",
+            "--",
+            "python3",
+            "esc.py",
+        ],
+    );
+    out.code(0)
+        .stdout_has("b'HTTP/1.1 403'")
+        .stderr_lacks("\x1b")
+        .stderr_lacks("\x07");
+    let session = env.only_session();
+    env.aq(&["report", &session.id()])
+        .code(0)
+        .stdout_lacks("\x1b")
+        .stdout_lacks("\x07");
+    assert!(up.heads().is_empty(), "{:?}", up.heads());
+}

@@ -146,7 +146,14 @@ impl Summary {
                 && dest
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b".-_:[]".contains(&b));
-            if d.denied == 0 || !plain {
+            // Refusals that no allowlist entry changes (an HTTP rule, a
+            // name that is no host name, a request the broker cannot read)
+            // get no `aq allow --net` line.
+            let allowable = !matches!(
+                d.rule.as_str(),
+                "net-http-rule" | "net-invalid-host" | "net-bad-request"
+            );
+            if d.denied == 0 || !plain || !allowable {
                 continue;
             }
             add(Remedy {

@@ -33,10 +33,44 @@ pub struct HttpRule {
     pub paths: Vec<String>,
 }
 
+/// Headers by which some servers take another method than the request
+/// line's: with a method rule, a request carrying one is refused.
+const METHOD_OVERRIDES: &[&str] = &[
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
+];
+
 impl HttpRule {
-    /// Judges `request` (`METHOD /path`, as the key proxy records it).
-    pub fn check(&self, request: &str) -> Result<(), String> {
+    /// Judges a request: `request` is `METHOD /path` (as the key proxy
+    /// records it), `head` its whole head. TRACE and TRACK are refused
+    /// whatever the rule says: a server that echoes them would hand the
+    /// credential the broker added back to the sandbox.
+    pub fn check_request(&self, request: &str, head: &str) -> Result<(), String> {
         let (method, path) = request.split_once(' ').unwrap_or((request, "/"));
+        if method.eq_ignore_ascii_case("TRACE") || method.eq_ignore_ascii_case("TRACK") {
+            return Err(format!(
+                "{method} {path} refused: it echoes the request, the broker's credential included"
+            ));
+        }
+        if !self.methods.is_empty()
+            && let Some(h) = head.split("\r\n").skip(1).find_map(|l| {
+                let name = l.split(':').next()?.trim().to_ascii_lowercase();
+                METHOD_OVERRIDES.contains(&name.as_str()).then_some(name)
+            })
+        {
+            return Err(format!(
+                "{method} {path} refused: `{h}` would make the server take another method"
+            ));
+        }
+        self.check(request)
+    }
+
+    /// Judges `request` (`METHOD /path`, as the key proxy records it; a
+    /// query, if there, is not part of the path).
+    pub fn check(&self, request: &str) -> Result<(), String> {
+        let (method, target) = request.split_once(' ').unwrap_or((request, "/"));
+        let path = target.split('?').next().unwrap_or(target);
         if !self.methods.is_empty() && !self.methods.iter().any(|m| m == method) {
             return Err(format!(
                 "{method} {path} refused: only {} allowed by the host's HTTP rule",
@@ -59,12 +93,10 @@ impl HttpRule {
 /// encoded slashes and dots never match: a server could read them as
 /// another path.
 fn path_under(path: &str, prefix: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
     if path.split('/').any(|seg| seg == ".." || seg == ".")
-        || lower.contains("%2f")
-        || lower.contains("%2e")
-        || lower.contains("%5c")
-        || path.contains('\\')
+        || path.contains(['\\', ';'])
+        || !path.is_ascii()
+        || !escapes_are_plain(path)
     {
         return false;
     }
@@ -73,6 +105,33 @@ fn path_under(path: &str, prefix: &str) -> bool {
     } else {
         path == prefix || path.starts_with(&format!("{prefix}/"))
     }
+}
+
+/// Whether every `%XX` in `path` stands for a byte no server reads as
+/// structure: not `.`, `/`, `\`, `;`, `%` (a double encoding), nor a byte
+/// above 0x7f (overlong UTF-8 forms of `.` and `/`); a `%` without two hex
+/// digits is refused too.
+fn escapes_are_plain(path: &str) -> bool {
+    let b = path.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let Some(byte) = b
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            else {
+                return false;
+            };
+            if byte >= 0x80 || b"./\\;%".contains(&byte) {
+                return false;
+            }
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    true
 }
 
 /// What the broker does for one intercepted host.
@@ -181,7 +240,9 @@ impl Intercept {
                 .collect(),
             query_key: None,
             pins: Vec::new(),
-            http_rule: rules.http.clone(),
+            // Every host read here is judged: with no rule of its own, any
+            // method and path, but never TRACE or an upgrade.
+            http_rule: Some(rules.http.clone().unwrap_or_default()),
         };
         let target = crate::keyproxy::parse_upstream(&config.upstream)
             .expect("an https URL of a normalised host");
@@ -193,6 +254,9 @@ impl Intercept {
             Ok(t) => t,
             Err(e) => return failed(host, port, format!("TLS with the client: {e}")),
         };
+        // The request head must arrive soon, whole: a client that holds a
+        // connection open without one holds one of the broker's slots.
+        let _ = theirs.set_read_timeout(Some(crate::server::HANDSHAKE_TIMEOUT));
         let bridge = std::thread::Builder::new()
             .name("aq-net-tls".into())
             .spawn(move || tls_bridge(client, tls, ours));
@@ -301,7 +365,11 @@ fn tls_bridge(
     let mut tcp_open = true;
     let mut plain_open = true;
     let mut closed_tls = false;
+    let started = std::time::Instant::now();
     loop {
+        if tls.is_handshaking() && started.elapsed() > crate::server::HANDSHAKE_TIMEOUT {
+            return Err("the client did not finish its TLS handshake in time".to_string());
+        }
         // TLS records out to the client.
         while tls.wants_write() {
             match tls.write_tls(&mut tcp) {
@@ -352,9 +420,13 @@ fn tls_bridge(
                 revents: 0,
             },
         ];
+        let wait_ms = if tls.is_handshaking() { 1000 } else { 300_000 };
         // SAFETY: two valid pollfds.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, 300_000) };
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait_ms) };
         if r == 0 {
+            if tls.is_handshaking() {
+                continue;
+            }
             return Err("no traffic for 300 s".to_string());
         }
         if r < 0 {
@@ -486,10 +558,37 @@ mod tests {
             "GET /v1/../admin",
             "GET /v1/%2e%2e/admin",
             "GET /v1/a%2Fb",
+            "GET /v1/..;/admin",
+            "GET /v1/..%3b/admin",
+            "GET /v1/%252e%252e/admin",
+            "GET /v1/%c0%ae%c0%ae/admin",
+            "GET /v1/\u{2025}/admin",
+            "GET /v1/%zz",
             "DELETE /status",
         ] {
             assert!(rule.check(no).is_err(), "{no}");
         }
+        assert_eq!(rule.check("GET /v1/a%20b%41"), Ok(()), "plain escapes pass");
+        let head = |h: &str| format!("GET /v1/x HTTP/1.1\r\nHost: a\r\n{h}");
+        assert!(
+            rule.check_request("GET /v1/x", &head("X-HTTP-Method-Override: DELETE"))
+                .is_err()
+        );
+        assert!(
+            rule.check_request("GET /v1/x", &head("x-method-override: PUT"))
+                .is_err()
+        );
+        assert_eq!(
+            rule.check_request("GET /v1/x", &head("Accept: */*")),
+            Ok(())
+        );
+        let open = HttpRule::default();
+        assert!(open.check_request("TRACE /", "TRACE / HTTP/1.1").is_err());
+        assert!(open.check_request("track /", "track / HTTP/1.1").is_err());
+        assert_eq!(
+            open.check_request("DELETE /x", "DELETE /x HTTP/1.1"),
+            Ok(())
+        );
         let any_path = HttpRule {
             methods: vec!["GET".into()],
             paths: vec![],

@@ -437,7 +437,12 @@ fn rewrite_head(
 fn read_head(client: &mut impl Read) -> Result<(String, Vec<u8>), String> {
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
+    // A head trickled a byte at a time still ends in time.
+    let started = Instant::now();
     loop {
+        if started.elapsed() > crate::server::HANDSHAKE_TIMEOUT {
+            return Err("no whole request head in time".to_string());
+        }
         if let Some(end) = find(&buf, b"\r\n\r\n") {
             let head = String::from_utf8(buf[..end].to_vec())
                 .map_err(|_| "the request head is not UTF-8".to_string())?;
@@ -452,6 +457,21 @@ fn read_head(client: &mut impl Read) -> Result<(String, Vec<u8>), String> {
         }
         buf.extend_from_slice(&chunk[..n]);
     }
+}
+
+/// `text` with every character that is not printable ASCII shown as `?`,
+/// and at most 300 of them.
+fn printable(text: &str) -> String {
+    text.chars()
+        .take(300)
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect()
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -502,7 +522,7 @@ pub(crate) fn handle_with<C: ClientSide>(
                 "{}: a protocol upgrade is not carried to a host with an HTTP rule",
                 rewritten.request
             ))),
-            Some(rule) => Some(rule.check(&rewritten.request)),
+            Some(rule) => Some(rule.check_request(&rewritten.request, &head)),
             None => None,
         };
         if let Some(Err(why)) = checked {
@@ -558,6 +578,10 @@ pub(crate) fn handle_with<C: ClientSide>(
     }
     let _ = client.shutdown(Shutdown::Both);
     record.duration_ms = started.elapsed().as_millis() as u64;
+    // The request line and the reasons quote what the client sent: the log,
+    // the recap and the reports show them, so only printable text.
+    record.request = printable(&record.request);
+    record.error = record.error.as_deref().map(printable);
     record
 }
 

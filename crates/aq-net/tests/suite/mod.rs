@@ -1,4 +1,5 @@
 mod intercept;
+mod intercept_red_team;
 mod netns;
 mod proxy;
 mod rebinding;
