@@ -4,7 +4,7 @@
 //!
 //! For such a host, the broker answers the client's `CONNECT`, then speaks
 //! TLS to it with a certificate for that name signed by the session's own
-//! CA ([`SessionCa`]: made when the session starts, its key only in this
+//! CA (`SessionCa`: made when the session starts, its key only in this
 //! process's memory, trusted only inside the sandbox), and TLS to the real
 //! host, verified against the real roots. Between the two, each request is
 //! read whole before anything goes up, as the key proxy reads the model

@@ -80,8 +80,9 @@
 //!   so is SOCKS4.
 //! - A plain HTTP client connection carries one request (`Connection: close`
 //!   upstream); clients reconnect, which costs a round trip per request.
-//! - The broker cannot see inside TLS: an allowed name can be used for
-//!   domain fronting, and an allowed destination can receive any data.
+//! - The broker sees inside TLS only for the hosts [`intercept`] covers
+//!   (an HTTP rule or a credential): any other allowed name can be used for
+//!   domain fronting, and can receive any data.
 //! - One thread per client and two per tunnel, at most [`MAX_CLIENTS`]
 //!   clients at once.
 
