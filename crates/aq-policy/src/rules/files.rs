@@ -98,6 +98,23 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         {
             ctx.hit(RuleId::AntiHistoryTamper, i, "unsets the history file");
         }
+        "env"
+            if c.args().windows(2).any(|w| {
+                matches!(w[0].text.as_str(), "-u" | "--unset")
+                    && matches!(w[1].text.as_str(), "HISTFILE" | "HISTSIZE" | "HISTFILESIZE")
+            }) || c.args().iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "-uHISTFILE" | "--unset=HISTFILE" | "--unset=HISTSIZE" | "--unset=HISTFILESIZE"
+                )
+            }) =>
+        {
+            ctx.hit(
+                RuleId::AntiHistoryTamper,
+                i,
+                "runs a command with the history file unset",
+            );
+        }
         "export" | "declare" | "typeset" | "local" | "readonly" | "env" => {
             check_history_assignment(ctx, i, true)
         }

@@ -262,7 +262,11 @@ fn path_candidates(text: &str) -> Vec<&str> {
     if let Some(r) = text.strip_prefix('@') {
         out.push(r);
     }
-    if let Some((_, v)) = text.split_once('=') {
+    // `KEY=PATH`, `--file=PATH`; not the text after `=` in a script or a
+    // sentence (`s/^a = .*/b/`), which starts with a space.
+    if let Some((_, v)) = text.split_once('=')
+        && !v.starts_with(char::is_whitespace)
+    {
         out.push(
             v.strip_prefix('@')
                 .or_else(|| v.strip_prefix('<'))
