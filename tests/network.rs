@@ -27,7 +27,7 @@ pub(crate) fn hello_server() -> u16 {
 }
 
 /// Fetching is what these tests do; the firewall allows it here.
-const ALLOW_FETCH: &str = "\"net-fetch\" = \"allow\"\n";
+pub(crate) const ALLOW_FETCH: &str = "\"net-fetch\" = \"allow\"\n";
 
 #[test]
 fn only_allowlisted_names_are_reachable_through_the_broker() {

@@ -11,11 +11,8 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-use crate::network::hello_server;
+use crate::network::{ALLOW_FETCH, hello_server};
 use crate::util::Env;
-
-/// Fetching is what these tests do; the firewall allows it here.
-const ALLOW_FETCH: &str = "\"net-fetch\" = \"allow\"\n";
 
 #[test]
 fn an_asks_command_line_cannot_draw_on_the_approvers_terminal() {

@@ -171,14 +171,12 @@ impl Intercept {
         roots: Option<rustls::RootCertStore>,
         recorder: InterceptRecorder,
     ) -> Result<Intercept, String> {
-        let upstream_tls = match roots {
-            Some(r) => client_config(r)?,
-            None => {
-                let mut c = crate::keyproxy::system_client_config()?;
-                c.alpn_protocols = vec![b"http/1.1".to_vec()];
-                c
-            }
+        let roots = match roots {
+            Some(r) => r,
+            None => crate::keyproxy::system_roots()?,
         };
+        let mut upstream_tls = crate::keyproxy::client_config_for(roots)?;
+        upstream_tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Intercept {
             ca: SessionCa::new()?,
             hosts,
@@ -207,17 +205,7 @@ impl Intercept {
         };
         let record = match self.server_config(host) {
             Ok(server) => self.exchange(client, upstream, host, port, rules, server),
-            Err(e) => KeyProxyRecord {
-                host: host.to_string(),
-                port,
-                request: String::new(),
-                keyed: false,
-                error: Some(e),
-                denied: false,
-                bytes_up: 0,
-                bytes_down: 0,
-                duration_ms: 0,
-            },
+            Err(e) => failed(host, port, e),
         };
         (self.recorder)(&record);
     }
@@ -312,17 +300,6 @@ fn failed(host: &str, port: u16, why: String) -> KeyProxyRecord {
         bytes_down: 0,
         duration_ms: 0,
     }
-}
-
-fn client_config(roots: rustls::RootCertStore) -> Result<rustls::ClientConfig, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
 }
 
 /// What a client gets when its request could not be carried (the real

@@ -211,6 +211,11 @@ impl KeyProxy {
 }
 
 pub(crate) fn system_client_config() -> Result<rustls::ClientConfig, String> {
+    client_config_for(system_roots()?)
+}
+
+/// The roots the system trusts (`SSL_CERT_FILE` when set).
+pub(crate) fn system_roots() -> Result<rustls::RootCertStore, String> {
     let mut roots = rustls::RootCertStore::empty();
     let found = rustls_native_certs::load_native_certs();
     for cert in found.certs {
@@ -222,6 +227,13 @@ pub(crate) fn system_client_config() -> Result<rustls::ClientConfig, String> {
                 .to_string(),
         );
     }
+    Ok(roots)
+}
+
+/// A TLS client trusting `roots`, on ring.
+pub(crate) fn client_config_for(
+    roots: rustls::RootCertStore,
+) -> Result<rustls::ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
