@@ -337,12 +337,7 @@ pub fn secret_kind(path: &str) -> Option<String> {
     // sockets (`/tmp/ssh-*/`) are connected to, not read, and `/var/run` is
     // `/run`.
     if p.absolute {
-        let parts: Vec<&str> = match p.parts.as_slice() {
-            [v, r, rest @ ..] if v == "var" && r == "run" => std::iter::once("run")
-                .chain(rest.iter().map(String::as_str))
-                .collect(),
-            all => all.iter().map(String::as_str).collect(),
-        };
+        let parts = system_parts(&p);
         for row in credentials::in_place(Place::System)
             .filter(|r| r.kind != credentials::Kind::Ssh || !r.path.ends_with('/'))
         {
@@ -360,6 +355,17 @@ pub fn secret_kind(path: &str) -> Option<String> {
         }
     }
     workspace_kind(&p).map(|c| c.what.to_string())
+}
+
+/// An absolute path's components as the catalog's system rows spell them:
+/// `/var/run` is `/run`.
+fn system_parts(p: &NormPath) -> Vec<&str> {
+    match p.parts.as_slice() {
+        [v, r, rest @ ..] if v == "var" && r == "run" => std::iter::once("run")
+            .chain(rest.iter().map(String::as_str))
+            .collect(),
+        all => all.iter().map(String::as_str).collect(),
+    }
 }
 
 /// `/proc/self/environ`, `/proc/$$/environ`, `/proc/thread-self/environ`:
@@ -464,6 +470,19 @@ pub fn secret_dir(path: &str) -> Option<&'static str> {
     }
     if p.is_home() {
         return Some("the home directory");
+    }
+    // The catalog's absolute directories (`/run/secrets/`); not the agent
+    // sockets' (`/tmp/ssh-*/`), which are connected to, not read.
+    if p.absolute {
+        let parts = system_parts(&p);
+        return credentials::in_place(Place::System)
+            .filter(|r| r.path.ends_with('/') && r.kind != credentials::Kind::Ssh)
+            .find(|r| {
+                let want = r.path.trim_matches('/').split('/');
+                parts.len() == want.clone().count()
+                    && parts.iter().zip(want).all(|(a, b)| name_matches(a, b))
+            })
+            .map(|r| r.what);
     }
     None
 }
@@ -917,6 +936,34 @@ mod tests {
             "docs/environ",
         ] {
             assert!(secret_kind(s).is_none(), "{s} should not be a secret");
+        }
+    }
+
+    #[test]
+    fn credential_directories_include_the_absolute_rows() {
+        for s in [
+            "/run/secrets",
+            "/run/secrets/",
+            "/var/run/secrets",
+            "~/.aws",
+            "$HOME",
+        ] {
+            assert!(
+                secret_dir(s).is_some(),
+                "{s} should be a credential directory"
+            );
+        }
+        for s in [
+            "/run",
+            "/run/user/1000",
+            "/tmp/ssh-abc",
+            "/var/run",
+            "~/src",
+        ] {
+            assert!(
+                secret_dir(s).is_none(),
+                "{s} should not be a credential directory"
+            );
         }
     }
 

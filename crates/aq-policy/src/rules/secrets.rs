@@ -1036,6 +1036,20 @@ fn searched_names(c: &Command) -> Vec<String> {
 /// list`), which touch the store without printing a secret.
 fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
     let c = &ctx.commands()[i];
+    // `getent shadow`: the database of that name, which the `files` source
+    // reads from /etc (`/etc/shadow`, `/etc/gshadow`), printed.
+    if name == "getent"
+        && let Some(db) = operands(c).first()
+        && !db.text.contains('/')
+        && let Some(kind) = paths::secret_kind(&format!("/etc/{}", db.text))
+    {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("`getent {}` prints /etc/{} ({kind})", db.text, db.text),
+        );
+        return;
+    }
     let words: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
     let has = |w: &str| words.contains(&w);
     let seq = |a: &str, b: &str| words.windows(2).any(|p| p[0] == a && p[1] == b);
@@ -1621,8 +1635,43 @@ fn check_secret_vars(ctx: &mut Ctx, i: usize) {
     }
 }
 
+/// Secret scanners: they look for secrets by design and print what they
+/// find (with its file and line). Over the project that is their job; over
+/// the home, `/` or a credential directory it is a hunt.
+const SECRET_SCANNERS: &[&str] = &[
+    "detect-secrets",
+    "ggshield",
+    "gitleaks",
+    "kingfisher",
+    "noseyparker",
+    "secretlint",
+    "trufflehog",
+    "whispers",
+];
+
 fn check_hunt(ctx: &mut Ctx, i: usize, name: &str) {
     let c = &ctx.commands()[i];
+    if SECRET_SCANNERS.contains(&name) {
+        // The trees: operands (`trufflehog filesystem ~`, `gitleaks dir ~`)
+        // and the options that name one (`gitleaks detect --source ~`).
+        let mut roots: Vec<String> = operands(c).iter().map(|w| w.text.clone()).collect();
+        roots.extend(flag_values_text(
+            c,
+            &["-s"],
+            &["source", "directory", "path", "repo-path"],
+        ));
+        if let Some(root) = roots.iter().find(|r| {
+            let r = r.strip_prefix("file://").unwrap_or(r);
+            is_broad_root(r) || paths::secret_dir(r).is_some()
+        }) {
+            ctx.hit(
+                RuleId::SecretHunt,
+                i,
+                format!("`{name}` scans {root} for secrets and prints what it finds"),
+            );
+        }
+        return;
+    }
     // `git grep --no-index PATTERN DIR` searches DIR like `grep -r`.
     let git_grep = name == "git" && super::net::git_subcommand(c) == Some("grep");
     match name {
