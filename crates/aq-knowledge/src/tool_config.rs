@@ -166,6 +166,20 @@ pub const CONFIG_COMMANDS: &[ConfigCommand] = &[
         keys: NPM_KEYS,
         requires: &[],
     },
+    // `bundle config set mirror.https://rubygems.org URL`.
+    ConfigCommand {
+        program: "bundle",
+        verbs: &[&["config", "set"], &["config"]],
+        keys: &[source("mirror.*")],
+        requires: &[],
+    },
+    // `composer config repositories.x vcs URL`, `composer config repo.packagist …`.
+    ConfigCommand {
+        program: "composer",
+        verbs: &[&["config"]],
+        keys: &[source("repo.*"), source("repositories.*")],
+        requires: &[],
+    },
     ConfigCommand {
         program: "conda",
         verbs: CONDA_VERBS,
@@ -190,6 +204,13 @@ pub const CONFIG_COMMANDS: &[ConfigCommand] = &[
         keys: NPM_KEYS,
         requires: &[],
     },
+    // `pdm config pypi.url URL`, `pdm config pypi.private.url URL`.
+    ConfigCommand {
+        program: "pdm",
+        verbs: &[&["config"]],
+        keys: &[source("pypi.*")],
+        requires: &[],
+    },
     ConfigCommand {
         program: "pip",
         verbs: &[&["config", "set"]],
@@ -208,6 +229,14 @@ pub const CONFIG_COMMANDS: &[ConfigCommand] = &[
         keys: NPM_KEYS,
         requires: &[],
     },
+    // `poetry config repositories.x URL` (`poetry source add` is a
+    // [`SOURCE_COMMANDS`] entry).
+    ConfigCommand {
+        program: "poetry",
+        verbs: &[&["config"]],
+        keys: &[source("repositories.*")],
+        requires: &[],
+    },
     ConfigCommand {
         program: "yarn",
         verbs: &[&["config", "set"]],
@@ -215,6 +244,50 @@ pub const CONFIG_COMMANDS: &[ConfigCommand] = &[
         requires: &[],
     },
 ];
+
+/// A tool's command that adds a package source, whatever its arguments
+/// name: every later install trusts what that source serves.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceCommand {
+    /// The program.
+    pub program: &'static str,
+    /// The words after the program, options among them when the tool spells
+    /// the verb as one (`gem sources --add`); other options may come between.
+    pub words: &'static [&'static str],
+}
+
+const fn adds_source(program: &'static str, words: &'static [&'static str]) -> SourceCommand {
+    SourceCommand { program, words }
+}
+
+/// Commands that add a package source, sorted by program and words.
+pub const SOURCE_COMMANDS: &[SourceCommand] = &[
+    adds_source("choco", &["source", "add"]),
+    adds_source("dotnet", &["nuget", "add", "source"]),
+    adds_source("gem", &["source", "--add"]),
+    adds_source("gem", &["source", "-a"]),
+    adds_source("gem", &["sources", "--add"]),
+    adds_source("gem", &["sources", "-a"]),
+    adds_source("nuget", &["sources", "add"]),
+    adds_source("poetry", &["source", "add"]),
+];
+
+/// The entry of [`SOURCE_COMMANDS`] that `words` (a command's arguments)
+/// spell for `program`: its words first, in order, options that are not
+/// among them passed over.
+pub fn source_command(program: &str, words: &[&str]) -> Option<&'static SourceCommand> {
+    SOURCE_COMMANDS
+        .iter()
+        .filter(|s| s.program == program)
+        .find(|s| {
+            let plain: Vec<&str> = words
+                .iter()
+                .copied()
+                .filter(|w| !w.starts_with('-') || s.words.contains(w))
+                .collect();
+            plain.len() > s.words.len() && plain[..s.words.len()] == s.words[..]
+        })
+}
 
 /// The `config set` of `program`, if it has one here.
 pub fn config_command(program: &str) -> Option<&'static ConfigCommand> {
@@ -473,11 +546,29 @@ pub const AGENT_BYPASS_PARTS: &[&str] = &[
     "yes-always",
 ];
 
+/// Options of one agent that switch its approval of commands off though
+/// their words do not say so ([`AGENT_BYPASS_PARTS`]): Cursor's `--force`
+/// (`-f`), the `-y` of Gemini, Qwen and Crush (`--yolo`). Sorted by program.
+pub const AGENT_BYPASS_OPTIONS: &[(&str, &[&str])] = &[
+    ("crush", &["-y"]),
+    ("cursor-agent", &["--force", "-f"]),
+    ("gemini", &["-y"]),
+    ("qwen", &["-y"]),
+];
+
 /// Whether an agent's argument (or an option with its value) switches its
 /// approval of commands off.
 pub fn bypasses_agent(arg: &str) -> bool {
     let lower = arg.to_ascii_lowercase();
     AGENT_BYPASS_PARTS.iter().any(|p| lower.contains(p))
+}
+
+/// Whether `arg` is one of `agent`'s own options that switch its approval
+/// of commands off ([`AGENT_BYPASS_OPTIONS`]).
+pub fn bypasses_named_agent(agent: &str, arg: &str) -> bool {
+    AGENT_BYPASS_OPTIONS
+        .iter()
+        .any(|(a, opts)| *a == agent && opts.contains(&arg))
 }
 
 /// Directories where agents keep hook scripts their settings name
@@ -558,8 +649,22 @@ mod tests {
             &CONFIG_FILES.iter().map(|c| c.pattern).collect::<Vec<_>>(),
             "CONFIG_FILES",
         );
+        sorted(
+            &SOURCE_COMMANDS
+                .iter()
+                .map(|c| (c.program, c.words))
+                .collect::<Vec<_>>(),
+            "SOURCE_COMMANDS",
+        );
         sorted(HOOK_WORDS, "HOOK_WORDS");
         sorted(SUPERVISORS, "SUPERVISORS");
+        sorted(
+            &AGENT_BYPASS_OPTIONS
+                .iter()
+                .map(|(a, _)| *a)
+                .collect::<Vec<_>>(),
+            "AGENT_BYPASS_OPTIONS",
+        );
         sorted(GUARD_ENV_PREFIXES, "GUARD_ENV_PREFIXES");
         for c in CONFIG_COMMANDS {
             let keys: Vec<&str> = c.keys.iter().map(|k| k.key).collect();
@@ -590,6 +695,12 @@ mod tests {
 
     #[test]
     fn keys_match_as_written() {
+        assert!(
+            source_command("poetry", &["source", "add", "x", "https://example.invalid"]).is_some()
+        );
+        assert!(source_command("gem", &["sources", "-a", "https://example.invalid"]).is_some());
+        assert!(source_command("gem", &["sources", "--list"]).is_none());
+        assert!(source_command("poetry", &["source", "show"]).is_none());
         let npm = config_command("npm").unwrap();
         assert_eq!(npm.effect("script-shell"), Some(KeyEffect::Runs));
         assert_eq!(npm.effect("prepare-script"), Some(KeyEffect::Runs));

@@ -339,6 +339,7 @@ fn check_agent_bypass(ctx: &mut Ctx, i: usize) {
         let value = args.get(k + 1).map(|w| w.text.as_str()).unwrap_or("");
         let with_value = format!("{t} {value}");
         let hit = aq_knowledge::tool_config::bypasses_agent(t)
+            || aq_knowledge::tool_config::bypasses_named_agent(name, t)
             || (!value.starts_with('-')
                 && aq_knowledge::tool_config::bypasses_agent(value)
                 && (t.contains("mode")
@@ -346,7 +347,9 @@ fn check_agent_bypass(ctx: &mut Ctx, i: usize) {
                     || t == "-s"
                     || t.contains("approval")));
         hit.then(|| {
-            if aq_knowledge::tool_config::bypasses_agent(t) {
+            if aq_knowledge::tool_config::bypasses_agent(t)
+                || aq_knowledge::tool_config::bypasses_named_agent(name, t)
+            {
                 t.to_string()
             } else {
                 with_value

@@ -5,7 +5,7 @@
 //! ([`aq_knowledge::tool_config::CONFIG_COMMANDS`]); the files these tools
 //! read are judged where writes are (`files.rs`).
 
-use aq_knowledge::tool_config::{KeyEffect, config_command};
+use aq_knowledge::tool_config::{KeyEffect, config_command, source_command};
 
 use super::Ctx;
 use crate::catalog::RuleId;
@@ -23,6 +23,17 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             RuleId::ToolConfigTrust,
             i,
             format!("`{program} {}` makes a project file run by itself in every later shell that enters the directory", verb.unwrap_or_default()),
+        );
+        return;
+    }
+    if let Some(s) = source_command(program, &words) {
+        ctx.hit(
+            RuleId::ToolConfigSource,
+            i,
+            format!(
+                "`{program} {}` adds a package source: every later install trusts it",
+                s.words.join(" ")
+            ),
         );
         return;
     }
