@@ -65,6 +65,7 @@ const CLASSES: &[&str] = &[
     "database",
     "secrets",
     "saas",
+    "agent",
     "aq",
 ];
 
@@ -85,6 +86,8 @@ const EFFECTS: &[&str] = &[
     "secret-read",
     "value-read",
     "credential",
+    "sql",
+    "dump",
 ];
 
 fn effect(value: &str, who: &str) -> String {
@@ -143,6 +146,10 @@ struct Program {
     /// Whether unlisted subcommands are judged by the verb classes.
     #[serde(default = "yes")]
     verbs: bool,
+    /// Words that name a part of the service for this program, never a
+    /// verb, though the verb classes list them (`aws logs`, `aws events`).
+    #[serde(default)]
+    nouns: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -216,8 +223,8 @@ fn main() {
             );
         } else {
             assert!(
-                p.opts.is_empty() && p.bare.is_none(),
-                "programs.toml: {who}: opts and bare need subs or default"
+                p.opts.is_empty() && p.bare.is_none() && p.nouns.is_empty(),
+                "programs.toml: {who}: opts, bare and nouns need subs or default"
             );
         }
         let mut subs = String::from("&[");
@@ -255,12 +262,13 @@ fn main() {
         }
         let _ = writeln!(
             out,
-            "  Program {{ name: {:?}, also: &{:?}, what: {:?}, class: {class}, subs: {subs}, opts: {}, default: {default}, bare: Effect::{bare}, verbs: {}, caps: &[",
+            "  Program {{ name: {:?}, also: &{:?}, what: {:?}, class: {class}, subs: {subs}, opts: {}, default: {default}, bare: Effect::{bare}, verbs: {}, nouns: &{:?}, caps: &[",
             p.name,
             p.also,
             p.what,
             opts_table(&p.opts, who),
-            p.verbs && platform
+            p.verbs && platform,
+            p.nouns
         );
         for c in &p.caps {
             let does = variant(

@@ -315,6 +315,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
         }
         "git" => unwrap_git(args),
         "ssh" => unwrap_ssh(args),
+        "flyctl" | "fly" | "gcloud" | "doctl" | "heroku" => unwrap_platform_shell(name, args),
         "docker" | "podman" | "nerdctl" => unwrap_container(name, args),
         "npx" | "pnpx" | "bunx" | "npm" | "pnpm" | "yarn" | "bun" | "uv" | "poetry" | "pipenv"
         | "pdm" | "hatch" | "rye" | "pixi" | "bundle" | "mise" | "asdf" | "rbenv" | "pyenv"
@@ -972,6 +973,77 @@ fn unwrap_ssh(args: &[Word]) -> Vec<Inner> {
     out
 }
 
+/// A platform's remote shell given a command, like `ssh host CMD`: `fly ssh
+/// console -C CMD`, `gcloud compute ssh VM --command CMD`, `doctl compute
+/// ssh DROPLET --ssh-command CMD`, `heroku run CMD`. The command runs on
+/// the remote machine; what it does there (`printenv DATABASE_URL`, `cat
+/// ~/.ssh/id_rsa`) is judged as on this line.
+fn unwrap_platform_shell(name: &str, args: &[Word]) -> Vec<Inner> {
+    let words: Vec<&str> = args
+        .iter()
+        .map(|w| w.text.as_str())
+        .filter(|w| !w.starts_with('-'))
+        .take(4)
+        .collect();
+    let has = |sub: &[&str]| words.windows(sub.len()).any(|w| w == sub);
+    let option = |names: &[&str]| -> Vec<Inner> {
+        let mut out = Vec::new();
+        for (k, a) in args.iter().enumerate() {
+            let t = a.text.as_str();
+            if names.contains(&t) {
+                if let Some(v) = args.get(k + 1) {
+                    out.push(script(&format!("{name} ssh"), v, false));
+                }
+            } else if let Some((opt, v)) = t.split_once('=')
+                && names.contains(&opt)
+            {
+                out.push(Inner::Script {
+                    label: format!("{name} ssh"),
+                    script: v.to_string(),
+                    privileged: false,
+                    stdin_script: false,
+                });
+            }
+        }
+        out
+    };
+    match name {
+        "flyctl" | "fly" if has(&["ssh", "console"]) => option(&["-C", "--command"]),
+        "gcloud" if has(&["ssh"]) => option(&["--command"]),
+        "doctl" if has(&["compute", "ssh"]) => option(&["--ssh-command"]),
+        "heroku" => {
+            // heroku run [-a APP] [-s SIZE] [-e K=V] [-x] [--no-tty] CMD...;
+            // its own options may also follow the command (`heroku run bash
+            // -a app`), up to a `--`.
+            let Some(k) = args
+                .iter()
+                .position(|w| matches!(w.text.as_str(), "run" | "run:detached"))
+            else {
+                return Vec::new();
+            };
+            let mut command = Vec::new();
+            let mut rest = args[k + 1..].iter();
+            while let Some(w) = rest.next() {
+                match w.text.as_str() {
+                    "--" => {
+                        command.extend(rest.cloned());
+                        break;
+                    }
+                    "-a" | "--app" | "-r" | "--remote" | "-s" | "--size" | "-e" | "--env"
+                    | "--type" => {
+                        rest.next();
+                    }
+                    "-x" | "--exit-code" | "--no-tty" | "--no-notify" => {}
+                    t if t.starts_with("--") && t.contains('=') => {}
+                    _ => command.push(w.clone()),
+                }
+            }
+            joined_script("heroku run", &command)
+        }
+        _ => Vec::new(),
+    }
+}
+
 fn unwrap_container(name: &str, args: &[Word]) -> Vec<Inner> {
     let global = Opts {
         short_value: "cHl",
@@ -1234,6 +1306,42 @@ mod tests {
         assert_eq!(sudo.first_operand(&words("--user root rm")), 2);
         assert_eq!(sudo.first_operand(&words("--user=root rm")), 1);
         assert_eq!(sudo.first_operand(&words("-- rm")), 1);
+    }
+
+    fn remote_script(program: &str, line: &str) -> Vec<String> {
+        unwrap_platform_shell(program, &words(line))
+            .into_iter()
+            .map(|inner| match inner {
+                Inner::Script { script, .. } => script,
+                Inner::Argv { argv, .. } => argv
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn platform_shells_run_the_command_they_are_given() {
+        assert_eq!(remote_script("fly", "ssh console -a web -C env"), ["env"]);
+        assert_eq!(
+            remote_script("flyctl", "ssh console --command=env"),
+            ["env"]
+        );
+        assert_eq!(
+            remote_script("gcloud", "compute ssh vm --command id"),
+            ["id"]
+        );
+        assert_eq!(
+            remote_script("doctl", "compute ssh d --ssh-command id"),
+            ["id"]
+        );
+        assert_eq!(remote_script("heroku", "run bash -a app"), ["bash"]);
+        assert_eq!(remote_script("heroku", "run -a app -- ls -a"), ["ls -a"]);
+        assert!(remote_script("fly", "deploy -C fly.toml").is_empty());
+        assert!(remote_script("gcloud", "run deploy api --command x").is_empty());
+        assert!(remote_script("heroku", "ps -a app").is_empty());
     }
 
     #[test]

@@ -84,6 +84,9 @@ pub struct Program {
     pub bare: Effect,
     /// Whether unlisted subcommands are judged by the verb classes.
     pub verbs: bool,
+    /// Words that name a part of the service, never a verb, though the
+    /// verb classes list them (`aws logs`, `aws events`, `aws connect`).
+    pub nouns: &'static [&'static str],
     pub caps: &'static [Cap],
 }
 
@@ -115,6 +118,8 @@ pub enum Class {
     Database,
     Secrets,
     Saas,
+    /// AI coding agents: a prompt given to one is acted on by its own rules.
+    Agent,
     Aq,
 }
 
@@ -154,6 +159,14 @@ pub enum Effect {
     ValueRead,
     /// Creates, changes or deletes credentials or permissions.
     Credential,
+    /// Runs the SQL it is given on a remote database: what the statements
+    /// do decides (a `SELECT` reads; a change, or SQL not on the line, asks;
+    /// reading a table of password hashes prints secrets).
+    Sql,
+    /// Prints a whole file it is given, secrets' values among the ordinary
+    /// ones (`terraform show -json PLAN`): asked, as a full `printenv` is.
+    /// Given no file, it prints the live state: a secret read.
+    Dump,
 }
 
 impl Effect {
@@ -174,6 +187,8 @@ impl Effect {
         ("secret-read", Effect::SecretRead),
         ("value-read", Effect::ValueRead),
         ("credential", Effect::Credential),
+        ("sql", Effect::Sql),
+        ("dump", Effect::Dump),
     ];
 
     /// The effect a name says (`"secret-read"`).

@@ -12,6 +12,7 @@ mod net;
 pub(crate) mod platforms;
 mod programs;
 mod secrets;
+mod sql;
 mod tool_config;
 mod tools;
 mod tree_search;

@@ -61,7 +61,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     if let Some(evidence) = forced_ref_update(ctx, i, &all) {
         ctx.hit(RuleId::GitPushForce, i, evidence);
     }
-    let (program, args) = match jar_program(name, &all).or_else(|| python_module(name, &all)) {
+    let (program, args) = match jar_program(name, &all)
+        .or_else(|| python_module(name, &all))
+        .or_else(|| python_script(name, &all))
+    {
         Some((p, rest)) => (Some(p), rest),
         None => (ctx.model(i), &all[..]),
     };
@@ -80,6 +83,16 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         return;
     };
     let p = builtin;
+    // A platform's SQL command: what its SQL does (`SELECT` reads).
+    let fed = (effect == Effect::Sql || effect == Effect::ValueRead)
+        .then(|| super::written::input_text(ctx, c))
+        .flatten();
+    let (effect, sql) = if effect == Effect::Sql {
+        let (e, why) = super::sql::platform_effect(args, fed.as_deref());
+        (e, Some(why))
+    } else {
+        (effect, None)
+    };
     let (effect, what) = match (effect, p.and_then(|p| wholesale(p, args))) {
         (Effect::Delete, Some(noun)) => (Effect::Destroy, format!("{what} ({noun})")),
         other => (other.0, what),
@@ -87,14 +100,18 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let shown = c.display();
     // A secret file handed to a subcommand that sends things away (`gh gist
     // create .env`, `gh release upload v1 ~/.ssh/id_ed25519`) is uploaded.
+    // (A remote shell's command, `fly ssh console -C 'cat F'`, runs there
+    // and is judged as a command of the line.)
     if matches!(
         effect,
         Effect::Publish | Effect::Change | Effect::Credential | Effect::Network | Effect::Exec
-    ) && let Some((file, kind)) = args.iter().find_map(|a| {
-        let v = a.rsplit_once('=').map_or(*a, |(_, v)| v);
-        let v = v.strip_prefix('@').unwrap_or(v);
-        crate::paths::secret_kind(v).map(|k| (v, k))
-    }) {
+    ) && !(effect == Effect::Exec && c.runs.is_some())
+        && let Some((file, kind)) = args.iter().find_map(|a| {
+            let v = a.rsplit_once('=').map_or(*a, |(_, v)| v);
+            let v = v.strip_prefix('@').unwrap_or(v);
+            crate::paths::secret_kind(v).map(|k| (v, k))
+        })
+    {
         ctx.hit(
             RuleId::NetExfilSecret,
             i,
@@ -104,18 +121,45 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let (rule, evidence) = match effect {
         Effect::Read | Effect::Local => return,
         Effect::ValueRead => {
-            let secret = args.iter().any(|a| {
+            // The names on the line (`config:get DATABASE_URL`), and in the
+            // text it is fed (`echo 'var.db_password' | terraform console`).
+            let named = |a: &str| {
                 !a.starts_with('-')
                     && aq_knowledge::secret_names::is_secret_env_name(&a.replace(['-', '.'], "_"))
-            });
-            if !secret {
+            };
+            let in_fed = |t: &str| {
+                t.split(|ch: char| !ch.is_ascii_alphanumeric() && !matches!(ch, '_' | '.' | '-'))
+                    .any(named)
+                    || t.split(|ch: char| ch.is_whitespace() || "\"'(),[]{}".contains(ch))
+                        .any(|w| crate::paths::secret_kind(w).is_some())
+            };
+            let Some(name) = args
+                .iter()
+                .find(|a| named(a))
+                .map(|a| a.to_string())
+                .or_else(|| {
+                    fed.as_deref()
+                        .filter(|t| in_fed(t))
+                        .map(|t| t.trim().to_string())
+                })
+            else {
                 return;
-            }
+            };
             (
                 RuleId::PlatformSecretRead,
-                format!("`{what}` prints a value named like a secret"),
+                format!("`{what}` prints a value named like a secret: {name}"),
             )
         }
+        // `terraform show -json PLAN`: the file it is given, whole. Given
+        // none, it prints the live state: every secret it holds.
+        Effect::Dump if plain_words(args).len() < what.split(' ').count() => (
+            RuleId::PlatformSecretRead,
+            format!("`{what}` prints the whole current state, secrets' values in clear"),
+        ),
+        Effect::Dump => (
+            RuleId::SecretLocation,
+            format!("`{what}` prints all of the file it is given, secrets' values among the rest"),
+        ),
         Effect::SecretRead => (
             RuleId::PlatformSecretRead,
             format!("`{what}` prints a secret"),
@@ -135,6 +179,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         Effect::Credential => (
             RuleId::PlatformCredentialChange,
             format!("`{what}` creates, changes or removes credentials or permissions"),
+        ),
+        // A prompt handed to another agent: a command line in prose, acted
+        // on by that agent's own rules.
+        Effect::Exec if p.and_then(|p| p.class) == Some(programs::Class::Agent) => (
+            RuleId::ExecShellString,
+            format!(
+                "`{what}` hands an agent a prompt: it runs commands and edits files by its own rules, not these"
+            ),
         ),
         Effect::Exec => (
             RuleId::PlatformRemoteExec,
@@ -165,6 +217,15 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             RuleId::PkgInstall,
             format!("`{what}` downloads packages, plug-ins or providers"),
         ),
+        // Resolved above from the statements.
+        Effect::Sql => (
+            RuleId::PlatformChange,
+            format!("`{what}` runs SQL on a remote database"),
+        ),
+    };
+    let evidence = match sql {
+        Some(why) => format!("{evidence} (its SQL {why})"),
+        None => evidence,
     };
     let already = ctx.hits_on(i).any(|r| r == rule);
     if !already {
@@ -372,6 +433,21 @@ fn python_module<'a>(name: &str, args: &'a [&'a str]) -> Option<(&'static Progra
     (p.default.is_some() || !p.subs.is_empty()).then(|| (p, &args[k + 2..]))
 }
 
+/// `python setup.py sdist upload`: the project's setuptools script, judged
+/// as the program of that name (its `upload` publishes).
+fn python_script<'a>(name: &str, args: &'a [&'a str]) -> Option<(&'static Program, &'a [&'a str])> {
+    if !name.starts_with("python") {
+        return None;
+    }
+    let k = args.iter().position(|a| !a.starts_with('-'))?;
+    let script = args[k].rsplit('/').next().unwrap_or(args[k]);
+    if script != "setup.py" {
+        return None;
+    }
+    let p = programs::lookup("setuptools")?;
+    Some((p, &args[k + 1..]))
+}
+
 /// The container a delete removes whole ([`programs::CONTAINERS`]): the
 /// noun before the delete verb (`gh repo delete`, `az group delete`), in
 /// the verb (`apps:destroy`, `delete-bucket`), or after it for a cluster
@@ -390,7 +466,7 @@ fn wholesale(p: &Program, args: &[&str]) -> Option<&'static str> {
     let k = words
         .iter()
         .take(VERB_WORDS)
-        .position(|w| matches!(last_verb(&[*w]), Some((_, Effect::Delete))))?;
+        .position(|w| matches!(last_verb(p, &[*w]), Some((_, Effect::Delete))))?;
     let verb = words[k];
     if let Some((noun, _)) = verb.split_once(':')
         && let Some(c) = container(noun)
@@ -439,7 +515,7 @@ pub(crate) fn decide(p: &Program, args: &[&str]) -> Option<(Effect, String)> {
             )
         } else if words.is_empty() {
             (p.bare, &[], p.name.to_string())
-        } else if let Some((w, e)) = p.verbs.then(|| last_verb(&words)).flatten() {
+        } else if let Some((w, e)) = p.verbs.then(|| last_verb(p, &words)).flatten() {
             (e, &[], format!("{} … {w}", p.name))
         } else {
             (p.default?, &[], format!("{} {}", p.name, words[0]))
@@ -470,11 +546,14 @@ fn find_sub(p: &Program, words: &[&str]) -> Option<&'static Sub> {
     };
     let subs: &'static [Sub] = p.subs;
     for s in 0..starts {
+        // `:lib:publish`: a Gradle task of a subproject, by its own name.
+        let same =
+            |a: &str, b: &str| a == b || b.starts_with(':') && b.rsplit(':').next() == Some(a);
         let best = subs
             .iter()
             .filter(|sub| {
                 words.len() >= s + sub.path.len()
-                    && sub.path.iter().zip(&words[s..]).all(|(a, b)| a == b)
+                    && sub.path.iter().zip(&words[s..]).all(|(a, b)| same(a, b))
             })
             .max_by_key(|sub| sub.path.len());
         if best.is_some() {
@@ -485,13 +564,15 @@ fn find_sub(p: &Program, words: &[&str]) -> Option<&'static Sub> {
 }
 
 /// The last word among the first few that the verb classes know, passing
-/// over words that look like values (a path, a URL, `k=v`, `@file`).
-fn last_verb<'a>(words: &[&'a str]) -> Option<(&'a str, Effect)> {
+/// over words that look like values (a path, a URL, `k=v`, `@file`) and
+/// the program's nouns (`aws logs`: the service, not a verb).
+fn last_verb<'a>(p: &Program, words: &[&'a str]) -> Option<(&'a str, Effect)> {
     let mut found = None;
     let mut whole = None;
     let names = words
         .iter()
-        .filter(|w| !w.contains(['/', '=', '@', '.', '\'', '"', ' ', '[', '{']));
+        .filter(|w| !w.contains(['/', '=', '@', '.', '\'', '"', ' ', '[', '{']))
+        .filter(|w| !p.nouns.contains(w));
     for w in names.take(VERB_WORDS) {
         match programs::verb_match(&w.to_ascii_lowercase()) {
             Some((e, true)) => whole = Some((*w, e)),
@@ -541,11 +622,11 @@ fn has_option(args: &[&str], opt: &str) -> bool {
 pub(crate) fn severity(e: Effect) -> u8 {
     match e {
         Effect::Read | Effect::Local => 0,
-        Effect::SecretList => 1,
+        Effect::SecretList | Effect::Dump => 1,
         Effect::SecretFetch => 8,
         Effect::Install | Effect::Network => 2,
         Effect::Serve => 3,
-        Effect::Change => 4,
+        Effect::Change | Effect::Sql => 4,
         Effect::Publish => 5,
         Effect::Delete => 6,
         Effect::Exec => 7,
@@ -592,6 +673,23 @@ mod tests {
             ("mvn clean deploy", Some(Effect::Publish)),
             ("gradlew publishToMavenLocal", None),
             ("doctl frobnicate widgets", Some(Effect::Change)),
+            // A service named like a verb is a noun for aws.
+            (
+                "aws logs put-retention-policy --log-group-name x",
+                Some(Effect::Change),
+            ),
+            ("aws logs describe-log-groups", Some(Effect::Read)),
+            ("aws events list-rules", Some(Effect::Read)),
+            // A Gradle task of a subproject.
+            ("gradlew :lib:publish", Some(Effect::Publish)),
+            ("gradlew :lib:publishToMavenLocal", None),
+            ("terraform show -json plan.out", Some(Effect::Dump)),
+            ("terraform output db_password", Some(Effect::ValueRead)),
+            ("bq query SELECT", Some(Effect::Sql)),
+            ("cargo release patch", Some(Effect::Local)),
+            ("cargo release patch --execute", Some(Effect::Publish)),
+            ("claude mcp list", Some(Effect::Read)),
+            ("claude fix-the-tests", Some(Effect::Exec)),
             ("pass infra/prod/key", Some(Effect::SecretRead)),
             (
                 "ldcli flags update --flag new-checkout",

@@ -46,16 +46,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     match name.as_str() {
         "git" => check_git(ctx, i),
         "docker" | "podman" | "nerdctl" | "docker-compose" => check_docker(ctx, i, &name),
-        "sudo" | "doas" | "su" | "pkexec" | "run0" | "sudoedit" => {
-            // `sudo --version`, `sudo -h`: asking the tool about itself runs nothing.
-            let about_itself = !c.args().is_empty()
-                && c.args()
-                    .iter()
-                    .all(|a| matches!(a.text.as_str(), "--version" | "-V" | "--help" | "-h"));
-            if !about_itself {
-                ctx.hit(RuleId::PrivSudo, i, format!("`{name}` raises privileges"))
-            }
+        // `sudo --version`, `sudo -h`: asking the tool about itself runs nothing.
+        "sudo" | "doas" | "su" | "pkexec" | "run0" | "sudoedit" if !is_about_itself(c) => {
+            ctx.hit(RuleId::PrivSudo, i, format!("`{name}` raises privileges"))
         }
+        "sudo" | "doas" | "su" | "pkexec" | "run0" | "sudoedit" => {}
         "crontab" => {
             let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
             if args.iter().all(|a| *a == "-l" || a.starts_with("-u")) && args.contains(&"-l") {
@@ -70,9 +65,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         "at" | "batch" => ctx.hit(RuleId::PersistCrontab, i, "schedules a job to run later"),
         "systemctl" => check_systemctl(ctx, i),
         // `loginctl enable-linger`: the user's services start at boot and
-        // outlive every login.
+        // outlive every login, the agent's session included.
         "loginctl" if subcommand(c) == Some("enable-linger") => ctx.hit(
-            RuleId::SysServiceControl,
+            RuleId::PersistSystemd,
             i,
             "loginctl enable-linger keeps the user's services running without a login",
         ),
@@ -101,25 +96,24 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 ctx.hit(RuleId::SysServiceControl, i, format!("launchctl {sub}"));
             }
         }
-        "systemd-run" => {
+        // Any unit systemd-run starts is the service manager's child, not
+        // this command's: outside the agent's process tree and its sandbox,
+        // and kept after the agent exits (or scheduled, with a timer).
+        "systemd-run" if !is_about_itself(c) => {
             let timer = c.args().iter().any(|a| {
                 a.text.starts_with("--on-")
                     || a.text == "--remain-after-exit"
                     || a.text.starts_with("--timer-property")
             });
-            if timer {
-                ctx.hit(
-                    RuleId::PersistSystemd,
-                    i,
-                    "systemd-run schedules a unit that outlives this command",
-                );
-            } else {
-                ctx.hit(
-                    RuleId::SysServiceControl,
-                    i,
-                    "systemd-run starts a transient service",
-                );
-            }
+            ctx.hit(
+                RuleId::PersistSystemd,
+                i,
+                if timer {
+                    "systemd-run schedules a unit that outlives this command"
+                } else {
+                    "systemd-run runs the command as a unit of the service manager, outside this session's process tree"
+                },
+            );
         }
         "ssh-add" => {
             let list = c.args().iter().any(|a| a.text == "-l" || a.text == "-L");
@@ -144,7 +138,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         | "port" | "snap" | "flatpak" | "nix-env" | "composer" | "dotnet" | "nuget" | "rustup"
         | "deno" | "corepack" | "mvn" | "gradle" | "easy_install" | "R" | "cpan" | "cpanm"
         | "luarocks" | "opam" | "stack" | "cabal" | "mix" | "hex" | "swift" | "dart"
-        | "flutter" => check_packages(ctx, i, &name),
+        | "flutter" | "nix" | "nix-shell" => check_packages(ctx, i, &name),
         n if n.starts_with("python") => {
             // `python -m pip install ...`
             let args = c.args();
@@ -177,130 +171,30 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 "playwright install downloads browsers (and system packages with --with-deps)",
             );
         }
-        _ if is_database_client(ctx, i, &name) => {
-            // The statements: its arguments (`-c`, `-e`, `--eval`, a redis
-            // command) and a here-document or here-string on its stdin.
-            // `echo 'DROP TABLE t' | psql`: what a pipe feeds it, when literal.
-            let piped: Vec<String> = c
-                .stdin
-                .iter()
-                .filter_map(|s| match s {
-                    aq_shell::Input::Pipe(p) => {
-                        super::written::produced_text(ctx, &ctx.commands()[*p])
-                    }
-                    _ => None,
-                })
-                .collect();
-            let stdin = c
-                .stdin
-                .iter()
-                .filter_map(|s| match s {
-                    aq_shell::Input::Text(w) => Some(w.text.as_str()),
-                    _ => None,
-                })
-                .chain(piped.iter().map(String::as_str));
-            let statements: Vec<String> = c
-                .args()
-                .iter()
-                .map(|a| a.text.as_str())
-                .chain(stdin)
-                .map(|a| {
-                    a.to_ascii_lowercase()
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .collect();
-            // A whole database, schema or keyspace at once: nothing is left
-            // to restore from but a backup.
-            if let Some(what) = statements.iter().find_map(|l| {
-                [
-                    "drop database",
-                    "drop schema",
-                    "drop keyspace",
-                    "flushall",
-                    "dropdatabase(",
-                ]
-                .into_iter()
-                .find(|w| l.contains(w))
-            }) {
-                ctx.hit(
-                    RuleId::CloudDestroy,
-                    i,
-                    format!("`{what}` deletes a whole database"),
-                );
-            }
-            let destructive = statements.iter().map(String::as_str).any(|a| {
-                let a = &a.to_ascii_lowercase();
-                let l = a.split_whitespace().collect::<Vec<_>>().join(" ");
-                l.contains("drop table")
-                    || l.contains("drop database")
-                    || l.contains("drop schema")
-                    || l.contains("truncate ")
-                    || l.contains("flushall")
-                    || l.contains("flushdb")
-                    || l.contains("dropdatabase")
-                    || l.contains(".drop()")
-                    || l.contains("deletemany({})")
-                    || l.contains("drop keyspace")
-                    || l.split(';').any(|st| {
-                        let st = st.trim();
-                        st.starts_with("delete from")
-                            && (!st.contains(" where ")
-                                || [" where true", " where 1=1", " where 1 = 1"]
-                                    .iter()
-                                    .any(|w| st.contains(w)))
-                    })
-            });
-            if destructive {
-                ctx.hit(
-                    RuleId::DbDestructiveSql,
-                    i,
-                    "destructive SQL on the command line",
-                );
-            } else if let Some(host) = remote_database_host(c)
-                && statements.iter().any(|l| {
-                    l.split(';').any(|st| {
-                        let st = st.trim_start_matches(['(', ' ']);
-                        [
-                            "insert ", "update ", "delete ", "alter ", "create ", "grant ",
-                            "revoke ", "drop ", "merge ", "upsert ",
-                        ]
-                        .iter()
-                        .any(|w| st.starts_with(w))
-                    })
-                })
-            {
-                // A change to another machine's database is a remote change,
-                // as a deploy is (a local development database is one's own).
-                ctx.hit(
-                    RuleId::PlatformChange,
-                    i,
-                    format!("changes data of the database at {host}"),
-                );
-            }
-            // `COPY … TO PROGRAM 'cmd'` / `FROM PROGRAM`: the database
-            // server runs a shell command, judged as one on this line.
-            let programs: Vec<String> = c
-                .args()
-                .iter()
-                .flat_map(|a| sql_programs(&a.text))
-                .collect();
-            for command in programs {
-                let analysis = aq_shell::analyze(&command);
-                super::copy_hits(ctx, i, "COPY … PROGRAM", &analysis, true);
-                ctx.hit(
-                    RuleId::PlatformRemoteExec,
-                    i,
-                    format!("the database server runs `{command}` (COPY … PROGRAM)"),
-                );
-            }
+        _ if super::sql::is_database_client(ctx, i, &name) => {
+            super::sql::check_client(ctx, i, &name)
         }
         "base64" | "base32" | "basenc" | "openssl" | "xxd" | "uudecode" => {
             check_decode_to_file(ctx, i, &name)
         }
         _ => {}
     }
+}
+
+/// A flake reference that is not the project's own: `github:o/r`,
+/// `nixpkgs#jq`, `git+https://…`; not `.#app`, `./sub#x`, `/abs/path`,
+/// `path:…`, nor a word that is no flake reference (`make` after `-c`).
+fn remote_flake(r: &str) -> bool {
+    !(r.starts_with("path:") || r.starts_with(['.', '/', '~', '-']))
+        && (r.contains('#') || r.contains(':'))
+}
+
+/// `sudo --version`, `systemd-run -h`: asking the tool about itself runs nothing.
+fn is_about_itself(c: &Command) -> bool {
+    !c.args().is_empty()
+        && c.args()
+            .iter()
+            .all(|a| matches!(a.text.as_str(), "--version" | "-V" | "--help" | "-h"))
 }
 
 fn check_git(ctx: &mut Ctx, i: usize) {
@@ -763,49 +657,6 @@ fn judge_git_setting(
 fn project_dir(value: &str) -> bool {
     let v = value.trim();
     !v.is_empty() && !v.starts_with(['/', '~', '$']) && !v.split('/').any(|p| p == "..")
-}
-
-/// The shell commands of `COPY … TO PROGRAM '…'` / `FROM PROGRAM '…'` in
-/// SQL text (PostgreSQL runs them on the server, as its own user).
-fn sql_programs(sql: &str) -> Vec<String> {
-    let lower = sql.to_ascii_lowercase();
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(k) = lower[from..].find("program") {
-        let start = from + k + "program".len();
-        let rest = sql[start..].trim_start();
-        if let Some(body) = rest.strip_prefix('\'') {
-            // SQL doubles a quote inside a string.
-            let mut cmd = String::new();
-            let mut chars = body.chars().peekable();
-            while let Some(ch) = chars.next() {
-                if ch == '\'' {
-                    if chars.peek() == Some(&'\'') {
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-                cmd.push(ch);
-            }
-            out.push(cmd);
-        }
-        from = start;
-    }
-    out
-}
-
-/// Database clients: the `database` class of `programs.toml`, by any of
-/// their names (`valkey-cli` is `redis-cli`'s), and a few more.
-fn is_database_client(ctx: &Ctx, i: usize, name: &str) -> bool {
-    use aq_knowledge::programs::{Class, known_class};
-    match ctx.model(i) {
-        Some(p) => p.class == Some(Class::Database),
-        None => {
-            matches!(name, "mariadb" | "clickhouse-client")
-                || known_class(name) == Some(Class::Database)
-        }
-    }
 }
 
 /// Framework commands that drop or reset the database: `artisan
@@ -1400,6 +1251,22 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
         }
         "opam" => matches!(sub, "install" | "remove" | "upgrade" | "update" | "pin"),
         "cabal" | "stack" => matches!(sub, "install" | "update"),
+        // `nix run github:o/r`, `nix shell nixpkgs#jq`, `nix-shell -p jq`:
+        // a flake or package from elsewhere, fetched and run (as `npx` of a
+        // package not installed); the project's own flake (`.#app`) is not.
+        "nix" => match sub {
+            "run" | "shell" | "develop" | "build" | "bundle" => {
+                ops[1..].iter().any(|r| remote_flake(r))
+            }
+            "profile" => matches!(second, "install" | "add" | "upgrade" | "remove"),
+            _ => false,
+        },
+        "nix-shell" => {
+            c.args()
+                .iter()
+                .any(|a| a.text == "-p" || a.text == "--packages")
+                || ops.iter().any(|r| r.contains("://"))
+        }
         "mix" | "hex" => {
             sub.starts_with("deps.get")
                 || sub == "archive.install"
@@ -1506,28 +1373,6 @@ fn check_install_target(ctx: &mut Ctx, i: usize) {
         i,
         format!("`{}` installs the build into {dest}", c.display()),
     );
-}
-
-/// The host a database client names when it is not this machine: `-h HOST`,
-/// `--host=HOST`, or a connection URL (`postgresql://u@db.example.invalid/app`).
-fn remote_database_host(c: &Command) -> Option<String> {
-    let local = |h: &str| {
-        matches!(
-            h,
-            "localhost" | "::1" | "[::1]" | "" | "db" | "postgres" | "mysql"
-        ) || h.starts_with("127.")
-            || h.starts_with('/')
-    };
-    let mut hosts = super::flag_values_text(c, &["-h"], &["host"]);
-    for a in c.args() {
-        if let Some((_, rest)) = a.text.split_once("://") {
-            let authority = rest.split(['/', '?']).next().unwrap_or("");
-            let host = authority.rsplit('@').next().unwrap_or("");
-            let host = host.split(':').next().unwrap_or("");
-            hosts.push(host.to_string());
-        }
-    }
-    hosts.into_iter().find(|h| !local(h))
 }
 
 fn check_decode_to_file(ctx: &mut Ctx, i: usize, name: &str) {
