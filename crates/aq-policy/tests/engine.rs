@@ -508,6 +508,21 @@ fn platforms_neighbour_set_meets_targets() {
     );
 }
 
+/// Round 6, group g1: program knowledge as data (platform CLIs that print
+/// secrets, SQL given to databases and platforms, publishing in every
+/// ecosystem, remote shells given a command, agent CLIs, package sources,
+/// systemd-run, secret scanners, credential places), the dangerous
+/// spellings and their benign neighbours. Every line decided as labeled.
+#[test]
+fn round6_g1_set_meets_targets() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round6_g1.jsonl"),
+        100,
+        0,
+        0,
+    );
+}
+
 /// A labeled line with the rule that must decide it.
 #[derive(serde::Deserialize)]
 struct WithRule {
