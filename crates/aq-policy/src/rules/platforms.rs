@@ -123,12 +123,21 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         Effect::ValueRead => {
             // The names on the line (`config:get DATABASE_URL`), and in the
             // text it is fed (`echo 'var.db_password' | terraform console`).
+            // A name spelled as a variable (`DATABASE_URL`) is judged as
+            // one (a vendor's family too); a key or an output name
+            // (`db_password`, `aws_instance_id`) by its words.
             let named = |a: &str| {
                 !a.starts_with('-')
-                    && aq_knowledge::secret_names::is_secret_env_name(&a.replace(['-', '.'], "_"))
+                    && if a.bytes().any(|b| b.is_ascii_lowercase()) {
+                        aq_knowledge::secret_names::is_secret_name(a)
+                    } else {
+                        aq_knowledge::secret_names::is_secret_env_name(&a.replace(['-', '.'], "_"))
+                    }
             };
+            // An expression's references (`var.db_password`,
+            // `aws_instance.web.public_ip`): each part.
             let in_fed = |t: &str| {
-                t.split(|ch: char| !ch.is_ascii_alphanumeric() && !matches!(ch, '_' | '.' | '-'))
+                t.split(|ch: char| !ch.is_ascii_alphanumeric() && !matches!(ch, '_' | '-'))
                     .any(named)
                     || t.split(|ch: char| ch.is_whitespace() || "\"'(),[]{}".contains(ch))
                         .any(|w| crate::paths::secret_kind(w).is_some())
