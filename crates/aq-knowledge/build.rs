@@ -342,10 +342,28 @@ fn main() {
                     panic!("programs.toml: {who}: operands = {other:?} is not one of [\"all\"]")
                 }
             };
-            if c.via != "option" {
+            // A wrapper described as data: `via = "operands"` with `takes =
+            // "argv"` (the operands after its options are a command and its
+            // arguments: `cross-env A=1 CMD`) or `takes = "command"` (each
+            // operand is a shell command line: `concurrently "A" "B"`);
+            // `via = "args"` with `takes = "argv"` (the command follows the
+            // mode's words and their options: `dotenvx run -- CMD`). Their
+            // `flags` are the options that take a value, so the command's
+            // first word is found where the wrapper finds it.
+            match (c.via.as_str(), c.takes.as_deref()) {
+                ("option", _) | (_, None) => {}
+                ("operands", Some("argv" | "command")) | ("args", Some("argv")) => assert!(
+                    c.does == "exec",
+                    "programs.toml: {who}: a wrapper's takes goes with does = \"exec\""
+                ),
+                (via, Some(t)) => panic!(
+                    "programs.toml: {who}: takes = {t:?} does not go with via = {via:?} (only option; operands with argv or command; args with argv)"
+                ),
+            }
+            if !c.flags.is_empty() && c.via != "option" {
                 assert!(
-                    c.takes.is_none(),
-                    "programs.toml: {who}: takes only goes with via = \"option\""
+                    c.takes.is_some(),
+                    "programs.toml: {who}: flags outside via = \"option\" are a wrapper's options that take a value, and need takes"
                 );
             }
             assert!(

@@ -600,6 +600,22 @@ fn places_neighbours_meet_targets() {
     );
 }
 
+/// Round 6, group g4: program knowledge as data, breadth first. Wrappers
+/// of developer tools (`cross-env`, `concurrently`, `hyperfine`, `xvfb-run`,
+/// `pnpm -r exec`, `tsx -e` ...) have their inner command judged; ordinary
+/// work in web, data, mobile, embedded and SRE tool chains is allowed, and
+/// their publishing, device-flashing, cluster-changing and secret-printing
+/// subcommands ask or block.
+#[test]
+fn round6_g4_program_breadth_meets_targets() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round6_g4.jsonl"),
+        100,
+        0,
+        0,
+    );
+}
+
 /// Issue 29's blind set for places (written from the label rules only),
 /// the categories of places as data: credential places and writes outside
 /// the workspace. First score: secret-places 86.8% (3 dangerous allowed),

@@ -13,7 +13,8 @@ pub fn interpreter_lang(name: &str) -> Option<&'static str> {
         "python" | "pypy" => "python",
         "perl" => "perl",
         "ruby" | "irb" => "ruby",
-        "node" | "nodejs" | "bun" | "deno" => "node",
+        // ts-node and tsx run TypeScript with node's `-e`/`-p`.
+        "node" | "nodejs" | "bun" | "deno" | "ts-node" | "tsx" => "node",
         "php" => "php",
         "lua" | "luajit" => "lua",
         "Rscript" => "r",

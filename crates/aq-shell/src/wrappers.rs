@@ -559,6 +559,7 @@ fn unwrap_by_model(name: &str, args: &[Word]) -> Vec<Inner> {
     let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
     for cap in program.caps(aq_knowledge::programs::Does::Exec) {
         if cap.via != aq_knowledge::programs::Via::Option {
+            out.extend(wrapped_by_model(name, program, cap, args));
             continue;
         }
         for k in 0..texts.len() {
@@ -609,6 +610,105 @@ fn unwrap_by_model(name: &str, args: &[Word]) -> Vec<Inner> {
         }
     }
     out
+}
+
+/// What a wrapper described as data runs: a command after its options
+/// (`via = "operands"`, `takes = "argv"`: `cross-env A=1 CMD`, `xvfb-run -a
+/// CMD`), after a mode's words and their options (`via = "args"`: `dotenvx
+/// run -f F -- CMD`), or a shell command line in each operand (`takes =
+/// "command"`: `concurrently "A" "B"`, `hyperfine "A"`). The cap's `flags`
+/// are the options that take a value.
+fn wrapped_by_model(
+    name: &str,
+    program: &aq_knowledge::programs::Program,
+    cap: &aq_knowledge::programs::Cap,
+    args: &[Word],
+) -> Vec<Inner> {
+    use aq_knowledge::programs::{Does, Takes, Via};
+    let start = match (cap.via, cap.takes) {
+        (Via::Operands, Takes::Argv | Takes::Command) => 0,
+        (Via::Args, Takes::Argv) => {
+            // The words of the mode, in order (`run`, `exec`, `record`):
+            // the command comes after the last of them.
+            let mut at = 0;
+            for want in cap.args {
+                match args[at..].iter().position(|w| w.text == *want) {
+                    Some(k) => at += k + 1,
+                    None => return Vec::new(),
+                }
+            }
+            at
+        }
+        _ => return Vec::new(),
+    };
+    let rest = &args[start.min(args.len())..];
+    // A mode's command usually follows `--` (`chamber exec SERVICE --
+    // CMD`, `aws-vault exec PROFILE -- CMD`).
+    if cap.via == Via::Args
+        && let Some(k) = rest.iter().position(|w| w.text == "--")
+    {
+        return argv_after(&format!("{name} {}", cap.args.join(" ")), &rest[k + 1..]);
+    }
+    // Options: those in `flags` take the next word (unless attached with
+    // `=`); `--` ends them.
+    let mut i = 0;
+    while i < rest.len() {
+        let t = rest[i].text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        if cap.flags.contains(&t) {
+            i += 1;
+        }
+        i += 1;
+    }
+    let operands = &rest[i.min(rest.len())..];
+    // `dotenv run -- CMD`: the first operand is another cap's mode, whose
+    // cap finds the command.
+    if cap.via == Via::Operands
+        && let Some(first) = operands.first()
+        && program.caps(Does::Exec).any(|c| {
+            c.via == Via::Args
+                && c.takes == Takes::Argv
+                && c.args.first() == Some(&first.text.as_str())
+        })
+    {
+        return Vec::new();
+    }
+    let label = match cap.via {
+        Via::Args => format!("{name} {}", cap.args.join(" ")),
+        _ => name.to_string(),
+    };
+    if cap.takes == Takes::Command {
+        // Each operand is a command line; a single word that is a port, a
+        // URL or a `npm:script` shorthand is a value, not a command.
+        let value = |w: &str| {
+            !w.contains(char::is_whitespace)
+                && (w.contains(':') || w.chars().all(|c| c.is_ascii_digit()))
+        };
+        return operands
+            .iter()
+            .filter(|w| !w.text.is_empty() && !value(&w.text))
+            .map(|w| script(&label, w, false))
+            .collect();
+    }
+    // `cross-env NODE_ENV=test CMD`: assignments before the command.
+    let assignment = |w: &str| {
+        w.split_once('=').is_some_and(|(k, _)| {
+            !k.is_empty()
+                && !k.starts_with(|c: char| c.is_ascii_digit())
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let first = operands
+        .iter()
+        .position(|w| !assignment(&w.text))
+        .unwrap_or(operands.len());
+    argv_after(&label, &operands[first..])
 }
 
 /// Whether `name` is the dynamic loader (`ld-linux-x86-64.so.2`, `ld.so`,
@@ -1119,11 +1219,26 @@ fn unwrap_runner(name: &str, args: &[Word]) -> Vec<Inner> {
             argv_after(name, &args[i.min(args.len())..])
         }
         "npm" | "pnpm" | "yarn" | "bun" => {
-            let sub = args.first().map(|w| w.text.as_str()).unwrap_or("");
+            // Global options may come first: `pnpm -r exec`, `pnpm --filter
+            // web exec`, `npm --prefix app exec`.
+            let s = opts(
+                "FCw",
+                &[
+                    "filter",
+                    "dir",
+                    "prefix",
+                    "workspace",
+                    "loglevel",
+                    "reporter",
+                    "cwd",
+                ],
+            )
+            .first_operand(args);
+            let sub = args.get(s).map(|w| w.text.as_str()).unwrap_or("");
             if !matches!(sub, "exec" | "x" | "dlx") {
                 return Vec::new();
             }
-            let rest = &args[1..];
+            let rest = &args[s + 1..];
             if let Some(k) = rest
                 .iter()
                 .position(|a| a.text == "-c" || a.text == "--call")
@@ -1225,6 +1340,11 @@ pub fn is_runner_label(label: &str) -> bool {
             | "mamba"
             | "micromamba"
             | "direnv"
+            // Their single-word operands are the project's package scripts
+            // and binaries (`start-server-and-test dev 3000 test`).
+            | "concurrently"
+            | "start-server-and-test"
+            | "server-test"
     )
 }
 
@@ -1342,6 +1462,53 @@ mod tests {
         assert!(remote_script("fly", "deploy -C fly.toml").is_empty());
         assert!(remote_script("gcloud", "run deploy api --command x").is_empty());
         assert!(remote_script("heroku", "ps -a app").is_empty());
+    }
+
+    /// What `line` runs through a wrapper described in programs.toml:
+    /// the first word of each inner command, or each inner script.
+    fn runs_by_model(line: &str) -> Vec<String> {
+        let w = words(line);
+        unwrap_by_model(&w[0].text, &w[1..])
+            .into_iter()
+            .map(|i| match i {
+                Inner::Argv { argv, .. } => argv[0].text.clone(),
+                Inner::Script { script, .. } => script,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn wrappers_described_as_data_run_their_command() {
+        // Operands after options and NAME=VALUE assignments.
+        assert_eq!(runs_by_model("cross-env A=1 B=2 jest --ci"), ["jest"]);
+        assert_eq!(runs_by_model("env-cmd -f .env.test vitest"), ["vitest"]);
+        assert_eq!(runs_by_model("xvfb-run -a -s x npm test"), ["npm"]);
+        assert_eq!(runs_by_model("watchexec -e rs -- cargo test"), ["cargo"]);
+        assert_eq!(runs_by_model("chronic rm -rf /"), ["rm"]);
+        // Each operand a command line; ports, URLs and npm:NAME are values.
+        assert_eq!(
+            runs_by_model("start-server-and-test dev 3000 test"),
+            ["dev", "test"]
+        );
+        assert_eq!(runs_by_model("concurrently -n a,b npm:dev vite"), ["vite"]);
+        // After a mode's words: after `--` there, else after its options.
+        assert_eq!(
+            runs_by_model("dotenvx run -f .env -- node app.js"),
+            ["node"]
+        );
+        assert_eq!(runs_by_model("perf record -g ls"), ["ls"]);
+        assert!(runs_by_model("perf report -i perf.data").is_empty());
+        // `dotenv run -- CMD`: the mode's cap finds it, not the operands'.
+        assert_eq!(runs_by_model("dotenv run -- pytest"), ["pytest"]);
+        // An option there to run a command.
+        assert_eq!(runs_by_model("nodemon --exec python"), ["python"]);
+    }
+
+    #[test]
+    fn runners_find_exec_after_global_options() {
+        let w = words("pnpm -r --filter web exec tsc");
+        let inner = unwrap_runner("pnpm", &w[1..]);
+        assert!(matches!(&inner[..], [Inner::Argv { argv, .. }] if argv[0].text == "tsc"));
     }
 
     #[test]

@@ -299,8 +299,9 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
             // Described in the user's own policy (`[program.NAME]`).
             || policy.programs.get(name).is_some_and(|u| u.known)
             || c.runs.is_some()
-            // `npx tool`, `uv run tool`: a tool the project installed.
-            || c.via.last().is_some_and(|v| aq_shell::is_runner_label(v))
+            // `npx tool`, `uv run tool`: a tool the project installed (also
+            // through a wrapper the runner started: `npx cross-env A=1 tool`).
+            || c.via.iter().any(|v| aq_shell::is_runner_label(v))
             || is_version_query(c, name)
         {
             continue;

@@ -89,7 +89,12 @@ fn texts_option(texts: &[&str], cap: &Cap) -> String {
 /// The first command `cap` (an exec option) is given that is not one its
 /// option ordinarily names, as evidence.
 fn hidden_command(cap: &Cap, name: &str, texts: &[&str]) -> Option<String> {
-    if !matches!(cap.takes, Takes::Command | Takes::Escape | Takes::Program) {
+    if !matches!(cap.takes, Takes::Command | Takes::Escape | Takes::Program)
+        // A wrapper whose option is there to run a command (`nodemon --exec
+        // CMD`, `hyperfine --prepare CMD`): that command is judged as if it
+        // were on the line (aq-shell unwraps it), and is no surprise.
+        || cap.usual == ["*"]
+    {
         // `-exec CMD ARGS`, `-- CMD`: the command is on the line and judged there.
         return None;
     }

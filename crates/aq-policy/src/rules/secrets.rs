@@ -773,7 +773,23 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         _ => false,
     };
     let env_dump = env_dump || reads_own_environ(c);
-    if env_dump && !filtered_to_harmless(ctx, i) {
+    // Run by a wrapper that loads secrets into the environment (`dotenv --
+    // env`, `aws-vault exec prod -- printenv`): the dump prints them.
+    let loaded_by = c.via.iter().find_map(|v| {
+        let w = v.split(' ').next()?;
+        (aq_knowledge::programs::known_class(w) == Some(aq_knowledge::programs::Class::Secrets))
+            .then_some(w)
+    });
+    if env_dump
+        && let Some(w) = loaded_by
+        && !filtered_to_harmless(ctx, i)
+    {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("prints every environment variable, with the secrets `{w}` loaded into it"),
+        );
+    } else if env_dump && !filtered_to_harmless(ctx, i) {
         ctx.hit(
             RuleId::SecretLocation,
             i,
