@@ -494,6 +494,9 @@ pub const AGENT_HOOK_DIRS: &[&str] = &[
     ".copilot/hooks",
     ".kilocode/hooks",
     ".clinerules/hooks",
+    // Kiro's hooks are the files of this directory (`*.kiro.hook`).
+    ".kiro/hooks",
+    ".factory/hooks",
     "Documents/Cline/Hooks",
 ];
 

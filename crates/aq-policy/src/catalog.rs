@@ -124,12 +124,13 @@ rules! {
         safer: Some("delete the specific build output or file you mean, e.g. rm -rf target/"),
         fires: ["rm -rf /", "rm -rf ~", "rm -rf $HOME", "sudo rm -rf / --no-preserve-root", "rm -rf /*", "rm -rf \"$HOME\"/*", "rm -fr ..", "rm -r -f /etc", "rm -rf .git", "/bin/rm -rf ~/", "r\\m -rf '/'", "find / -delete"],
         spares: ["rm -rf target/", "rm -rf ./node_modules", "rm -f coverage.xml", "rm -rf /tmp/build-cache"];
-    /// Removal of what the system needs to boot or to let anyone log in.
+    /// Removal, emptying or overwriting of the system's own configuration
+    /// and programs, or of what it needs to boot or to let anyone log in.
     FsDestroySystem = "fs-destroy-system", Block, Critical,
-        why: "deletes what the system needs to start or to let anyone log in: kernels and the boot loader, account, sudo or mount files, system programs",
-        safer: Some("leave the system's own files to its package manager; say what you need changed and why"),
-        fires: ["sudo rm -f /boot/vmlinuz-*", "rm /etc/passwd", "sudo rm /etc/sudoers", "sudo mv /usr/bin/sudo /tmp/", "rm -f /bin/sh"],
-        spares: ["rm -f /etc/hosts.allow", "rm /usr/local/bin/tool", "ls /boot", "rm -f /tmp/vmlinuz", "sudo rm /usr/lib/node_modules/x/package.json"];
+        why: "removes, empties or overwrites the system's own configuration or programs (/etc, /usr, /boot, /var/lib): kernels and the boot loader, account, sudo, name resolution or service settings, system programs",
+        safer: Some("leave the system's own files to its package manager; to change one, add to it (tee -a) or edit it in place, or say what you need changed and why"),
+        fires: ["sudo rm -f /boot/vmlinuz-*", "rm /etc/passwd", "sudo rm /etc/sudoers", "sudo mv /usr/bin/sudo /tmp/", "rm -f /bin/sh", "rm -f /etc/hosts.allow", ": > /etc/resolv.conf", "echo '127.0.0.1 localhost' | sudo tee /etc/hosts", "mv /etc/hosts /tmp/hosts", "chmod 000 /etc", "tar xf x.tar -C /"],
+        spares: ["rm /usr/local/bin/tool", "ls /boot", "rm -f /tmp/vmlinuz", "sudo rm /usr/lib/node_modules/x/package.json", "echo '127.0.0.1 x' | sudo tee -a /etc/hosts", "cp app.conf /etc/nginx/conf.d/app.conf", "rm -f /etc/hosts.allow.bak", "sed -i 's/a/b/' /etc/nginx/nginx.conf", "chmod 644 /etc/hosts"];
     /// Recursive permission or owner change of the root or system directories.
     FsChmodRecursiveRoot = "fs-chmod-recursive-root", Block, Critical,
         why: "recursively changes permissions or ownership of system files, which can break the machine or open it to every user",
@@ -315,7 +316,7 @@ rules! {
     PersistAgentConfig = "persist-agent-config", Ask, High,
         why: "writes a coding agent's configuration that makes something run when the agent starts (MCP servers, plugins, hooks, commands, skills): it runs later, outside aq",
         safer: Some("let the user change the agent's configuration"),
-        fires: ["echo '{}' > .mcp.json", "cp x.sh ~/.claude/hooks/", "mkdir -p .codex && echo x > .codex/config.toml"],
+        fires: ["echo '{}' > .mcp.json", "cp x.sh ~/.claude/hooks/", "mkdir -p .cursor && echo '{}' > .cursor/mcp.json"],
         spares: ["cat .mcp.json", "echo notes >> CLAUDE.md"];
 
     // ---- aq and the agents' hooks -------------------------------------------
@@ -623,7 +624,7 @@ rules! {
     FsWriteSystem = "fs-write-system", Ask, High,
         why: "writes, deletes, moves or empties system files or installed software outside the project",
         safer: None,
-        fires: ["echo '127.0.0.1 x' | sudo tee -a /etc/hosts", "cp app.conf /etc/nginx/conf.d/", "rm -f /etc/hosts.allow", ": > /etc/resolv.conf", "mv /etc/hosts /tmp/hosts", "rm /usr/local/bin/tool"],
+        fires: ["echo '127.0.0.1 x' | sudo tee -a /etc/hosts", "cp app.conf /etc/nginx/conf.d/", "rm -f /etc/hosts.allow.bak", "sed -i 's/^#Port 22/Port 2222/' /etc/ssh/sshd_config", "echo x | tee /etc/apt/sources.list.d/x.list", "rm /usr/local/bin/tool"],
         spares: ["cat /etc/hosts", "rm -f /tmp/x.log", "cp dist/app.js /tmp/", "ls /etc"];
     /// A write, move or removal of the user's settings in the home
     /// directory.
