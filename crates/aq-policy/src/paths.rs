@@ -492,6 +492,29 @@ pub fn holds_secrets(path: &str) -> Option<&'static str> {
         .map(|r| r.row.what)
 }
 
+/// An agent's own directory in the home, which holds its login itself:
+/// `~/.claude` holds the Claude Code login (`.credentials.json`), `~/.codex`
+/// Codex's (`auth.json`), `~/.gemini` Gemini's (the catalog's `Unmasked`
+/// rows). Listing it shows the login is there and what it is called, as
+/// listing a credential directory does.
+pub fn lists_credential_file(path: &str) -> Option<&'static str> {
+    let p = NormPath::new(path);
+    if !p.in_home || p.parts.is_empty() || !may_be_in_home_rows(&p) {
+        return None;
+    }
+    home_rows()
+        .iter()
+        .find(|r| {
+            r.row.mask == Mask::Unmasked
+                && r.parts.len() == p.parts.len() + 1
+                && r.parts
+                    .iter()
+                    .zip(&p.parts)
+                    .all(|(a, b)| name_matches(b, a))
+        })
+        .map(|r| r.row.what)
+}
+
 /// Whether a path is a place where credentials live, or inside one (but
 /// not itself a secret): `~/.ssh/known_hosts`, `~/.ssh/*.pub`,
 /// `~/.aws/config`. The catalog's directory rows, in a home directory or

@@ -426,7 +426,13 @@ pub fn tool_config_with(
 ) -> Option<&'static aq_knowledge::tool_config::ConfigFile> {
     let spelled = from_home(path, policy.home.as_deref());
     let p = NormPath::new(&spelled);
-    if let Some((_, f)) = tool_files().iter().find(|(pat, _)| matches(&p, pat)) {
+    // The most exact of the patterns that match (`~/.vim/plugin/` before
+    // `~/.vim/`).
+    if let Some((_, f)) = tool_files()
+        .iter()
+        .filter(|(pat, _)| matches(&p, pat))
+        .max_by_key(|(pat, _)| pat.parts.len())
+    {
         return Some(f);
     }
     let lower = path.to_ascii_lowercase();

@@ -1283,10 +1283,22 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
         }
         // A tool's configuration that makes it run a command later: judged
         // by what the line writes there, then as any other write there.
+        // A copy's text is not on the line (`cp desert.vim ~/.vim/colors/`):
+        // only a file whose every line runs is judged by its place then.
+        let copied = matches!(name, "cp" | "mv" | "install" | "ln" | "rsync" | "ditto");
         if name != "touch"
             && let Some(file) = places::tool_config_with(&t, ctx.policy)
-            && let Some(word) =
-                aq_knowledge::tool_config::runs_word(file, &super::line_text(ctx, &|_| false))
+            && (!copied || file.effect == aq_knowledge::tool_config::FileEffect::Startup)
+            && let Some(word) = aq_knowledge::tool_config::runs_word(
+                file,
+                // What the line writes, without its options and the paths
+                // it names (`mkdir -p ~/.vim/plugin`).
+                &super::line_text(ctx, &|w: &str| {
+                    !w.contains(char::is_whitespace)
+                        && !w.contains('=')
+                        && (w.starts_with('-') || w.contains('/'))
+                }),
+            )
         {
             ctx.hit(
                 RuleId::PersistToolConfig,
@@ -1572,7 +1584,13 @@ fn beside_workspace(ws: &str, t: &str) -> Option<String> {
 /// `fs-write-home`; scratch space, build caches, agents' and the user's
 /// program directories, other projects and what no area names (it may be
 /// the workspace) are ordinary work.
-fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Option<WriteMode>) {
+pub(crate) fn check_area(
+    ctx: &mut Ctx,
+    i: usize,
+    t: &str,
+    verb: &str,
+    mode: Option<WriteMode>,
+) {
     use aq_knowledge::areas::Area;
     // `cp -r src/utils ../billing/src/`: from the workspace's top (no `cd`
     // before it on the line), `..` leads to the directory that holds it.
