@@ -626,9 +626,16 @@ fn names_own_program(after_key: &str) -> bool {
     })
     .filter(|w| w.starts_with(['/', '~', '$']) || w.starts_with("./") || w.starts_with("../"))
     .any(|w| {
-        !["/usr/bin/", "/bin/", "/usr/sbin/", "/sbin/", "/usr/local/bin/", "/opt/homebrew/bin/"]
-            .iter()
-            .any(|d| w.starts_with(d))
+        ![
+            "/usr/bin/",
+            "/bin/",
+            "/usr/sbin/",
+            "/sbin/",
+            "/usr/local/bin/",
+            "/opt/homebrew/bin/",
+        ]
+        .iter()
+        .any(|d| w.starts_with(d))
     })
 }
 

@@ -1584,13 +1584,7 @@ fn beside_workspace(ws: &str, t: &str) -> Option<String> {
 /// `fs-write-home`; scratch space, build caches, agents' and the user's
 /// program directories, other projects and what no area names (it may be
 /// the workspace) are ordinary work.
-pub(crate) fn check_area(
-    ctx: &mut Ctx,
-    i: usize,
-    t: &str,
-    verb: &str,
-    mode: Option<WriteMode>,
-) {
+pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Option<WriteMode>) {
     use aq_knowledge::areas::Area;
     // `cp -r src/utils ../billing/src/`: from the workspace's top (no `cd`
     // before it on the line), `..` leads to the directory that holds it.

@@ -123,9 +123,10 @@ pub(crate) fn agent_file_rule(ctx: &Ctx, i: usize, t: &str, kind: PlaceKind) -> 
 /// `s/^model = .*/…/`) is read by its words.
 fn unreadable_edit(c: &aq_shell::Command) -> bool {
     match c.program() {
-        Some("perl" | "ruby") => c.args().iter().any(|a| {
-            a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('i')
-        }),
+        Some("perl" | "ruby") => c
+            .args()
+            .iter()
+            .any(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('i')),
         Some("awk" | "gawk") => c.args().iter().any(|a| a.text.contains("inplace")),
         Some("sed" | "gsed") => {
             let args = c.args();
@@ -200,7 +201,10 @@ fn keyed_substitution(cmd: &str) -> bool {
     });
     let line = pattern.trim_start_matches('^').trim_start();
     let name_len = line.chars().take_while(|ch| is_key(*ch)).count();
-    let toml = name_len > 0 && line[name_len..].trim_start_matches([' ', '*']).starts_with(['=', ':']);
+    let toml = name_len > 0
+        && line[name_len..]
+            .trim_start_matches([' ', '*'])
+            .starts_with(['=', ':']);
     json || toml
 }
 
@@ -713,7 +717,15 @@ mod tests {
         ] {
             assert!(keyed_substitution(cmd), "{cmd}");
         }
-        for cmd in ["s/a/b/", "s/deny/allow/g", "5d", "/aq/d", "$d", "s/\"aq\"/\"x\"/", "y/ab/ba/"] {
+        for cmd in [
+            "s/a/b/",
+            "s/deny/allow/g",
+            "5d",
+            "/aq/d",
+            "$d",
+            "s/\"aq\"/\"x\"/",
+            "y/ab/ba/",
+        ] {
             assert!(!keyed_substitution(cmd), "{cmd}");
         }
     }

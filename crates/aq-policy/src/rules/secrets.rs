@@ -238,9 +238,9 @@ fn check_shell_history(ctx: &mut Ctx, i: usize, name: &str) {
         // `-c`, `-d`: erasing it, judged as tampering. `-a`, `-n`, `-r`,
         // `-s`: the list and its file kept in step, nothing printed.
         "history"
-            if !args.iter().any(|a| {
-                a.starts_with('-') && a[1..].chars().any(|ch| "cdanrs".contains(ch))
-            }) =>
+            if !args
+                .iter()
+                .any(|a| a.starts_with('-') && a[1..].chars().any(|ch| "cdanrs".contains(ch))) =>
         {
             ctx.hit(
                 RuleId::SecretLocation,

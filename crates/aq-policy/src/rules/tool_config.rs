@@ -66,14 +66,15 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // Where the setting is written: the user's own file (`~/.npmrc`,
     // `~/.condarc`, pip's and go's), unless the line names the project's
     // (`npm config set --location=project`, `pip config --site`).
-    let project = words.windows(2).any(|w| {
-        matches!(w[0], "--location" | "-L") && matches!(w[1], "project" | "local")
-    }) || words.iter().any(|w| {
-        matches!(
-            *w,
-            "--location=project" | "--site" | "--local" | "--location=local"
-        )
-    });
+    let project = words
+        .windows(2)
+        .any(|w| matches!(w[0], "--location" | "-L") && matches!(w[1], "project" | "local"))
+        || words.iter().any(|w| {
+            matches!(
+                *w,
+                "--location=project" | "--site" | "--local" | "--location=local"
+            )
+        });
     for (key, value) in settings {
         match tool.effect(&key) {
             Some(KeyEffect::Runs) => ctx.hit(

@@ -876,9 +876,7 @@ fn git_elsewhere(ctx: &Ctx, i: usize, files: &[String]) -> bool {
     dirs.extend(super::cwd_before(ctx, i));
     dirs.iter().any(|d| {
         let d = d.trim();
-        d == ".."
-            || d.starts_with("../")
-            || crate::places::area_with(d, ctx.policy).is_some()
+        d == ".." || d.starts_with("../") || crate::places::area_with(d, ctx.policy).is_some()
     })
 }
 

@@ -106,9 +106,9 @@ fn check_envrc(ctx: &mut Ctx, i: usize, path: &str, text: &str) {
         };
         let what = match first {
             "source_url" => Some(format!("`source_url {arg}` fetches a script and runs it")),
-            "source_env" | "source_env_if_exists" if outside(arg) => Some(format!(
-                "`{first} {arg}` runs a file outside the project"
-            )),
+            "source_env" | "source_env_if_exists" if outside(arg) => {
+                Some(format!("`{first} {arg}` runs a file outside the project"))
+            }
             _ => None,
         };
         if let Some(what) = what {
