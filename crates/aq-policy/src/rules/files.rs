@@ -833,7 +833,11 @@ pub(crate) fn written_with_modes(
                 }
                 // Onto the destination itself: a file replaced, emptied when
                 // the source is `/dev/null`; a directory when it says so.
-                let mode = if dest.ends_with('/') || ops.len() > 2 {
+                // `cp -r x DIR`: a tree lands in (or as) a directory; it
+                // replaces no file of that name.
+                let tree = c.program() == Some("cp")
+                    && (is_recursive(c) || has_flag(c, Some('a'), &["archive"]));
+                let mode = if dest.ends_with('/') || ops.len() > 2 || tree {
                     WriteMode::Into
                 } else if ops[0] == "/dev/null" {
                     WriteMode::Empty
