@@ -58,13 +58,15 @@ pub fn hook_path(agent: HookAgent, scope: Scope, home: &Path, workspace: &Path) 
 /// Files besides the hook files that switch an agent's hooks off or
 /// decide whether aq's runs: Claude Code's `disableAllHooks` (and
 /// `allowManagedHooksOnly`) in its local and managed settings; Codex runs
-/// a hook only while `config.toml` trusts that exact entry.
+/// a hook only while `config.toml` trusts that exact entry, and a trusted
+/// project's own `.codex/config.toml` sets its sandbox and approvals too.
 const HOOK_SWITCHES: &[&str] = &[
     "~/.claude/settings.local.json",
     ".claude/settings.local.json",
     "/etc/claude-code/managed-settings.json",
     "/Library/Application Support/ClaudeCode/managed-settings.json",
     "~/.codex/config.toml",
+    ".codex/config.toml",
 ];
 
 /// Files whose change can take aq's hook out of an agent or switch the

@@ -148,6 +148,95 @@ pub fn in_system_cache(path: &str) -> bool {
     })
 }
 
+/// The system's own configuration and programs, inside [`SYSTEM_CONFIG`]
+/// and [`SYSTEM_PROGRAMS`]: what its package manager installed and its
+/// services read. Removing, emptying or overwriting a file there destroys
+/// it (`rm -f /etc/hosts.allow`, `: > /etc/resolv.conf`, `tee /etc/hosts`);
+/// adding to one or to a directory of drop-in files ([`DROP_IN_DIRS`]) is
+/// a change, which asks. `/usr/local` (software installed by hand) and the
+/// [`SYSTEM_CACHES`] are carved out.
+pub const SYSTEM_FILES: &[&str] = &[
+    "/bin/",
+    "/boot/",
+    "/etc/",
+    "/lib/",
+    "/lib32/",
+    "/lib64/",
+    "/libx32/",
+    "/private/etc/",
+    "/sbin/",
+    "/usr/",
+    "/var/lib/",
+];
+
+/// Directories whose every file is read as one more piece of a service's
+/// configuration: `*.d` (`conf.d`, `sources.list.d`), and Debian's
+/// available/enabled pairs for nginx and Apache. A file written there is
+/// most often a new one (a site, a package source), so it asks; removing
+/// one is still removing a file of the system's configuration.
+pub const DROP_IN_DIRS: &[&str] = &[
+    "*.d",
+    "conf-available",
+    "conf-enabled",
+    "mods-available",
+    "mods-enabled",
+    "sites-available",
+    "sites-enabled",
+];
+
+/// Whether `parts` (an absolute path's components) name a file of
+/// [`SYSTEM_FILES`] whose loss damages the system: not a backup copy
+/// (`hosts.bak`, `nginx.conf.orig`, `x~`), not under `/usr/local` or a
+/// package cache, not a language's own packages installed there
+/// (`/usr/lib/node_modules`, `site-packages`).
+pub fn is_system_file<S: AsRef<str>>(parts: &[S]) -> bool {
+    let names: Vec<&str> = parts.iter().map(AsRef::as_ref).collect();
+    let Some(name) = names.last() else {
+        return false;
+    };
+    let inside = SYSTEM_FILES.iter().any(|row| {
+        let row: Vec<&str> = row.trim_matches('/').split('/').collect();
+        names.len() > row.len() && names[..row.len()] == row[..]
+    });
+    if !inside
+        || !matches!(
+            area_of(true, parts),
+            Some(Area::SystemConfig | Area::SystemPrograms)
+        )
+        || in_system_cache(&format!("/{}", names.join("/")))
+    {
+        return false;
+    }
+    let backup = [
+        ".bak",
+        ".orig",
+        ".old",
+        ".save",
+        ".dpkg-old",
+        ".dpkg-dist",
+        ".rpmsave",
+        "~",
+    ]
+    .iter()
+    .any(|s| name.ends_with(s));
+    let packages = names
+        .iter()
+        .any(|c| matches!(*c, "node_modules" | "dist-packages" | "site-packages"));
+    !backup && !packages
+}
+
+/// Whether the directory a file is in (the second-to-last of `parts`) is
+/// one of [`DROP_IN_DIRS`].
+pub fn in_drop_in_dir<S: AsRef<str>>(parts: &[S]) -> bool {
+    let Some(dir) = parts.len().checked_sub(2).map(|k| parts[k].as_ref()) else {
+        return false;
+    };
+    DROP_IN_DIRS.iter().any(|d| match d.strip_prefix('*') {
+        Some(suffix) => dir.ends_with(suffix) && dir.len() > suffix.len(),
+        None => dir == *d,
+    })
+}
+
 /// Scratch space. `$TMPDIR` is read by the engine as `/tmp` when it cannot
 /// know it; macOS puts it under `/private/var/folders`.
 pub const TEMP: &[&str] = &[
@@ -290,6 +379,52 @@ mod tests {
             ("~/go/pkg/mod/x", Some(Area::BuildCache)),
         ] {
             assert_eq!(area(path), want, "{path}");
+        }
+    }
+
+    fn parts(path: &str) -> Vec<&str> {
+        path.split('/').filter(|s| !s.is_empty()).collect()
+    }
+
+    #[test]
+    fn system_files_are_the_systems_own() {
+        for path in [
+            "/etc/hosts",
+            "/etc/nginx/sites-enabled/default",
+            "/usr/bin/python3",
+            "/boot/grub/grub.cfg",
+            "/var/lib/dpkg/status",
+            "/private/etc/hosts",
+        ] {
+            assert!(is_system_file(&parts(path)), "{path}");
+        }
+        for path in [
+            "/etc",
+            "/etc/hosts.allow.bak",
+            "/etc/nginx/nginx.conf.orig",
+            "/usr/local/bin/tool",
+            "/var/lib/apt/lists/x",
+            "/var/www/html/index.html",
+            "/var/log/syslog",
+            "/usr/lib/node_modules/x/package.json",
+            "/tmp/hosts",
+            "/opt/app/config",
+        ] {
+            assert!(!is_system_file(&parts(path)), "{path}");
+        }
+    }
+
+    #[test]
+    fn drop_in_directories_are_told_by_their_name() {
+        for path in [
+            "/etc/nginx/conf.d/app.conf",
+            "/etc/apt/sources.list.d/x.list",
+            "/etc/nginx/sites-available/site",
+        ] {
+            assert!(in_drop_in_dir(&parts(path)), "{path}");
+        }
+        for path in ["/etc/hosts", "/etc/nginx/nginx.conf", "/etc/sysctl.d"] {
+            assert!(!in_drop_in_dir(&parts(path)), "{path}");
         }
     }
 }

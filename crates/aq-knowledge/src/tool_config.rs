@@ -158,8 +158,18 @@ const CONDA_VERBS: &[&[&str]] = &[
     &["config", "--prepend"],
 ];
 
+/// The AWS CLI's settings (`~/.aws/config`): `credential_process` is a
+/// command it runs for every call that needs credentials.
+const AWS_KEYS: &[ConfigKey] = &[runs("*.credential_process"), runs("credential_process")];
+
 /// Every tool's `config set`, sorted by program.
 pub const CONFIG_COMMANDS: &[ConfigCommand] = &[
+    ConfigCommand {
+        program: "aws",
+        verbs: &[&["configure", "set"]],
+        keys: AWS_KEYS,
+        requires: &[],
+    },
     ConfigCommand {
         program: "bun",
         verbs: &[&["config", "set"]],
@@ -336,6 +346,16 @@ pub enum FileEffect {
     /// A line runs a command when it holds one of the file's words; other
     /// lines are settings, judged as any other write there.
     Keys(&'static [&'static str]),
+    /// A line runs a program of the line's choosing when it sets one of
+    /// these keys to a path (`rustc-wrapper = "/tmp/x"`, `credential_process
+    /// = ~/.local/bin/helper`) outside the system's program directories; a
+    /// program found on the `PATH` (`rustc-wrapper = "sccache"`, `linker =
+    /// "clang"`) is the tool's ordinary setting.
+    Program(&'static [&'static str]),
+    /// Vim script: every line is code ([`vim_line_runs`]) but a setting of
+    /// [`VIM_SETTINGS`] (`set number`), a colour scheme, syntax and
+    /// filetype switches, comments, and key mappings that run no command.
+    Vim,
 }
 
 /// A tool's configuration file.
@@ -359,11 +379,145 @@ const fn file(pattern: &'static str, tool: &'static str, effect: FileEffect) -> 
     }
 }
 
-use FileEffect::{Keys, Startup};
+use FileEffect::{Keys, Program, Startup, Vim};
+
+/// Vim's options that only change how it shows or edits text, by their
+/// long and short names (`set number`, `set ts=4`, `set nowrap`); options
+/// that name a program or a file to read (`shell`, `makeprg`, `exrc`,
+/// `runtimepath`) are not among them. Sorted.
+pub const VIM_SETTINGS: &[&str] = &[
+    "ai",
+    "autoindent",
+    "background",
+    "backspace",
+    "backup",
+    "belloff",
+    "bg",
+    "bs",
+    "cc",
+    "cindent",
+    "clipboard",
+    "colorcolumn",
+    "compatible",
+    "completeopt",
+    "cp",
+    "cuc",
+    "cul",
+    "cursorcolumn",
+    "cursorline",
+    "enc",
+    "encoding",
+    "errorbells",
+    "et",
+    "expandtab",
+    "fdm",
+    "fenc",
+    "fileencoding",
+    "fo",
+    "foldlevel",
+    "foldmethod",
+    "formatoptions",
+    "hidden",
+    "history",
+    "hls",
+    "hlsearch",
+    "ic",
+    "ignorecase",
+    "incsearch",
+    "is",
+    "laststatus",
+    "lazyredraw",
+    "lbr",
+    "lcs",
+    "linebreak",
+    "list",
+    "listchars",
+    "ls",
+    "mouse",
+    "nu",
+    "number",
+    "numberwidth",
+    "pumheight",
+    "relativenumber",
+    "rnu",
+    "ru",
+    "ruler",
+    "sc",
+    "scrolloff",
+    "scs",
+    "shiftwidth",
+    "shortmess",
+    "showcmd",
+    "showmatch",
+    "showmode",
+    "si",
+    "sidescrolloff",
+    "signcolumn",
+    "sm",
+    "smartcase",
+    "smartindent",
+    "so",
+    "softtabstop",
+    "spell",
+    "spelllang",
+    "splitbelow",
+    "splitright",
+    "sts",
+    "sw",
+    "swapfile",
+    "tabstop",
+    "termguicolors",
+    "textwidth",
+    "title",
+    "ts",
+    "ttyfast",
+    "tw",
+    "undofile",
+    "updatetime",
+    "vb",
+    "visualbell",
+    "wildmenu",
+    "wildmode",
+    "wrap",
+    "writebackup",
+];
+
+/// Whether a line of vim script runs something: anything but a comment, a
+/// `set` of [`VIM_SETTINGS`] only, `syntax`, `filetype`, `colorscheme`, and
+/// a key mapping without a word of [`VIM_RUNS`] (it runs an editor command
+/// when the key is pressed).
+pub fn vim_line_runs(line: &str) -> bool {
+    let line = line.trim().trim_start_matches(':');
+    if line.is_empty() || line.starts_with('"') {
+        return false;
+    }
+    let mut words = line.split_whitespace();
+    let first = words.next().unwrap_or("");
+    match first {
+        "set" | "se" | "setlocal" | "setl" | "setglobal" | "setg" => !words.all(|w| {
+            let name: String = w
+                .chars()
+                .take_while(|ch| ch.is_ascii_alphanumeric())
+                .collect();
+            let plain = name
+                .strip_prefix("no")
+                .or_else(|| name.strip_prefix("inv"))
+                .filter(|n| VIM_SETTINGS.binary_search(n).is_ok())
+                .is_some();
+            VIM_SETTINGS.binary_search(&name.as_str()).is_ok() || plain
+        }),
+        "syntax" | "sy" | "filetype" | "colorscheme" | "colo" => false,
+        m if m.ends_with("map") || m.ends_with("noremap") || m == "no" => {
+            let lower = line.to_ascii_lowercase();
+            VIM_RUNS.iter().any(|w| lower.contains(w))
+        }
+        _ => true,
+    }
+}
 
 /// The words of a vim script line that run a shell command or other code
-/// (`:!cmd`, `system()`, `autocmd`, `:lua`, `:python3`, `:source`); other
-/// lines (`set number`, mappings to editor commands) are settings.
+/// (`:!cmd`, `system()`, `autocmd`, `:lua`, `:python3`, `:source`): in a
+/// key mapping, what the key runs.
 const VIM_RUNS: &[&str] = &[
     "!",
     "autocmd",
@@ -404,6 +558,17 @@ const NPMRC_RUNS: &[&str] = &[
     "viewer=",
 ];
 
+/// Cargo's configuration keys that name a program it runs: the compiler
+/// and its wrappers, rustdoc, a target's linker and runner (also `-C
+/// linker=` in `rustflags`), credential providers.
+const CARGO_RUNS: &[&str] = &[
+    "credential-provider",
+    "linker",
+    "runner",
+    "rustc",
+    "rustdoc",
+];
+
 /// ssh_config(5) keywords that run a local command (case does not matter).
 const SSH_RUNS: &[&str] = &[
     "proxycommand",
@@ -418,8 +583,13 @@ const SSH_RUNS: &[&str] = &[
 /// Every tool configuration file that can make something run, sorted by
 /// pattern.
 pub const CONFIG_FILES: &[ConfigFile] = &[
+    // Cargo runs these programs for every build, test or run.
+    file(".cargo/config", "cargo", Program(CARGO_RUNS)),
+    file(".cargo/config.toml", "cargo", Program(CARGO_RUNS)),
     file(".npmrc", "npm", Keys(NPMRC_RUNS)),
     file(".pnpmfile.cjs", "pnpm", Startup),
+    // VS Code runs a task with `"runOn": "folderOpen"` when the folder opens.
+    file(".vscode/tasks.json", "vscode", Keys(&["folderopen"])),
     file(".yarnrc", "yarn", Keys(NPMRC_RUNS)),
     file(
         ".yarnrc.yml",
@@ -439,21 +609,29 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
     file("site-packages/*.pth", "python", Startup),
     file("site-packages/sitecustomize.py", "python", Startup),
     file("site-packages/usercustomize.py", "python", Startup),
+    file("~/.aws/config", "aws", Program(&["credential_process"])),
+    file("~/.cargo/config", "cargo", Program(CARGO_RUNS)),
+    file("~/.cargo/config.toml", "cargo", Program(CARGO_RUNS)),
     file(
         "~/.condarc",
         "conda",
         Keys(&["pre_command", "post_command"]),
     ),
     // The direnv library every `.envrc` loads, and its own configuration.
+    file(
+        "~/.config/Code/User/tasks.json",
+        "vscode",
+        Keys(&["folderopen"]),
+    ),
     file("~/.config/direnv/", "direnv", Startup),
     file("~/.config/emacs/", "emacs", Startup),
     file("~/.config/nvim/", "neovim", Startup),
     file("~/.config/pip/pip.conf", "pip", Keys(&[])),
     file("~/.emacs", "emacs", Startup),
     file("~/.emacs.d/", "emacs", Startup),
-    file("~/.exrc", "vi", Keys(VIM_RUNS)),
-    file("~/.gvimrc", "vim", Keys(VIM_RUNS)),
-    file("~/.ideavimrc", "ideavim", Keys(VIM_RUNS)),
+    file("~/.exrc", "vi", Vim),
+    file("~/.gvimrc", "vim", Vim),
+    file("~/.ideavimrc", "ideavim", Vim),
     file("~/.nanorc", "nano", Keys(&[])),
     file("~/.npmrc", "npm", Keys(NPMRC_RUNS)),
     file("~/.pip/pip.conf", "pip", Keys(&[])),
@@ -468,8 +646,13 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
         "tmux",
         Keys(&["run-shell", "run ", "if-shell", "set-hook", "#("]),
     ),
-    file("~/.vim/", "vim", Keys(VIM_RUNS)),
-    file("~/.vimrc", "vim", Keys(VIM_RUNS)),
+    file("~/.vim/", "vim", Vim),
+    // Vim loads every file of these at start (and `pack/*/start/`).
+    file("~/.vim/after/", "vim", Startup),
+    file("~/.vim/ftplugin/", "vim", Startup),
+    file("~/.vim/pack/", "vim", Startup),
+    file("~/.vim/plugin/", "vim", Startup),
+    file("~/.vimrc", "vim", Vim),
     file("~/.wgetrc", "wget", Keys(&[])),
     file("~/.yarnrc", "yarn", Keys(NPMRC_RUNS)),
     file(
@@ -488,7 +671,45 @@ pub fn runs_word(file: &ConfigFile, text: &str) -> Option<&'static str> {
             let lower = text.to_ascii_lowercase();
             words.iter().copied().find(|w| lower.contains(w))
         }
+        Program(keys) => {
+            let lower = text.to_ascii_lowercase();
+            keys.iter().copied().find(|k| {
+                lower
+                    .match_indices(k)
+                    .any(|(at, _)| names_own_program(&lower[at + k.len()..]))
+            })
+        }
+        // `echo 'set x' >> ~/.vimrc`: literal `\n` is a new line to vim.
+        Vim => text
+            .lines()
+            .flat_map(|l| l.split("\\n"))
+            .any(vim_line_runs)
+            .then_some("(a line of vim script that runs)"),
     }
+}
+
+/// Whether the text after a key (`= "/tmp/x"`, up to the end of the line)
+/// names a program by its path, outside the system's program directories
+/// (`/usr/bin/clang` is the system's).
+fn names_own_program(after_key: &str) -> bool {
+    let line = after_key.split(['\n']).next().unwrap_or("");
+    let line = line.split("\\n").next().unwrap_or(line);
+    line.split(|ch: char| {
+        !(ch.is_ascii_alphanumeric() || matches!(ch, '/' | '~' | '$' | '.' | '_' | '-' | '{' | '}'))
+    })
+    .filter(|w| w.starts_with(['/', '~', '$']) || w.starts_with("./") || w.starts_with("../"))
+    .any(|w| {
+        ![
+            "/usr/bin/",
+            "/bin/",
+            "/usr/sbin/",
+            "/sbin/",
+            "/usr/local/bin/",
+            "/opt/homebrew/bin/",
+        ]
+        .iter()
+        .any(|d| w.starts_with(d))
+    })
 }
 
 /// Words that, in an edit of an agent's settings (a `jq` filter, a `sed`
@@ -498,17 +719,22 @@ pub fn runs_word(file: &ConfigFile, text: &str) -> Option<&'static str> {
 /// a `Bash(*)` allowed for everything, `allowedTools`,
 /// `allowManagedHooksOnly`, `sandbox`, `defaultMode`; Codex's `[hooks]`,
 /// `sandbox_mode`, `approval_policy`; Gemini's and Qwen's `hooks`,
-/// `sandbox`, `tools.exclude`, `trustedFolders`, `autoAccept`'s approval mode; Cursor's `hooks.json`, Copilot's and Cline's
+/// `sandbox`, `tools.exclude`, `trustedFolders`, `autoAccept` and the approval mode; Cursor's `hooks.json`, Copilot's and Cline's
 /// hook files. Lowercase; matched in the lowercased text.
 pub const HOOK_WORDS: &[&str] = &[
     "allowed_tools",
     "allowedtools",
     "approval",
+    "auto_accept",
     "auto_approve",
+    // Gemini's and Qwen's `autoAccept`, Windsurf's `autoExecutionMode`.
+    "autoaccept",
     "autoapprove",
+    "autoexecution",
     "bash(*",
     "bypasspermissions",
-    "dangerously",
+    // `--dangerously-*`, `skipDangerousModePermissionPrompt`.
+    "dangerous",
     "defaultmode",
     "hook",
     "pretooluse",
@@ -585,6 +811,9 @@ pub const AGENT_HOOK_DIRS: &[&str] = &[
     ".copilot/hooks",
     ".kilocode/hooks",
     ".clinerules/hooks",
+    // Kiro's hooks are the files of this directory (`*.kiro.hook`).
+    ".kiro/hooks",
+    ".factory/hooks",
     "Documents/Cline/Hooks",
 ];
 
@@ -657,6 +886,8 @@ mod tests {
             "SOURCE_COMMANDS",
         );
         sorted(HOOK_WORDS, "HOOK_WORDS");
+        sorted(VIM_SETTINGS, "VIM_SETTINGS");
+        sorted(CARGO_RUNS, "CARGO_RUNS");
         sorted(SUPERVISORS, "SUPERVISORS");
         sorted(
             &AGENT_BYPASS_OPTIONS
@@ -728,6 +959,60 @@ mod tests {
         assert!(runs_word(ssh, "Host *\n  ProxyCommand nc %h %p").is_some());
         assert!(runs_word(ssh, "Match exec \"true\"").is_some());
         assert!(runs_word(ssh, "Host bastion\n  HostName 203.0.113.20\n  User deploy").is_none());
+    }
+
+    fn config_file(pattern: &str) -> &'static ConfigFile {
+        CONFIG_FILES.iter().find(|f| f.pattern == pattern).unwrap()
+    }
+
+    #[test]
+    fn a_program_key_runs_when_it_names_a_program_by_its_path() {
+        let cargo = config_file("~/.cargo/config.toml");
+        for text in [
+            "[build]\nrustc-wrapper = \"/home/dev/.local/bin/rw\"",
+            "[build]\\nrustc-wrapper=\"/tmp/x\"",
+            "[target.x86_64-unknown-linux-gnu]\nrunner = \"./run.sh\"",
+            "rustflags = [\"-C\", \"linker=/tmp/ld\"]",
+        ] {
+            assert!(runs_word(cargo, text).is_some(), "{text}");
+        }
+        for text in [
+            "[build]\nrustc-wrapper = \"sccache\"",
+            "[target.x86_64-unknown-linux-gnu]\nlinker = \"clang\"",
+            "linker = \"/usr/bin/clang\"",
+            "[build]\ntarget-dir = \"/tmp/target\"\njobs = 4",
+        ] {
+            assert!(runs_word(cargo, text).is_none(), "{text}");
+        }
+        let aws = config_file("~/.aws/config");
+        assert!(runs_word(aws, "[default]\ncredential_process=/tmp/x").is_some());
+        assert!(runs_word(aws, "[profile dev]\nregion = eu-west-1").is_none());
+    }
+
+    #[test]
+    fn vim_settings_run_nothing_and_the_rest_is_code() {
+        for line in [
+            "set number relativenumber",
+            "set ts=4 sw=4 expandtab",
+            "set nowrap",
+            "syntax on",
+            "colorscheme desert",
+            "\" a comment",
+            "nnoremap <leader>w :w<CR>",
+        ] {
+            assert!(!vim_line_runs(line), "{line}");
+        }
+        for line in [
+            "set x",
+            "set shell=/tmp/sh",
+            "set exrc",
+            "autocmd VimEnter * !make",
+            "source /tmp/x.vim",
+            "nnoremap <leader>m :!make<CR>",
+            "x",
+        ] {
+            assert!(vim_line_runs(line), "{line}");
+        }
     }
 
     #[test]

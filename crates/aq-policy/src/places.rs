@@ -281,7 +281,26 @@ pub fn place_with(path: &str, policy: &crate::Policy) -> Option<PlaceMatch> {
             });
         }
     }
-    place_of_norm(&NormPath::new(&from_home(path, policy.home.as_deref())))
+    let p = NormPath::new(&from_home(path, policy.home.as_deref()));
+    place_of_norm(&p).or_else(|| place_of_other_case(&p))
+}
+
+/// The place `p` is on a disk that does not tell case apart (macOS's,
+/// Windows'): `.CLAUDE/settings.json` is `.claude/settings.json` there.
+/// Tried only when the path as written is no place and has a capital.
+fn place_of_other_case(p: &NormPath) -> Option<PlaceMatch> {
+    if !p
+        .parts
+        .iter()
+        .any(|c| c.bytes().any(|b| b.is_ascii_uppercase()))
+    {
+        return None;
+    }
+    let lower = NormPath {
+        parts: p.parts.iter().map(|c| c.to_ascii_lowercase()).collect(),
+        ..p.clone()
+    };
+    place_of_norm(&lower)
 }
 
 /// [`holds_place`], counting aq's own directories and the home too.
@@ -302,7 +321,13 @@ pub fn holds_place_with(
             });
         }
     }
-    holds_place(&from_home(path, policy.home.as_deref()), kinds)
+    let spelled = from_home(path, policy.home.as_deref());
+    holds_place(&spelled, kinds).or_else(|| {
+        // `.CLAUDE` on a disk that does not tell case apart.
+        (spelled.bytes().any(|b| b.is_ascii_uppercase()) && !spelled.contains('$'))
+            .then(|| holds_place(&spelled.to_ascii_lowercase(), kinds))
+            .flatten()
+    })
 }
 
 /// Whether `p` is `dir` or under it (both anchored at the home or the root).
@@ -401,7 +426,13 @@ pub fn tool_config_with(
 ) -> Option<&'static aq_knowledge::tool_config::ConfigFile> {
     let spelled = from_home(path, policy.home.as_deref());
     let p = NormPath::new(&spelled);
-    if let Some((_, f)) = tool_files().iter().find(|(pat, _)| matches(&p, pat)) {
+    // The most exact of the patterns that match (`~/.vim/plugin/` before
+    // `~/.vim/`).
+    if let Some((_, f)) = tool_files()
+        .iter()
+        .filter(|(pat, _)| matches(&p, pat))
+        .max_by_key(|(pat, _)| pat.parts.len())
+    {
         return Some(f);
     }
     let lower = path.to_ascii_lowercase();
@@ -486,7 +517,9 @@ mod tests {
             ("~/.claude/hooks/x.sh", AgentConfig),
             (".mcp.json", AgentConfig),
             ("~/.gemini/extensions/x/gemini-extension.json", AgentConfig),
-            (".codex/config.toml", AgentConfig),
+            (".codex/config.toml", AgentHook),
+            ("~/.config/zsh/.zshrc", ShellRc),
+            ("~/.ssh/rc", ShellRc),
             ("~/.claude.json", AgentConfig),
             ("$HOME/.claude.json", AgentConfig),
             ("$CLAUDE_CONFIG_DIR/.claude.json", AgentConfig),
@@ -515,6 +548,7 @@ mod tests {
             ".claude.json",
             "~/.claude.json.backup.1",
             "~/.claude/projects/x/session.jsonl",
+            "~/.inputrc",
         ] {
             assert_eq!(kind(path), None, "{path}");
         }
@@ -565,6 +599,13 @@ mod tests {
             Some(PlaceKind::AgentHook)
         );
         assert_eq!(kind("/var/lib/ci2/.bashrc"), None);
+        assert_eq!(kind(".CLAUDE/settings.json"), Some(PlaceKind::AgentHook));
+        assert_eq!(kind("~/.Codex/Config.toml"), Some(PlaceKind::AgentHook));
+        assert_eq!(
+            kind("~/Library/LaunchAgents/x.plist"),
+            Some(PlaceKind::Launchd)
+        );
+        assert_eq!(kind("Docs/Notes.md"), None);
         assert_eq!(kind("/var/lib/ci/src/.bashrc"), None);
         let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
         assert!(holds_place_with("/var/lib/ci", &guarded, &policy).is_some());

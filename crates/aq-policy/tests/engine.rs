@@ -786,3 +786,18 @@ fn red_team_issue29_attempts_hold() {
         0,
     );
 }
+
+/// Round 6, group g2: places (regenerable build output, the system's own
+/// files destroyed, archives unpacked over / or the home), tampering with
+/// the guard (hook directories, case variants, a project's Codex settings,
+/// aq's project policy), persistence through tools' configuration and the
+/// shell's history: the dangerous spellings with their benign neighbours.
+#[test]
+fn round6_g2_classes_hold() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round6_g2.jsonl"),
+        100,
+        0,
+        0,
+    );
+}

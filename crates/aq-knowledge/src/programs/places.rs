@@ -108,7 +108,15 @@ pub const PLACES: &[Place] = &[
     place("~/.cshrc", ShellRc),
     place("~/.tcshrc", ShellRc),
     place("~/.mkshrc", ShellRc),
-    place("~/.inputrc", ShellRc),
+    // zsh reads its startup files from `$ZDOTDIR`, most often here.
+    place("~/.config/zsh/", ShellRc),
+    // oh-my-zsh sources every `*.zsh` of its custom directory at start.
+    place("~/.oh-my-zsh/custom/", ShellRc),
+    // bash-completion sources it in every interactive shell.
+    place("~/.bash_completion", ShellRc),
+    // sshd runs it at every login over ssh, before the user's shell.
+    place(".ssh/rc", ShellRc),
+    place("/etc/ssh/sshrc", ShellRc),
     place("~/.xprofile", ShellRc),
     place("~/.xinitrc", ShellRc),
     place("~/.config/fish/config.fish", ShellRc),

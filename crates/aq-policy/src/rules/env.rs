@@ -225,6 +225,16 @@ fn judge(ctx: &mut Ctx, i: usize, s: &Setting) {
         );
         return;
     }
+    // `npm_config_script_shell=/tmp/x npm test`: npm (and pnpm) read any
+    // of their settings from `npm_config_KEY` (in any case), so a key that
+    // runs something is set for the scripts that follow.
+    if let Some(key) = npm_config_key(s.name)
+        && let Some(npm) = aq_knowledge::tool_config::config_command("npm")
+        && npm.effect(&key) == Some(aq_knowledge::tool_config::KeyEffect::Runs)
+    {
+        judge_npm_setting(ctx, i, s, &key);
+        return;
+    }
     let Some(&(_, effect)) = VARS.iter().find(|(n, _)| *n == s.name) else {
         return;
     };
@@ -287,6 +297,47 @@ fn judge(ctx: &mut Ctx, i: usize, s: &Setting) {
         }
         Effect::Command => judge_command(ctx, i, s.name, value),
     }
+}
+
+/// The npm setting a variable sets: `npm_config_script_shell` is
+/// `script-shell` (npm reads the prefix in any case, `_` for `-`).
+fn npm_config_key(name: &str) -> Option<String> {
+    let prefix = "npm_config_";
+    (name.len() > prefix.len() && name[..prefix.len()].eq_ignore_ascii_case(prefix))
+        .then(|| name[prefix.len()..].to_ascii_lowercase().replace('_', "-"))
+}
+
+/// An npm setting that runs something, set for the commands that follow:
+/// its program in a temporary directory blocks, as a preload library
+/// there does; interpreter options are read as `NODE_OPTIONS`; any other
+/// program is a command variable.
+fn judge_npm_setting(ctx: &mut Ctx, i: usize, s: &Setting, key: &str) {
+    let value = s.value.trim();
+    if value.is_empty() {
+        return;
+    }
+    if key == "node-options" {
+        let options = Setting {
+            name: "NODE_OPTIONS",
+            value,
+            dynamic: s.dynamic,
+        };
+        judge(ctx, i, &options);
+        return;
+    }
+    let program = value.split_whitespace().next().unwrap_or(value);
+    if is_temp_path(program) {
+        ctx.hit(
+            RuleId::EnvCodeFromTemp,
+            i,
+            format!(
+                "`{}` makes npm run `{program}`, in a temporary directory, for its {key}",
+                s.name
+            ),
+        );
+        return;
+    }
+    judge_command(ctx, i, s.name, value);
 }
 
 /// The first entry of a value (a path, a `:` list, options) in a

@@ -408,15 +408,29 @@ fn check_extract_over(ctx: &mut Ctx, i: usize) {
     let p = NormPath::new(&dir);
     if p.is_root() {
         ctx.hit(
-            RuleId::FsWriteSystem,
+            RuleId::FsDestroySystem,
             i,
             format!("`{name}` unpacks an archive over /, where it can replace any system file"),
         );
     } else if p.is_home() {
         ctx.hit(
-            RuleId::FsWriteHome,
+            RuleId::PersistShellRc,
             i,
-            format!("`{name}` unpacks an archive over the home directory, where it can replace any startup or settings file"),
+            format!("`{name}` unpacks an archive over the home directory, where it can replace any startup or settings file (~/.bashrc, ~/.profile)"),
+        );
+    } else if let Some(place) = places::holds_place_with(&dir, &[PlaceKind::AgentHook], ctx.policy)
+        .or_else(|| places::place_with(&dir, ctx.policy).filter(|m| m.kind == PlaceKind::AqOwn))
+    {
+        // `tar -C .claude -xf x.tar`: whatever the archive holds lands on
+        // the agent's settings, unread.
+        ctx.hit(
+            place_rule(place.kind),
+            i,
+            format!(
+                "`{name}` unpacks an archive into {dir}, over {} {}",
+                place_noun(place.kind),
+                place.pattern
+            ),
         );
     }
 }
@@ -583,6 +597,61 @@ fn check_permissions(ctx: &mut Ctx, i: usize) {
         );
         return;
     }
+    // The mode is the first word that is not one of chmod's options: `-x`
+    // and `-rwx` are modes.
+    let words: Vec<&aq_shell::Word> = c
+        .args()
+        .iter()
+        .filter(|a| {
+            let option = a.text.starts_with("--")
+                || a.text.starts_with('-')
+                    && a.text.len() > 1
+                    && a.text[1..].chars().all(|ch| "RvcfhHLP".contains(ch));
+            !option
+        })
+        .collect();
+    if name == "chmod"
+        && let [mode, files @ ..] = words.as_slice()
+    {
+        // `chmod 000 /etc`: nobody, root's services included, may read
+        // the system's own files any more.
+        if chmod_mode_takes_all_access(&mode.text)
+            && let Some(t) = files.iter().find(|f| {
+                let p = NormPath::new(&f.text);
+                p.absolute
+                    && (aq_knowledge::areas::is_system_file(&p.parts)
+                        || paths::is_system_dir(&f.text) && !p.is_root())
+                    && places::area_with(&f.text, ctx.policy).is_some_and(|a| a.is_system())
+            })
+        {
+            ctx.hit(
+                RuleId::FsDestroySystem,
+                i,
+                format!(
+                    "`chmod {}` takes every permission away from {}, a part of the system",
+                    mode.text, t.text
+                ),
+            );
+            return;
+        }
+        // `chmod -x .claude/hooks/guard.sh`: a hook script that cannot run
+        // any more is a hook taken away.
+        if chmod_mode_drops_exec(&mode.text)
+            && let Some(t) = files
+                .iter()
+                .find(|f| aq_knowledge::tool_config::in_agent_hook_dir(&f.text))
+        {
+            ctx.hit(
+                RuleId::GuardAgentHooks,
+                i,
+                format!(
+                    "`chmod {}` stops {}, an agent's hook script, from running",
+                    mode.text, t.text
+                ),
+            );
+            return;
+        }
+    }
     if name == "chattr"
         && !c.args().iter().any(|a| {
             a.text.starts_with('+')
@@ -594,6 +663,48 @@ fn check_permissions(ctx: &mut Ctx, i: usize) {
         return;
     }
     ctx.hit(RuleId::FsPermissions, i, format!("`{}`", c.display()));
+}
+
+/// Whether a `chmod` mode leaves nobody any permission: `000`, `0`,
+/// `a=`, `ugo-rwx`.
+fn chmod_mode_takes_all_access(mode: &str) -> bool {
+    if !mode.is_empty() && mode.chars().all(|ch| ch.is_ascii_digit()) {
+        return mode.chars().all(|ch| ch == '0');
+    }
+    mode.split(',').all(|clause| {
+        let (who, rest) = clause.split_at(clause.find(['=', '-', '+']).unwrap_or(clause.len()));
+        let everyone =
+            who.is_empty() || who.contains('a') || ["ugo", "ogu", "uog", "gou"].contains(&who);
+        everyone
+            && (rest == "="
+                || rest
+                    .strip_prefix('-')
+                    .is_some_and(|p| p.contains('r') && p.contains('w') && p.contains('x')))
+    })
+}
+
+/// Whether a `chmod` mode takes the owner's permission to run the file
+/// away: `-x`, `a-x`, `u=rw`, `644`, `000`.
+fn chmod_mode_drops_exec(mode: &str) -> bool {
+    if !mode.is_empty() && mode.chars().all(|ch| ch.is_ascii_digit()) {
+        // The owner's digit is the third from the end.
+        let digits: Vec<u32> = mode.chars().filter_map(|ch| ch.to_digit(8)).collect();
+        let owner = digits.len().checked_sub(3).map_or(0, |k| digits[k]);
+        return owner & 1 == 0;
+    }
+    mode.split(',').any(|clause| {
+        let Some(at) = clause.find(['=', '-']) else {
+            return false;
+        };
+        let (who, rest) = clause.split_at(at);
+        let owner = who.is_empty() || who.contains('a') || who.contains('u');
+        owner
+            && match rest.split_at(1) {
+                ("-", perms) => perms.contains('x'),
+                ("=", perms) => !perms.contains('x'),
+                _ => false,
+            }
+    })
 }
 
 /// `of=...` / `if=...` operands of dd.
@@ -610,19 +721,86 @@ pub(crate) fn written_paths(
     c: &Command,
     model: Option<&aq_knowledge::programs::Program>,
 ) -> Vec<String> {
-    let mut out: Vec<String> = c
+    written_with_modes(c, model)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// How a command writes one of the paths it writes: what the file holds
+/// afterwards, as far as the line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriteMode {
+    /// What it held is replaced by what the line writes (`>`, `tee`, `cp`,
+    /// `mv` or `ln` onto it, `dd of=`).
+    Replace,
+    /// Emptied, with nothing written (`: > F`, `> F`, `truncate -s 0`, `cp
+    /// /dev/null F`).
+    Empty,
+    /// Added to at its end (`>>`, `tee -a`).
+    Append,
+    /// Changed where it is (`sed -i`, `patch`, an editor, a new size).
+    Edit,
+    /// A file put into a directory under its own name (`cp x DIR/`, the
+    /// `DIR/x` of `cp x DIR`): a new file there, unless one had that name.
+    Into,
+    /// `touch`: a new time, or a new empty file.
+    Touch,
+}
+
+/// [`written_paths`], each with how it is written.
+pub(crate) fn written_with_modes(
+    c: &Command,
+    model: Option<&aq_knowledge::programs::Program>,
+) -> Vec<(String, WriteMode)> {
+    // `: > F`, `> F`, `true > F`, `cat /dev/null > F`: nothing is written.
+    let writes_nothing = match c.program() {
+        None | Some(":" | "true") => true,
+        Some("cat") => operands(c).iter().all(|w| w.text == "/dev/null") && !operands(c).is_empty(),
+        _ => false,
+    };
+    let mut out: Vec<(String, WriteMode)> = c
         .redirects
         .iter()
         .filter(|r| r.kind.writes())
-        .map(|r| r.target.text.clone())
+        .map(|r| {
+            let mode = match r.kind {
+                aq_shell::RedirectKind::Append => WriteMode::Append,
+                aq_shell::RedirectKind::Write if writes_nothing => WriteMode::Empty,
+                aq_shell::RedirectKind::Write => WriteMode::Replace,
+                _ => WriteMode::Edit,
+            };
+            (r.target.text.clone(), mode)
+        })
         .collect();
     let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
     match c.program().unwrap_or("") {
-        "tee" | "truncate" | "touch" => out.extend(
-            ops.iter()
-                .map(|s| s.to_string())
-                .filter(|s| !s.starts_with("-s") || c.program() != Some("truncate")),
-        ),
+        "tee" => {
+            let mode = if has_flag(c, Some('a'), &["append"]) {
+                WriteMode::Append
+            } else {
+                WriteMode::Replace
+            };
+            out.extend(ops.iter().map(|s| (s.to_string(), mode)));
+        }
+        "touch" => out.extend(ops.iter().map(|s| (s.to_string(), WriteMode::Touch))),
+        "truncate" => {
+            let sizes = flag_values_text(c, &["-s"], &["size"]);
+            let mode = if !sizes.is_empty()
+                && sizes
+                    .iter()
+                    .all(|v| v.trim_end_matches(['K', 'M', 'G', 'k', 'B']) == "0")
+            {
+                WriteMode::Empty
+            } else {
+                WriteMode::Edit
+            };
+            out.extend(
+                ops.iter()
+                    .filter(|s| !s.starts_with("-s") && !sizes.iter().any(|v| v == *s))
+                    .map(|s| (s.to_string(), mode)),
+            );
+        }
         "cp" | "mv" | "install" | "ln" | "rsync" | "ditto" => {
             let base = |src: &str| -> String {
                 src.rsplit('/')
@@ -638,20 +816,39 @@ pub(crate) fn written_paths(
             if !target.is_empty() {
                 for dir in &target {
                     for src in ops.iter().filter(|o| !target.iter().any(|t| t == *o)) {
-                        out.push(format!("{}/{}", dir.trim_end_matches('/'), base(src)));
+                        out.push((
+                            format!("{}/{}", dir.trim_end_matches('/'), base(src)),
+                            WriteMode::Into,
+                        ));
                     }
                 }
-                out.extend(target);
+                out.extend(target.into_iter().map(|t| (t, WriteMode::Into)));
             } else if ops.len() >= 2 {
                 let dest = ops[ops.len() - 1];
                 for src in &ops[..ops.len() - 1] {
-                    out.push(format!("{}/{}", dest.trim_end_matches('/'), base(src)));
+                    out.push((
+                        format!("{}/{}", dest.trim_end_matches('/'), base(src)),
+                        WriteMode::Into,
+                    ));
                 }
-                out.push(dest.to_string());
+                // Onto the destination itself: a file replaced, emptied when
+                // the source is `/dev/null`; a directory when it says so.
+                // `cp -r x DIR`: a tree lands in (or as) a directory; it
+                // replaces no file of that name.
+                let tree = c.program() == Some("cp")
+                    && (is_recursive(c) || has_flag(c, Some('a'), &["archive"]));
+                let mode = if dest.ends_with('/') || ops.len() > 2 || tree {
+                    WriteMode::Into
+                } else if ops[0] == "/dev/null" {
+                    WriteMode::Empty
+                } else {
+                    WriteMode::Replace
+                };
+                out.push((dest.to_string(), mode));
             } else if c.program() == Some("ln") && ops.len() == 1 {
                 // `ln -s ~/x` makes `./x`.
-                out.push(base(ops[0]));
-                out.push(ops[0].to_string());
+                out.push((base(ops[0]), WriteMode::Replace));
+                out.push((ops[0].to_string(), WriteMode::Replace));
             }
         }
         // `gawk -i inplace PROGRAM FILE...` rewrites the files.
@@ -671,16 +868,20 @@ pub(crate) fn written_paths(
                 ops.iter()
                     .filter(|o| **o != "inplace")
                     .skip(usize::from(!explicit))
-                    .map(|s| s.to_string()),
+                    .map(|s| (s.to_string(), WriteMode::Edit)),
             );
         }
-        "dd" => out.extend(dd_operand(c, "of")),
+        "dd" => out.extend(
+            dd_operand(c, "of")
+                .into_iter()
+                .map(|p| (p, WriteMode::Replace)),
+        ),
         "sed" | "perl" | "ruby" => {
             if let Some(files) = in_place_files(c) {
-                out.extend(files);
+                out.extend(files.into_iter().map(|p| (p, WriteMode::Edit)));
             }
         }
-        "patch" => out.extend(patch_targets(c)),
+        "patch" => out.extend(patch_targets(c).into_iter().map(|p| (p, WriteMode::Edit))),
         _ => {}
     }
     // Every file an editor opens, it may save (`vim -es -c wq F`, `ed F`).
@@ -689,8 +890,8 @@ pub(crate) fn written_paths(
             .any(|cap| cap.via == aq_knowledge::programs::Via::Operands && cap.all_operands)
     }) {
         for p in &ops {
-            if !out.iter().any(|o| o == p) {
-                out.push(p.to_string());
+            if !out.iter().any(|(o, _)| o == p) {
+                out.push((p.to_string(), WriteMode::Edit));
             }
         }
     }
@@ -699,12 +900,12 @@ pub(crate) fn written_paths(
     if super::programs::names_files(model, aq_knowledge::programs::Does::Write) {
         let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
         for p in super::programs::written_files(model, &texts) {
-            if !out.contains(&p) {
-                out.push(p);
+            if !out.iter().any(|(o, _)| *o == p) {
+                out.push((p, WriteMode::Replace));
             }
         }
     }
-    out.retain(|p| {
+    out.retain(|(p, _)| {
         !matches!(
             p.as_str(),
             "/dev/null" | "/dev/stdout" | "/dev/stderr" | "-" | "/dev/tty"
@@ -920,7 +1121,7 @@ fn diff_header_names(text: &str) -> Vec<String> {
 fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
-    let targets = written_paths(c, ctx.model(i));
+    let targets = written_with_modes(c, ctx.model(i));
     check_extract_over(ctx, i);
     let removed = removed_paths(ctx, i);
     if targets.is_empty() && removed.is_empty() {
@@ -929,6 +1130,7 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     // Relative paths under an earlier `cd` of the line.
     let cwd = if targets
         .iter()
+        .map(|(t, _)| t)
         .chain(&removed)
         .any(|t| !t.starts_with(['/', '~', '$']))
     {
@@ -936,9 +1138,9 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     } else {
         None
     };
-    let targets: Vec<String> = targets
+    let targets: Vec<(String, WriteMode)> = targets
         .into_iter()
-        .map(|t| under(cwd.as_deref(), t))
+        .map(|(t, mode)| (under(cwd.as_deref(), t), mode))
         .collect();
     let removed: Vec<String> = removed
         .into_iter()
@@ -946,7 +1148,7 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
         .collect();
     let linking_history =
         name == "ln" && operands(c).first().is_some_and(|s| s.text == "/dev/null");
-    for t in targets {
+    for (t, mode) in targets {
         // `cp x /usr/local/bin/aq`, `ln -sf /bin/true ~/.local/bin/aq`: a
         // program installed under aq's own name replaces the guard.
         let base = t.trim_end_matches('/').rsplit('/').next().unwrap_or(&t);
@@ -987,6 +1189,55 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
             continue;
         }
+        // `printf '#!/bin/sh\nexit 0\n' > .claude/hooks/guard.sh`: a hook
+        // script (or, for Kiro, a hook) written over. A new script put in
+        // (`cp x.sh .claude/hooks/`) runs only once a settings file names
+        // it: judged below, as the agent's configuration.
+        if aq_knowledge::tool_config::in_agent_hook_dir(&t)
+            && !matches!(mode, WriteMode::Into | WriteMode::Touch)
+        {
+            ctx.hit(
+                RuleId::GuardAgentHooks,
+                i,
+                format!("writes over {t}, in an agent's hook directory"),
+            );
+            continue;
+        }
+        // The project's policy only tightens: rewritten, it may loosen.
+        if base == "agent-quarantine.toml"
+            && mode != WriteMode::Touch
+            && places::area_with(&t, ctx.policy).is_none()
+        {
+            ctx.hit(
+                RuleId::GuardAqFiles,
+                i,
+                format!("writes {t}, the project's aq policy (it only tightens: rewritten, it may refuse less)"),
+            );
+            continue;
+        }
+        // `cp x/* DIR/`: the names are the source's, whatever they are: the
+        // directory is judged for the guard's files it holds (places of
+        // other kinds are judged as the directory's own write).
+        if mode == WriteMode::Into && paths::has_glob(base) {
+            let dir = t
+                .trim_end_matches('/')
+                .rsplit_once('/')
+                .map_or(".", |(d, _)| d);
+            if let Some(place) =
+                places::holds_place_with(dir, &[PlaceKind::AqOwn, PlaceKind::AgentHook], ctx.policy)
+            {
+                ctx.hit(
+                    place_rule(place.kind),
+                    i,
+                    format!(
+                        "copies files into {dir}, which holds {} {}",
+                        place_noun(place.kind),
+                        place.pattern
+                    ),
+                );
+            }
+            continue;
+        }
         if let Some(place) = places::place_with(&t, ctx.policy) {
             // An empty file, or a new time on one, runs nothing.
             let harmless_touch = name == "touch"
@@ -998,23 +1249,60 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
                         | PlaceKind::Launchd
                         | PlaceKind::SystemStartup
                 );
-            if !harmless_touch {
-                let rule = super::guard::agent_file_rule(ctx, i, &t, place.kind);
-                let noun = match rule {
-                    RuleId::GuardAgentSettings => "the agent's settings",
-                    RuleId::GuardAgentHooks => place_noun(PlaceKind::AgentHook),
-                    _ => place_noun(place.kind),
-                };
-                ctx.hit(rule, i, format!("writes {noun} {t}"));
+            // Emptied, a startup file, a schedule or the user's git
+            // configuration runs nothing: the write is judged by where it is
+            // (`truncate -s 0 ~/.gitconfig` asks, `: > /etc/profile`
+            // destroys a system file). Not a guard's file: emptied, it holds
+            // no hook.
+            let emptied = mode == WriteMode::Empty
+                && matches!(
+                    place.kind,
+                    PlaceKind::ShellRc
+                        | PlaceKind::GitConfigGlobal
+                        | PlaceKind::Cron
+                        | PlaceKind::Systemd
+                        | PlaceKind::Launchd
+                        | PlaceKind::SystemStartup
+                        | PlaceKind::AuthorizedKeys
+                );
+            if !emptied {
+                if !harmless_touch {
+                    // A file copied into an agent's directory of commands,
+                    // skills or hook scripts (`cp x.sh ~/.claude/hooks/`) is
+                    // no edit of a settings file: its words are not read.
+                    let rule = if mode == WriteMode::Into && place.kind == PlaceKind::AgentConfig {
+                        RuleId::PersistAgentConfig
+                    } else {
+                        super::guard::agent_file_rule(ctx, i, &t, place.kind)
+                    };
+                    let noun = match rule {
+                        RuleId::GuardAgentSettings => "the agent's settings",
+                        RuleId::GuardAgentHooks => place_noun(PlaceKind::AgentHook),
+                        _ => place_noun(place.kind),
+                    };
+                    ctx.hit(rule, i, format!("writes {noun} {t}"));
+                }
+                continue;
             }
-            continue;
         }
         // A tool's configuration that makes it run a command later: judged
         // by what the line writes there, then as any other write there.
+        // A copy's text is not on the line (`cp desert.vim ~/.vim/colors/`):
+        // only a file whose every line runs is judged by its place then.
+        let copied = matches!(name, "cp" | "mv" | "install" | "ln" | "rsync" | "ditto");
         if name != "touch"
             && let Some(file) = places::tool_config_with(&t, ctx.policy)
-            && let Some(word) =
-                aq_knowledge::tool_config::runs_word(file, &super::line_text(ctx, &|_| false))
+            && (!copied || file.effect == aq_knowledge::tool_config::FileEffect::Startup)
+            && let Some(word) = aq_knowledge::tool_config::runs_word(
+                file,
+                // What the line writes, without its options and the paths
+                // it names (`mkdir -p ~/.vim/plugin`).
+                &super::line_text(ctx, &|w: &str| {
+                    !w.contains(char::is_whitespace)
+                        && !w.contains('=')
+                        && (w.starts_with('-') || w.contains('/'))
+                }),
+            )
         {
             ctx.hit(
                 RuleId::PersistToolConfig,
@@ -1032,7 +1320,7 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
                 format!("writes into the credential location {t}"),
             );
         } else if name != "touch" {
-            check_area(ctx, i, &t, "writes");
+            check_area(ctx, i, &t, "writes", Some(mode));
         }
     }
     // A link made to a protected place is a way to write it (`ln -s
@@ -1066,6 +1354,45 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
         }
     }
+    // `mv evil .claude`: a directory moved onto an agent's directory that
+    // is not there becomes it, with whatever settings it holds. (A file
+    // with an extension, `mv notes.json ~/.claude`, only lands in it.)
+    if name == "mv"
+        && flag_values_text(c, &["-t"], &["target-directory"]).is_empty()
+        && let [sources @ .., dest] = operands(c).as_slice()
+        && !sources.is_empty()
+        && sources.iter().any(|s| {
+            let base = s
+                .text
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("");
+            !base.trim_start_matches('.').contains('.')
+        })
+    {
+        let dest = under(cwd.as_deref(), dest.text.clone());
+        let p = NormPath::new(&dest);
+        if !p.is_home()
+            && !p.is_root()
+            && places::place_with(&dest, ctx.policy).is_none()
+            && let Some(place) = places::holds_place_with(
+                &dest,
+                &[PlaceKind::AqOwn, PlaceKind::AgentHook],
+                ctx.policy,
+            )
+        {
+            ctx.hit(
+                place_rule(place.kind),
+                i,
+                format!(
+                    "moves a directory onto {dest}, which holds {} {}",
+                    place_noun(place.kind),
+                    place.pattern
+                ),
+            );
+        }
+    }
     // Taking aq's files or an agent's hook settings away turns aq off as
     // surely as rewriting them.
     let verb = if name == "mv" {
@@ -1093,7 +1420,7 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             continue;
         }
         if !paths::is_history_file(&t) && !paths::is_system_log(&t) {
-            check_area(ctx, i, &t, verb);
+            check_area(ctx, i, &t, verb, None);
         }
         if aq_knowledge::tool_config::in_agent_hook_dir(&t) {
             ctx.hit(
@@ -1261,7 +1588,7 @@ fn beside_workspace(ws: &str, t: &str) -> Option<String> {
 /// `fs-write-home`; scratch space, build caches, agents' and the user's
 /// program directories, other projects and what no area names (it may be
 /// the workspace) are ordinary work.
-fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str) {
+pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Option<WriteMode>) {
     use aq_knowledge::areas::Area;
     // `cp -r src/utils ../billing/src/`: from the workspace's top (no `cd`
     // before it on the line), `..` leads to the directory that holds it.
@@ -1292,11 +1619,33 @@ fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str) {
         );
         return;
     }
-    if matches!(verb, "deletes" | "moves away")
-        && let Some(what) = paths::vital_system_file(t)
-    {
+    let removes = matches!(verb, "deletes" | "moves away");
+    if removes && let Some(what) = paths::vital_system_file(t) {
         ctx.hit(RuleId::FsDestroySystem, i, format!("{verb} {t}, {what}"));
         return;
+    }
+    // Removing, emptying or overwriting a file of the system's own
+    // configuration or programs destroys it; adding to it, editing it in
+    // place or a new file in a directory of drop-in files is a change.
+    let destroys = removes || matches!(mode, Some(WriteMode::Replace | WriteMode::Empty));
+    if destroys && area.is_system() {
+        let p = NormPath::new(t);
+        if p.absolute
+            && aq_knowledge::areas::is_system_file(&p.parts)
+            && (removes || !aq_knowledge::areas::in_drop_in_dir(&p.parts))
+        {
+            let how = match mode {
+                Some(WriteMode::Empty) => "empties",
+                Some(WriteMode::Replace) => "overwrites",
+                _ => verb,
+            };
+            ctx.hit(
+                RuleId::FsDestroySystem,
+                i,
+                format!("{how} {t}, a file of {}", area.title()),
+            );
+            return;
+        }
     }
     let rule = match area {
         Area::HomeFiles | Area::UserPrograms | Area::OtherProjects => RuleId::FsWriteHome,

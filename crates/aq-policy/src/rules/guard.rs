@@ -99,7 +99,11 @@ const KNOWN_VERBS: &[&str] = &[
 pub(crate) fn agent_file_rule(ctx: &Ctx, i: usize, t: &str, kind: PlaceKind) -> RuleId {
     match kind {
         PlaceKind::AgentHook => {
-            if is_hook_file(t) || touches_hooks(ctx) || !edits_itself(ctx, i, t) {
+            if is_hook_file(t)
+                || touches_hooks(ctx)
+                || !edits_itself(ctx, i, t)
+                || unreadable_edit(&ctx.commands()[i])
+            {
                 RuleId::GuardAgentHooks
             } else {
                 RuleId::GuardAgentSettings
@@ -108,6 +112,100 @@ pub(crate) fn agent_file_rule(ctx: &Ctx, i: usize, t: &str, kind: PlaceKind) -> 
         PlaceKind::AgentConfig if touches_hooks(ctx) => RuleId::GuardAgentHooks,
         _ => super::files::place_rule(kind),
     }
+}
+
+/// Whether command `c` edits a file in place by a script whose effect on
+/// a settings file cannot be read from the line: `perl -pi`, `ruby -i`,
+/// `awk -i inplace`, and a `sed -i` script with a command that is not a
+/// substitution of a named key (`s/a/b/` changes the first `a` of every
+/// line, hooks included; `s/deny/allow/`, `5d`, `/x/d`). A substitution
+/// whose pattern names the key it changes (`s/"theme": "dark"/…/`,
+/// `s/^model = .*/…/`) is read by its words.
+fn unreadable_edit(c: &aq_shell::Command) -> bool {
+    match c.program() {
+        Some("perl" | "ruby") => c
+            .args()
+            .iter()
+            .any(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('i')),
+        Some("awk" | "gawk") => c.args().iter().any(|a| a.text.contains("inplace")),
+        Some("sed" | "gsed") => {
+            let args = c.args();
+            let in_place = args
+                .iter()
+                .any(|a| a.text.starts_with("-i") || a.text.starts_with("--in-place"));
+            if !in_place {
+                return false;
+            }
+            let mut scripts: Vec<&str> = Vec::new();
+            for (k, a) in args.iter().enumerate() {
+                if matches!(a.text.as_str(), "-e" | "--expression") {
+                    scripts.extend(args.get(k + 1).map(|w| w.text.as_str()));
+                } else if let Some(v) = a.text.strip_prefix("--expression=") {
+                    scripts.push(v);
+                } else if matches!(a.text.as_str(), "-f" | "--file") {
+                    // A script in a file: nothing on the line to read.
+                    return true;
+                }
+            }
+            if scripts.is_empty() {
+                scripts.extend(operands(c).first().map(|w| w.text.as_str()));
+            }
+            scripts.is_empty()
+                || scripts
+                    .iter()
+                    .flat_map(|s| s.split(['\n', ';']))
+                    .map(str::trim)
+                    .filter(|cmd| !cmd.is_empty())
+                    .any(|cmd| !keyed_substitution(cmd))
+        }
+        _ => false,
+    }
+}
+
+/// `s/PATTERN/REPLACEMENT/FLAGS` whose pattern names a settings key: a
+/// JSON key (`"theme":`), or a TOML or YAML key at the start of the line
+/// (`^model =`, `theme:`).
+fn keyed_substitution(cmd: &str) -> bool {
+    let Some(rest) = cmd.strip_prefix('s') else {
+        return false;
+    };
+    let Some(delim) = rest.chars().next().filter(|d| !d.is_alphanumeric()) else {
+        return false;
+    };
+    let body = &rest[delim.len_utf8()..];
+    let mut pattern = String::new();
+    let mut escaped = false;
+    for ch in body.chars() {
+        if escaped {
+            pattern.push(ch);
+            escaped = false;
+        } else if ch == '\\' {
+            pattern.push(ch);
+            escaped = true;
+        } else if ch == delim {
+            break;
+        } else {
+            pattern.push(ch);
+        }
+    }
+    let is_key = |ch: char| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '-' | '.');
+    // `"key"` then spaces or regex spacing, then `:`.
+    let json = pattern.match_indices('"').any(|(k, _)| {
+        let after = &pattern[k + 1..];
+        let name_len = after.chars().take_while(|ch| is_key(*ch)).count();
+        name_len > 0
+            && after[name_len..].starts_with('"')
+            && after[name_len + 1..]
+                .trim_start_matches([' ', '*', '\\', 's'])
+                .starts_with(':')
+    });
+    let line = pattern.trim_start_matches('^').trim_start();
+    let name_len = line.chars().take_while(|ch| is_key(*ch)).count();
+    let toml = name_len > 0
+        && line[name_len..]
+            .trim_start_matches([' ', '*'])
+            .starts_with(['=', ':']);
+    json || toml
 }
 
 /// A file that holds nothing but hooks: its name or directory says so
@@ -603,5 +701,35 @@ fn check_env(ctx: &mut Ctx, i: usize) {
             i,
             format!("changes aq's own variable {n}"),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keyed_substitution;
+
+    #[test]
+    fn a_substitution_is_read_when_it_names_the_key_it_changes() {
+        for cmd in [
+            r#"s/"model": "[^"]*"/"model": "sonnet"/"#,
+            r#"s/"theme": "dark"/"theme": "light"/"#,
+            r#"s/"enabled": *true/"enabled": false/g"#,
+            r#"s|"model":\s*".*"|"model": "x"|"#,
+            "s/^model = .*/model = \"o3\"/",
+            "s/theme: dark/theme: light/",
+        ] {
+            assert!(keyed_substitution(cmd), "{cmd}");
+        }
+        for cmd in [
+            "s/a/b/",
+            "s/deny/allow/g",
+            "5d",
+            "/aq/d",
+            "$d",
+            "s/\"aq\"/\"x\"/",
+            "y/ab/ba/",
+        ] {
+            assert!(!keyed_substitution(cmd), "{cmd}");
+        }
     }
 }

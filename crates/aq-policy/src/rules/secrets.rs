@@ -226,6 +226,78 @@ fn args_are_data(name: &str) -> bool {
     )
 }
 
+/// The shell's history, through its builtins: `history` and `fc -l` list
+/// it (with the tokens once typed on command lines), `history -w FILE`
+/// copies it: reading it asks. What they print, or a history file read,
+/// searched for secrets (`history | grep -i token`) blocks as a search of
+/// the file does; sent to the network it blocks as the file sent does.
+fn check_shell_history(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
+    let args: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    match name {
+        // `-c`, `-d`: erasing it, judged as tampering. `-a`, `-n`, `-r`,
+        // `-s`: the list and its file kept in step, nothing printed.
+        "history"
+            if !args
+                .iter()
+                .any(|a| a.starts_with('-') && a[1..].chars().any(|ch| "cdanrs".contains(ch))) =>
+        {
+            ctx.hit(
+                RuleId::SecretLocation,
+                i,
+                "`history` prints the shell history, with whatever was typed on command lines",
+            );
+            return;
+        }
+        "fc" => {
+            ctx.hit(
+                RuleId::SecretLocation,
+                i,
+                "`fc` lists (or runs again) commands of the shell history",
+            );
+            return;
+        }
+        _ => {}
+    }
+    let grep_like = matches!(
+        name,
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "zgrep" | "awk" | "sed"
+    );
+    let net = is_network_tool(name);
+    if !grep_like && !net {
+        return;
+    }
+    let commands = ctx.commands();
+    let from_history = ctx.upstream(i).into_iter().find(|&u| {
+        let up = &commands[u];
+        matches!(up.program(), Some("history" | "fc"))
+            || up.args().iter().any(|w| paths::is_history_file(&w.text))
+            || up
+                .stdin
+                .iter()
+                .any(|s| matches!(s, Input::File(w) if paths::is_history_file(&w.text)))
+    });
+    let Some(u) = from_history else { return };
+    let source = commands[u].display();
+    if net {
+        ctx.hit(
+            RuleId::NetExfilSecret,
+            i,
+            format!("`{name}` sends what `{source}` prints: the shell history, with the tokens typed on command lines"),
+        );
+    } else if c
+        .args()
+        .iter()
+        .any(|a| super::tree_search::could_match_a_secret(&a.text) && a.text.len() >= 3)
+    {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("`{name}` searches what `{source}` prints, the shell history, for the tokens typed on command lines"),
+        );
+    }
+}
+
 fn is_network_tool(name: &str) -> bool {
     matches!(
         name,
@@ -353,6 +425,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     check_process_environments(ctx, i, &name);
     check_environ_reached_indirectly(ctx, i, &name);
     check_filtered_env_dump(ctx, i, &name);
+    check_shell_history(ctx, i, &name);
     let c = &ctx.commands()[i];
 
     // Reads through redirection apply to every program.
@@ -515,7 +588,21 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     found.push((Role::Copy, cand.to_string(), dir.to_string()));
                     break;
                 }
+                // `ls -la ~/.claude`: the directory the agent's login is in.
+                let lists_login = matches!(
+                    name.as_str(),
+                    "ls" | "tree" | "exa" | "eza" | "lsd" | "dir" | "vdir"
+                ) && paths::lists_credential_file(cand).is_some();
+                // `cp -r ~/.claude/projects/x /tmp/`: the agent's transcripts,
+                // with what its sessions saw, copied out.
+                if role == Role::Copy
+                    && let Some(what) = paths::agent_transcripts(cand)
+                {
+                    found.push((Role::Metadata, cand.to_string(), what.to_string()));
+                    break;
+                }
                 if paths::credential_location(cand)
+                    || lists_login
                     || paths::secret_dir(cand).is_some_and(|_| !NormPath::new(cand).is_home())
                 {
                     found.push((
@@ -712,7 +799,8 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         let outputs = super::flag_values_text(c, &["-out", "-keyout"], &[]);
         found.retain(|(_, path, _)| !outputs.iter().any(|o| o == path));
     }
-    // `mv .env .env.bak`: renamed where it is, into another secret's name.
+    // `mv .env .env.bak`: renamed where it is, into another secret's name:
+    // nothing is read or taken elsewhere, but the credential is touched.
     if name == "mv" {
         let ops = operands(c);
         if let [from, to] = ops.as_slice()
@@ -720,7 +808,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             && !from.text.contains('/')
             && ctx.secret_kind(&to.text).is_some()
         {
-            found.retain(|(role, _, _)| *role != Role::Copy);
+            for f in found.iter_mut().filter(|f| f.0 == Role::Copy) {
+                f.0 = Role::Metadata;
+            }
         }
     }
     let mut reported = false;

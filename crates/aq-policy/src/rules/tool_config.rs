@@ -74,6 +74,18 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             k += 2;
         }
     }
+    // Where the setting is written: the user's own file (`~/.npmrc`,
+    // `~/.condarc`, pip's and go's), unless the line names the project's
+    // (`npm config set --location=project`, `pip config --site`).
+    let project = words
+        .windows(2)
+        .any(|w| matches!(w[0], "--location" | "-L") && matches!(w[1], "project" | "local"))
+        || words.iter().any(|w| {
+            matches!(
+                *w,
+                "--location=project" | "--site" | "--local" | "--location=local"
+            )
+        });
     for (key, value) in settings {
         match tool.effect(&key) {
             Some(KeyEffect::Runs) => ctx.hit(
@@ -85,6 +97,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 RuleId::ToolConfigSource,
                 i,
                 format!("`{program}` sets {key} for every later install"),
+            ),
+            // Any other key still changes the user's own configuration
+            // (`npm config set //registry/:_authToken`, `prefix`): a write
+            // outside the project, which asks.
+            None if !project && program != "aws" => ctx.hit(
+                RuleId::FsWriteHome,
+                i,
+                format!("`{program}` sets {key} in the user's own configuration"),
             ),
             None => {}
         }

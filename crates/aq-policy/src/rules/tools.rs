@@ -354,6 +354,31 @@ fn check_git(ctx: &mut Ctx, i: usize) {
             "prunes unreachable commits now",
         ),
         "config" => check_git_config(ctx, i, &sub_args),
+        // `git worktree add ../x BRANCH`: a checkout written outside the
+        // workspace, judged by where it lands.
+        "worktree" if sub_args.first() == Some(&"add") => {
+            let mut k = 1;
+            let mut path = None;
+            while k < sub_args.len() {
+                let a = sub_args[k];
+                k += 1;
+                if matches!(a, "-b" | "-B" | "--reason") {
+                    k += 1;
+                } else if !a.starts_with('-') {
+                    path = Some(a.to_string());
+                    break;
+                }
+            }
+            if let Some(path) = path {
+                super::files::check_area(
+                    ctx,
+                    i,
+                    &path,
+                    "writes",
+                    Some(super::files::WriteMode::Into),
+                );
+            }
+        }
         "diff" | "log" | "show" | "format-patch"
             if (has("--ext-diff")
                 || has("--output")
@@ -512,11 +537,30 @@ fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
             crate::places::place_with(f, ctx.policy)
                 .is_some_and(|p| p.kind == crate::places::PlaceKind::GitConfigGlobal)
         });
+    let scope = if global {
+        GitScope::Global
+    } else if git_elsewhere(ctx, i, &w.files) {
+        GitScope::Elsewhere
+    } else if !w.files.is_empty() || !env_file.is_empty() {
+        GitScope::File
+    } else {
+        GitScope::Repository
+    };
+    // `GIT_EDITOR=tee git config --global -e < x`: the editor writes the
+    // user's configuration with whatever the line chose.
+    if global && edits_config(sub_args) {
+        check_config_editor(ctx, i);
+    }
     if w.sets
         && let (Some(key), Some(value)) = (&w.key, &w.value)
     {
         match aq_knowledge::git::git_key_runs(key, Some(value)) {
-            Some(row) => judge_git_setting(ctx, i, key, value, row, global),
+            Some(row) => judge_git_setting(ctx, i, key, value, row, scope),
+            None if scope == GitScope::Elsewhere => ctx.hit(
+                RuleId::FsWriteHome,
+                i,
+                format!("git config {key} changes another repository's configuration"),
+            ),
             // A setting that runs nothing, in the user's own configuration:
             // a write outside the project, like any other (`user.email`,
             // `alias.lg "log --graph"`).
@@ -579,10 +623,19 @@ fn judge_git_setting(
     key: &str,
     value: &str,
     row: &aq_knowledge::git::GitKey,
-    global: bool,
+    where_: GitScope,
 ) {
     use aq_knowledge::git::GitRuns;
-    let scope = if global { "--global " } else { "" };
+    // Another repository than the workspace's outlives the session as the
+    // user's own configuration does: what runs a command there is
+    // persistence too.
+    let global = matches!(where_, GitScope::Global | GitScope::Elsewhere);
+    let scope = match where_ {
+        GitScope::Global => "--global ",
+        GitScope::Elsewhere => "(another repository's) ",
+        GitScope::File => "-f ",
+        GitScope::Repository => "",
+    };
     match row.runs {
         GitRuns::Command | GitRuns::Program | GitRuns::Bang => {
             let command = value.trim_start().trim_start_matches('!');
@@ -599,11 +652,12 @@ fn judge_git_setting(
                     .commands
                     .iter()
                     .all(|c| c.program() == Some("git") && c.redirects.is_empty());
-            // `credential.helper store`: one of the helpers git ships
-            // (`git credential-store`), not a command of the line's choosing.
+            // `credential.helper store`, `cache --timeout=3600`: one of the
+            // helpers git ships (`git credential-cache`), with its options,
+            // not a command of the line's choosing.
             let git_helper = key.to_ascii_lowercase().starts_with("credential.")
                 && matches!(
-                    value.trim(),
+                    value.split_whitespace().next().unwrap_or(""),
                     "store"
                         | "cache"
                         | "osxkeychain"
@@ -611,11 +665,12 @@ fn judge_git_setting(
                         | "manager"
                         | "manager-core"
                         | "wincred"
-                );
+                )
+                && !value.contains(['!', ';', '|', '&', '`', '$']);
             let plain = (super::env::plain_command(&analysis)
                 && !value.trim_start().starts_with('!'))
                 || (global && (only_git || git_helper));
-            if plain && !global {
+            if plain && where_ == GitScope::Repository {
                 return;
             }
             if global && !plain {
@@ -635,6 +690,17 @@ fn judge_git_setting(
                 );
             }
         }
+        // Another repository's own directory of hooks (`core.hooksPath
+        // .githooks` there) is that project's choice: it asks.
+        GitRuns::Hooks | GitRuns::Include
+            if where_ == GitScope::Elsewhere && project_dir(value) =>
+        {
+            ctx.hit(
+                RuleId::GitConfigExec,
+                i,
+                format!("git config {scope}{key} {}", row.runs.as_str()),
+            )
+        }
         GitRuns::Hooks | GitRuns::Include | GitRuns::Transport if global => ctx.hit(
             RuleId::PersistGitConfigGlobal,
             i,
@@ -644,11 +710,114 @@ fn judge_git_setting(
                 row.when
             ),
         ),
-        GitRuns::Hooks if project_dir(value) => {}
+        GitRuns::Hooks if project_dir(value) && where_ == GitScope::Repository => {}
         _ => ctx.hit(
             RuleId::GitConfigExec,
             i,
             format!("git config {key} {}", row.runs.as_str()),
+        ),
+    }
+}
+
+/// Which configuration a `git config` line writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GitScope {
+    /// The workspace's repository, as git finds it.
+    Repository,
+    /// A file named on the line (`-f .git/config`, `GIT_CONFIG=x`) in the
+    /// workspace: the same keys, but no plain viewer or hooks directory
+    /// taken on trust.
+    File,
+    /// Another repository than the workspace's (`git -C ~/src/other`, `cd
+    /// ../other && git config`, `-f ../other/.git/config`).
+    Elsewhere,
+    /// The user's or the system's configuration.
+    Global,
+}
+
+/// Whether a `git` command works on another repository than the
+/// workspace's: `-C DIR`, `--git-dir DIR`, `GIT_DIR=DIR`, an earlier `cd
+/// DIR` on the line, or a configuration file (`-f`) outside the workspace.
+fn git_elsewhere(ctx: &Ctx, i: usize, files: &[String]) -> bool {
+    let c = &ctx.commands()[i];
+    let args = c.args();
+    let mut dirs: Vec<String> = files.to_vec();
+    let mut k = 0;
+    while k < args.len() {
+        let t = args[k].text.as_str();
+        if matches!(t, "-C" | "--git-dir" | "--work-tree") {
+            dirs.extend(args.get(k + 1).map(|w| w.text.clone()));
+            k += 2;
+            continue;
+        }
+        if let Some(d) = t
+            .strip_prefix("--git-dir=")
+            .or_else(|| t.strip_prefix("--work-tree="))
+        {
+            dirs.push(d.to_string());
+        }
+        if !t.starts_with('-') {
+            break;
+        }
+        k += 1;
+    }
+    dirs.extend(
+        c.assignments
+            .iter()
+            .filter(|a| matches!(a.name.as_str(), "GIT_DIR" | "GIT_WORK_TREE"))
+            .map(|a| a.value.text.clone()),
+    );
+    dirs.extend(super::cwd_before(ctx, i));
+    dirs.iter().any(|d| {
+        let d = d.trim();
+        d == ".." || d.starts_with("../") || crate::places::area_with(d, ctx.policy).is_some()
+    })
+}
+
+/// Whether `git config` opens the configuration in an editor (`-e`,
+/// `--edit`, git 2.46's `git config edit`).
+fn edits_config(sub_args: &[&str]) -> bool {
+    sub_args
+        .iter()
+        .any(|a| matches!(*a, "-e" | "--edit" | "edit"))
+}
+
+/// The editor `git config --global -e` runs: `GIT_EDITOR`, `VISUAL`,
+/// `EDITOR` set for it, or `-c core.editor=`. One that is not a plain
+/// editor (`tee`, `sed -i '1i…'`) writes the user's configuration with what
+/// the line chose, unread; a plain one is the user editing it, a write in
+/// the home.
+fn check_config_editor(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    let mut editors: Vec<String> = c
+        .assignments
+        .iter()
+        .filter(|a| matches!(a.name.as_str(), "GIT_EDITOR" | "VISUAL" | "EDITOR"))
+        .map(|a| a.value.text.clone())
+        .collect();
+    let args = c.args();
+    for (k, a) in args.iter().enumerate() {
+        if a.text == "-c"
+            && let Some(kv) = args.get(k + 1)
+            && let Some((key, value)) = kv.text.split_once('=')
+            && key.eq_ignore_ascii_case("core.editor")
+        {
+            editors.push(value.to_string());
+        }
+    }
+    match editors
+        .iter()
+        .find(|e| !super::env::plain_command(&aq_shell::analyze(e)))
+    {
+        Some(e) => ctx.hit(
+            RuleId::PersistGitConfigGlobal,
+            i,
+            format!("`{e}` edits the user's git configuration (git config --global -e): what it writes runs in every repository"),
+        ),
+        None => ctx.hit(
+            RuleId::FsWriteHome,
+            i,
+            "git config --global -e edits the user's git configuration",
         ),
     }
 }

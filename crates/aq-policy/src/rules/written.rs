@@ -55,6 +55,7 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
             // Once allowed, the .envrc runs in every later shell there: what
             // would block in it blocks when it is written.
             copy_hits(ctx, i, &label, &aq_shell::analyze(&text), true);
+            check_envrc(ctx, i, &path, &text);
         } else if base == "config" && path.contains(".git/") || base == ".gitconfig" {
             for alias in shell_aliases(&text) {
                 copy_hits(ctx, i, &label, &aq_shell::analyze(&alias), true);
@@ -82,6 +83,48 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
             }
             break;
         }
+    }
+}
+
+/// direnv's own words in an `.envrc` written on the line: `source_url`
+/// fetches a script and runs it, `source_env` (`source_env_if_exists`)
+/// runs another file, outside the project when its path says so; both
+/// block, as the same text would on the line. Any other text written into
+/// the workspace's `.envrc` asks: direnv runs it in every shell that
+/// enters the directory, once allowed (`tool-config-trust`). Elsewhere the
+/// write is judged by its place.
+fn check_envrc(ctx: &mut Ctx, i: usize, path: &str, text: &str) {
+    for line in text.lines().flat_map(|l| l.split("\\n")) {
+        let mut words = line.split_whitespace();
+        let first = words.next().unwrap_or("");
+        let arg = words
+            .next()
+            .unwrap_or("")
+            .trim_matches(|ch| ch == '"' || ch == '\'');
+        let outside = |p: &str| {
+            p == ".." || p.starts_with("../") || crate::places::area_with(p, ctx.policy).is_some()
+        };
+        let what = match first {
+            "source_url" => Some(format!("`source_url {arg}` fetches a script and runs it")),
+            "source_env" | "source_env_if_exists" if outside(arg) => {
+                Some(format!("`{first} {arg}` runs a file outside the project"))
+            }
+            _ => None,
+        };
+        if let Some(what) = what {
+            ctx.hit(
+                RuleId::PersistToolConfig,
+                i,
+                format!("writes {path}, where {what} in every shell that enters the directory"),
+            );
+        }
+    }
+    if crate::places::area_with(path, ctx.policy).is_none() && !path.starts_with("..") {
+        ctx.hit(
+            RuleId::ToolConfigTrust,
+            i,
+            format!("writes {path}: direnv runs it in every shell that enters the directory, once allowed"),
+        );
     }
 }
 
