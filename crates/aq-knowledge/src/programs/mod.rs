@@ -505,6 +505,18 @@ pub fn known_name(name: &str) -> Option<&'static str> {
         .map(|k| NAMES[k].0)
 }
 
+/// The tables' own spelling of `name` when it is a program the rules know
+/// by name: one of the table, or a plain name of `names.toml` (`rm`,
+/// `mkdir`). Name prefixes of families (`python3.12`) are not spelled out.
+pub fn known_program_name(name: &str) -> Option<&'static str> {
+    known_name(name).or_else(|| {
+        KNOWN
+            .binary_search_by(|(k, _)| k.cmp(&name))
+            .ok()
+            .map(|k| KNOWN[k].0)
+    })
+}
+
 /// What a platform's delete removes whole, when the words of its
 /// subcommand name one of these (`repo delete`, `delete namespace`,
 /// `group delete`, `apps:destroy`): a delete of everything inside at once,
