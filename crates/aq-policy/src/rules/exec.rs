@@ -70,7 +70,7 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
     let shell = is_shell(name);
     let sourcing = matches!(name, "source" | ".");
     let lang = interpreter_lang(name).filter(|l| *l != "awk");
-    if !(shell || sourcing || lang.is_some() || name == "eval") {
+    if !(shell || sourcing || lang.is_some() || name == "eval") || only_checks_syntax(c, name) {
         return None;
     }
     let mut sources = Vec::new();
@@ -116,6 +116,20 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
     Some(sources)
 }
 
+/// `php -l F`, `bash -n F`, `node --check F`, `ruby -c F`, `perl -c F`:
+/// the code is parsed to check its syntax, and nothing of it runs.
+fn only_checks_syntax(c: &Command, name: &str) -> bool {
+    let flag = |short: char, long: &[&str]| has_flag(c, Some(short), long);
+    match interpreter_lang(name) {
+        Some("php") => flag('l', &["syntax-check"]),
+        Some("node") => flag('c', &["check"]) && !has_flag(c, Some('e'), &["eval"]),
+        Some("ruby") | Some("perl") => {
+            c.args().iter().any(|a| a.text == "-c") && !has_flag(c, Some('e'), &[])
+        }
+        _ => is_shell(name) && c.args().iter().any(|a| a.text == "-n"),
+    }
+}
+
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     if c.argv.is_empty() {
@@ -151,12 +165,28 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let first = &c.argv[0];
     if first.dynamic || c.program().is_none() {
         let sources = ctx.word_sources(first);
+        let unreadable = c.program().is_none();
         if let Some(d) = ctx.any_source(&sources, is_downloader) {
             let what = ctx.commands()[d].display();
             ctx.hit(
                 RuleId::NetPipeToShell,
                 i,
                 format!("the command to run comes from `{what}`"),
+            );
+        } else if let Some(d) = ctx
+            .any_source(&ctx.upstream(i), is_downloader)
+            .filter(|_| unreadable)
+        {
+            // `curl … | $RUN`: what reads the download cannot be read
+            // here; it may well be a shell.
+            let what = ctx.commands()[d].display();
+            ctx.hit(
+                RuleId::NetPipeToShell,
+                i,
+                format!(
+                    "`{what}` is fed into `{}`, which is only known at run time",
+                    first.text
+                ),
             );
         } else {
             ctx.hit(
@@ -165,7 +195,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 format!("`{}` is only known at run time", first.text),
             );
         }
-        return;
+        // A name read with its default (`"${SHELL:-sh}"`) or hidden in
+        // pieces (`c${x}at`) is also judged as the program it names.
+        if unreadable {
+            return;
+        }
     }
     let name = c.program().unwrap_or_default().to_string();
     // `script -qc "npm test"`, `flock /tmp/l -c 'make'`, `watch 'ls | wc -l'`:

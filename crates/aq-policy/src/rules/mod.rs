@@ -524,6 +524,19 @@ pub(crate) fn placeholder_values(ctx: &Ctx, i: usize) -> Vec<String> {
     }
 }
 
+/// The paths a `{}` operand of command `i` stands for: what `find` or
+/// `xargs` hand it ([`placeholder_values`]), or, when `find` narrows
+/// nothing by name, its starting points, each standing for every path
+/// under it (`find /var/log -exec truncate -s0 {} +` empties the logs).
+pub(crate) fn placeholder_paths(ctx: &Ctx, i: usize) -> Vec<String> {
+    let named = placeholder_values(ctx, i);
+    if named.is_empty() {
+        finder_roots(ctx, i)
+    } else {
+        named
+    }
+}
+
 /// The directories `find` searches, when `i` is run by `find -exec`.
 pub(crate) fn finder_roots(ctx: &Ctx, i: usize) -> Vec<String> {
     let commands = ctx.commands();

@@ -402,7 +402,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
     }
     if net {
-        found.extend(sent_paths(ctx, c));
+        found.extend(sent_paths(ctx, i));
         // `env | curl --data-binary @- ...`: the whole environment goes out.
         if reads_env_dump(ctx, i) {
             found.push((
@@ -507,7 +507,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     found.push((role, cand.to_string(), kind));
                     break;
                 }
+                // A link to a credential directory reads nothing, and
+                // its files keep their names (`ln -s ~/.ssh k`): what is
+                // read through it later on the line is judged where it
+                // lands (aq-shell follows the line's links). A link to a
+                // credential file is a copy under another name.
+                let links = matches!(name.as_str(), "ln" | "link");
                 if role == Role::Copy
+                    && !links
                     && let Some(dir) = paths::secret_dir(cand).or_else(|| {
                         paths::holds_secrets(cand).filter(|_| is_recursive_copy(c, &name))
                     })
@@ -941,7 +948,8 @@ fn flag_value_words<'c>(c: &'c Command, flags: &[&str]) -> Vec<&'c Word> {
 
 /// Files a network tool sends: `curl -d @F`, `-F x=@F`, `-T F`,
 /// `wget --post-file=F`, `scp F host:`, `rsync F host:`.
-fn sent_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
+fn sent_paths(ctx: &Ctx, i: usize) -> Vec<(Role, String, String)> {
+    let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
     let mut candidates: Vec<String> = Vec::new();
     match name {
@@ -991,6 +999,16 @@ fn sent_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
         _ => {}
     }
     let mut out = Vec::new();
+    // `find ~/.aws -type f -exec curl -T {} URL \;`: every file find hands
+    // it, all of them under a credential directory.
+    if candidates.iter().any(|p| p.contains("{}")) {
+        for p in super::placeholder_paths(ctx, i) {
+            match paths::secret_dir(&p).filter(|_| !NormPath::new(&p).is_home()) {
+                Some(dir) => out.push((Role::Send, p, dir.to_string())),
+                None => candidates.push(p),
+            }
+        }
+    }
     for p in candidates {
         if let Some(kind) = ctx.secret_kind(&p) {
             out.push((Role::Send, p, kind));
