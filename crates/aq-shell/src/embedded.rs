@@ -124,7 +124,7 @@ pub(crate) fn code_of(command: &Command, piped: &dyn Fn() -> Option<String>) -> 
     if text.is_empty() {
         return None;
     }
-    let literals = string_literals(&text);
+    let literals = code_literals(lang, &text);
     Some(Code {
         lang: lang.to_string(),
         text,
@@ -463,15 +463,105 @@ fn call_argument_script(rest: &str) -> Option<String> {
 }
 
 /// The string literals of a program text (`'...'` and `"..."`).
+#[cfg(test)]
 pub(crate) fn string_literals(text: &str) -> Vec<String> {
     literal_spans(text).into_iter().map(|(s, _)| s).collect()
 }
 
+/// The strings a program's code holds: its literals, literals joined by
+/// concatenation (`'.e' + 'nv'`, Perl's `'.e' . 'nv'`, Python's `'.e'
+/// 'nv'`), and, in code that decodes base64, the text of literals that
+/// decode to it (`b64decode('fi8uc3No…')`): the paths and commands the
+/// code is built from, however they were split or encoded.
+fn code_literals(lang: &str, text: &str) -> Vec<String> {
+    let ranges = literal_ranges(text);
+    let mut out: Vec<String> = ranges.iter().map(|r| r.0.clone()).collect();
+    let joins = |between: &str| {
+        let t = between.trim();
+        t == "+"
+            || t.is_empty() && matches!(lang, "python" | "ruby")
+            || t == "." && matches!(lang, "perl" | "php")
+            || t == ".." && lang == "lua"
+    };
+    let mut k = 0;
+    while k < ranges.len() {
+        let mut joined = ranges[k].0.clone();
+        let mut j = k;
+        while j + 1 < ranges.len() && joins(&text[ranges[j].2..ranges[j + 1].1]) {
+            joined.push_str(&ranges[j + 1].0);
+            j += 1;
+        }
+        if j > k && joined.len() <= 4096 {
+            out.push(joined);
+        }
+        k = j + 1;
+    }
+    const DECODERS: &[&str] = &[
+        "b64decode",
+        "base64.decode",
+        "decode_base64",
+        "Base64.decode",
+        "base64_decode",
+        "atob(",
+        "'base64'",
+        "\"base64\"",
+        "FromBase64String",
+        "unpack(\"m",
+        "unpack('m",
+    ];
+    if DECODERS.iter().any(|d| text.contains(d)) {
+        let decoded: Vec<String> = out.iter().filter_map(|l| base64_text(l)).collect();
+        out.extend(decoded);
+    }
+    out
+}
+
+/// The text a base64 literal decodes to, when it is printable text.
+fn base64_text(lit: &str) -> Option<String> {
+    let body = lit.trim().trim_end_matches('=');
+    if body.len() < 8 || body.len() > 4096 {
+        return None;
+    }
+    let mut bits: u32 = 0;
+    let mut n = 0;
+    let mut bytes = Vec::with_capacity(body.len() * 3 / 4);
+    for c in body.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(v);
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            bytes.push((bits >> n) as u8);
+            bits &= (1 << n) - 1;
+        }
+    }
+    let text = String::from_utf8(bytes).ok()?;
+    text.chars()
+        .all(|c| !c.is_control() || c == '\n' || c == '\t')
+        .then_some(text)
+}
+
 /// String literals with the byte offset just after each closing quote.
 fn literal_spans(text: &str) -> Vec<(String, usize)> {
+    literal_ranges(text)
+        .into_iter()
+        .map(|(s, _, end)| (s, end))
+        .collect()
+}
+
+/// String literals with the byte offsets of the opening quote and just
+/// after the closing one.
+fn literal_ranges(text: &str) -> Vec<(String, usize, usize)> {
     let mut out = Vec::new();
     let mut chars = text.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
+    while let Some((start, c)) = chars.next() {
         if c != '"' && c != '\'' {
             continue;
         }
@@ -496,7 +586,7 @@ fn literal_spans(text: &str) -> Vec<(String, usize)> {
             lit.push(d);
         }
         match closed {
-            Some(end) => out.push((lit, end)),
+            Some(end) => out.push((lit, start, end)),
             None => break,
         }
         if out.len() > 4096 {
@@ -551,6 +641,26 @@ mod tests {
         let found: Vec<String> = shell_strings(&c).into_iter().map(|(_, s)| s).collect();
         assert!(found.contains(&"id".to_string()));
         assert!(found.contains(&"ls".to_string()));
+    }
+
+    #[test]
+    fn split_and_encoded_strings_are_read_whole() {
+        let lits = |lang: &str, text: &str| code_literals(lang, text);
+        assert!(lits("python", "print(open('.e'+'nv').read())").contains(&".env".to_string()));
+        assert!(lits("python", "open('.e' 'nv')").contains(&".env".to_string()));
+        assert!(lits("perl", "open(F, '.e' . 'nv')").contains(&".env".to_string()));
+        assert!(
+            lits(
+                "python",
+                "import base64;open(base64.b64decode('fi8uc3NoL2lkX3JzYQ==').decode())"
+            )
+            .contains(&"~/.ssh/id_rsa".to_string())
+        );
+        // Arguments are not joined; base64 is only read where it is decoded.
+        assert!(!lits("python", "f('.e', 'nv')").contains(&".env".to_string()));
+        assert!(
+            !lits("python", "print('fi8uc3NoL2lkX3JzYQ==')").contains(&"~/.ssh/id_rsa".to_string())
+        );
     }
 
     #[test]

@@ -373,6 +373,24 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             out
         }
         "find" => unwrap_find(args),
+        // `dotenv -e .env.local -- CMD` (dotenv-cli), `dotenv run CMD`
+        // (python-dotenv), `dotenvx run -f F -- CMD`, `env-cmd -f F CMD`:
+        // CMD runs with the file's variables in its environment.
+        "dotenv" | "dotenvx" | "env-cmd" => {
+            if let Some(k) = args.iter().position(|a| a.text == "--") {
+                return argv_from(name, k + 1, false);
+            }
+            let opts = o("efcvp", &["env-file", "file", "environments", "path"]);
+            match args.iter().position(|a| a.text == "run") {
+                Some(k) => {
+                    let rest = &args[k + 1..];
+                    let i = opts.first_operand(rest);
+                    argv_after(name, &rest[i.min(rest.len())..])
+                }
+                None if name == "env-cmd" => argv_from(name, opts.first_operand(args), false),
+                None => Vec::new(),
+            }
+        }
         "busybox" | "toybox" => {
             let i = o("", &[]).first_operand(args);
             argv_from(name, i, false)

@@ -97,11 +97,14 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
     } else if name == "eval" {
         false
     } else {
-        c.code.is_none()
-            && (ops.is_empty()
-                || ops
-                    .first()
-                    .is_some_and(|o| o.text == "-" || o.text == "/dev/stdin"))
+        // `curl … | python3 -c "import sys; exec(sys.stdin.read())"`: code
+        // on the line that runs its input.
+        c.code.as_ref().is_some_and(super::code::runs_stdin)
+            || c.code.is_none()
+                && (ops.is_empty()
+                    || ops
+                        .first()
+                        .is_some_and(|o| o.text == "-" || o.text == "/dev/stdin"))
     };
     if reads_stdin {
         sources.extend(ctx.upstream(i));
@@ -279,7 +282,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         } else if matches!(name.as_str(), "source" | ".") {
             check_source(ctx, i);
-        } else if !sources.is_empty() && ctx.commands()[i].code.is_none() {
+        } else if !sources.is_empty()
+            && ctx.commands()[i]
+                .code
+                .as_ref()
+                .is_none_or(super::code::runs_stdin)
+        {
             ctx.hit(
                 RuleId::ExecShellString,
                 i,

@@ -638,11 +638,18 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // Interpreter code that names a secret file.
+    // Interpreter code that names a secret file; or moves or copies a
+    // credential directory (`shutil.move('/root/.ssh', '/tmp/s')`).
     if let Some(code) = &c.code {
+        let moves = super::code::moves_or_copies(code);
         for lit in &code.literals {
-            if let Some(kind) = ctx.secret_kind(lit.trim()) {
-                found.push((Role::Read, lit.trim().to_string(), kind));
+            let lit = lit.trim();
+            if let Some(kind) = ctx.secret_kind(lit) {
+                found.push((Role::Read, lit.to_string(), kind));
+            } else if let Some(dir) =
+                paths::secret_dir(lit).filter(|_| moves && !NormPath::new(lit).is_home())
+            {
+                found.push((Role::Copy, lit.to_string(), dir.to_string()));
             }
         }
     }
@@ -781,12 +788,64 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     };
     let env_dump = env_dump || reads_own_environ(c);
     if env_dump && !filtered_to_harmless(ctx, i) {
+        // `source .env && env`, `npx dotenv -- env`: the dump prints the
+        // values just loaded from the file.
+        if let Some(file) = dotenv_loaded_for(ctx, i) {
+            ctx.hit(
+                RuleId::SecretRead,
+                i,
+                format!("prints every environment variable after loading {file}: its values"),
+            );
+        } else {
+            ctx.hit(
+                RuleId::SecretLocation,
+                i,
+                "prints every environment variable, secrets included",
+            );
+        }
+    }
+    // `dotenv -p KEY`, `dotenv get KEY`, `dotenv list`, `dotenvx get`: the
+    // values of a .env file printed by the tool that loads it.
+    let c = &ctx.commands()[i];
+    if matches!(name.as_str(), "dotenv" | "dotenvx")
+        && c.runs.is_none()
+        && c.args()
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "-p" | "get" | "list"))
+    {
         ctx.hit(
-            RuleId::SecretLocation,
+            RuleId::SecretRead,
             i,
-            "prints every environment variable, secrets included",
+            format!("`{name}` prints values of a .env file"),
         );
     }
+}
+
+/// The .env file loaded into the environment that command `i` prints:
+/// by a `dotenv`-like wrapper around it, or sourced earlier on the line
+/// (`source .env`, `. ./.env.local`, `set -a; . .env`).
+fn dotenv_loaded_for(ctx: &Ctx, i: usize) -> Option<String> {
+    let commands = ctx.commands();
+    let mut at = i;
+    for _ in 0..16 {
+        let Some(p) = commands.iter().position(|c| c.runs == Some(at)) else {
+            break;
+        };
+        if matches!(
+            commands[p].program(),
+            Some("dotenv" | "dotenvx" | "env-cmd")
+        ) {
+            let files = flag_values_text(&commands[p], &["-e", "-f"], &["env-file", "file"]);
+            return Some(files.into_iter().next().unwrap_or_else(|| ".env".into()));
+        }
+        at = p;
+    }
+    commands[..i].iter().find_map(|c| {
+        matches!(c.program(), Some("source" | "."))
+            .then(|| operands(c).first().map(|w| w.text.clone()))
+            .flatten()
+            .filter(|f| paths::is_dotenv_secret(NormPath::new(f).name()))
+    })
 }
 
 /// `env | grep ^NODE_`: only lines matching a pattern that names no
@@ -993,6 +1052,32 @@ fn sent_paths(ctx: &Ctx, i: usize) -> Vec<(Role, String, String)> {
             }
         }
         "aws" | "gsutil" | "s3cmd" => candidates.extend(operands(c).iter().map(|w| w.text.clone())),
+        _ => {}
+    }
+    // The commands an interactive transfer client is fed (`sftp host <<<
+    // 'put .env'`, `lftp -e 'put .env' host`, `smbclient -c 'put .env'`):
+    // the files they put.
+    if matches!(
+        name,
+        "sftp" | "ftp" | "lftp" | "tftp" | "smbclient" | "ncftp"
+    ) {
+        let mut script: Vec<String> = super::written::input_text(ctx, c).into_iter().collect();
+        script.extend(flag_values_text(c, &["-c", "-e"], &[]));
+        for line in script.iter().flat_map(|s| s.split(['\n', ';'])) {
+            let words: Vec<&str> = line
+                .split_whitespace()
+                .filter(|w| !w.starts_with('-'))
+                .collect();
+            match words.as_slice() {
+                ["put" | "reput" | "append" | "send", file, ..] => {
+                    candidates.push(file.to_string())
+                }
+                ["mput", files @ ..] => candidates.extend(files.iter().map(|f| f.to_string())),
+                _ => {}
+            }
+        }
+    }
+    match name {
         "mail" | "mutt" | "sendmail" => {
             candidates.extend(flag_values_text(c, &["-a", "-A"], &["attach"]))
         }
@@ -1019,9 +1104,20 @@ fn sent_paths(ctx: &Ctx, i: usize) -> Vec<(Role, String, String)> {
                 p,
                 "the shell history, with the tokens typed on command lines".to_string(),
             ));
-        } else if let Some(dir) = paths::secret_dir(&p)
-            .filter(|_| matches!(name, "scp" | "rsync" | "sftp" | "rclone" | "aws" | "gsutil"))
-        {
+        } else if let Some(dir) = paths::secret_dir(&p).filter(|_| {
+            matches!(
+                name,
+                "scp"
+                    | "rsync"
+                    | "sftp"
+                    | "rclone"
+                    | "aws"
+                    | "gsutil"
+                    | "ftp"
+                    | "lftp"
+                    | "smbclient"
+            )
+        }) {
             out.push((Role::Send, p.clone(), dir.to_string()));
         }
     }
@@ -1525,6 +1621,52 @@ fn check_code_reads_environment(ctx: &mut Ctx, i: usize) {
             .find(|l| is_secret_var(l))
             .map(str::to_string)
     };
+    // `print(dotenv.dotenv_values())`, `load_dotenv(); print(os.environ)`,
+    // `console.log(require('dotenv').config().parsed)`: a .env file's
+    // values, printed.
+    let t = code.text.as_str();
+    let prints = [
+        "print",
+        "console.",
+        "process.stdout",
+        "puts",
+        "p ENV",
+        "pp ",
+        "var_dump",
+        "var_export",
+        "echo ",
+    ]
+    .iter()
+    .any(|p| t.contains(p));
+    let values = [
+        "dotenv_values",
+        "Dotenv.parse",
+        "dotenv.parse",
+        ".parsed",
+        "Dotenv::parse",
+        "Dotenv.load",
+    ]
+    .iter()
+    .any(|v| t.contains(v))
+        || accesses.contains(&EnvAccess::Whole);
+    // A template named (`dotenv_values('.env.example')`) holds no values.
+    let names_a_file = code
+        .literals
+        .iter()
+        .any(|l| NormPath::new(l.trim()).name().starts_with(".env"));
+    let only_templates = names_a_file
+        && !code
+            .literals
+            .iter()
+            .any(|l| paths::is_dotenv_secret(NormPath::new(l.trim()).name()));
+    if t.to_ascii_lowercase().contains("dotenv") && prints && values && !only_templates {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("{lang} code loads a .env file and prints its values"),
+        );
+        return;
+    }
     let key = accesses
         .iter()
         .find_map(|a| match a {
@@ -1570,18 +1712,53 @@ fn check_secret_vars(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
     if is_network_tool(name) {
-        // A secret in a URL or request body leaves the machine; an
-        // authorization header to an API is how tokens are meant to be used.
+        // A secret in a URL, a request body or any other header leaves the
+        // machine; an authentication header to an API is how tokens are
+        // meant to be used (`Authorization: Bearer $TOKEN`, `PRIVATE-TOKEN:`,
+        // `x-api-key:`, `-u user:$PASSWORD`), except for keys a client
+        // signs with and never sends (`$AWS_SECRET_ACCESS_KEY`).
         let args = c.args();
         for (k, w) in args.iter().enumerate() {
-            let header = k > 0
-                && matches!(
-                    args[k - 1].text.as_str(),
-                    "-H" | "--header" | "-u" | "--user" | "--oauth2-bearer"
-                )
-                || w.text.starts_with("--header=")
-                || w.text.to_ascii_lowercase().contains("authorization:");
-            if header {
+            // `-H V`, or a cluster ending in the flag (`-sH V`).
+            let after = |flags: &[&str]| {
+                k > 0 && {
+                    let p = args[k - 1].text.as_str();
+                    flags.contains(&p)
+                        || p.len() > 2
+                            && p.starts_with('-')
+                            && !p.starts_with("--")
+                            && p[1..].chars().all(|ch| ch.is_ascii_alphabetic())
+                            && flags.iter().any(|f| f.len() == 2 && p.ends_with(&f[1..]))
+                }
+            };
+            let header = if after(&["-u", "--user", "--oauth2-bearer", "--proxy-user"]) {
+                Some("authorization")
+            } else if after(&["-H", "--header", "--proxy-header"]) {
+                Some(w.text.as_str())
+            } else {
+                w.text
+                    .strip_prefix("--header=")
+                    .or_else(|| w.text.strip_prefix("-H").filter(|h| !h.is_empty()))
+                    .or_else(|| {
+                        w.text
+                            .to_ascii_lowercase()
+                            .contains("authorization:")
+                            .then_some("authorization")
+                    })
+            };
+            let authenticates = header.is_some_and(|h| {
+                let name = h.split(':').next().unwrap_or(h).trim().to_ascii_lowercase();
+                // A header only known at run time (`-H "$AUTH"`) says nothing.
+                name.starts_with('$')
+                    || ["auth", "token", "key", "cookie", "session"]
+                        .iter()
+                        .any(|n| name.contains(n))
+            });
+            let signing_key = |v: &String| {
+                let upper = v.to_ascii_uppercase();
+                upper.contains("SECRET_ACCESS_KEY") || upper.contains("PRIVATE_KEY")
+            };
+            if authenticates && !w.vars.iter().any(signing_key) {
                 continue;
             }
             if let Some(v) = w.vars.iter().find(|v| is_secret_var(v)) {
@@ -1676,6 +1853,25 @@ fn check_hunt(ctx: &mut Ctx, i: usize, name: &str) {
             } else {
                 explicit.join(" ")
             };
+            // `grep -r . ~/.ssh`, `git grep --no-index -e . -- ~/.aws`: every
+            // file of a credential directory is read to search it.
+            if let Some((root, dir)) = ops
+                .iter()
+                .map(|o| o.text.as_str())
+                .chain(roots.iter().map(String::as_str))
+                .find_map(|o| {
+                    paths::secret_dir(o)
+                        .filter(|_| !NormPath::new(o).is_home())
+                        .map(|d| (o.to_string(), d))
+                })
+            {
+                ctx.hit(
+                    RuleId::SecretRead,
+                    i,
+                    format!("`{name}` searches every file of {root} ({dir})"),
+                );
+                return;
+            }
             if let Some(root) = ops
                 .iter()
                 .map(|o| o.text.as_str())
