@@ -191,15 +191,16 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     first.text
                 ),
             );
-        } else {
+        } else if unreadable || first.text.contains(['$', '`']) || !first.feeds.is_empty() {
             ctx.hit(
                 RuleId::ExecDynamicCommand,
                 i,
                 format!("`{}` is only known at run time", first.text),
             );
         }
-        // A name read with its default (`"${SHELL:-sh}"`) or hidden in
-        // pieces (`c${x}at`) is also judged as the program it names.
+        // A name read with its default (`"${PYTHON:-python3}"`, when the
+        // line does not set it) is judged as that program; one hidden in
+        // pieces (`c${x}at`) is too, and asks as well.
         if unreadable {
             return;
         }

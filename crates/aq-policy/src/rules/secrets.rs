@@ -441,8 +441,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ops.extend(placeholder_values(ctx, i).into_iter().map(Word::literal));
         }
         // `find ~/.aws -type f -exec cat {} +`: every file under a
-        // credential directory.
-        if ops.iter().any(|w| w.text.contains("{}")) && matches!(role, Role::Read | Role::Copy) {
+        // credential directory (unless a name narrows it: `-name '*.pub'`
+        // is judged by that name).
+        if ops.iter().any(|w| w.text.contains("{}"))
+            && matches!(role, Role::Read | Role::Copy)
+            && placeholder_values(ctx, i).is_empty()
+        {
             for root in super::finder_roots(ctx, i) {
                 if let Some(dir) =
                     paths::secret_dir(&root).filter(|_| !NormPath::new(&root).is_home())
