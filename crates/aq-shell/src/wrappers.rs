@@ -376,7 +376,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
         // `dotenv -e .env.local -- CMD` (dotenv-cli), `dotenv run CMD`
         // (python-dotenv), `dotenvx run -f F -- CMD`, `env-cmd -f F CMD`:
         // CMD runs with the file's variables in its environment.
-        "dotenv" | "dotenvx" | "env-cmd" => {
+        "dotenv" | "dotenv-cli" | "dotenvx" | "env-cmd" => {
             if let Some(k) = args.iter().position(|a| a.text == "--") {
                 return argv_from(name, k + 1, false);
             }

@@ -969,11 +969,29 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
     let mut targets = written_paths(c, ctx.model(i));
-    // `find /var/log -type f -exec truncate -s0 {} +`: what find hands it.
+    // `find /var/log -type f -exec truncate -s0 {} +`: what find hands
+    // it; `-exec cp {} /tmp/ \;` writes each under its own name.
     if targets.iter().any(|t| t.contains("{}")) {
         let found = super::placeholder_paths(ctx, i);
-        targets.retain(|t| !t.contains("{}"));
-        targets.extend(found);
+        let base = |p: &str| {
+            p.trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or(p)
+                .to_string()
+        };
+        targets = targets
+            .into_iter()
+            .flat_map(|t| {
+                if t == "{}" {
+                    found.clone()
+                } else if t.contains("{}") {
+                    found.iter().map(|p| t.replace("{}", &base(p))).collect()
+                } else {
+                    vec![t]
+                }
+            })
+            .collect();
     }
     check_extract_over(ctx, i);
     let removed = removed_paths(ctx, i);

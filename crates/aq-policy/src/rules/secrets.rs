@@ -811,7 +811,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // `dotenv -p KEY`, `dotenv get KEY`, `dotenv list`, `dotenvx get`: the
     // values of a .env file printed by the tool that loads it.
     let c = &ctx.commands()[i];
-    if matches!(name.as_str(), "dotenv" | "dotenvx")
+    if matches!(name.as_str(), "dotenv" | "dotenv-cli" | "dotenvx")
         && c.runs.is_none()
         && c.args()
             .iter()
@@ -837,7 +837,7 @@ fn dotenv_loaded_for(ctx: &Ctx, i: usize) -> Option<String> {
         };
         if matches!(
             commands[p].program(),
-            Some("dotenv" | "dotenvx" | "env-cmd")
+            Some("dotenv" | "dotenv-cli" | "dotenvx" | "env-cmd")
         ) {
             let files = flag_values_text(&commands[p], &["-e", "-f"], &["env-file", "file"]);
             return Some(files.into_iter().next().unwrap_or_else(|| ".env".into()));
