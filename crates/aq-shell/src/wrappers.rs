@@ -139,6 +139,24 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
         // `runuser -u USER -- CMD` runs CMD as USER (root only), like
         // `sudo -u`; `runuser USER -c CMD` runs a shell string, like `su`.
         "runuser" => {
+            let user_mode = args
+                .iter()
+                .take_while(|a| a.text != "--")
+                .any(|a| a.text == "-u" || a.text == "--user" || a.text.starts_with("--user="));
+            if user_mode {
+                let i = o(
+                    "ugGsw",
+                    &[
+                        "user",
+                        "group",
+                        "supp-group",
+                        "shell",
+                        "whitelist-environment",
+                    ],
+                )
+                .first_operand(args);
+                return argv_from("runuser", i, true);
+            }
             let shell_string = args
                 .iter()
                 .enumerate()
@@ -151,32 +169,16 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                         .or_else(|| t.strip_prefix("--session-command="))
                         .map(str::to_string),
                 });
-            match shell_string {
-                Some(script) => vec![Inner::Script {
-                    label: "runuser -c".into(),
-                    script,
-                    privileged: true,
-                    stdin_script: false,
-                }],
-                None if args.iter().any(|a| {
-                    a.text == "-u" || a.text == "--user" || a.text.starts_with("--user=")
-                }) =>
-                {
-                    let i = o(
-                        "ugGsw",
-                        &[
-                            "user",
-                            "group",
-                            "supp-group",
-                            "shell",
-                            "whitelist-environment",
-                        ],
-                    )
-                    .first_operand(args);
-                    argv_from("runuser", i, true)
-                }
-                None => Vec::new(),
-            }
+            shell_string
+                .map(|script| {
+                    vec![Inner::Script {
+                        label: "runuser -c".into(),
+                        script,
+                        privileged: true,
+                        stdin_script: false,
+                    }]
+                })
+                .unwrap_or_default()
         }
         "su" => {
             let mut out = Vec::new();

@@ -289,8 +289,9 @@ impl Cap {
     /// it carries: attached (`-eV`, `--rsh=V`, `-oX=V`) or the next word.
     pub fn option_value<'a>(&self, args: &'a [&'a str], k: usize) -> Option<&'a str> {
         let word = args[k];
-        // Every flag starts with `-` or is a `key=` prefix (`dd if=`).
-        if !word.starts_with('-') && !word.contains('=') {
+        // Every flag starts with `-` or is a `key=` prefix (`dd if=`); after
+        // `--`, words are operands (`runuser -u u -- bash -c CMD`: bash's).
+        if !word.starts_with('-') && !word.contains('=') || args[..k].contains(&"--") {
             return None;
         }
         for f in self.flags {

@@ -537,11 +537,18 @@ pub(crate) fn placeholder_paths(ctx: &Ctx, i: usize) -> Vec<String> {
     }
 }
 
-/// The directories `find` searches, when `i` is run by `find -exec`.
+/// The directories `find` searches, when `i` is run by `find -exec`, or by
+/// `xargs` reading what `find` lists (`find ~/.aws -type f | xargs cat`).
 pub(crate) fn finder_roots(ctx: &Ctx, i: usize) -> Vec<String> {
     let commands = ctx.commands();
     match commands.iter().position(|c| c.runs == Some(i)) {
         Some(p) if commands[p].program() == Some("find") => find_roots(&commands[p]),
+        Some(p) if commands[p].program() == Some("xargs") => ctx
+            .upstream(p)
+            .into_iter()
+            .filter(|&u| commands[u].program() == Some("find"))
+            .flat_map(|u| find_roots(&commands[u]))
+            .collect(),
         _ => Vec::new(),
     }
 }

@@ -253,6 +253,10 @@ fn is_network_tool(name: &str) -> bool {
             | "mail"
             | "sendmail"
             | "mutt"
+            | "lftp"
+            | "ncftp"
+            | "tftp"
+            | "smbclient"
     )
 }
 
@@ -835,6 +839,10 @@ fn dotenv_loaded_for(ctx: &Ctx, i: usize) -> Option<String> {
         let Some(p) = commands.iter().position(|c| c.runs == Some(at)) else {
             break;
         };
+        // `direnv exec DIR CMD`: the directory's `.envrc`, loaded.
+        if commands[p].program() == Some("direnv") {
+            return Some(".envrc".into());
+        }
         if matches!(
             commands[p].program(),
             Some("dotenv" | "dotenv-cli" | "dotenvx" | "env-cmd")

@@ -1126,8 +1126,8 @@ fn compose_texts(ctx: &Ctx, i: usize) -> Vec<String> {
 /// What a compose file hands a service of the host (what `docker run`
 /// flags would: [`check_privileged_run`]): privileged mode, the host's
 /// PID or IPC namespace, all or dangerous capabilities, an unconfined
-/// profile, `/` or the Docker socket mounted. Read line by line, for
-/// the short and long volume syntaxes.
+/// profile, `/` or the Docker socket mounted. Read entry by entry, in
+/// block or flow style, for the short and long volume syntaxes.
 pub(crate) fn compose_escapes(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let clean = |v: &str| {
@@ -1136,7 +1136,9 @@ pub(crate) fn compose_escapes(text: &str) -> Vec<String> {
             .to_string()
     };
     let mut in_caps = false;
-    for line in text.lines() {
+    // Block style one entry a line, flow style (`{x: {privileged: true}}`)
+    // one entry between braces and commas.
+    for line in text.split(['\n', '{', '}', ',']) {
         let l = line.trim().trim_start_matches('-').trim();
         let (key, value) = match l.split_once(':') {
             Some((k, v)) if !k.contains(['/', ' ', '"', '\'']) => (k.trim(), v.trim()),
