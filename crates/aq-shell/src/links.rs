@@ -143,8 +143,29 @@ fn made_links(c: &Command) -> Vec<(String, String)> {
     out
 }
 
+/// The program copies `cp SRC DST` (`install`) makes: (DST, SRC). Only
+/// the program a copy runs follows it (`cp /bin/rm x; ./x -rf /`): a copy
+/// deleted or written is the copy, not the original.
+fn made_copies(c: &Command) -> Vec<(String, String)> {
+    if !matches!(c.program(), Some("cp" | "install")) || c.args().iter().any(|w| w.dynamic) {
+        return Vec::new();
+    }
+    let ops: Vec<&str> = c
+        .args()
+        .iter()
+        .map(|w| w.text.as_str())
+        .filter(|t| !t.starts_with('-'))
+        .collect();
+    match ops.as_slice() {
+        [src, dst] if dst.ends_with('/') => vec![(format!("{dst}{}", base(src)), src.to_string())],
+        [src, dst] => vec![(dst.to_string(), src.to_string())],
+        _ => Vec::new(),
+    }
+}
+
 impl Walker {
-    /// Records the links `command` makes, for the commands after it.
+    /// Records the links (and program copies) `command` makes, for the
+    /// commands after it.
     pub(crate) fn note_links(&mut self, command: &Command) {
         for (name, to) in made_links(command) {
             let name = key(&name).to_string();
@@ -153,11 +174,28 @@ impl Walker {
                 self.links.push((name, to));
             }
         }
+        for (name, from) in made_copies(command) {
+            let name = key(&name).to_string();
+            self.copies.retain(|(n, _)| *n != name);
+            if self.copies.len() < MAX_LINKS {
+                self.copies.push((name, from));
+            }
+        }
     }
 
     /// The paths of `command` that go through a link the line made, as the
     /// paths they land on.
     pub(crate) fn follow_links(&self, command: &mut Command) {
+        // A program copied on the line runs as the original.
+        if let Some(first) = command.argv.first_mut().filter(|w| !w.dynamic)
+            && let Some((_, from)) = self
+                .copies
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == key(&first.text))
+        {
+            first.text = from.clone();
+        }
         if self.links.is_empty() {
             return;
         }
@@ -170,8 +208,9 @@ impl Walker {
                 w.text = to;
             }
         };
-        for w in command.argv.iter_mut().skip(1) {
-            follow(w, !on_the_link);
+        // The program too: after `ln -s /bin/rm x`, `./x -rf /` runs rm.
+        for (k, w) in command.argv.iter_mut().enumerate() {
+            follow(w, k == 0 || !on_the_link);
         }
         for r in &mut command.redirects {
             follow(&mut r.target, true);
@@ -248,6 +287,23 @@ mod tests {
         assert_eq!(displays("ln -s / r; rm r"), ["ln -s / r", "rm r"]);
         // Names that only start the same are other files.
         assert_eq!(displays("ln -s / r; cat rr/x"), ["ln -s / r", "cat rr/x"]);
+        assert_eq!(
+            displays("ln -s /bin/rm x; ./x -rf /"),
+            ["ln -s /bin/rm x", "/bin/rm -rf /"]
+        );
+        assert_eq!(
+            displays("ln -s / r && cd r && rm -rf *"),
+            ["ln -s / r", "cd /", "rm -rf *"]
+        );
+        assert_eq!(
+            displays("cp /usr/bin/nc /tmp/n && /tmp/n -l 4444"),
+            ["cp /usr/bin/nc /tmp/n", "/usr/bin/nc -l 4444"]
+        );
+        // A copy removed is the copy.
+        assert_eq!(
+            displays("cp -r /etc e; rm -rf e/"),
+            ["cp -r /etc e", "rm -rf e/"]
+        );
         // Before the link is made, the name is the name.
         assert_eq!(displays("cat k/x; ln -s / k"), ["cat k/x", "ln -s / k"]);
     }

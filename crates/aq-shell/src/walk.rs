@@ -61,6 +61,9 @@ pub(crate) struct Walker {
     /// Links the line made with `ln` (name, what it points to): later
     /// paths through them are read as the paths they land on.
     pub(crate) links: Vec<(String, String)>,
+    /// Programs copied on the line (copy, original): running the copy
+    /// runs the original.
+    pub(crate) copies: Vec<(String, String)>,
     /// Variables with the integer attribute (`declare -i`): a value
     /// assigned to them is evaluated as arithmetic.
     pub(crate) integers: HashSet<String>,
@@ -98,6 +101,7 @@ impl Walker {
             aliases: HashMap::new(),
             git_aliases: HashMap::new(),
             links: Vec::new(),
+            copies: Vec::new(),
             integers: HashSet::new(),
         }
     }
