@@ -284,34 +284,100 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
 fn awk_files(text: &str) -> Vec<(String, String)> {
     let quote = |f: &str| format!("'{}'", f.replace('\'', r"'\''"));
     let mut out = Vec::new();
-    for (lit, end) in literal_spans(text) {
-        let start = end.saturating_sub(lit.len() + 2);
-        let before = text[..start].trim_end();
-        // The statement the literal is in, from its last boundary.
-        let statement = before
-            .rsplit(['{', '}', ';', '\n'])
-            .next()
-            .unwrap_or(before)
-            .trim_start();
-        let found = if let Some(b) = before.strip_suffix(">>") {
-            (!b.ends_with('>')).then(|| ("awk >", format!("tee -a {}", quote(&lit))))
-        } else if before.ends_with('>') {
-            Some(("awk >", format!("tee {}", quote(&lit))))
-        } else if before.ends_with('<') && statement.contains("getline") {
-            Some(("awk <", format!("cat {}", quote(&lit))))
-        } else {
-            None
-        };
+    for statement in awk_statements(text) {
+        let statement = statement.trim();
         // `>` is a redirection only in print statements (elsewhere, a
-        // comparison: `$1 > "m"`).
-        if let Some((label, script)) = found
-            && (label == "awk <" || statement.starts_with("print"))
-            && !lit.is_empty()
+        // comparison: `$1 > "m"`); `<` one only after getline.
+        if statement.starts_with("print")
+            && let Some(at) = outside_quotes(statement, '>', false)
         {
-            out.push((label.to_string(), script));
+            let append = statement[at + 1..].starts_with('>');
+            let expr = &statement[at + 1 + usize::from(append)..];
+            if let Some(path) = awk_path(expr) {
+                let tee = if append { "tee -a" } else { "tee" };
+                out.push(("awk >".to_string(), format!("{tee} {}", quote(&path))));
+            }
+        }
+        if let Some(g) = statement.find("getline")
+            && let Some(at) = outside_quotes(&statement[g..], '<', true)
+        {
+            let expr = &statement[g + at + 1..];
+            let expr = expr.split(')').next().unwrap_or(expr);
+            if let Some(path) = awk_path(expr) {
+                out.push(("awk <".to_string(), format!("cat {}", quote(&path))));
+            }
         }
     }
     out
+}
+
+/// awk's statements: the text split at `;`, braces and newlines outside
+/// string literals.
+fn awk_statements(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (k, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            ';' | '{' | '}' | '\n' if !in_string => {
+                out.push(&text[start..k]);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// Where `op` first stands outside string literals (and, unless
+/// `nested`, outside parentheses).
+fn outside_quotes(text: &str, op: char, nested: bool) -> Option<usize> {
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut depth = 0i32;
+    for (k, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '(' if !in_string => depth += 1,
+            ')' if !in_string => depth -= 1,
+            c if c == op && !in_string && (nested || depth == 0) => return Some(k),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The file an awk expression names, when it is made of string literals
+/// and `ENVIRON["HOME"]` (the home directory), joined as awk joins them.
+fn awk_path(expr: &str) -> Option<String> {
+    let mut rest = expr.trim();
+    let mut path = String::new();
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("ENVIRON[\"HOME\"]") {
+            path.push('~');
+            rest = r.trim_start();
+        } else if rest.starts_with('"') {
+            let (lit, end) = literal_spans(rest).into_iter().next()?;
+            path.push_str(&lit);
+            rest = rest[end..].trim_start();
+        } else {
+            return None;
+        }
+    }
+    (!path.is_empty()).then_some(path)
 }
 
 /// Tcl's `exec PROG ARG...` runs PROG with its words (`{...}` literal,
@@ -694,6 +760,12 @@ mod tests {
         );
         assert_eq!(shell_strings(&c)[0].1, "cat '/etc/shadow'");
         let c = code("awk", "$1 > \"m\" {print}");
+        assert!(shell_strings(&c).is_empty());
+        let c = code("awk", "{print > ENVIRON[\"HOME\"] \"/.bashrc\"}");
+        assert_eq!(shell_strings(&c)[0].1, "tee '~/.bashrc'");
+        let c = code("awk", "{print > $1 \".txt\"}");
+        assert!(shell_strings(&c).is_empty());
+        let c = code("awk", "{print (x > \"a\" ? 1 : 2)}");
         assert!(shell_strings(&c).is_empty());
     }
 }
