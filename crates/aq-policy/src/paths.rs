@@ -69,6 +69,27 @@ fn with_home_dirs(path: &str) -> Option<String> {
     None
 }
 
+/// `/proc/PID/root/REST` (any process, `self`, `$$`, `1`; also
+/// `/proc/PID/task/TID/root/REST`) is that process's view of `/REST`: on
+/// one machine, `/REST` itself.
+fn through_proc_root(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/proc/")?;
+    let mut parts = rest.splitn(2, '/');
+    // The process: any.
+    parts.next().filter(|p| !p.is_empty())?;
+    let mut after = parts.next()?;
+    if let Some(task) = after.strip_prefix("task/") {
+        after = task.split_once('/')?.1;
+    }
+    let inside = after.strip_prefix("root")?;
+    if !(inside.is_empty() || inside.starts_with('/')) {
+        return None;
+    }
+    // `/proc/1/root/root/.ssh` is `/root/.ssh`, read again as a home.
+    let inside = if inside.is_empty() { "/" } else { inside };
+    Some(through_proc_root(inside).unwrap_or_else(|| inside.to_string()))
+}
+
 impl NormPath {
     /// Normalizes a path as the shell left it.
     pub fn new(path: &str) -> Self {
@@ -76,7 +97,7 @@ impl NormPath {
         let replaced = if path.starts_with('$') {
             with_home_dirs(path)
         } else {
-            None
+            through_proc_root(path)
         };
         let path = replaced.as_deref().unwrap_or(path);
         let (in_home, rest) = if let Some(r) = path.strip_prefix('~') {

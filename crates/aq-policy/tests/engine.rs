@@ -801,3 +801,22 @@ fn round6_g2_classes_hold() {
         0,
     );
 }
+
+/// Round 6, group g3: how the shell line is read. `{}` of `find -exec` and
+/// `-delete` stands for the paths under each starting point; `xargs`
+/// hands its command the words of a here-string, here-document or literal
+/// pipe; links made on the line are followed; `${x:-cmd}` reads as its
+/// default; git aliases defined on the line expand; makefiles, compose
+/// files, sed and awk scripts given on the line are judged by what they
+/// run, read and write; interpreter code piped in, split into pieces or
+/// hidden in base64; `/proc/PID/root`; secret headers; transfer scripts.
+/// Each class with its benign neighbours.
+#[test]
+fn round6_g3_line_reading_classes_hold() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round6_g3.jsonl"),
+        100,
+        0,
+        0,
+    );
+}

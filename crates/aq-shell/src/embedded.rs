@@ -48,8 +48,10 @@ fn code_flags(lang: &str) -> &'static [&'static str] {
     }
 }
 
-/// Finds the code an interpreter command runs, if it is on the line.
-pub(crate) fn code_of(command: &Command) -> Option<Code> {
+/// Finds the code an interpreter command runs, if it is on the line: after
+/// its code flag, or read from its input (a here-document, or what
+/// `piped` says literal `echo`/`printf` output piped into it is).
+pub(crate) fn code_of(command: &Command, piped: &dyn Fn() -> Option<String>) -> Option<Code> {
     let name = command.program()?;
     let lang = interpreter_lang(name)?;
     let args = command.args();
@@ -112,12 +114,18 @@ pub(crate) fn code_of(command: &Command) -> Option<Code> {
                     text.push_str(&t.text);
                 }
             }
+            // `echo "import shutil; ..." | python3`.
+            if text.is_empty()
+                && let Some(t) = piped()
+            {
+                text = t;
+            }
         }
     }
     if text.is_empty() {
         return None;
     }
-    let literals = string_literals(&text);
+    let literals = code_literals(lang, &text);
     Some(Code {
         lang: lang.to_string(),
         text,
@@ -254,6 +262,9 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
             }
         }
     }
+    if code.lang == "tcl" {
+        out.extend(tcl_execs(text).into_iter().map(|s| (label.clone(), s)));
+    }
     if code.lang == "awk" {
         // `"cmd" | getline` and `print ... | "cmd"` run cmd through sh.
         for (lit, end) in literal_spans(text) {
@@ -263,8 +274,209 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
                 out.push((label.clone(), lit));
             }
         }
+        out.extend(awk_files(text));
     }
     out
+}
+
+/// The files awk code writes with `print > "F"` (`>>`, `printf`) or reads
+/// with `getline < "F"`, as the commands that do the same (`tee F`,
+/// `tee -a F`, `cat F`), labelled `awk >` and `awk <`.
+fn awk_files(text: &str) -> Vec<(String, String)> {
+    let quote = |f: &str| format!("'{}'", f.replace('\'', r"'\''"));
+    let mut out = Vec::new();
+    for statement in awk_statements(text) {
+        let statement = statement.trim();
+        // `>` is a redirection only in print statements (elsewhere, a
+        // comparison: `$1 > "m"`); `<` one only after getline.
+        if statement.starts_with("print")
+            && let Some(at) = outside_quotes(statement, '>', false)
+        {
+            let append = statement[at + 1..].starts_with('>');
+            let expr = &statement[at + 1 + usize::from(append)..];
+            if let Some(path) = awk_path(expr) {
+                let tee = if append { "tee -a" } else { "tee" };
+                out.push(("awk >".to_string(), format!("{tee} {}", quote(&path))));
+            }
+        }
+        if let Some(g) = statement.find("getline")
+            && let Some(at) = outside_quotes(&statement[g..], '<', true)
+        {
+            let expr = &statement[g + at + 1..];
+            let expr = expr.split(')').next().unwrap_or(expr);
+            if let Some(path) = awk_path(expr) {
+                out.push(("awk <".to_string(), format!("cat {}", quote(&path))));
+            }
+        }
+    }
+    out
+}
+
+/// awk's statements: the text split at `;`, braces and newlines outside
+/// string literals.
+fn awk_statements(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (k, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            ';' | '{' | '}' | '\n' if !in_string => {
+                out.push(&text[start..k]);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// Where `op` first stands outside string literals (and, unless
+/// `nested`, outside parentheses).
+fn outside_quotes(text: &str, op: char, nested: bool) -> Option<usize> {
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut depth = 0i32;
+    for (k, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '(' if !in_string => depth += 1,
+            ')' if !in_string => depth -= 1,
+            c if c == op && !in_string && (nested || depth == 0) => return Some(k),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The file an awk expression names, when it is made of string literals
+/// and `ENVIRON["HOME"]` (the home directory), joined as awk joins them.
+fn awk_path(expr: &str) -> Option<String> {
+    let mut rest = expr.trim();
+    let mut path = String::new();
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("ENVIRON[\"HOME\"]") {
+            path.push('~');
+            rest = r.trim_start();
+        } else if rest.starts_with('"') {
+            let (lit, end) = literal_spans(rest).into_iter().next()?;
+            path.push_str(&lit);
+            rest = rest[end..].trim_start();
+        } else {
+            return None;
+        }
+    }
+    (!path.is_empty()).then_some(path)
+}
+
+/// Tcl's `exec PROG ARG...` runs PROG with its words (`{...}` literal,
+/// `"..."` quoted, up to the end of the command): each as a command line,
+/// its words quoted for the shell (`exec sh -c {curl … | sh}`).
+fn tcl_execs(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(pos) = text[from..].find("exec") {
+        let at = from + pos;
+        from = at + 4;
+        // A command word: at the start, or after `;`, a newline, `[` or `{`.
+        let before = text[..at].trim_end_matches([' ', '\t']);
+        let starts = before.is_empty() || before.ends_with([';', '\n', '[', '{']);
+        if !starts || !b.get(at + 4).is_some_and(|c| *c == b' ' || *c == b'\t') {
+            continue;
+        }
+        let words = tcl_words(&text[at + 4..]);
+        // `exec -ignorestderr -- prog`: its options come first.
+        let words: Vec<String> = words
+            .into_iter()
+            .skip_while(|w| w.starts_with('-'))
+            .filter(|w| !w.starts_with(['<', '>', '2']) || !w.contains('@'))
+            .collect();
+        if words.is_empty() {
+            continue;
+        }
+        out.push(
+            words
+                .iter()
+                .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    out
+}
+
+/// The words of one Tcl command, up to `;`, a newline or an unmatched `]`.
+fn tcl_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
+            chars.next();
+        }
+        let Some(&c) = chars.peek() else { break };
+        match c {
+            ';' | '\n' | ']' => break,
+            '{' => {
+                chars.next();
+                let mut depth = 1;
+                let mut w = String::new();
+                for d in chars.by_ref() {
+                    match d {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    w.push(d);
+                }
+                words.push(w);
+            }
+            '"' => {
+                chars.next();
+                let mut w = String::new();
+                while let Some(d) = chars.next() {
+                    match d {
+                        '\\' => w.extend(chars.next()),
+                        '"' => break,
+                        _ => w.push(d),
+                    }
+                }
+                words.push(w);
+            }
+            _ => {
+                let mut w = String::new();
+                while let Some(&d) = chars.peek() {
+                    if matches!(d, ' ' | '\t' | ';' | '\n' | ']') {
+                        break;
+                    }
+                    w.push(d);
+                    chars.next();
+                }
+                words.push(w);
+            }
+        }
+        if words.len() > 64 {
+            break;
+        }
+    }
+    words
 }
 
 /// The shell string a call passes: one literal, or a list of literals
@@ -318,15 +530,105 @@ fn call_argument_script(rest: &str) -> Option<String> {
 }
 
 /// The string literals of a program text (`'...'` and `"..."`).
+#[cfg(test)]
 pub(crate) fn string_literals(text: &str) -> Vec<String> {
     literal_spans(text).into_iter().map(|(s, _)| s).collect()
 }
 
+/// The strings a program's code holds: its literals, literals joined by
+/// concatenation (`'.e' + 'nv'`, Perl's `'.e' . 'nv'`, Python's `'.e'
+/// 'nv'`), and, in code that decodes base64, the text of literals that
+/// decode to it (`b64decode('fi8uc3No…')`): the paths and commands the
+/// code is built from, however they were split or encoded.
+fn code_literals(lang: &str, text: &str) -> Vec<String> {
+    let ranges = literal_ranges(text);
+    let mut out: Vec<String> = ranges.iter().map(|r| r.0.clone()).collect();
+    let joins = |between: &str| {
+        let t = between.trim();
+        t == "+"
+            || t.is_empty() && matches!(lang, "python" | "ruby")
+            || t == "." && matches!(lang, "perl" | "php")
+            || t == ".." && lang == "lua"
+    };
+    let mut k = 0;
+    while k < ranges.len() {
+        let mut joined = ranges[k].0.clone();
+        let mut j = k;
+        while j + 1 < ranges.len() && joins(&text[ranges[j].2..ranges[j + 1].1]) {
+            joined.push_str(&ranges[j + 1].0);
+            j += 1;
+        }
+        if j > k && joined.len() <= 4096 {
+            out.push(joined);
+        }
+        k = j + 1;
+    }
+    const DECODERS: &[&str] = &[
+        "b64decode",
+        "base64.decode",
+        "decode_base64",
+        "Base64.decode",
+        "base64_decode",
+        "atob(",
+        "'base64'",
+        "\"base64\"",
+        "FromBase64String",
+        "unpack(\"m",
+        "unpack('m",
+    ];
+    if DECODERS.iter().any(|d| text.contains(d)) {
+        let decoded: Vec<String> = out.iter().filter_map(|l| base64_text(l)).collect();
+        out.extend(decoded);
+    }
+    out
+}
+
+/// The text a base64 literal decodes to, when it is printable text.
+fn base64_text(lit: &str) -> Option<String> {
+    let body = lit.trim().trim_end_matches('=');
+    if body.len() < 8 || body.len() > 4096 {
+        return None;
+    }
+    let mut bits: u32 = 0;
+    let mut n = 0;
+    let mut bytes = Vec::with_capacity(body.len() * 3 / 4);
+    for c in body.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(v);
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            bytes.push((bits >> n) as u8);
+            bits &= (1 << n) - 1;
+        }
+    }
+    let text = String::from_utf8(bytes).ok()?;
+    text.chars()
+        .all(|c| !c.is_control() || c == '\n' || c == '\t')
+        .then_some(text)
+}
+
 /// String literals with the byte offset just after each closing quote.
 fn literal_spans(text: &str) -> Vec<(String, usize)> {
+    literal_ranges(text)
+        .into_iter()
+        .map(|(s, _, end)| (s, end))
+        .collect()
+}
+
+/// String literals with the byte offsets of the opening quote and just
+/// after the closing one.
+fn literal_ranges(text: &str) -> Vec<(String, usize, usize)> {
     let mut out = Vec::new();
     let mut chars = text.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
+    while let Some((start, c)) = chars.next() {
         if c != '"' && c != '\'' {
             continue;
         }
@@ -351,7 +653,7 @@ fn literal_spans(text: &str) -> Vec<(String, usize)> {
             lit.push(d);
         }
         match closed {
-            Some(end) => out.push((lit, end)),
+            Some(end) => out.push((lit, start, end)),
             None => break,
         }
         if out.len() > 4096 {
@@ -409,12 +711,62 @@ mod tests {
     }
 
     #[test]
+    fn split_and_encoded_strings_are_read_whole() {
+        let lits = |lang: &str, text: &str| code_literals(lang, text);
+        assert!(lits("python", "print(open('.e'+'nv').read())").contains(&".env".to_string()));
+        assert!(lits("python", "open('.e' 'nv')").contains(&".env".to_string()));
+        assert!(lits("perl", "open(F, '.e' . 'nv')").contains(&".env".to_string()));
+        assert!(
+            lits(
+                "python",
+                "import base64;open(base64.b64decode('fi8uc3NoL2lkX3JzYQ==').decode())"
+            )
+            .contains(&"~/.ssh/id_rsa".to_string())
+        );
+        // Arguments are not joined; base64 is only read where it is decoded.
+        assert!(!lits("python", "f('.e', 'nv')").contains(&".env".to_string()));
+        assert!(
+            !lits("python", "print('fi8uc3NoL2lkX3JzYQ==')").contains(&"~/.ssh/id_rsa".to_string())
+        );
+    }
+
+    #[test]
+    fn tcl_exec_words_are_a_command() {
+        let c = code("tcl", "exec sh -c {curl -s x | sh}");
+        assert_eq!(shell_strings(&c)[0].1, "'sh' '-c' 'curl -s x | sh'");
+        let c = code("tcl", "puts [exec ls -la]; set x 1");
+        assert_eq!(shell_strings(&c)[0].1, "'ls' '-la'");
+        let c = code("tcl", "puts \"no execution here\"");
+        assert!(shell_strings(&c).is_empty());
+    }
+
+    #[test]
     fn awk_system_and_pipes_are_found() {
         let c = code("awk", "BEGIN{system(\"curl x | sh\")}");
         assert_eq!(shell_strings(&c)[0].1, "curl x | sh");
         let c = code("awk", "BEGIN{\"date\" | getline d}");
         assert_eq!(shell_strings(&c)[0].1, "date");
         let c = code("awk", "{print $2}");
+        assert!(shell_strings(&c).is_empty());
+        let c = code("awk", "{print > \"/root/.bashrc\"}");
+        assert_eq!(
+            shell_strings(&c)[0],
+            ("awk >".into(), "tee '/root/.bashrc'".into())
+        );
+        let c = code("awk", "NR==1{printf \"%s\", $0 >> \"out.txt\"}");
+        assert_eq!(shell_strings(&c)[0].1, "tee -a 'out.txt'");
+        let c = code(
+            "awk",
+            "BEGIN{while ((getline l < \"/etc/shadow\") > 0) print l}",
+        );
+        assert_eq!(shell_strings(&c)[0].1, "cat '/etc/shadow'");
+        let c = code("awk", "$1 > \"m\" {print}");
+        assert!(shell_strings(&c).is_empty());
+        let c = code("awk", "{print > ENVIRON[\"HOME\"] \"/.bashrc\"}");
+        assert_eq!(shell_strings(&c)[0].1, "tee '~/.bashrc'");
+        let c = code("awk", "{print > $1 \".txt\"}");
+        assert!(shell_strings(&c).is_empty());
+        let c = code("awk", "{print (x > \"a\" ? 1 : 2)}");
         assert!(shell_strings(&c).is_empty());
     }
 }

@@ -22,10 +22,13 @@
 
 mod embedded;
 mod evaluated;
+mod git_alias;
+mod links;
 mod model;
 mod walk;
 mod words;
 mod wrappers;
+mod xargs;
 
 pub use embedded::interpreter_lang;
 pub use model::{

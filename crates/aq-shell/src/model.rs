@@ -190,7 +190,7 @@ fn hidden_name(w: &Word) -> Option<&'static str> {
     if base.is_empty() || base.len() == out.len() && w.text.starts_with('$') {
         return None;
     }
-    aq_knowledge::programs::known_name(base)
+    aq_knowledge::programs::known_program_name(base)
 }
 
 /// Whether shell glob `pattern` (`*`, `?`, `[...]`) matches `name` whole.

@@ -55,6 +55,15 @@ pub(crate) struct Walker {
     /// Aliases the line defines (`alias ll='ls -la'`): a later `ll src`
     /// runs `ls -la src` where the shell expands aliases.
     aliases: HashMap<String, String>,
+    /// git aliases the line defines (`git config alias.p 'push -f'`),
+    /// by lowercase name: a later `git p` runs `git push -f`.
+    pub(crate) git_aliases: HashMap<String, String>,
+    /// Links the line made with `ln` (name, what it points to): later
+    /// paths through them are read as the paths they land on.
+    pub(crate) links: Vec<(String, String)>,
+    /// Programs copied on the line (copy, original): running the copy
+    /// runs the original.
+    pub(crate) copies: Vec<(String, String)>,
     /// Variables with the integer attribute (`declare -i`): a value
     /// assigned to them is evaluated as arithmetic.
     pub(crate) integers: HashSet<String>,
@@ -90,6 +99,9 @@ impl Walker {
             refs: HashMap::new(),
             hashed: HashMap::new(),
             aliases: HashMap::new(),
+            git_aliases: HashMap::new(),
+            links: Vec::new(),
+            copies: Vec::new(),
             integers: HashSet::new(),
         }
     }
@@ -645,9 +657,12 @@ impl Walker {
     /// Adds a command, then whatever it runs in turn (wrappers, nested
     /// shells, interpreter code). Returns its index.
     pub(crate) fn push_command(&mut self, mut command: Command) -> usize {
-        command.code = crate::embedded::code_of(&command);
+        self.follow_links(&mut command);
+        command.code = crate::embedded::code_of(&command, &|| self.piped_text(&command));
         let idx = self.out.commands.len();
         let mut inners = wrappers::unwrap(&command);
+        self.fill_xargs(&command, &mut inners);
+        inners.extend(self.git_alias_inner(&command));
         if let Some(script) = self.echoed_script(&command) {
             inners.push(Inner::Script {
                 label: "echo | sh".into(),
@@ -663,6 +678,7 @@ impl Walker {
             .unwrap_or_default();
         let stdin = command.stdin.clone();
         let privileged = command.privileged;
+        self.note_links(&command);
         self.out.commands.push(command);
         if inners.is_empty() && shell_outs.is_empty() {
             return idx;
@@ -746,6 +762,18 @@ impl Walker {
             self.out.commands[idx].runs = Some(first);
         }
         idx
+    }
+
+    /// What literal `echo`/`printf` output (or a here-document copied by
+    /// `cat`) piped into `command` says, when every pipe into it is one.
+    fn piped_text(&self, command: &Command) -> Option<String> {
+        let mut text = String::new();
+        for input in &command.stdin {
+            if let Input::Pipe(p) = input {
+                text.push_str(&self.literal_output(*p)?);
+            }
+        }
+        (!text.is_empty()).then_some(text)
     }
 
     /// `echo 'cmd' | sh`, `printf 'a\nb\n' | bash`: the text a shell reads

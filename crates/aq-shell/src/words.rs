@@ -99,6 +99,37 @@ impl Walker {
         }
     }
 
+    /// What command `idx` of the line prints when that is known from the
+    /// line alone: `echo` or `printf` of literal words, or `cat` copying a
+    /// here-document or here-string. Unlike [`Self::constant_output`], the
+    /// text keeps its last newline (it is read as input, not spliced).
+    pub(crate) fn literal_output(&self, idx: usize) -> Option<String> {
+        let c = self.out.commands.get(idx)?;
+        if c.argv.iter().any(|w| w.dynamic)
+            || c.redirects
+                .iter()
+                .any(|r| r.kind.writes() && r.fd.is_none_or(|f| f == 1))
+        {
+            return None;
+        }
+        let args: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+        match c.program()? {
+            "echo" if c.stdin.is_empty() => echo_output(&args),
+            "printf" if c.stdin.is_empty() => printf_output(&args),
+            "cat" if args.is_empty() || args == ["-"] => {
+                let mut out = String::new();
+                for input in &c.stdin {
+                    match input {
+                        crate::model::Input::Text(t) if !t.dynamic => out.push_str(&t.text),
+                        _ => return None,
+                    }
+                }
+                (!out.is_empty()).then_some(out)
+            }
+            _ => None,
+        }
+    }
+
     /// Expands one source word into the words the program would receive:
     /// brace expansion, then the expansions, then field splitting on `IFS`
     /// of what unquoted expansions produced, then removal of empty fields
@@ -487,6 +518,13 @@ impl Walker {
                 Val::Unknown
             }
             Some(Var::Unset) => Val::Unset,
+            // A value read with a default (`x=${x:-rm}`): that reading,
+            // still only known at run time.
+            Some(Var::Scalar(w)) if is_default_reading(&w) && matches!(index, 0 | -1) => {
+                acc.word.dynamic = true;
+                acc.add_vars(&w.vars);
+                Val::One(w.text.clone())
+            }
             Some(Var::Scalar(w)) => match (index, acc.known(&w)) {
                 (0 | -1, Some(t)) => Val::One(t),
                 (_, Some(_)) => Val::Unset,
@@ -590,8 +628,12 @@ impl Walker {
                 let value = self.parameter_value(parameter, *indirect, acc);
                 match value.is_missing(test_type) {
                     None => {
-                        // Set or not is only known at run time: the default
-                        // may be what bash uses (and, for `:=`, assigns).
+                        // Set or not is only known at run time (the line does
+                        // not set it): the word is read with its default,
+                        // which is what bash uses when the environment does
+                        // not set it either (`${SHELL:-sh}`, `x=${x:-rm};
+                        // $x -rf ~/`), and stays marked as only known at run
+                        // time. For `:=`, that is also the value assigned.
                         // Its substitutions run then, as commands of the
                         // line; a subscript in it runs when the value is
                         // evaluated as arithmetic later (`: ${x:='a[$(cmd)]'};
@@ -604,11 +646,22 @@ impl Walker {
                         if holds_subscript_code(&w.text) {
                             self.eval_arithmetic(&w, "arithmetic", 0);
                         }
-                        unknown(acc);
-                        for f in w.feeds {
-                            if !acc.word.feeds.contains(&f) {
-                                acc.word.feeds.push(f);
-                            }
+                        let name = any_parameter_name(source).map(str::to_string);
+                        if matches!(expr, P::AssignDefaultValues { .. })
+                            && !*indirect
+                            && let Parameter::Named(n) = parameter
+                        {
+                            let mut v = w.clone();
+                            v.dynamic = true;
+                            v.vars.extend(name.clone());
+                            self.set_var(n, v);
+                        }
+                        acc.append(sub);
+                        acc.word.dynamic = true;
+                        if let Some(name) = name
+                            && !acc.word.vars.contains(&name)
+                        {
+                            acc.word.vars.push(name);
                         }
                         return;
                     }
@@ -1666,6 +1719,17 @@ fn one_case(c: char, upper: bool) -> char {
 
 fn change_first(s: &str, upper: bool) -> String {
     change_case(s, &[(Pat::Any, true)], upper, false)
+}
+
+/// Whether a variable's value is a default reading (`${x:-rm}` with `x` not
+/// set on the line): only known at run time, yet spelled out whole, with
+/// no substitution or variable left in it.
+fn is_default_reading(w: &Word) -> bool {
+    w.dynamic
+        && w.feeds.is_empty()
+        && !w.vars.is_empty()
+        && !w.text.contains(['$', '`'])
+        && w.text.len() < 4096
 }
 
 /// The variable a complex expansion like `${X:-y}` or `${#X}` reads.

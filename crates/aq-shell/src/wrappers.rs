@@ -114,6 +114,72 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             argv_from("sudo", i, true)
         }
         "doas" => argv_from("doas", o("uC", &[]).first_operand(args), true),
+        "pkexec" => argv_from("pkexec", o("", &["user"]).first_operand(args), true),
+        "run0" => argv_from(
+            "run0",
+            o(
+                "ugD",
+                &[
+                    "user",
+                    "group",
+                    "chdir",
+                    "setenv",
+                    "unit",
+                    "property",
+                    "description",
+                    "slice",
+                    "nice",
+                    "machine",
+                    "background",
+                ],
+            )
+            .first_operand(args),
+            true,
+        ),
+        // `runuser -u USER -- CMD` runs CMD as USER (root only), like
+        // `sudo -u`; `runuser USER -c CMD` runs a shell string, like `su`.
+        "runuser" => {
+            let user_mode = args
+                .iter()
+                .take_while(|a| a.text != "--")
+                .any(|a| a.text == "-u" || a.text == "--user" || a.text.starts_with("--user="));
+            if user_mode {
+                let i = o(
+                    "ugGsw",
+                    &[
+                        "user",
+                        "group",
+                        "supp-group",
+                        "shell",
+                        "whitelist-environment",
+                    ],
+                )
+                .first_operand(args);
+                return argv_from("runuser", i, true);
+            }
+            let shell_string = args
+                .iter()
+                .enumerate()
+                .find_map(|(k, a)| match a.text.as_str() {
+                    "-c" | "--command" | "--session-command" => {
+                        args.get(k + 1).map(|s| s.text.clone())
+                    }
+                    t => t
+                        .strip_prefix("--command=")
+                        .or_else(|| t.strip_prefix("--session-command="))
+                        .map(str::to_string),
+                });
+            shell_string
+                .map(|script| {
+                    vec![Inner::Script {
+                        label: "runuser -c".into(),
+                        script,
+                        privileged: true,
+                        stdin_script: false,
+                    }]
+                })
+                .unwrap_or_default()
+        }
         "su" => {
             let mut out = Vec::new();
             let mut i = 0;
@@ -309,6 +375,24 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             out
         }
         "find" => unwrap_find(args),
+        // `dotenv -e .env.local -- CMD` (dotenv-cli), `dotenv run CMD`
+        // (python-dotenv), `dotenvx run -f F -- CMD`, `env-cmd -f F CMD`:
+        // CMD runs with the file's variables in its environment.
+        "dotenv" | "dotenv-cli" | "dotenvx" | "env-cmd" => {
+            if let Some(k) = args.iter().position(|a| a.text == "--") {
+                return argv_from(name, k + 1, false);
+            }
+            let opts = o("efcvp", &["env-file", "file", "environments", "path"]);
+            match args.iter().position(|a| a.text == "run") {
+                Some(k) => {
+                    let rest = &args[k + 1..];
+                    let i = opts.first_operand(rest);
+                    argv_after(name, &rest[i.min(rest.len())..])
+                }
+                None if name == "env-cmd" => argv_from(name, opts.first_operand(args), false),
+                None => Vec::new(),
+            }
+        }
         "busybox" | "toybox" => {
             let i = o("", &[]).first_operand(args);
             argv_from(name, i, false)
@@ -467,7 +551,7 @@ fn unwrap_sed(args: &[Word]) -> Vec<Inner> {
         }
         k += 1;
     }
-    let mut out = Vec::new();
+    let mut out = sed_files(&scripts);
     for script in scripts {
         for line in script.split('\n') {
             let mut offset = 0;
@@ -501,6 +585,110 @@ fn unwrap_sed(args: &[Word]) -> Vec<Inner> {
         }
     }
     out
+}
+
+/// The files a sed script reads or writes with its own commands: `r F` and
+/// `R F` read F into the output (as `cat F` does), `w F`, `W F` and the
+/// `w F` flag of `s///` write to F (as `tee F` does). A file name runs to
+/// the end of its line.
+fn sed_files(scripts: &[&str]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    for script in scripts {
+        for line in script.split('\n') {
+            let mut rest = line;
+            while let Some((cmd, after)) = sed_command(rest) {
+                let file = match cmd {
+                    'r' | 'R' | 'w' | 'W' => Some(after.trim()),
+                    's' => s_command_write(after),
+                    _ => None,
+                };
+                if let Some(f) = file.filter(|f| !f.is_empty()) {
+                    let (program, label) = if matches!(cmd, 'r' | 'R') {
+                        ("cat", "sed r")
+                    } else {
+                        ("tee", "sed w")
+                    };
+                    out.push(Inner::Argv {
+                        label: label.into(),
+                        argv: vec![Word::literal(program), Word::literal(f)],
+                        privileged: false,
+                        keeps_stdin: false,
+                    });
+                    break;
+                }
+                // Commands that take the rest of the line end it.
+                if matches!(
+                    cmd,
+                    'r' | 'R' | 'w' | 'W' | 'a' | 'i' | 'c' | 'e' | ':' | 'b' | 't' | 'T' | '#'
+                ) {
+                    break;
+                }
+                let Some(k) = after.find(';') else { break };
+                rest = &after[k + 1..];
+            }
+        }
+    }
+    out
+}
+
+/// The command letter of a sed command, after its address (`3`, `$`,
+/// `/re/`, `\%re%`, `a,b`, `!`, `~n`), and the text after it.
+fn sed_command(text: &str) -> Option<(char, &str)> {
+    let b = text.as_bytes();
+    let mut k = 0;
+    let skip_regex = |k: usize, delim: u8| -> usize {
+        let mut j = k;
+        while j < b.len() && b[j] != delim {
+            if b[j] == b'\\' {
+                j += 1;
+            }
+            j += 1;
+        }
+        j + 1
+    };
+    loop {
+        while k < b.len() && (b[k] == b' ' || b[k] == b'\t') {
+            k += 1;
+        }
+        match b.get(k)? {
+            b'0'..=b'9' | b'$' | b',' | b'!' | b'~' | b'+' => k += 1,
+            b'/' => k = skip_regex(k + 1, b'/'),
+            b'\\' => {
+                let delim = *b.get(k + 1)?;
+                k = skip_regex(k + 2, delim);
+            }
+            b'{' | b'}' | b';' => k += 1,
+            _ => break,
+        }
+    }
+    let c = text.get(k..)?.chars().next()?;
+    Some((c, &text[k + c.len_utf8()..]))
+}
+
+/// The file a `s/re/rep/FLAGS` command writes with its `w FILE` flag.
+fn s_command_write(after: &str) -> Option<&str> {
+    let mut chars = after.char_indices();
+    let (_, delim) = chars.next()?;
+    let mut seen = 0;
+    let mut escaped = false;
+    for (k, c) in chars {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        if c == '\\' {
+            escaped = true;
+        } else if c == delim {
+            seen += 1;
+            if seen == 2 {
+                let flags = &after[k + c.len_utf8()..];
+                let end = flags.find(';').unwrap_or(flags.len());
+                let w = flags[..end].find('w')?;
+                return Some(flags[w + 1..].trim());
+            }
+        }
+    }
+    None
 }
 
 /// `tmux new-session|new-window|split-window|respawn-pane|run-shell … 'CMD'`:
@@ -1509,6 +1697,34 @@ mod tests {
         let w = words("pnpm -r --filter web exec tsc");
         let inner = unwrap_runner("pnpm", &w[1..]);
         assert!(matches!(&inner[..], [Inner::Argv { argv, .. }] if argv[0].text == "tsc"));
+    }
+
+    #[test]
+    fn sed_reads_and_writes_files_named_in_its_script() {
+        let files = |script: &str| -> Vec<String> {
+            sed_files(&[script])
+                .into_iter()
+                .filter_map(|i| match i {
+                    Inner::Argv { argv, .. } => Some(
+                        argv.iter()
+                            .map(|w| w.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    ),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(files("r /root/.ssh/id_rsa"), ["cat /root/.ssh/id_rsa"]);
+        assert_eq!(files("/marker/r snippet.txt"), ["cat snippet.txt"]);
+        assert_eq!(files("$r notes; more"), ["cat notes; more"]);
+        assert_eq!(files("w /root/.bashrc"), ["tee /root/.bashrc"]);
+        assert_eq!(files("1,5W out.txt"), ["tee out.txt"]);
+        assert_eq!(files("s/a/b/gw changes.log"), ["tee changes.log"]);
+        assert!(files("s/wr/rw/g").is_empty());
+        assert!(files("1,20p").is_empty());
+        assert!(files("/^#/d;s/x/y/").is_empty());
+        assert!(files("s|/usr/r|/opt/w|").is_empty());
     }
 
     #[test]

@@ -304,8 +304,9 @@ impl Cap {
     /// it carries: attached (`-eV`, `--rsh=V`, `-oX=V`) or the next word.
     pub fn option_value<'a>(&self, args: &'a [&'a str], k: usize) -> Option<&'a str> {
         let word = args[k];
-        // Every flag starts with `-` or is a `key=` prefix (`dd if=`).
-        if !word.starts_with('-') && !word.contains('=') {
+        // Every flag starts with `-` or is a `key=` prefix (`dd if=`); after
+        // `--`, words are operands (`runuser -u u -- bash -c CMD`: bash's).
+        if !word.starts_with('-') && !word.contains('=') || args[..k].contains(&"--") {
             return None;
         }
         for f in self.flags {
@@ -518,6 +519,18 @@ pub fn known_name(name: &str) -> Option<&'static str> {
         .binary_search_by(|(k, _)| k.cmp(&name))
         .ok()
         .map(|k| NAMES[k].0)
+}
+
+/// The tables' own spelling of `name` when it is a program the rules know
+/// by name: one of the table, or a plain name of `names.toml` (`rm`,
+/// `mkdir`). Name prefixes of families (`python3.12`) are not spelled out.
+pub fn known_program_name(name: &str) -> Option<&'static str> {
+    known_name(name).or_else(|| {
+        KNOWN
+            .binary_search_by(|(k, _)| k.cmp(&name))
+            .ok()
+            .map(|k| KNOWN[k].0)
+    })
 }
 
 /// What a platform's delete removes whole, when the words of its

@@ -236,6 +236,52 @@ fn evaluates(code: &Code) -> bool {
     }
 }
 
+/// Whether the code runs, as code, what it reads on its standard input
+/// (`exec(sys.stdin.read())`, `eval(require('fs').readFileSync(0, 'utf8'))`,
+/// `eval STDIN.read`, `eval join '', <STDIN>`): a pipe into it is its program.
+pub(crate) fn runs_stdin(code: &Code) -> bool {
+    let t = code.text.as_str();
+    let reads = t.to_ascii_lowercase().contains("stdin")
+        || any(
+            t,
+            &[
+                "input(",
+                "readFileSync(0",
+                "open(0",
+                "php://stdin",
+                "io.read(",
+            ],
+        );
+    reads && evaluates(code)
+}
+
+/// Whether the code moves or copies files or trees (`shutil.move`,
+/// `shutil.copytree`, `os.rename`, `fs.cpSync`, `FileUtils.mv`, `File.rename`).
+pub(crate) fn moves_or_copies(code: &Code) -> bool {
+    any(
+        &code.text,
+        &[
+            "shutil.move",
+            "shutil.copy",
+            "copytree",
+            "os.rename",
+            "os.renames",
+            "os.replace",
+            ".rename(",
+            "renameSync",
+            "copyFileSync",
+            "cpSync",
+            "fs.cp(",
+            "FileUtils.mv",
+            "FileUtils.cp",
+            "File.rename",
+            "rename(",
+            "copy(",
+            "move(",
+        ],
+    )
+}
+
 fn writes(code: &Code) -> bool {
     let t = code.text.as_str();
     any(
@@ -509,6 +555,40 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         );
     }
     let code = ctx.commands()[i].code.as_ref().expect("checked above");
+    // `open(site.getusersitepackages() + '/x.pth', 'w')`: a `.pth` file in
+    // Python's site directory, whose `import` lines run at every start.
+    if writes(code)
+        && any(
+            &code.text,
+            &[
+                "getusersitepackages",
+                "getsitepackages",
+                "USER_SITE",
+                "site-packages",
+                "dist-packages",
+                "purelib",
+                "platlib",
+                "get_python_lib",
+            ],
+        )
+        && let Some((file, lit)) = code.literals.iter().find_map(|l| {
+            let name = l.trim().trim_start_matches('/');
+            name.ends_with(".pth")
+                .then(|| places::tool_config_with(&format!("site-packages/{name}"), ctx.policy))
+                .flatten()
+                .map(|f| (f, name.to_string()))
+        })
+    {
+        ctx.hit(
+            RuleId::PersistToolConfig,
+            i,
+            format!(
+                "{lang} code writes {lit} into {}'s site directory: its `import` lines run at every start",
+                file.tool
+            ),
+        );
+        return;
+    }
     let persist = code
         .literals
         .iter()

@@ -70,7 +70,7 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
     let shell = is_shell(name);
     let sourcing = matches!(name, "source" | ".");
     let lang = interpreter_lang(name).filter(|l| *l != "awk");
-    if !(shell || sourcing || lang.is_some() || name == "eval") {
+    if !(shell || sourcing || lang.is_some() || name == "eval") || only_checks_syntax(c, name) {
         return None;
     }
     let mut sources = Vec::new();
@@ -97,11 +97,14 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
     } else if name == "eval" {
         false
     } else {
-        c.code.is_none()
-            && (ops.is_empty()
-                || ops
-                    .first()
-                    .is_some_and(|o| o.text == "-" || o.text == "/dev/stdin"))
+        // `curl … | python3 -c "import sys; exec(sys.stdin.read())"`: code
+        // on the line that runs its input.
+        c.code.as_ref().is_some_and(super::code::runs_stdin)
+            || c.code.is_none()
+                && (ops.is_empty()
+                    || ops
+                        .first()
+                        .is_some_and(|o| o.text == "-" || o.text == "/dev/stdin"))
     };
     if reads_stdin {
         sources.extend(ctx.upstream(i));
@@ -114,6 +117,20 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
         }
     }
     Some(sources)
+}
+
+/// `php -l F`, `bash -n F`, `node --check F`, `ruby -c F`, `perl -c F`:
+/// the code is parsed to check its syntax, and nothing of it runs.
+fn only_checks_syntax(c: &Command, name: &str) -> bool {
+    let flag = |short: char, long: &[&str]| has_flag(c, Some(short), long);
+    match interpreter_lang(name) {
+        Some("php") => flag('l', &["syntax-check"]),
+        Some("node") => flag('c', &["check"]) && !has_flag(c, Some('e'), &["eval"]),
+        Some("ruby") | Some("perl") => {
+            c.args().iter().any(|a| a.text == "-c") && !has_flag(c, Some('e'), &[])
+        }
+        _ => is_shell(name) && c.args().iter().any(|a| a.text == "-n"),
+    }
 }
 
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
@@ -151,6 +168,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let first = &c.argv[0];
     if first.dynamic || c.program().is_none() {
         let sources = ctx.word_sources(first);
+        let unreadable = c.program().is_none();
         if let Some(d) = ctx.any_source(&sources, is_downloader) {
             let what = ctx.commands()[d].display();
             ctx.hit(
@@ -158,14 +176,34 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 i,
                 format!("the command to run comes from `{what}`"),
             );
-        } else {
+        } else if let Some(d) = ctx
+            .any_source(&ctx.upstream(i), is_downloader)
+            .filter(|_| unreadable)
+        {
+            // `curl … | $RUN`: what reads the download cannot be read
+            // here; it may well be a shell.
+            let what = ctx.commands()[d].display();
+            ctx.hit(
+                RuleId::NetPipeToShell,
+                i,
+                format!(
+                    "`{what}` is fed into `{}`, which is only known at run time",
+                    first.text
+                ),
+            );
+        } else if unreadable || first.text.contains(['$', '`']) || !first.feeds.is_empty() {
             ctx.hit(
                 RuleId::ExecDynamicCommand,
                 i,
                 format!("`{}` is only known at run time", first.text),
             );
         }
-        return;
+        // A name read with its default (`"${PYTHON:-python3}"`, when the
+        // line does not set it) is judged as that program; one hidden in
+        // pieces (`c${x}at`) is too, and asks as well.
+        if unreadable {
+            return;
+        }
     }
     let name = c.program().unwrap_or_default().to_string();
     // `script -qc "npm test"`, `flock /tmp/l -c 'make'`, `watch 'ls | wc -l'`:
@@ -245,7 +283,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         } else if matches!(name.as_str(), "source" | ".") {
             check_source(ctx, i);
-        } else if !sources.is_empty() && ctx.commands()[i].code.is_none() {
+        } else if !sources.is_empty()
+            && ctx.commands()[i]
+                .code
+                .as_ref()
+                .is_none_or(super::code::runs_stdin)
+        {
             ctx.hit(
                 RuleId::ExecShellString,
                 i,

@@ -245,7 +245,16 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
     let mut targets: Vec<(String, bool)> = Vec::new();
     for op in operands(c) {
         if op.text.contains("{}") || (op.dynamic && c.via.last().is_some_and(|v| v == "xargs")) {
-            if let Some(root) = roots.iter().find(|r| is_root_like(r)) {
+            // `find /tmp -maxdepth 1 -name pytest-of-dev -exec rm -rf {} +`:
+            // a name found in the scratch space, not the scratch space.
+            let narrowed_in_temp = |r: &String| {
+                !placeholders.is_empty()
+                    && places::area_with(r, ctx.policy) == Some(aq_knowledge::areas::Area::Temp)
+            };
+            if let Some(root) = roots
+                .iter()
+                .find(|r| is_root_like(r) && !narrowed_in_temp(r))
+            {
                 targets.push((format!("everything find matches under {root}"), true));
                 continue;
             }
@@ -572,6 +581,45 @@ fn check_find_delete(ctx: &mut Ctx, i: usize) {
             format!("deletes everything find matches under {}", roots.join(" ")),
         );
         return;
+    }
+    // What it deletes, by name under each starting point (or all of it):
+    // an agent's transcripts, the shell history, the system logs.
+    let names = flag_values_text(c, &["-name", "-iname", "-path"], &[]);
+    let found: Vec<String> = if names.is_empty() {
+        roots.clone()
+    } else {
+        roots
+            .iter()
+            .flat_map(|r| {
+                names.iter().map(move |n| match n.strip_prefix(r.as_str()) {
+                    // `-path '/var/log/*'`: the path whole.
+                    Some(_) => n.clone(),
+                    None => format!("{}/{}", r.trim_end_matches('/'), n.trim_start_matches("./")),
+                })
+            })
+            .collect()
+    };
+    for t in &found {
+        if let Some(what) = paths::agent_transcripts(t) {
+            ctx.hit(RuleId::AntiHistoryTamper, i, format!("deletes {t}, {what}"));
+            return;
+        }
+        if paths::is_history_file(t) {
+            ctx.hit(
+                RuleId::AntiHistoryTamper,
+                i,
+                format!("deletes the history file {t}"),
+            );
+            return;
+        }
+        if paths::is_system_log(t) {
+            ctx.hit(
+                RuleId::AntiAuditDisable,
+                i,
+                format!("deletes the system log {t}"),
+            );
+            return;
+        }
     }
     let names = flag_values_text(c, &["-name", "-iname"], &[]);
     let harmless = !names.is_empty()
@@ -1121,7 +1169,34 @@ fn diff_header_names(text: &str) -> Vec<String> {
 fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
-    let targets = written_with_modes(c, ctx.model(i));
+    let mut targets = written_with_modes(c, ctx.model(i));
+    // `find /var/log -type f -exec truncate -s0 {} +`: what find hands
+    // it; `-exec cp {} /tmp/ \;` writes each under its own name.
+    if targets.iter().any(|(t, _)| t.contains("{}")) {
+        let found = super::placeholder_paths(ctx, i);
+        let base = |p: &str| {
+            p.trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or(p)
+                .to_string()
+        };
+        targets = targets
+            .into_iter()
+            .flat_map(|(t, mode)| {
+                if t == "{}" {
+                    found.iter().map(|p| (p.clone(), mode)).collect()
+                } else if t.contains("{}") {
+                    found
+                        .iter()
+                        .map(|p| (t.replace("{}", &base(p)), mode))
+                        .collect()
+                } else {
+                    vec![(t, mode)]
+                }
+            })
+            .collect();
+    }
     check_extract_over(ctx, i);
     let removed = removed_paths(ctx, i);
     if targets.is_empty() && removed.is_empty() {

@@ -526,11 +526,31 @@ pub(crate) fn placeholder_values(ctx: &Ctx, i: usize) -> Vec<String> {
     }
 }
 
-/// The directories `find` searches, when `i` is run by `find -exec`.
+/// The paths a `{}` operand of command `i` stands for: what `find` or
+/// `xargs` hand it ([`placeholder_values`]), or, when `find` narrows
+/// nothing by name, its starting points, each standing for every path
+/// under it (`find /var/log -exec truncate -s0 {} +` empties the logs).
+pub(crate) fn placeholder_paths(ctx: &Ctx, i: usize) -> Vec<String> {
+    let named = placeholder_values(ctx, i);
+    if named.is_empty() {
+        finder_roots(ctx, i)
+    } else {
+        named
+    }
+}
+
+/// The directories `find` searches, when `i` is run by `find -exec`, or by
+/// `xargs` reading what `find` lists (`find ~/.aws -type f | xargs cat`).
 pub(crate) fn finder_roots(ctx: &Ctx, i: usize) -> Vec<String> {
     let commands = ctx.commands();
     match commands.iter().position(|c| c.runs == Some(i)) {
         Some(p) if commands[p].program() == Some("find") => find_roots(&commands[p]),
+        Some(p) if commands[p].program() == Some("xargs") => ctx
+            .upstream(p)
+            .into_iter()
+            .filter(|&u| commands[u].program() == Some("find"))
+            .flat_map(|u| find_roots(&commands[u]))
+            .collect(),
         _ => Vec::new(),
     }
 }

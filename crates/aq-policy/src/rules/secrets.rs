@@ -325,6 +325,10 @@ fn is_network_tool(name: &str) -> bool {
             | "mail"
             | "sendmail"
             | "mutt"
+            | "lftp"
+            | "ncftp"
+            | "tftp"
+            | "smbclient"
     )
 }
 
@@ -431,6 +435,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // Reads through redirection apply to every program.
     let net = is_network_tool(&name);
     let mut found: Vec<(Role, String, String)> = Vec::new();
+    // `dotenv -e .env.test -- jest`, `env-cmd -f .env jest`: a loader that
+    // runs a command puts the file's values into that command's
+    // environment, as `source .env && jest` does (asks); printing them is
+    // judged on the command it runs (`dotenv -- env` blocks).
+    let loader = ctx
+        .model(i)
+        .is_some_and(|m| m.class == Some(aq_knowledge::programs::Class::Secrets))
+        && ctx.commands()[i].runs.is_some();
     for s in &c.stdin {
         if let Input::File(w) = s
             && let Some(kind) = ctx.secret_kind(&w.text)
@@ -475,7 +487,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
     }
     if net {
-        found.extend(sent_paths(ctx, c));
+        found.extend(sent_paths(ctx, i));
         // `env | curl --data-binary @- ...`: the whole environment goes out.
         if reads_env_dump(ctx, i) {
             found.push((
@@ -514,8 +526,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ops.extend(placeholder_values(ctx, i).into_iter().map(Word::literal));
         }
         // `find ~/.aws -type f -exec cat {} +`: every file under a
-        // credential directory.
-        if ops.iter().any(|w| w.text.contains("{}")) && matches!(role, Role::Read | Role::Copy) {
+        // credential directory (unless a name narrows it: `-name '*.pub'`
+        // is judged by that name).
+        if ops.iter().any(|w| w.text.contains("{}"))
+            && matches!(role, Role::Read | Role::Copy)
+            && placeholder_values(ctx, i).is_empty()
+        {
             for root in super::finder_roots(ctx, i) {
                 if let Some(dir) =
                     paths::secret_dir(&root).filter(|_| !NormPath::new(&root).is_home())
@@ -580,7 +596,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     found.push((role, cand.to_string(), kind));
                     break;
                 }
+                // A link to a credential directory reads nothing, and
+                // its files keep their names (`ln -s ~/.ssh k`): what is
+                // read through it later on the line is judged where it
+                // lands (aq-shell follows the line's links). A link to a
+                // credential file is a copy under another name.
+                let links = matches!(name.as_str(), "ln" | "link");
                 if role == Role::Copy
+                    && !links
                     && let Some(dir) = paths::secret_dir(cand).or_else(|| {
                         paths::holds_secrets(cand).filter(|_| is_recursive_copy(c, &name))
                     })
@@ -718,11 +741,18 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // Interpreter code that names a secret file.
+    // Interpreter code that names a secret file; or moves or copies a
+    // credential directory (`shutil.move('/root/.ssh', '/tmp/s')`).
     if let Some(code) = &c.code {
+        let moves = super::code::moves_or_copies(code);
         for lit in &code.literals {
-            if let Some(kind) = ctx.secret_kind(lit.trim()) {
-                found.push((Role::Read, lit.trim().to_string(), kind));
+            let lit = lit.trim();
+            if let Some(kind) = ctx.secret_kind(lit) {
+                found.push((Role::Read, lit.to_string(), kind));
+            } else if let Some(dir) =
+                paths::secret_dir(lit).filter(|_| moves && !NormPath::new(lit).is_home())
+            {
+                found.push((Role::Copy, lit.to_string(), dir.to_string()));
             }
         }
     }
@@ -815,6 +845,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     }
     let mut reported = false;
     for (role, path, kind) in found {
+        if loader && role == Role::Read && paths::is_dotenv_secret(NormPath::new(&path).name()) {
+            ctx.hit(
+                RuleId::SecretSourceEnv,
+                i,
+                format!("`{name}` loads {path} into the environment of the command it runs"),
+            );
+            continue;
+        }
         let (rule, verb) = match role {
             Role::Read => (RuleId::SecretRead, "reads"),
             Role::Copy => (RuleId::SecretCopy, "copies"),
@@ -870,22 +908,75 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         (aq_knowledge::programs::known_class(w) == Some(aq_knowledge::programs::Class::Secrets))
             .then_some(w)
     });
-    if env_dump
-        && let Some(w) = loaded_by
-        && !filtered_to_harmless(ctx, i)
+    if env_dump && !filtered_to_harmless(ctx, i) {
+        // `source .env && env`, `npx dotenv -- env`: the dump prints the
+        // values just loaded from the file.
+        if let Some(file) = dotenv_loaded_for(ctx, i) {
+            ctx.hit(
+                RuleId::SecretRead,
+                i,
+                format!("prints every environment variable after loading {file}: its values"),
+            );
+        } else if let Some(w) = loaded_by {
+            ctx.hit(
+                RuleId::SecretRead,
+                i,
+                format!("prints every environment variable, with the secrets `{w}` loaded into it"),
+            );
+        } else {
+            ctx.hit(
+                RuleId::SecretLocation,
+                i,
+                "prints every environment variable, secrets included",
+            );
+        }
+    }
+    // `dotenv -p KEY`, `dotenv get KEY`, `dotenv list`, `dotenvx get`: the
+    // values of a .env file printed by the tool that loads it.
+    let c = &ctx.commands()[i];
+    if matches!(name.as_str(), "dotenv" | "dotenv-cli" | "dotenvx")
+        && c.runs.is_none()
+        && c.args()
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "-p" | "get" | "list"))
     {
         ctx.hit(
             RuleId::SecretRead,
             i,
-            format!("prints every environment variable, with the secrets `{w}` loaded into it"),
-        );
-    } else if env_dump && !filtered_to_harmless(ctx, i) {
-        ctx.hit(
-            RuleId::SecretLocation,
-            i,
-            "prints every environment variable, secrets included",
+            format!("`{name}` prints values of a .env file"),
         );
     }
+}
+
+/// The .env file loaded into the environment that command `i` prints:
+/// by a `dotenv`-like wrapper around it, or sourced earlier on the line
+/// (`source .env`, `. ./.env.local`, `set -a; . .env`).
+fn dotenv_loaded_for(ctx: &Ctx, i: usize) -> Option<String> {
+    let commands = ctx.commands();
+    let mut at = i;
+    for _ in 0..16 {
+        let Some(p) = commands.iter().position(|c| c.runs == Some(at)) else {
+            break;
+        };
+        // `direnv exec DIR CMD`: the directory's `.envrc`, loaded.
+        if commands[p].program() == Some("direnv") {
+            return Some(".envrc".into());
+        }
+        if matches!(
+            commands[p].program(),
+            Some("dotenv" | "dotenv-cli" | "dotenvx" | "env-cmd")
+        ) {
+            let files = flag_values_text(&commands[p], &["-e", "-f"], &["env-file", "file"]);
+            return Some(files.into_iter().next().unwrap_or_else(|| ".env".into()));
+        }
+        at = p;
+    }
+    commands[..i].iter().find_map(|c| {
+        matches!(c.program(), Some("source" | "."))
+            .then(|| operands(c).first().map(|w| w.text.clone()))
+            .flatten()
+            .filter(|f| paths::is_dotenv_secret(NormPath::new(f).name()))
+    })
 }
 
 /// `env | grep ^NODE_`: only lines matching a pattern that names no
@@ -1047,7 +1138,8 @@ fn flag_value_words<'c>(c: &'c Command, flags: &[&str]) -> Vec<&'c Word> {
 
 /// Files a network tool sends: `curl -d @F`, `-F x=@F`, `-T F`,
 /// `wget --post-file=F`, `scp F host:`, `rsync F host:`.
-fn sent_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
+fn sent_paths(ctx: &Ctx, i: usize) -> Vec<(Role, String, String)> {
+    let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
     let mut candidates: Vec<String> = Vec::new();
     match name {
@@ -1091,12 +1183,48 @@ fn sent_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
             }
         }
         "aws" | "gsutil" | "s3cmd" => candidates.extend(operands(c).iter().map(|w| w.text.clone())),
+        _ => {}
+    }
+    // The commands an interactive transfer client is fed (`sftp host <<<
+    // 'put .env'`, `lftp -e 'put .env' host`, `smbclient -c 'put .env'`):
+    // the files they put.
+    if matches!(
+        name,
+        "sftp" | "ftp" | "lftp" | "tftp" | "smbclient" | "ncftp"
+    ) {
+        let mut script: Vec<String> = super::written::input_text(ctx, c).into_iter().collect();
+        script.extend(flag_values_text(c, &["-c", "-e"], &[]));
+        for line in script.iter().flat_map(|s| s.split(['\n', ';'])) {
+            let words: Vec<&str> = line
+                .split_whitespace()
+                .filter(|w| !w.starts_with('-'))
+                .collect();
+            match words.as_slice() {
+                ["put" | "reput" | "append" | "send", file, ..] => {
+                    candidates.push(file.to_string())
+                }
+                ["mput", files @ ..] => candidates.extend(files.iter().map(|f| f.to_string())),
+                _ => {}
+            }
+        }
+    }
+    match name {
         "mail" | "mutt" | "sendmail" => {
             candidates.extend(flag_values_text(c, &["-a", "-A"], &["attach"]))
         }
         _ => {}
     }
     let mut out = Vec::new();
+    // `find ~/.aws -type f -exec curl -T {} URL \;`: every file find hands
+    // it, all of them under a credential directory.
+    if candidates.iter().any(|p| p.contains("{}")) {
+        for p in super::placeholder_paths(ctx, i) {
+            match paths::secret_dir(&p).filter(|_| !NormPath::new(&p).is_home()) {
+                Some(dir) => out.push((Role::Send, p, dir.to_string())),
+                None => candidates.push(p),
+            }
+        }
+    }
     for p in candidates {
         if let Some(kind) = ctx.secret_kind(&p) {
             out.push((Role::Send, p, kind));
@@ -1107,9 +1235,20 @@ fn sent_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
                 p,
                 "the shell history, with the tokens typed on command lines".to_string(),
             ));
-        } else if let Some(dir) = paths::secret_dir(&p)
-            .filter(|_| matches!(name, "scp" | "rsync" | "sftp" | "rclone" | "aws" | "gsutil"))
-        {
+        } else if let Some(dir) = paths::secret_dir(&p).filter(|_| {
+            matches!(
+                name,
+                "scp"
+                    | "rsync"
+                    | "sftp"
+                    | "rclone"
+                    | "aws"
+                    | "gsutil"
+                    | "ftp"
+                    | "lftp"
+                    | "smbclient"
+            )
+        }) {
             out.push((Role::Send, p.clone(), dir.to_string()));
         }
     }
@@ -1627,6 +1766,52 @@ fn check_code_reads_environment(ctx: &mut Ctx, i: usize) {
             .find(|l| is_secret_var(l))
             .map(str::to_string)
     };
+    // `print(dotenv.dotenv_values())`, `load_dotenv(); print(os.environ)`,
+    // `console.log(require('dotenv').config().parsed)`: a .env file's
+    // values, printed.
+    let t = code.text.as_str();
+    let prints = [
+        "print",
+        "console.",
+        "process.stdout",
+        "puts",
+        "p ENV",
+        "pp ",
+        "var_dump",
+        "var_export",
+        "echo ",
+    ]
+    .iter()
+    .any(|p| t.contains(p));
+    let values = [
+        "dotenv_values",
+        "Dotenv.parse",
+        "dotenv.parse",
+        ".parsed",
+        "Dotenv::parse",
+        "Dotenv.load",
+    ]
+    .iter()
+    .any(|v| t.contains(v))
+        || accesses.contains(&EnvAccess::Whole);
+    // A template named (`dotenv_values('.env.example')`) holds no values.
+    let names_a_file = code
+        .literals
+        .iter()
+        .any(|l| NormPath::new(l.trim()).name().starts_with(".env"));
+    let only_templates = names_a_file
+        && !code
+            .literals
+            .iter()
+            .any(|l| paths::is_dotenv_secret(NormPath::new(l.trim()).name()));
+    if t.to_ascii_lowercase().contains("dotenv") && prints && values && !only_templates {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("{lang} code loads a .env file and prints its values"),
+        );
+        return;
+    }
     let key = accesses
         .iter()
         .find_map(|a| match a {
@@ -1672,18 +1857,53 @@ fn check_secret_vars(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
     if is_network_tool(name) {
-        // A secret in a URL or request body leaves the machine; an
-        // authorization header to an API is how tokens are meant to be used.
+        // A secret in a URL, a request body or any other header leaves the
+        // machine; an authentication header to an API is how tokens are
+        // meant to be used (`Authorization: Bearer $TOKEN`, `PRIVATE-TOKEN:`,
+        // `x-api-key:`, `-u user:$PASSWORD`), except for keys a client
+        // signs with and never sends (`$AWS_SECRET_ACCESS_KEY`).
         let args = c.args();
         for (k, w) in args.iter().enumerate() {
-            let header = k > 0
-                && matches!(
-                    args[k - 1].text.as_str(),
-                    "-H" | "--header" | "-u" | "--user" | "--oauth2-bearer"
-                )
-                || w.text.starts_with("--header=")
-                || w.text.to_ascii_lowercase().contains("authorization:");
-            if header {
+            // `-H V`, or a cluster ending in the flag (`-sH V`).
+            let after = |flags: &[&str]| {
+                k > 0 && {
+                    let p = args[k - 1].text.as_str();
+                    flags.contains(&p)
+                        || p.len() > 2
+                            && p.starts_with('-')
+                            && !p.starts_with("--")
+                            && p[1..].chars().all(|ch| ch.is_ascii_alphabetic())
+                            && flags.iter().any(|f| f.len() == 2 && p.ends_with(&f[1..]))
+                }
+            };
+            let header = if after(&["-u", "--user", "--oauth2-bearer", "--proxy-user"]) {
+                Some("authorization")
+            } else if after(&["-H", "--header", "--proxy-header"]) {
+                Some(w.text.as_str())
+            } else {
+                w.text
+                    .strip_prefix("--header=")
+                    .or_else(|| w.text.strip_prefix("-H").filter(|h| !h.is_empty()))
+                    .or_else(|| {
+                        w.text
+                            .to_ascii_lowercase()
+                            .contains("authorization:")
+                            .then_some("authorization")
+                    })
+            };
+            let authenticates = header.is_some_and(|h| {
+                let name = h.split(':').next().unwrap_or(h).trim().to_ascii_lowercase();
+                // A header only known at run time (`-H "$AUTH"`) says nothing.
+                name.starts_with('$')
+                    || ["auth", "token", "key", "cookie", "session"]
+                        .iter()
+                        .any(|n| name.contains(n))
+            });
+            let signing_key = |v: &String| {
+                let upper = v.to_ascii_uppercase();
+                upper.contains("SECRET_ACCESS_KEY") || upper.contains("PRIVATE_KEY")
+            };
+            if authenticates && !w.vars.iter().any(signing_key) {
                 continue;
             }
             if let Some(v) = w.vars.iter().find(|v| is_secret_var(v)) {
@@ -1813,6 +2033,25 @@ fn check_hunt(ctx: &mut Ctx, i: usize, name: &str) {
             } else {
                 explicit.join(" ")
             };
+            // `grep -r . ~/.ssh`, `git grep --no-index -e . -- ~/.aws`: every
+            // file of a credential directory is read to search it.
+            if let Some((root, dir)) = ops
+                .iter()
+                .map(|o| o.text.as_str())
+                .chain(roots.iter().map(String::as_str))
+                .find_map(|o| {
+                    paths::secret_dir(o)
+                        .filter(|_| !NormPath::new(o).is_home())
+                        .map(|d| (o.to_string(), d))
+                })
+            {
+                ctx.hit(
+                    RuleId::SecretRead,
+                    i,
+                    format!("`{name}` searches every file of {root} ({dir})"),
+                );
+                return;
+            }
             if let Some(root) = ops
                 .iter()
                 .map(|o| o.text.as_str())

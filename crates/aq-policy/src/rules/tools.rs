@@ -47,10 +47,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         "git" => check_git(ctx, i),
         "docker" | "podman" | "nerdctl" | "docker-compose" => check_docker(ctx, i, &name),
         // `sudo --version`, `sudo -h`: asking the tool about itself runs nothing.
-        "sudo" | "doas" | "su" | "pkexec" | "run0" | "sudoedit" if !is_about_itself(c) => {
+        "sudo" | "doas" | "su" | "runuser" | "pkexec" | "run0" | "sudoedit"
+            if !is_about_itself(c) =>
+        {
             ctx.hit(RuleId::PrivSudo, i, format!("`{name}` raises privileges"))
         }
-        "sudo" | "doas" | "su" | "pkexec" | "run0" | "sudoedit" => {}
+        "sudo" | "doas" | "su" | "runuser" | "pkexec" | "run0" | "sudoedit" => {}
         "crontab" => {
             let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
             if args.iter().all(|a| *a == "-l" || a.starts_with("-u")) && args.contains(&"-l") {
@@ -928,6 +930,22 @@ fn check_docker(ctx: &mut Ctx, i: usize, name: &str) {
         }
         rest = rest.get(j..).unwrap_or(&[]).to_vec();
         let inner = rest.first().copied().unwrap_or("");
+        // `docker compose -f - up <<EOF … privileged: true … EOF`: a
+        // compose file given as text on the line.
+        if matches!(inner, "up" | "run" | "create" | "start" | "restart") {
+            let reasons: Vec<String> = compose_texts(ctx, i)
+                .iter()
+                .flat_map(|t| compose_escapes(t))
+                .collect();
+            if !reasons.is_empty() {
+                ctx.hit(
+                    RuleId::DockerPrivileged,
+                    i,
+                    format!("the compose file given on the line: {}", reasons.join(", ")),
+                );
+                return;
+            }
+        }
         if inner == "config" {
             if let Some(f) = env_files.iter().find(|f| ctx.secret_kind(f).is_some()) {
                 ctx.hit(
@@ -1105,6 +1123,104 @@ fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
     }
     ctx.hit(RuleId::DockerPrivileged, i, reasons.join(", "));
     true
+}
+
+/// The compose files `docker compose -f` reads from the line itself:
+/// `-f -` (its input) or `-f <(…)` of literal text.
+fn compose_texts(ctx: &Ctx, i: usize) -> Vec<String> {
+    let c = &ctx.commands()[i];
+    let mut out = Vec::new();
+    let files = super::flag_value(c, &["-f"], &["file"]);
+    for f in files {
+        if matches!(f.text.as_str(), "-" | "/dev/stdin") {
+            out.extend(super::written::input_text(ctx, c));
+        } else {
+            out.extend(
+                f.feeds
+                    .iter()
+                    .filter_map(|&p| super::written::produced_text(ctx, &ctx.commands()[p])),
+            );
+        }
+    }
+    out
+}
+
+/// What a compose file hands a service of the host (what `docker run`
+/// flags would: [`check_privileged_run`]): privileged mode, the host's
+/// PID or IPC namespace, all or dangerous capabilities, an unconfined
+/// profile, `/` or the Docker socket mounted. Read entry by entry, in
+/// block or flow style, for the short and long volume syntaxes.
+pub(crate) fn compose_escapes(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let clean = |v: &str| {
+        v.trim()
+            .trim_matches(|c| matches!(c, '"' | '\'' | '[' | ']' | ' ' | ','))
+            .to_string()
+    };
+    let mut in_caps = false;
+    // Block style one entry a line, flow style (`{x: {privileged: true}}`)
+    // one entry between braces and commas.
+    for line in text.split(['\n', '{', '}', ',']) {
+        let l = line.trim().trim_start_matches('-').trim();
+        let (key, value) = match l.split_once(':') {
+            Some((k, v)) if !k.contains(['/', ' ', '"', '\'']) => (k.trim(), v.trim()),
+            _ => ("", l),
+        };
+        if !key.is_empty() {
+            in_caps = key == "cap_add";
+        }
+        match key {
+            "privileged" if clean(value) == "true" => out.push("privileged: true".to_string()),
+            "pid" | "ipc" | "userns_mode" | "cgroup" if clean(value) == "host" => {
+                out.push(format!("{key}: host"))
+            }
+            "security_opt" if value.contains("unconfined") => {
+                out.push("an unconfined security profile".to_string())
+            }
+            "source" => {
+                let src = clean(value);
+                if host_mount_is_dangerous(&src) {
+                    out.push(format!("mounts {src}"));
+                }
+            }
+            _ => {}
+        }
+        // Capabilities, in a flow list or one per line.
+        let caps_here = key == "cap_add" || in_caps && key.is_empty();
+        if caps_here {
+            for cap in value.split([',', '[', ']', ' ']).map(clean) {
+                let cap = cap.to_ascii_uppercase();
+                if matches!(
+                    cap.trim_start_matches("CAP_"),
+                    "ALL"
+                        | "SYS_ADMIN"
+                        | "SYS_PTRACE"
+                        | "SYS_MODULE"
+                        | "DAC_READ_SEARCH"
+                        | "SYS_RAWIO"
+                ) {
+                    out.push(format!("cap_add: {cap}"));
+                }
+            }
+        }
+        // Short volume syntax: `HOST:CONTAINER[:mode]`, in a list or a
+        // flow sequence.
+        for item in l.split([',', '[', ']']) {
+            let item = clean(item);
+            let item = item
+                .trim_start_matches("- ")
+                .trim_start_matches(['"', '\'']);
+            if let Some((host, rest)) = item.split_once(':')
+                && rest.starts_with('/')
+                && host_mount_is_dangerous(host)
+            {
+                out.push(format!("mounts {host}"));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn host_mount_is_dangerous(host: &str) -> bool {

@@ -61,13 +61,36 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
                 copy_hits(ctx, i, &label, &aq_shell::analyze(&alias), true);
             }
         }
+        // A compose file written, then brought up on this line (`cat >
+        // compose.yml <<EOF … privileged: true … EOF; docker compose up`).
+        let compose_name = matches!(
+            base.as_str(),
+            "docker-compose.yml" | "docker-compose.yaml" | "compose.yml" | "compose.yaml"
+        );
+        let escapes = super::tools::compose_escapes(&text);
+        if !escapes.is_empty()
+            && let Some(j) = (i + 1..ctx.commands().len())
+                .find(|&j| brings_up(&ctx.commands()[j], &path, compose_name))
+        {
+            ctx.hit(
+                RuleId::DockerPrivileged,
+                j,
+                format!("{label}: {}", escapes.join(", ")),
+            );
+        }
         // Run later on this line: `sh x.sh`, `./x.sh`, `python3 /tmp/t.py`.
         for j in i + 1..ctx.commands().len() {
             let Some(lang) = runs_file(&ctx.commands()[j], &path) else {
                 continue;
             };
+            // `make -f F`: its recipes run now, as make runs a project's
+            // own (judged as they are, not as a script file).
+            if matches!(lang, Lang::Make) {
+                copy_hits(ctx, j, &label, &aq_shell::analyze(&recipes(&text)), false);
+                break;
+            }
             let analysis = match lang {
-                Lang::Shell => aq_shell::analyze(&text),
+                Lang::Shell | Lang::Make => aq_shell::analyze(&text),
                 Lang::Python => python(&text),
                 Lang::Other(name) => {
                     aq_shell::analyze_argv(&[name.to_string(), "-e".into(), text.clone()])
@@ -187,6 +210,30 @@ pub(crate) fn check_input_commands(ctx: &mut Ctx, i: usize) {
         }
     }
     if name == "make" || name == "gmake" {
+        // `make -f - <<< 'all: …'`, `make -f <(printf …)`: a makefile given
+        // as text on the line, whose recipes run now.
+        let mut given = Vec::new();
+        for f in makefiles(c) {
+            if matches!(f.text.as_str(), "-" | "/dev/stdin") {
+                given.extend(input_text(ctx, c));
+            } else {
+                given.extend(
+                    f.feeds
+                        .iter()
+                        .filter_map(|&p| produced_text(ctx, &ctx.commands()[p])),
+                );
+            }
+        }
+        for text in given {
+            copy_hits(
+                ctx,
+                i,
+                "the makefile given on the line",
+                &aq_shell::analyze(&recipes(&text)),
+                false,
+            );
+        }
+        let c = &ctx.commands()[i];
         let args = c.args();
         let mut evals = Vec::new();
         for (k, a) in args.iter().enumerate() {
@@ -215,8 +262,34 @@ pub(crate) fn check_input_commands(ctx: &mut Ctx, i: usize) {
     }
 }
 
+/// Whether `c` starts containers from the compose file `path`: named
+/// with `-f`, or found by its default name (`by_name`) when none is.
+fn brings_up(c: &Command, path: &str, by_name: bool) -> bool {
+    let args: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    let compose = match c.program() {
+        Some("docker" | "podman") => args.contains(&"compose"),
+        Some("docker-compose" | "podman-compose") => true,
+        _ => false,
+    };
+    if !compose
+        || !args
+            .iter()
+            .any(|a| matches!(*a, "up" | "run" | "create" | "start" | "restart"))
+    {
+        return false;
+    }
+    let files = super::flag_values_text(c, &["-f"], &["file"]);
+    if files.is_empty() {
+        by_name
+    } else {
+        files.iter().any(|f| f.trim_start_matches("./") == path)
+    }
+}
+
 enum Lang {
     Shell,
+    /// A makefile: its recipes are shell commands.
+    Make,
     Python,
     Other(&'static str),
 }
@@ -229,6 +302,13 @@ fn runs_file(c: &Command, path: &str) -> Option<Lang> {
         return Some(Lang::Shell);
     }
     let name = c.program()?;
+    // `make -f Makefile.tmp`, `make --file=x.mk all`.
+    if matches!(name, "make" | "gmake" | "bmake") {
+        return makefiles(c)
+            .iter()
+            .any(|f| same(&f.text))
+            .then_some(Lang::Make);
+    }
     let operand = operands(c).first().map(|w| w.text.clone())?;
     if !same(&operand) {
         return None;
@@ -247,6 +327,32 @@ fn runs_file(c: &Command, path: &str) -> Option<Lang> {
 
 fn python(text: &str) -> Analysis {
     aq_shell::analyze_argv(&["python3".to_string(), "-c".into(), text.to_string()])
+}
+
+/// The makefiles `make` is told to read: `-f F`, `-fF`, `--file F`,
+/// `--file=F`, `--makefile F`.
+fn makefiles(c: &Command) -> Vec<aq_shell::Word> {
+    let mut out: Vec<aq_shell::Word> = super::flag_value(c, &["-f"], &["file", "makefile"])
+        .into_iter()
+        .cloned()
+        .collect();
+    for a in c.args() {
+        let t = a.text.as_str();
+        let value = t
+            .strip_prefix("--file=")
+            .or_else(|| t.strip_prefix("--makefile="))
+            .or_else(|| {
+                t.strip_prefix("-f")
+                    .filter(|v| !v.is_empty() && !t.starts_with("--"))
+            });
+        if let Some(v) = value {
+            out.push(aq_shell::Word {
+                text: v.to_string(),
+                ..a.clone()
+            });
+        }
+    }
+    out
 }
 
 /// The literal text command `c` reads on its input: a here-document or
