@@ -419,7 +419,8 @@ fn tool_files() -> &'static [(Pattern, &'static aq_knowledge::tool_config::Confi
 /// The tool configuration file `path` is (or is in), if any: an ssh
 /// config, an `.npmrc`, an editor's startup file, a `.pth` in Python's
 /// site directory (also when that directory is computed on the line,
-/// `$(python3 -c 'import site; print(site.getusersitepackages())')/x.pth`).
+/// `$(python3 -c 'import site; print(site.getusersitepackages())')/x.pth`,
+/// `$(python3 -m site --user-site)/x.pth`).
 pub fn tool_config_with(
     path: &str,
     policy: &crate::Policy,
@@ -436,9 +437,18 @@ pub fn tool_config_with(
         return Some(f);
     }
     let lower = path.to_ascii_lowercase();
-    if lower.ends_with(".pth")
-        && (lower.contains("sitepackages") || lower.contains("site-packages"))
-    {
+    // `$(python3 -m site --user-site)`, `site.USER_SITE`,
+    // `sysconfig.get_path('purelib')`, Debian's `dist-packages`.
+    const SITE_WORDS: &[&str] = &[
+        "sitepackages",
+        "site-packages",
+        "dist-packages",
+        "user-site",
+        "user_site",
+        "purelib",
+        "platlib",
+    ];
+    if lower.ends_with(".pth") && SITE_WORDS.iter().any(|w| lower.contains(w)) {
         return aq_knowledge::tool_config::CONFIG_FILES
             .iter()
             .find(|f| f.pattern == "site-packages/*.pth");
