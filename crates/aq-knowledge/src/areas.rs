@@ -60,6 +60,12 @@ pub enum Area {
     /// there asks. The engine counts a path as this only when it knows the
     /// workspace (and the path is not under it).
     OtherProjects,
+    /// Anywhere else outside the home that no row names (`/srv/www`,
+    /// `/mnt/data`, `/media/usb`, another user's home): another project, a
+    /// server's files, another disk. Writing there asks. As for
+    /// [`Area::OtherProjects`], the engine counts a path as this only when
+    /// it knows the workspace; device files (`/dev/null`) are not written.
+    Elsewhere,
 }
 
 impl Area {
@@ -74,6 +80,7 @@ impl Area {
         Area::AgentState,
         Area::UserPrograms,
         Area::OtherProjects,
+        Area::Elsewhere,
     ];
 
     /// Its name in documentation and evidence: `system configuration`.
@@ -88,6 +95,7 @@ impl Area {
             Area::AgentState => "an agent's own directory",
             Area::UserPrograms => "the user's program directory",
             Area::OtherProjects => "another project in the home directory",
+            Area::Elsewhere => "a place outside the workspace and the home directory",
         }
     }
 
@@ -101,6 +109,7 @@ impl Area {
                 | Area::HomeFiles
                 | Area::UserPrograms
                 | Area::OtherProjects
+                | Area::Elsewhere
         )
     }
 

@@ -633,6 +633,13 @@ rules! {
         safer: Some("change files inside the project; say which home file you need changed and why"),
         fires: ["rm ~/.vimrc", "echo 'set number' > ~/.vimrc", "cp settings.json ~/.config/Code/User/settings.json", "mv ~/.tmux.conf ~/.tmux.conf.bak", "rm -f $HOME/.config/starship.toml", "ln -sf \"$PWD/bin/tool\" ~/.local/bin/tool"],
         spares: ["cat ~/.vimrc", "ls ~/.config", "rm -f ~/.cache/x.log", "cp out.tgz /tmp/", "rm build/x.o", "cp /tmp/notes.json ~/.claude", "rm -rf ~/projects/webapp/node_modules"];
+    /// A write, move or removal outside the workspace and the home that no
+    /// other area names.
+    FsWriteOutside = "fs-write-outside", Ask, Medium,
+        why: "writes, deletes or moves files outside the project and the home directory (a server's files, another disk)",
+        safer: Some("change files inside the project; say which outside file you need changed and why"),
+        fires: ["cp dist/index.html /srv/www/index.html", "echo x > /mnt/data/notes.txt", "rsync -a build/ /media/usb/backup/", "cp notes.txt /data/shared/notes.txt", "rm -rf /srv/app/releases/old"],
+        spares: ["echo x > /dev/null", "cp a.txt /tmp/a.txt", "ls /srv/www", "cat /mnt/data/notes.txt", "rm build/x.o"];
     /// Destructive SQL given on the command line.
     DbDestructiveSql = "db-destructive-sql", Ask, High,
         why: "drops or empties database tables",

@@ -230,9 +230,9 @@ fn from_home<'p>(path: &'p str, home: Option<&str>) -> std::borrow::Cow<'p, str>
 
 /// The area of the file system `path` is in (`aq_knowledge::areas`), when
 /// it is outside the workspace: `None` for a relative path (the workspace,
-/// or under it), a path under [`crate::Policy::workspace`], and an absolute
-/// path the areas do not name (it may be the workspace). `$TMPDIR/...` is
-/// scratch space.
+/// or under it), a path under [`crate::Policy::workspace`], and, when the
+/// workspace is not known, an absolute path the areas do not name (it may
+/// be the workspace). `$TMPDIR/...` is scratch space.
 pub fn area_with(path: &str, policy: &crate::Policy) -> Option<aq_knowledge::areas::Area> {
     let path = path.trim();
     if ["$TMPDIR", "${TMPDIR"].iter().any(|v| path.starts_with(v))
@@ -258,7 +258,13 @@ pub fn area_with(path: &str, policy: &crate::Policy) -> Option<aq_knowledge::are
         return area;
     }
     if p.absolute {
-        return aq_knowledge::areas::area_of(true, &p.parts);
+        // Outside the workspace it is known to be: the rest of the file
+        // system no row names (`/srv/www`, `/mnt/data`) is elsewhere, but
+        // the devices (`/dev/null`, `/dev/stdout`) and the root itself.
+        return aq_knowledge::areas::area_of(true, &p.parts).or_else(|| {
+            (policy.workspace.is_some() && p.parts.first().is_some_and(|first| first != "dev"))
+                .then_some(aq_knowledge::areas::Area::Elsewhere)
+        });
     }
     None
 }

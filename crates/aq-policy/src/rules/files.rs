@@ -441,6 +441,16 @@ fn check_extract_over(ctx: &mut Ctx, i: usize) {
                 place.pattern
             ),
         );
+    } else {
+        // Anywhere else outside the workspace: what it holds is written
+        // there (`tar -xzf r.tgz -C /srv/app/`, `unzip x.zip -d ~/.config`).
+        check_area(
+            ctx,
+            i,
+            &dir,
+            &format!("`{name}` unpacks an archive into"),
+            None,
+        );
     }
 }
 
@@ -1660,9 +1670,9 @@ fn beside_workspace(ws: &str, t: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// `fs-write-home`; scratch space, build caches, agents' and the user's
-/// program directories, other projects and what no area names (it may be
-/// the workspace) are ordinary work.
+/// `fs-write-home`, `fs-write-outside`; scratch space, build caches,
+/// agents' directories and, when the workspace is not known, what no area
+/// names (it may be the workspace) are ordinary work.
 pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Option<WriteMode>) {
     use aq_knowledge::areas::Area;
     // `cp -r src/utils ../billing/src/`: from the workspace's top (no `cd`
@@ -1724,6 +1734,7 @@ pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Opt
     }
     let rule = match area {
         Area::HomeFiles | Area::UserPrograms | Area::OtherProjects => RuleId::FsWriteHome,
+        Area::Elsewhere => RuleId::FsWriteOutside,
         _ => RuleId::FsWriteSystem,
     };
     ctx.hit(rule, i, format!("{verb} {t}, {}", area.title()));
