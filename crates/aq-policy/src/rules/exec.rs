@@ -244,6 +244,25 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             format!("`{name}` hands a command string to a shell"),
         );
     }
+    // `explorer.exe .` opens a folder; given a program or a script
+    // (`setup.exe`, `run.bat`, `x.ps1`, a shortcut), Windows runs it.
+    if name == "explorer.exe"
+        && let Some(w) = ops.iter().find(|w| {
+            let l = w.text.to_ascii_lowercase();
+            [
+                ".exe", ".bat", ".cmd", ".com", ".ps1", ".vbs", ".vbe", ".js", ".jse", ".wsf",
+                ".hta", ".msi", ".lnk", ".scr", ".pif", ".cpl",
+            ]
+            .iter()
+            .any(|x| l.ends_with(x))
+        })
+    {
+        ctx.hit(
+            RuleId::ExecScriptFile,
+            i,
+            format!("`explorer.exe {}` runs it", w.text),
+        );
+    }
     if let Some(sources) = code_sources(ctx, i) {
         if let Some(d) = ctx.any_source(&sources, is_downloader) {
             let what = ctx.commands()[d].display();

@@ -334,27 +334,52 @@ fn built_on_the_line(analysis: &Analysis, i: usize) -> bool {
     if analysis.commands[..i].iter().any(exec::is_downloader) {
         return false;
     }
-    analysis.commands[..i].iter().any(|b| {
-        let compiler = b.program().is_some_and(|n| {
+    let is_compiler = |b: &Command| {
+        b.program().is_some_and(|n| {
             aq_knowledge::programs::lookup(n)
                 .and_then(|p| p.class)
                 .or_else(|| aq_knowledge::programs::known_class(n))
                 == Some(aq_knowledge::programs::Class::Compiler)
-        });
-        compiler
-            && b.args().iter().enumerate().any(|(k, a)| {
-                let out = if a.text == "-o" {
-                    b.args()
-                        .get(k + 1)
-                        .filter(|w| !w.dynamic)
-                        .map(|w| w.text.as_str())
-                } else {
-                    a.text
-                        .strip_prefix("-o")
-                        .filter(|r| !r.is_empty() && !a.dynamic)
-                };
-                out.is_some_and(|o| path(o) == want)
-            })
+        })
+    };
+    let output = |b: &Command| -> Option<String> {
+        let args = b.args();
+        args.iter().enumerate().find_map(|(k, a)| {
+            let out = if a.text == "-o" {
+                args.get(k + 1)
+                    .filter(|w| !w.dynamic)
+                    .map(|w| w.text.as_str())
+            } else {
+                a.text
+                    .strip_prefix("-o")
+                    .filter(|r| !r.is_empty() && !a.dynamic)
+            };
+            out.map(path)
+        })
+    };
+    let Some(j) = (0..i).rev().find(|&j| {
+        let b = &analysis.commands[j];
+        is_compiler(b) && output(b).as_deref() == Some(want.as_str())
+    }) else {
+        return false;
+    };
+    // Sources written on the line (`cat > /tmp/e.c <<EOF`, `printf … >
+    // t.c`) or read from standard input are code the line made up, run as
+    // a script written on the line is (`exec-script-file`).
+    let b = &analysis.commands[j];
+    let sources: Vec<String> = b
+        .args()
+        .iter()
+        .filter(|a| !a.text.starts_with('-') || a.text == "-")
+        .map(|a| path(&a.text))
+        .collect();
+    if sources.iter().any(|s| s == "-") {
+        return false;
+    }
+    !analysis.commands[..j].iter().any(|w| {
+        files::written_with_modes(w, aq_knowledge::programs::lookup(w.program().unwrap_or("")))
+            .iter()
+            .any(|(p, _)| sources.contains(&path(p)))
     })
 }
 

@@ -334,12 +334,21 @@ fn output_files<'a>(args: &[&'a str]) -> Vec<&'a str> {
     out
 }
 
-/// Whether a credential subcommand's words say it makes a new one (`keys
-/// create`, `api-key-create`, `tokens mint`): a file it names is where it
-/// writes it.
+/// Whether a credential subcommand's words say it makes a new key, token
+/// or certificate (`keys create`, `api-key-create`, `tokens mint`, `ssh
+/// issue`): a file it names as output is where it writes it. Other
+/// creations take their content from the files they name (`secrets create
+/// --data-file F`, `create secret --from-file F`, `bw create attachment
+/// --file F`).
 fn creates(what: &str) -> bool {
-    what.split([' ', '-', '_', ':'])
-        .any(|w| matches!(w, "create" | "generate" | "mint" | "new" | "issue"))
+    let words = || what.split([' ', '-', '_', ':']);
+    words().any(|w| matches!(w, "create" | "generate" | "mint" | "new" | "issue"))
+        && words().any(|w| {
+            matches!(
+                w,
+                "key" | "keys" | "token" | "tokens" | "cert" | "certs" | "certificate" | "ssh"
+            )
+        })
 }
 
 /// A file of a kind that holds a public key as often as a private one (an

@@ -1640,6 +1640,13 @@ fn npx_fetches(c: &Command) -> bool {
     }) {
         return true;
     }
+    // `npx --no-install tool`, `npx --no tool`: only what the project has.
+    if args
+        .iter()
+        .any(|a| matches!(a.text.as_str(), "--no-install" | "--no" | "--offline"))
+    {
+        return false;
+    }
     match args.get(cmd_at) {
         Some(pkg) => {
             let t = pkg.text.as_str();
