@@ -88,6 +88,9 @@ const EFFECTS: &[&str] = &[
     "credential",
     "sql",
     "dump",
+    "force-push",
+    "target",
+    "bind",
 ];
 
 fn effect(value: &str, who: &str) -> String {
@@ -463,6 +466,8 @@ struct SecretWords {
     alone: Vec<String>,
     first_not: Vec<String>,
     last_not: Vec<String>,
+    connection: Vec<String>,
+    stores: Vec<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -480,13 +485,15 @@ fn secret_names() {
         toml::from_str(&text).unwrap_or_else(|e| panic!("secret_names.toml: {e}"));
     let w = &file.words;
     let e = &file.environment;
-    let lists: [(&str, &Vec<String>, bool); 9] = [
+    let lists: [(&str, &Vec<String>, bool); 11] = [
         ("words.secret", &w.secret, false),
         ("words.substrings", &w.substrings, false),
         ("words.last", &w.last, false),
         ("words.alone", &w.alone, false),
         ("words.first_not", &w.first_not, false),
         ("words.last_not", &w.last_not, false),
+        ("words.connection", &w.connection, false),
+        ("words.stores", &w.stores, false),
         ("environment.families", &e.families, true),
         ("environment.secret", &e.secret, true),
         ("environment.not_secret", &e.not_secret, true),

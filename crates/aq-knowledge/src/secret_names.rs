@@ -20,6 +20,13 @@ pub fn is_secret_name(name: &str) -> bool {
     let (Some(first), Some(last)) = (words.first(), words.last()) else {
         return false;
     };
+    // `REDIS_URL`, `MONGODB_URI`: a data store's address, password and all.
+    if words.len() > 1
+        && WORDS_CONNECTION.contains(&last.as_str())
+        && words.iter().any(|w| WORDS_STORES.contains(&w.as_str()))
+    {
+        return true;
+    }
     if WORDS_FIRST_NOT.contains(&first.as_str()) || WORDS_LAST_NOT.contains(&last.as_str()) {
         return false;
     }
@@ -92,6 +99,12 @@ mod tests {
             "MYSQL_PWD",
             "GITLAB_PAT",
             "cookie",
+            "REDIS_URL",
+            "MONGODB_URI",
+            "AMQP_URL",
+            "CELERY_BROKER_URL",
+            "database_url",
+            "PG_DSN",
         ] {
             assert!(is_secret_name(name), "{name} should be secret");
             assert!(
@@ -117,6 +130,9 @@ mod tests {
             "OLDPWD",
             "auth-type",
             "passenger",
+            "API_URL",
+            "REDIS_HOST",
+            "redis-url-file",
             "",
             "--",
         ] {
@@ -130,12 +146,7 @@ mod tests {
 
     #[test]
     fn a_vendor_family_is_secret_in_the_environment_only() {
-        for name in [
-            "AWS_ACCESS_KEY_ID",
-            "GITHUB_APP_ID",
-            "ANTHROPIC_BASE_URL",
-            "DATABASE_URL",
-        ] {
+        for name in ["AWS_ACCESS_KEY_ID", "GITHUB_APP_ID", "ANTHROPIC_BASE_URL"] {
             assert!(is_secret_env_name(name), "{name}");
             assert!(
                 !is_secret_name(name),

@@ -76,15 +76,23 @@ fn known_programs_have_a_class_with_their_aliases() {
 }
 
 /// The verb classes read a subcommand word whole, after a colon, or by
-/// its first dash-separated part.
+/// its longest leading dash-separated parts that are a verb.
 #[test]
 fn verbs_read_subcommand_words() {
-    use aq_knowledge::programs::{Effect, verb_effect};
+    use aq_knowledge::programs::{Effect, verb_effect, verb_spelling};
     assert_eq!(verb_effect("list"), Some(Effect::Read));
     assert_eq!(verb_effect("describe-instances"), Some(Effect::Read));
     assert_eq!(verb_effect("apps:destroy"), Some(Effect::Delete));
     assert_eq!(verb_effect("delete-job"), Some(Effect::Delete));
     assert_eq!(verb_effect("widgets"), None);
+    // `get-secret-value` is `get-secret`, not `get`.
+    assert_eq!(verb_effect("get-secret-value"), Some(Effect::SecretRead));
+    assert_eq!(verb_effect("get-instances"), Some(Effect::Read));
+    // API actions in CamelCase are spelled as the classes spell verbs.
+    assert_eq!(verb_spelling("DescribeInstances"), "describe-instances");
+    assert_eq!(verb_spelling("GetSecretValue"), "get-secret-value");
+    assert_eq!(verb_spelling("list"), "list");
+    assert_eq!(verb_spelling("SELECT"), "select");
 }
 
 #[test]

@@ -241,7 +241,10 @@ pub fn area_with(path: &str, policy: &crate::Policy) -> Option<aq_knowledge::are
         return Some(aq_knowledge::areas::Area::Temp);
     }
     let p = NormPath::new(&from_home(path, policy.home.as_deref()));
-    if p.parts.iter().any(|c| c.starts_with('$') || c == "..") {
+    // A computed file name (`~/work/site/$(date +%F).sql.gz`) is still in
+    // the directory the line names; a computed directory is unknown.
+    let dirs = &p.parts[..p.parts.len().saturating_sub(1)];
+    if dirs.iter().any(|c| c.starts_with('$')) || p.parts.iter().any(|c| c == "..") {
         return None;
     }
     if let Some(ws) = policy.workspace.as_deref()

@@ -849,3 +849,21 @@ fn round7_classes_hold() {
         0,
     );
 }
+
+/// Round seven, group a: program knowledge as data. The programs of
+/// ecosystems the tables did not know (HPC, WSL, game engines, PHP and
+/// WordPress, Bazel, scientific data formats) and the clouds and secret
+/// managers of the Q set; installs, publishing and remote changes that
+/// were allowed; platform CLIs printing secrets in every spelling; a
+/// tool asked for its help; credential files a command creates; data
+/// stores' connection URLs as secret names; network lookups. Each class
+/// with its benign neighbours.
+#[test]
+fn round7_a_program_knowledge_holds() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round7_a.jsonl"),
+        100,
+        0,
+        0,
+    );
+}

@@ -17,7 +17,8 @@ pub fn interpreter_lang(name: &str) -> Option<&'static str> {
         "node" | "nodejs" | "bun" | "deno" | "ts-node" | "tsx" => "node",
         "php" => "php",
         "lua" | "luajit" => "lua",
-        "Rscript" => "r",
+        "Rscript" | "R" => "r",
+        "julia" => "julia",
         "osascript" => "applescript",
         "awk" | "gawk" | "mawk" | "nawk" => "awk",
         "tclsh" | "wish" => "tcl",
@@ -32,6 +33,7 @@ fn code_flags(lang: &str) -> &'static [&'static str] {
         "python" => &["-c"],
         "perl" => &["-e", "-E"],
         "ruby" | "lua" | "r" | "applescript" => &["-e"],
+        "julia" => &["-e", "--eval", "-E", "--print"],
         "node" => &["-e", "--eval", "-p", "--print"],
         "php" => &["-r"],
         "powershell" => &[
@@ -53,6 +55,9 @@ fn code_flags(lang: &str) -> &'static [&'static str] {
 /// `piped` says literal `echo`/`printf` output piped into it is).
 pub(crate) fn code_of(command: &Command, piped: &dyn Fn() -> Option<String>) -> Option<Code> {
     let name = command.program()?;
+    if let Some(code) = hosted_code(name, command) {
+        return Some(code);
+    }
     let lang = interpreter_lang(name)?;
     let args = command.args();
     let mut text = String::new();
@@ -120,6 +125,39 @@ pub(crate) fn code_of(command: &Command, piped: &dyn Fn() -> Option<String>) -> 
             {
                 text = t;
             }
+        }
+    }
+    if text.is_empty() {
+        return None;
+    }
+    let literals = code_literals(lang, &text);
+    Some(Code {
+        lang: lang.to_string(),
+        text,
+        literals,
+    })
+}
+
+/// Code a program runs in an interpreter it embeds, given in an option:
+/// Blender's `--python-expr CODE` is Python.
+fn hosted_code(name: &str, command: &Command) -> Option<Code> {
+    let (lang, flag) = match name {
+        "blender" => ("python", "--python-expr"),
+        _ => return None,
+    };
+    let args = command.args();
+    let mut text = String::new();
+    for (k, a) in args.iter().enumerate() {
+        let value = if a.text == flag {
+            args.get(k + 1).map(|w| w.text.as_str())
+        } else {
+            a.text.strip_prefix(flag).and_then(|r| r.strip_prefix('='))
+        };
+        if let Some(v) = value {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(v);
         }
     }
     if text.is_empty() {

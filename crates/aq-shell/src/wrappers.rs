@@ -264,6 +264,16 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             }
             out
         }
+        // `cmd.exe /c dir`, `cmd.exe /s /c "…"` (Windows, from WSL): the
+        // rest of the line after `/c` (`/k` keeps the prompt) is a command
+        // line for cmd, read here as a shell reads one.
+        "cmd.exe" | "cmd" => match args
+            .iter()
+            .position(|a| matches!(a.text.as_str(), "/c" | "/C" | "/k" | "/K"))
+        {
+            Some(k) => joined_script("cmd.exe /c", &args[k + 1..]),
+            None => Vec::new(),
+        },
         "watch" => {
             let i = o("nqd", &["interval", "differences"]).first_operand(args);
             joined_script("watch", &args[i.min(args.len())..])

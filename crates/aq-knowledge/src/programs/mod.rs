@@ -167,6 +167,17 @@ pub enum Effect {
     /// ones (`terraform show -json PLAN`): asked, as a full `printenv` is.
     /// Given no file, it prints the live state: a secret read.
     Dump,
+    /// Rewrites a remote branch's history (`mkdocs gh-deploy --force`
+    /// pushes gh-pages with `--force`): as `git push --force` does.
+    ForcePush,
+    /// Runs a build target (`bazel run //api:push_image`): the target's
+    /// name decides. One whose words say push, publish, upload, deploy or
+    /// release publishes; any other is local work.
+    Target,
+    /// An option naming the address a server listens on (`mkdocs serve -a
+    /// ADDR`): a loopback address is local work, any other serves the
+    /// network (`serve`).
+    Bind,
 }
 
 impl Effect {
@@ -189,6 +200,9 @@ impl Effect {
         ("credential", Effect::Credential),
         ("sql", Effect::Sql),
         ("dump", Effect::Dump),
+        ("force-push", Effect::ForcePush),
+        ("target", Effect::Target),
+        ("bind", Effect::Bind),
     ];
 
     /// The effect a name says (`"secret-read"`).
@@ -256,12 +270,37 @@ pub fn verb_match(word: &str) -> Option<(Effect, bool)> {
     {
         return Some((e, true));
     }
-    // `describe-instances`, `delete-job`, `get-caller-identity`: the first part.
-    let head = word.split(['-', '_']).next().unwrap_or(word);
-    if head.len() < word.len() {
-        return find(head).map(|e| (e, false));
+    // `describe-instances`, `delete-job`, `get-caller-identity`: the
+    // longest leading parts that are a verb (`get-secret-value` is
+    // `get-secret`, `get-instances` is `get`).
+    let mut end = word.len();
+    while let Some(k) = word[..end].rfind(['-', '_']) {
+        if let Some(e) = find(&word[..k]) {
+            return Some((e, false));
+        }
+        end = k;
     }
     None
+}
+
+/// A CamelCase API action (`DescribeInstances`, `GetSecretValue`) in the
+/// verb classes' spelling: `describe-instances`, `get-secret-value`. Other
+/// words are only lowercased.
+pub fn verb_spelling(word: &str) -> String {
+    let camel = word.starts_with(|c: char| c.is_ascii_uppercase())
+        && word.chars().any(|c| c.is_ascii_lowercase())
+        && word.chars().all(|c| c.is_ascii_alphanumeric());
+    if !camel {
+        return word.to_ascii_lowercase();
+    }
+    let mut out = String::with_capacity(word.len() + 4);
+    for (k, c) in word.char_indices() {
+        if c.is_ascii_uppercase() && k > 0 {
+            out.push('-');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 /// Every verb of the verb classes, with what it does.

@@ -13,6 +13,43 @@ fn any(text: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| text.contains(n))
 }
 
+/// The call that installs packages from inside interpreter code, as `npm
+/// install` does from the shell: Julia's `Pkg.add`, R's
+/// `install.packages` and the `remotes`/`devtools`/`pak`/`renv` installers.
+fn installs_packages(code: &Code) -> Option<&'static str> {
+    let calls: &[&'static str] = match code.lang.as_str() {
+        "julia" => &[
+            "Pkg.add(",
+            "Pkg.develop(",
+            "Pkg.update(",
+            "Pkg.instantiate(",
+            "Pkg.Registry.add(",
+            "pkg\"add ",
+            "pkg\"up",
+            "pkg\"instantiate",
+        ],
+        "r" => &[
+            "install.packages(",
+            "install_github(",
+            "install_gitlab(",
+            "install_bitbucket(",
+            "install_git(",
+            "install_url(",
+            "install_cran(",
+            "install_version(",
+            "install_deps(",
+            "devtools::install(",
+            "BiocManager::install(",
+            "pak::pkg_install(",
+            "pak::pak(",
+            "renv::install(",
+            "renv::restore(",
+        ],
+        _ => &[],
+    };
+    calls.iter().copied().find(|c| code.text.contains(c))
+}
+
 /// Whether the code opens network connections.
 pub(crate) fn uses_network(code: &Code) -> bool {
     let t = code.text.as_str();
@@ -604,6 +641,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             _ => super::files::place_noun(kind),
         };
         ctx.hit(rule, i, format!("{lang} code writes {noun} {path}"));
+    }
+    let code = ctx.commands()[i].code.as_ref().expect("checked above");
+    if let Some(call) = installs_packages(code) {
+        ctx.hit(
+            RuleId::PkgInstall,
+            i,
+            format!("{lang} code installs packages ({call})"),
+        );
     }
     let code = ctx.commands()[i].code.as_ref().expect("checked above");
     if uses_network(code) {

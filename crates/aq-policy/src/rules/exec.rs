@@ -191,7 +191,18 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     first.text
                 ),
             );
-        } else if unreadable || first.text.contains(['$', '`']) || !first.feeds.is_empty() {
+        } else if unreadable
+            || !first.feeds.is_empty()
+            // `"$UE_ROOT/Engine/Binaries/Linux/UnrealEditor-Cmd"`: only the
+            // directory is computed; the program's name is on the line, and
+            // judged as that program (as `/opt/x/git` is git).
+            || first
+                .text
+                .rsplit_once('/')
+                .map_or(first.text.as_str(), |(_, name)| name)
+                .contains(['$', '`'])
+            || !first.text.contains('/') && first.text.contains(['$', '`'])
+        {
             ctx.hit(
                 RuleId::ExecDynamicCommand,
                 i,
@@ -212,6 +223,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let ops = operands(c);
     let shell_string = match name.as_str() {
         "script" | "flock" => has_flag(c, Some('c'), &["command"]),
+        // `cmd.exe /c CMD`; `powershell.exe -Command CMD`: Windows' shells
+        // given a command line, as `sh -c` is.
+        "cmd.exe" | "cmd" => c
+            .args()
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "/c" | "/C" | "/k" | "/K")),
+        _ if interpreter_lang(&name) == Some("powershell") => c.code.is_some(),
         "watch" => {
             !has_flag(c, Some('x'), &["exec"])
                 && ops.len() == 1
@@ -224,6 +242,25 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             RuleId::ExecShellString,
             i,
             format!("`{name}` hands a command string to a shell"),
+        );
+    }
+    // `explorer.exe .` opens a folder; given a program or a script
+    // (`setup.exe`, `run.bat`, `x.ps1`, a shortcut), Windows runs it.
+    if name == "explorer.exe"
+        && let Some(w) = ops.iter().find(|w| {
+            let l = w.text.to_ascii_lowercase();
+            [
+                ".exe", ".bat", ".cmd", ".com", ".ps1", ".vbs", ".vbe", ".js", ".jse", ".wsf",
+                ".hta", ".msi", ".lnk", ".scr", ".pif", ".cpl",
+            ]
+            .iter()
+            .any(|x| l.ends_with(x))
+        })
+    {
+        ctx.hit(
+            RuleId::ExecScriptFile,
+            i,
+            format!("`explorer.exe {}` runs it", w.text),
         );
     }
     if let Some(sources) = code_sources(ctx, i) {

@@ -303,6 +303,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
             // through a wrapper the runner started: `npx cross-env A=1 tool`).
             || c.via.iter().any(|v| aq_shell::is_runner_label(v))
             || is_version_query(c, name)
+            || built_on_the_line(analysis, i)
         {
             continue;
         }
@@ -313,6 +314,73 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         );
     }
     ctx.hits
+}
+
+/// `gfortran -o bin/t tests/t.f90 && ./bin/t`, `ocamlfind ocamlopt … -o
+/// _build/gen && ./_build/gen`: a program a compiler wrote earlier on the
+/// line (its `-o`) from the project's sources, run as `cargo run` and `go
+/// run` run the project's build. A program the line did not build stays
+/// unknown (`./target/debug/server` asks).
+fn built_on_the_line(analysis: &Analysis, i: usize) -> bool {
+    let Some(first) = analysis.commands[i].argv.first().filter(|w| !w.dynamic) else {
+        return false;
+    };
+    let path = |t: &str| t.trim_start_matches("./").to_string();
+    if !first.text.contains('/') {
+        return false;
+    }
+    let want = path(&first.text);
+    // Sources fetched on the line make it a download that runs.
+    if analysis.commands[..i].iter().any(exec::is_downloader) {
+        return false;
+    }
+    let is_compiler = |b: &Command| {
+        b.program().is_some_and(|n| {
+            aq_knowledge::programs::lookup(n)
+                .and_then(|p| p.class)
+                .or_else(|| aq_knowledge::programs::known_class(n))
+                == Some(aq_knowledge::programs::Class::Compiler)
+        })
+    };
+    let output = |b: &Command| -> Option<String> {
+        let args = b.args();
+        args.iter().enumerate().find_map(|(k, a)| {
+            let out = if a.text == "-o" {
+                args.get(k + 1)
+                    .filter(|w| !w.dynamic)
+                    .map(|w| w.text.as_str())
+            } else {
+                a.text
+                    .strip_prefix("-o")
+                    .filter(|r| !r.is_empty() && !a.dynamic)
+            };
+            out.map(path)
+        })
+    };
+    let Some(j) = (0..i).rev().find(|&j| {
+        let b = &analysis.commands[j];
+        is_compiler(b) && output(b).as_deref() == Some(want.as_str())
+    }) else {
+        return false;
+    };
+    // Sources written on the line (`cat > /tmp/e.c <<EOF`, `printf … >
+    // t.c`) or read from standard input are code the line made up, run as
+    // a script written on the line is (`exec-script-file`).
+    let b = &analysis.commands[j];
+    let sources: Vec<String> = b
+        .args()
+        .iter()
+        .filter(|a| !a.text.starts_with('-') || a.text == "-")
+        .map(|a| path(&a.text))
+        .collect();
+    if sources.iter().any(|s| s == "-") {
+        return false;
+    }
+    !analysis.commands[..j].iter().any(|w| {
+        files::written_with_modes(w, aq_knowledge::programs::lookup(w.program().unwrap_or("")))
+            .iter()
+            .any(|(p, _)| sources.contains(&path(p)))
+    })
 }
 
 /// `pass --version`, `secret-tool --help`: a program on the `PATH` asked

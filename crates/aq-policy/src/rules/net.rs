@@ -152,6 +152,25 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 ctx.hit(RuleId::NetFetch, i, format!("`{name}` opens a connection"));
             }
         }
+        // `getent hosts NAME`: a lookup through NSS, DNS included (with no
+        // name it lists /etc/hosts).
+        "getent"
+            if operands(c).len() >= 2
+                && matches!(
+                    operands(c)[0].text.as_str(),
+                    "hosts" | "ahosts" | "ahostsv4" | "ahostsv6"
+                ) =>
+        {
+            if dns_name_from_output(ctx, i) {
+                ctx.hit(
+                    RuleId::NetDnsExfil,
+                    i,
+                    "the name looked up is built from command output",
+                );
+            } else {
+                ctx.hit(RuleId::NetDnsLookup, i, format!("`{}`", c.display()));
+            }
+        }
         "dig" | "nslookup" | "host" | "drill" | "kdig" | "delv" | "resolvectl" | "whois" => {
             if dns_name_from_output(ctx, i) {
                 ctx.hit(
@@ -179,9 +198,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
         "curl" | "wget" | "http" | "https" | "xh" | "curlie" | "httpie" | "aria2c" | "axel"
-        | "lynx" | "links" | "w3m" | "ftp" | "tftp" | "sftp" | "scp" | "ssh" | "mosh"
-        | "rclone" | "smbclient" | "ldapsearch" | "snmpwalk" | "mail" | "sendmail" | "mutt"
-        | "nmap" | "masscan" | "grpcurl" | "websocat" | "wscat" | "ssh-keyscan" => {
+        | "lynx" | "links" | "links2" | "elinks" | "w3m" | "browsh" | "ftp" | "tftp" | "lftp"
+        | "ncftp" | "ncftpget" | "ncftpput" | "sftp" | "scp" | "ssh" | "mosh" | "rclone"
+        | "smbclient" | "ldapsearch" | "snmpwalk" | "mail" | "sendmail" | "mutt" | "nmap"
+        | "masscan" | "grpcurl" | "websocat" | "wscat" | "ssh-keyscan" => {
             if let Some(src) = sends_secret_output(ctx, i) {
                 ctx.hit(
                     RuleId::NetExfilSecret,
@@ -204,8 +224,16 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         "rsync" if operands(c).iter().any(|o| is_remote_spec(&o.text)) => {
             ctx.hit(RuleId::NetFetch, i, "rsync copies to or from another host");
         }
+        "git"
+            if super::platforms::asks_for_help(
+                &c.args().iter().map(|a| a.text.as_str()).collect::<Vec<_>>(),
+            ) => {}
         "git" => {
             let sub = git_subcommand(c);
+            // `git fetch https://…/r.git main`, `git pull git@host:o/r`: a
+            // repository named on the line, not a configured remote.
+            let from_url = matches!(sub, Some("fetch" | "pull"))
+                && operands(c).iter().any(|o| is_repository_url(&o.text));
             let submodule_fetch = sub == Some("submodule")
                 && c.args()
                     .iter()
@@ -215,6 +243,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 sub == Some("archive") && c.args().iter().any(|a| a.text.starts_with("--remote"));
             if submodule_fetch
                 || remote_archive
+                || from_url
                 || matches!(
                     sub,
                     Some("clone" | "ls-remote" | "request-pull" | "send-email")
@@ -258,6 +287,18 @@ pub(crate) fn git_subcommand(c: &Command) -> Option<&str> {
         return Some(t);
     }
     None
+}
+
+/// A repository's URL (`https://…`, `ssh://…`, `git://…`) or scp-like
+/// address (`git@host:o/r.git`), not a remote's name, a refspec
+/// (`main:main`) or a local path (`file://`, `../other`).
+fn is_repository_url(s: &str) -> bool {
+    if let Some((scheme, _)) = s.split_once("://") {
+        return scheme != "file" && !scheme.is_empty();
+    }
+    s.split_once(':').is_some_and(|(host, _)| {
+        host.contains('@') && !host.contains('/') && !host.starts_with('@')
+    })
 }
 
 fn is_remote_spec(s: &str) -> bool {

@@ -61,6 +61,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     if let Some(evidence) = forced_ref_update(ctx, i, &all) {
         ctx.hit(RuleId::GitPushForce, i, evidence);
     }
+    if let Some(var) = ansible_debug_secret(name, &all) {
+        ctx.hit(
+            RuleId::PlatformSecretRead,
+            i,
+            format!("`{name} -m debug` prints {var}, a secret's value"),
+        );
+    }
     let (program, args) = match jar_program(name, &all)
         .or_else(|| python_module(name, &all))
         .or_else(|| python_script(name, &all))
@@ -82,6 +89,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let Some((effect, what)) = decided else {
         return;
     };
+    let (effect, what) = api_secrets(name, effect, args).unwrap_or((effect, what));
     let p = builtin;
     // A platform's SQL command: what its SQL does (`SELECT` reads).
     let fed = (effect == Effect::Sql || effect == Effect::ValueRead)
@@ -109,7 +117,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         && let Some((file, kind)) = args.iter().find_map(|a| {
             let v = a.rsplit_once('=').map_or(*a, |(_, v)| v);
             let v = v.strip_prefix('@').unwrap_or(v);
-            crate::paths::secret_kind(v).map(|k| (v, k))
+            // `keys create sa-key.json`: the file is the new key, written;
+            // `gpg-key add k.asc`: the public key added.
+            let written = effect == Effect::Credential
+                && (creates(&what) && output_files(args).contains(&v) || public_or_private(v));
+            crate::paths::secret_kind(v)
+                .filter(|_| !written)
+                .map(|k| (v, k))
         })
     {
         ctx.hit(
@@ -119,7 +133,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         );
     }
     let (rule, evidence) = match effect {
-        Effect::Read | Effect::Local => return,
+        Effect::Read | Effect::Local | Effect::Target | Effect::Bind => return,
+        Effect::ForcePush => (
+            RuleId::GitPushForce,
+            format!(
+                "`{what}` pushes with --force: rewrites the remote branch like `git push --force`"
+            ),
+        ),
         Effect::ValueRead => {
             // The names on the line (`config:get DATABASE_URL`), and in the
             // text it is fed (`echo 'var.db_password' | terraform console`).
@@ -243,8 +263,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
 }
 
 /// Whether the command is a platform's subcommand that writes secrets into
-/// the file it names (`vercel env pull .env.local`): that file is its
-/// output, not something it reads.
+/// the file it names (`vercel env pull .env.local`), or creates a
+/// credential into it (`gcloud iam service-accounts keys create
+/// sa-key.json`, `ibmcloud iam api-key-create K --file k.json`): that file
+/// is its output, not something it reads or sends.
 pub(crate) fn fetches_secrets(ctx: &Ctx, i: usize) -> bool {
     let Some(p) = ctx
         .model(i)
@@ -257,7 +279,85 @@ pub(crate) fn fetches_secrets(ctx: &Ctx, i: usize) -> bool {
         .iter()
         .map(|w| w.text.as_str())
         .collect();
-    matches!(decide(p, &args), Some((Effect::SecretFetch, _)))
+    match decide(p, &args) {
+        Some((Effect::SecretFetch, _)) => true,
+        // Every secret file on the line is one it writes.
+        Some((Effect::Credential, what)) if creates(&what) => {
+            let outputs = output_files(&args);
+            args.iter().all(|a| {
+                let v = a.rsplit_once('=').map_or(*a, |(_, v)| v);
+                crate::paths::secret_kind(v).is_none() || outputs.contains(&v)
+            })
+        }
+        _ => false,
+    }
+}
+
+/// The files a subcommand that creates a credential writes it into: its
+/// operands (`keys create sa-key.json`) and the values of its output
+/// options (`--file k.json`, `-o k.json`). A file given to another option
+/// (`--from-file=id=~/.ssh/id_ed25519`, `--data-file .env`) is an input
+/// it sends.
+fn output_files<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    const OUTPUT: &[&str] = &[
+        "--file",
+        "--output",
+        "-o",
+        "--out",
+        "--output-file",
+        "--out-file",
+        "--key-file",
+    ];
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < args.len() {
+        let a = args[k];
+        k += 1;
+        if let Some((opt, v)) = a.split_once('=')
+            && opt.starts_with('-')
+        {
+            if OUTPUT.contains(&opt) {
+                out.push(v);
+            }
+        } else if a.starts_with('-') && a.len() > 1 {
+            // The next word is the option's value, unless it is an option.
+            if let Some(v) = args.get(k).filter(|v| !v.starts_with('-')) {
+                if OUTPUT.contains(&a) {
+                    out.push(*v);
+                }
+                k += 1;
+            }
+        } else {
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// Whether a credential subcommand's words say it makes a new key, token
+/// or certificate (`keys create`, `api-key-create`, `tokens mint`, `ssh
+/// issue`): a file it names as output is where it writes it. Other
+/// creations take their content from the files they name (`secrets create
+/// --data-file F`, `create secret --from-file F`, `bw create attachment
+/// --file F`).
+fn creates(what: &str) -> bool {
+    let words = || what.split([' ', '-', '_', ':']);
+    words().any(|w| matches!(w, "create" | "generate" | "mint" | "new" | "issue"))
+        && words().any(|w| {
+            matches!(
+                w,
+                "key" | "keys" | "token" | "tokens" | "cert" | "certs" | "certificate" | "ssh"
+            )
+        })
+}
+
+/// A file of a kind that holds a public key as often as a private one (an
+/// armored PGP file, a `.pem`): handed to a subcommand that adds a key to
+/// an account (`gh gpg-key add k.asc`), it is the public key being added.
+fn public_or_private(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    aq_knowledge::credentials::workspace_row(name)
+        .is_some_and(|r| r.mask == aq_knowledge::credentials::Mask::IfKey)
 }
 
 /// Whether a secret-fetching subcommand is pointed at standard output
@@ -385,6 +485,75 @@ fn forced_ref_update(ctx: &Ctx, i: usize, args: &[&str]) -> Option<String> {
         })
 }
 
+/// `gh api repos/o/r/actions/secrets`, `glab api projects/1/variables`: a
+/// hosting API's secrets, read. GitHub's answer holds only their names
+/// (asks); GitLab's CI/CD variables come with their values (blocks).
+fn api_secrets(name: &str, effect: Effect, args: &[&str]) -> Option<(Effect, String)> {
+    let (segment, secret) = match name {
+        "gh" => ("secrets", Effect::SecretList),
+        "glab" => ("variables", Effect::SecretRead),
+        _ => return None,
+    };
+    let words = plain_words(args);
+    if effect != Effect::Read || words.first() != Some(&"api") {
+        return None;
+    }
+    let endpoint = words
+        .iter()
+        .skip(1)
+        .find(|w| w.contains('/') && !w.contains(char::is_whitespace) && !w.contains(['=', ':']))?;
+    endpoint
+        .split(['/', '?'])
+        .any(|s| s == segment)
+        .then(|| (secret, format!("{name} api {endpoint}")))
+}
+
+/// `ansible HOST -m debug -a 'var=vault_db_password'` (or `msg={{ x }}`):
+/// the debug module prints the variables it names; one named like a
+/// secret is a secret's value.
+fn ansible_debug_secret(name: &str, args: &[&str]) -> Option<String> {
+    if name != "ansible" {
+        return None;
+    }
+    let value_of = |short: &str, long: &str| -> Option<&str> {
+        args.iter().enumerate().find_map(|(k, a)| {
+            if *a == short || *a == long {
+                args.get(k + 1).copied()
+            } else {
+                a.strip_prefix(long)
+                    .and_then(|r| r.strip_prefix('='))
+                    .or_else(|| a.strip_prefix(short).filter(|r| !r.is_empty()))
+            }
+        })
+    };
+    let module = value_of("-m", "--module-name")?;
+    if !matches!(module, "debug" | "ansible.builtin.debug") {
+        return None;
+    }
+    let text = value_of("-a", "--args")?;
+    let mut names: Vec<&str> = Vec::new();
+    for part in text.split_whitespace() {
+        if let Some(v) = part.strip_prefix("var=") {
+            names.push(v.trim_matches(|c| c == '"' || c == '\''));
+        }
+    }
+    let mut rest = text;
+    while let Some(k) = rest.find("{{") {
+        let inner = &rest[k + 2..];
+        let end = inner.find("}}").unwrap_or(inner.len());
+        names.extend(
+            inner[..end]
+                .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .filter(|w| !w.is_empty()),
+        );
+        rest = &inner[end..];
+    }
+    names
+        .into_iter()
+        .find(|n| aq_knowledge::secret_names::is_secret_name(n))
+        .map(str::to_string)
+}
+
 /// The words of a command line that are not options (before `--`).
 fn plain_words<'a>(args: &[&'a str]) -> Vec<&'a str> {
     args.iter()
@@ -498,7 +667,9 @@ fn wholesale(p: &Program, args: &[&str]) -> Option<&'static str> {
 
 /// What `args` make program `p` do, and the words that say it.
 pub(crate) fn decide(p: &Program, args: &[&str]) -> Option<(Effect, String)> {
-    // `gopass --version`, `vault -h`: the program says what it is, and nothing more.
+    // `gopass --version`, `vault -h`: the program says what it is, and
+    // nothing more; `terraform destroy --help`, `gh auth token -h`: it says
+    // what a subcommand does, and does nothing.
     if !args.is_empty()
         && args.iter().all(|a| {
             matches!(
@@ -506,36 +677,51 @@ pub(crate) fn decide(p: &Program, args: &[&str]) -> Option<(Effect, String)> {
                 "--version" | "-V" | "--help" | "-h" | "version" | "help"
             )
         })
+        || asks_for_help(args)
     {
         return Some((Effect::Read, format!("{} {}", p.name, args.join(" "))));
     }
-    let words: Vec<&str> = args
-        .iter()
-        .take_while(|a| **a != "--")
-        .filter(|a| !a.starts_with('-') || **a == "-")
-        .copied()
-        .collect();
-    let (base, sub_opts, what): (Effect, &[(&str, Effect)], String) =
-        if let Some(sub) = find_sub(p, &words) {
-            (
-                sub.effect,
-                sub.opts,
-                format!("{} {}", p.name, sub.path.join(" ")),
-            )
-        } else if words.is_empty() {
-            (p.bare, &[], p.name.to_string())
-        } else if let Some((w, e)) = p.verbs.then(|| last_verb(p, &words)).flatten() {
-            (e, &[], format!("{} … {w}", p.name))
-        } else {
-            (p.default?, &[], format!("{} {}", p.name, words[0]))
-        };
+    let words = sub_words(p, args);
+    let found = find_sub(p, &words);
+    let (base, sub_opts, what): (Effect, &[(&str, Effect)], String) = if let Some(sub) = found {
+        (
+            sub.effect,
+            sub.opts,
+            format!("{} {}", p.name, sub.path.join(" ")),
+        )
+    } else if words.is_empty() {
+        (p.bare, &[], p.name.to_string())
+    } else if let Some((w, e)) = p.verbs.then(|| last_verb(p, &words)).flatten() {
+        (e, &[], format!("{} … {w}", p.name))
+    } else if let Some((w, e)) = p.verbs.then(|| listed_nouns(args)).flatten() {
+        (e, &[], format!("{} … {w}", p.name))
+    } else {
+        (p.default?, &[], format!("{} {}", p.name, words[0]))
+    };
+    // `bazel run //api:push_image`: what the target's name says.
+    let base = match (base, found) {
+        (Effect::Target, Some(sub)) => target_effect(&words, sub),
+        (e, _) => e,
+    };
     // Options: one that lowers to read or local work wins (`--dry-run`);
     // otherwise the strictest of the subcommand and its options.
     let mut effect = base;
     let mut lowered = None;
     for (opt, e) in sub_opts.iter().chain(p.opts) {
         if has_option(args, opt) {
-            if matches!(e, Effect::Read | Effect::Local) {
+            // `mkdocs serve -a 0.0.0.0:8000`: a listener for the network.
+            let e = &match e {
+                Effect::Bind if binds_beyond_loopback(args, opt) => Effect::Serve,
+                Effect::Bind => continue,
+                e => *e,
+            };
+            // `--dry-run`; and an option that sends a printed secret into a
+            // file (`op inject -o F`) or narrows it to names (`doppler
+            // secrets --only-names`).
+            if matches!(e, Effect::Read | Effect::Local)
+                || base == Effect::SecretRead
+                    && matches!(e, Effect::SecretFetch | Effect::SecretList)
+            {
                 lowered = Some(*e);
             } else if severity(*e) > severity(effect) {
                 effect = *e;
@@ -543,6 +729,177 @@ pub(crate) fn decide(p: &Program, args: &[&str]) -> Option<(Effect, String)> {
         }
     }
     Some((lowered.unwrap_or(effect), what))
+}
+
+/// Whether a command asks a tool about one of its subcommands rather than
+/// running it: `--help` (or `-help`, terraform's spelling) among its
+/// options, `-h` as the last word after a subcommand (`gh auth token -h`;
+/// before one it is often a host: `psql -h db`), or `help` first (`git
+/// help push`). Words after `--` belong to the command a tool runs.
+pub(crate) fn asks_for_help(args: &[&str]) -> bool {
+    let n = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+    let before = &args[..n];
+    before.first() == Some(&"help")
+        || before.iter().any(|a| matches!(*a, "--help" | "-help"))
+        || before.len() == args.len()
+            && before.len() > 1
+            && before.last() == Some(&"-h")
+            && before[..before.len() - 1]
+                .iter()
+                .any(|a| !a.starts_with('-'))
+}
+
+/// The words that may name a subcommand: the arguments that are not
+/// options, before `--`. For a build tool (`verbs = false`), a batch of
+/// commands in one word is split (`sbt "+core/publishSigned;
+/// sonatypeBundleRelease"`: sbt's cross-build `+` aside).
+fn sub_words<'a>(p: &Program, args: &[&'a str]) -> Vec<&'a str> {
+    let plain = args
+        .iter()
+        .take_while(|a| **a != "--")
+        .filter(|a| !a.starts_with('-') || **a == "-")
+        .copied();
+    // `kubectl get secret/x`, `kubectl get secrets,configmaps`: a cluster
+    // client's resources as KIND/NAME and in lists are kinds and names.
+    if p.class == Some(programs::Class::Container) {
+        return plain
+            .flat_map(|w| {
+                let resource = !w.contains(['.', ':', '=', ' ', '\'']) && w.contains([',', '/']);
+                let parts: Vec<&str> = if resource {
+                    w.split([',', '/']).filter(|t| !t.is_empty()).collect()
+                } else {
+                    vec![w]
+                };
+                parts
+            })
+            .collect();
+    }
+    if p.verbs {
+        return plain.collect();
+    }
+    let mut out = Vec::new();
+    for w in plain {
+        if w.contains(';') {
+            out.extend(
+                w.split(|c: char| c == ';' || c.is_whitespace())
+                    .map(|t| t.trim_start_matches('+'))
+                    .filter(|t| !t.is_empty()),
+            );
+        } else {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// `doppler projects`, `ibmcloud is instances`, `render services`: a
+/// subcommand that is only a plural noun (after a service's short name)
+/// lists those things (a read).
+/// A list of secrets' kind (`secrets`, `tokens`, `api-keys`) lists their
+/// names, which asks.
+fn listed_nouns<'a>(args: &[&'a str]) -> Option<(&'a str, Effect)> {
+    // The words before any option (`render services --output json`).
+    let n = args
+        .iter()
+        .position(|a| a.starts_with('-'))
+        .unwrap_or(args.len());
+    let words = &args[..n];
+    // One word, or a service's short name and one (`is instances`, `ks
+    // clusters`): a longer first word may be a verb the classes lack
+    // (`drain nodes`).
+    let service = |w: &str| w.len() <= 3;
+    if words.is_empty()
+        || words.len() > 2
+        || words.len() == 2 && !service(words[0])
+        || !words
+            .iter()
+            .all(|w| w.len() > 1 && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'))
+    {
+        return None;
+    }
+    let last = *words.last()?;
+    let plural = last.len() >= 3
+        && last.ends_with('s')
+        && !last.ends_with("ss")
+        && !last.ends_with("us")
+        && !last.ends_with("is");
+    if !plural {
+        return None;
+    }
+    const SECRETS: &[&str] = &[
+        "secret",
+        "token",
+        "credential",
+        "password",
+        "key",
+        "variable",
+        "var",
+        "cert",
+        "env",
+    ];
+    let secret = last
+        .split('-')
+        .any(|part| SECRETS.iter().any(|s| part.starts_with(s)));
+    Some((
+        last,
+        if secret {
+            Effect::SecretList
+        } else {
+            Effect::Read
+        },
+    ))
+}
+
+/// Whether the address option `opt` of a server (`-a 0.0.0.0:8000`,
+/// `--bind=192.0.2.4`, `--dev-addr :8000`) is one other machines reach: not
+/// `localhost`, `127.x` or `::1`.
+fn binds_beyond_loopback(args: &[&str], opt: &str) -> bool {
+    let value = args.iter().enumerate().find_map(|(k, a)| {
+        if *a == opt {
+            args.get(k + 1).copied()
+        } else {
+            a.strip_prefix(opt).and_then(|r| {
+                r.strip_prefix('=')
+                    .or_else(|| (opt.len() == 2 && !r.is_empty()).then_some(r))
+            })
+        }
+    });
+    let Some(v) = value else {
+        return false;
+    };
+    let host = if let Some(rest) = v.strip_prefix('[') {
+        rest.split(']').next().unwrap_or(rest)
+    } else if v.matches(':').count() == 1 {
+        v.split(':').next().unwrap_or(v)
+    } else {
+        v
+    };
+    !(host == "localhost" || host.starts_with("127.") || host == "::1")
+}
+
+/// What a build target run by name does (`bazel run //api:push_image`):
+/// its name's words say push, publish, upload, deploy or release, it
+/// publishes; any other target is the project's local work.
+fn target_effect(words: &[&str], sub: &Sub) -> Effect {
+    let last = sub.path.last().copied().unwrap_or_default();
+    let Some(target) = words
+        .iter()
+        .position(|w| *w == last)
+        .and_then(|k| words.get(k + 1))
+    else {
+        return Effect::Local;
+    };
+    let name = target.rsplit([':', '/']).next().unwrap_or(target);
+    let publishes = name.split(['_', '-', '.']).any(|part| {
+        let part = part.to_ascii_lowercase();
+        programs::verb_match(&part) == Some((Effect::Publish, true))
+            || matches!(part.as_str(), "deploy" | "release")
+    });
+    if publishes {
+        Effect::Publish
+    } else {
+        Effect::Local
+    }
 }
 
 /// The listed subcommand the words name: the earliest, then the longest.
@@ -555,9 +912,17 @@ fn find_sub(p: &Program, words: &[&str]) -> Option<&'static Sub> {
     };
     let subs: &'static [Sub] = p.subs;
     for s in 0..starts {
-        // `:lib:publish`: a Gradle task of a subproject, by its own name.
-        let same =
-            |a: &str, b: &str| a == b || b.starts_with(':') && b.rsplit(':').next() == Some(a);
+        // `:lib:publish`: a Gradle task of a subproject, by its own name;
+        // `core/publishSigned`, `Docker/publish`: sbt's task of a project.
+        let same = |a: &str, b: &str| {
+            a == b
+                || b.starts_with(':') && b.rsplit(':').next() == Some(a)
+                || !p.verbs
+                    && !b.contains('.')
+                    && b.split_once('/').is_some_and(|(project, task)| {
+                        !project.is_empty() && !task.contains('/') && task == a
+                    })
+        };
         let best = subs
             .iter()
             .filter(|sub| {
@@ -583,7 +948,8 @@ fn last_verb<'a>(p: &Program, words: &[&'a str]) -> Option<(&'a str, Effect)> {
         .filter(|w| !w.contains(['/', '=', '@', '.', '\'', '"', ' ', '[', '{']))
         .filter(|w| !p.nouns.contains(w));
     for w in names.take(VERB_WORDS) {
-        match programs::verb_match(&w.to_ascii_lowercase()) {
+        // `DescribeInstances`: an API action, `describe-instances`.
+        match programs::verb_match(&programs::verb_spelling(w)) {
             Some((e, true)) => whole = Some((*w, e)),
             Some((e, false)) => found = Some((*w, e)),
             None => {}
@@ -643,6 +1009,9 @@ pub(crate) fn severity(e: Effect) -> u8 {
         Effect::ValueRead => 9,
         Effect::SecretRead => 10,
         Effect::Destroy => 11,
+        Effect::ForcePush => 12,
+        // Resolved by `decide` from the target's name and the address.
+        Effect::Target | Effect::Bind => 0,
     }
 }
 
@@ -682,6 +1051,47 @@ mod tests {
             ("mvn clean deploy", Some(Effect::Publish)),
             ("gradlew publishToMavenLocal", None),
             ("doctl frobnicate widgets", Some(Effect::Change)),
+            // A plural noun alone lists; a verb the classes lack does not.
+            ("doppler projects", Some(Effect::Read)),
+            ("ibmcloud is instances", Some(Effect::Read)),
+            ("render services --output json", Some(Effect::Read)),
+            ("ibmcloud iam oauth-tokens", Some(Effect::SecretRead)),
+            ("flyctl secrets", Some(Effect::SecretList)),
+            // API actions in CamelCase.
+            (
+                "aliyun ecs DescribeInstances --RegionId r",
+                Some(Effect::Read),
+            ),
+            (
+                "aliyun kms GetSecretValue --SecretName s",
+                Some(Effect::SecretRead),
+            ),
+            (
+                "aliyun ecs DeleteInstance --InstanceId i",
+                Some(Effect::Delete),
+            ),
+            // Help about a subcommand runs nothing.
+            ("terraform destroy --help", Some(Effect::Read)),
+            ("terraform destroy -help", Some(Effect::Read)),
+            ("gh auth token -h", Some(Effect::Read)),
+            // A build target's name; an sbt batch; a forced deploy.
+            ("bazel run //api:push_image", Some(Effect::Publish)),
+            ("bazel run //:gazelle", Some(Effect::Local)),
+            (
+                "sbt +core/publishSigned;sonatypeBundleRelease",
+                Some(Effect::Publish),
+            ),
+            ("sbt publishLocal", None),
+            ("mkdocs gh-deploy --force", Some(Effect::ForcePush)),
+            ("mkdocs gh-deploy", Some(Effect::Publish)),
+            // Where a secret goes: a file, or only its name.
+            ("op inject -i t.tpl -o out.yml", Some(Effect::SecretFetch)),
+            ("op inject -i t.tpl", Some(Effect::SecretRead)),
+            ("doppler secrets --only-names", Some(Effect::SecretList)),
+            // A server's address.
+            ("mkdocs serve -a 0.0.0.0:8000", Some(Effect::Serve)),
+            ("mkdocs serve -a localhost:8000", Some(Effect::Local)),
+            ("hugo server --bind=[::1]", Some(Effect::Local)),
             // A service named like a verb is a noun for aws.
             (
                 "aws logs put-retention-policy --log-group-name x",
@@ -718,5 +1128,37 @@ mod tests {
         assert!(has_option(&["-X", "delete"], "-X DELETE"));
         assert!(has_option(&["-XDELETE"], "-X DELETE"));
         assert!(!has_option(&["-X", "GET"], "-X DELETE"));
+    }
+
+    #[test]
+    fn help_is_asked_for_after_a_subcommand() {
+        assert!(asks_for_help(&["push", "--help"]));
+        assert!(asks_for_help(&["destroy", "-help"]));
+        assert!(asks_for_help(&["auth", "token", "-h"]));
+        assert!(asks_for_help(&["help", "push"]));
+        // `-h` before a subcommand, or not last, is often a host.
+        assert!(!asks_for_help(&[
+            "-h",
+            "db.example.invalid",
+            "-c",
+            "SELECT 1"
+        ]));
+        assert!(!asks_for_help(&["-h", "cache", "DEL", "k"]));
+        // After `--`, the words are the command it runs.
+        assert!(!asks_for_help(&["exec", "pod", "--", "sh", "--help"]));
+    }
+
+    #[test]
+    fn a_credential_created_into_a_file_writes_it() {
+        assert_eq!(
+            output_files(&["iam", "keys", "create", "k.json", "--iam-account", "a"]),
+            ["iam", "keys", "create", "k.json"]
+        );
+        assert_eq!(
+            output_files(&["k", "-d", "CI key", "--file", "k.json"]),
+            ["k", "k.json"]
+        );
+        assert!(!output_files(&["secret", "--from-file", "id_rsa"]).contains(&"id_rsa"));
+        assert!(!output_files(&["secret", "--from-file=id=id_rsa"]).contains(&"id=id_rsa"));
     }
 }

@@ -1296,6 +1296,10 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
         return;
     }
     let words: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    // `gh auth token --help`: the tool says what the subcommand does.
+    if super::platforms::asks_for_help(&words) {
+        return;
+    }
     let has = |w: &str| words.contains(&w);
     let seq = |a: &str, b: &str| words.windows(2).any(|p| p[0] == a && p[1] == b);
     let what = match name {
@@ -1307,19 +1311,7 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
         }
         // `kubectl get secret NAME -o yaml|json|jsonpath=…`: the values, not
         // just the names.
-        "kubectl" | "oc"
-            if seq("get", "secret") || seq("get", "secrets") || seq("get", "secret/") =>
-        {
-            let printed = words
-                .windows(2)
-                .any(|p| (p[0] == "-o" || p[0] == "--output") && !matches!(p[1], "name" | "wide"))
-                || words.iter().any(|w| {
-                    (w.starts_with("-o") && w.len() > 2 && !matches!(*w, "-oname" | "-owide"))
-                        || (w.starts_with("--output=")
-                            && !matches!(*w, "--output=name" | "--output=wide"))
-                });
-            printed.then_some("Kubernetes secret values")
-        }
+        "kubectl" | "oc" if kube_secret_printed(&words) => Some("Kubernetes secret values"),
         "git"
             if seq("credential", "fill")
                 || words
@@ -1368,12 +1360,13 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
             Some("keychain passwords")
         }
         "op" if has("read") || seq("item", "get") => Some("a 1Password secret"),
-        "pass" | "gopass"
-            if has("show")
-                || words.iter().all(|w| !w.starts_with('-'))
-                    && !words.is_empty()
-                    && !has("ls")
-                    && !has("list") =>
+        // What the store's subcommand does (`programs.toml`): `show`,
+        // `otp`, a bare entry name print; `insert`, `rm` change the store.
+        "pass" | "gopass" | "passage"
+            if ctx
+                .model(i)
+                .and_then(|p| super::platforms::decide(p, &words))
+                .is_some_and(|(e, _)| e == aq_knowledge::programs::Effect::SecretRead) =>
         {
             Some("a password store entry")
         }
@@ -1427,6 +1420,69 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
             format!("`{}` lists {what}", c.display()),
         );
     }
+}
+
+/// `kubectl get secret x -o yaml` in every spelling: the kind as `secret`,
+/// `secrets`, `secret/NAME` or in a list (`all,secrets`), options before
+/// or after it; printed in any format but names (`-o yaml|json`,
+/// `-ojsonpath=…`, `--output=go-template=…`, `--template=…`).
+fn kube_secret_printed(words: &[&str]) -> bool {
+    const VALUED: &[&str] = &[
+        "-n",
+        "--namespace",
+        "-l",
+        "--selector",
+        "-o",
+        "--output",
+        "--template",
+        "-f",
+        "--filename",
+        "--context",
+        "--cluster",
+        "--user",
+        "--kubeconfig",
+        "--field-selector",
+        "--sort-by",
+        "-L",
+        "--label-columns",
+        "--chunk-size",
+    ];
+    let Some(g) = words.iter().position(|w| *w == "get") else {
+        return false;
+    };
+    let mut secret = false;
+    let mut k = g + 1;
+    while k < words.len() {
+        let w = words[k];
+        if VALUED.contains(&w) {
+            k += 2;
+            continue;
+        }
+        if !w.starts_with('-') {
+            secret |= w.split(',').any(|r| {
+                let kind = r.split('/').next().unwrap_or(r).to_ascii_lowercase();
+                matches!(kind.as_str(), "secret" | "secrets")
+                    || kind.starts_with("secret.")
+                    || kind.starts_with("secrets.")
+            });
+        }
+        k += 1;
+    }
+    secret
+        && words.iter().enumerate().any(|(k, w)| {
+            let format = if *w == "-o" || *w == "--output" {
+                words.get(k + 1).copied()
+            } else if let Some(v) = w.strip_prefix("--output=") {
+                Some(v)
+            } else if w.starts_with("-o") && !w.starts_with("--") && w.len() > 2 {
+                Some(w[2..].trim_start_matches('='))
+            } else {
+                None
+            };
+            format.is_some_and(|f| !matches!(f, "name" | "wide" | ""))
+                || *w == "--template"
+                || w.starts_with("--template=")
+        })
 }
 
 /// A process's `environ` reached through the directory an earlier `cd`

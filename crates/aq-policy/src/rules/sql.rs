@@ -119,6 +119,18 @@ pub(crate) fn judge<'a>(texts: impl IntoIterator<Item = &'a str>) -> Judged {
         ]
         .iter()
         .any(|w| flat.contains(w));
+        // MongoDB keeps its users' password hashes (SCRAM credentials) in
+        // `admin.system.users`; `showCredentials` prints them too.
+        if j.credentials.is_none()
+            && (flat.contains("system.users")
+                && [".find", ".aggregate", ".findone", "getcollection("]
+                    .iter()
+                    .any(|w| flat.contains(w))
+                || flat.contains("showcredentials: true")
+                || flat.contains("showcredentials:true"))
+        {
+            j.credentials = Some("system.users");
+        }
         let plain = without_literals(&flat);
         for st in plain.split(';') {
             let st = skip_comments(st.trim_start_matches(['(', ' ']));
@@ -447,6 +459,19 @@ pub(crate) fn check_client(ctx: &mut Ctx, i: usize, name: &str) {
 /// data: its configuration, replication, modules, users.
 fn check_redis(ctx: &mut Ctx, i: usize, name: &str) {
     let c = &ctx.commands()[i];
+    // `redis-cli DEL key`, `redis-cli -h cache.example.invalid SET k v`: a
+    // change to the data of a server that is not this machine as far as
+    // the line says (no host: the default or REDISCLI settings decide).
+    if let Some(command) = redis_command(c)
+        && REDIS_WRITES.contains(&command.to_ascii_lowercase().as_str())
+        && matches!(server(c, name), Server::Remote(_) | Server::Unnamed)
+    {
+        ctx.hit(
+            RuleId::PlatformChange,
+            i,
+            format!("`{name} {command}` changes data on the Redis server"),
+        );
+    }
     let words: Vec<String> = c
         .args()
         .iter()
@@ -504,6 +529,122 @@ fn check_redis(ctx: &mut Ctx, i: usize, name: &str) {
     }
 }
 
+/// Redis commands that change or delete data (the server's own settings,
+/// users and replication are judged by name in `check_redis`).
+const REDIS_WRITES: &[&str] = &[
+    "append",
+    "copy",
+    "decr",
+    "decrby",
+    "del",
+    "expire",
+    "expireat",
+    "getdel",
+    "getex",
+    "hdel",
+    "hincrby",
+    "hmset",
+    "hset",
+    "hsetnx",
+    "incr",
+    "incrby",
+    "linsert",
+    "lmove",
+    "lpop",
+    "lpush",
+    "lrem",
+    "lset",
+    "ltrim",
+    "move",
+    "mset",
+    "msetnx",
+    "persist",
+    "pexpire",
+    "pexpireat",
+    "psetex",
+    "publish",
+    "rename",
+    "renamenx",
+    "restore",
+    "rpop",
+    "rpoplpush",
+    "rpush",
+    "sadd",
+    "set",
+    "setex",
+    "setnx",
+    "setrange",
+    "smove",
+    "spop",
+    "srem",
+    "unlink",
+    "xadd",
+    "xdel",
+    "xtrim",
+    "zadd",
+    "zincrby",
+    "zpopmax",
+    "zpopmin",
+    "zrem",
+    "zremrangebyrank",
+    "zremrangebyscore",
+];
+
+/// The Redis command of a `redis-cli` line: its first operand after the
+/// client's options (those that take a value skipped).
+fn redis_command(c: &Command) -> Option<&str> {
+    const VALUED: &[&str] = &[
+        "-h",
+        "-p",
+        "-s",
+        "-a",
+        "-u",
+        "-n",
+        "-r",
+        "-i",
+        "-d",
+        "-D",
+        "--user",
+        "--pass",
+        "--cacert",
+        "--cacertdir",
+        "--cert",
+        "--key",
+        "--tls-ciphers",
+        "--tls-ciphersuites",
+        "--sni",
+        "--pattern",
+        "--count",
+        "--quoted-pattern",
+        "--memkeys-samples",
+        "--eval",
+        "--functions-rdb",
+        "--rdb",
+    ];
+    let args = c.args();
+    let mut k = 0;
+    while k < args.len() {
+        let t = args[k].text.as_str();
+        if VALUED.contains(&t) {
+            k += 2;
+            continue;
+        }
+        if t.starts_with('-') {
+            // `--scan`, `--bigkeys`, `--pipe`: modes, not commands.
+            if matches!(
+                t,
+                "--scan" | "--bigkeys" | "--memkeys" | "--pipe" | "--stat" | "--latency"
+            ) {
+                return None;
+            }
+            k += 1;
+            continue;
+        }
+        return Some(t);
+    }
+    None
+}
+
 /// What a platform's SQL command (`sql` in `programs.toml`) does with the
 /// SQL of its arguments and input: an effect, and what says so.
 pub(crate) fn platform_effect(texts: &[&str], fed: Option<&str>) -> (Effect, &'static str) {
@@ -559,6 +700,16 @@ mod tests {
         assert!(j.includes);
         let j = judge(["SHOW TABLES", "app_test", "-u"]);
         assert!(j.any && !j.changes);
+    }
+
+    #[test]
+    fn mongodb_users_are_credentials_when_read() {
+        let j = judge(["db.getSiblingDB('admin').system.users.find()"]);
+        assert_eq!(j.credentials, Some("system.users"));
+        let j = judge(["db.getUsers({showCredentials: true})"]);
+        assert_eq!(j.credentials, Some("system.users"));
+        assert_eq!(judge(["db.getUsers()"]).credentials, None);
+        assert_eq!(judge(["db.orders.find({})"]).credentials, None);
     }
 
     #[test]

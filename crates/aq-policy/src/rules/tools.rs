@@ -53,6 +53,8 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ctx.hit(RuleId::PrivSudo, i, format!("`{name}` raises privileges"))
         }
         "sudo" | "doas" | "su" | "runuser" | "pkexec" | "run0" | "sudoedit" => {}
+        // `crontab --help`, `crontab -V`: the tool about itself.
+        "crontab" if is_about_itself(c) => {}
         "crontab" => {
             let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
             if args.iter().all(|a| *a == "-l" || a.starts_with("-u")) && args.contains(&"-l") {
@@ -140,7 +142,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         | "port" | "snap" | "flatpak" | "nix-env" | "composer" | "dotnet" | "nuget" | "rustup"
         | "deno" | "corepack" | "mvn" | "gradle" | "easy_install" | "R" | "cpan" | "cpanm"
         | "luarocks" | "opam" | "stack" | "cabal" | "mix" | "hex" | "swift" | "dart"
-        | "flutter" | "nix" | "nix-shell" => check_packages(ctx, i, &name),
+        | "flutter" | "nix" | "nix-shell" | "micromamba" => check_packages(ctx, i, &name),
         n if n.starts_with("python") => {
             // `python -m pip install ...`
             let args = c.args();
@@ -165,6 +167,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         "make" | "gmake" | "ninja" if c.args().iter().any(|a| a.text == "install") => {
             check_install_target(ctx, i)
         }
+        // `meson install -C build`: into the prefix it was set up with
+        // (`/usr/local` unless `--destdir` stages it elsewhere).
+        "meson" if subcommand(c) == Some("install") => check_install_target(ctx, i),
         "cmake" if c.args().iter().any(|a| a.text == "--install") => check_install_target(ctx, i),
         "playwright" if subcommand(c) == Some("install") => {
             ctx.hit(
@@ -222,6 +227,11 @@ fn check_git(ctx: &mut Ctx, i: usize) {
         return;
     };
     let c = &ctx.commands()[i];
+    // `git push --help`, `git help push`: the manual, nothing more.
+    let texts: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+    if sub == "help" || super::platforms::asks_for_help(&texts) {
+        return;
+    }
     let sub_args: Vec<&str> = {
         let pos = c.args().iter().position(|a| a.text == sub).unwrap_or(0);
         c.args()[pos + 1..]
@@ -356,6 +366,37 @@ fn check_git(ctx: &mut Ctx, i: usize) {
             "prunes unreachable commits now",
         ),
         "config" => check_git_config(ctx, i, &sub_args),
+        // Other ways to send commits to a remote: `git subtree push`,
+        // git-town's `ship`/`sync`/`propose`, `git lfs push`, `git svn
+        // dcommit`, `git p4 submit`, git-review.
+        "subtree" | "lfs" if sub_args.first() == Some(&"push") => ctx.hit(
+            RuleId::GitPush,
+            i,
+            format!("`{}` pushes to a remote", c.display()),
+        ),
+        "town"
+            if matches!(
+                sub_args.first(),
+                Some(&"ship" | &"sync" | &"propose" | &"kill")
+            ) =>
+        {
+            ctx.hit(
+                RuleId::GitPush,
+                i,
+                format!("`{}` pushes branches to the remote", c.display()),
+            )
+        }
+        "svn" if sub_args.first() == Some(&"dcommit") => ctx.hit(
+            RuleId::GitPush,
+            i,
+            format!("`{}` commits to the Subversion server", c.display()),
+        ),
+        "p4" if sub_args.first() == Some(&"submit") => ctx.hit(
+            RuleId::GitPush,
+            i,
+            format!("`{}` submits to the Perforce server", c.display()),
+        ),
+
         // `git worktree add ../x BRANCH`: a checkout written outside the
         // workspace, judged by where it lands.
         "worktree" if sub_args.first() == Some(&"add") => {
@@ -1305,6 +1346,14 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
     let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
     let sub = ops.first().copied().unwrap_or("");
     let second = ops.get(1).copied().unwrap_or("");
+    // `npm install --help`: usage, nothing installed. A runner's `--help`
+    // after the package is the package's (`npx pkg --help` fetches pkg).
+    let runner = matches!(name, "npx" | "bunx" | "pnpx" | "uvx")
+        || matches!(sub, "dlx" | "exec" | "x" | "run");
+    let texts: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+    if !runner && super::platforms::asks_for_help(&texts) {
+        return;
+    }
     let installs = match name {
         "npm" => {
             matches!(
@@ -1397,8 +1446,7 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                     | "publish"
                     | "x"
                     | "create"
-                    | "pm"
-            ) && !(sub == "pm" && second == "ls")
+            ) || sub == "pm" && matches!(second, "trust" | "untrusted" | "migrate")
         }
         "npx" | "bunx" | "pnpx" => npx_fetches(c),
         "pip" | "pip3" => matches!(sub, "install" | "uninstall" | "download" | "wheel"),
@@ -1427,7 +1475,7 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
             "add" | "install" | "remove" | "update" | "lock" | "publish" | "self" | "sync"
         ),
         "pipenv" => matches!(sub, "install" | "uninstall" | "update" | "sync" | "lock"),
-        "conda" | "mamba" => {
+        "conda" | "mamba" | "micromamba" => {
             matches!(
                 sub,
                 "install" | "remove" | "uninstall" | "update" | "upgrade" | "create"
@@ -1577,7 +1625,10 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
 }
 
 /// `npx pkg@1.2`, `npx --yes pkg`, `npx -p pkg cmd`: fetch and run. A bare
-/// `npx tool` runs the project's own dev dependency.
+/// `npx tool` of a tool the rules know (`eslint`, `tsc`, `vitest`) runs the
+/// project's own dev dependency; one nobody knows (`npx cowsay`, `bunx
+/// some-pkg`) is fetched from the registry when the project does not have
+/// it, which the line cannot tell: it asks, as an install.
 fn npx_fetches(c: &Command) -> bool {
     // npx's own options come before the command; the rest is the command's.
     let all = c.args();
@@ -1589,6 +1640,13 @@ fn npx_fetches(c: &Command) -> bool {
     }) {
         return true;
     }
+    // `npx --no-install tool`, `npx --no tool`: only what the project has.
+    if args
+        .iter()
+        .any(|a| matches!(a.text.as_str(), "--no-install" | "--no" | "--offline"))
+    {
+        return false;
+    }
     match args.get(cmd_at) {
         Some(pkg) => {
             let t = pkg.text.as_str();
@@ -1597,6 +1655,9 @@ fn npx_fetches(c: &Command) -> bool {
                 || t.starts_with("create-")
                 || t.contains("://")
                 || t.starts_with("github:")
+                || !t.starts_with(['.', '/', '~', '$'])
+                    && !pkg.dynamic
+                    && !super::is_known_program(t)
         }
         None => false,
     }
@@ -1627,7 +1688,7 @@ fn check_install_target(ctx: &mut Ctx, i: usize) {
             dests.push(v.to_string());
         }
     }
-    dests.extend(flag_values_text(c, &[], &["prefix"]));
+    dests.extend(flag_values_text(c, &[], &["prefix", "destdir"]));
     // DESTDIR stages the whole tree below it: that decides where files land.
     let dest = dests
         .iter()
