@@ -751,10 +751,11 @@ pub fn hook_word(text: &str) -> Option<&'static str> {
     HOOK_WORDS.iter().copied().find(|w| lower.contains(w))
 }
 
-/// Process names of the guard itself: aq and its launcher names. The agents'
-/// own programs (whose parent aq is, or who run aq's hook) come from the
-/// agent presets.
-pub const SUPERVISORS: &[&str] = &["agent-quarantine", "aq"];
+/// Process names of the guard itself: aq, its launcher names and its shim
+/// (`aq-shim`, which every shimmed program runs through). The agents' own
+/// programs (whose parent aq is, or who run aq's hook) come from the agent
+/// presets.
+pub const SUPERVISORS: &[&str] = &["agent-quarantine", "aq", "aq-shim"];
 
 /// Options of agents' command lines that switch their own approval of
 /// commands off (Claude Code's `--dangerously-skip-permissions` and

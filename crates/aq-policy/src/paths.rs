@@ -378,7 +378,40 @@ pub fn secret_kind(path: &str) -> Option<String> {
             }
         }
     }
+    if let Some(c) = runtime_dir_row(path) {
+        return Some(c.what.to_string());
+    }
     workspace_kind(&p).map(|c| c.what.to_string())
+}
+
+/// The catalog's `$XDG_RUNTIME_DIR` file rows (Podman's `auth.json`), for a
+/// path under that directory as written (`$XDG_RUNTIME_DIR/x`,
+/// `${XDG_RUNTIME_DIR}/x`) or at its default place (`/run/user/UID/x`,
+/// `/var/run/user/UID/x`). Not the agent sockets there, which are
+/// connected to, not read (their masks guard them).
+fn runtime_dir_row(path: &str) -> Option<&'static Credential> {
+    let rest = if let Some(r) = path
+        .strip_prefix("$XDG_RUNTIME_DIR/")
+        .or_else(|| path.strip_prefix("${XDG_RUNTIME_DIR}/"))
+    {
+        r
+    } else {
+        let r = path
+            .strip_prefix("/run/user/")
+            .or_else(|| path.strip_prefix("/var/run/user/"))?;
+        r.split_once('/')?.1
+    };
+    let have: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    credentials::in_place(Place::Var)
+        .filter(|r| {
+            r.var() == Some("XDG_RUNTIME_DIR")
+                && !r.is_dir()
+                && !matches!(r.kind, Kind::Ssh | Kind::Gpg | Kind::Keyring)
+        })
+        .find(|r| {
+            let want: Vec<&str> = r.parts().collect();
+            want.len() == have.len() && have.iter().zip(&want).all(|(a, b)| name_matches(a, b))
+        })
 }
 
 /// An absolute path's components as the catalog's system rows spell them:
@@ -766,10 +799,13 @@ pub fn agent_transcripts(path: &str) -> Option<&'static str> {
     }
 }
 
-/// Files whose deletion or truncation hides history.
+/// The histories of the shell and of the REPLs and database clients that
+/// keep one like it (what the user typed, tokens and passwords pasted on
+/// command lines among it): reading one asks, searching or sending it
+/// blocks, and deleting, emptying or freezing it hides what was run.
 pub fn is_history_file(path: &str) -> bool {
-    let p = NormPath::new(path);
-    let names = [
+    /// Files right in the home directory.
+    const NAMES: &[&str] = &[
         ".bash_history",
         ".zsh_history",
         ".history",
@@ -779,11 +815,35 @@ pub fn is_history_file(path: &str) -> bool {
         ".node_repl_history",
         ".mysql_history",
         ".psql_history",
+        ".sqlite_history",
+        ".irb_history",
+        ".pry_history",
+        ".rediscli_history",
+        ".dbshell",
+        ".Rhistory",
+        ".scala_history",
         ".lesshst",
         ".viminfo",
     ];
-    p.in_home && p.parts.len() == 1 && names.iter().any(|n| name_matches(p.name(), n))
-        || (p.in_home && p.ends_with(&[".local", "share", "fish", "fish_history"]))
+    /// Files deeper in it: fish's, atuin's database, nushell's, IPython's
+    /// and Julia's, mongosh's.
+    const DEEPER: &[&[&str]] = &[
+        &[".local", "share", "fish", "fish_history"],
+        &[".local", "share", "atuin", "history.db"],
+        &[".config", "nushell", "history.txt"],
+        &[".config", "nushell", "history.sqlite3"],
+        &[".ipython", "*", "history.sqlite"],
+        &[".julia", "logs", "repl_history.jl"],
+        &[".mongodb", "mongosh", "mongosh_repl_history"],
+    ];
+    let p = NormPath::new(path);
+    if !p.in_home {
+        return false;
+    }
+    (p.parts.len() == 1 && NAMES.iter().any(|n| name_matches(p.name(), n)))
+        || DEEPER
+            .iter()
+            .any(|d| p.parts.len() == d.len() && p.ends_with(d))
 }
 
 /// System logs.

@@ -118,15 +118,51 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         "export" | "declare" | "typeset" | "local" | "readonly" | "env" => {
             check_history_assignment(ctx, i, true)
         }
-        "shopt"
-            if c.args().iter().any(|a| a.text == "-u")
-                && c.args().iter().any(|a| a.text == "histappend") =>
+        "shopt" => {
+            // `shopt -u histappend`; `shopt -u -o history` (`-ou`), which
+            // is `set +o history`.
+            let flags: String = c
+                .args()
+                .iter()
+                .filter_map(|a| a.text.strip_prefix('-'))
+                .collect();
+            let named = |n: &str| c.args().iter().any(|a| a.text == n);
+            if flags.contains('u') && named("histappend") {
+                ctx.hit(
+                    RuleId::AntiHistoryTamper,
+                    i,
+                    "stops appending to the history file",
+                );
+            } else if flags.contains('u') && flags.contains('o') && named("history") {
+                ctx.hit(RuleId::AntiHistoryTamper, i, "turns shell history off");
+            }
+        }
+        // zsh's `fc -p [FILE]`: a new history list, saved to FILE (or
+        // nowhere) instead of the history file.
+        "fc" if c
+            .args()
+            .iter()
+            .any(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('p')) =>
         {
             ctx.hit(
                 RuleId::AntiHistoryTamper,
                 i,
-                "stops appending to the history file",
+                "starts a new history list that is not saved to the history file",
             );
+        }
+        // `printf -v HISTFILE /dev/null`, `read HISTFILE <<< /dev/null`:
+        // the variable assigned by a builtin instead of `=`.
+        "printf" | "read" | "mapfile" | "readarray" => {
+            if let Some(var) = builtin_assigned_vars(c)
+                .into_iter()
+                .find(|(n, v)| is_history_var_tamper(n, v.as_deref().unwrap_or("")))
+            {
+                ctx.hit(
+                    RuleId::AntiHistoryTamper,
+                    i,
+                    format!("`{name}` assigns {}, redirecting or shrinking the shell history", var.0),
+                );
+            }
         }
         "kill" | "pkill" | "killall" => {
             let c = &ctx.commands()[i];
@@ -191,6 +227,37 @@ fn check_history_assignment(ctx: &mut Ctx, i: usize, _declared: bool) {
             i,
             "redirects or shrinks the shell history",
         );
+    }
+}
+
+/// The variables `printf -v VAR FORMAT`, `read [-r] VAR...` and `mapfile
+/// VAR` assign, with the value when the line gives it (`printf`'s format).
+fn builtin_assigned_vars(c: &Command) -> Vec<(String, Option<String>)> {
+    let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+    match c.program() {
+        Some("printf") => args
+            .iter()
+            .position(|a| *a == "-v")
+            .and_then(|k| args.get(k + 1).map(|v| (v, args.get(k + 2))))
+            .map(|(v, value)| vec![(v.to_string(), value.map(|s| s.to_string()))])
+            .unwrap_or_default(),
+        Some("read" | "mapfile" | "readarray") => {
+            // Options that take a value: read's `-a -d -i -n -N -p -t -u`,
+            // mapfile's `-d -n -O -s -t -u -C -c`.
+            let mut out = Vec::new();
+            let mut skip = false;
+            for a in &args {
+                if skip {
+                    skip = false;
+                } else if let Some(f) = a.strip_prefix('-').filter(|f| !f.is_empty()) {
+                    skip = f.len() == 1 && "adinNptuOsCc".contains(f);
+                } else {
+                    out.push((a.to_string(), None));
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -710,6 +777,29 @@ fn check_permissions(ctx: &mut Ctx, i: usize) {
             return;
         }
     }
+    // `chmod 000 ~/.bash_history`, `chattr +i ~/.zsh_history`: a history
+    // file the shell may not write any more keeps nothing new.
+    let freezes = match (name, words.as_slice()) {
+        ("chmod", [mode, ..]) => chmod_mode_drops_owner_write(&mode.text),
+        ("chattr", _) => c
+            .args()
+            .iter()
+            .any(|a| a.text.starts_with('+') && a.text.contains('i')),
+        _ => false,
+    };
+    if freezes
+        && let Some(t) = words
+            .iter()
+            .skip(usize::from(name == "chmod"))
+            .find(|f| paths::is_history_file(&f.text))
+    {
+        ctx.hit(
+            RuleId::AntiHistoryTamper,
+            i,
+            format!("`{name}` stops the shell from writing {}, its history file", t.text),
+        );
+        return;
+    }
     if name == "chattr"
         && !c.args().iter().any(|a| {
             a.text.starts_with('+')
@@ -738,6 +828,29 @@ fn chmod_mode_takes_all_access(mode: &str) -> bool {
                 || rest
                     .strip_prefix('-')
                     .is_some_and(|p| p.contains('r') && p.contains('w') && p.contains('x')))
+    })
+}
+
+/// Whether a `chmod` mode takes the owner's permission to write the file
+/// away: `000`, `444`, `a-w`, `u=r`.
+fn chmod_mode_drops_owner_write(mode: &str) -> bool {
+    if !mode.is_empty() && mode.chars().all(|ch| ch.is_ascii_digit()) {
+        let digits: Vec<u32> = mode.chars().filter_map(|ch| ch.to_digit(8)).collect();
+        let owner = digits.len().checked_sub(3).map_or(0, |k| digits[k]);
+        return owner & 2 == 0;
+    }
+    mode.split(',').any(|clause| {
+        let Some(at) = clause.find(['=', '-']) else {
+            return false;
+        };
+        let (who, rest) = clause.split_at(at);
+        let owner = who.is_empty() || who.contains('a') || who.contains('u');
+        owner
+            && match rest.split_at(1) {
+                ("-", perms) => perms.contains('w'),
+                ("=", perms) => !perms.contains('w'),
+                _ => false,
+            }
     })
 }
 

@@ -585,11 +585,15 @@ fn kill_target(ctx: &Ctx, i: usize, args: &[aq_shell::Word]) -> Option<String> {
             ctx.commands()[j].runs == Some(i) && ctx.commands()[j].program() == Some("xargs")
         })
         .collect();
-    if let Some(found) = wrappers
+    let upstream: Vec<usize> = wrappers
         .into_iter()
         .chain(std::iter::once(i))
         .flat_map(|j| ctx.upstream(j))
-        .find_map(|u| finds_supervisor(&ctx.commands()[u]))
+        .collect();
+    if let Some(found) = upstream
+        .iter()
+        .find_map(|&u| finds_supervisor(&ctx.commands()[u]))
+        .or_else(|| filters_supervisor(ctx, &upstream))
     {
         return Some(found);
     }
@@ -607,7 +611,8 @@ fn kill_target(ctx: &Ctx, i: usize, args: &[aq_shell::Word]) -> Option<String> {
         if t == "--" {
             continue;
         }
-        if t.contains("$PPID") || t.contains("${PPID}") {
+        // `kill $PPID`; `p=$PPID; kill $p`: the value kept its source.
+        if t.contains("$PPID") || t.contains("${PPID}") || a.vars.iter().any(|v| v == "PPID") {
             return Some("the parent process".to_string());
         }
         if matches!(t, "1" | "-1") {
@@ -627,8 +632,93 @@ fn kill_target(ctx: &Ctx, i: usize, args: &[aq_shell::Word]) -> Option<String> {
         {
             return Some(found);
         }
+        // `for p in $(pgrep claude); do kill $p; done`: a variable whose
+        // value came from commands of the line.
+        let from_vars = a.vars.iter().flat_map(|v| {
+            ctx.analysis
+                .var_sources
+                .iter()
+                .filter(move |(n, _)| n == v)
+                .flat_map(|(_, s)| s.iter().copied())
+        });
+        // `kill $(ps aux | grep aq | awk '{print $2}')`: the substitution's
+        // pipeline, from its last command up.
+        // (`read p` reads what a pipe or `< <(pgrep aq)` gives it.)
+        for f in a.feeds.iter().copied().chain(from_vars) {
+            let mut chain = vec![f];
+            chain.extend(ctx.upstream(f));
+            for s in &ctx.commands()[f].stdin {
+                if let aq_shell::Input::File(w) = s {
+                    chain.extend(w.feeds.iter().copied());
+                }
+            }
+            if let Some(found) = chain
+                .iter()
+                .find_map(|&u| finds_supervisor(&ctx.commands()[u]))
+                .or_else(|| filters_supervisor(ctx, &chain))
+            {
+                return Some(found);
+            }
+        }
     }
     None
+}
+
+/// Pids picked out of a process listing by a supervisor's name: `ps aux |
+/// grep aq | awk '{print $2}'`, `ps -eo pid,comm | awk '/claude/{print
+/// $1}'`; or the parent's pid read from `/proc/self/stat` (its fourth
+/// field) or `/proc/self/status` (`PPid:`). `commands` is a pipeline's
+/// commands, in any order.
+fn filters_supervisor(ctx: &Ctx, commands: &[usize]) -> Option<String> {
+    let all = ctx.commands();
+    let own_stat = |w: &aq_shell::Word| {
+        let t = w.text.as_str();
+        ["/proc/self/", "/proc/$$/", "/proc/thread-self/"]
+            .iter()
+            .any(|p| t.strip_prefix(p).is_some_and(|r| r == "stat" || r == "status"))
+    };
+    if commands.iter().any(|&j| {
+        all[j].args().iter().any(own_stat)
+            || all[j]
+                .stdin
+                .iter()
+                .any(|s| matches!(s, aq_shell::Input::File(w) if own_stat(w)))
+    }) {
+        return Some("the parent process (its pid read from /proc/self)".to_string());
+    }
+    if !commands.iter().any(|&j| all[j].program() == Some("ps")) {
+        return None;
+    }
+    commands.iter().find_map(|&j| {
+        let c = &all[j];
+        let words: Vec<&str> = match c.program()? {
+            "grep" | "egrep" | "fgrep" | "rg" => {
+                if c.args().iter().any(|a| {
+                    a.text == "--invert-match"
+                        || a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('v')
+                }) {
+                    return None;
+                }
+                c.args()
+                    .iter()
+                    .map(|a| a.text.as_str())
+                    .filter(|a| !a.starts_with('-'))
+                    .collect()
+            }
+            "awk" | "gawk" | "mawk" | "nawk" | "sed" => c
+                .args()
+                .iter()
+                .map(|a| a.text.as_str())
+                .filter(|a| !a.starts_with('-'))
+                .take(1)
+                .collect(),
+            _ => return None,
+        };
+        words
+            .iter()
+            .any(|w| names_supervisor(&single_char_classes(w), true))
+            .then(|| format!("the pids `{}` picks out of `ps`", c.display()))
+    })
 }
 
 /// What a command that lists pids finds, when that is a supervisor:

@@ -107,6 +107,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         Effect::Publish | Effect::Change | Effect::Credential | Effect::Network | Effect::Exec
     ) && !(effect == Effect::Exec && c.runs.is_some())
         && let Some((file, kind)) = args.iter().find_map(|a| {
+            if p.is_some_and(|p| p.is_sub_word(a)) {
+                return None;
+            }
             let v = a.rsplit_once('=').map_or(*a, |(_, v)| v);
             let v = v.strip_prefix('@').unwrap_or(v);
             crate::paths::secret_kind(v).map(|k| (v, k))

@@ -591,6 +591,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             {
                 continue;
             }
+            // `doctl kubernetes cluster kubeconfig save`: a word of the
+            // program's subcommand, not a file.
+            if ctx.model(i).is_some_and(|p| p.is_sub_word(&w.text)) {
+                continue;
+            }
             for cand in path_candidates(&w.text) {
                 if let Some(kind) = ctx.secret_kind(cand) {
                     found.push((role, cand.to_string(), kind));
