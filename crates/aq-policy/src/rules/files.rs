@@ -1473,6 +1473,37 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
                     } else {
                         super::guard::agent_file_rule(ctx, i, &t, place.kind)
                     };
+                    // A settings file whose keys are known (`.aider.conf.yml`,
+                    // `.vscode/settings.json`), written with text the line
+                    // shows: a key that runs a command is persistence; none,
+                    // in the workspace, is the project's own settings.
+                    if rule == RuleId::PersistAgentConfig
+                        && mode != WriteMode::Into
+                        && let Some(file) = places::tool_config_with(&t, ctx.policy)
+                        && super::guard::readable_write(ctx, i, &t)
+                    {
+                        let text = super::line_text(ctx, &|w: &str| {
+                            !w.contains(char::is_whitespace)
+                                && !w.contains('=')
+                                && (w.starts_with('-') || w.contains('/'))
+                        });
+                        if let Some(word) = aq_knowledge::tool_config::runs_word(file, &text) {
+                            ctx.hit(
+                                RuleId::PersistToolConfig,
+                                i,
+                                format!(
+                                    "writes {}'s settings {t} with {word}: it runs a command later",
+                                    file.tool
+                                ),
+                            );
+                            continue;
+                        }
+                        if places::area_with(&t, ctx.policy).is_none()
+                            && aq_knowledge::tool_config::settings_word(file, &text).is_none()
+                        {
+                            continue;
+                        }
+                    }
                     let noun = match rule {
                         RuleId::GuardAgentSettings => "the agent's settings",
                         RuleId::GuardAgentHooks => place_noun(PlaceKind::AgentHook),
@@ -1806,8 +1837,21 @@ pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Opt
         return;
     }
     let name = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
-    if area == Area::UserPrograms
+    // `cp x ~/.cargo/bin/cargo`, `cp x /usr/local/bin/git`: a known
+    // program's name in a directory the `PATH` puts before its own.
+    let path_dir = area == Area::UserPrograms
+        || area == Area::LocalSoftware && {
+            let p = NormPath::new(t);
+            p.absolute && aq_knowledge::areas::in_local_program_dir(&p.parts)
+        };
+    // (A backup copy, `node.bak`, is no program's name; `python3.12` is.)
+    let versioned_or_plain = name
+        .rsplit_once('.')
+        .is_none_or(|(_, ext)| ext.bytes().all(|b| b.is_ascii_digit()));
+    if path_dir
         && !verb.starts_with("delete")
+        && !matches!(verb, "moves away")
+        && versioned_or_plain
         && aq_knowledge::programs::known_class(name).is_some()
     {
         ctx.hit(

@@ -208,6 +208,40 @@ fn keyed_substitution(cmd: &str) -> bool {
     json || toml
 }
 
+/// Whether the line shows what command `i` writes to `t`: literal text
+/// (`echo 'model: sonnet' >> f`, a here-document), an in-place edit whose
+/// effect can be read (`sed -i 's/^model: .*/…/'`, not `s/a/b/`), or a
+/// copy of a file the line itself wrote (`jq F f > tmp && mv tmp f`). A
+/// download or a copy of a file from elsewhere cannot be read.
+pub(crate) fn readable_write(ctx: &Ctx, i: usize, t: &str) -> bool {
+    let c = &ctx.commands()[i];
+    let literal = |c: &aq_shell::Command| {
+        super::written::produced_text(ctx, c).is_some()
+            || matches!(c.program(), Some("jq" | "yq" | "gojq" | "jaq"))
+    };
+    match c.program() {
+        Some("sed" | "gsed" | "perl" | "ruby" | "yq") if edits_itself(ctx, i, t) => {
+            !unreadable_edit(c)
+        }
+        Some("cp" | "mv" | "install") => {
+            let ops = operands(c);
+            let Some(src) = ops.first().filter(|_| ops.len() == 2) else {
+                return false;
+            };
+            let src = src.text.trim_start_matches("./");
+            ctx.commands().iter().enumerate().any(|(j, other)| {
+                j != i
+                    && literal(other)
+                    && super::files::written_paths(other, ctx.model(j))
+                        .iter()
+                        .any(|w| w.trim_start_matches("./") == src)
+            })
+        }
+        Some("tee") => ctx.upstream(i).iter().all(|&u| literal(&ctx.commands()[u])),
+        _ => literal(c),
+    }
+}
+
 /// A file that holds nothing but hooks: its name or directory says so
 /// (`.cursor/hooks.json`, `.github/hooks/aq.json`, Cline's `Hooks/PreToolUse`),
 /// or it is aq's own plugin (`plugins/aq.js`).
@@ -230,6 +264,7 @@ fn touches_hooks(ctx: &Ctx) -> bool {
     });
     aq_knowledge::tool_config::hook_word(&text).is_some()
         || aq_knowledge::tool_config::bypasses_agent(&text)
+        || aq_knowledge::tool_config::allows_every_command(&text)
         || text
             .split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '-' && ch != '_')
             .any(|w| w == "aq")
@@ -418,39 +453,67 @@ fn check_replace_binary(ctx: &mut Ctx, i: usize) {
     }
 }
 
+/// The agent presets, parsed once.
+fn presets() -> &'static aq_agents::PresetSet {
+    static SET: OnceLock<aq_agents::PresetSet> = OnceLock::new();
+    SET.get_or_init(aq_agents::PresetSet::builtin)
+}
+
 /// An agent started with its own approval of commands switched off
 /// (`claude --dangerously-skip-permissions`, `gemini --yolo`): an agent the
-/// guard's hooks may not reach, asking nobody.
+/// guard's hooks may not reach, asking nobody. The agent by its program,
+/// or started through its package or entry script (`npx -y
+/// @google/gemini-cli`, `pnpm dlx @anthropic-ai/claude-code`, `node
+/// …/claude-code/cli.js`: `aq_agents::recognize`).
 fn check_agent_bypass(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let Some(name) = c.program() else { return };
-    if !is_supervisor(name) || aq_knowledge::tool_config::SUPERVISORS.contains(&name) {
-        return;
-    }
-    let args = c.args();
+    let (agent, args): (String, &[aq_shell::Word]) =
+        if is_supervisor(name) && !aq_knowledge::tool_config::SUPERVISORS.contains(&name) {
+            (name.to_string(), c.args())
+        } else if matches!(
+            name,
+            "node" | "nodejs" | "bun" | "deno" | "python" | "python3" | "npx" | "pnpx" | "bunx"
+                | "uvx" | "npm" | "pnpm" | "yarn" | "pipx" | "uv"
+        ) {
+            let argv: Vec<String> = c.argv.iter().map(|w| w.text.clone()).collect();
+            let Some(found) = aq_agents::recognize(presets(), &argv, None) else {
+                return;
+            };
+            let Some(program) = found.preset.programs.first() else {
+                return;
+            };
+            (
+                program.clone(),
+                c.argv.get(found.args_at..).unwrap_or(&[]),
+            )
+        } else {
+            return;
+        };
     let flag = args.iter().enumerate().find_map(|(k, a)| {
         let t = a.text.as_str();
         if !t.starts_with('-') {
             return None;
         }
-        // `--permission-mode bypassPermissions`, `--approval-mode=yolo`, `-s danger-full-access`.
-        let value = args.get(k + 1).map(|w| w.text.as_str()).unwrap_or("");
-        let with_value = format!("{t} {value}");
+        // `--permission-mode bypassPermissions`, `--approval-mode=yolo`,
+        // `-s danger-full-access`, `-a never`, `--settings '{…bypass…}'`,
+        // `-c approval_policy=never`, `--allowed-tools Bash`.
+        let (opt, value) = match t.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, v),
+            _ => (t, args.get(k + 1).map(|w| w.text.as_str()).unwrap_or("")),
+        };
+        let valued = !value.is_empty() && !value.starts_with('-');
         let hit = aq_knowledge::tool_config::bypasses_agent(t)
-            || aq_knowledge::tool_config::bypasses_named_agent(name, t)
-            || (!value.starts_with('-')
-                && aq_knowledge::tool_config::bypasses_agent(value)
-                && (t.contains("mode")
-                    || t.contains("sandbox")
-                    || t == "-s"
-                    || t.contains("approval")));
+            || aq_knowledge::tool_config::bypasses_named_agent(&agent, t)
+            || valued && option_value_bypasses(&agent, opt, value);
         hit.then(|| {
             if aq_knowledge::tool_config::bypasses_agent(t)
-                || aq_knowledge::tool_config::bypasses_named_agent(name, t)
+                || aq_knowledge::tool_config::bypasses_named_agent(&agent, t)
+                || opt != t
             {
                 t.to_string()
             } else {
-                with_value
+                format!("{t} {value}")
             }
         })
     });
@@ -458,9 +521,44 @@ fn check_agent_bypass(ctx: &mut Ctx, i: usize) {
         ctx.hit(
             RuleId::GuardAgentBypass,
             i,
-            format!("`{name} {f}` runs an agent with its approval of commands switched off"),
+            format!("`{agent} {f}` runs an agent with its approval of commands switched off"),
         );
     }
+}
+
+/// Whether option `opt` of `agent` given `value` switches its approval of
+/// commands off: a mode, sandbox or approval option set to a bypass
+/// (`--permission-mode bypassPermissions`, `-s danger-full-access`), an
+/// approval policy of `never` (Codex's `-a never`, `--ask-for-approval
+/// never`, `-c approval_policy=never`), settings given inline that hold a
+/// bypass (`--settings '{"permissions":{"defaultMode":"bypassPermissions"}}'`),
+/// or the shell allowed whole (`--allowed-tools Bash`, `Bash(*)`).
+fn option_value_bypasses(agent: &str, opt: &str, value: &str) -> bool {
+    use aq_knowledge::tool_config::bypasses_agent;
+    let lower_opt = opt.to_ascii_lowercase();
+    let lower = value.to_ascii_lowercase();
+    let approval_opt = lower_opt.contains("approval") || agent == "codex" && opt == "-a";
+    let mode_opt = lower_opt.contains("mode") || lower_opt.contains("sandbox") || opt == "-s";
+    let settings_opt = matches!(lower_opt.as_str(), "--settings" | "--config" | "-c");
+    let never = |v: &str| v.trim_matches(['"', '\'']) == "never";
+    if (approval_opt || mode_opt) && (bypasses_agent(value) || never(&lower)) {
+        return true;
+    }
+    if settings_opt
+        && (bypasses_agent(value)
+            || lower
+                .split_once("approval_policy")
+                .is_some_and(|(_, rest)| never(rest.trim_start_matches([' ', '=', ':']))))
+    {
+        return true;
+    }
+    if lower_opt.contains("allowed-tools") || lower_opt.contains("allowedtools") {
+        return lower
+            .split([',', ' '])
+            .map(|e| e.trim_matches(['"', '\'']))
+            .any(|e| matches!(e, "bash" | "bash(*)" | "bash(*:*)" | "*" | "shell" | "shell(*)"));
+    }
+    false
 }
 
 /// `systemctl stop`, `service NAME stop`, `launchctl unload` of a service

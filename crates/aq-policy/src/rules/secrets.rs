@@ -1327,9 +1327,11 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
         }
         "git"
             if seq("credential", "fill")
+                // `git credential-cache [--socket S] get`, `credential-store get`.
                 || words
-                    .windows(2)
-                    .any(|p| p[0].starts_with("credential-") && p[1] == "get") =>
+                    .iter()
+                    .position(|w| w.starts_with("credential-"))
+                    .is_some_and(|k| words[k + 1..].contains(&"get")) =>
         {
             Some("stored git credentials")
         }
@@ -1368,7 +1370,14 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
                     *w,
                     "find-generic-password" | "find-internet-password" | "dump-keychain"
                 )
-            }) && (has("-w") || has("-g") || has("dump-keychain")) =>
+            }) && (has("dump-keychain")
+                // `-w`, `-g`, or in a cluster: `-gs example.invalid`, `-wa me`.
+                || words.iter().any(|w| {
+                    w.len() > 1
+                        && w.starts_with('-')
+                        && !w.starts_with("--")
+                        && w[1..].contains(['w', 'g'])
+                })) =>
         {
             Some("keychain passwords")
         }

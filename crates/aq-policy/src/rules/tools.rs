@@ -53,7 +53,8 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ctx.hit(RuleId::PrivSudo, i, format!("`{name}` raises privileges"))
         }
         "sudo" | "doas" | "su" | "runuser" | "pkexec" | "run0" | "sudoedit" => {}
-        "crontab" => {
+        // fcron's `fcrontab` takes crontab's options.
+        "crontab" | "fcrontab" => {
             let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
             if args.iter().all(|a| *a == "-l" || a.starts_with("-u")) && args.contains(&"-l") {
                 return;
@@ -65,6 +66,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
         "at" | "batch" => ctx.hit(RuleId::PersistCrontab, i, "schedules a job to run later"),
+        // `ssh-copy-id HOST`: a key added to the host's authorized_keys
+        // (this machine's, for `localhost`); `-n` only shows what it would.
+        "ssh-copy-id" if !is_about_itself(c) && !c.args().iter().any(|a| a.text == "-n") => ctx.hit(
+            RuleId::PersistSshAuthorizedKeys,
+            i,
+            "ssh-copy-id adds a key to the host's ~/.ssh/authorized_keys: its holder logs in there",
+        ),
         "systemctl" => check_systemctl(ctx, i),
         // `loginctl enable-linger`: the user's services start at boot and
         // outlive every login, the agent's session included.
