@@ -130,6 +130,8 @@ pub const BUILD_CACHES: &[&str] = &[
     "~/.npm/",
     "~/.cache/",
     "~/.yarn/cache/",
+    "~/.yarn/berry/cache/",
+    "~/.pnpm-store/",
     "~/.local/share/pnpm/store/",
     "~/go/pkg/mod/",
     "~/.m2/repository/",

@@ -918,7 +918,23 @@ const BUILD_DIRS: &[&str] = &[
     ".hypothesis",
     ".benchmarks",
     "__snapshots__.bak",
+    // Sphinx's (`docs/_build`) and Mix's output.
+    "_build",
+    // CMake's generated files in a build tree.
+    "CMakeFiles",
+    // setuptools' downloaded build requirements.
+    ".eggs",
+    // Nx's cache and workspace data; Godot 4's imported assets and shader
+    // cache (Godot 3: `.import`), all made again on the next open.
+    ".nx",
+    ".godot",
+    ".import",
 ];
+
+/// Pairs of directories that are build output together, though the first
+/// alone may hold sources: Bundler's install path (`vendor/bundle`, where
+/// `bundle install --path` or `BUNDLE_PATH` puts gems).
+const BUILD_DIR_PAIRS: &[(&str, &str)] = &[("vendor", "bundle")];
 
 /// Names that are build output at the top of a project or a package
 /// (`dist`, `frontend/build`) but may be sources elsewhere (`src/bin`).
@@ -931,8 +947,9 @@ const BUILD_DIRS_AT_PACKAGE_ROOT: &[&str] = &[
     "tmp",
     ".tmp",
     ".cache",
-    "_build",
     "_site",
+    // pytest-cov's and c8's reports (`--cov-report=html:cov`).
+    "cov",
     "site",
     "lib-cov",
     "public/build",
@@ -951,6 +968,8 @@ const GRADLE_MODULES: &[&str] = &["app", "lib"];
 /// coverage.py, `compile_commands.json` by CMake or Bear, `*.tsbuildinfo`
 /// by `tsc -b`).
 const GENERATED_FILES: &[&str] = &[
+    "CMakeCache.txt",
+    "cmake_install.cmake",
     "compile_commands.json",
     "coverage.json",
     "coverage.xml",
@@ -989,6 +1008,15 @@ pub fn is_build_output(path: &str) -> bool {
         }
     }
     for (k, part) in p.parts.iter().enumerate() {
+        if k > 0
+            && BUILD_DIR_PAIRS
+                .iter()
+                .any(|(a, b)| p.parts[k - 1] == *a && part == b)
+            && !p.in_home
+            && !p.absolute
+        {
+            return true;
+        }
         if BUILD_DIRS.contains(&part.as_str()) || part.ends_with(".egg-info") {
             // Under home, `~/node_modules` itself is not a project's.
             return !(p.in_home && k == 0);
@@ -1008,6 +1036,8 @@ pub fn is_build_output(path: &str) -> bool {
             // `coverage combine`'s parallel data files: `.coverage.host.123`.
             || name.starts_with(".coverage.")
             || name.ends_with(".tsbuildinfo")
+            // lcov tracefiles (`cov.lcov`, `coverage.lcov`).
+            || name.ends_with(".lcov")
             || name.ends_with(".pyc")
             || name.ends_with(".o")
             || name.ends_with(".log")
@@ -1139,6 +1169,16 @@ mod tests {
             "compile_commands.json",
             ".coverage.host.4242",
             "tsconfig.tsbuildinfo",
+            "docs/_build",
+            "build/CMakeFiles",
+            "CMakeCache.txt",
+            "vendor/bundle",
+            ".nx/cache",
+            ".godot/imported",
+            "apps/*/node_modules",
+            "cov",
+            "cov.lcov",
+            ".eggs",
         ] {
             assert!(is_build_output(s), "{s}");
         }
@@ -1157,6 +1197,10 @@ mod tests {
             "src/build",
             "coverage.xml.orig",
             "~/node_modules",
+            "vendor",
+            "src/vendor/bundle.js",
+            "Library",
+            "Temp",
         ] {
             assert!(!is_build_output(s), "{s}");
         }

@@ -341,6 +341,11 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
             }
             _ => op.text.clone(),
         };
+        // `rm -rf "$PWD/target"`: `./target`.
+        if let Some(relative) = super::from_current_dir(ctx, i, op) {
+            targets.push((relative, false));
+            continue;
+        }
         let known_cwd_is_root = cwd.as_deref().is_some_and(is_root_like);
         if op.dynamic && !known_cwd_is_root {
             targets.push((op.text.clone(), false));
