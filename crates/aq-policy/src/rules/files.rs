@@ -310,6 +310,7 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
     let placeholders = placeholder_values(ctx, i);
     let cwd = cwd_before(ctx, i);
     let mut targets: Vec<(String, bool)> = Vec::new();
+    let mut every_file_under: Vec<String> = Vec::new();
     for op in operands(c) {
         if op.text.contains("{}") || (op.dynamic && c.via.last().is_some_and(|v| v == "xargs")) {
             // `find /tmp -maxdepth 1 -name pytest-of-dev -exec rm -rf {} +`:
@@ -327,6 +328,12 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
             }
             if !placeholders.is_empty() {
                 targets.extend(placeholders.iter().map(|p| (p.clone(), false)));
+                continue;
+            }
+            // `find src -type f -exec rm {} +`: every file under the
+            // starting points, as `rm -r src` would (but build output).
+            if finder_lists_everything(ctx, i) {
+                every_file_under.extend(roots.iter().cloned());
                 continue;
             }
         }
@@ -352,6 +359,19 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
             continue;
         }
         targets.push((t, false));
+    }
+    every_file_under.sort();
+    every_file_under.dedup();
+    for root in every_file_under {
+        let outside_or_build = paths::is_build_output(&root)
+            || places::area_with(&root, ctx.policy).is_some_and(|a| a.writable());
+        if !outside_or_build {
+            ctx.hit(
+                RuleId::FsRmRecursive,
+                i,
+                format!("deletes every file `find {root}` lists, as `rm -r {root}` would"),
+            );
+        }
     }
     let c = &ctx.commands()[i];
     let ops_dynamic: Vec<bool> = operands(c).iter().map(|w| w.dynamic).collect();
@@ -615,6 +635,46 @@ fn from_build_output_find(ctx: &Ctx, i: usize) -> bool {
         && names
             .iter()
             .all(|n| paths::is_build_output(n.trim_matches('*').trim_start_matches("./")))
+}
+
+/// Whether the `find` that hands command `i` its files (`-exec CMD {}`,
+/// or through `xargs`) lists every file under its starting points: no
+/// test of the name or path narrows it (`-type f` and the times do not).
+fn finder_lists_everything(ctx: &Ctx, i: usize) -> bool {
+    let commands = ctx.commands();
+    let Some(parent) = commands.iter().position(|c| c.runs == Some(i)) else {
+        return false;
+    };
+    let finds: Vec<usize> = match commands[parent].program() {
+        Some("find") => vec![parent],
+        Some("xargs") => ctx
+            .upstream(parent)
+            .into_iter()
+            .filter(|&u| commands[u].program() == Some("find"))
+            .collect(),
+        _ => Vec::new(),
+    };
+    !finds.is_empty()
+        && finds.iter().all(|&f| {
+            !commands[f].args().iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "-name"
+                        | "-iname"
+                        | "-path"
+                        | "-ipath"
+                        | "-wholename"
+                        | "-iwholename"
+                        | "-regex"
+                        | "-iregex"
+                        | "-lname"
+                        | "-ilname"
+                        | "-samefile"
+                        | "-inum"
+                        | "-empty"
+                )
+            })
+        })
 }
 
 fn check_find_delete(ctx: &mut Ctx, i: usize) {
@@ -1297,6 +1357,24 @@ fn diff_header_names(text: &str) -> Vec<String> {
 fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
+    // `mkdir ~/newdir`: a new directory outside the workspace, judged by
+    // where it is (a protected place's own directory, `mkdir -p
+    // ~/.config/systemd/user`, holds nothing yet: what is written into it
+    // is judged then).
+    if name == "mkdir" {
+        let cwd = cwd_before(ctx, i);
+        let dirs: Vec<String> = operands(c)
+            .iter()
+            .filter(|w| !w.dynamic)
+            .map(|w| under(cwd.as_deref(), w.text.clone()))
+            .collect();
+        for d in dirs {
+            if places::place_with(&d, ctx.policy).is_none() {
+                check_area(ctx, i, &d, "makes the directory", None);
+            }
+        }
+    }
+    let c = &ctx.commands()[i];
     let mut targets = written_with_modes(c, ctx.model(i));
     // `find /var/log -type f -exec truncate -s0 {} +`: what find hands
     // it; `-exec cp {} /tmp/ \;` writes each under its own name.
@@ -1555,6 +1633,9 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
         } else if name != "touch" {
             check_area(ctx, i, &t, "writes", Some(mode));
+        } else {
+            // `touch ~/x`: a new (empty) file outside the workspace.
+            check_area(ctx, i, &t, "touches", Some(mode));
         }
     }
     // A link made to a protected place is a way to write it (`ln -s
