@@ -459,6 +459,21 @@ mod tests {
     }
 
     #[test]
+    fn local_program_directories_hold_programs_right_in_them() {
+        for path in ["/usr/local/bin/git", "/opt/homebrew/bin/python3"] {
+            assert!(in_local_program_dir(&parts(path)), "{path}");
+        }
+        for path in [
+            "/usr/local/bin",
+            "/usr/local/lib/x",
+            "/usr/local/bin/sub/x",
+            "/usr/bin/git",
+        ] {
+            assert!(!in_local_program_dir(&parts(path)), "{path}");
+        }
+    }
+
+    #[test]
     fn drop_in_directories_are_told_by_their_name() {
         for path in [
             "/etc/nginx/conf.d/app.conf",

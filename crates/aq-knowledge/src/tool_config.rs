@@ -578,7 +578,13 @@ const CARGO_RUNS: &[&str] = &[
 /// Aider's settings that run a command: the linter and the tests it runs
 /// after each edit, the notification command, the editor, a file of chat
 /// commands loaded at start (`/run` among them).
-const AIDER_RUNS: &[&str] = &["editor", "lint-cmd", "load", "notifications-command", "test-cmd"];
+const AIDER_RUNS: &[&str] = &[
+    "editor",
+    "lint-cmd",
+    "load",
+    "notifications-command",
+    "test-cmd",
+];
 
 /// Words of VS Code settings keys that name a program the editor or an
 /// extension runs (`python.defaultInterpreterPath`, `eslint.runtime`,
@@ -694,7 +700,11 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
         "conda",
         Keys(&["pre_command", "post_command"]),
     ),
-    file("~/.config/*/User/settings.json", "vscode", Settings(VSCODE_RUNS)),
+    file(
+        "~/.config/*/User/settings.json",
+        "vscode",
+        Settings(VSCODE_RUNS),
+    ),
     // The direnv library every `.envrc` loads, and its own configuration.
     file(
         "~/.config/Code/User/tasks.json",
@@ -715,7 +725,11 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
     file("~/.config/sway/config.d/", "sway", Keys(&["exec"])),
     file("~/.config/zed/settings.json", "zed", Settings(ZED_RUNS)),
     // docker runs `docker-credential-NAME` for a registry a helper is set for.
-    file("~/.docker/config.json", "docker", Keys(&["credhelpers", "credsstore"])),
+    file(
+        "~/.docker/config.json",
+        "docker",
+        Keys(&["credhelpers", "credsstore"]),
+    ),
     file("~/.emacs", "emacs", Startup),
     file("~/.emacs.d/", "emacs", Startup),
     file("~/.exrc", "vi", Vim),
@@ -749,7 +763,11 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
     file("~/.pythonrc", "python", Startup),
     file("~/.pythonrc.py", "python", Startup),
     // sqlite3's dot-commands that run a program or load code.
-    file("~/.sqliterc", "sqlite3", Keys(&[".load", ".shell", ".system", "|", "edit("])),
+    file(
+        "~/.sqliterc",
+        "sqlite3",
+        Keys(&[".load", ".shell", ".system", "|", "edit("]),
+    ),
     file("~/.ssh/config", "ssh", Keys(SSH_RUNS)),
     file("~/.ssh/config.d/", "ssh", Keys(SSH_RUNS)),
     file(
@@ -771,7 +789,11 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
         "yarn",
         Keys(&["yarnpath", "plugins", "script-shell", "shell"]),
     ),
-    file("~/Library/Application Support/*/User/settings.json", "vscode", Settings(VSCODE_RUNS)),
+    file(
+        "~/Library/Application Support/*/User/settings.json",
+        "vscode",
+        Settings(VSCODE_RUNS),
+    ),
 ];
 
 /// The words of `text` (lowercased by the caller or not) that make a line
@@ -845,9 +867,9 @@ fn names_own_program(after_key: &str) -> bool {
 /// `sandbox`, `tools.exclude`, `trustedFolders`, `autoAccept` and the approval mode; Cursor's `hooks.json`, Copilot's and Cline's
 /// hook files. Lowercase; matched in the lowercased text.
 pub const HOOK_WORDS: &[&str] = &[
+    "allowed_tools",
     // Roo's and Cline's `allowedCommands` (VS Code settings).
     "allowedcommands",
-    "allowed_tools",
     "allowedtools",
     // Windsurf's `cascadeCommandsAllowList`.
     "allowlist",
@@ -1175,6 +1197,50 @@ mod tests {
         ] {
             assert!(vim_line_runs(line), "{line}");
         }
+    }
+
+    #[test]
+    fn an_agent_allowed_every_command_is_told_by_its_permission() {
+        for text in [
+            "{\"permission\":{\"bash\":\"allow\"}}",
+            "{ \"permission\": { \"*\": \"allow\" } }",
+            "{\"permission\": \"allow\"}",
+            ".permission.bash = \"allow\"",
+            ".permission[\"*\"] = \"allow\"",
+        ] {
+            assert!(allows_every_command(text), "{text}");
+        }
+        for text in [
+            "{\"permission\":{\"bash\":\"ask\"}}",
+            "{\"permission\":{\"edit\":\"allow\"}}",
+            "{\"model\":\"x\",\"*\":\"allow\"}",
+            ".theme = \"dark\"",
+        ] {
+            assert!(!allows_every_command(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn settings_files_name_the_keys_that_may_run_something() {
+        let vscode = config_file(".vscode/settings.json");
+        assert!(
+            settings_word(vscode, ".\"python.defaultInterpreterPath\" = \"/tmp/py\"").is_some()
+        );
+        assert!(settings_word(vscode, ".\"editor.formatOnSave\" = true").is_none());
+        // A settings file blocks nothing by itself: its keys only ask.
+        assert!(runs_word(vscode, "\"terminal.integrated.shell.linux\": \"/tmp/x\"").is_none());
+        let aider = config_file(".aider.conf.yml");
+        assert!(runs_word(aider, "test-cmd: pytest").is_some());
+        assert!(runs_word(aider, "model: sonnet").is_none());
+        let gdb = config_file("~/.gdbinit");
+        assert!(runs_word(gdb, "shell id").is_some());
+        assert!(runs_word(gdb, "set print pretty on").is_none());
+        let bazel = config_file(".bazelrc");
+        assert!(runs_word(bazel, "build --workspace_status_command=/tmp/s.sh").is_some());
+        assert!(runs_word(bazel, "build --run_under=valgrind").is_none());
+        let go = config_file("~/.config/go/env");
+        assert!(runs_word(go, "GOFLAGS=-toolexec=/tmp/x").is_some());
+        assert!(runs_word(go, "GOPROXY=direct").is_none());
     }
 
     #[test]

@@ -1075,9 +1075,15 @@ mod tests {
             "/proc/$PPID/environ",
             "/proc/*/environ",
             "/proc/1/task/1/environ",
+            "/run/user/1000/containers/auth.json",
+            "$XDG_RUNTIME_DIR/containers/auth.json",
+            "config/secrets.yml",
+            "deploy_key",
         ] {
             assert!(secret_kind(s).is_some(), "{s} should be a secret");
         }
+        // The agent sockets there are connected to, not read.
+        assert!(secret_kind("/run/user/1000/keyring/ssh").is_none());
         for s in [
             ".env.example",
             ".env.sample",
@@ -1203,6 +1209,27 @@ mod tests {
             "Temp",
         ] {
             assert!(!is_build_output(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn histories_of_shells_and_repls_are_history_files() {
+        for s in [
+            "~/.bash_history",
+            "~/.irb_history",
+            "/home/dev/.psql_history",
+            "~/.local/share/atuin/history.db",
+            "~/.ipython/profile_default/history.sqlite",
+            "~/.config/nushell/history.txt",
+        ] {
+            assert!(is_history_file(s), "{s}");
+        }
+        for s in [
+            "history.db",
+            "~/.local/share/atuin/config.toml",
+            "docs/.bash_history.md",
+        ] {
+            assert!(!is_history_file(s), "{s}");
         }
     }
 

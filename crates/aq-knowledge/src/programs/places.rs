@@ -191,7 +191,10 @@ pub const PLACES: &[Place] = &[
     // user settings (Code, Cursor, Windsurf, VSCodium), Windsurf's own
     // directory, Zed's settings, Kiro's settings and agents.
     place("~/.config/*/User/settings.json", AgentConfig),
-    place("~/Library/Application Support/*/User/settings.json", AgentConfig),
+    place(
+        "~/Library/Application Support/*/User/settings.json",
+        AgentConfig,
+    ),
     place("~/.codeium/windsurf/", AgentConfig),
     place("~/.config/zed/settings.json", AgentConfig),
     place(".zed/settings.json", AgentConfig),

@@ -468,8 +468,20 @@ fn written_paths(code: &Code) -> Vec<String> {
         "os.mkdir(",
     ];
     const AFTER: &[&str] = &[
-        "'w'", "\"w\"", "'a'", "\"a\"", "'wb'", "\"wb\"", "'ab'", "\"ab\"", "'w+'", "\"w+\"",
-        ".write_text(", ".write_bytes(", ".touch(", ".mkdir(",
+        "'w'",
+        "\"w\"",
+        "'a'",
+        "\"a\"",
+        "'wb'",
+        "\"wb\"",
+        "'ab'",
+        "\"ab\"",
+        "'w+'",
+        "\"w+\"",
+        ".write_text(",
+        ".write_bytes(",
+        ".touch(",
+        ".mkdir(",
     ];
     let t = code.text.as_str();
     let home = mentions_home(t);

@@ -139,10 +139,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
         // zsh's `fc -p [FILE]`: a new history list, saved to FILE (or
         // nowhere) instead of the history file.
-        "fc" if c
-            .args()
-            .iter()
-            .any(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('p')) =>
+        "fc" if c.args().iter().any(|a| {
+            a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('p')
+        }) =>
         {
             ctx.hit(
                 RuleId::AntiHistoryTamper,
@@ -160,7 +159,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 ctx.hit(
                     RuleId::AntiHistoryTamper,
                     i,
-                    format!("`{name}` assigns {}, redirecting or shrinking the shell history", var.0),
+                    format!(
+                        "`{name}` assigns {}, redirecting or shrinking the shell history",
+                        var.0
+                    ),
                 );
             }
         }
@@ -235,10 +237,19 @@ fn check_history_assignment(ctx: &mut Ctx, i: usize, _declared: bool) {
 fn builtin_assigned_vars(c: &Command) -> Vec<(String, Option<String>)> {
     let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
     match c.program() {
+        // `printf -v VAR FORMAT ARG`: a format with a `%` takes its value
+        // from the argument (`printf -v HISTSIZE %d 0`).
         Some("printf") => args
             .iter()
             .position(|a| *a == "-v")
-            .and_then(|k| args.get(k + 1).map(|v| (v, args.get(k + 2))))
+            .and_then(|k| {
+                let format = args.get(k + 2);
+                let value = match format {
+                    Some(f) if f.contains('%') => args.get(k + 3).or(Some(f)),
+                    other => other,
+                };
+                args.get(k + 1).map(|v| (v, value))
+            })
             .map(|(v, value)| vec![(v.to_string(), value.map(|s| s.to_string()))])
             .unwrap_or_default(),
         Some("read" | "mapfile" | "readarray") => {
@@ -861,7 +872,10 @@ fn check_permissions(ctx: &mut Ctx, i: usize) {
         ctx.hit(
             RuleId::AntiHistoryTamper,
             i,
-            format!("`{name}` stops the shell from writing {}, its history file", t.text),
+            format!(
+                "`{name}` stops the shell from writing {}, its history file",
+                t.text
+            ),
         );
         return;
     }
@@ -1608,12 +1622,13 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             && let Some(word) = aq_knowledge::tool_config::runs_word(
                 file,
                 // What the line writes, without its options and the paths
-                // it names (`mkdir -p ~/.vim/plugin`).
-                &super::line_text(ctx, &|w: &str| {
+                // it names (`mkdir -p ~/.vim/plugin`), and the text this
+                // command prints whole (`echo '-javaagent:/tmp/x.jar'`).
+                &(super::line_text(ctx, &|w: &str| {
                     !w.contains(char::is_whitespace)
                         && !w.contains('=')
                         && (w.starts_with('-') || w.contains('/'))
-                }),
+                }) + &super::written::produced_text(ctx, &ctx.commands()[i]).unwrap_or_default()),
             )
         {
             ctx.hit(
@@ -1981,4 +1996,19 @@ pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Opt
         _ => RuleId::FsWriteSystem,
     };
     ctx.hit(rule, i, format!("{verb} {t}, {}", area.title()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chmod_mode_drops_owner_write;
+
+    #[test]
+    fn a_mode_without_the_owner_s_write_freezes_a_file() {
+        for mode in ["000", "400", "0444", "a-w", "u-w", "u=r", "-w", "a=rx"] {
+            assert!(chmod_mode_drops_owner_write(mode), "{mode}");
+        }
+        for mode in ["600", "644", "0755", "u+w", "go-w", "g=r", "+x"] {
+            assert!(!chmod_mode_drops_owner_write(mode), "{mode}");
+        }
+    }
 }

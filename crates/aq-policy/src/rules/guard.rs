@@ -473,8 +473,21 @@ fn check_agent_bypass(ctx: &mut Ctx, i: usize) {
             (name.to_string(), c.args())
         } else if matches!(
             name,
-            "node" | "nodejs" | "bun" | "deno" | "python" | "python3" | "npx" | "pnpx" | "bunx"
-                | "uvx" | "npm" | "pnpm" | "yarn" | "pipx" | "uv"
+            "node"
+                | "nodejs"
+                | "bun"
+                | "deno"
+                | "python"
+                | "python3"
+                | "npx"
+                | "pnpx"
+                | "bunx"
+                | "uvx"
+                | "npm"
+                | "pnpm"
+                | "yarn"
+                | "pipx"
+                | "uv"
         ) {
             let argv: Vec<String> = c.argv.iter().map(|w| w.text.clone()).collect();
             let Some(found) = aq_agents::recognize(presets(), &argv, None) else {
@@ -483,10 +496,7 @@ fn check_agent_bypass(ctx: &mut Ctx, i: usize) {
             let Some(program) = found.preset.programs.first() else {
                 return;
             };
-            (
-                program.clone(),
-                c.argv.get(found.args_at..).unwrap_or(&[]),
-            )
+            (program.clone(), c.argv.get(found.args_at..).unwrap_or(&[]))
         } else {
             return;
         };
@@ -556,7 +566,12 @@ fn option_value_bypasses(agent: &str, opt: &str, value: &str) -> bool {
         return lower
             .split([',', ' '])
             .map(|e| e.trim_matches(['"', '\'']))
-            .any(|e| matches!(e, "bash" | "bash(*)" | "bash(*:*)" | "*" | "shell" | "shell(*)"));
+            .any(|e| {
+                matches!(
+                    e,
+                    "bash" | "bash(*)" | "bash(*:*)" | "*" | "shell" | "shell(*)"
+                )
+            });
     }
     false
 }
@@ -773,7 +788,10 @@ fn filters_supervisor(ctx: &Ctx, commands: &[usize]) -> Option<String> {
         let t = w.text.as_str();
         ["/proc/self/", "/proc/$$/", "/proc/thread-self/"]
             .iter()
-            .any(|p| t.strip_prefix(p).is_some_and(|r| r == "stat" || r == "status"))
+            .any(|p| {
+                t.strip_prefix(p)
+                    .is_some_and(|r| r == "stat" || r == "status")
+            })
     };
     if commands.iter().any(|&j| {
         all[j].args().iter().any(own_stat)
@@ -793,7 +811,9 @@ fn filters_supervisor(ctx: &Ctx, commands: &[usize]) -> Option<String> {
             "grep" | "egrep" | "fgrep" | "rg" => {
                 if c.args().iter().any(|a| {
                     a.text == "--invert-match"
-                        || a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('v')
+                        || a.text.starts_with('-')
+                            && !a.text.starts_with("--")
+                            && a.text.contains('v')
                 }) {
                     return None;
                 }
@@ -894,7 +914,43 @@ fn check_env(ctx: &mut Ctx, i: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::keyed_substitution;
+    use super::{keyed_substitution, option_value_bypasses};
+
+    #[test]
+    fn an_option_value_that_switches_approval_off_is_a_bypass() {
+        for (agent, opt, value) in [
+            ("claude", "--permission-mode", "bypassPermissions"),
+            (
+                "claude",
+                "--settings",
+                r#"{"permissions":{"defaultMode":"bypassPermissions"}}"#,
+            ),
+            ("claude", "--allowed-tools", "Bash"),
+            ("claude", "--allowedTools", "Read,Bash(*)"),
+            ("codex", "-a", "never"),
+            ("codex", "--ask-for-approval", "never"),
+            ("codex", "-c", "approval_policy=never"),
+            ("codex", "-c", r#"approval_policy="never""#),
+            ("codex", "-s", "danger-full-access"),
+        ] {
+            assert!(
+                option_value_bypasses(agent, opt, value),
+                "{agent} {opt} {value}"
+            );
+        }
+        for (agent, opt, value) in [
+            ("claude", "--settings", ".claude/ci.json"),
+            ("claude", "--allowed-tools", "Bash(npm test:*)"),
+            ("codex", "-a", "on-request"),
+            ("codex", "-c", "model=o3"),
+            ("gemini", "-a", "never"),
+        ] {
+            assert!(
+                !option_value_bypasses(agent, opt, value),
+                "{agent} {opt} {value}"
+            );
+        }
+    }
 
     #[test]
     fn a_substitution_is_read_when_it_names_the_key_it_changes() {

@@ -62,14 +62,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // reset to the source's, on GitHub when it is named (a force push);
     // without a repository the destination is the local one (local work
     // discarded).
-    if name == "gh"
-        && all.starts_with(&["repo", "sync"])
-        && all.iter().any(|a| *a == "--force")
-    {
-        let remote = all[2..]
-            .iter()
-            .enumerate()
-            .any(|(k, a)| !a.starts_with('-') && (k == 0 || !matches!(all[1 + k], "-s" | "--source" | "-b" | "--branch")) && a.contains('/'));
+    if name == "gh" && all.starts_with(&["repo", "sync"]) && all.contains(&"--force") {
+        let remote = all[2..].iter().enumerate().any(|(k, a)| {
+            !a.starts_with('-')
+                && (k == 0 || !matches!(all[1 + k], "-s" | "--source" | "-b" | "--branch"))
+                && a.contains('/')
+        });
         if remote {
             ctx.hit(
                 RuleId::GitPushForce,

@@ -1104,7 +1104,11 @@ fn sed_edits_in_place_unprinted(c: &Command, name: &str) -> bool {
     let in_place = args
         .iter()
         .any(|a| a.text.starts_with("-i") || a.text.starts_with("--in-place"));
-    if !in_place || args.iter().any(|a| matches!(a.text.as_str(), "-f" | "--file" | "-s")) {
+    if !in_place
+        || args
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "-f" | "--file" | "-s"))
+    {
         return false;
     }
     let mut scripts: Vec<&str> = Vec::new();
@@ -1124,9 +1128,9 @@ fn sed_edits_in_place_unprinted(c: &Command, name: &str) -> bool {
                 && !s.contains("/proc/")
                 && !s.contains("w ")
                 && !s.contains("W ")
-                && s.split([';', '\n']).map(str::trim).all(|cmd| {
-                    !cmd.starts_with('e') && !cmd.ends_with(['e', 'w', 'W'])
-                })
+                && s.split([';', '\n'])
+                    .map(str::trim)
+                    .all(|cmd| !cmd.starts_with('e') && !cmd.ends_with(['e', 'w', 'W']))
         })
 }
 
@@ -1180,6 +1184,17 @@ fn file_operands<'c>(c: &'c Command, name: &str) -> Vec<&'c Word> {
     {
         ops.remove(0);
     }
+    // `sed -e SCRIPT F`: the script after `-e` is no file.
+    if matches!(name, "sed" | "gsed") {
+        let args = c.args();
+        let scripts: Vec<&Word> = args
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k > 0 && matches!(args[k - 1].text.as_str(), "-e" | "--expression"))
+            .map(|(_, w)| w)
+            .collect();
+        ops.retain(|w| !scripts.iter().any(|s| std::ptr::eq(*s, *w)));
+    }
     // Option values count too: `dd if=.env`, `openssl enc -in .env`.
     let mut out = ops;
     let args = c.args();
@@ -1197,8 +1212,20 @@ fn file_operands<'c>(c: &'c Command, name: &str) -> Vec<&'c Word> {
     // and `docker exec -i` are switches: none takes a file.)
     let i_is_switch = matches!(
         name,
-        "sed" | "gsed" | "perl" | "ruby" | "yq" | "jq" | "awk" | "gawk" | "curl" | "grep" | "rg"
-            | "docker" | "podman" | "kubectl"
+        "sed"
+            | "gsed"
+            | "perl"
+            | "ruby"
+            | "yq"
+            | "jq"
+            | "awk"
+            | "gawk"
+            | "curl"
+            | "grep"
+            | "rg"
+            | "docker"
+            | "podman"
+            | "kubectl"
     );
     let flags: &[&str] = if i_is_switch {
         &["-in", "-inkey", "--input", "-f", "--file", "-F"]

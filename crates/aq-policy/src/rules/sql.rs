@@ -401,7 +401,10 @@ pub(crate) fn check_client(ctx: &mut Ctx, i: usize, name: &str) {
         ctx.hit(
             RuleId::AntiHistoryTamper,
             i,
-            format!("`{name}` deletes or changes the records of {}, a shell history", h.text),
+            format!(
+                "`{name}` deletes or changes the records of {}, a shell history",
+                h.text
+            ),
         );
     } else if judged.destructive {
         ctx.hit(

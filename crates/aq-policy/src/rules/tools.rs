@@ -977,7 +977,9 @@ fn check_other_containers(ctx: &mut Ctx, i: usize, name: &str) {
     let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
     let mut reasons = Vec::new();
     if name == "ctr" {
-        if args.iter().any(|a| *a == "--privileged" || a.starts_with("--privileged=") && !a.ends_with("false")) {
+        if args.iter().any(|a| {
+            *a == "--privileged" || a.starts_with("--privileged=") && !a.ends_with("false")
+        }) {
             reasons.push("--privileged".to_string());
         }
         for (k, a) in args.iter().enumerate() {
@@ -1033,7 +1035,9 @@ fn check_docker(ctx: &mut Ctx, i: usize, name: &str) {
         ctx.hit(
             RuleId::DockerPrivileged,
             i,
-            format!("`{name}` builds with the insecure entitlement ({a}): build steps run privileged"),
+            format!(
+                "`{name}` builds with the insecure entitlement ({a}): build steps run privileged"
+            ),
         );
         return;
     }
@@ -1402,7 +1406,11 @@ fn mounts_home(ctx: &Ctx, i: usize, host: &str) -> bool {
                 }
             }
             let joined = parts.join("/");
-            if joined.is_empty() { "/".to_string() } else { joined }
+            if joined.is_empty() {
+                "/".to_string()
+            } else {
+                joined
+            }
         }
         (Some(_), _) => return false,
         (None, _) => host.to_string(),
