@@ -130,6 +130,8 @@ pub const BUILD_CACHES: &[&str] = &[
     "~/.npm/",
     "~/.cache/",
     "~/.yarn/cache/",
+    "~/.yarn/berry/cache/",
+    "~/.pnpm-store/",
     "~/.local/share/pnpm/store/",
     "~/go/pkg/mod/",
     "~/.m2/repository/",
@@ -282,8 +284,39 @@ pub const LOCAL_SOFTWARE: &[&str] = &["/Applications/", "/opt/", "/snap/", "/usr
 /// Agents' own directories.
 pub const AGENT_STATE: &[&str] = &["~/.claude/", "~/.codex/", "~/.cursor/", "~/.gemini/"];
 
-/// The user's program directories.
-pub const USER_PROGRAMS: &[&str] = &["~/.local/bin/", "~/bin/"];
+/// The user's program directories: their own, and the ones language
+/// toolchains put on the `PATH` for what they install (`cargo install`,
+/// `go install`, bun, deno, a user-level npm prefix, Yarn 1's global bin).
+pub const USER_PROGRAMS: &[&str] = &[
+    "~/.bun/bin/",
+    "~/.cargo/bin/",
+    "~/.deno/bin/",
+    "~/.local/bin/",
+    "~/.npm-global/bin/",
+    "~/.yarn/bin/",
+    "~/bin/",
+    "~/go/bin/",
+];
+
+/// Directories of software installed by hand that are on every `PATH`
+/// before the system's own (`/usr/local/bin` before `/usr/bin`): a file
+/// there named like a known program runs instead of it, as in
+/// [`USER_PROGRAMS`].
+pub const LOCAL_PROGRAM_DIRS: &[&str] = &[
+    "/opt/homebrew/bin/",
+    "/opt/local/bin/",
+    "/usr/local/bin/",
+    "/usr/local/sbin/",
+];
+
+/// Whether `parts` (an absolute path's components) name a file right in
+/// one of [`LOCAL_PROGRAM_DIRS`].
+pub fn in_local_program_dir<S: AsRef<str>>(parts: &[S]) -> bool {
+    LOCAL_PROGRAM_DIRS.iter().any(|d| {
+        let want: Vec<&str> = d.trim_matches('/').split('/').collect();
+        parts.len() == want.len() + 1 && parts.iter().zip(&want).all(|(a, b)| a.as_ref() == *b)
+    })
+}
 
 /// Every row, by area.
 pub const AREAS: &[(Area, &[&str])] = &[
@@ -378,7 +411,9 @@ mod tests {
             ("/var/www/html", Some(Area::SystemConfig)),
             ("~/.cache/pip", Some(Area::BuildCache)),
             ("~/.cargo/registry/src", Some(Area::BuildCache)),
-            ("~/.cargo/bin/tool", Some(Area::HomeFiles)),
+            ("~/.cargo/bin/tool", Some(Area::UserPrograms)),
+            ("~/.cargo/env", Some(Area::HomeFiles)),
+            ("~/go/bin/gopls", Some(Area::UserPrograms)),
             ("~/.vimrc", Some(Area::HomeFiles)),
             ("~/Library/Preferences/x.plist", Some(Area::HomeFiles)),
             ("~/Library/Caches/x", Some(Area::BuildCache)),
@@ -420,6 +455,21 @@ mod tests {
             "/opt/app/config",
         ] {
             assert!(!is_system_file(&parts(path)), "{path}");
+        }
+    }
+
+    #[test]
+    fn local_program_directories_hold_programs_right_in_them() {
+        for path in ["/usr/local/bin/git", "/opt/homebrew/bin/python3"] {
+            assert!(in_local_program_dir(&parts(path)), "{path}");
+        }
+        for path in [
+            "/usr/local/bin",
+            "/usr/local/lib/x",
+            "/usr/local/bin/sub/x",
+            "/usr/bin/git",
+        ] {
+            assert!(!in_local_program_dir(&parts(path)), "{path}");
         }
     }
 

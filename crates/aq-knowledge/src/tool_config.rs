@@ -356,6 +356,12 @@ pub enum FileEffect {
     /// [`VIM_SETTINGS`] (`set number`), a colour scheme, syntax and
     /// filetype switches, comments, and key mappings that run no command.
     Vim,
+    /// An agent's or editor's settings (VS Code's, Zed's), whose keys with
+    /// these words may name a program it runs (an interpreter's path, an
+    /// MCP server's command): a write naming one is judged as the agent's
+    /// configuration, a readable one naming none as the project's own
+    /// settings ([`settings_word`]). Nothing here blocks by itself.
+    Settings(&'static [&'static str]),
 }
 
 /// A tool's configuration file.
@@ -379,7 +385,7 @@ const fn file(pattern: &'static str, tool: &'static str, effect: FileEffect) -> 
     }
 }
 
-use FileEffect::{Keys, Program, Startup, Vim};
+use FileEffect::{Keys, Program, Settings, Startup, Vim};
 
 /// Vim's options that only change how it shows or edits text, by their
 /// long and short names (`set number`, `set ts=4`, `set nowrap`); options
@@ -569,8 +575,66 @@ const CARGO_RUNS: &[&str] = &[
     "rustdoc",
 ];
 
+/// Aider's settings that run a command: the linter and the tests it runs
+/// after each edit, the notification command, the editor, a file of chat
+/// commands loaded at start (`/run` among them).
+const AIDER_RUNS: &[&str] = &[
+    "editor",
+    "lint-cmd",
+    "load",
+    "notifications-command",
+    "test-cmd",
+];
+
+/// Words of VS Code settings keys that name a program the editor or an
+/// extension runs (`python.defaultInterpreterPath`, `eslint.runtime`,
+/// `terminal.integrated.profiles.*`, MCP servers), or its arguments.
+const VSCODE_RUNS: &[&str] = &[
+    "args",
+    "command",
+    "env",
+    "executable",
+    "interpreter",
+    "mcp",
+    "path",
+    "runtime",
+    "server",
+    "shell",
+    "task",
+    "terminal",
+];
+
+/// Words of Zed settings keys that name a program it runs (context
+/// servers, language servers' binaries, the terminal's shell).
+const ZED_RUNS: &[&str] = &[
+    "args",
+    "binary",
+    "command",
+    "context_servers",
+    "env",
+    "path",
+    "shell",
+    "terminal",
+];
+
+/// Bazel's options that run a program of the user's choosing.
+const BAZEL_RUNS: &[&str] = &["credential_helper", "run_under", "workspace_status_command"];
+
+/// JVM options that load code into every run: agents, native agents.
+const JVM_AGENTS: &[&str] = &["-agentlib", "-agentpath", "-javaagent"];
+
+/// `go env -w` settings that make every build run a program: `-toolexec`
+/// and `-exec` in `GOFLAGS`, the C compilers of cgo.
+const GO_ENV_RUNS: &[&str] = &["-exec", "cc=", "cxx=", "toolexec"];
+
+/// gdb commands that run something: a shell command (`shell`, `!`,
+/// `pipe`, `|`), Python or Guile, a script sourced.
+const GDB_RUNS: &[&str] = &["!", "guile", "pipe", "python", "shell", "source", "|"];
+
 /// ssh_config(5) keywords that run a local command (case does not matter).
 const SSH_RUNS: &[&str] = &[
+    // Another file's settings, ProxyCommand among them.
+    "include",
     "proxycommand",
     "localcommand",
     "permitlocalcommand",
@@ -583,11 +647,23 @@ const SSH_RUNS: &[&str] = &[
 /// Every tool configuration file that can make something run, sorted by
 /// pattern.
 pub const CONFIG_FILES: &[ConfigFile] = &[
+    // Agents' and editors' settings files, judged by their keys when the
+    // write can be read: a key that runs a command blocks; a readable
+    // edit of the workspace's copy that names none (nor a hook, approval
+    // or sandbox word) is the project's own settings.
+    file(".aider.conf.yml", "aider", Keys(AIDER_RUNS)),
+    // Bazel runs these programs for every build (`--workspace_status_command`,
+    // `--run_under`, `--credential_helper`), in the user's, the system's and
+    // the project's settings.
+    file(".bazelrc", "bazel", Program(BAZEL_RUNS)),
     // Cargo runs these programs for every build, test or run.
     file(".cargo/config", "cargo", Program(CARGO_RUNS)),
     file(".cargo/config.toml", "cargo", Program(CARGO_RUNS)),
+    // Maven passes these to the JVM of every build: an agent runs in it.
+    file(".mvn/jvm.config", "maven", Keys(JVM_AGENTS)),
     file(".npmrc", "npm", Keys(NPMRC_RUNS)),
     file(".pnpmfile.cjs", "pnpm", Startup),
+    file(".vscode/settings.json", "vscode", Settings(VSCODE_RUNS)),
     // VS Code runs a task with `"runOn": "folderOpen"` when the folder opens.
     file(".vscode/tasks.json", "vscode", Keys(&["folderopen"])),
     file(".yarnrc", "yarn", Keys(NPMRC_RUNS)),
@@ -596,6 +672,10 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
         "yarn",
         Keys(&["yarnpath", "plugins", "script-shell", "shell"]),
     ),
+    file(".zed/settings.json", "zed", Settings(ZED_RUNS)),
+    file("/etc/bazel.bazelrc", "bazel", Program(BAZEL_RUNS)),
+    // `mvn` sources it as a shell script at every run.
+    file("/etc/mavenrc", "maven", Startup),
     file("/etc/ssh/ssh_config", "ssh", Keys(SSH_RUNS)),
     file("/etc/ssh/ssh_config.d/", "ssh", Keys(SSH_RUNS)),
     // Python runs every line of a `.pth` that starts with `import`, and
@@ -609,6 +689,9 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
     file("site-packages/*.pth", "python", Startup),
     file("site-packages/sitecustomize.py", "python", Startup),
     file("site-packages/usercustomize.py", "python", Startup),
+    // R runs it at every start.
+    file("~/.Rprofile", "R", Startup),
+    file("~/.aider.conf.yml", "aider", Keys(AIDER_RUNS)),
     file("~/.aws/config", "aws", Program(&["credential_process"])),
     file("~/.cargo/config", "cargo", Program(CARGO_RUNS)),
     file("~/.cargo/config.toml", "cargo", Program(CARGO_RUNS)),
@@ -616,6 +699,11 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
         "~/.condarc",
         "conda",
         Keys(&["pre_command", "post_command"]),
+    ),
+    file(
+        "~/.config/*/User/settings.json",
+        "vscode",
+        Settings(VSCODE_RUNS),
     ),
     // The direnv library every `.envrc` loads, and its own configuration.
     file(
@@ -625,20 +713,61 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
     ),
     file("~/.config/direnv/", "direnv", Startup),
     file("~/.config/emacs/", "emacs", Startup),
+    file("~/.config/go/env", "go", Keys(GO_ENV_RUNS)),
+    // Every line of sway's, i3's and Hyprland's configuration may start a
+    // program (`exec`, `exec_always`, `exec-once`, a key bound to `exec`).
+    file("~/.config/hypr/hyprland.conf", "hyprland", Keys(&["exec"])),
+    file("~/.config/i3/config", "i3", Keys(&["exec"])),
+    file("~/.config/irb/irbrc", "irb", Startup),
     file("~/.config/nvim/", "neovim", Startup),
     file("~/.config/pip/pip.conf", "pip", Keys(&[])),
+    file("~/.config/sway/config", "sway", Keys(&["exec"])),
+    file("~/.config/sway/config.d/", "sway", Keys(&["exec"])),
+    file("~/.config/zed/settings.json", "zed", Settings(ZED_RUNS)),
+    // docker runs `docker-credential-NAME` for a registry a helper is set for.
+    file(
+        "~/.docker/config.json",
+        "docker",
+        Keys(&["credhelpers", "credsstore"]),
+    ),
     file("~/.emacs", "emacs", Startup),
     file("~/.emacs.d/", "emacs", Startup),
     file("~/.exrc", "vi", Vim),
+    // gdb runs these at every start: shell commands, Python, scripts sourced.
+    file("~/.gdbearlyinit", "gdb", Keys(GDB_RUNS)),
+    file("~/.gdbinit", "gdb", Keys(GDB_RUNS)),
+    file("~/.gradle/gradle.properties", "gradle", Keys(JVM_AGENTS)),
+    // Gradle runs init scripts before every build.
+    file("~/.gradle/init.d/", "gradle", Startup),
+    file("~/.gradle/init.gradle", "gradle", Startup),
+    file("~/.gradle/init.gradle.kts", "gradle", Startup),
     file("~/.gvimrc", "vim", Vim),
+    file("~/.i3/config", "i3", Keys(&["exec"])),
     file("~/.ideavimrc", "ideavim", Vim),
+    // IPython runs its profiles' startup scripts and configuration (Python).
+    file("~/.ipython/*/ipython_config.py", "ipython", Startup),
+    file("~/.ipython/*/ipython_kernel_config.py", "ipython", Startup),
+    file("~/.ipython/*/startup/", "ipython", Startup),
+    file("~/.irbrc", "irb", Startup),
+    file("~/.lldbinit*", "lldb", Keys(&["script", "shell"])),
+    file("~/.mavenrc", "maven", Startup),
     file("~/.nanorc", "nano", Keys(&[])),
     file("~/.npmrc", "npm", Keys(NPMRC_RUNS)),
     file("~/.pip/pip.conf", "pip", Keys(&[])),
+    file("~/.pryrc", "pry", Startup),
+    // psql's `\!` runs a shell command, `\o |cmd` and `\g |cmd` pipe to
+    // one, a backquoted value is one's output, `program` in `\copy`.
+    file("~/.psqlrc*", "psql", Keys(&["\\!", "`", "|", "program"])),
     // Python runs it at every interactive start ($PYTHONSTARTUP is its
     // usual value).
     file("~/.pythonrc", "python", Startup),
     file("~/.pythonrc.py", "python", Startup),
+    // sqlite3's dot-commands that run a program or load code.
+    file(
+        "~/.sqliterc",
+        "sqlite3",
+        Keys(&[".load", ".shell", ".system", "|", "edit("]),
+    ),
     file("~/.ssh/config", "ssh", Keys(SSH_RUNS)),
     file("~/.ssh/config.d/", "ssh", Keys(SSH_RUNS)),
     file(
@@ -660,6 +789,11 @@ pub const CONFIG_FILES: &[ConfigFile] = &[
         "yarn",
         Keys(&["yarnpath", "plugins", "script-shell", "shell"]),
     ),
+    file(
+        "~/Library/Application Support/*/User/settings.json",
+        "vscode",
+        Settings(VSCODE_RUNS),
+    ),
 ];
 
 /// The words of `text` (lowercased by the caller or not) that make a line
@@ -679,6 +813,7 @@ pub fn runs_word(file: &ConfigFile, text: &str) -> Option<&'static str> {
                     .any(|(at, _)| names_own_program(&lower[at + k.len()..]))
             })
         }
+        Settings(_) => None,
         // `echo 'set x' >> ~/.vimrc`: literal `\n` is a new line to vim.
         Vim => text
             .lines()
@@ -686,6 +821,16 @@ pub fn runs_word(file: &ConfigFile, text: &str) -> Option<&'static str> {
             .any(vim_line_runs)
             .then_some("(a line of vim script that runs)"),
     }
+}
+
+/// For a [`FileEffect::Settings`] file, the first of its words in `text`
+/// (a key that may name a program it runs); `None` for the other files.
+pub fn settings_word(file: &ConfigFile, text: &str) -> Option<&'static str> {
+    let Settings(words) = file.effect else {
+        return None;
+    };
+    let lower = text.to_ascii_lowercase();
+    words.iter().copied().find(|w| lower.contains(w))
 }
 
 /// Whether the text after a key (`= "/tmp/x"`, up to the end of the line)
@@ -723,7 +868,14 @@ fn names_own_program(after_key: &str) -> bool {
 /// hook files. Lowercase; matched in the lowercased text.
 pub const HOOK_WORDS: &[&str] = &[
     "allowed_tools",
+    // Roo's and Cline's `allowedCommands` (VS Code settings).
+    "allowedcommands",
     "allowedtools",
+    // Windsurf's `cascadeCommandsAllowList`.
+    "allowlist",
+    // Zed's `always_allow_tool_actions`, Cline's MCP `alwaysAllow`.
+    "always_allow",
+    "alwaysallow",
     "approval",
     "auto_accept",
     "auto_approve",
@@ -745,16 +897,48 @@ pub const HOOK_WORDS: &[&str] = &[
     "yolo",
 ];
 
+/// Whether `text` (a settings file's JSON written, or a `jq` edit of one)
+/// sets an agent's permission for every tool or for the shell to `allow`:
+/// OpenCode's `"permission": "allow"`, `{"*": "allow"}`, `{"bash":
+/// "allow"}`, `.permission.bash = "allow"`. Spaces and case do not count.
+pub fn allows_every_command(text: &str) -> bool {
+    let squashed: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '\\')
+        .flat_map(char::to_lowercase)
+        .collect();
+    let Some(at) = squashed.find("permission") else {
+        return false;
+    };
+    let after = &squashed[at..];
+    [
+        // JSON.
+        "permission\":\"allow\"",
+        "\"*\":\"allow\"",
+        "\"bash\":\"allow\"",
+        "\"bash\":{\"*\":\"allow\"",
+        // jq paths.
+        "permission=\"allow\"",
+        "permission.bash=\"allow\"",
+        "permission.\"*\"=\"allow\"",
+        "permission[\"*\"]=\"allow\"",
+        "permission.bash.\"*\"=\"allow\"",
+    ]
+    .iter()
+    .any(|p| after.contains(p))
+}
+
 /// The first of [`HOOK_WORDS`] in `text`.
 pub fn hook_word(text: &str) -> Option<&'static str> {
     let lower = text.to_ascii_lowercase();
     HOOK_WORDS.iter().copied().find(|w| lower.contains(w))
 }
 
-/// Process names of the guard itself: aq and its launcher names. The agents'
-/// own programs (whose parent aq is, or who run aq's hook) come from the
-/// agent presets.
-pub const SUPERVISORS: &[&str] = &["agent-quarantine", "aq"];
+/// Process names of the guard itself: aq, its launcher names and its shim
+/// (`aq-shim`, which every shimmed program runs through). The agents' own
+/// programs (whose parent aq is, or who run aq's hook) come from the agent
+/// presets.
+pub const SUPERVISORS: &[&str] = &["agent-quarantine", "aq", "aq-shim"];
 
 /// Options of agents' command lines that switch their own approval of
 /// commands off (Claude Code's `--dangerously-skip-permissions` and
@@ -913,7 +1097,7 @@ mod tests {
                 "{p}"
             );
             assert!(!p.contains('\\') && p.trim() == p, "{p}");
-            if let Keys(words) = f.effect {
+            if let Keys(words) | Settings(words) = f.effect {
                 for w in words {
                     assert_eq!(*w, w.to_ascii_lowercase(), "{p}: {w} must be lowercase");
                 }
@@ -1013,6 +1197,50 @@ mod tests {
         ] {
             assert!(vim_line_runs(line), "{line}");
         }
+    }
+
+    #[test]
+    fn an_agent_allowed_every_command_is_told_by_its_permission() {
+        for text in [
+            "{\"permission\":{\"bash\":\"allow\"}}",
+            "{ \"permission\": { \"*\": \"allow\" } }",
+            "{\"permission\": \"allow\"}",
+            ".permission.bash = \"allow\"",
+            ".permission[\"*\"] = \"allow\"",
+        ] {
+            assert!(allows_every_command(text), "{text}");
+        }
+        for text in [
+            "{\"permission\":{\"bash\":\"ask\"}}",
+            "{\"permission\":{\"edit\":\"allow\"}}",
+            "{\"model\":\"x\",\"*\":\"allow\"}",
+            ".theme = \"dark\"",
+        ] {
+            assert!(!allows_every_command(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn settings_files_name_the_keys_that_may_run_something() {
+        let vscode = config_file(".vscode/settings.json");
+        assert!(
+            settings_word(vscode, ".\"python.defaultInterpreterPath\" = \"/tmp/py\"").is_some()
+        );
+        assert!(settings_word(vscode, ".\"editor.formatOnSave\" = true").is_none());
+        // A settings file blocks nothing by itself: its keys only ask.
+        assert!(runs_word(vscode, "\"terminal.integrated.shell.linux\": \"/tmp/x\"").is_none());
+        let aider = config_file(".aider.conf.yml");
+        assert!(runs_word(aider, "test-cmd: pytest").is_some());
+        assert!(runs_word(aider, "model: sonnet").is_none());
+        let gdb = config_file("~/.gdbinit");
+        assert!(runs_word(gdb, "shell id").is_some());
+        assert!(runs_word(gdb, "set print pretty on").is_none());
+        let bazel = config_file(".bazelrc");
+        assert!(runs_word(bazel, "build --workspace_status_command=/tmp/s.sh").is_some());
+        assert!(runs_word(bazel, "build --run_under=valgrind").is_none());
+        let go = config_file("~/.config/go/env");
+        assert!(runs_word(go, "GOFLAGS=-toolexec=/tmp/x").is_some());
+        assert!(runs_word(go, "GOPROXY=direct").is_none());
     }
 
     #[test]

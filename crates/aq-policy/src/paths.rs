@@ -378,7 +378,40 @@ pub fn secret_kind(path: &str) -> Option<String> {
             }
         }
     }
+    if let Some(c) = runtime_dir_row(path) {
+        return Some(c.what.to_string());
+    }
     workspace_kind(&p).map(|c| c.what.to_string())
+}
+
+/// The catalog's `$XDG_RUNTIME_DIR` file rows (Podman's `auth.json`), for a
+/// path under that directory as written (`$XDG_RUNTIME_DIR/x`,
+/// `${XDG_RUNTIME_DIR}/x`) or at its default place (`/run/user/UID/x`,
+/// `/var/run/user/UID/x`). Not the agent sockets there, which are
+/// connected to, not read (their masks guard them).
+fn runtime_dir_row(path: &str) -> Option<&'static Credential> {
+    let rest = if let Some(r) = path
+        .strip_prefix("$XDG_RUNTIME_DIR/")
+        .or_else(|| path.strip_prefix("${XDG_RUNTIME_DIR}/"))
+    {
+        r
+    } else {
+        let r = path
+            .strip_prefix("/run/user/")
+            .or_else(|| path.strip_prefix("/var/run/user/"))?;
+        r.split_once('/')?.1
+    };
+    let have: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    credentials::in_place(Place::Var)
+        .filter(|r| {
+            r.var() == Some("XDG_RUNTIME_DIR")
+                && !r.is_dir()
+                && !matches!(r.kind, Kind::Ssh | Kind::Gpg | Kind::Keyring)
+        })
+        .find(|r| {
+            let want: Vec<&str> = r.parts().collect();
+            want.len() == have.len() && have.iter().zip(&want).all(|(a, b)| name_matches(a, b))
+        })
 }
 
 /// An absolute path's components as the catalog's system rows spell them:
@@ -766,10 +799,13 @@ pub fn agent_transcripts(path: &str) -> Option<&'static str> {
     }
 }
 
-/// Files whose deletion or truncation hides history.
+/// The histories of the shell and of the REPLs and database clients that
+/// keep one like it (what the user typed, tokens and passwords pasted on
+/// command lines among it): reading one asks, searching or sending it
+/// blocks, and deleting, emptying or freezing it hides what was run.
 pub fn is_history_file(path: &str) -> bool {
-    let p = NormPath::new(path);
-    let names = [
+    /// Files right in the home directory.
+    const NAMES: &[&str] = &[
         ".bash_history",
         ".zsh_history",
         ".history",
@@ -779,11 +815,35 @@ pub fn is_history_file(path: &str) -> bool {
         ".node_repl_history",
         ".mysql_history",
         ".psql_history",
+        ".sqlite_history",
+        ".irb_history",
+        ".pry_history",
+        ".rediscli_history",
+        ".dbshell",
+        ".Rhistory",
+        ".scala_history",
         ".lesshst",
         ".viminfo",
     ];
-    p.in_home && p.parts.len() == 1 && names.iter().any(|n| name_matches(p.name(), n))
-        || (p.in_home && p.ends_with(&[".local", "share", "fish", "fish_history"]))
+    /// Files deeper in it: fish's, atuin's database, nushell's, IPython's
+    /// and Julia's, mongosh's.
+    const DEEPER: &[&[&str]] = &[
+        &[".local", "share", "fish", "fish_history"],
+        &[".local", "share", "atuin", "history.db"],
+        &[".config", "nushell", "history.txt"],
+        &[".config", "nushell", "history.sqlite3"],
+        &[".ipython", "*", "history.sqlite"],
+        &[".julia", "logs", "repl_history.jl"],
+        &[".mongodb", "mongosh", "mongosh_repl_history"],
+    ];
+    let p = NormPath::new(path);
+    if !p.in_home {
+        return false;
+    }
+    (p.parts.len() == 1 && NAMES.iter().any(|n| name_matches(p.name(), n)))
+        || DEEPER
+            .iter()
+            .any(|d| p.parts.len() == d.len() && p.ends_with(d))
 }
 
 /// System logs.
@@ -858,7 +918,23 @@ const BUILD_DIRS: &[&str] = &[
     ".hypothesis",
     ".benchmarks",
     "__snapshots__.bak",
+    // Sphinx's (`docs/_build`) and Mix's output.
+    "_build",
+    // CMake's generated files in a build tree.
+    "CMakeFiles",
+    // setuptools' downloaded build requirements.
+    ".eggs",
+    // Nx's cache and workspace data; Godot 4's imported assets and shader
+    // cache (Godot 3: `.import`), all made again on the next open.
+    ".nx",
+    ".godot",
+    ".import",
 ];
+
+/// Pairs of directories that are build output together, though the first
+/// alone may hold sources: Bundler's install path (`vendor/bundle`, where
+/// `bundle install --path` or `BUNDLE_PATH` puts gems).
+const BUILD_DIR_PAIRS: &[(&str, &str)] = &[("vendor", "bundle")];
 
 /// Names that are build output at the top of a project or a package
 /// (`dist`, `frontend/build`) but may be sources elsewhere (`src/bin`).
@@ -871,8 +947,9 @@ const BUILD_DIRS_AT_PACKAGE_ROOT: &[&str] = &[
     "tmp",
     ".tmp",
     ".cache",
-    "_build",
     "_site",
+    // pytest-cov's and c8's reports (`--cov-report=html:cov`).
+    "cov",
     "site",
     "lib-cov",
     "public/build",
@@ -891,6 +968,8 @@ const GRADLE_MODULES: &[&str] = &["app", "lib"];
 /// coverage.py, `compile_commands.json` by CMake or Bear, `*.tsbuildinfo`
 /// by `tsc -b`).
 const GENERATED_FILES: &[&str] = &[
+    "CMakeCache.txt",
+    "cmake_install.cmake",
     "compile_commands.json",
     "coverage.json",
     "coverage.xml",
@@ -929,6 +1008,15 @@ pub fn is_build_output(path: &str) -> bool {
         }
     }
     for (k, part) in p.parts.iter().enumerate() {
+        if k > 0
+            && BUILD_DIR_PAIRS
+                .iter()
+                .any(|(a, b)| p.parts[k - 1] == *a && part == b)
+            && !p.in_home
+            && !p.absolute
+        {
+            return true;
+        }
         if BUILD_DIRS.contains(&part.as_str()) || part.ends_with(".egg-info") {
             // Under home, `~/node_modules` itself is not a project's.
             return !(p.in_home && k == 0);
@@ -948,6 +1036,8 @@ pub fn is_build_output(path: &str) -> bool {
             // `coverage combine`'s parallel data files: `.coverage.host.123`.
             || name.starts_with(".coverage.")
             || name.ends_with(".tsbuildinfo")
+            // lcov tracefiles (`cov.lcov`, `coverage.lcov`).
+            || name.ends_with(".lcov")
             || name.ends_with(".pyc")
             || name.ends_with(".o")
             || name.ends_with(".log")
@@ -985,9 +1075,15 @@ mod tests {
             "/proc/$PPID/environ",
             "/proc/*/environ",
             "/proc/1/task/1/environ",
+            "/run/user/1000/containers/auth.json",
+            "$XDG_RUNTIME_DIR/containers/auth.json",
+            "config/secrets.yml",
+            "deploy_key",
         ] {
             assert!(secret_kind(s).is_some(), "{s} should be a secret");
         }
+        // The agent sockets there are connected to, not read.
+        assert!(secret_kind("/run/user/1000/keyring/ssh").is_none());
         for s in [
             ".env.example",
             ".env.sample",
@@ -1079,6 +1175,16 @@ mod tests {
             "compile_commands.json",
             ".coverage.host.4242",
             "tsconfig.tsbuildinfo",
+            "docs/_build",
+            "build/CMakeFiles",
+            "CMakeCache.txt",
+            "vendor/bundle",
+            ".nx/cache",
+            ".godot/imported",
+            "apps/*/node_modules",
+            "cov",
+            "cov.lcov",
+            ".eggs",
         ] {
             assert!(is_build_output(s), "{s}");
         }
@@ -1097,8 +1203,33 @@ mod tests {
             "src/build",
             "coverage.xml.orig",
             "~/node_modules",
+            "vendor",
+            "src/vendor/bundle.js",
+            "Library",
+            "Temp",
         ] {
             assert!(!is_build_output(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn histories_of_shells_and_repls_are_history_files() {
+        for s in [
+            "~/.bash_history",
+            "~/.irb_history",
+            "/home/dev/.psql_history",
+            "~/.local/share/atuin/history.db",
+            "~/.ipython/profile_default/history.sqlite",
+            "~/.config/nushell/history.txt",
+        ] {
+            assert!(is_history_file(s), "{s}");
+        }
+        for s in [
+            "history.db",
+            "~/.local/share/atuin/config.toml",
+            "docs/.bash_history.md",
+        ] {
+            assert!(!is_history_file(s), "{s}");
         }
     }
 

@@ -867,3 +867,22 @@ fn round7_a_program_knowledge_holds() {
         0,
     );
 }
+
+/// Round seven, group b: places, persistence, tampering and history.
+/// Build output by other names (Sphinx's `_build`, CMake's files, Nx,
+/// Godot, `vendor/bundle`, `"$PWD/target"`), a `.env` edited in place
+/// without printing, uncatalogued secret files, startup files of REPLs,
+/// debuggers and desktops, editors' agents' settings and bypass
+/// spellings, the supervisor killed through ps/pgrep/variables, history
+/// frozen or emptied, writes outside the workspace by touch, mkdir, git
+/// and interpreter code, the home mounted into containers, and force
+/// pushes through config, plumbing and wrappers; with their neighbours.
+#[test]
+fn round7_b_classes_hold() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round7_b.jsonl"),
+        100,
+        0,
+        0,
+    );
+}

@@ -707,4 +707,19 @@ mod tests {
                 .any(|c| c.argv.first().is_some_and(|w| w.dynamic))
         );
     }
+
+    #[test]
+    fn variables_fed_by_commands_keep_their_sources() {
+        let a = analyze("for p in $(pgrep x); do kill $p; done");
+        let pgrep = a
+            .commands
+            .iter()
+            .position(|c| c.program() == Some("pgrep"))
+            .expect("pgrep");
+        let (name, sources) = a.var_sources.iter().find(|(n, _)| n == "p").expect("p");
+        assert_eq!(name, "p");
+        assert!(sources.contains(&pgrep), "{:?}", a.var_sources);
+        // A known value has no sources to keep.
+        assert!(analyze("p=1; kill $p").var_sources.is_empty());
+    }
 }

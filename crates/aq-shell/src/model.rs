@@ -19,6 +19,11 @@ pub struct Analysis {
     /// variable name with a subscript, a prompt string) where it hides
     /// commands or holds what is only known at run time.
     pub evaluated: Vec<Evaluated>,
+    /// Variables whose value is only known at run time and comes from the
+    /// output (or input) of commands of the line: a loop variable (`for p
+    /// in $(pgrep x)`), `read n`, `n=$(cat f)` in a branch. By name, with
+    /// the indices into [`Analysis::commands`] of those commands; sorted.
+    pub var_sources: Vec<(String, Vec<usize>)>,
 }
 
 /// Text the line gives as data that bash evaluates as code: the operands of

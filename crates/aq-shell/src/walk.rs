@@ -256,6 +256,9 @@ impl Walker {
                 }
             }
         }
+        let mut sources: Vec<(String, Vec<usize>)> = self.tainted.into_iter().collect();
+        sources.sort();
+        self.out.var_sources = sources;
         self.out
     }
 

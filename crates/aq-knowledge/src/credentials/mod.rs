@@ -61,6 +61,9 @@ pub enum Kind {
     Infrastructure,
     /// Login passwords: netrc, databases.
     Login,
+    /// An application's own secrets files: Rails' and Streamlit's
+    /// `secrets.*`, Wrangler's `.dev.vars`, WordPress's `wp-config.php`.
+    Application,
     /// Key files by name or extension: `id_rsa`, `*.pem`, `*.p12`.
     KeyFile,
 }
@@ -80,6 +83,7 @@ impl Kind {
         Kind::Environment,
         Kind::Infrastructure,
         Kind::Login,
+        Kind::Application,
         Kind::KeyFile,
     ];
 
@@ -98,6 +102,7 @@ impl Kind {
             Kind::Environment => "environment files",
             Kind::Infrastructure => "infrastructure tools",
             Kind::Login => "login passwords",
+            Kind::Application => "application secrets",
             Kind::KeyFile => "key files",
         }
     }

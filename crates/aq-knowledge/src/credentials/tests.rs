@@ -286,11 +286,12 @@ fn the_workspace_search_decides_by_name_then_content() {
         "key.asc",
         "gcp-key.json",
         "ci-sa-key.json",
+        "deploy_key",
+        "github-deploy-key",
     ] {
         assert!(read(n), "{n}");
     }
     for n in [
-        "deploy_key",
         "mykey",
         ".deploy_key",
         "prod-secret.txt",

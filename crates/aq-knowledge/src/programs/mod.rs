@@ -331,6 +331,13 @@ pub fn lookup(name: &str) -> Option<&'static Program> {
 }
 
 impl Program {
+    /// Whether `word` is a word of one of its subcommands (`kubeconfig` in
+    /// `doctl kubernetes cluster kubeconfig save`): a verb or a noun of
+    /// the command, not a file named on the line.
+    pub fn is_sub_word(&self, word: &str) -> bool {
+        self.subs.iter().any(|s| s.path.contains(&word))
+    }
+
     /// Capabilities that do `does`.
     pub fn caps(&self, does: Does) -> impl Iterator<Item = &'static Cap> + use<> {
         let caps: &'static [Cap] = self.caps;

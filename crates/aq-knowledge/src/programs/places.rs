@@ -6,7 +6,8 @@
 //! `aq hook` is installed, what can switch it off, and their files that
 //! make something run) are the agents' data: `aq-agents` lists them, and
 //! the engine adds them to these as [`PlaceKind::AgentHook`] and
-//! [`PlaceKind::AgentConfig`].
+//! [`PlaceKind::AgentConfig`]. Agents that live inside an editor, which no
+//! preset starts, have their settings here.
 //!
 //! A pattern is a path with `/` between components:
 //!
@@ -122,6 +123,25 @@ pub const PLACES: &[Place] = &[
     place("~/.config/fish/config.fish", ShellRc),
     place("~/.config/fish/conf.d/", ShellRc),
     place("~/.config/fish/functions/", ShellRc),
+    // fish also sources its vendors' directories under $XDG_DATA_HOME,
+    // and the system's.
+    place("~/.local/share/fish/vendor_conf.d/", ShellRc),
+    place("~/.local/share/fish/vendor_functions.d/", ShellRc),
+    place("/etc/fish/config.fish", ShellRc),
+    place("/etc/fish/conf.d/", ShellRc),
+    // nushell's startup files and the directories it autoloads.
+    place("~/.config/nushell/config.nu", ShellRc),
+    place("~/.config/nushell/env.nu", ShellRc),
+    place("~/.config/nushell/login.nu", ShellRc),
+    place("~/.config/nushell/autoload/", ShellRc),
+    place("~/.local/share/nushell/vendor/autoload/", ShellRc),
+    place("~/Library/Application Support/nushell/config.nu", ShellRc),
+    place("~/Library/Application Support/nushell/env.nu", ShellRc),
+    // PowerShell's profiles (`profile.ps1`, `Microsoft.PowerShell_profile.ps1`),
+    // run at every `pwsh` start.
+    place("~/.config/powershell/*profile.ps1", ShellRc),
+    // The X session script a display manager runs at every graphical login.
+    place("~/.xsession", ShellRc),
     place("/etc/profile", ShellRc),
     place("/etc/profile.d/", ShellRc),
     place("/etc/bash.bashrc", ShellRc),
@@ -148,6 +168,13 @@ pub const PLACES: &[Place] = &[
     place("/Library/LaunchDaemons/", Launchd),
     // ---- system startup and trust ------------------------------------------
     place("~/.config/autostart/", SystemStartup),
+    // KDE Plasma runs these scripts at login (and sources `env/` before
+    // the session starts); Openbox and labwc run their `autostart`.
+    place("~/.config/autostart-scripts/", SystemStartup),
+    place("~/.config/plasma-workspace/env/", SystemStartup),
+    place("~/.config/plasma-workspace/shutdown/", SystemStartup),
+    place("~/.config/openbox/autostart", SystemStartup),
+    place("~/.config/labwc/autostart", SystemStartup),
     place("/etc/xdg/autostart/", SystemStartup),
     place("/etc/rc.local", SystemStartup),
     place("/etc/init.d/", SystemStartup),
@@ -155,8 +182,30 @@ pub const PLACES: &[Place] = &[
     place("/etc/sudoers.d/", SystemStartup),
     place("/etc/ld.so.preload", SystemStartup),
     place("/etc/passwd", SystemStartup),
+    // ---- agents inside editors ----------------------------------------------
+    // Agents that run in an editor rather than from the shell, so no agent
+    // preset lists them: their settings say which commands run without
+    // asking (Windsurf's `cascadeCommandsAllowList`, Roo's and Cline's
+    // `allowedCommands`, Zed's `always_allow_tool_actions`, Kiro's
+    // `allowedTools`) and which MCP servers start. The VS Code family's
+    // user settings (Code, Cursor, Windsurf, VSCodium), Windsurf's own
+    // directory, Zed's settings, Kiro's settings and agents.
+    place("~/.config/*/User/settings.json", AgentConfig),
+    place(
+        "~/Library/Application Support/*/User/settings.json",
+        AgentConfig,
+    ),
+    place("~/.codeium/windsurf/", AgentConfig),
+    place("~/.config/zed/settings.json", AgentConfig),
+    place(".zed/settings.json", AgentConfig),
+    place("~/.kiro/settings/", AgentConfig),
+    place("~/.kiro/agents/", AgentConfig),
+    place(".kiro/settings/", AgentConfig),
+    place(".kiro/agents/", AgentConfig),
     // ---- git ---------------------------------------------------------------
     place(".git/hooks/", GitHook),
+    // husky's hooks, which `core.hooksPath` (`.husky/_`) has git run.
+    place(".husky/", GitHook),
     place(".git/modules/**/hooks/", GitHook),
     place(".git/config", GitConfig),
     place(".git/config.worktree", GitConfig),

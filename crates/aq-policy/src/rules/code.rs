@@ -485,6 +485,84 @@ fn piecewise_home_paths(code: &Code) -> Vec<String> {
     out
 }
 
+/// The paths code writes, as far as its text shows: a literal path
+/// (absolute, `~/…`, or a literal after the home directory joined with
+/// `+`: `os.homedir() + "/x"`, `Dir.home + "/x"`) inside a call that
+/// writes (`writeFileSync(`, `File.write(`, `appendFile`) or followed by
+/// a write mode (`open(P, "w")`, `File.open(P, "a")`) or a writing method
+/// (`Path(P).write_text(`).
+fn written_paths(code: &Code) -> Vec<String> {
+    const CALLS: &[&str] = &[
+        "writeFile",
+        "appendFile",
+        "createWriteStream",
+        "mkdirSync",
+        "File.write",
+        "IO.write",
+        "FileUtils.touch",
+        "FileUtils.mkdir",
+        "os.makedirs(",
+        "os.mkdir(",
+    ];
+    const AFTER: &[&str] = &[
+        "'w'",
+        "\"w\"",
+        "'a'",
+        "\"a\"",
+        "'wb'",
+        "\"wb\"",
+        "'ab'",
+        "\"ab\"",
+        "'w+'",
+        "\"w+\"",
+        ".write_text(",
+        ".write_bytes(",
+        ".touch(",
+        ".mkdir(",
+    ];
+    let t = code.text.as_str();
+    let home = mentions_home(t);
+    let mut out = Vec::new();
+    for lit in &code.literals {
+        let lit = lit.trim();
+        if lit.is_empty() || lit.contains(char::is_whitespace) {
+            continue;
+        }
+        for (at, _) in t.match_indices(lit) {
+            let before = &t[..at];
+            // The quote the literal sits in, then what precedes it.
+            let before = before.strip_suffix(['"', '\'', '`']).unwrap_or(before);
+            let after = &t[at + lit.len()..];
+            let after = after.get(..after.len().min(24)).unwrap_or(after);
+            let path = if lit.starts_with('/') || lit.starts_with("~/") {
+                let joined = before.trim_end().strip_suffix('+').map(str::trim_end);
+                match joined {
+                    Some(b)
+                        if home
+                            && [")", "Dir.home", "HOME']", "HOME\"]", "HOME}"]
+                                .iter()
+                                .any(|e| b.ends_with(e)) =>
+                    {
+                        format!("~{lit}")
+                    }
+                    Some(_) => continue,
+                    None => lit.to_string(),
+                }
+            } else {
+                continue;
+            };
+            let window = &before[before.len().saturating_sub(48)..];
+            let window = window.rsplit(['\n', ';']).next().unwrap_or(window);
+            let in_call = CALLS.iter().any(|c| window.contains(c));
+            let mode = AFTER.iter().any(|m| after.contains(m));
+            if (in_call || mode) && !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
 /// A fork loop: `fork while fork`, `while True: os.fork()`, `loop { fork }`.
 fn fork_loop(code: &Code) -> bool {
     let t = code.text.as_str();
@@ -641,6 +719,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             _ => super::files::place_noun(kind),
         };
         ctx.hit(rule, i, format!("{lang} code writes {noun} {path}"));
+    } else if writes(code) {
+        // `open("/home/dev/src/other-app/x", "w")`, `fs.writeFileSync(
+        // os.homedir() + "/x.txt", …)`: a file written outside the
+        // workspace, judged by where it is, as a redirection would be.
+        for path in written_paths(code) {
+            super::files::check_area(ctx, i, &path, &format!("{lang} code writes"), None);
+        }
     }
     let code = ctx.commands()[i].code.as_ref().expect("checked above");
     if let Some(call) = installs_packages(code) {

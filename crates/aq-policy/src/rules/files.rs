@@ -118,15 +118,53 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         "export" | "declare" | "typeset" | "local" | "readonly" | "env" => {
             check_history_assignment(ctx, i, true)
         }
-        "shopt"
-            if c.args().iter().any(|a| a.text == "-u")
-                && c.args().iter().any(|a| a.text == "histappend") =>
+        "shopt" => {
+            // `shopt -u histappend`; `shopt -u -o history` (`-ou`), which
+            // is `set +o history`.
+            let flags: String = c
+                .args()
+                .iter()
+                .filter_map(|a| a.text.strip_prefix('-'))
+                .collect();
+            let named = |n: &str| c.args().iter().any(|a| a.text == n);
+            if flags.contains('u') && named("histappend") {
+                ctx.hit(
+                    RuleId::AntiHistoryTamper,
+                    i,
+                    "stops appending to the history file",
+                );
+            } else if flags.contains('u') && flags.contains('o') && named("history") {
+                ctx.hit(RuleId::AntiHistoryTamper, i, "turns shell history off");
+            }
+        }
+        // zsh's `fc -p [FILE]`: a new history list, saved to FILE (or
+        // nowhere) instead of the history file.
+        "fc" if c.args().iter().any(|a| {
+            a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('p')
+        }) =>
         {
             ctx.hit(
                 RuleId::AntiHistoryTamper,
                 i,
-                "stops appending to the history file",
+                "starts a new history list that is not saved to the history file",
             );
+        }
+        // `printf -v HISTFILE /dev/null`, `read HISTFILE <<< /dev/null`:
+        // the variable assigned by a builtin instead of `=`.
+        "printf" | "read" | "mapfile" | "readarray" => {
+            if let Some(var) = builtin_assigned_vars(c)
+                .into_iter()
+                .find(|(n, v)| is_history_var_tamper(n, v.as_deref().unwrap_or("")))
+            {
+                ctx.hit(
+                    RuleId::AntiHistoryTamper,
+                    i,
+                    format!(
+                        "`{name}` assigns {}, redirecting or shrinking the shell history",
+                        var.0
+                    ),
+                );
+            }
         }
         "kill" | "pkill" | "killall" => {
             let c = &ctx.commands()[i];
@@ -194,6 +232,46 @@ fn check_history_assignment(ctx: &mut Ctx, i: usize, _declared: bool) {
     }
 }
 
+/// The variables `printf -v VAR FORMAT`, `read [-r] VAR...` and `mapfile
+/// VAR` assign, with the value when the line gives it (`printf`'s format).
+fn builtin_assigned_vars(c: &Command) -> Vec<(String, Option<String>)> {
+    let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+    match c.program() {
+        // `printf -v VAR FORMAT ARG`: a format with a `%` takes its value
+        // from the argument (`printf -v HISTSIZE %d 0`).
+        Some("printf") => args
+            .iter()
+            .position(|a| *a == "-v")
+            .and_then(|k| {
+                let format = args.get(k + 2);
+                let value = match format {
+                    Some(f) if f.contains('%') => args.get(k + 3).or(Some(f)),
+                    other => other,
+                };
+                args.get(k + 1).map(|v| (v, value))
+            })
+            .map(|(v, value)| vec![(v.to_string(), value.map(|s| s.to_string()))])
+            .unwrap_or_default(),
+        Some("read" | "mapfile" | "readarray") => {
+            // Options that take a value: read's `-a -d -i -n -N -p -t -u`,
+            // mapfile's `-d -n -O -s -t -u -C -c`.
+            let mut out = Vec::new();
+            let mut skip = false;
+            for a in &args {
+                if skip {
+                    skip = false;
+                } else if let Some(f) = a.strip_prefix('-').filter(|f| !f.is_empty()) {
+                    skip = f.len() == 1 && "adinNptuOsCc".contains(f);
+                } else {
+                    out.push((a.to_string(), None));
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
 fn is_history_var_tamper(name: &str, value: &str) -> bool {
     match name {
         "HISTFILE" => true,
@@ -243,6 +321,7 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
     let placeholders = placeholder_values(ctx, i);
     let cwd = cwd_before(ctx, i);
     let mut targets: Vec<(String, bool)> = Vec::new();
+    let mut every_file_under: Vec<String> = Vec::new();
     for op in operands(c) {
         if op.text.contains("{}") || (op.dynamic && c.via.last().is_some_and(|v| v == "xargs")) {
             // `find /tmp -maxdepth 1 -name pytest-of-dev -exec rm -rf {} +`:
@@ -262,6 +341,12 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
                 targets.extend(placeholders.iter().map(|p| (p.clone(), false)));
                 continue;
             }
+            // `find src -type f -exec rm {} +`: every file under the
+            // starting points, as `rm -r src` would (but build output).
+            if finder_lists_everything(ctx, i) {
+                every_file_under.extend(roots.iter().cloned());
+                continue;
+            }
         }
         // `cd / && rm -rf *`: a relative path under an earlier `cd`.
         let t = match &cwd {
@@ -274,12 +359,30 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
             }
             _ => op.text.clone(),
         };
+        // `rm -rf "$PWD/target"`: `./target`.
+        if let Some(relative) = super::from_current_dir(ctx, i, op) {
+            targets.push((relative, false));
+            continue;
+        }
         let known_cwd_is_root = cwd.as_deref().is_some_and(is_root_like);
         if op.dynamic && !known_cwd_is_root {
             targets.push((op.text.clone(), false));
             continue;
         }
         targets.push((t, false));
+    }
+    every_file_under.sort();
+    every_file_under.dedup();
+    for root in every_file_under {
+        let outside_or_build = paths::is_build_output(&root)
+            || places::area_with(&root, ctx.policy).is_some_and(|a| a.writable());
+        if !outside_or_build {
+            ctx.hit(
+                RuleId::FsRmRecursive,
+                i,
+                format!("deletes every file `find {root}` lists, as `rm -r {root}` would"),
+            );
+        }
     }
     let c = &ctx.commands()[i];
     let ops_dynamic: Vec<bool> = operands(c).iter().map(|w| w.dynamic).collect();
@@ -545,6 +648,46 @@ fn from_build_output_find(ctx: &Ctx, i: usize) -> bool {
             .all(|n| paths::is_build_output(n.trim_matches('*').trim_start_matches("./")))
 }
 
+/// Whether the `find` that hands command `i` its files (`-exec CMD {}`,
+/// or through `xargs`) lists every file under its starting points: no
+/// test of the name or path narrows it (`-type f` and the times do not).
+fn finder_lists_everything(ctx: &Ctx, i: usize) -> bool {
+    let commands = ctx.commands();
+    let Some(parent) = commands.iter().position(|c| c.runs == Some(i)) else {
+        return false;
+    };
+    let finds: Vec<usize> = match commands[parent].program() {
+        Some("find") => vec![parent],
+        Some("xargs") => ctx
+            .upstream(parent)
+            .into_iter()
+            .filter(|&u| commands[u].program() == Some("find"))
+            .collect(),
+        _ => Vec::new(),
+    };
+    !finds.is_empty()
+        && finds.iter().all(|&f| {
+            !commands[f].args().iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "-name"
+                        | "-iname"
+                        | "-path"
+                        | "-ipath"
+                        | "-wholename"
+                        | "-iwholename"
+                        | "-regex"
+                        | "-iregex"
+                        | "-lname"
+                        | "-ilname"
+                        | "-samefile"
+                        | "-inum"
+                        | "-empty"
+                )
+            })
+        })
+}
+
 fn check_find_delete(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     if !c.args().iter().any(|a| a.text == "-delete") {
@@ -710,6 +853,32 @@ fn check_permissions(ctx: &mut Ctx, i: usize) {
             return;
         }
     }
+    // `chmod 000 ~/.bash_history`, `chattr +i ~/.zsh_history`: a history
+    // file the shell may not write any more keeps nothing new.
+    let freezes = match (name, words.as_slice()) {
+        ("chmod", [mode, ..]) => chmod_mode_drops_owner_write(&mode.text),
+        ("chattr", _) => c
+            .args()
+            .iter()
+            .any(|a| a.text.starts_with('+') && a.text.contains('i')),
+        _ => false,
+    };
+    if freezes
+        && let Some(t) = words
+            .iter()
+            .skip(usize::from(name == "chmod"))
+            .find(|f| paths::is_history_file(&f.text))
+    {
+        ctx.hit(
+            RuleId::AntiHistoryTamper,
+            i,
+            format!(
+                "`{name}` stops the shell from writing {}, its history file",
+                t.text
+            ),
+        );
+        return;
+    }
     if name == "chattr"
         && !c.args().iter().any(|a| {
             a.text.starts_with('+')
@@ -738,6 +907,29 @@ fn chmod_mode_takes_all_access(mode: &str) -> bool {
                 || rest
                     .strip_prefix('-')
                     .is_some_and(|p| p.contains('r') && p.contains('w') && p.contains('x')))
+    })
+}
+
+/// Whether a `chmod` mode takes the owner's permission to write the file
+/// away: `000`, `444`, `a-w`, `u=r`.
+fn chmod_mode_drops_owner_write(mode: &str) -> bool {
+    if !mode.is_empty() && mode.chars().all(|ch| ch.is_ascii_digit()) {
+        let digits: Vec<u32> = mode.chars().filter_map(|ch| ch.to_digit(8)).collect();
+        let owner = digits.len().checked_sub(3).map_or(0, |k| digits[k]);
+        return owner & 2 == 0;
+    }
+    mode.split(',').any(|clause| {
+        let Some(at) = clause.find(['=', '-']) else {
+            return false;
+        };
+        let (who, rest) = clause.split_at(at);
+        let owner = who.is_empty() || who.contains('a') || who.contains('u');
+        owner
+            && match rest.split_at(1) {
+                ("-", perms) => perms.contains('w'),
+                ("=", perms) => !perms.contains('w'),
+                _ => false,
+            }
     })
 }
 
@@ -1179,6 +1371,24 @@ fn diff_header_names(text: &str) -> Vec<String> {
 fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
+    // `mkdir ~/newdir`: a new directory outside the workspace, judged by
+    // where it is (a protected place's own directory, `mkdir -p
+    // ~/.config/systemd/user`, holds nothing yet: what is written into it
+    // is judged then).
+    if name == "mkdir" {
+        let cwd = cwd_before(ctx, i);
+        let dirs: Vec<String> = operands(c)
+            .iter()
+            .filter(|w| !w.dynamic)
+            .map(|w| under(cwd.as_deref(), w.text.clone()))
+            .collect();
+        for d in dirs {
+            if places::place_with(&d, ctx.policy).is_none() {
+                check_area(ctx, i, &d, "makes the directory", None);
+            }
+        }
+    }
+    let c = &ctx.commands()[i];
     let mut targets = written_with_modes(c, ctx.model(i));
     // `find /var/log -type f -exec truncate -s0 {} +`: what find hands
     // it; `-exec cp {} /tmp/ \;` writes each under its own name.
@@ -1360,6 +1570,37 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
                     } else {
                         super::guard::agent_file_rule(ctx, i, &t, place.kind)
                     };
+                    // A settings file whose keys are known (`.aider.conf.yml`,
+                    // `.vscode/settings.json`), written with text the line
+                    // shows: a key that runs a command is persistence; none,
+                    // in the workspace, is the project's own settings.
+                    if rule == RuleId::PersistAgentConfig
+                        && mode != WriteMode::Into
+                        && let Some(file) = places::tool_config_with(&t, ctx.policy)
+                        && super::guard::readable_write(ctx, i, &t)
+                    {
+                        let text = super::line_text(ctx, &|w: &str| {
+                            !w.contains(char::is_whitespace)
+                                && !w.contains('=')
+                                && (w.starts_with('-') || w.contains('/'))
+                        });
+                        if let Some(word) = aq_knowledge::tool_config::runs_word(file, &text) {
+                            ctx.hit(
+                                RuleId::PersistToolConfig,
+                                i,
+                                format!(
+                                    "writes {}'s settings {t} with {word}: it runs a command later",
+                                    file.tool
+                                ),
+                            );
+                            continue;
+                        }
+                        if places::area_with(&t, ctx.policy).is_none()
+                            && aq_knowledge::tool_config::settings_word(file, &text).is_none()
+                        {
+                            continue;
+                        }
+                    }
                     let noun = match rule {
                         RuleId::GuardAgentSettings => "the agent's settings",
                         RuleId::GuardAgentHooks => place_noun(PlaceKind::AgentHook),
@@ -1381,12 +1622,13 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             && let Some(word) = aq_knowledge::tool_config::runs_word(
                 file,
                 // What the line writes, without its options and the paths
-                // it names (`mkdir -p ~/.vim/plugin`).
-                &super::line_text(ctx, &|w: &str| {
+                // it names (`mkdir -p ~/.vim/plugin`), and the text this
+                // command prints whole (`echo '-javaagent:/tmp/x.jar'`).
+                &(super::line_text(ctx, &|w: &str| {
                     !w.contains(char::is_whitespace)
                         && !w.contains('=')
                         && (w.starts_with('-') || w.contains('/'))
-                }),
+                }) + &super::written::produced_text(ctx, &ctx.commands()[i]).unwrap_or_default()),
             )
         {
             ctx.hit(
@@ -1406,6 +1648,9 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
         } else if name != "touch" {
             check_area(ctx, i, &t, "writes", Some(mode));
+        } else {
+            // `touch ~/x`: a new (empty) file outside the workspace.
+            check_area(ctx, i, &t, "touches", Some(mode));
         }
     }
     // A link made to a protected place is a way to write it (`ln -s
@@ -1693,8 +1938,21 @@ pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Opt
         return;
     }
     let name = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
-    if area == Area::UserPrograms
+    // `cp x ~/.cargo/bin/cargo`, `cp x /usr/local/bin/git`: a known
+    // program's name in a directory the `PATH` puts before its own.
+    let path_dir = area == Area::UserPrograms
+        || area == Area::LocalSoftware && {
+            let p = NormPath::new(t);
+            p.absolute && aq_knowledge::areas::in_local_program_dir(&p.parts)
+        };
+    // (A backup copy, `node.bak`, is no program's name; `python3.12` is.)
+    let versioned_or_plain = name
+        .rsplit_once('.')
+        .is_none_or(|(_, ext)| ext.bytes().all(|b| b.is_ascii_digit()));
+    if path_dir
         && !verb.starts_with("delete")
+        && !matches!(verb, "moves away")
+        && versioned_or_plain
         && aq_knowledge::programs::known_class(name).is_some()
     {
         ctx.hit(
@@ -1738,4 +1996,19 @@ pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Opt
         _ => RuleId::FsWriteSystem,
     };
     ctx.hit(rule, i, format!("{verb} {t}, {}", area.title()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chmod_mode_drops_owner_write;
+
+    #[test]
+    fn a_mode_without_the_owner_s_write_freezes_a_file() {
+        for mode in ["000", "400", "0444", "a-w", "u-w", "u=r", "-w", "a=rx"] {
+            assert!(chmod_mode_drops_owner_write(mode), "{mode}");
+        }
+        for mode in ["600", "644", "0755", "u+w", "go-w", "g=r", "+x"] {
+            assert!(!chmod_mode_drops_owner_write(mode), "{mode}");
+        }
+    }
 }

@@ -208,6 +208,40 @@ fn keyed_substitution(cmd: &str) -> bool {
     json || toml
 }
 
+/// Whether the line shows what command `i` writes to `t`: literal text
+/// (`echo 'model: sonnet' >> f`, a here-document), an in-place edit whose
+/// effect can be read (`sed -i 's/^model: .*/…/'`, not `s/a/b/`), or a
+/// copy of a file the line itself wrote (`jq F f > tmp && mv tmp f`). A
+/// download or a copy of a file from elsewhere cannot be read.
+pub(crate) fn readable_write(ctx: &Ctx, i: usize, t: &str) -> bool {
+    let c = &ctx.commands()[i];
+    let literal = |c: &aq_shell::Command| {
+        super::written::produced_text(ctx, c).is_some()
+            || matches!(c.program(), Some("jq" | "yq" | "gojq" | "jaq"))
+    };
+    match c.program() {
+        Some("sed" | "gsed" | "perl" | "ruby" | "yq") if edits_itself(ctx, i, t) => {
+            !unreadable_edit(c)
+        }
+        Some("cp" | "mv" | "install") => {
+            let ops = operands(c);
+            let Some(src) = ops.first().filter(|_| ops.len() == 2) else {
+                return false;
+            };
+            let src = src.text.trim_start_matches("./");
+            ctx.commands().iter().enumerate().any(|(j, other)| {
+                j != i
+                    && literal(other)
+                    && super::files::written_paths(other, ctx.model(j))
+                        .iter()
+                        .any(|w| w.trim_start_matches("./") == src)
+            })
+        }
+        Some("tee") => ctx.upstream(i).iter().all(|&u| literal(&ctx.commands()[u])),
+        _ => literal(c),
+    }
+}
+
 /// A file that holds nothing but hooks: its name or directory says so
 /// (`.cursor/hooks.json`, `.github/hooks/aq.json`, Cline's `Hooks/PreToolUse`),
 /// or it is aq's own plugin (`plugins/aq.js`).
@@ -230,6 +264,7 @@ fn touches_hooks(ctx: &Ctx) -> bool {
     });
     aq_knowledge::tool_config::hook_word(&text).is_some()
         || aq_knowledge::tool_config::bypasses_agent(&text)
+        || aq_knowledge::tool_config::allows_every_command(&text)
         || text
             .split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '-' && ch != '_')
             .any(|w| w == "aq")
@@ -418,39 +453,77 @@ fn check_replace_binary(ctx: &mut Ctx, i: usize) {
     }
 }
 
+/// The agent presets, parsed once.
+fn presets() -> &'static aq_agents::PresetSet {
+    static SET: OnceLock<aq_agents::PresetSet> = OnceLock::new();
+    SET.get_or_init(aq_agents::PresetSet::builtin)
+}
+
 /// An agent started with its own approval of commands switched off
 /// (`claude --dangerously-skip-permissions`, `gemini --yolo`): an agent the
-/// guard's hooks may not reach, asking nobody.
+/// guard's hooks may not reach, asking nobody. The agent by its program,
+/// or started through its package or entry script (`npx -y
+/// @google/gemini-cli`, `pnpm dlx @anthropic-ai/claude-code`, `node
+/// …/claude-code/cli.js`: `aq_agents::recognize`).
 fn check_agent_bypass(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let Some(name) = c.program() else { return };
-    if !is_supervisor(name) || aq_knowledge::tool_config::SUPERVISORS.contains(&name) {
-        return;
-    }
-    let args = c.args();
+    let (agent, args): (String, &[aq_shell::Word]) =
+        if is_supervisor(name) && !aq_knowledge::tool_config::SUPERVISORS.contains(&name) {
+            (name.to_string(), c.args())
+        } else if matches!(
+            name,
+            "node"
+                | "nodejs"
+                | "bun"
+                | "deno"
+                | "python"
+                | "python3"
+                | "npx"
+                | "pnpx"
+                | "bunx"
+                | "uvx"
+                | "npm"
+                | "pnpm"
+                | "yarn"
+                | "pipx"
+                | "uv"
+        ) {
+            let argv: Vec<String> = c.argv.iter().map(|w| w.text.clone()).collect();
+            let Some(found) = aq_agents::recognize(presets(), &argv, None) else {
+                return;
+            };
+            let Some(program) = found.preset.programs.first() else {
+                return;
+            };
+            (program.clone(), c.argv.get(found.args_at..).unwrap_or(&[]))
+        } else {
+            return;
+        };
     let flag = args.iter().enumerate().find_map(|(k, a)| {
         let t = a.text.as_str();
         if !t.starts_with('-') {
             return None;
         }
-        // `--permission-mode bypassPermissions`, `--approval-mode=yolo`, `-s danger-full-access`.
-        let value = args.get(k + 1).map(|w| w.text.as_str()).unwrap_or("");
-        let with_value = format!("{t} {value}");
+        // `--permission-mode bypassPermissions`, `--approval-mode=yolo`,
+        // `-s danger-full-access`, `-a never`, `--settings '{…bypass…}'`,
+        // `-c approval_policy=never`, `--allowed-tools Bash`.
+        let (opt, value) = match t.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, v),
+            _ => (t, args.get(k + 1).map(|w| w.text.as_str()).unwrap_or("")),
+        };
+        let valued = !value.is_empty() && !value.starts_with('-');
         let hit = aq_knowledge::tool_config::bypasses_agent(t)
-            || aq_knowledge::tool_config::bypasses_named_agent(name, t)
-            || (!value.starts_with('-')
-                && aq_knowledge::tool_config::bypasses_agent(value)
-                && (t.contains("mode")
-                    || t.contains("sandbox")
-                    || t == "-s"
-                    || t.contains("approval")));
+            || aq_knowledge::tool_config::bypasses_named_agent(&agent, t)
+            || valued && option_value_bypasses(&agent, opt, value);
         hit.then(|| {
             if aq_knowledge::tool_config::bypasses_agent(t)
-                || aq_knowledge::tool_config::bypasses_named_agent(name, t)
+                || aq_knowledge::tool_config::bypasses_named_agent(&agent, t)
+                || opt != t
             {
                 t.to_string()
             } else {
-                with_value
+                format!("{t} {value}")
             }
         })
     });
@@ -458,9 +531,49 @@ fn check_agent_bypass(ctx: &mut Ctx, i: usize) {
         ctx.hit(
             RuleId::GuardAgentBypass,
             i,
-            format!("`{name} {f}` runs an agent with its approval of commands switched off"),
+            format!("`{agent} {f}` runs an agent with its approval of commands switched off"),
         );
     }
+}
+
+/// Whether option `opt` of `agent` given `value` switches its approval of
+/// commands off: a mode, sandbox or approval option set to a bypass
+/// (`--permission-mode bypassPermissions`, `-s danger-full-access`), an
+/// approval policy of `never` (Codex's `-a never`, `--ask-for-approval
+/// never`, `-c approval_policy=never`), settings given inline that hold a
+/// bypass (`--settings '{"permissions":{"defaultMode":"bypassPermissions"}}'`),
+/// or the shell allowed whole (`--allowed-tools Bash`, `Bash(*)`).
+fn option_value_bypasses(agent: &str, opt: &str, value: &str) -> bool {
+    use aq_knowledge::tool_config::bypasses_agent;
+    let lower_opt = opt.to_ascii_lowercase();
+    let lower = value.to_ascii_lowercase();
+    let approval_opt = lower_opt.contains("approval") || agent == "codex" && opt == "-a";
+    let mode_opt = lower_opt.contains("mode") || lower_opt.contains("sandbox") || opt == "-s";
+    let settings_opt = matches!(lower_opt.as_str(), "--settings" | "--config" | "-c");
+    let never = |v: &str| v.trim_matches(['"', '\'']) == "never";
+    if (approval_opt || mode_opt) && (bypasses_agent(value) || never(&lower)) {
+        return true;
+    }
+    if settings_opt
+        && (bypasses_agent(value)
+            || lower
+                .split_once("approval_policy")
+                .is_some_and(|(_, rest)| never(rest.trim_start_matches([' ', '=', ':']))))
+    {
+        return true;
+    }
+    if lower_opt.contains("allowed-tools") || lower_opt.contains("allowedtools") {
+        return lower
+            .split([',', ' '])
+            .map(|e| e.trim_matches(['"', '\'']))
+            .any(|e| {
+                matches!(
+                    e,
+                    "bash" | "bash(*)" | "bash(*:*)" | "*" | "shell" | "shell(*)"
+                )
+            });
+    }
+    false
 }
 
 /// `systemctl stop`, `service NAME stop`, `launchctl unload` of a service
@@ -585,11 +698,15 @@ fn kill_target(ctx: &Ctx, i: usize, args: &[aq_shell::Word]) -> Option<String> {
             ctx.commands()[j].runs == Some(i) && ctx.commands()[j].program() == Some("xargs")
         })
         .collect();
-    if let Some(found) = wrappers
+    let upstream: Vec<usize> = wrappers
         .into_iter()
         .chain(std::iter::once(i))
         .flat_map(|j| ctx.upstream(j))
-        .find_map(|u| finds_supervisor(&ctx.commands()[u]))
+        .collect();
+    if let Some(found) = upstream
+        .iter()
+        .find_map(|&u| finds_supervisor(&ctx.commands()[u]))
+        .or_else(|| filters_supervisor(ctx, &upstream))
     {
         return Some(found);
     }
@@ -607,7 +724,8 @@ fn kill_target(ctx: &Ctx, i: usize, args: &[aq_shell::Word]) -> Option<String> {
         if t == "--" {
             continue;
         }
-        if t.contains("$PPID") || t.contains("${PPID}") {
+        // `kill $PPID`; `p=$PPID; kill $p`: the value kept its source.
+        if t.contains("$PPID") || t.contains("${PPID}") || a.vars.iter().any(|v| v == "PPID") {
             return Some("the parent process".to_string());
         }
         if matches!(t, "1" | "-1") {
@@ -627,8 +745,98 @@ fn kill_target(ctx: &Ctx, i: usize, args: &[aq_shell::Word]) -> Option<String> {
         {
             return Some(found);
         }
+        // `for p in $(pgrep claude); do kill $p; done`: a variable whose
+        // value came from commands of the line.
+        let from_vars = a.vars.iter().flat_map(|v| {
+            ctx.analysis
+                .var_sources
+                .iter()
+                .filter(move |(n, _)| n == v)
+                .flat_map(|(_, s)| s.iter().copied())
+        });
+        // `kill $(ps aux | grep aq | awk '{print $2}')`: the substitution's
+        // pipeline, from its last command up.
+        // (`read p` reads what a pipe or `< <(pgrep aq)` gives it.)
+        for f in a.feeds.iter().copied().chain(from_vars) {
+            let mut chain = vec![f];
+            chain.extend(ctx.upstream(f));
+            for s in &ctx.commands()[f].stdin {
+                if let aq_shell::Input::File(w) = s {
+                    chain.extend(w.feeds.iter().copied());
+                }
+            }
+            if let Some(found) = chain
+                .iter()
+                .find_map(|&u| finds_supervisor(&ctx.commands()[u]))
+                .or_else(|| filters_supervisor(ctx, &chain))
+            {
+                return Some(found);
+            }
+        }
     }
     None
+}
+
+/// Pids picked out of a process listing by a supervisor's name: `ps aux |
+/// grep aq | awk '{print $2}'`, `ps -eo pid,comm | awk '/claude/{print
+/// $1}'`; or the parent's pid read from `/proc/self/stat` (its fourth
+/// field) or `/proc/self/status` (`PPid:`). `commands` is a pipeline's
+/// commands, in any order.
+fn filters_supervisor(ctx: &Ctx, commands: &[usize]) -> Option<String> {
+    let all = ctx.commands();
+    let own_stat = |w: &aq_shell::Word| {
+        let t = w.text.as_str();
+        ["/proc/self/", "/proc/$$/", "/proc/thread-self/"]
+            .iter()
+            .any(|p| {
+                t.strip_prefix(p)
+                    .is_some_and(|r| r == "stat" || r == "status")
+            })
+    };
+    if commands.iter().any(|&j| {
+        all[j].args().iter().any(own_stat)
+            || all[j]
+                .stdin
+                .iter()
+                .any(|s| matches!(s, aq_shell::Input::File(w) if own_stat(w)))
+    }) {
+        return Some("the parent process (its pid read from /proc/self)".to_string());
+    }
+    if !commands.iter().any(|&j| all[j].program() == Some("ps")) {
+        return None;
+    }
+    commands.iter().find_map(|&j| {
+        let c = &all[j];
+        let words: Vec<&str> = match c.program()? {
+            "grep" | "egrep" | "fgrep" | "rg" => {
+                if c.args().iter().any(|a| {
+                    a.text == "--invert-match"
+                        || a.text.starts_with('-')
+                            && !a.text.starts_with("--")
+                            && a.text.contains('v')
+                }) {
+                    return None;
+                }
+                c.args()
+                    .iter()
+                    .map(|a| a.text.as_str())
+                    .filter(|a| !a.starts_with('-'))
+                    .collect()
+            }
+            "awk" | "gawk" | "mawk" | "nawk" | "sed" => c
+                .args()
+                .iter()
+                .map(|a| a.text.as_str())
+                .filter(|a| !a.starts_with('-'))
+                .take(1)
+                .collect(),
+            _ => return None,
+        };
+        words
+            .iter()
+            .any(|w| names_supervisor(&single_char_classes(w), true))
+            .then(|| format!("the pids `{}` picks out of `ps`", c.display()))
+    })
 }
 
 /// What a command that lists pids finds, when that is a supervisor:
@@ -706,7 +914,43 @@ fn check_env(ctx: &mut Ctx, i: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::keyed_substitution;
+    use super::{keyed_substitution, option_value_bypasses};
+
+    #[test]
+    fn an_option_value_that_switches_approval_off_is_a_bypass() {
+        for (agent, opt, value) in [
+            ("claude", "--permission-mode", "bypassPermissions"),
+            (
+                "claude",
+                "--settings",
+                r#"{"permissions":{"defaultMode":"bypassPermissions"}}"#,
+            ),
+            ("claude", "--allowed-tools", "Bash"),
+            ("claude", "--allowedTools", "Read,Bash(*)"),
+            ("codex", "-a", "never"),
+            ("codex", "--ask-for-approval", "never"),
+            ("codex", "-c", "approval_policy=never"),
+            ("codex", "-c", r#"approval_policy="never""#),
+            ("codex", "-s", "danger-full-access"),
+        ] {
+            assert!(
+                option_value_bypasses(agent, opt, value),
+                "{agent} {opt} {value}"
+            );
+        }
+        for (agent, opt, value) in [
+            ("claude", "--settings", ".claude/ci.json"),
+            ("claude", "--allowed-tools", "Bash(npm test:*)"),
+            ("codex", "-a", "on-request"),
+            ("codex", "-c", "model=o3"),
+            ("gemini", "-a", "never"),
+        ] {
+            assert!(
+                !option_value_bypasses(agent, opt, value),
+                "{agent} {opt} {value}"
+            );
+        }
+    }
 
     #[test]
     fn a_substitution_is_read_when_it_names_the_key_it_changes() {

@@ -638,6 +638,22 @@ pub(crate) fn find_roots(c: &Command) -> Vec<String> {
     }
 }
 
+/// A word spelled from the current directory (`"$PWD/target"`,
+/// `${PWD}/dist`, `$(pwd)/../..`) as the relative path it is, when no `cd`
+/// before it on the line moved the shell (the current directory is then
+/// the workspace): `./target`, `./../..`.
+pub(crate) fn from_current_dir(ctx: &Ctx, i: usize, w: &aq_shell::Word) -> Option<String> {
+    let rest = ["$PWD", "${PWD}", "$(pwd)", "`pwd`"]
+        .iter()
+        .find_map(|p| w.text.strip_prefix(p))
+        .filter(|r| r.is_empty() || r.starts_with('/'))?;
+    let only_pwd = w.vars.iter().all(|v| v == "PWD")
+        && w.feeds
+            .iter()
+            .all(|&f| ctx.commands()[f].program() == Some("pwd"));
+    (only_pwd && !rest.contains('$') && cwd_before(ctx, i).is_none()).then(|| format!(".{rest}"))
+}
+
 /// The directory a command runs in, when an earlier `cd` on the line says so.
 pub(crate) fn cwd_before(ctx: &Ctx, i: usize) -> Option<String> {
     let commands = ctx.commands();

@@ -58,6 +58,31 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ),
         );
     }
+    // `gh repo sync OWNER/REPO --force`: the destination's branch is hard
+    // reset to the source's, on GitHub when it is named (a force push);
+    // without a repository the destination is the local one (local work
+    // discarded).
+    if name == "gh" && all.starts_with(&["repo", "sync"]) && all.contains(&"--force") {
+        let remote = all[2..].iter().enumerate().any(|(k, a)| {
+            !a.starts_with('-')
+                && (k == 0 || !matches!(all[1 + k], "-s" | "--source" | "-b" | "--branch"))
+                && a.contains('/')
+        });
+        if remote {
+            ctx.hit(
+                RuleId::GitPushForce,
+                i,
+                "`gh repo sync --force` hard-resets the named repository's branch on GitHub",
+            );
+        } else {
+            ctx.hit(
+                RuleId::GitDiscardChanges,
+                i,
+                "`gh repo sync --force` hard-resets the local branch to the remote's",
+            );
+        }
+        return;
+    }
     if let Some(evidence) = forced_ref_update(ctx, i, &all) {
         ctx.hit(RuleId::GitPushForce, i, evidence);
     }
@@ -115,6 +140,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         Effect::Publish | Effect::Change | Effect::Credential | Effect::Network | Effect::Exec
     ) && !(effect == Effect::Exec && c.runs.is_some())
         && let Some((file, kind)) = args.iter().find_map(|a| {
+            if p.is_some_and(|p| p.is_sub_word(a)) {
+                return None;
+            }
             let v = a.rsplit_once('=').map_or(*a, |(_, v)| v);
             let v = v.strip_prefix('@').unwrap_or(v);
             // `keys create sa-key.json`: the file is the new key, written;

@@ -515,7 +515,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     } else if !args_are_data(&name)
-        && c.runs.is_none()
+        // (sed "runs" the files its `w F` and `r F` name, but reads its
+        // own operands still.)
+        && (c.runs.is_none() || matches!(name.as_str(), "sed" | "gsed"))
         && !super::platforms::fetches_secrets(ctx, i)
     {
         // A wrapper's arguments are its inner command's, judged there.
@@ -578,8 +580,24 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 ));
             }
         }
+        // `sed -i 's/^X=.*/X=dev/' .env`: the file is rewritten where it is
+        // and nothing of it is printed (sed's output goes back into it).
+        // Made from a template earlier on the line (`cp .env.example .env`)
+        // it holds no secret yet: an ordinary edit; otherwise the secret
+        // file is touched, not read.
+        let edits_unread = sed_edits_in_place_unprinted(c, &name);
         let n_ops = ops.len();
         for (k, w) in ops.into_iter().enumerate() {
+            if edits_unread && ctx.secret_kind(&w.text).is_some() {
+                if !made_from_template(ctx, i, &w.text) {
+                    found.push((
+                        Role::Metadata,
+                        w.text.clone(),
+                        "a credential file, edited in place without printing it".to_string(),
+                    ));
+                }
+                continue;
+            }
             // The destination of a copy is written, not read.
             if role == Role::Copy
                 && k + 1 == n_ops
@@ -589,6 +607,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     "tar" | "zip" | "7z" | "gzip" | "bzip2" | "xz" | "zstd" | "gpg"
                 )
             {
+                continue;
+            }
+            // `doctl kubernetes cluster kubeconfig save`: a word of the
+            // program's subcommand, not a file.
+            if ctx.model(i).is_some_and(|p| p.is_sub_word(&w.text)) {
                 continue;
             }
             for cand in path_candidates(&w.text) {
@@ -1068,6 +1091,63 @@ fn is_recursive_copy(c: &Command, name: &str) -> bool {
     }
 }
 
+/// Whether `c` is `sed -i` (`--in-place`) whose script prints nothing:
+/// with `-i` what sed prints goes back into the file, so only a `w` (to a
+/// device, `w /dev/stdout`, or to another file, which copies the lines),
+/// an `e` command or flag, or a script read from a file (`-f`) could
+/// show it.
+fn sed_edits_in_place_unprinted(c: &Command, name: &str) -> bool {
+    if !matches!(name, "sed" | "gsed") {
+        return false;
+    }
+    let args = c.args();
+    let in_place = args
+        .iter()
+        .any(|a| a.text.starts_with("-i") || a.text.starts_with("--in-place"));
+    if !in_place
+        || args
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "-f" | "--file" | "-s"))
+    {
+        return false;
+    }
+    let mut scripts: Vec<&str> = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        if matches!(a.text.as_str(), "-e" | "--expression") {
+            scripts.extend(args.get(k + 1).map(|w| w.text.as_str()));
+        } else if let Some(v) = a.text.strip_prefix("--expression=") {
+            scripts.push(v);
+        }
+    }
+    if scripts.is_empty() {
+        scripts.extend(operands(c).first().map(|w| w.text.as_str()));
+    }
+    !scripts.is_empty()
+        && scripts.iter().all(|s| {
+            !s.contains("/dev/")
+                && !s.contains("/proc/")
+                && !s.contains("w ")
+                && !s.contains("W ")
+                && s.split([';', '\n'])
+                    .map(str::trim)
+                    .all(|cmd| !cmd.starts_with('e') && !cmd.ends_with(['e', 'w', 'W']))
+        })
+}
+
+/// Whether `path` was made earlier on the line by copying a template of it
+/// (`cp .env.example .env`, `cp -n .env.sample .env`): it holds the
+/// template's placeholders, not secrets.
+fn made_from_template(ctx: &Ctx, i: usize, path: &str) -> bool {
+    let same = |a: &str| a.trim_start_matches("./") == path.trim_start_matches("./");
+    ctx.commands()[..i].iter().any(|c| {
+        let ops = operands(c);
+        matches!(c.program(), Some("cp" | "install" | "rsync"))
+            && ops.len() == 2
+            && same(&ops[1].text)
+            && aq_knowledge::credentials::is_template(NormPath::new(&ops[0].text).name())
+    })
+}
+
 fn role_of(name: &str) -> Role {
     match name {
         "cp" | "mv" | "install" | "ln" | "tar" | "bsdtar" | "zip" | "7z" | "7za" | "rar"
@@ -1104,6 +1184,17 @@ fn file_operands<'c>(c: &'c Command, name: &str) -> Vec<&'c Word> {
     {
         ops.remove(0);
     }
+    // `sed -e SCRIPT F`: the script after `-e` is no file.
+    if matches!(name, "sed" | "gsed") {
+        let args = c.args();
+        let scripts: Vec<&Word> = args
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k > 0 && matches!(args[k - 1].text.as_str(), "-e" | "--expression"))
+            .map(|(_, w)| w)
+            .collect();
+        ops.retain(|w| !scripts.iter().any(|s| std::ptr::eq(*s, *w)));
+    }
     // Option values count too: `dd if=.env`, `openssl enc -in .env`.
     let mut out = ops;
     let args = c.args();
@@ -1117,7 +1208,31 @@ fn file_operands<'c>(c: &'c Command, name: &str) -> Vec<&'c Word> {
         out.clear();
         return out;
     }
-    for v in flag_value_words(c, &["-in", "-inkey", "-i", "--input", "-f", "--file", "-F"]) {
+    // (`sed -i`, `perl -pi`, `yq -i` edit in place; `curl -i`, `grep -i`
+    // and `docker exec -i` are switches: none takes a file.)
+    let i_is_switch = matches!(
+        name,
+        "sed"
+            | "gsed"
+            | "perl"
+            | "ruby"
+            | "yq"
+            | "jq"
+            | "awk"
+            | "gawk"
+            | "curl"
+            | "grep"
+            | "rg"
+            | "docker"
+            | "podman"
+            | "kubectl"
+    );
+    let flags: &[&str] = if i_is_switch {
+        &["-in", "-inkey", "--input", "-f", "--file", "-F"]
+    } else {
+        &["-in", "-inkey", "-i", "--input", "-f", "--file", "-F"]
+    };
+    for v in flag_value_words(c, flags) {
         out.push(v);
     }
     out
@@ -1314,9 +1429,11 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
         "kubectl" | "oc" if kube_secret_printed(&words) => Some("Kubernetes secret values"),
         "git"
             if seq("credential", "fill")
+                // `git credential-cache [--socket S] get`, `credential-store get`.
                 || words
-                    .windows(2)
-                    .any(|p| p[0].starts_with("credential-") && p[1] == "get") =>
+                    .iter()
+                    .position(|w| w.starts_with("credential-"))
+                    .is_some_and(|k| words[k + 1..].contains(&"get")) =>
         {
             Some("stored git credentials")
         }
@@ -1355,7 +1472,14 @@ fn check_credential_printers(ctx: &mut Ctx, i: usize, name: &str) {
                     *w,
                     "find-generic-password" | "find-internet-password" | "dump-keychain"
                 )
-            }) && (has("-w") || has("-g") || has("dump-keychain")) =>
+            }) && (has("dump-keychain")
+                // `-w`, `-g`, or in a cluster: `-gs example.invalid`, `-wa me`.
+                || words.iter().any(|w| {
+                    w.len() > 1
+                        && w.starts_with('-')
+                        && !w.starts_with("--")
+                        && w[1..].contains(['w', 'g'])
+                })) =>
         {
             Some("keychain passwords")
         }

@@ -400,7 +400,25 @@ pub(crate) fn check_client(ctx: &mut Ctx, i: usize, name: &str) {
             format!("`{what}` deletes a whole database"),
         );
     }
-    if judged.destructive {
+    // `sqlite3 ~/.local/share/atuin/history.db 'delete from history'`: a
+    // history kept as a database, emptied.
+    let history = (matches!(server, Server::File) && (judged.destructive || judged.changes))
+        .then(|| {
+            c.args()
+                .iter()
+                .find(|a| crate::paths::is_history_file(&a.text))
+        })
+        .flatten();
+    if let Some(h) = history {
+        ctx.hit(
+            RuleId::AntiHistoryTamper,
+            i,
+            format!(
+                "`{name}` deletes or changes the records of {}, a shell history",
+                h.text
+            ),
+        );
+    } else if judged.destructive {
         ctx.hit(
             RuleId::DbDestructiveSql,
             i,

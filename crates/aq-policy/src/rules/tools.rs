@@ -44,8 +44,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         );
     }
     match name.as_str() {
-        "git" => check_git(ctx, i),
+        // hub and yadm run git with its own subcommands (`hub push -f`,
+        // `yadm push -f` of the dotfiles repository).
+        "git" | "hub" | "yadm" => check_git(ctx, i),
         "docker" | "podman" | "nerdctl" | "docker-compose" => check_docker(ctx, i, &name),
+        "ctr" | "lxc" | "incus" => check_other_containers(ctx, i, &name),
         // `sudo --version`, `sudo -h`: asking the tool about itself runs nothing.
         "sudo" | "doas" | "su" | "runuser" | "pkexec" | "run0" | "sudoedit"
             if !is_about_itself(c) =>
@@ -54,8 +57,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
         "sudo" | "doas" | "su" | "runuser" | "pkexec" | "run0" | "sudoedit" => {}
         // `crontab --help`, `crontab -V`: the tool about itself.
-        "crontab" if is_about_itself(c) => {}
-        "crontab" => {
+        "crontab" | "fcrontab" if is_about_itself(c) => {}
+        // fcron's `fcrontab` takes crontab's options.
+        "crontab" | "fcrontab" => {
             let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
             if args.iter().all(|a| *a == "-l" || a.starts_with("-u")) && args.contains(&"-l") {
                 return;
@@ -67,6 +71,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
         "at" | "batch" => ctx.hit(RuleId::PersistCrontab, i, "schedules a job to run later"),
+        // `ssh-copy-id HOST`: a key added to the host's authorized_keys
+        // (this machine's, for `localhost`); `-n` only shows what it would.
+        "ssh-copy-id" if !is_about_itself(c) && !c.args().iter().any(|a| a.text == "-n") => ctx.hit(
+            RuleId::PersistSshAuthorizedKeys,
+            i,
+            "ssh-copy-id adds a key to the host's ~/.ssh/authorized_keys: its holder logs in there",
+        ),
         "systemctl" => check_systemctl(ctx, i),
         // `loginctl enable-linger`: the user's services start at boot and
         // outlive every login, the agent's session included.
@@ -226,6 +237,17 @@ fn check_git(ctx: &mut Ctx, i: usize) {
     let Some(sub) = git_subcommand(c).map(str::to_string) else {
         return;
     };
+    if GIT_WRITES.contains(&sub.as_str()) {
+        for dir in git_dirs(ctx, i, &[]) {
+            super::files::check_area(
+                ctx,
+                i,
+                dir.trim(),
+                &format!("`git {sub}` changes the repository at"),
+                None,
+            );
+        }
+    }
     let c = &ctx.commands()[i];
     // `git push --help`, `git help push`: the manual, nothing more.
     let texts: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
@@ -250,7 +272,8 @@ fn check_git(ctx: &mut Ctx, i: usize) {
             .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(ch))
     };
     match sub.as_str() {
-        "push" => {
+        // `git send-pack --force REMOTE REF`: the plumbing under push.
+        "push" | "send-pack" => {
             let refspecs: Vec<&str> = sub_args
                 .iter()
                 .copied()
@@ -594,6 +617,22 @@ fn check_git_config(ctx: &mut Ctx, i: usize, sub_args: &[&str]) {
     if global && edits_config(sub_args) {
         check_config_editor(ctx, i);
     }
+    // `git config remote.origin.push +refs/heads/*:refs/heads/*`: a forced
+    // refspec in the remote's push settings makes every later plain `git
+    // push` a force push.
+    if w.sets
+        && let (Some(key), Some(value)) = (&w.key, &w.value)
+        && let Some(rest) = key.to_ascii_lowercase().strip_prefix("remote.")
+        && rest.ends_with(".push")
+        && value.trim_matches(['"', '\'']).starts_with('+')
+    {
+        ctx.hit(
+            RuleId::GitPushForce,
+            i,
+            format!("git config {key} {value}: every later `git push` to it forces (a +refspec)"),
+        );
+        return;
+    }
     if w.sets
         && let (Some(key), Some(value)) = (&w.key, &w.value)
     {
@@ -716,6 +755,18 @@ fn judge_git_setting(
             if plain && where_ == GitScope::Repository {
                 return;
             }
+            // `git config alias.b '!sh -c id'`: a shell command kept in the
+            // repository's configuration, run whenever the alias is typed
+            // (the label rules' `alias.x=!cmd`); one that only runs git is
+            // judged as git's own commands, above.
+            if row.runs == GitRuns::Bang && !only_git && !global {
+                ctx.hit(
+                    RuleId::PersistToolConfig,
+                    i,
+                    format!("git config {scope}{key} keeps the shell command `{command}` for whenever the alias is used"),
+                );
+                return;
+            }
             if global && !plain {
                 ctx.hit(
                     RuleId::PersistGitConfigGlobal,
@@ -782,6 +833,16 @@ enum GitScope {
 /// workspace's: `-C DIR`, `--git-dir DIR`, `GIT_DIR=DIR`, an earlier `cd
 /// DIR` on the line, or a configuration file (`-f`) outside the workspace.
 fn git_elsewhere(ctx: &Ctx, i: usize, files: &[String]) -> bool {
+    git_dirs(ctx, i, files).iter().any(|d| {
+        let d = d.trim();
+        d == ".." || d.starts_with("../") || crate::places::area_with(d, ctx.policy).is_some()
+    })
+}
+
+/// Where a `git` command works, when the line says it is not the current
+/// directory: `-C DIR`, `--git-dir`, `--work-tree`, `GIT_DIR=`, an earlier
+/// `cd DIR`, and the configuration files `files` it names.
+fn git_dirs(ctx: &Ctx, i: usize, files: &[String]) -> Vec<String> {
     let c = &ctx.commands()[i];
     let args = c.args();
     let mut dirs: Vec<String> = files.to_vec();
@@ -811,11 +872,34 @@ fn git_elsewhere(ctx: &Ctx, i: usize, files: &[String]) -> bool {
             .map(|a| a.value.text.clone()),
     );
     dirs.extend(super::cwd_before(ctx, i));
-    dirs.iter().any(|d| {
-        let d = d.trim();
-        d == ".." || d.starts_with("../") || crate::places::area_with(d, ctx.policy).is_some()
-    })
+    dirs
 }
+
+/// git's subcommands that change the repository or its work tree (a
+/// commit, a checkout, a reset, a stash): in another project (`git -C
+/// ~/src/other-app commit`, `cd ../billing && git reset --hard`) a write
+/// outside the workspace, judged by where that is.
+const GIT_WRITES: &[&str] = &[
+    "add",
+    "am",
+    "apply",
+    "checkout",
+    "cherry-pick",
+    "clean",
+    "commit",
+    "gc",
+    "init",
+    "merge",
+    "mv",
+    "pull",
+    "rebase",
+    "reset",
+    "restore",
+    "revert",
+    "rm",
+    "stash",
+    "switch",
+];
 
 /// Whether `git config` opens the configuration in an editor (`-e`,
 /// `--edit`, git 2.46's `git config edit`).
@@ -924,9 +1008,80 @@ fn git_key_runs_program(kv: &str) -> bool {
     }
 }
 
+/// containerd's `ctr` and the LXD/Incus clients: a privileged container
+/// (`ctr run --privileged`, `lxc config set C security.privileged true`,
+/// `lxc launch IMG -c security.privileged=true`, LXC's raw settings) or
+/// the host's root given to one (`ctr run --mount …,src=/`, `lxc config
+/// device add C d disk source=/ path=/host`) hands the host over.
+fn check_other_containers(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
+    let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+    let mut reasons = Vec::new();
+    if name == "ctr" {
+        if args.iter().any(|a| {
+            *a == "--privileged" || a.starts_with("--privileged=") && !a.ends_with("false")
+        }) {
+            reasons.push("--privileged".to_string());
+        }
+        for (k, a) in args.iter().enumerate() {
+            let spec = if *a == "--mount" {
+                args.get(k + 1).copied().unwrap_or("")
+            } else {
+                a.strip_prefix("--mount=").unwrap_or("")
+            };
+            if let Some(src) = spec
+                .split(',')
+                .find_map(|p| p.strip_prefix("src=").or_else(|| p.strip_prefix("source=")))
+                && host_mount_is_dangerous(src)
+            {
+                reasons.push(format!("mounts {src}"));
+            }
+        }
+    } else {
+        for (k, a) in args.iter().enumerate() {
+            let next = args.get(k + 1).copied().unwrap_or("");
+            let lower = a.to_ascii_lowercase();
+            let privileged = lower == "security.privileged"
+                && matches!(next.to_ascii_lowercase().as_str(), "true" | "1")
+                || lower.ends_with("security.privileged=true")
+                || lower.ends_with("security.privileged=1");
+            if privileged {
+                reasons.push("security.privileged".to_string());
+            }
+            if lower.starts_with("raw.lxc") || lower.contains("=raw.lxc") {
+                reasons.push("raw LXC settings".to_string());
+            }
+            if let Some(src) = a.strip_prefix("source=")
+                && host_mount_is_dangerous(src)
+            {
+                reasons.push(format!("mounts {src}"));
+            }
+        }
+    }
+    if !reasons.is_empty() {
+        ctx.hit(
+            RuleId::DockerPrivileged,
+            i,
+            format!("`{name}`: {}", reasons.join(", ")),
+        );
+    }
+}
+
 fn check_docker(ctx: &mut Ctx, i: usize, name: &str) {
     let c = &ctx.commands()[i];
     let args: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+    // `docker buildx build --allow security.insecure`: `RUN
+    // --security=insecure` steps run privileged on the builder's host.
+    if let Some(a) = args.iter().find(|a| a.contains("security.insecure")) {
+        ctx.hit(
+            RuleId::DockerPrivileged,
+            i,
+            format!(
+                "`{name}` builds with the insecure entitlement ({a}): build steps run privileged"
+            ),
+        );
+        return;
+    }
     // Global options come before the subcommand.
     let mut k = 0;
     while k < args.len() && args[k].starts_with('-') {
@@ -1143,7 +1298,7 @@ fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
         });
         if let Some(m) = mount {
             let host = m.split(':').next().unwrap_or("");
-            if host_mount_is_dangerous(host) {
+            if host_mount_is_dangerous(host) || mounts_home(ctx, i, host) {
                 reasons.push(format!("mounts {host}"));
             }
         }
@@ -1151,7 +1306,7 @@ fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
             && let Some(src) = m
                 .split(',')
                 .find_map(|p| p.strip_prefix("source=").or_else(|| p.strip_prefix("src=")))
-            && host_mount_is_dangerous(src)
+            && (host_mount_is_dangerous(src) || mounts_home(ctx, i, src))
         {
             reasons.push(format!("mounts {src}"));
         }
@@ -1262,6 +1417,50 @@ pub(crate) fn compose_escapes(text: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Whether a mount's host path is the home directory however spelled
+/// (`/home/dev`, `/Users/dev`, `$(pwd)/../..` from a workspace two levels
+/// below it), what holds it (`/home`), or a credential directory in it
+/// (`~/.aws`, `/home/dev/.kube`): every key and token the user has, given
+/// to the container.
+fn mounts_home(ctx: &Ctx, i: usize, host: &str) -> bool {
+    let host = host.trim_matches(['"', '\'']);
+    // From the current directory, which is the workspace when no `cd`
+    // came before: `$(pwd)/../..`, `$PWD/..`, `../..`.
+    let relative = ["$(pwd)", "$PWD", "${PWD}", "`pwd`", "."]
+        .iter()
+        .find_map(|p| host.strip_prefix(p))
+        .filter(|r| r.is_empty() || r.starts_with('/'))
+        .map(|r| format!(".{r}"))
+        .or_else(|| host.starts_with("..").then(|| host.to_string()));
+    let resolved = match (relative, ctx.policy.workspace.as_deref()) {
+        (Some(r), Some(ws)) if super::cwd_before(ctx, i).is_none() => {
+            let mut parts: Vec<&str> = ws.trim_end_matches('/').split('/').collect();
+            for c in r.split('/') {
+                match c {
+                    "" | "." => {}
+                    ".." => {
+                        parts.pop();
+                    }
+                    c => parts.push(c),
+                }
+            }
+            let joined = parts.join("/");
+            if joined.is_empty() {
+                "/".to_string()
+            } else {
+                joined
+            }
+        }
+        (Some(_), _) => return false,
+        (None, _) => host.to_string(),
+    };
+    let p = crate::paths::NormPath::new(&resolved);
+    p.is_home()
+        || p.is_root()
+        || (p.absolute && p.parts.len() == 1 && matches!(p.parts[0].as_str(), "home" | "Users"))
+        || crate::paths::secret_dir(&resolved).is_some()
 }
 
 fn host_mount_is_dangerous(host: &str) -> bool {

@@ -315,7 +315,46 @@ pub(crate) fn could_match_a_secret(pattern: &str) -> bool {
         "conn",
     ];
     let alnum = pattern.chars().filter(char::is_ascii_alphanumeric).count();
-    super::secrets::is_secret_var(pattern) || words.iter().any(|w| l.contains(w)) || alnum < 3
+    super::secrets::is_secret_var(pattern)
+        || words.iter().any(|w| l.contains(w))
+        || alnum < 3
+        || names_a_token_prefix(pattern)
+}
+
+/// The prefixes that start well-known tokens (AWS key ids, GitHub and
+/// GitLab tokens, Slack, OpenAI, npm, PyPI, Hugging Face and Google API
+/// keys, a PEM key's header): a pattern that starts a word with one
+/// (`AKIA|ghp_`, `\bsk-[A-Za-z0-9]+`) looks for those tokens.
+fn names_a_token_prefix(pattern: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "AKIA",
+        "ASIA",
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "github_pat_",
+        "glpat-",
+        "xoxb-",
+        "xoxp-",
+        "sk-",
+        "sk_live_",
+        "npm_",
+        "pypi-",
+        "hf_",
+        "AIza",
+        "-----BEGIN",
+    ];
+    PREFIXES.iter().any(|p| {
+        pattern.match_indices(p).any(|(k, _)| {
+            let before = &pattern[..k];
+            before.ends_with("\\b")
+                || before
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_')
+        })
+    })
 }
 
 /// The catalog's environment files, as written (`.env.*`) and as an
@@ -628,10 +667,21 @@ mod tests {
             "=",
             "^[A-Z_]*=",
             "",
+            "AKIA|ghp_",
+            "\\bsk-[A-Za-z0-9]{20}",
+            "(glpat-|xoxb-)",
         ] {
             assert!(could_match_a_secret(p), "{p}");
         }
-        for p in ["TODO", "fn main", "process.env", "useEffect", "deprecated"] {
+        for p in [
+            "TODO",
+            "fn main",
+            "process.env",
+            "useEffect",
+            "deprecated",
+            "task-runner",
+            "Asia/Tokyo",
+        ] {
             assert!(!could_match_a_secret(p), "{p}");
         }
     }

@@ -31,7 +31,11 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
     for (i, path, text) in writes {
         let base = path.rsplit('/').next().unwrap_or(&path).to_string();
         let label = format!("the text written to `{path}`");
-        if path.contains(".git/hooks/") || path.starts_with("hooks/") {
+        if path.contains(".git/hooks/")
+            || path.starts_with("hooks/")
+            || path.starts_with(".husky/")
+            || path.contains("/.husky/")
+        {
             // Written alone a hook is asked about (persist-git-hook); what it
             // holds runs at the next commit, checkout or merge, which an agent
             // makes within minutes, so a hook that would block blocks now.
@@ -57,8 +61,25 @@ pub(crate) fn check_line(ctx: &mut Ctx) {
             copy_hits(ctx, i, &label, &aq_shell::analyze(&text), true);
             check_envrc(ctx, i, &path, &text);
         } else if base == "config" && path.contains(".git/") || base == ".gitconfig" {
-            for alias in shell_aliases(&text) {
-                copy_hits(ctx, i, &label, &aq_shell::analyze(&alias), true);
+            // Each key that runs a command (`alias.x = !cmd`, `core.fsmonitor`,
+            // `core.sshCommand`), judged as `git config KEY VALUE` would be.
+            for (key, bang, cmd) in config_commands(&text) {
+                let analysis = aq_shell::analyze(&cmd);
+                copy_hits(ctx, i, &label, &analysis, true);
+                // A `!` alias kept there, as `git config alias.x '!cmd'`
+                // (one that only runs git is git's own commands).
+                let only_git = !analysis.commands.is_empty()
+                    && analysis
+                        .commands
+                        .iter()
+                        .all(|c| c.program() == Some("git") && c.redirects.is_empty());
+                if bang && !only_git {
+                    ctx.hit(
+                        RuleId::PersistToolConfig,
+                        i,
+                        format!("{label} sets {key} to the shell command `{cmd}`, run whenever the alias is used"),
+                    );
+                }
             }
         }
         // A compose file written, then brought up on this line (`cat >
@@ -532,10 +553,27 @@ fn recipes(text: &str) -> String {
 }
 
 /// git aliases that run a shell command: `name = !cmd`.
-fn shell_aliases(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| l.split_once('=').map(|(_, v)| v.trim()))
-        .filter_map(|v| v.trim_matches('"').strip_prefix('!'))
-        .map(str::to_string)
+/// The commands a git config file's text makes git run, with their keys
+/// and whether each is a `!` alias: the values of the keys of
+/// [`aq_knowledge::git::GIT_KEYS`] that run a command or a program (a `!`
+/// alias without its `!`), as git reads the file (`\n` and
+/// `\t` written literally by `echo` count as the newlines and tabs they
+/// become).
+fn config_commands(text: &str) -> Vec<(String, bool, String)> {
+    let text = text.replace("\\n", "\n").replace("\\t", "\t");
+    aq_knowledge::git::parse_git_config(text.as_bytes())
+        .into_iter()
+        .filter_map(|e| {
+            let value = e.value?;
+            let row = aq_knowledge::git::git_key_runs(&e.key, Some(&value))?;
+            let bang = row.runs == aq_knowledge::git::GitRuns::Bang;
+            row.runs.value_runs().then(|| {
+                (
+                    e.key,
+                    bang,
+                    value.trim_start().trim_start_matches('!').to_string(),
+                )
+            })
+        })
         .collect()
 }
