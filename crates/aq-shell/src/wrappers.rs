@@ -325,11 +325,11 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             }
             inner
         }
-        "parallel" => {
+        "parallel" | "sem" => {
             let i = o(
                 "jSaIX",
                 &[
-                    "jobs", "sshlogin", "arg-file", "delay", "timeout", "joblog", "results",
+                    "jobs", "sshlogin", "arg-file", "delay", "timeout", "joblog", "results", "id",
                 ],
             )
             .first_operand(args);
@@ -346,6 +346,16 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                 .take_while(|a| !a.text.starts_with(":::"))
                 .take(8)
                 .collect();
+            // No command and no `:::`: each line of its input (or of `-a
+            // FILE`) is a command line.
+            if template.is_empty() && inputs.is_empty() && end == args.len() {
+                return vec![Inner::Script {
+                    label: format!("{name} (input lines)"),
+                    script: "\"$PARALLEL_INPUT_LINE\"".into(),
+                    privileged: false,
+                    stdin_script: true,
+                }];
+            }
             let runs: Vec<Option<&Word>> = if inputs.is_empty() {
                 vec![None]
             } else {
@@ -570,21 +580,74 @@ fn unwrap_sed(args: &[Word]) -> Vec<Inner> {
                 // `e CMD` takes the rest of the line, `;` included; a bare
                 // `e` runs the pattern space, which is input.
                 let command = line[at + 1..].trim();
-                out.push(Inner::Script {
-                    label: "sed e".into(),
-                    script: if command.is_empty() {
-                        "\"$SED_PATTERN_SPACE\"".into()
-                    } else {
-                        command.to_string()
-                    },
-                    privileged: false,
-                    stdin_script: false,
+                out.push(if command.is_empty() {
+                    pattern_space_run("sed e")
+                } else {
+                    Inner::Script {
+                        label: "sed e".into(),
+                        script: command.to_string(),
+                        privileged: false,
+                        stdin_script: false,
+                    }
                 });
                 break;
+            }
+            // `s/…/…/e`: the pattern space, after the substitution, runs.
+            let mut rest = line;
+            while let Some((cmd, after)) = sed_command(rest) {
+                if cmd == 's' {
+                    if s_command_flags(after).is_some_and(|f| f.contains('e')) {
+                        out.push(pattern_space_run("sed s///e"));
+                        break;
+                    }
+                } else if !matches!(cmd, '{' | '}' | 'p' | 'd' | 'g' | 'h' | 'n' | 'x' | 'y') {
+                    break;
+                }
+                let Some(k) = after.find(';') else { break };
+                rest = &after[k + 1..];
             }
         }
     }
     out
+}
+
+/// sed running its pattern space as a command: a line of its input, only
+/// known at run time, run by a shell with sed's input as its own.
+fn pattern_space_run(label: &str) -> Inner {
+    Inner::Script {
+        label: label.into(),
+        script: "\"$SED_PATTERN_SPACE\"".into(),
+        privileged: false,
+        stdin_script: true,
+    }
+}
+
+/// The flags of a `s/re/rep/FLAGS` command, up to a `w FILE` flag.
+fn s_command_flags(after: &str) -> Option<&str> {
+    let mut chars = after.char_indices();
+    let (_, delim) = chars.next()?;
+    if delim.is_alphanumeric() || delim.is_whitespace() || delim == '\\' {
+        return None;
+    }
+    let mut seen = 0;
+    let mut escaped = false;
+    for (k, c) in chars {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        if c == '\\' {
+            escaped = true;
+        } else if c == delim {
+            seen += 1;
+            if seen == 2 {
+                let flags = &after[k + c.len_utf8()..];
+                let end = flags.find([';', 'w', '}', ' ']).unwrap_or(flags.len());
+                return Some(&flags[..end]);
+            }
+        }
+    }
+    None
 }
 
 /// The files a sed script reads or writes with its own commands: `r F` and
@@ -1725,6 +1788,31 @@ mod tests {
         assert!(files("1,20p").is_empty());
         assert!(files("/^#/d;s/x/y/").is_empty());
         assert!(files("s|/usr/r|/opt/w|").is_empty());
+    }
+
+    #[test]
+    fn sed_runs_its_pattern_space_with_the_e_flag() {
+        let runs = |script: &str| {
+            unwrap_sed(&[Word::literal(script)])
+                .into_iter()
+                .filter_map(|i| match i {
+                    Inner::Script {
+                        script,
+                        stdin_script,
+                        ..
+                    } => Some((script, stdin_script)),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            runs("s/^//e"),
+            [("\"$SED_PATTERN_SPACE\"".to_string(), true)]
+        );
+        assert_eq!(runs("1d;s/x/y/ge").len(), 1);
+        assert!(runs("s/version/release/g").is_empty());
+        assert!(runs("s/e/E/").is_empty());
+        assert_eq!(runs("e date")[0].0, "date");
     }
 
     #[test]

@@ -371,6 +371,19 @@ fn evaluates(code: &Code) -> bool {
 /// `eval STDIN.read`, `eval join '', <STDIN>`): a pipe into it is its program.
 pub(crate) fn runs_stdin(code: &Code) -> bool {
     let t = code.text.as_str();
+    if code.lang == "awk" {
+        // `{system($0)}`, `{print | "sh"}`: each record of the input is a
+        // command.
+        let computed = t
+            .match_indices("system(")
+            .any(|(k, _)| !t[k + 7..].trim_start().starts_with('"'));
+        let to_shell = code.literals.iter().any(|l| {
+            let l = l.trim();
+            let name = l.rsplit('/').next().unwrap_or(l);
+            aq_shell::is_shell(name)
+        }) && t.contains('|');
+        return computed || to_shell;
+    }
     let reads = t.to_ascii_lowercase().contains("stdin")
         || any(
             t,

@@ -69,13 +69,19 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
     let name = c.program()?;
     let shell = is_shell(name);
     let sourcing = matches!(name, "source" | ".");
-    let lang = interpreter_lang(name).filter(|l| *l != "awk");
+    // awk runs its input only when its code says so (`{system($0)}`).
+    let lang = interpreter_lang(name)
+        .filter(|l| *l != "awk" || c.code.as_ref().is_some_and(super::code::runs_stdin));
     if !(shell || sourcing || lang.is_some() || name == "eval") || only_checks_syntax(c, name) {
         return None;
     }
     let mut sources = Vec::new();
-    // Words that are code or name the script.
-    let ops = operands(c);
+    // Words that are code or name the script; `deno run -`, `bun run -`:
+    // after the runtime's subcommand.
+    let mut ops = operands(c);
+    if matches!(name, "deno" | "bun") && ops.first().is_some_and(|o| o.text == "run") {
+        ops.remove(0);
+    }
     for w in c.args() {
         if !w.feeds.is_empty() {
             sources.extend(ctx.word_sources(w));
@@ -114,6 +120,60 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
             if let Input::Text(w) | Input::File(w) = s {
                 sources.extend(ctx.word_sources(w));
             }
+        }
+    }
+    Some(sources)
+}
+
+/// Where the commands come from of a program whose input is its own
+/// command language, when it reads them from its standard input here:
+/// Vim in Ex mode (`vim -es -`), `ed`, `at`, `m4`, `dc`, and any program
+/// told to load a script from `/dev/stdin` or `-` (`gdb -x /dev/stdin`,
+/// `vim -S -`). Database clients are not among them: a SQL dump piped in
+/// is data for the database they talk to.
+fn command_input_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
+    use aq_knowledge::programs::{Class, Does, Via};
+    let c = &ctx.commands()[i];
+    let model = ctx.model(i)?;
+    let name = c.program()?;
+    // Shells and interpreters: `code_sources`.
+    if model.class == Some(Class::Database)
+        || c.stdin.is_empty()
+        || is_shell(name)
+        || interpreter_lang(name).is_some()
+    {
+        return None;
+    }
+    let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    let is_stdin = |v: &str| matches!(v, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    let loads_stdin = model
+        .caps(Does::Load)
+        .filter(|cap| cap.via == Via::Option)
+        .any(|cap| (0..texts.len()).any(|k| cap.option_value(&texts, k).is_some_and(is_stdin)));
+    let reads_commands = loads_stdin
+        || model.caps(Does::Exec).any(|cap| cap.via == Via::Stdin)
+            && match model.name {
+                // Ex mode reads commands; otherwise its input is text to edit.
+                "vim" => {
+                    c.program() == Some("ex")
+                        || texts.iter().any(|t| {
+                            t.len() > 1
+                                && t.starts_with('-')
+                                && !t.starts_with("--")
+                                && t[1..].chars().all(|ch| ch.is_ascii_alphabetic())
+                                && t[1..].contains(['e', 'E'])
+                        })
+                }
+                "ed" | "at" => !texts.contains(&"-f"),
+                _ => operands(c).iter().all(|o| is_stdin(&o.text)),
+            };
+    if !reads_commands {
+        return None;
+    }
+    let mut sources = ctx.upstream(i);
+    for s in &c.stdin {
+        if let Input::Text(w) | Input::File(w) = s {
+            sources.extend(ctx.word_sources(w));
         }
     }
     Some(sources)
@@ -167,7 +227,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     }
     let first = &c.argv[0];
     if first.dynamic || c.program().is_none() {
-        let sources = ctx.word_sources(first);
+        let mut sources = ctx.word_sources(first);
+        // `curl … | while read l; do eval "$l"; done`: a variable `read`
+        // filled from its input.
+        for var in &first.vars {
+            sources.extend(read_sources(ctx, i, var));
+        }
         let unreadable = c.program().is_none();
         if let Some(d) = ctx.any_source(&sources, is_downloader) {
             let what = ctx.commands()[d].display();
@@ -225,6 +290,26 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             i,
             format!("`{name}` hands a command string to a shell"),
         );
+    }
+    if let Some(sources) = command_input_sources(ctx, i) {
+        if let Some(d) = ctx.any_source(&sources, is_downloader) {
+            let what = ctx.commands()[d].display();
+            ctx.hit(
+                RuleId::NetPipeToShell,
+                i,
+                format!("`{name}` runs the commands it reads from `{what}`"),
+            );
+            return;
+        }
+        if let Some(d) = ctx.any_source(&sources, is_decoder) {
+            let what = ctx.commands()[d].display();
+            ctx.hit(
+                RuleId::ExecDecodedPayload,
+                i,
+                format!("`{name}` runs the commands decoded by `{what}`"),
+            );
+            return;
+        }
     }
     if let Some(sources) = code_sources(ctx, i) {
         if let Some(d) = ctx.any_source(&sources, is_downloader) {
@@ -309,6 +394,67 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             format!("runs the script `{written}`"),
         );
     }
+}
+
+/// Where the value of `var` comes from when `read` (or `mapfile`) before
+/// command `i` fills it: the commands feeding that `read`'s input, a
+/// here-string's substitutions, the file it reads.
+fn read_sources(ctx: &Ctx, i: usize, var: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for j in (0..i).rev() {
+        let c = &ctx.commands()[j];
+        let Some(name) = c.program() else { continue };
+        let names = match name {
+            "read" => read_names(c, "dnNptui", 'a', "REPLY"),
+            "mapfile" | "readarray" => read_names(c, "dnOsuCc", '\0', "MAPFILE"),
+            _ => continue,
+        };
+        if !names.iter().any(|n| n == var) {
+            continue;
+        }
+        out.extend(ctx.upstream(j));
+        for s in &c.stdin {
+            if let Input::Text(w) | Input::File(w) = s {
+                out.extend(ctx.word_sources(w));
+            }
+        }
+        break;
+    }
+    out
+}
+
+/// The variables `read` (or `mapfile`) assigns: its operands, the value
+/// of `array` (`read -a NAME`), or `default` when none is named. Options
+/// in `valued` take a value.
+fn read_names(c: &Command, valued: &str, array: char, default: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let args = c.args();
+    let mut k = 0;
+    while k < args.len() {
+        let t = args[k].text.as_str();
+        if let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty()) {
+            if let Some(pos) = cluster.find(|ch: char| ch == array || valued.contains(ch)) {
+                let flag = cluster[pos..].chars().next().unwrap_or(' ');
+                let attached = &cluster[pos + 1..];
+                let value = if attached.is_empty() {
+                    k += 1;
+                    args.get(k).map(|w| w.text.clone())
+                } else {
+                    Some(attached.to_string())
+                };
+                if flag == array {
+                    names.extend(value);
+                }
+            }
+        } else {
+            names.push(t.to_string());
+        }
+        k += 1;
+    }
+    if names.is_empty() {
+        names.push(default.to_string());
+    }
+    names
 }
 
 /// `source FILE` / `. FILE`: environment files and activation scripts are
