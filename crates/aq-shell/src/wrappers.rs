@@ -413,9 +413,8 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
         "docker" | "podman" | "nerdctl" => unwrap_container(name, args),
         "npx" | "pnpx" | "bunx" | "npm" | "pnpm" | "yarn" | "bun" | "uv" | "poetry" | "pipenv"
         | "pdm" | "hatch" | "rye" | "pixi" | "bundle" | "mise" | "asdf" | "rbenv" | "pyenv"
-        | "nodenv" | "conda" | "mamba" | "micromamba" | "direnv" | "nix-shell" => {
-            unwrap_runner(name, args)
-        }
+        | "nodenv" | "conda" | "mamba" | "micromamba" | "direnv" | "nix-shell" | "stack"
+        | "cabal" | "opam" | "dune" | "esy" => unwrap_runner(name, args),
         "trap" => {
             // trap [--] 'CMD' SIGNAL...: CMD runs later, in this shell.
             let args = match args.first() {
@@ -484,6 +483,83 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             argv_from("ld.so", i, false)
         }
         "tmux" => unwrap_tmux(args),
+        "screen" => unwrap_screen(args),
+        // `sg GROUP [-c] CMD`: CMD is handed to /bin/sh.
+        "sg" => {
+            let rest = args.get(1..).unwrap_or(&[]);
+            let rest = match rest.first() {
+                Some(w) if w.text == "-c" => &rest[1..],
+                _ => rest,
+            };
+            joined_script("sg", rest)
+        }
+        // `machinectl shell [USER@]MACHINE [PROGRAM [ARGS]]`.
+        "machinectl" => {
+            let i =
+                o("MHpE", &["machine", "host", "property", "setenv", "uid"]).first_operand(args);
+            match args.get(i) {
+                Some(sub) if sub.text == "shell" => {
+                    let rest = &args[i + 1..];
+                    let j = o("E", &["setenv", "uid"]).first_operand(rest);
+                    argv_after("machinectl shell", rest.get(j + 1..).unwrap_or(&[]))
+                }
+                _ => Vec::new(),
+            }
+        }
+        // A leading value (a time stamp) before the command.
+        "faketime" => {
+            let i = o("p", &["date-prog"]).first_operand(args);
+            argv_from("faketime", i + 1, false)
+        }
+        "prlimit" => {
+            let i = o("po", &["pid", "output"]).first_operand(args);
+            argv_from("prlimit", i, false)
+        }
+        "rlwrap" => {
+            let i = o(
+                "bCDefgHlMOpPqsStwz",
+                &[
+                    "break-chars",
+                    "command-name",
+                    "history-no-dupes",
+                    "extra-char-after-completion",
+                    "file",
+                    "forget-matching",
+                    "history-filename",
+                    "logfile",
+                    "multi-line-ext",
+                    "only-cook",
+                    "prompt-colour",
+                    "pre-given",
+                    "quote-characters",
+                    "histsize",
+                    "substitute-prompt",
+                    "set-term-name",
+                    "wait-before-prompt",
+                    "filter",
+                ],
+            )
+            .first_operand(args);
+            argv_from("rlwrap", i, false)
+        }
+        "bwrap" => unwrap_bwrap(args),
+        "start-stop-daemon" => unwrap_start_stop_daemon(args),
+        // `less +CMD`: CMD is less's first command; `+!CMD` runs a shell command.
+        "less" | "zless" | "xzless" | "bzless" => args
+            .iter()
+            .take_while(|a| a.text != "--")
+            .filter_map(|a| {
+                a.text
+                    .strip_prefix("+!")
+                    .or_else(|| a.text.strip_prefix("+:!"))
+            })
+            .map(|cmd| Inner::Script {
+                label: "less +!".into(),
+                script: cmd.to_string(),
+                privileged: false,
+                stdin_script: false,
+            })
+            .collect(),
         "eval" => joined_script("eval", args),
         "tar" | "bsdtar" | "gtar" => unwrap_tar(args),
         "rsync" => {
@@ -783,6 +859,12 @@ fn unwrap_tmux(args: &[Word]) -> Vec<Inner> {
         long_value: &[],
     }
     .first_operand(args);
+    if args
+        .get(i)
+        .is_some_and(|w| matches!(w.text.as_str(), "send-keys" | "send"))
+    {
+        return tmux_send_keys(&args[i + 1..]);
+    }
     let Some(sub) = args.get(i).filter(|w| RUNS.contains(&w.text.as_str())) else {
         return Vec::new();
     };
@@ -798,6 +880,206 @@ fn unwrap_tmux(args: &[Word]) -> Vec<Inner> {
         return Vec::new();
     }
     joined_script(&format!("tmux {}", sub.text), words)
+}
+
+/// `screen [-dmS NAME] CMD ARGS`: CMD runs in a new window (detached with
+/// `-dm`); `screen [-S NAME] -X stuff TEXT` types TEXT into the session's
+/// shell (a command line, run at its newline), `-X exec CMD` and `-X
+/// screen CMD` run CMD there.
+fn unwrap_screen(args: &[Word]) -> Vec<Inner> {
+    let opts = Opts {
+        short_value: "SceEhpstTX",
+        long_value: &[],
+    };
+    if let Some(k) = args
+        .iter()
+        .position(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text.ends_with('X'))
+    {
+        let rest = &args[k + 1..];
+        return match rest.first().map(|w| w.text.as_str()) {
+            Some("stuff") => rest
+                .get(1)
+                .map(|w| {
+                    vec![Inner::Script {
+                        label: "screen -X stuff".into(),
+                        script: typed_text(&w.text),
+                        privileged: false,
+                        stdin_script: false,
+                    }]
+                })
+                .unwrap_or_default(),
+            Some("exec" | "screen") => {
+                let cmd = &rest[1..];
+                let j = Opts {
+                    short_value: "tTk",
+                    long_value: &[],
+                }
+                .first_operand(cmd);
+                argv_after("screen -X", cmd.get(j..).unwrap_or(&[]))
+            }
+            _ => Vec::new(),
+        };
+    }
+    // `-r`, `-x`, `-ls` and `-list` reattach or list: no command.
+    if args.iter().any(|a| {
+        matches!(
+            a.text.as_str(),
+            "-r" | "-R" | "-x" | "-ls" | "-list" | "-wipe" | "-v"
+        )
+    }) {
+        return Vec::new();
+    }
+    let i = opts.first_operand(args);
+    argv_after("screen", args.get(i..).unwrap_or(&[]))
+}
+
+/// Keystrokes typed into a terminal, as the command line a shell reads:
+/// `\n`, `\r`, `^M` and `^J` end a line.
+fn typed_text(keys: &str) -> String {
+    keys.replace("\\n", "\n")
+        .replace("\\r", "\n")
+        .replace("^M", "\n")
+        .replace("^J", "\n")
+        .replace('\r', "\n")
+}
+
+/// `tmux send-keys [-t PANE] KEY...`: strings are typed, key names pressed
+/// (`Enter`, `C-m` end the line): the shell in the pane reads a command line.
+fn tmux_send_keys(rest: &[Word]) -> Vec<Inner> {
+    let j = Opts {
+        short_value: "tNcT",
+        long_value: &[],
+    }
+    .first_operand(rest);
+    let literal = rest[..j.min(rest.len())]
+        .iter()
+        .any(|w| w.text.starts_with('-') && w.text.contains('l'));
+    let mut text = String::new();
+    for w in rest.get(j..).unwrap_or(&[]) {
+        match w.text.as_str() {
+            "Enter" | "C-m" | "C-j" | "KPEnter" if !literal => text.push('\n'),
+            "Space" if !literal => text.push(' '),
+            "Tab" if !literal => text.push('\t'),
+            t if !literal && (t.starts_with("C-") || t.starts_with("M-")) && t.len() <= 4 => {}
+            t => text.push_str(&typed_text(t)),
+        }
+    }
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    vec![Inner::Script {
+        label: "tmux send-keys".into(),
+        script: text,
+        privileged: false,
+        stdin_script: false,
+    }]
+}
+
+/// `bwrap [OPTIONS] CMD ARGS`: its options take zero to three values.
+fn unwrap_bwrap(args: &[Word]) -> Vec<Inner> {
+    const ONE: &[&str] = &[
+        "--add-seccomp-fd",
+        "--args",
+        "--block-fd",
+        "--cap-add",
+        "--cap-drop",
+        "--chdir",
+        "--dev",
+        "--dir",
+        "--exec-label",
+        "--file-label",
+        "--gid",
+        "--hostname",
+        "--info-fd",
+        "--json-status-fd",
+        "--lock-file",
+        "--mqueue",
+        "--overlay-src",
+        "--perms",
+        "--pidns",
+        "--proc",
+        "--remount-ro",
+        "--ro-overlay",
+        "--seccomp",
+        "--size",
+        "--sync-fd",
+        "--tmp-overlay",
+        "--tmpfs",
+        "--uid",
+        "--unsetenv",
+        "--userns",
+        "--userns-block-fd",
+        "--userns2",
+    ];
+    const TWO: &[&str] = &[
+        "--bind",
+        "--bind-data",
+        "--bind-fd",
+        "--bind-try",
+        "--chmod",
+        "--dev-bind",
+        "--dev-bind-try",
+        "--file",
+        "--ro-bind",
+        "--ro-bind-data",
+        "--ro-bind-fd",
+        "--ro-bind-try",
+        "--setenv",
+        "--symlink",
+    ];
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with("--") {
+            break;
+        }
+        i += 1 + if TWO.contains(&t) {
+            2
+        } else if ONE.contains(&t) {
+            1
+        } else if t == "--overlay" {
+            3
+        } else {
+            0
+        };
+    }
+    argv_after("bwrap", args.get(i..).unwrap_or(&[]))
+}
+
+/// `start-stop-daemon --start --exec PROG [--startas PROG] -- ARGS`: with
+/// `--start`, PROG runs with ARGS.
+fn unwrap_start_stop_daemon(args: &[Word]) -> Vec<Inner> {
+    let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    let dashes = texts.iter().position(|t| *t == "--").unwrap_or(texts.len());
+    let opts = &texts[..dashes];
+    if !opts.iter().any(|t| *t == "--start" || *t == "-S") {
+        return Vec::new();
+    }
+    let value = |names: &[&str]| {
+        opts.iter().enumerate().find_map(|(k, t)| {
+            if names.contains(t) {
+                opts.get(k + 1).copied()
+            } else {
+                names.iter().find_map(|n| t.strip_prefix(&format!("{n}=")))
+            }
+        })
+    };
+    // `--startas` is what runs; `--exec` also names it when alone.
+    let Some(program) = value(&["--startas", "-a"]).or_else(|| value(&["--exec", "-x"])) else {
+        return Vec::new();
+    };
+    let mut argv = vec![Word::literal(program)];
+    argv.extend(args.get(dashes + 1..).unwrap_or(&[]).iter().cloned());
+    vec![Inner::Argv {
+        label: "start-stop-daemon".into(),
+        argv,
+        privileged: true,
+        keeps_stdin: false,
+    }]
 }
 
 /// Programs the capability model (`aq-knowledge`) says run a command through
@@ -1202,6 +1484,19 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
             "bisect" if args.get(s + 1).is_some_and(|a| a.text == "run") => {
                 return argv_after(&format!("git {name} run"), &args[s + 2..]);
             }
+            // `git submodule [--quiet] foreach [--recursive] CMD`: a shell
+            // command run in every submodule.
+            "submodule" => {
+                if let Some(k) = args[s + 1..].iter().position(|a| a.text == "foreach") {
+                    let rest: Vec<Word> = args[s + 2 + k..]
+                        .iter()
+                        .skip_while(|a| a.text.starts_with('-'))
+                        .cloned()
+                        .collect();
+                    out.extend(joined_script("git submodule foreach", &rest));
+                }
+                ("", "")
+            }
             _ => ("", ""),
         };
         if !short.is_empty() {
@@ -1222,6 +1517,14 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
                     });
                 }
             }
+        }
+    }
+    // `ext::CMD ARGS` as a remote's URL: git runs CMD to talk to it (`% `
+    // is a space inside an argument, `%%` a percent sign).
+    for a in args {
+        if let Some(cmd) = a.text.strip_prefix("ext::") {
+            let argv: Vec<Word> = ext_words(cmd).into_iter().map(Word::literal).collect();
+            out.extend(argv_after("git ext::", &argv));
         }
     }
     let mut i = 0;
@@ -1258,6 +1561,33 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
         i += 1;
     }
     out
+}
+
+/// The words of git's `ext::` command: split at spaces, `% ` a space
+/// within a word, `%%` a percent sign, other `%` placeholders dropped.
+fn ext_words(cmd: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = cmd.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => match chars.next() {
+                Some(' ') => word.push(' '),
+                Some('%') => word.push('%'),
+                _ => {}
+            },
+            ' ' => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
 }
 
 fn unwrap_ssh(args: &[Word]) -> Vec<Inner> {
@@ -1528,7 +1858,8 @@ fn unwrap_runner(name: &str, args: &[Word]) -> Vec<Inner> {
             .first_operand(rest);
             argv_after(&format!("{name} run"), &rest[i.min(rest.len())..])
         }
-        "bundle" | "mise" | "asdf" | "rbenv" | "pyenv" | "nodenv" => {
+        "bundle" | "mise" | "asdf" | "rbenv" | "pyenv" | "nodenv" | "stack" | "cabal" | "opam"
+        | "dune" | "esy" => {
             let Some(k) = args.iter().position(|w| w.text == "exec" || w.text == "x") else {
                 return Vec::new();
             };
@@ -1591,6 +1922,11 @@ pub fn is_runner_label(label: &str) -> bool {
             | "mamba"
             | "micromamba"
             | "direnv"
+            | "stack"
+            | "cabal"
+            | "opam"
+            | "dune"
+            | "esy"
             // Their single-word operands are the project's package scripts
             // and binaries (`start-server-and-test dev 3000 test`).
             | "concurrently"

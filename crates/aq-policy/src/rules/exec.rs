@@ -535,6 +535,23 @@ fn downloaded_files(c: &Command) -> Vec<String> {
             }
             out.extend(named);
         }
+        // `aria2c -o NAME [-d DIR] URL`, `axel -o NAME URL`: the name, in
+        // the directory when one is given.
+        "aria2c" | "axel" => {
+            let dir = flag_values_text(c, &["-d"], &["dir"]).into_iter().next();
+            let mut named = flag_values_text(c, &["-o"], &["out", "output"]);
+            if named.is_empty() {
+                named.extend(urls(c).iter().map(|u| url_basename(u)));
+            }
+            for n in named {
+                match &dir {
+                    Some(d) if !n.starts_with('/') => {
+                        out.push(format!("{}/{n}", d.trim_end_matches('/')));
+                    }
+                    _ => out.push(n),
+                }
+            }
+        }
         _ => {}
     }
     for r in &c.redirects {
@@ -582,6 +599,12 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
             downloaded.extend(downloaded_files(c).into_iter().map(|f| (i, f)));
             continue;
         }
+        let (copied, dirs) = remote_copies(c);
+        if !copied.is_empty() || !dirs.is_empty() {
+            downloaded.extend(copied.into_iter().map(|f| (i, f)));
+            downloaded_dirs.extend(dirs.into_iter().map(|f| (i, f)));
+            continue;
+        }
         if let Some(dir) = cloned_dir(c) {
             downloaded_dirs.push((i, dir));
             continue;
@@ -610,8 +633,32 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
         {
             run_targets.push(op.text.as_str());
         }
+        // `go run main.go`, `deno run x.ts`: the file a runtime's run mode
+        // is given.
+        let ops = operands(c);
+        if matches!(name, "go" | "deno" | "bun")
+            && ops.first().is_some_and(|o| o.text == "run")
+            && let Some(op) = ops.get(1)
+        {
+            run_targets.push(op.text.as_str());
+        }
+        // `make -f m.mk`; a project file the tool runs as code
+        // (`Makefile`, `conftest.py`, `build.rs`, `package.json`, a git hook).
+        let makefiles = if matches!(name, "make" | "gmake" | "bmake") {
+            super::written::makefiles(c)
+        } else {
+            Vec::new()
+        };
+        let (tool, sub) = project_tool(c, name);
+        let cwd = super::cwd_before(ctx, i);
         for (d, file) in &downloaded {
-            if run_targets.iter().any(|t| same_file(t, file)) {
+            // Downloaded where the tool works.
+            let runs_as_project_code = super::cwd_before(ctx, *d) == cwd
+                && aq_knowledge::project_code::runs_project_file(tool, sub, file);
+            if run_targets.iter().any(|t| same_file(t, file))
+                || makefiles.iter().any(|m| same_file(&m.text, file))
+                || runs_as_project_code
+            {
                 found.push((i, *d, file.clone()));
             }
         }
@@ -648,6 +695,74 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
             format!("runs `{file}`, downloaded by `{what}`"),
         );
     }
+}
+
+/// The tool a command is, for [`aq_knowledge::project_code`], and what it
+/// is asked to do: `./gradlew build` is `gradlew`, `python -m pytest` is
+/// `pytest`, `git -C . commit` is `git commit`.
+fn project_tool<'c>(c: &'c Command, name: &'c str) -> (&'c str, Option<&'c str>) {
+    let ops = operands(c);
+    if interpreter_lang(name) == Some("python")
+        && let Some(k) = c.args().iter().position(|a| a.text == "-m")
+        && let Some(module) = c.args().get(k + 1)
+    {
+        return (module.text.as_str(), None);
+    }
+    let sub = if name == "git" {
+        super::net::git_subcommand(c)
+    } else {
+        ops.first().map(|o| o.text.as_str())
+    };
+    (name, sub)
+}
+
+/// Files and directories `scp` or `rsync` bring from another host: the
+/// destination, and when it is a directory, the source's name in it; a
+/// tree copied recursively (`rsync -a host:/opt/tools/ ./tools/`) is a
+/// downloaded directory.
+fn remote_copies(c: &Command) -> (Vec<String>, Vec<String>) {
+    let (mut files, mut dirs) = (Vec::new(), Vec::new());
+    let Some(name) = c.program() else {
+        return (files, dirs);
+    };
+    if !matches!(name, "scp" | "rsync") {
+        return (files, dirs);
+    }
+    let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
+    let Some((dest, sources)) = ops.split_last() else {
+        return (files, dirs);
+    };
+    let remote = |t: &str| {
+        t.contains("://")
+            || t.split_once(':')
+                .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
+    };
+    if remote(dest) || !sources.iter().any(|s| remote(s)) {
+        return (files, dirs);
+    }
+    let recursive = has_flag(c, Some('r'), &["recursive"])
+        || name == "rsync" && has_flag(c, Some('a'), &["archive"]);
+    let dest = dest.trim_end_matches('/');
+    files.push(dest.to_string());
+    for s in sources.iter().filter(|s| remote(s)) {
+        let base = s
+            .trim_end_matches('/')
+            .rsplit(['/', ':'])
+            .next()
+            .unwrap_or(s);
+        if !base.is_empty() {
+            files.push(format!("{dest}/{base}"));
+        }
+        if recursive {
+            // rsync's `SRC/` copies what is inside SRC.
+            dirs.push(if name == "rsync" && s.ends_with('/') {
+                dest.to_string()
+            } else {
+                format!("{dest}/{base}")
+            });
+        }
+    }
+    (files, dirs)
 }
 
 /// `git clone URL [dir]`: the directory the clone creates.

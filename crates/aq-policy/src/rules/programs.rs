@@ -20,7 +20,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // `tmux new-session 'CMD'`.
     if let Some(j) = c.runs
         && let Some(label) = ctx.commands()[j].via.last()
-        && (label == "sed e" || label == "ld.so" || label.starts_with("tmux "))
+        && (label == "sed e"
+            || label == "ld.so"
+            || label.starts_with("tmux ")
+            || label == "screen -X stuff")
     {
         hits.push((
             RuleId::ExecViaOption,
