@@ -119,6 +119,24 @@ impl Command {
         Some(base)
     }
 
+    /// The other programs a name spelled as a glob could run (`/???/r?` is
+    /// `rm`, `rg` or another two-letter name starting with r) than the one
+    /// [`Self::program`] reads it as; empty when the name is no glob.
+    pub fn glob_candidates(&self) -> Vec<&'static str> {
+        let Some(w) = self.argv.first().filter(|w| w.glob && !w.dynamic) else {
+            return Vec::new();
+        };
+        let base = w.text.rsplit('/').next().unwrap_or(&w.text);
+        if !base.contains(['*', '?', '[']) {
+            return Vec::new();
+        }
+        let first = self.program();
+        glob_programs(base)
+            .into_iter()
+            .filter(|n| Some(*n) != first && !n.contains('.'))
+            .collect()
+    }
+
     /// The arguments after the program name.
     pub fn args(&self) -> &[Word] {
         self.argv.get(1..).unwrap_or(&[])
@@ -191,6 +209,18 @@ fn hidden_name(w: &Word) -> Option<&'static str> {
         return None;
     }
     aq_knowledge::programs::known_program_name(base)
+}
+
+/// The known programs a glob matches, in sorted order (of several, bash
+/// runs the first its expansion lists): at most eight.
+fn glob_programs(pattern: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = aq_knowledge::programs::known_names()
+        .filter(|n| glob_matches(pattern, n))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out.truncate(8);
+    out
 }
 
 /// Whether shell glob `pattern` (`*`, `?`, `[...]`) matches `name` whole.
