@@ -66,6 +66,30 @@ fn code_flags(lang: &str) -> &'static [&'static str] {
     }
 }
 
+/// Options of an interpreter that take the next word as their value (a
+/// module to preload, a directory, a setting), not a script.
+fn valued_options(lang: &str) -> &'static [&'static str] {
+    match lang {
+        "node" => &[
+            "-r",
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+            "-C",
+            "--conditions",
+            "--env-file",
+            "--title",
+            "--input-type",
+        ],
+        "python" => &["-W", "-X"],
+        "ruby" => &["-r", "-I", "-C", "-E"],
+        "perl" => &["-I", "-M", "-m"],
+        "php" => &["-d", "-c"],
+        _ => &[],
+    }
+}
+
 /// Finds the code an interpreter command runs, if it is on the line: after
 /// its code flag, or read from its input (a here-document, or what
 /// `piped` says literal `echo`/`printf` output piped into it is).
@@ -106,6 +130,11 @@ pub(crate) fn code_of(command: &Command, piped: &dyn Fn() -> Option<String>) -> 
                     }
                     text.push_str(&code.text);
                 }
+                i += 2;
+                continue;
+            }
+            if valued_options(lang).contains(&a) {
+                // `node -r dotenv/config -e …`: the value is no script.
                 i += 2;
                 continue;
             }
