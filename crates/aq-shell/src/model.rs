@@ -15,6 +15,10 @@ pub struct Analysis {
     pub self_spawning_functions: Vec<String>,
     /// Names of functions the line defines (calls to them are not programs).
     pub functions: Vec<String>,
+    /// Loops without end that start a process in the background on every
+    /// turn and never wait (`while true; do cmd & done`): the other shape
+    /// of a fork bomb. Each as the loop's keyword and its condition.
+    pub spawning_loops: Vec<String>,
     /// Data that bash evaluates as code (an arithmetic expression, a
     /// variable name with a subscript, a prompt string) where it hides
     /// commands or holds what is only known at run time.

@@ -366,6 +366,9 @@ impl Walker {
                 Vec::new()
             }
             C::ArithmeticForClause(f) => {
+                if f.condition.is_none() && spawns_without_waiting(&f.body.list) {
+                    self.out.spawning_loops.push("for ((;;))".to_string());
+                }
                 for e in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
                     .flatten()
@@ -428,6 +431,11 @@ impl Walker {
                 out
             }
             C::WhileClause(w) | C::UntilClause(w) => {
+                let until = matches!(compound, C::UntilClause(_));
+                if endless(&w.0, until) && spawns_without_waiting(&w.1.list) {
+                    let keyword = if until { "until" } else { "while" };
+                    self.out.spawning_loops.push(keyword.to_string());
+                }
                 let mut out = self.walk_compound_list(&w.0, stdin);
                 out.extend(self.maybe(|this| this.walk_compound_list(&w.1.list, stdin)));
                 out
@@ -1376,6 +1384,53 @@ fn append_scalar(old: Option<Var>, name: &str, value: &Word) -> Option<Var> {
     base.dynamic |= value.dynamic;
     merge_links(&mut base, value);
     Some(Var::Scalar(capped(base)))
+}
+
+/// Whether a loop's condition never ends it: `while true`, `while :`,
+/// `until false`, `while (( 1 ))`.
+fn endless(condition: &ast::CompoundList, until: bool) -> bool {
+    let [item] = condition.0.as_slice() else {
+        return false;
+    };
+    if !item.0.additional.is_empty() || item.0.first.seq.len() != 1 || item.0.first.bang {
+        return false;
+    }
+    match &item.0.first.seq[0] {
+        ast::Command::Simple(s) if s.prefix.is_none() && s.suffix.is_none() => {
+            let word = s.word_or_name.as_ref().map(|w| w.value.as_str());
+            if until {
+                word == Some("false")
+            } else {
+                matches!(word, Some("true" | ":"))
+            }
+        }
+        ast::Command::Compound(ast::CompoundCommand::Arithmetic(a), _) => {
+            let e = a.expr.value.trim();
+            !until && !e.is_empty() && e.chars().all(|c| c.is_ascii_digit()) && e != "0"
+        }
+        _ => false,
+    }
+}
+
+/// Whether a loop's body starts a command in the background and does not
+/// wait for it.
+fn spawns_without_waiting(body: &ast::CompoundList) -> bool {
+    let background = body
+        .0
+        .iter()
+        .any(|item| matches!(item.1, ast::SeparatorOperator::Async));
+    let waits = body.0.iter().any(|item| {
+        std::iter::once(&item.0.first)
+            .chain(item.0.additional.iter().map(|a| match a {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => p,
+            }))
+            .flat_map(|p| p.seq.iter())
+            .any(|c| {
+                matches!(c, ast::Command::Simple(s)
+                    if s.word_or_name.as_ref().is_some_and(|w| w.value == "wait"))
+            })
+    });
+    background && !waits
 }
 
 fn body_has(p: usize, start: usize, commands: &[Command], name: &str) -> bool {

@@ -244,6 +244,12 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
             format!("function `{f}` starts copies of itself"),
         );
     }
+    for l in &analysis.spawning_loops {
+        ctx.hit_line(
+            RuleId::ProcForkBomb,
+            format!("`{l} …; do … & done` never ends and starts a process in the background on every turn"),
+        );
+    }
     for i in 0..analysis.commands.len() {
         exec::check(&mut ctx, i);
         files::check(&mut ctx, i);

@@ -50,6 +50,17 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     );
                 }
             }
+            // `miniserve ~`, `caddy file-server --root ~`: a server of the
+            // directory it is given, given the home, `/` or a credential
+            // directory (serving the project is left as it was).
+            (Does::Serve, Via::Operands) => {
+                if let Some(dir) = served_home(ctx, i, &texts) {
+                    hits.push((
+                        RuleId::NetServeHome,
+                        format!("`{name}` serves `{dir}` over the network"),
+                    ));
+                }
+            }
             (Does::Serve, Via::Args) if cap.mode_matches(&texts) => {
                 if let Some(dir) = served_home(ctx, i, &texts) {
                     hits.push((
