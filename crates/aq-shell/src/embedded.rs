@@ -427,7 +427,7 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let label = format!("{} code", code.lang);
     let normalized = python_aliases(&code.lang, &code.text);
-    let text = normalized.as_str();
+    let text: &str = &normalized;
     let lang = code.lang.as_str();
     fn add(out: &mut Vec<(String, String)>, label: &str, script: String) {
         let found = (label.to_string(), script);
@@ -547,9 +547,9 @@ fn interpolated(lang: &str, command: &str) -> String {
 /// Python code with its modules reached by other names read as their own:
 /// `import subprocess as sp; sp.call(...)` is `subprocess.call(...)`,
 /// `from subprocess import run; run(...)` is `subprocess.run(...)`.
-fn python_aliases(lang: &str, text: &str) -> String {
-    if lang != "python" || !text.contains("import") {
-        return text.to_string();
+fn python_aliases<'a>(lang: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
+    if lang != "python" || !(text.contains(" as ") || text.contains("from subprocess import")) {
+        return std::borrow::Cow::Borrowed(text);
     }
     let mut out = text.to_string();
     for module in ["subprocess", "os", "pty"] {
@@ -599,7 +599,7 @@ fn python_aliases(lang: &str, text: &str) -> String {
             out = out.replace(&format!(";{name}("), &format!(";subprocess.{name}("));
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// Perl's `qx{CMD}` (any delimiter) and Ruby's and Crystal's `%x(CMD)`:
@@ -663,7 +663,7 @@ fn quoted_commands(lang: &str, text: &str) -> Vec<String> {
 /// reading what the code writes to it, what the code writes is a script
 /// too (`open(P, "|sh"); print P "rm -rf ~"`).
 fn pipe_opens(lang: &str, text: &str) -> Vec<String> {
-    if !matches!(lang, "perl" | "tcl" | "python" | "ruby" | "php") {
+    if !matches!(lang, "perl" | "tcl" | "python" | "ruby" | "php") || !text.contains("open") {
         return Vec::new();
     }
     let ranges = literal_ranges(text);

@@ -112,11 +112,12 @@ impl Command {
             Some(k) => &w.text[k + 1..],
             None => &w.text,
         };
-        if w.glob && base.contains(['*', '?', '[']) {
-            // No match: bash leaves the word as written (`[`, `./b?ild.sh`).
+        if w.glob && is_glob(base) {
+            // No match: bash leaves the word as written (`./b?ild.sh`).
+            let prefix = glob_prefix(base);
             return Some(
                 aq_knowledge::programs::names()
-                    .find(|n| glob_matches(base, n))
+                    .find(|n| n.starts_with(prefix) && glob_matches(base, n))
                     .unwrap_or(base),
             );
         }
@@ -131,7 +132,7 @@ impl Command {
             return Vec::new();
         };
         let base = w.text.rsplit('/').next().unwrap_or(&w.text);
-        if !base.contains(['*', '?', '[']) {
+        if !is_glob(base) {
             return Vec::new();
         }
         let first = self.program();
@@ -218,13 +219,29 @@ fn hidden_name(w: &Word) -> Option<&'static str> {
 /// The known programs a glob matches, in sorted order (of several, bash
 /// runs the first its expansion lists): at most eight.
 fn glob_programs(pattern: &str) -> Vec<&'static str> {
+    let prefix = glob_prefix(pattern);
     let mut out: Vec<&'static str> = aq_knowledge::programs::known_names()
-        .filter(|n| glob_matches(pattern, n))
+        .filter(|n| n.starts_with(prefix) && glob_matches(pattern, n))
         .collect();
     out.sort_unstable();
     out.dedup();
     out.truncate(8);
     out
+}
+
+/// Whether a word matches anything but itself as a glob: a `*`, a `?`,
+/// or a `[` closed by a `]` after at least one character (`[` alone, as
+/// in `[ -f x ]`, is a literal).
+fn is_glob(word: &str) -> bool {
+    word.contains(['*', '?'])
+        || word
+            .match_indices('[')
+            .any(|(k, _)| word.get(k + 2..).is_some_and(|rest| rest.contains(']')))
+}
+
+/// The literal start of a glob, which every name it matches starts with.
+fn glob_prefix(pattern: &str) -> &str {
+    &pattern[..pattern.find(['*', '?', '[']).unwrap_or(pattern.len())]
 }
 
 /// Whether shell glob `pattern` (`*`, `?`, `[...]`) matches `name` whole.

@@ -661,6 +661,9 @@ impl Walker {
     /// ~`): its body runs again with the call's words as `$1`, `"$@"`,
     /// judged as what it does with them.
     fn follow_call(&mut self, idx: usize, stdin: &[Input]) {
+        if self.functions.is_empty() {
+            return;
+        }
         let Some(first) = self.out.commands[idx].argv.first() else {
             return;
         };

@@ -134,14 +134,13 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
 fn command_input_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
     use aq_knowledge::programs::{Class, Does, Via};
     let c = &ctx.commands()[i];
+    if c.stdin.is_empty() {
+        return None;
+    }
     let model = ctx.model(i)?;
     let name = c.program()?;
     // Shells and interpreters: `code_sources`.
-    if model.class == Some(Class::Database)
-        || c.stdin.is_empty()
-        || is_shell(name)
-        || interpreter_lang(name).is_some()
-    {
+    if model.class == Some(Class::Database) || is_shell(name) || interpreter_lang(name).is_some() {
         return None;
     }
     let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();

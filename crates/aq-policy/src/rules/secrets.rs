@@ -581,7 +581,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         // `cd ~/.aws && cat credentials`, `(cd ~/.ssh && tar czf - .)`: a
         // relative name in the directory an earlier `cd` went to, when
         // that makes it a credential file or directory.
-        if let Some(dir) = super::cwd_before(ctx, i).filter(|d| !d.contains('$')) {
+        let cd_before = ctx.commands()[..i].iter().any(|b| {
+            b.argv
+                .first()
+                .is_some_and(|w| w.text == "cd" || w.text == "pushd")
+        });
+        if cd_before && let Some(dir) = super::cwd_before(ctx, i).filter(|d| !d.contains('$')) {
             for w in ops.iter_mut() {
                 let t = w.text.as_str();
                 if t.starts_with(['/', '~', '$', '-']) || w.dynamic {
