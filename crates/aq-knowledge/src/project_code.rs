@@ -145,6 +145,15 @@ pub fn runs_project_file(program: &str, subcommand: Option<&str>, path: &str) ->
     })
 }
 
+/// Whether `program`, asked to do `subcommand`, runs some project file of
+/// the directory it works in (whichever files the directory holds).
+pub fn runs_project_files(program: &str, subcommand: Option<&str>) -> bool {
+    PROJECT_CODE.iter().any(|r| {
+        r.programs.contains(&program)
+            && (r.subcommands.is_empty() || subcommand.is_some_and(|s| r.subcommands.contains(&s)))
+    })
+}
+
 /// Whether a pattern of [`PROJECT_CODE`] names `path`.
 fn file_matches(pattern: &str, path: &str) -> bool {
     if let Some(name) = pattern.strip_prefix("**/") {

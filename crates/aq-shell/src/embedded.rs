@@ -499,6 +499,28 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
         for s in tcl_execs(text) {
             add(&mut out, &label, s);
         }
+        // Expect's `send "TEXT\r"` to a spawned shell (or ssh, su, telnet)
+        // types a command line into it.
+        let spawns_shell = tcl_command_words(text, "spawn").iter().any(|w| {
+            let program = w.split_whitespace().next().unwrap_or("").trim_matches('\'');
+            let base = program.rsplit('/').next().unwrap_or(program);
+            crate::is_shell(base) || matches!(base, "ssh" | "su" | "telnet" | "sudo")
+        });
+        if spawns_shell {
+            for typed in tcl_command_words(text, "send") {
+                let keys: String = typed
+                    .split(' ')
+                    .map(|w| w.trim_matches('\''))
+                    .filter(|w| !w.starts_with('-'))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                add(
+                    &mut out,
+                    "expect send",
+                    keys.replace("\\r", "\n").replace('\r', "\n"),
+                );
+            }
+        }
     }
     if code.lang == "awk" {
         // `"cmd" | getline` and `print ... | "cmd"` run cmd through sh.
@@ -902,7 +924,12 @@ fn tcl_words(text: &str) -> Vec<String> {
                 let mut w = String::new();
                 while let Some(d) = chars.next() {
                     match d {
-                        '\\' => w.extend(chars.next()),
+                        '\\' => match chars.next() {
+                            Some('n') => w.push('\n'),
+                            Some('r') => w.push('\r'),
+                            Some('t') => w.push('\t'),
+                            other => w.extend(other),
+                        },
                         '"' => break,
                         _ => w.push(d),
                     }

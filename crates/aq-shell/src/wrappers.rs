@@ -210,9 +210,9 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             argv_from("command", o("", &[]).first_operand(args), false)
         }
         "builtin" | "nohup" | "exec" | "setsid" | "stdbuf" | "ionice" | "nice" | "time"
-        | "chrt" | "taskset" | "unbuffer" | "caffeinate" | "systemd-run" | "firejail" | "proot"
-        | "fakeroot" | "catchsegv" | "strace" | "ltrace" | "valgrind" | "torsocks"
-        | "proxychains" | "proxychains4" => {
+        | "chrt" | "taskset" | "setarch" | "logsave" | "unbuffer" | "caffeinate"
+        | "systemd-run" | "firejail" | "proot" | "fakeroot" | "catchsegv" | "strace" | "ltrace"
+        | "valgrind" | "torsocks" | "proxychains" | "proxychains4" => {
             let opts = match name {
                 "exec" => o("a", &[]),
                 "stdbuf" => o("ioe", &["input", "output", "error"]),
@@ -236,9 +236,16 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                 _ => o("", &[]),
             };
             let mut i = opts.first_operand(args);
-            // chrt PRIO CMD / taskset MASK CMD: a value comes before the command.
-            if matches!(name, "chrt" | "taskset") {
+            // chrt PRIO CMD / taskset MASK CMD / setarch ARCH CMD / logsave
+            // LOG CMD: a value comes before the command.
+            if matches!(name, "chrt" | "taskset" | "setarch" | "logsave") {
                 i += 1;
+            }
+            // `setarch ARCH -R CMD`: its own options follow the value.
+            if name == "setarch" {
+                while args.get(i).is_some_and(|a| a.text.starts_with('-')) {
+                    i += 1;
+                }
             }
             argv_from(name, i, false)
         }
@@ -543,6 +550,58 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             argv_from("rlwrap", i, false)
         }
         "bwrap" => unwrap_bwrap(args),
+        // Wrappers that run the command after their options (and, for the
+        // ones that change user or attach a session, one leading value).
+        "ssh-agent" => argv_from(name, o("aEtPO", &[]).first_operand(args), false),
+        "cpulimit" => argv_from(
+            name,
+            o("lepPb", &["limit", "exe", "pid", "path"]).first_operand(args),
+            false,
+        ),
+        "sshpass" => argv_from(name, o("pfdP", &[]).first_operand(args), false),
+        "sandbox-exec" => argv_from(name, o("fpnD", &[]).first_operand(args), false),
+        "dbus-launch" => argv_from(
+            name,
+            o("", &["config-file", "autolaunch"]).first_operand(args),
+            false,
+        ),
+        "numactl" => argv_from(
+            name,
+            o(
+                "ipmNCP",
+                &[
+                    "interleave",
+                    "preferred",
+                    "membind",
+                    "cpunodebind",
+                    "physcpubind",
+                    "weighted-interleave",
+                ],
+            )
+            .first_operand(args),
+            false,
+        ),
+        "gosu" | "su-exec" | "setuidgid" => {
+            argv_from(name, o("", &[]).first_operand(args) + 1, false)
+        }
+        "chpst" => argv_from(name, o("uUbe/nlLmdofcrtv", &[]).first_operand(args), false),
+        // `dtach -n SOCKET CMD`, `abduco -n NAME CMD`: a detached session.
+        "dtach" | "abduco" => {
+            let i = o("rEz", &[]).first_operand(args);
+            argv_from(name, i + 1, false)
+        }
+        // `entr [-s] CMD`: with -s, one shell command line.
+        "entr" => {
+            let i = o("", &[]).first_operand(args);
+            if args[..i.min(args.len())]
+                .iter()
+                .any(|a| a.text.starts_with('-') && a.text.contains('s'))
+            {
+                joined_script("entr -s", args.get(i..).unwrap_or(&[]))
+            } else {
+                argv_from(name, i, false)
+            }
+        }
         "start-stop-daemon" => unwrap_start_stop_daemon(args),
         // `less +CMD`: CMD is less's first command; `+!CMD` runs a shell command.
         "less" | "zless" | "xzless" | "bzless" => args

@@ -661,13 +661,18 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
                 found.push((i, *d, file.clone()));
             }
         }
-        // `make -C dir`, `cd dir && make`: the build runs the downloaded
-        // Makefile.
+        // `make -C dir`, `cd dir && make`, `cd dir && npm install`: the
+        // tool runs the downloaded tree's project files (its Makefile, its
+        // package.json's scripts, its build.rs, its tests).
         let build_dir = if matches!(name, "make" | "gmake") {
             flag_values_text(c, &["-C"], &["directory"])
                 .into_iter()
                 .next()
                 .or_else(|| super::cwd_before(ctx, i))
+        } else if !downloaded_dirs.is_empty()
+            && aq_knowledge::project_code::runs_project_files(tool, sub)
+        {
+            super::cwd_before(ctx, i)
         } else {
             None
         };
@@ -675,7 +680,12 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
             if let Some(b) = &build_dir
                 && (inside(b, dir) || same_file(b, dir))
             {
-                found.push((i, *d, format!("{b}/Makefile")));
+                let what = if matches!(name, "make" | "gmake") {
+                    format!("{b}/Makefile")
+                } else {
+                    format!("the project files of {b}")
+                };
+                found.push((i, *d, what));
                 continue;
             }
             if let Some(t) = run_targets
