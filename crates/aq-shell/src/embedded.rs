@@ -26,13 +26,16 @@ pub fn interpreter_lang(name: &str) -> Option<&'static str> {
         "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => "powershell",
         "julia" => "julia",
         "elixir" => "elixir",
-        "jshell" => "java",
+        // The JVM's scripting shells: jshell (its input), jrunscript,
+        // Groovy and Scala (`-e CODE`).
+        "jshell" | "jrunscript" | "groovy" | "scala" => "java",
         "ghc" | "ghci" => "haskell",
         "ocaml" => "ocaml",
         "crystal" => "crystal",
         "R" => "r",
         // Lisps and Schemes.
-        "guile" | "sbcl" | "clisp" | "racket" | "ecl" | "gosh" | "csi" | "chibi-scheme" => "lisp",
+        "guile" | "sbcl" | "clisp" | "racket" | "ecl" | "gosh" | "csi" | "chibi-scheme" | "bb"
+        | "clojure" | "clj" => "lisp",
         _ => return None,
     })
 }
@@ -57,6 +60,7 @@ fn code_flags(lang: &str) -> &'static [&'static str] {
         "php" => &["-r"],
         "julia" => &["-e", "--eval", "-E", "--print"],
         "elixir" => &["-e", "--eval"],
+        "java" => &["-e"],
         // `expect -c`; Tcl's own shells take a file or their input.
         "tcl" => &["-c"],
         // guile -c, sbcl/racket/ecl --eval, clisp -x, racket/gosh/csi -e.
@@ -362,7 +366,7 @@ fn shell_calls(lang: &str) -> &'static [(&'static str, Form)] {
             ("System.shell", Shell),
             (":os.cmd", Shell),
         ],
-        "java" => &[("exec", Auto), ("ProcessBuilder", Auto)],
+        "java" => &[("exec", Auto), ("ProcessBuilder", Auto), ("Process", Auto)],
         "haskell" => &[
             ("callCommand", Shell),
             ("spawnCommand", Shell),
@@ -393,6 +397,8 @@ fn shell_calls(lang: &str) -> &'static [(&'static str, Form)] {
             ("Process.exec", Auto),
         ],
         "lisp" => &[
+            // Clojure's `clojure.java.shell/sh` takes an argument vector.
+            ("sh", Auto),
             ("system", Shell),
             ("system*", Auto),
             ("process", Shell),
@@ -479,6 +485,15 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
         while let (Some(inside), Some(_)) = (parts.next(), parts.next().or(Some(""))) {
             if !inside.is_empty() {
                 add(&mut out, &label, interpolated(lang, inside));
+            }
+        }
+    }
+    if code.lang == "java" {
+        // Groovy's `"CMD".execute()`, Scala's `"CMD".!` and `"CMD".!!`.
+        for (lit, _, end) in literal_ranges(text) {
+            let after = &text[end..];
+            if after.starts_with(".execute(") || after.starts_with(".!") {
+                add(&mut out, &label, lit);
             }
         }
     }

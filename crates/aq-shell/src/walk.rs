@@ -1076,6 +1076,26 @@ impl Walker {
                 }
             }
             "read" if literal.is_some_and(|text| self.read_literal(args, text)) => {}
+            // `mapfile -t A <<< $'rm\n-rf\n~'`: one element a line.
+            "mapfile" | "readarray"
+                if literal.is_some()
+                    && args
+                        .iter()
+                        .all(|w| w.text == "-t" || !w.text.starts_with('-')) =>
+            {
+                let text = literal.unwrap_or_default();
+                let name = args
+                    .iter()
+                    .rfind(|w| !w.text.starts_with('-'))
+                    .map_or("MAPFILE".to_string(), |w| w.text.clone());
+                let items = text
+                    .strip_suffix('\n')
+                    .unwrap_or(text)
+                    .split('\n')
+                    .map(Word::literal)
+                    .collect();
+                self.set(&name, Var::Array(items));
+            }
             "read" | "mapfile" | "readarray" | "getopts" => {
                 // Option values (`read -p prompt`) are forgotten too: harmless.
                 let input = if program == "getopts" {

