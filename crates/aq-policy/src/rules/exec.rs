@@ -4,7 +4,7 @@
 
 use aq_shell::{Command, Input, interpreter_lang, is_shell};
 
-use super::{Ctx, flag_values_text, has_flag, is_flag, operands};
+use super::{Ctx, flag_value, flag_values_text, has_flag, is_flag, operands};
 use crate::catalog::RuleId;
 use crate::paths::NormPath;
 
@@ -123,6 +123,43 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
         }
     }
     Some(sources)
+}
+
+/// Where the script comes from that a program of its own command language
+/// is given on the line (awk's program, sed's script, `make -f`, a script
+/// an option loads), when a word of it comes from other commands.
+fn given_script_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
+    use aq_knowledge::programs::{Does, Via};
+    let c = &ctx.commands()[i];
+    if c.args().iter().all(|w| w.feeds.is_empty()) {
+        return None;
+    }
+    let name = c.program()?;
+    let mut words: Vec<&aq_shell::Word> = Vec::new();
+    match name {
+        "awk" | "gawk" | "mawk" | "nawk" | "sed" | "gsed" => {
+            let explicit = flag_value(c, &["-e", "-f"], &["expression", "file"]);
+            if explicit.is_empty() {
+                words.extend(operands(c).into_iter().take(1));
+            } else {
+                words.extend(explicit);
+            }
+        }
+        "make" | "gmake" | "bmake" => words.extend(flag_value(c, &["-f"], &["file", "makefile"])),
+        _ => {
+            let model = ctx.model(i)?;
+            let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+            for cap in model.caps(Does::Load).filter(|cap| cap.via == Via::Option) {
+                for k in 0..texts.len() {
+                    if cap.option_value(&texts, k).is_some() {
+                        words.extend(c.args().get(k + 1));
+                    }
+                }
+            }
+        }
+    }
+    let sources: Vec<usize> = words.iter().flat_map(|w| ctx.word_sources(w)).collect();
+    (!sources.is_empty()).then_some(sources)
 }
 
 /// Where the commands come from of a program whose input is its own
@@ -289,6 +326,20 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             i,
             format!("`{name}` hands a command string to a shell"),
         );
+    }
+    // `awk "$(curl …)"`, `sed "$(curl …)" F`, `make -f <(curl …)`, `vim -S
+    // <(curl …)`, `gdb -x <(curl …)`: the script of a program's own command
+    // language given on the line, from a download.
+    if let Some(d) =
+        given_script_sources(ctx, i).and_then(|sources| ctx.any_source(&sources, is_downloader))
+    {
+        let what = ctx.commands()[d].display();
+        ctx.hit(
+            RuleId::NetPipeToShell,
+            i,
+            format!("`{name}` runs a script it is given from `{what}`"),
+        );
+        return;
     }
     if let Some(sources) = command_input_sources(ctx, i) {
         if let Some(d) = ctx.any_source(&sources, is_downloader) {
@@ -608,13 +659,30 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
             downloaded_dirs.push((i, dir));
             continue;
         }
-        if matches!(c.program(), Some("tar" | "bsdtar" | "unzip")) {
+        if matches!(
+            c.program(),
+            Some("tar" | "bsdtar" | "unzip" | "7z" | "bsdunzip")
+        ) {
+            // Piped from a download, or given an archive downloaded earlier
+            // (`curl -o x.zip URL && unzip x.zip`).
             let from_net = ctx
                 .upstream(i)
                 .into_iter()
-                .find(|&u| is_downloader(&commands[u]));
+                .find(|&u| is_downloader(&commands[u]))
+                .or_else(|| {
+                    let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+                    downloaded
+                        .iter()
+                        .find(|(_, f)| {
+                            texts.iter().any(|t| {
+                                same_file(t, f)
+                                    || t.strip_prefix("-f").is_some_and(|v| same_file(v, f))
+                            })
+                        })
+                        .map(|(d, _)| *d)
+                });
             if let Some(u) = from_net {
-                let dir = flag_values_text(c, &["-C"], &["directory"])
+                let dir = flag_values_text(c, &["-C", "-d"], &["directory"])
                     .into_iter()
                     .next()
                     .unwrap_or_else(|| ".".to_string());
@@ -688,9 +756,12 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
                 found.push((i, *d, what));
                 continue;
             }
-            if let Some(t) = run_targets
+            // A program name without a `/` is looked up on the PATH (`ls`);
+            // a script operand is a file (`sh install.sh`).
+            if let Some((_, t)) = run_targets
                 .iter()
-                .find(|t| inside(t, dir) && (t.contains('/') || dir == "."))
+                .enumerate()
+                .find(|(k, t)| inside(t, dir) && (t.contains('/') || dir == "." && *k > 0))
             {
                 found.push((i, *d, t.to_string()));
             }
