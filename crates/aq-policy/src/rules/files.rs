@@ -78,6 +78,27 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 );
             }
         }
+        // NVMe format and sanitize, LUKS formatting and key-slot erasing
+        // destroy what the device holds.
+        "nvme" | "cryptsetup"
+            if c.args().iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "format" | "sanitize" | "write-zeroes" | "luksFormat" | "erase" | "luksErase"
+                )
+            }) =>
+        {
+            let target = operands(c)
+                .iter()
+                .map(|w| w.text.clone())
+                .find(|t| t.starts_with("/dev/"))
+                .unwrap_or_else(|| "a disk".into());
+            ctx.hit(
+                RuleId::DiskOverwrite,
+                i,
+                format!("`{n}` erases {target}", n = name),
+            );
+        }
         // ATA secure erase and sector writes wipe or damage the disk.
         "hdparm"
             if c.args().iter().any(|a| {

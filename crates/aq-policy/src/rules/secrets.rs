@@ -827,7 +827,16 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             Some("x509" | "verify" | "crl" | "s_server" | "s_client")
         )
     {
-        found.retain(|(_, path, _)| !paths::is_key_file(path));
+        // A key fed on its input (`s_client … < key`) is sent, not used.
+        let fed: Vec<String> = c
+            .stdin
+            .iter()
+            .filter_map(|s| match s {
+                Input::File(w) => Some(w.text.clone()),
+                _ => None,
+            })
+            .collect();
+        found.retain(|(_, path, _)| !paths::is_key_file(path) || fed.contains(path));
     }
     // `gpg --verify x.tar.gz.asc x.tar.gz`: a signature checked against the
     // public keyring, nothing secret read or written.
