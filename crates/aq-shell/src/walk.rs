@@ -626,8 +626,9 @@ impl Walker {
             }
         } else {
             // `read … <<< 'TEXT'`: input the line gives as known text.
+            // (Not with `IFS=… read`: the fields are split otherwise.)
             let literal = match stdin.as_slice() {
-                [Input::Text(w)] if !w.dynamic => Some(w.text.clone()),
+                [Input::Text(w)] if !w.dynamic && assignments.is_empty() => Some(w.text.clone()),
                 _ => None,
             };
             self.note_builtin_assignments(&argv, idx, literal.as_deref());
