@@ -28,7 +28,10 @@ pub fn interpreter_lang(name: &str) -> Option<&'static str> {
         "elixir" => "elixir",
         // The JVM's scripting shells: jshell (its input), jrunscript,
         // Groovy and Scala (`-e CODE`).
-        "jshell" | "jrunscript" | "groovy" | "scala" => "java",
+        "jshell" | "jrunscript" | "groovy" | "scala" | "kotlin" | "kotlinc" => "java",
+        "raku" | "rakudo" | "perl6" => "raku",
+        "erl" => "erlang",
+        "octave" | "octave-cli" => "octave",
         "ghc" | "ghci" => "haskell",
         "ocaml" => "ocaml",
         "crystal" => "crystal",
@@ -46,6 +49,8 @@ pub fn interpreter_lang(name: &str) -> Option<&'static str> {
 fn eval_only_lang(name: &str) -> Option<&'static str> {
     match name {
         "emacs" | "emacs-nox" | "xemacs" => Some("elisp"),
+        // `mix run -e CODE`, `iex -e CODE`: Elixir.
+        "mix" | "iex" => Some("elixir"),
         _ => None,
     }
 }
@@ -60,7 +65,9 @@ fn code_flags(lang: &str) -> &'static [&'static str] {
         "php" => &["-r"],
         "julia" => &["-e", "--eval", "-E", "--print"],
         "elixir" => &["-e", "--eval"],
-        "java" => &["-e"],
+        "java" | "raku" => &["-e"],
+        "erlang" => &["-eval"],
+        "octave" => &["--eval"],
         // `expect -c`; Tcl's own shells take a file or their input.
         "tcl" => &["-c"],
         // guile -c, sbcl/racket/ecl --eval, clisp -x, racket/gosh/csi -e.
@@ -367,6 +374,9 @@ fn shell_calls(lang: &str) -> &'static [(&'static str, Form)] {
             (":os.cmd", Shell),
         ],
         "java" => &[("exec", Auto), ("ProcessBuilder", Auto), ("Process", Auto)],
+        "raku" => &[("shell", Shell), ("run", Auto), ("Proc::Async.new", Auto)],
+        "erlang" => &[("os:cmd", Shell), ("open_port", Shell)],
+        "octave" => &[("system", Shell), ("unix", Shell), ("shell_cmd", Shell)],
         "haskell" => &[
             ("callCommand", Shell),
             ("spawnCommand", Shell),
@@ -643,7 +653,7 @@ fn python_aliases<'a>(lang: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
 /// CMD is a shell command line, as in backticks.
 fn quoted_commands(lang: &str, text: &str) -> Vec<String> {
     let marker = match lang {
-        "perl" => "qx",
+        "perl" | "raku" => "qx",
         "ruby" | "crystal" => "%x",
         _ => return Vec::new(),
     };

@@ -27,6 +27,9 @@ pub(crate) enum Inner {
 /// Shells that take `-c STRING` or read a script from stdin or a file.
 pub const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "rbash", "tcsh", "csh",
+    // Oil's shells, OpenBSD's ksh, and shells whose simple commands read
+    // as bash's (elvish, xonsh, nushell).
+    "osh", "ysh", "oksh", "loksh", "posh", "elvish", "xonsh", "nu",
 ];
 
 /// Option spelling of a wrapper: which short and long options take a value.

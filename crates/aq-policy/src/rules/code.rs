@@ -160,6 +160,12 @@ pub(crate) fn uses_network(code: &Code) -> bool {
             ],
         ),
         "crystal" => any(t, &["HTTP::Client", "Socket"]),
+        "raku" => any(t, &["IO::Socket", "HTTP::", "Cro::"]),
+        "erlang" => any(t, &["gen_tcp", "httpc", "ssl:connect"]),
+        "octave" => any(
+            t,
+            &["urlread", "urlwrite", "webread", "websave", "tcpclient"],
+        ),
         "lisp" => any(
             t,
             &[
@@ -233,6 +239,8 @@ fn uses_socket(code: &Code) -> bool {
         "r" => any(t, &["socketConnection", "make.socket", "socketAccept"]),
         "julia" => any(t, &["connect(", "listen(", "Sockets"]),
         "crystal" => any(t, &["TCPSocket", "TCPServer", "UNIXSocket"]),
+        "raku" => t.contains("IO::Socket"),
+        "erlang" => t.contains("gen_tcp"),
         "elixir" => any(t, &[":gen_tcp", "Socket"]),
         "java" => any(t, &["Socket("]),
         "haskell" => any(t, &["connectTo", "Network.Socket"]),

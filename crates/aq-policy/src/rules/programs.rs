@@ -13,6 +13,34 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let Some(name) = c.program() else { return };
     let mut hits: Vec<(RuleId, String)> = Vec::new();
+    // A runtime or compiler given code to evaluate in a language the
+    // engine does not read (`dart --eval`, `swift -e`): what it does is
+    // not known, so it asks.
+    // (`gcc -e SYMBOL` names the entry point.)
+    let c_compiler = ["gcc", "g++", "clang", "cc", "c++", "ld"]
+        .iter()
+        .any(|p| name.starts_with(p));
+    if c.code.is_none()
+        && !c_compiler
+        && aq_shell::interpreter_lang(name).is_none()
+        && matches!(
+            aq_knowledge::programs::known_class(name),
+            Some(aq_knowledge::programs::Class::Runtime | aq_knowledge::programs::Class::Compiler)
+        )
+        && let Some(flag) = c.args().iter().enumerate().find_map(|(k, a)| {
+            let t = a.text.as_str();
+            let given = matches!(t, "-e" | "--eval" | "-eval") && c.args().get(k + 1).is_some()
+                || t.starts_with("--eval=");
+            given.then_some(t)
+        })
+    {
+        hits.push((
+            RuleId::ExecViaOption,
+            format!(
+                "`{name}` evaluates the code given in `{flag}`, in a language the rules do not read"
+            ),
+        ));
+    }
     // Shell commands given in options (`ansible -a CMD`, `--pre-hook CMD`):
     // what they do is judged as if on the line, for blocks.
     let mut commands: Vec<(String, String)> = Vec::new();
