@@ -627,8 +627,13 @@ impl Walker {
         } else {
             // `read … <<< 'TEXT'`: input the line gives as known text.
             // (Not with `IFS=… read`: the fields are split otherwise.)
+            let reads = argv
+                .first()
+                .is_some_and(|w| matches!(w.text.as_str(), "read" | "mapfile" | "readarray"));
             let literal = match stdin.as_slice() {
-                [Input::Text(w)] if !w.dynamic && assignments.is_empty() => Some(w.text.clone()),
+                [Input::Text(w)] if reads && !w.dynamic && assignments.is_empty() => {
+                    Some(w.text.clone())
+                }
                 _ => None,
             };
             self.note_builtin_assignments(&argv, idx, literal.as_deref());

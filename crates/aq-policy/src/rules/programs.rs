@@ -17,22 +17,24 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // engine does not read (`dart --eval`, `swift -e`): what it does is
     // not known, so it asks.
     // (`gcc -e SYMBOL` names the entry point.)
-    let c_compiler = ["gcc", "g++", "clang", "cc", "c++", "ld"]
-        .iter()
-        .any(|p| name.starts_with(p));
+    let c_compiler = || {
+        ["gcc", "g++", "clang", "cc", "c++", "ld"]
+            .iter()
+            .any(|p| name.starts_with(p))
+    };
     if c.code.is_none()
-        && !c_compiler
-        && aq_shell::interpreter_lang(name).is_none()
-        && matches!(
-            aq_knowledge::programs::known_class(name),
-            Some(aq_knowledge::programs::Class::Runtime | aq_knowledge::programs::Class::Compiler)
-        )
         && let Some(flag) = c.args().iter().enumerate().find_map(|(k, a)| {
             let t = a.text.as_str();
             let given = matches!(t, "-e" | "--eval" | "-eval") && c.args().get(k + 1).is_some()
                 || t.starts_with("--eval=");
             given.then_some(t)
         })
+        && !c_compiler()
+        && aq_shell::interpreter_lang(name).is_none()
+        && matches!(
+            aq_knowledge::programs::known_class(name),
+            Some(aq_knowledge::programs::Class::Runtime | aq_knowledge::programs::Class::Compiler)
+        )
     {
         hits.push((
             RuleId::ExecViaOption,
