@@ -26,6 +26,8 @@
 //!   them, and the `dev` profile writes the build caches.
 //! - [`git`]: the configuration keys that make git run a program, and how
 //!   git reads its config, attributes and hooks.
+//! - [`project_code`]: the files of a project its tools run as code
+//!   (`Makefile`, `conftest.py`, `build.rs`, `package.json`, git hooks).
 //! - [`tool_config`]: the settings of other tools that make them run a
 //!   command later (npm's `script-shell`, ssh's `ProxyCommand`, `.pth`
 //!   files, editors' startup files), the words of an agent's settings that
@@ -39,5 +41,6 @@ pub mod credentials;
 pub mod git;
 #[allow(missing_docs)]
 pub mod programs;
+pub mod project_code;
 pub mod secret_names;
 pub mod tool_config;

@@ -886,3 +886,19 @@ fn round7_b_classes_hold() {
         0,
     );
 }
+
+/// Round seven, group c: how the line and the code in it are read.
+/// Interpreter code in less common languages (Julia, R, Tcl, Elixir,
+/// jshell, Haskell, OCaml, Lisps, Crystal, PowerShell, Emacs Lisp) and
+/// argument-list calls; remote code execution by other routes; wrappers;
+/// shell-level hiding; credential reads by other spellings; with their
+/// benign neighbours.
+#[test]
+fn round7_c_line_reading_classes_hold() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round7_c.jsonl"),
+        100,
+        0,
+        0,
+    );
+}

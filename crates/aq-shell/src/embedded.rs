@@ -4,6 +4,7 @@
 //! (`os.system("...")`, `` `...` ``, `system(...)`), which are then analyzed
 //! like any other nested shell string.
 
+use crate::calls::{Form, call_command};
 use crate::model::{Code, Command, Input};
 
 /// The interpreter family of a program name (`python3.12` is `python`).
@@ -18,13 +19,39 @@ pub fn interpreter_lang(name: &str) -> Option<&'static str> {
         "php" => "php",
         "lua" | "luajit" => "lua",
         "Rscript" | "R" => "r",
-        "julia" => "julia",
         "osascript" => "applescript",
         "awk" | "gawk" | "mawk" | "nawk" => "awk",
-        "tclsh" | "wish" => "tcl",
-        "pwsh" | "powershell" | "powershell.exe" => "powershell",
+        // `expect` is Tcl with `spawn`.
+        "tclsh" | "wish" | "expect" => "tcl",
+        "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => "powershell",
+        "julia" => "julia",
+        "elixir" => "elixir",
+        // The JVM's scripting shells: jshell (its input), jrunscript,
+        // Groovy and Scala (`-e CODE`).
+        "jshell" | "jrunscript" | "groovy" | "scala" | "kotlin" | "kotlinc" => "java",
+        "raku" | "rakudo" | "perl6" => "raku",
+        "erl" => "erlang",
+        "octave" | "octave-cli" => "octave",
+        "ghc" | "ghci" => "haskell",
+        "ocaml" => "ocaml",
+        "crystal" => "crystal",
+        // Lisps and Schemes.
+        "guile" | "sbcl" | "clisp" | "racket" | "ecl" | "gosh" | "csi" | "chibi-scheme" | "bb"
+        | "clojure" | "clj" => "lisp",
         _ => return None,
     })
+}
+
+/// The language of code given to a program that is not otherwise an
+/// interpreter, by an option only (`emacs --batch --eval '(...)'`): it
+/// runs no script file and reads no program from its input.
+fn eval_only_lang(name: &str) -> Option<&'static str> {
+    match name {
+        "emacs" | "emacs-nox" | "xemacs" => Some("elisp"),
+        // `mix run -e CODE`, `iex -e CODE`: Elixir.
+        "mix" | "iex" => Some("elixir"),
+        _ => None,
+    }
 }
 
 /// The code flag of each interpreter (`-c` for python, `-e` for perl ...).
@@ -32,20 +59,43 @@ fn code_flags(lang: &str) -> &'static [&'static str] {
     match lang {
         "python" => &["-c"],
         "perl" => &["-e", "-E"],
-        "ruby" | "lua" | "r" | "applescript" => &["-e"],
-        "julia" => &["-e", "--eval", "-E", "--print"],
+        "ruby" | "lua" | "r" | "applescript" | "haskell" | "ocaml" => &["-e"],
         "node" => &["-e", "--eval", "-p", "--print"],
         "php" => &["-r"],
-        "powershell" => &[
-            "-c",
-            "-Command",
-            "-command",
-            "-EncodedCommand",
-            "-encodedcommand",
-            "-enc",
-            "-e",
-            "-ec",
+        "julia" => &["-e", "--eval", "-E", "--print"],
+        "elixir" => &["-e", "--eval"],
+        "java" | "raku" => &["-e"],
+        "erlang" => &["-eval"],
+        "octave" => &["--eval"],
+        // `expect -c`; Tcl's own shells take a file or their input.
+        "tcl" => &["-c"],
+        // guile -c, sbcl/racket/ecl --eval, clisp -x, racket/gosh/csi -e.
+        "lisp" => &["-c", "--eval", "-eval", "-x", "-e"],
+        "elisp" => &["--eval", "-eval", "--execute", "-execute"],
+        _ => &[],
+    }
+}
+
+/// Options of an interpreter that take the next word as their value (a
+/// module to preload, a directory, a setting), not a script.
+fn valued_options(lang: &str) -> &'static [&'static str] {
+    match lang {
+        "node" => &[
+            "-r",
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+            "-C",
+            "--conditions",
+            "--env-file",
+            "--title",
+            "--input-type",
         ],
+        "python" => &["-W", "-X"],
+        "ruby" => &["-r", "-I", "-C", "-E"],
+        "perl" => &["-I", "-M", "-m"],
+        "php" => &["-d", "-c"],
         _ => &[],
     }
 }
@@ -58,24 +108,27 @@ pub(crate) fn code_of(command: &Command, piped: &dyn Fn() -> Option<String>) -> 
     if let Some(code) = hosted_code(name, command) {
         return Some(code);
     }
-    let lang = interpreter_lang(name)?;
+    let eval_only = eval_only_lang(name);
+    let lang = interpreter_lang(name).or(eval_only)?;
     let args = command.args();
     let mut text = String::new();
+    let mut saw_script = false;
     if lang == "awk" {
         text = awk_program(args.iter().map(|w| w.text.as_str()))?;
+    } else if lang == "powershell" {
+        match powershell_code(name, args) {
+            PowerShellCode::Text(t) => text = t,
+            PowerShellCode::Script => saw_script = true,
+            PowerShellCode::Input => {}
+        }
     } else {
         let flags = code_flags(lang);
         let mut i = 0;
-        let mut saw_script = false;
         while i < args.len() {
             let a = args[i].text.as_str();
-            // Clustered short options (`perl -ne`); PowerShell's options are
-            // whole words (`-NoProfile` is not `-N -o … -e`).
-            let is_flag = flags
-                .iter()
-                .any(|f| f.eq_ignore_ascii_case(a) && (lang == "powershell" || *f == a))
-                || (lang != "powershell"
-                    && a.starts_with('-')
+            // Clustered short options (`perl -ne`).
+            let is_flag = flags.contains(&a)
+                || (a.starts_with('-')
                     && !a.starts_with("--")
                     && flags.iter().any(|f| {
                         f.len() == 2
@@ -93,18 +146,29 @@ pub(crate) fn code_of(command: &Command, piped: &dyn Fn() -> Option<String>) -> 
                 i += 2;
                 continue;
             }
+            if valued_options(lang).contains(&a) {
+                // `node -r dotenv/config -e …`: the value is no script.
+                i += 2;
+                continue;
+            }
             if let Some(v) = a
                 .strip_prefix("--eval=")
                 .or_else(|| a.strip_prefix("--print="))
             {
                 text.push_str(v);
-            } else if lang == "node" && name == "deno" && a == "eval" {
+            } else if a == "eval" && text.is_empty() && i == 0 && matches!(name, "deno" | "crystal")
+            {
+                // `deno eval CODE`, `crystal eval CODE`.
                 if let Some(code) = args.get(i + 1) {
                     text.push_str(&code.text);
                 }
                 i += 1;
+            } else if a == "run" && i == 0 && matches!(name, "deno" | "bun") {
+                // `deno run -`, `bun run -`: the script operand follows.
             } else if a == "-" {
                 saw_script = false;
+            } else if eval_only.is_some() {
+                // Every option of an editor is read, files among them.
             } else if (!a.starts_with('-') && text.is_empty()) || (lang == "python" && a == "-m") {
                 // A script file or a module: the code is not on the line.
                 saw_script = true;
@@ -112,19 +176,19 @@ pub(crate) fn code_of(command: &Command, piped: &dyn Fn() -> Option<String>) -> 
             }
             i += 1;
         }
-        if text.is_empty() && !saw_script {
-            // `python3 <<EOF` and `python3 - <<<'...'` read the program from stdin.
-            for input in &command.stdin {
-                if let Input::Text(t) = input {
-                    text.push_str(&t.text);
-                }
+    }
+    if text.is_empty() && !saw_script && eval_only.is_none() {
+        // `python3 <<EOF` and `python3 - <<<'...'` read the program from stdin.
+        for input in &command.stdin {
+            if let Input::Text(t) = input {
+                text.push_str(&t.text);
             }
-            // `echo "import shutil; ..." | python3`.
-            if text.is_empty()
-                && let Some(t) = piped()
-            {
-                text = t;
-            }
+        }
+        // `echo "import shutil; ..." | python3`.
+        if text.is_empty()
+            && let Some(t) = piped()
+        {
+            text = t;
         }
     }
     if text.is_empty() {
@@ -136,6 +200,75 @@ pub(crate) fn code_of(command: &Command, piped: &dyn Fn() -> Option<String>) -> 
         text,
         literals,
     })
+}
+
+/// Where a PowerShell command line's code is.
+enum PowerShellCode {
+    /// On the line (`-Command`, or the first operand of Windows
+    /// PowerShell, whose default parameter is `-Command`).
+    Text(String),
+    /// In a script file (`-File F`, or pwsh's first operand).
+    Script,
+    /// Read from its input (`-Command -`, `-File -`, or nothing given).
+    Input,
+}
+
+/// PowerShell's own parameters: any unambiguous prefix names one, without
+/// regard to case (`-NoP`, `-w hidden`, `-ep bypass`, `/c`).
+fn powershell_code(name: &str, args: &[crate::model::Word]) -> PowerShellCode {
+    // Parameters that take a value, with the shortest prefix each accepts.
+    const VALUED: &[(&str, usize)] = &[
+        ("configurationname", 4),
+        ("custompipename", 2),
+        ("encodedarguments", 8),
+        ("executionpolicy", 2),
+        ("inputformat", 2),
+        ("outputformat", 1),
+        ("psconsolefile", 2),
+        ("settingsfile", 2),
+        ("version", 1),
+        ("windowstyle", 1),
+        ("workingdirectory", 2),
+        ("wd", 2),
+    ];
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        let Some(p) = a.strip_prefix(['-', '/']).filter(|p| !p.is_empty()) else {
+            // The first operand: a command for Windows PowerShell, a
+            // script file for pwsh.
+            if name.starts_with("pwsh") {
+                return PowerShellCode::Script;
+            }
+            let rest: Vec<&str> = args[i..].iter().map(|w| w.text.as_str()).collect();
+            return PowerShellCode::Text(rest.join(" "));
+        };
+        let p = p.to_ascii_lowercase();
+        let names = |full: &str, min: usize| p.len() >= min && full.starts_with(p.as_str());
+        if p == "c" || names("command", 2) {
+            // The rest of the line is the command; `-` reads it from stdin.
+            let rest: Vec<&str> = args[i + 1..].iter().map(|w| w.text.as_str()).collect();
+            return match rest.as_slice() {
+                [] | ["-"] => PowerShellCode::Input,
+                _ => PowerShellCode::Text(rest.join(" ")),
+            };
+        }
+        if p == "e" || p == "ec" || names("encodedcommand", 3) {
+            let code = args.get(i + 1).map(|w| w.text.clone()).unwrap_or_default();
+            return PowerShellCode::Text(code);
+        }
+        if p == "f" || names("file", 2) {
+            return match args.get(i + 1).map(|w| w.text.as_str()) {
+                None | Some("-") => PowerShellCode::Input,
+                Some(_) => PowerShellCode::Script,
+            };
+        }
+        if VALUED.iter().any(|(full, min)| names(full, *min)) || p == "ep" || p == "ex" {
+            i += 1;
+        }
+        i += 1;
+    }
+    PowerShellCode::Input
 }
 
 /// Code a program runs in an interpreter it embeds, given in an option:
@@ -187,85 +320,174 @@ fn awk_program<'a>(mut args: impl Iterator<Item = &'a str>) -> Option<String> {
     None
 }
 
-/// Call names whose string arguments are shell commands, per language.
-fn shell_call_names(lang: &str) -> &'static [&'static str] {
+/// Calls that run a program, per language, and how each takes it (see
+/// [`Form`]): a shell command line, or an argument vector.
+fn shell_calls(lang: &str) -> &'static [(&'static str, Form)] {
+    use Form::{Auto, Shell};
     match lang {
         "python" => &[
-            "os.system",
-            "os.popen",
-            "subprocess.run",
-            "subprocess.call",
-            "subprocess.Popen",
-            "subprocess.check_output",
-            "subprocess.check_call",
-            "subprocess.getoutput",
-            "subprocess.getstatusoutput",
-            "os.execv",
-            "os.execvp",
-            "os.execl",
-            "os.execlp",
-            "os.execve",
-            "os.execvpe",
-            "os.spawnl",
-            "os.spawnlp",
-            "os.spawnv",
-            "os.spawnvp",
-            "pty.spawn",
-            "commands.getoutput",
+            ("os.system", Auto),
+            ("os.popen", Shell),
+            ("subprocess.run", Auto),
+            ("subprocess.call", Auto),
+            ("subprocess.Popen", Auto),
+            ("subprocess.check_output", Auto),
+            ("subprocess.check_call", Auto),
+            ("subprocess.getoutput", Auto),
+            ("subprocess.getstatusoutput", Auto),
+            ("os.execv", Auto),
+            ("os.execvp", Auto),
+            ("os.execl", Auto),
+            ("os.execlp", Auto),
+            ("os.execve", Auto),
+            ("os.execvpe", Auto),
+            ("os.spawnl", Auto),
+            ("os.spawnlp", Auto),
+            ("os.spawnv", Auto),
+            ("os.spawnvp", Auto),
+            ("os.posix_spawn", Auto),
+            ("os.posix_spawnp", Auto),
+            ("pty.spawn", Auto),
+            ("commands.getoutput", Auto),
             // However the module was reached (`__import__("os").system`,
             // `from os import system`), these names only ever run a shell.
-            "system",
-            "popen",
-            "Popen",
-            "check_output",
-            "check_call",
-            "getoutput",
-            "getstatusoutput",
+            ("system", Auto),
+            ("popen", Shell),
+            ("Popen", Auto),
+            ("check_output", Auto),
+            ("check_call", Auto),
+            ("getoutput", Auto),
+            ("getstatusoutput", Auto),
+            ("execvp", Auto),
+            ("execlp", Auto),
         ],
-        "perl" => &["system", "exec", "qx"],
+        "perl" => &[("system", Auto), ("exec", Auto)],
         "ruby" => &[
-            "system",
-            "exec",
-            "spawn",
-            "IO.popen",
-            "Open3.capture2",
-            "Open3.capture3",
-            "Open3.popen3",
-            "%x",
+            ("system", Auto),
+            ("exec", Auto),
+            ("spawn", Auto),
+            ("IO.popen", Shell),
+            ("Open3.capture2", Auto),
+            ("Open3.capture2e", Auto),
+            ("Open3.capture3", Auto),
+            ("Open3.popen3", Auto),
+            ("Process.spawn", Auto),
         ],
         "node" => &[
-            "execSync",
-            "exec",
-            "spawn",
-            "spawnSync",
-            "execFile",
-            "execFileSync",
-            "Bun.spawn",
+            ("execSync", Auto),
+            ("exec", Auto),
+            ("spawn", Auto),
+            ("spawnSync", Auto),
+            ("execFile", Auto),
+            ("execFileSync", Auto),
+            ("Bun.spawn", Auto),
+            ("Bun.spawnSync", Auto),
+            ("Deno.Command", Auto),
+            ("Deno.run", Auto),
         ],
         "php" => &[
-            "system",
-            "exec",
-            "shell_exec",
-            "passthru",
-            "popen",
-            "proc_open",
+            ("system", Auto),
+            ("exec", Auto),
+            ("shell_exec", Auto),
+            ("passthru", Auto),
+            ("popen", Shell),
+            ("proc_open", Shell),
+            ("pcntl_exec", Auto),
         ],
-        "lua" => &["os.execute", "io.popen"],
-        "awk" => &["system"],
-        "r" => &["system", "system2"],
-        "applescript" => &["do shell script"],
-        "tcl" => &["exec"],
-        "powershell" => &["Start-Process", "cmd /c", "Invoke-Expression"],
+        "lua" => &[("os.execute", Auto), ("io.popen", Shell)],
+        "awk" => &[("system", Auto)],
+        "r" => &[("system", Auto), ("system2", Auto), ("shell", Auto)],
+        "applescript" => &[("do shell script", Auto)],
+        "powershell" => &[
+            ("Start-Process", Auto),
+            ("cmd /c", Auto),
+            ("Invoke-Expression", Shell),
+        ],
+        "elixir" => &[
+            ("System.cmd", Auto),
+            ("System.shell", Shell),
+            (":os.cmd", Shell),
+        ],
+        "java" => &[("exec", Auto), ("ProcessBuilder", Auto), ("Process", Auto)],
+        "raku" => &[("shell", Shell), ("run", Auto), ("Proc::Async.new", Auto)],
+        "erlang" => &[("os:cmd", Shell), ("open_port", Shell)],
+        "octave" => &[("system", Shell), ("unix", Shell), ("shell_cmd", Shell)],
+        "haskell" => &[
+            ("callCommand", Shell),
+            ("spawnCommand", Shell),
+            ("runCommand", Shell),
+            ("system", Shell),
+            ("shell", Shell),
+            ("callProcess", Auto),
+            ("readProcess", Auto),
+            ("readProcessWithExitCode", Auto),
+            ("rawSystem", Auto),
+            ("spawnProcess", Auto),
+            ("proc", Auto),
+        ],
+        "ocaml" => &[
+            ("Sys.command", Shell),
+            ("Unix.system", Shell),
+            ("Unix.open_process_in", Shell),
+            ("Unix.open_process_out", Shell),
+            ("Unix.open_process", Shell),
+            ("Unix.execvp", Auto),
+            ("Unix.execv", Auto),
+            ("Unix.create_process", Auto),
+        ],
+        "crystal" => &[
+            ("system", Auto),
+            ("Process.run", Auto),
+            ("Process.new", Auto),
+            ("Process.exec", Auto),
+        ],
+        "lisp" => &[
+            // Clojure's `clojure.java.shell/sh` takes an argument vector.
+            ("sh", Auto),
+            ("system", Shell),
+            ("system*", Auto),
+            ("process", Shell),
+            ("process*", Auto),
+            ("run-program", Auto),
+            ("launch-program", Auto),
+            ("run-shell-command", Shell),
+            ("shell", Shell),
+            ("open-input-pipe", Shell),
+            ("open-output-pipe", Shell),
+        ],
+        "elisp" => &[
+            ("shell-command", Shell),
+            ("shell-command-to-string", Shell),
+            ("async-shell-command", Shell),
+            ("call-process-shell-command", Shell),
+            ("call-process", Auto),
+            ("process-lines", Auto),
+        ],
         _ => &[],
     }
+}
+
+/// Whether a language separates a call's arguments with white space
+/// (`(run-program "sh" (list …))`, `callProcess "rm" [...]`).
+fn spaced_arguments(lang: &str) -> bool {
+    matches!(lang, "lisp" | "elisp" | "haskell" | "ocaml")
 }
 
 /// Shell command strings that the code hands to a shell, with a label.
 pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let label = format!("{} code", code.lang);
-    let text = code.text.as_str();
-    for name in shell_call_names(&code.lang) {
+    let normalized = python_aliases(&code.lang, &code.text);
+    let text: &str = &normalized;
+    let lang = code.lang.as_str();
+    fn add(out: &mut Vec<(String, String)>, label: &str, script: String) {
+        let found = (label.to_string(), script);
+        if !found.1.trim().is_empty() && !out.contains(&found) && out.len() < 64 {
+            out.push(found);
+        }
+    }
+    let spaced = spaced_arguments(&code.lang);
+    for (name, form) in shell_calls(&code.lang) {
         let mut from = 0;
         while let Some(pos) = text[from..].find(name) {
             let at = from + pos;
@@ -276,32 +498,89 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
             // method call (`cp.execSync`, `Kernel.system`) is still a call.
             let dotted_ok =
                 code.lang != "python" || name.contains('.') || !matches!(*name, "run" | "call");
-            if before
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || (c == '.' && !dotted_ok))
+            // In Lisp a name may hold `-` (`asdf:load-system`).
+            if before.is_some_and(|c| {
+                c.is_ascii_alphanumeric()
+                    || c == '_'
+                    || (c == '.' && !dotted_ok)
+                    || (c == '-' && spaced)
+            }) {
+                continue;
+            }
+            // Nor the head of one (`systemd`, `system-name`).
+            if text[from..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '*')
             {
                 continue;
             }
-            let rest = &text[from..];
-            if let Some(script) = call_argument_script(rest) {
+            if let Some(script) = call_command(&text[from..], *form, spaced) {
                 // `os.system(...)` is found as `os.system` and as `system`.
-                let found = (label.clone(), script);
-                if !out.contains(&found) {
-                    out.push(found);
-                }
+                add(&mut out, &label, script);
             }
         }
     }
-    if matches!(code.lang.as_str(), "perl" | "ruby" | "php") {
+    if matches!(
+        code.lang.as_str(),
+        "perl" | "ruby" | "php" | "julia" | "crystal"
+    ) {
         let mut parts = text.split('`');
         parts.next();
         while let (Some(inside), Some(_)) = (parts.next(), parts.next().or(Some(""))) {
             if !inside.is_empty() {
-                out.push((label.clone(), inside.to_string()));
+                add(&mut out, &label, interpolated(lang, inside));
             }
         }
     }
+    if code.lang == "java" {
+        // Groovy's `"CMD".execute()`, Scala's `"CMD".!` and `"CMD".!!`.
+        for (lit, _, end) in literal_ranges(text) {
+            let after = &text[end..];
+            if after.starts_with(".execute(") || after.starts_with(".!") {
+                add(&mut out, &label, lit);
+            }
+        }
+    }
+    for script in quoted_commands(&code.lang, text) {
+        add(&mut out, &label, interpolated(lang, &script));
+    }
+    for script in pipe_opens(&code.lang, text) {
+        add(&mut out, &label, script);
+    }
+    if code.lang == "powershell" {
+        // Its own cmdlets (`Remove-Item`, `Get-Content`), read as the
+        // shell commands they amount to: not shell strings it runs.
+        for line in crate::powershell::commands(text) {
+            add(&mut out, "powershell cmdlet", line);
+        }
+    }
     if code.lang == "tcl" {
-        out.extend(tcl_execs(text).into_iter().map(|s| (label.clone(), s)));
+        for s in tcl_execs(text) {
+            add(&mut out, &label, s);
+        }
+        // Expect's `send "TEXT\r"` to a spawned shell (or ssh, su, telnet)
+        // types a command line into it.
+        let spawns_shell = tcl_command_words(text, "spawn").iter().any(|w| {
+            let program = w.split_whitespace().next().unwrap_or("").trim_matches('\'');
+            let base = program.rsplit('/').next().unwrap_or(program);
+            crate::is_shell(base) || matches!(base, "ssh" | "su" | "telnet" | "sudo")
+        });
+        if spawns_shell {
+            for typed in tcl_command_words(text, "send") {
+                let keys: String = typed
+                    .split(' ')
+                    .map(|w| w.trim_matches('\''))
+                    .filter(|w| !w.starts_with('-'))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                add(
+                    &mut out,
+                    "expect send",
+                    keys.replace("\\r", "\n").replace('\r', "\n"),
+                );
+            }
+        }
     }
     if code.lang == "awk" {
         // `"cmd" | getline` and `print ... | "cmd"` run cmd through sh.
@@ -309,10 +588,213 @@ pub(crate) fn shell_strings(code: &Code) -> Vec<(String, String)> {
             let after = text[end..].trim_start();
             let before = text[..end.saturating_sub(lit.len() + 2)].trim_end();
             if after.starts_with('|') || before.ends_with('|') {
-                out.push((label.clone(), lit));
+                add(&mut out, &label, lit);
             }
         }
         out.extend(awk_files(text));
+    }
+    out
+}
+
+/// A command written in a language's string, with the language's own
+/// interpolations of the home directory (Perl's `$ENV{HOME}`, Ruby's
+/// `#{Dir.home}`, Julia's `$(homedir())`) as the shell's `$HOME`, and
+/// Julia's other interpolations as values not known.
+fn interpolated(lang: &str, command: &str) -> String {
+    let homes: &[&str] = match lang {
+        "perl" => &["$ENV{HOME}", "$ENV{'HOME'}", "$ENV{\"HOME\"}"],
+        "ruby" | "crystal" => &[
+            "#{Dir.home}",
+            "#{ENV['HOME']}",
+            "#{ENV[\"HOME\"]}",
+            "#{Path.home}",
+        ],
+        "julia" => &["$(homedir())", "$(ENV[\"HOME\"])", "$(ENV['HOME'])"],
+        _ => &[],
+    };
+    let mut out = command.to_string();
+    for h in homes {
+        out = out.replace(h, "$HOME");
+    }
+    if lang == "julia" {
+        // `$(expr)` is Julia's, not a command substitution.
+        while let Some(at) = out.find("$(") {
+            let end = out[at..].find(')').map_or(out.len(), |e| at + e + 1);
+            out.replace_range(at..end, "$JULIA_VALUE");
+        }
+    }
+    out
+}
+
+/// Python code with its modules reached by other names read as their own:
+/// `import subprocess as sp; sp.call(...)` is `subprocess.call(...)`,
+/// `from subprocess import run; run(...)` is `subprocess.run(...)`.
+fn python_aliases<'a>(lang: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
+    if lang != "python" || !(text.contains(" as ") || text.contains("from subprocess import")) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = text.to_string();
+    for module in ["subprocess", "os", "pty"] {
+        let pattern = format!("import {module} as ");
+        let mut from = 0;
+        while let Some(pos) = text[from..].find(&pattern) {
+            let at = from + pos + pattern.len();
+            from = at;
+            let alias: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if alias.is_empty() || alias == module {
+                continue;
+            }
+            // `sp.call(` and ` sp.call(`, not `wasp.call(`.
+            let mut rewritten = String::with_capacity(out.len());
+            let mut rest = out.as_str();
+            let dotted = format!("{alias}.");
+            while let Some(k) = rest.find(&dotted) {
+                let before = rest[..k].chars().next_back();
+                rewritten.push_str(&rest[..k]);
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+                    rewritten.push_str(&dotted);
+                } else {
+                    rewritten.push_str(module);
+                    rewritten.push('.');
+                }
+                rest = &rest[k + dotted.len()..];
+            }
+            rewritten.push_str(rest);
+            out = rewritten;
+        }
+    }
+    // `from subprocess import run, call`: the bare names are the module's.
+    if let Some(pos) = out.find("from subprocess import ") {
+        let names: Vec<String> = out[pos + 23..]
+            .split([';', '\n'])
+            .next()
+            .unwrap_or("")
+            .split(',')
+            .map(|n| n.split(" as ").next().unwrap_or("").trim().to_string())
+            .filter(|n| matches!(n.as_str(), "run" | "call"))
+            .collect();
+        for name in names {
+            out = out.replace(&format!(" {name}("), &format!(" subprocess.{name}("));
+            out = out.replace(&format!(";{name}("), &format!(";subprocess.{name}("));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Perl's `qx{CMD}` (any delimiter) and Ruby's and Crystal's `%x(CMD)`:
+/// CMD is a shell command line, as in backticks.
+fn quoted_commands(lang: &str, text: &str) -> Vec<String> {
+    let marker = match lang {
+        "perl" | "raku" => "qx",
+        "ruby" | "crystal" => "%x",
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = text[from..].find(marker) {
+        let at = from + pos;
+        from = at + marker.len();
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '%') {
+            continue;
+        }
+        let rest = text[from..].trim_start_matches([' ', '\t']);
+        let Some(open) = rest.chars().next() else {
+            break;
+        };
+        if open.is_ascii_alphanumeric() || open.is_whitespace() || open == '_' {
+            continue;
+        }
+        let close = match open {
+            '(' => ')',
+            '{' => '}',
+            '[' => ']',
+            '<' => '>',
+            c => c,
+        };
+        let body = &rest[open.len_utf8()..];
+        let mut depth = 1;
+        let mut end = None;
+        for (k, c) in body.char_indices() {
+            if c == close {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(k);
+                    break;
+                }
+            } else if c == open && open != close {
+                depth += 1;
+            }
+        }
+        if let Some(end) = end {
+            out.push(body[..end].to_string());
+        }
+        if out.len() > 64 {
+            break;
+        }
+    }
+    out
+}
+
+/// Commands the code opens a pipe to or from: Perl's `open(F, "|CMD")`,
+/// `open(F, "CMD|")` and `open(F, "|-", "CMD")`, Tcl's `open "|CMD"`, and
+/// Python's or Ruby's `popen("sh", "w")`. When the command is a shell
+/// reading what the code writes to it, what the code writes is a script
+/// too (`open(P, "|sh"); print P "rm -rf ~"`).
+fn pipe_opens(lang: &str, text: &str) -> Vec<String> {
+    if !matches!(lang, "perl" | "tcl" | "python" | "ruby" | "php") || !text.contains("open") {
+        return Vec::new();
+    }
+    let ranges = literal_ranges(text);
+    let mut out = Vec::new();
+    let mut feeds_shell = false;
+    for (k, (lit, start, _)) in ranges.iter().enumerate() {
+        let near = &text[start.saturating_sub(40)..*start];
+        if !near.contains("open") {
+            continue;
+        }
+        let command = if matches!(lit.as_str(), "|-" | "-|") {
+            ranges.get(k + 1).map(|r| r.0.clone())
+        } else if let Some(c) = lit.strip_prefix('|') {
+            Some(c.to_string())
+        } else if matches!(lang, "perl" | "tcl")
+            && let Some(c) = lit.strip_suffix('|')
+        {
+            Some(c.to_string())
+        } else if near.contains("popen") {
+            Some(lit.clone())
+        } else {
+            None
+        };
+        let Some(command) = command.map(|c| c.trim().to_string()) else {
+            continue;
+        };
+        if command.is_empty() {
+            continue;
+        }
+        let program = command.split_whitespace().next().unwrap_or("");
+        let program = program.rsplit('/').next().unwrap_or(program);
+        if crate::is_shell(program) && command.split_whitespace().count() == 1 {
+            feeds_shell = true;
+        }
+        if !near.contains("popen") {
+            out.push(command);
+        }
+    }
+    if feeds_shell {
+        // What is printed or written to the shell is its script.
+        for (lit, start, _) in &ranges {
+            let near = &text[start.saturating_sub(24)..*start];
+            if ["print", "write", "puts", "say", "communicate", "input="]
+                .iter()
+                .any(|w| near.contains(w))
+            {
+                out.push(lit.clone());
+            }
+        }
     }
     out
 }
@@ -424,18 +906,29 @@ fn awk_path(expr: &str) -> Option<String> {
 /// its words quoted for the shell (`exec sh -c {curl … | sh}`).
 fn tcl_execs(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    for word in ["exec", "spawn"] {
+        out.extend(tcl_command_words(text, word));
+    }
+    out
+}
+
+/// The commands Tcl's `exec`, or Expect's `spawn`, runs (see
+/// [`tcl_execs`]).
+fn tcl_command_words(text: &str, word: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let b = text.as_bytes();
+    let n = word.len();
     let mut from = 0;
-    while let Some(pos) = text[from..].find("exec") {
+    while let Some(pos) = text[from..].find(word) {
         let at = from + pos;
-        from = at + 4;
+        from = at + n;
         // A command word: at the start, or after `;`, a newline, `[` or `{`.
         let before = text[..at].trim_end_matches([' ', '\t']);
         let starts = before.is_empty() || before.ends_with([';', '\n', '[', '{']);
-        if !starts || !b.get(at + 4).is_some_and(|c| *c == b' ' || *c == b'\t') {
+        if !starts || !b.get(at + n).is_some_and(|c| *c == b' ' || *c == b'\t') {
             continue;
         }
-        let words = tcl_words(&text[at + 4..]);
+        let words = tcl_words(&text[at + n..]);
         // `exec -ignorestderr -- prog`: its options come first.
         let words: Vec<String> = words
             .into_iter()
@@ -491,7 +984,12 @@ fn tcl_words(text: &str) -> Vec<String> {
                 let mut w = String::new();
                 while let Some(d) = chars.next() {
                     match d {
-                        '\\' => w.extend(chars.next()),
+                        '\\' => match chars.next() {
+                            Some('n') => w.push('\n'),
+                            Some('r') => w.push('\r'),
+                            Some('t') => w.push('\t'),
+                            other => w.extend(other),
+                        },
                         '"' => break,
                         _ => w.push(d),
                     }
@@ -517,56 +1015,6 @@ fn tcl_words(text: &str) -> Vec<String> {
     words
 }
 
-/// The shell string a call passes: one literal, or a list of literals
-/// (argv form, quoted back into one command line).
-fn call_argument_script(rest: &str) -> Option<String> {
-    let trimmed = rest.trim_start();
-    let region = if let Some(inner) = trimmed.strip_prefix(['(', '{']) {
-        let mut depth = 1;
-        let mut end = inner.len();
-        let mut quote: Option<char> = None;
-        let mut escaped = false;
-        for (i, c) in inner.char_indices() {
-            if escaped {
-                escaped = false;
-                continue;
-            }
-            match (quote, c) {
-                (_, '\\') => escaped = true,
-                (Some(q), c) if c == q => quote = None,
-                (Some(_), _) => {}
-                (None, '"' | '\'') => quote = Some(c),
-                (None, '(' | '{' | '[') => depth += 1,
-                (None, ')' | '}' | ']') => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = i;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        &inner[..end]
-    } else if trimmed.starts_with(['"', '\'']) {
-        trimmed
-    } else {
-        return None;
-    };
-    let lits = literal_spans(region);
-    match lits.len() {
-        0 => None,
-        1 => Some(lits[0].0.clone()),
-        _ if region.trim_start().starts_with(['[', '(']) => Some(
-            lits.iter()
-                .map(|(l, _)| format!("'{}'", l.replace('\'', r"'\''")))
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
-        _ => Some(lits[0].0.clone()),
-    }
-}
-
 /// The string literals of a program text (`'...'` and `"..."`).
 #[cfg(test)]
 pub(crate) fn string_literals(text: &str) -> Vec<String> {
@@ -581,6 +1029,28 @@ pub(crate) fn string_literals(text: &str) -> Vec<String> {
 fn code_literals(lang: &str, text: &str) -> Vec<String> {
     let ranges = literal_ranges(text);
     let mut out: Vec<String> = ranges.iter().map(|r| r.0.clone()).collect();
+    if matches!(lang, "tcl" | "powershell") {
+        // Words are strings without quotes (`open ~/.ssh/id_rsa`,
+        // `gc $HOME\.aws\credentials`): those that are paths.
+        out.extend(
+            text.split(|c: char| c.is_whitespace() || "[]{};()|\"'".contains(c))
+                .filter(|w| w.contains('/') || w.starts_with('~') || w.contains('\\'))
+                .map(|w| {
+                    let w = w.replace('\\', "/");
+                    match w.split_once('/') {
+                        Some((head, rest))
+                            if head.eq_ignore_ascii_case("$HOME")
+                                || head.eq_ignore_ascii_case("$env:USERPROFILE")
+                                || head.eq_ignore_ascii_case("$env:HOME") =>
+                        {
+                            format!("~/{rest}")
+                        }
+                        _ => w,
+                    }
+                })
+                .take(256),
+        );
+    }
     let joins = |between: &str| {
         let t = between.trim();
         t == "+"
@@ -663,7 +1133,7 @@ fn literal_spans(text: &str) -> Vec<(String, usize)> {
 
 /// String literals with the byte offsets of the opening quote and just
 /// after the closing one.
-fn literal_ranges(text: &str) -> Vec<(String, usize, usize)> {
+pub(crate) fn literal_ranges(text: &str) -> Vec<(String, usize, usize)> {
     let mut out = Vec::new();
     let mut chars = text.char_indices().peekable();
     while let Some((start, c)) = chars.next() {

@@ -702,10 +702,12 @@ mod tests {
             "f() { printf -v \"$1\" x; }; f 'a[$(id)]'",
         ] {
             let a = analyze(line);
+            // Arguments the line gives (`set -- X`, a call of a function it
+            // defines) are known: the code hidden in them is found itself.
             assert!(
                 a.evaluated
                     .iter()
-                    .any(|e| e.unknown && e.text.feeds.is_empty()),
+                    .any(|e| e.unknown && e.text.feeds.is_empty() || !e.commands.is_empty()),
                 "{line}: {:?}",
                 a.evaluated
             );

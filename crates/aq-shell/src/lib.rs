@@ -20,16 +20,19 @@
 
 #![deny(missing_docs)]
 
+mod calls;
 mod embedded;
 mod evaluated;
 mod git_alias;
 mod links;
 mod model;
+mod powershell;
 mod walk;
 mod words;
 mod wrappers;
 mod xargs;
 
+pub use calls::is_home as names_home;
 pub use embedded::interpreter_lang;
 pub use model::{
     Analysis, Assignment, Code, Command, EvalKind, Evaluated, Input, Problem, ProblemKind,

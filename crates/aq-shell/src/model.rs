@@ -15,6 +15,10 @@ pub struct Analysis {
     pub self_spawning_functions: Vec<String>,
     /// Names of functions the line defines (calls to them are not programs).
     pub functions: Vec<String>,
+    /// Loops without end that start a process in the background on every
+    /// turn and never wait (`while true; do cmd & done`): the other shape
+    /// of a fork bomb. Each as the loop's keyword and its condition.
+    pub spawning_loops: Vec<String>,
     /// Data that bash evaluates as code (an arithmetic expression, a
     /// variable name with a subscript, a prompt string) where it hides
     /// commands or holds what is only known at run time.
@@ -113,15 +117,34 @@ impl Command {
             Some(k) => &w.text[k + 1..],
             None => &w.text,
         };
-        if w.glob && base.contains(['*', '?', '[']) {
-            // No match: bash leaves the word as written (`[`, `./b?ild.sh`).
+        if w.glob && is_glob(base) {
+            // No match: bash leaves the word as written (`./b?ild.sh`).
+            let prefix = glob_prefix(base);
             return Some(
                 aq_knowledge::programs::names()
-                    .find(|n| glob_matches(base, n))
+                    .find(|n| n.starts_with(prefix) && glob_matches(base, n))
                     .unwrap_or(base),
             );
         }
         Some(base)
+    }
+
+    /// The other programs a name spelled as a glob could run (`/???/r?` is
+    /// `rm`, `rg` or another two-letter name starting with r) than the one
+    /// [`Self::program`] reads it as; empty when the name is no glob.
+    pub fn glob_candidates(&self) -> Vec<&'static str> {
+        let Some(w) = self.argv.first().filter(|w| w.glob && !w.dynamic) else {
+            return Vec::new();
+        };
+        let base = w.text.rsplit('/').next().unwrap_or(&w.text);
+        if !is_glob(base) {
+            return Vec::new();
+        }
+        let first = self.program();
+        glob_programs(base)
+            .into_iter()
+            .filter(|n| Some(*n) != first && !n.contains('.'))
+            .collect()
     }
 
     /// The arguments after the program name.
@@ -196,6 +219,34 @@ fn hidden_name(w: &Word) -> Option<&'static str> {
         return None;
     }
     aq_knowledge::programs::known_program_name(base)
+}
+
+/// The known programs a glob matches, in sorted order (of several, bash
+/// runs the first its expansion lists): at most eight.
+fn glob_programs(pattern: &str) -> Vec<&'static str> {
+    let prefix = glob_prefix(pattern);
+    let mut out: Vec<&'static str> = aq_knowledge::programs::known_names()
+        .filter(|n| n.starts_with(prefix) && glob_matches(pattern, n))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out.truncate(8);
+    out
+}
+
+/// Whether a word matches anything but itself as a glob: a `*`, a `?`,
+/// or a `[` closed by a `]` after at least one character (`[` alone, as
+/// in `[ -f x ]`, is a literal).
+fn is_glob(word: &str) -> bool {
+    word.contains(['*', '?'])
+        || word
+            .match_indices('[')
+            .any(|(k, _)| word.get(k + 2..).is_some_and(|rest| rest.contains(']')))
+}
+
+/// The literal start of a glob, which every name it matches starts with.
+fn glob_prefix(pattern: &str) -> &str {
+    &pattern[..pattern.find(['*', '?', '[']).unwrap_or(pattern.len())]
 }
 
 /// Whether shell glob `pattern` (`*`, `?`, `[...]`) matches `name` whole.

@@ -67,7 +67,18 @@ pub(crate) struct Walker {
     /// Variables with the integer attribute (`declare -i`): a value
     /// assigned to them is evaluated as arithmetic.
     pub(crate) integers: HashSet<String>,
+    /// Functions the line defines, by name: a call runs the body with
+    /// the call's arguments as `$1`, `"$@"`.
+    functions: HashMap<String, ast::FunctionBody>,
+    /// Functions whose body is being walked for a call now (a function
+    /// calling itself is not followed again), and how many calls were.
+    calling: Vec<String>,
+    calls_followed: usize,
 }
+
+/// Most calls of the line's functions whose bodies are walked again with
+/// their arguments.
+const MAX_CALLS_FOLLOWED: usize = 16;
 
 /// Most elements of an array followed literally.
 const MAX_ARRAY_ITEMS: usize = 256;
@@ -103,6 +114,9 @@ impl Walker {
             links: Vec::new(),
             copies: Vec::new(),
             integers: HashSet::new(),
+            functions: HashMap::new(),
+            calling: Vec::new(),
+            calls_followed: 0,
         }
     }
 
@@ -355,6 +369,9 @@ impl Walker {
                 Vec::new()
             }
             C::ArithmeticForClause(f) => {
+                if f.condition.is_none() && spawns_without_waiting(&f.body.list) {
+                    self.out.spawning_loops.push("for ((;;))".to_string());
+                }
                 for e in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
                     .flatten()
@@ -417,6 +434,11 @@ impl Walker {
                 out
             }
             C::WhileClause(w) | C::UntilClause(w) => {
+                let until = matches!(compound, C::UntilClause(_));
+                if endless(&w.0, until) && spawns_without_waiting(&w.1.list) {
+                    let keyword = if until { "until" } else { "while" };
+                    self.out.spawning_loops.push(keyword.to_string());
+                }
                 let mut out = self.walk_compound_list(&w.0, stdin);
                 out.extend(self.maybe(|this| this.walk_compound_list(&w.1.list, stdin)));
                 out
@@ -430,6 +452,10 @@ impl Walker {
         self.out.functions.push(name.clone());
         let start = self.out.commands.len();
         self.maybe(|w| w.walk_compound(&def.body.0, &[]));
+        // Known from here on: a call in its own body is not followed.
+        if self.functions.len() < 64 {
+            self.functions.insert(name.clone(), def.body.clone());
+        }
         let body = &self.out.commands[start..];
         let self_calls = body
             .iter()
@@ -602,7 +628,18 @@ impl Walker {
                 }
             }
         } else {
-            self.note_builtin_assignments(&argv, idx);
+            // `read … <<< 'TEXT'`: input the line gives as known text.
+            // (Not with `IFS=… read`: the fields are split otherwise.)
+            let reads = argv
+                .first()
+                .is_some_and(|w| matches!(w.text.as_str(), "read" | "mapfile" | "readarray"));
+            let literal = match stdin.as_slice() {
+                [Input::Text(w)] if reads && !w.dynamic && assignments.is_empty() => {
+                    Some(w.text.clone())
+                }
+                _ => None,
+            };
+            self.note_builtin_assignments(&argv, idx, literal.as_deref());
         }
 
         let command = Command {
@@ -625,7 +662,47 @@ impl Walker {
                 self.out.commands[idx].runs = Some(ran.start);
             }
         }
+        self.follow_call(idx, &alias_stdin);
         vec![pushed]
+    }
+
+    /// A call of a function the line defined (`f() { rm -rf "$1"; }; f
+    /// ~`): its body runs again with the call's words as `$1`, `"$@"`,
+    /// judged as what it does with them.
+    fn follow_call(&mut self, idx: usize, stdin: &[Input]) {
+        if self.functions.is_empty() {
+            return;
+        }
+        let Some(first) = self.out.commands[idx].argv.first() else {
+            return;
+        };
+        if first.dynamic
+            || self.calls_followed >= MAX_CALLS_FOLLOWED
+            || self.depth >= MAX_DEPTH
+            || self.calling.contains(&first.text)
+        {
+            return;
+        }
+        let Some(body) = self.functions.get(&first.text).cloned() else {
+            return;
+        };
+        let name = first.text.clone();
+        let args: Vec<Word> = self.out.commands[idx].args().to_vec();
+        self.calls_followed += 1;
+        self.calling.push(name.clone());
+        self.depth += 1;
+        self.via.push(format!("function {name}"));
+        let start = self.out.commands.len();
+        self.maybe(|w| {
+            w.set(crate::words::POSITIONAL, Var::Array(args));
+            w.walk_compound(&body.0, stdin)
+        });
+        self.via.pop();
+        self.depth -= 1;
+        self.calling.pop();
+        if self.out.commands.len() > start && self.out.commands[idx].runs.is_none() {
+            self.out.commands[idx].runs = Some(start);
+        }
     }
 
     /// Records the aliases an `alias NAME=VALUE` command defines, and returns
@@ -664,6 +741,18 @@ impl Walker {
         command.code = crate::embedded::code_of(&command, &|| self.piped_text(&command));
         let idx = self.out.commands.len();
         let mut inners = wrappers::unwrap(&command);
+        // `/???/r? -rf ~`: the other programs the glob could name, each
+        // judged with the same words.
+        for candidate in command.glob_candidates() {
+            let mut argv = command.argv.clone();
+            argv[0] = Word::literal(candidate);
+            inners.push(Inner::Argv {
+                label: "glob".into(),
+                argv,
+                privileged: false,
+                keeps_stdin: true,
+            });
+        }
         self.fill_xargs(&command, &mut inners);
         inners.extend(self.git_alias_inner(&command));
         if let Some(script) = self.echoed_script(&command) {
@@ -945,7 +1034,7 @@ impl Walker {
     /// Builtins that set or unset variables by name: `unset`, `read`,
     /// `printf -v`, `mapfile`. What `read` and `mapfile` assign comes from
     /// their input: command `idx` (themselves) is its source.
-    fn note_builtin_assignments(&mut self, argv: &[Word], idx: usize) {
+    fn note_builtin_assignments(&mut self, argv: &[Word], idx: usize, literal: Option<&str>) {
         let Some(program) = argv.first().filter(|w| !w.dynamic).map(|w| w.text.clone()) else {
             return;
         };
@@ -967,6 +1056,54 @@ impl Walker {
                         self.set(&name, Var::Unset);
                     }
                 }
+            }
+            // `set -- A B C`, `set A B`: the positional parameters.
+            "set" => {
+                let rest = match args.iter().position(|w| w.text == "--") {
+                    Some(k) => &args[k + 1..],
+                    None if args
+                        .first()
+                        .is_some_and(|w| !w.text.starts_with(['-', '+'])) =>
+                    {
+                        args
+                    }
+                    None => return,
+                };
+                self.set(crate::words::POSITIONAL, Var::Array(rest.to_vec()));
+            }
+            "shift" => {
+                let n = args
+                    .first()
+                    .map_or(Some(1), |w| w.text.parse::<usize>().ok());
+                match (n, self.lookup(crate::words::POSITIONAL)) {
+                    (Some(n), Some(Var::Array(items))) => {
+                        let rest = items.get(n..).unwrap_or(&[]).to_vec();
+                        self.set(crate::words::POSITIONAL, Var::Array(rest));
+                    }
+                    (None, Some(_)) => self.forget(crate::words::POSITIONAL),
+                    _ => {}
+                }
+            }
+            "read" if literal.is_some_and(|text| self.read_literal(args, text)) => {}
+            // `mapfile -t A <<< $'rm\n-rf\n~'`: one element a line.
+            "mapfile" | "readarray"
+                if literal.is_some()
+                    && args
+                        .iter()
+                        .all(|w| w.text == "-t" || !w.text.starts_with('-')) =>
+            {
+                let text = literal.unwrap_or_default();
+                let name = args
+                    .iter()
+                    .rfind(|w| !w.text.starts_with('-'))
+                    .map_or("MAPFILE".to_string(), |w| w.text.clone());
+                let items = text
+                    .strip_suffix('\n')
+                    .unwrap_or(text)
+                    .split('\n')
+                    .map(Word::literal)
+                    .collect();
+                self.set(&name, Var::Array(items));
             }
             "read" | "mapfile" | "readarray" | "getopts" => {
                 // Option values (`read -p prompt`) are forgotten too: harmless.
@@ -1032,6 +1169,58 @@ impl Walker {
             }
             _ => {}
         }
+    }
+
+    /// `read [-r] [-a ARRAY | NAME...] <<< 'TEXT'`: one line of literal
+    /// text read into variables (split at white space, the last name
+    /// taking the rest) or, with `-a`, into an array. Whether it did (the
+    /// input is one known line, the options plain).
+    fn read_literal(&mut self, args: &[Word], text: &str) -> bool {
+        let line = text.strip_suffix('\n').unwrap_or(text);
+        if line.contains('\n') || line.contains('\\') {
+            return false;
+        }
+        let mut array = None;
+        let mut names = Vec::new();
+        let mut k = 0;
+        while k < args.len() {
+            let t = args[k].text.as_str();
+            if let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty()) {
+                // `-r`, `-s`, `-ra NAME`: other options read otherwise.
+                for (n, c) in cluster.chars().enumerate() {
+                    match c {
+                        'r' | 's' => {}
+                        'a' if n + 1 == cluster.len() => {
+                            array = args.get(k + 1).map(|w| w.text.clone());
+                            k += 1;
+                        }
+                        _ => return false,
+                    }
+                }
+            } else {
+                names.push(t.to_string());
+            }
+            k += 1;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if let Some(a) = array {
+            let items = fields.iter().map(|f| Word::literal(*f)).collect();
+            self.set(&a, Var::Array(items));
+            return true;
+        }
+        if names.is_empty() {
+            self.set_var("REPLY", Word::literal(line.trim()));
+            return true;
+        }
+        for (n, name) in names.iter().enumerate() {
+            let value = if n + 1 == names.len() {
+                fields.get(n..).map(|f| f.join(" ")).unwrap_or_default()
+            } else {
+                fields.get(n).map(|f| f.to_string()).unwrap_or_default()
+            };
+            self.set_var(name, Word::literal(value));
+        }
+        true
     }
 
     /// `hash -p PATH NAME`: from here on, NAME runs PATH.
@@ -1227,6 +1416,53 @@ fn append_scalar(old: Option<Var>, name: &str, value: &Word) -> Option<Var> {
     base.dynamic |= value.dynamic;
     merge_links(&mut base, value);
     Some(Var::Scalar(capped(base)))
+}
+
+/// Whether a loop's condition never ends it: `while true`, `while :`,
+/// `until false`, `while (( 1 ))`.
+fn endless(condition: &ast::CompoundList, until: bool) -> bool {
+    let [item] = condition.0.as_slice() else {
+        return false;
+    };
+    if !item.0.additional.is_empty() || item.0.first.seq.len() != 1 || item.0.first.bang {
+        return false;
+    }
+    match &item.0.first.seq[0] {
+        ast::Command::Simple(s) if s.prefix.is_none() && s.suffix.is_none() => {
+            let word = s.word_or_name.as_ref().map(|w| w.value.as_str());
+            if until {
+                word == Some("false")
+            } else {
+                matches!(word, Some("true" | ":"))
+            }
+        }
+        ast::Command::Compound(ast::CompoundCommand::Arithmetic(a), _) => {
+            let e = a.expr.value.trim();
+            !until && !e.is_empty() && e.chars().all(|c| c.is_ascii_digit()) && e != "0"
+        }
+        _ => false,
+    }
+}
+
+/// Whether a loop's body starts a command in the background and does not
+/// wait for it.
+fn spawns_without_waiting(body: &ast::CompoundList) -> bool {
+    let background = body
+        .0
+        .iter()
+        .any(|item| matches!(item.1, ast::SeparatorOperator::Async));
+    let waits = body.0.iter().any(|item| {
+        std::iter::once(&item.0.first)
+            .chain(item.0.additional.iter().map(|a| match a {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => p,
+            }))
+            .flat_map(|p| p.seq.iter())
+            .any(|c| {
+                matches!(c, ast::Command::Simple(s)
+                    if s.word_or_name.as_ref().is_some_and(|w| w.value == "wait"))
+            })
+    });
+    background && !waits
 }
 
 fn body_has(p: usize, start: usize, commands: &[Command], name: &str) -> bool {

@@ -487,6 +487,40 @@ impl Walker {
                     }
                 };
             }
+            // `$1`, `"$@"`, `$#`: the arguments `set --` or a call of a
+            // function defined on the line gave, when known.
+            Parameter::Positional(n) if *n > 0 => {
+                return match self.lookup(POSITIONAL) {
+                    Some(Var::Array(items)) => match items.get(*n as usize - 1) {
+                        Some(w) => acc.known(w).map_or(Val::Unknown, Val::One),
+                        None => Val::Unset,
+                    },
+                    _ => Val::Unknown,
+                };
+            }
+            Parameter::Special(brush_parser::word::SpecialParameter::AllPositionalParameters {
+                concatenate,
+            }) => {
+                return match self.lookup(POSITIONAL) {
+                    Some(Var::Array(items)) => {
+                        let mut out = Vec::with_capacity(items.len());
+                        for w in &items {
+                            match acc.known(w) {
+                                Some(t) => out.push(t),
+                                None => return Val::Unknown,
+                            }
+                        }
+                        Val::Many(out, *concatenate)
+                    }
+                    _ => Val::Unknown,
+                };
+            }
+            Parameter::Special(brush_parser::word::SpecialParameter::PositionalParameterCount) => {
+                return match self.lookup(POSITIONAL) {
+                    Some(Var::Array(items)) => Val::One(items.len().to_string()),
+                    _ => Val::Unknown,
+                };
+            }
             Parameter::Positional(_) | Parameter::Special(_) => return Val::Unknown,
         };
         let value = self.element(name, index, acc);
@@ -796,6 +830,8 @@ impl Walker {
                             None => Val::Unknown,
                         },
                         Val::Unset => Val::Unset,
+                        // `${PATH:0:0}`: no characters of whatever value.
+                        Val::Unknown if l == Some(0) => Val::One(String::new()),
                         Val::Unknown => Val::Unknown,
                     },
                     _ => Val::Unknown,
@@ -1254,6 +1290,10 @@ impl Val {
         }
     }
 }
+
+/// Where the walker keeps the positional parameters (`$1`, `"$@"`), as
+/// an array under a name no shell variable can have.
+pub(crate) const POSITIONAL: &str = "@";
 
 /// A variable's value.
 #[derive(Debug, Clone)]

@@ -27,6 +27,9 @@ pub(crate) enum Inner {
 /// Shells that take `-c STRING` or read a script from stdin or a file.
 pub const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "rbash", "tcsh", "csh",
+    // Oil's shells, OpenBSD's ksh, and shells whose simple commands read
+    // as bash's (elvish, xonsh, nushell).
+    "osh", "ysh", "oksh", "loksh", "posh", "elvish", "xonsh", "nu",
 ];
 
 /// Option spelling of a wrapper: which short and long options take a value.
@@ -210,9 +213,9 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             argv_from("command", o("", &[]).first_operand(args), false)
         }
         "builtin" | "nohup" | "exec" | "setsid" | "stdbuf" | "ionice" | "nice" | "time"
-        | "chrt" | "taskset" | "unbuffer" | "caffeinate" | "systemd-run" | "firejail" | "proot"
-        | "fakeroot" | "catchsegv" | "strace" | "ltrace" | "valgrind" | "torsocks"
-        | "proxychains" | "proxychains4" => {
+        | "chrt" | "taskset" | "setarch" | "logsave" | "unbuffer" | "caffeinate"
+        | "systemd-run" | "firejail" | "proot" | "fakeroot" | "catchsegv" | "strace" | "ltrace"
+        | "valgrind" | "torsocks" | "proxychains" | "proxychains4" => {
             let opts = match name {
                 "exec" => o("a", &[]),
                 "stdbuf" => o("ioe", &["input", "output", "error"]),
@@ -236,9 +239,16 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                 _ => o("", &[]),
             };
             let mut i = opts.first_operand(args);
-            // chrt PRIO CMD / taskset MASK CMD: a value comes before the command.
-            if matches!(name, "chrt" | "taskset") {
+            // chrt PRIO CMD / taskset MASK CMD / setarch ARCH CMD / logsave
+            // LOG CMD: a value comes before the command.
+            if matches!(name, "chrt" | "taskset" | "setarch" | "logsave") {
                 i += 1;
+            }
+            // `setarch ARCH -R CMD`: its own options follow the value.
+            if name == "setarch" {
+                while args.get(i).is_some_and(|a| a.text.starts_with('-')) {
+                    i += 1;
+                }
             }
             argv_from(name, i, false)
         }
@@ -335,11 +345,11 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             }
             inner
         }
-        "parallel" => {
+        "parallel" | "sem" => {
             let i = o(
                 "jSaIX",
                 &[
-                    "jobs", "sshlogin", "arg-file", "delay", "timeout", "joblog", "results",
+                    "jobs", "sshlogin", "arg-file", "delay", "timeout", "joblog", "results", "id",
                 ],
             )
             .first_operand(args);
@@ -356,6 +366,16 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                 .take_while(|a| !a.text.starts_with(":::"))
                 .take(8)
                 .collect();
+            // No command and no `:::`: each line of its input (or of `-a
+            // FILE`) is a command line.
+            if template.is_empty() && inputs.is_empty() && end == args.len() {
+                return vec![Inner::Script {
+                    label: format!("{name} (input lines)"),
+                    script: "\"$PARALLEL_INPUT_LINE\"".into(),
+                    privileged: false,
+                    stdin_script: true,
+                }];
+            }
             let runs: Vec<Option<&Word>> = if inputs.is_empty() {
                 vec![None]
             } else {
@@ -413,9 +433,8 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
         "docker" | "podman" | "nerdctl" => unwrap_container(name, args),
         "npx" | "pnpx" | "bunx" | "npm" | "pnpm" | "yarn" | "bun" | "uv" | "poetry" | "pipenv"
         | "pdm" | "hatch" | "rye" | "pixi" | "bundle" | "mise" | "asdf" | "rbenv" | "pyenv"
-        | "nodenv" | "conda" | "mamba" | "micromamba" | "direnv" | "nix-shell" => {
-            unwrap_runner(name, args)
-        }
+        | "nodenv" | "conda" | "mamba" | "micromamba" | "direnv" | "nix-shell" | "stack"
+        | "cabal" | "opam" | "dune" | "esy" => unwrap_runner(name, args),
         "trap" => {
             // trap [--] 'CMD' SIGNAL...: CMD runs later, in this shell.
             let args = match args.first() {
@@ -484,6 +503,135 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             argv_from("ld.so", i, false)
         }
         "tmux" => unwrap_tmux(args),
+        "screen" => unwrap_screen(args),
+        // `sg GROUP [-c] CMD`: CMD is handed to /bin/sh.
+        "sg" => {
+            let rest = args.get(1..).unwrap_or(&[]);
+            let rest = match rest.first() {
+                Some(w) if w.text == "-c" => &rest[1..],
+                _ => rest,
+            };
+            joined_script("sg", rest)
+        }
+        // `machinectl shell [USER@]MACHINE [PROGRAM [ARGS]]`.
+        "machinectl" => {
+            let i =
+                o("MHpE", &["machine", "host", "property", "setenv", "uid"]).first_operand(args);
+            match args.get(i) {
+                Some(sub) if sub.text == "shell" => {
+                    let rest = &args[i + 1..];
+                    let j = o("E", &["setenv", "uid"]).first_operand(rest);
+                    argv_after("machinectl shell", rest.get(j + 1..).unwrap_or(&[]))
+                }
+                _ => Vec::new(),
+            }
+        }
+        // A leading value (a time stamp) before the command.
+        "faketime" => {
+            let i = o("p", &["date-prog"]).first_operand(args);
+            argv_from("faketime", i + 1, false)
+        }
+        "prlimit" => {
+            let i = o("po", &["pid", "output"]).first_operand(args);
+            argv_from("prlimit", i, false)
+        }
+        "rlwrap" => {
+            let i = o(
+                "bCDefgHlMOpPqsStwz",
+                &[
+                    "break-chars",
+                    "command-name",
+                    "history-no-dupes",
+                    "extra-char-after-completion",
+                    "file",
+                    "forget-matching",
+                    "history-filename",
+                    "logfile",
+                    "multi-line-ext",
+                    "only-cook",
+                    "prompt-colour",
+                    "pre-given",
+                    "quote-characters",
+                    "histsize",
+                    "substitute-prompt",
+                    "set-term-name",
+                    "wait-before-prompt",
+                    "filter",
+                ],
+            )
+            .first_operand(args);
+            argv_from("rlwrap", i, false)
+        }
+        "bwrap" => unwrap_bwrap(args),
+        // Wrappers that run the command after their options (and, for the
+        // ones that change user or attach a session, one leading value).
+        "ssh-agent" => argv_from(name, o("aEtPO", &[]).first_operand(args), false),
+        "cpulimit" => argv_from(
+            name,
+            o("lepPb", &["limit", "exe", "pid", "path"]).first_operand(args),
+            false,
+        ),
+        "sshpass" => argv_from(name, o("pfdP", &[]).first_operand(args), false),
+        "sandbox-exec" => argv_from(name, o("fpnD", &[]).first_operand(args), false),
+        "dbus-launch" => argv_from(
+            name,
+            o("", &["config-file", "autolaunch"]).first_operand(args),
+            false,
+        ),
+        "numactl" => argv_from(
+            name,
+            o(
+                "ipmNCP",
+                &[
+                    "interleave",
+                    "preferred",
+                    "membind",
+                    "cpunodebind",
+                    "physcpubind",
+                    "weighted-interleave",
+                ],
+            )
+            .first_operand(args),
+            false,
+        ),
+        "gosu" | "su-exec" | "setuidgid" => {
+            argv_from(name, o("", &[]).first_operand(args) + 1, false)
+        }
+        "chpst" => argv_from(name, o("uUbe/nlLmdofcrtv", &[]).first_operand(args), false),
+        // `dtach -n SOCKET CMD`, `abduco -n NAME CMD`: a detached session.
+        "dtach" | "abduco" => {
+            let i = o("rEz", &[]).first_operand(args);
+            argv_from(name, i + 1, false)
+        }
+        // `entr [-s] CMD`: with -s, one shell command line.
+        "entr" => {
+            let i = o("", &[]).first_operand(args);
+            if args[..i.min(args.len())]
+                .iter()
+                .any(|a| a.text.starts_with('-') && a.text.contains('s'))
+            {
+                joined_script("entr -s", args.get(i..).unwrap_or(&[]))
+            } else {
+                argv_from(name, i, false)
+            }
+        }
+        "start-stop-daemon" => unwrap_start_stop_daemon(args),
+        // `less +CMD`: CMD is less's first command; `+!CMD` runs a shell command.
+        "less" | "zless" | "xzless" | "bzless" => args
+            .iter()
+            .take_while(|a| a.text != "--")
+            .filter_map(|a| {
+                a.text
+                    .strip_prefix("+!")
+                    .or_else(|| a.text.strip_prefix("+:!"))
+            })
+            .map(|cmd| Inner::Script {
+                label: "less +!".into(),
+                script: cmd.to_string(),
+                privileged: false,
+                stdin_script: false,
+            })
+            .collect(),
         "eval" => joined_script("eval", args),
         "tar" | "bsdtar" | "gtar" => unwrap_tar(args),
         "rsync" => {
@@ -580,21 +728,74 @@ fn unwrap_sed(args: &[Word]) -> Vec<Inner> {
                 // `e CMD` takes the rest of the line, `;` included; a bare
                 // `e` runs the pattern space, which is input.
                 let command = line[at + 1..].trim();
-                out.push(Inner::Script {
-                    label: "sed e".into(),
-                    script: if command.is_empty() {
-                        "\"$SED_PATTERN_SPACE\"".into()
-                    } else {
-                        command.to_string()
-                    },
-                    privileged: false,
-                    stdin_script: false,
+                out.push(if command.is_empty() {
+                    pattern_space_run("sed e")
+                } else {
+                    Inner::Script {
+                        label: "sed e".into(),
+                        script: command.to_string(),
+                        privileged: false,
+                        stdin_script: false,
+                    }
                 });
                 break;
+            }
+            // `s/…/…/e`: the pattern space, after the substitution, runs.
+            let mut rest = line;
+            while let Some((cmd, after)) = sed_command(rest) {
+                if cmd == 's' {
+                    if s_command_flags(after).is_some_and(|f| f.contains('e')) {
+                        out.push(pattern_space_run("sed s///e"));
+                        break;
+                    }
+                } else if !matches!(cmd, '{' | '}' | 'p' | 'd' | 'g' | 'h' | 'n' | 'x' | 'y') {
+                    break;
+                }
+                let Some(k) = after.find(';') else { break };
+                rest = &after[k + 1..];
             }
         }
     }
     out
+}
+
+/// sed running its pattern space as a command: a line of its input, only
+/// known at run time, run by a shell with sed's input as its own.
+fn pattern_space_run(label: &str) -> Inner {
+    Inner::Script {
+        label: label.into(),
+        script: "\"$SED_PATTERN_SPACE\"".into(),
+        privileged: false,
+        stdin_script: true,
+    }
+}
+
+/// The flags of a `s/re/rep/FLAGS` command, up to a `w FILE` flag.
+fn s_command_flags(after: &str) -> Option<&str> {
+    let mut chars = after.char_indices();
+    let (_, delim) = chars.next()?;
+    if delim.is_alphanumeric() || delim.is_whitespace() || delim == '\\' {
+        return None;
+    }
+    let mut seen = 0;
+    let mut escaped = false;
+    for (k, c) in chars {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        if c == '\\' {
+            escaped = true;
+        } else if c == delim {
+            seen += 1;
+            if seen == 2 {
+                let flags = &after[k + c.len_utf8()..];
+                let end = flags.find([';', 'w', '}', ' ']).unwrap_or(flags.len());
+                return Some(&flags[..end]);
+            }
+        }
+    }
+    None
 }
 
 /// The files a sed script reads or writes with its own commands: `r F` and
@@ -730,6 +931,12 @@ fn unwrap_tmux(args: &[Word]) -> Vec<Inner> {
         long_value: &[],
     }
     .first_operand(args);
+    if args
+        .get(i)
+        .is_some_and(|w| matches!(w.text.as_str(), "send-keys" | "send"))
+    {
+        return tmux_send_keys(&args[i + 1..]);
+    }
     let Some(sub) = args.get(i).filter(|w| RUNS.contains(&w.text.as_str())) else {
         return Vec::new();
     };
@@ -745,6 +952,206 @@ fn unwrap_tmux(args: &[Word]) -> Vec<Inner> {
         return Vec::new();
     }
     joined_script(&format!("tmux {}", sub.text), words)
+}
+
+/// `screen [-dmS NAME] CMD ARGS`: CMD runs in a new window (detached with
+/// `-dm`); `screen [-S NAME] -X stuff TEXT` types TEXT into the session's
+/// shell (a command line, run at its newline), `-X exec CMD` and `-X
+/// screen CMD` run CMD there.
+fn unwrap_screen(args: &[Word]) -> Vec<Inner> {
+    let opts = Opts {
+        short_value: "SceEhpstTX",
+        long_value: &[],
+    };
+    if let Some(k) = args
+        .iter()
+        .position(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text.ends_with('X'))
+    {
+        let rest = &args[k + 1..];
+        return match rest.first().map(|w| w.text.as_str()) {
+            Some("stuff") => rest
+                .get(1)
+                .map(|w| {
+                    vec![Inner::Script {
+                        label: "screen -X stuff".into(),
+                        script: typed_text(&w.text),
+                        privileged: false,
+                        stdin_script: false,
+                    }]
+                })
+                .unwrap_or_default(),
+            Some("exec" | "screen") => {
+                let cmd = &rest[1..];
+                let j = Opts {
+                    short_value: "tTk",
+                    long_value: &[],
+                }
+                .first_operand(cmd);
+                argv_after("screen -X", cmd.get(j..).unwrap_or(&[]))
+            }
+            _ => Vec::new(),
+        };
+    }
+    // `-r`, `-x`, `-ls` and `-list` reattach or list: no command.
+    if args.iter().any(|a| {
+        matches!(
+            a.text.as_str(),
+            "-r" | "-R" | "-x" | "-ls" | "-list" | "-wipe" | "-v"
+        )
+    }) {
+        return Vec::new();
+    }
+    let i = opts.first_operand(args);
+    argv_after("screen", args.get(i..).unwrap_or(&[]))
+}
+
+/// Keystrokes typed into a terminal, as the command line a shell reads:
+/// `\n`, `\r`, `^M` and `^J` end a line.
+fn typed_text(keys: &str) -> String {
+    keys.replace("\\n", "\n")
+        .replace("\\r", "\n")
+        .replace("^M", "\n")
+        .replace("^J", "\n")
+        .replace('\r', "\n")
+}
+
+/// `tmux send-keys [-t PANE] KEY...`: strings are typed, key names pressed
+/// (`Enter`, `C-m` end the line): the shell in the pane reads a command line.
+fn tmux_send_keys(rest: &[Word]) -> Vec<Inner> {
+    let j = Opts {
+        short_value: "tNcT",
+        long_value: &[],
+    }
+    .first_operand(rest);
+    let literal = rest[..j.min(rest.len())]
+        .iter()
+        .any(|w| w.text.starts_with('-') && w.text.contains('l'));
+    let mut text = String::new();
+    for w in rest.get(j..).unwrap_or(&[]) {
+        match w.text.as_str() {
+            "Enter" | "C-m" | "C-j" | "KPEnter" if !literal => text.push('\n'),
+            "Space" if !literal => text.push(' '),
+            "Tab" if !literal => text.push('\t'),
+            t if !literal && (t.starts_with("C-") || t.starts_with("M-")) && t.len() <= 4 => {}
+            t => text.push_str(&typed_text(t)),
+        }
+    }
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    vec![Inner::Script {
+        label: "tmux send-keys".into(),
+        script: text,
+        privileged: false,
+        stdin_script: false,
+    }]
+}
+
+/// `bwrap [OPTIONS] CMD ARGS`: its options take zero to three values.
+fn unwrap_bwrap(args: &[Word]) -> Vec<Inner> {
+    const ONE: &[&str] = &[
+        "--add-seccomp-fd",
+        "--args",
+        "--block-fd",
+        "--cap-add",
+        "--cap-drop",
+        "--chdir",
+        "--dev",
+        "--dir",
+        "--exec-label",
+        "--file-label",
+        "--gid",
+        "--hostname",
+        "--info-fd",
+        "--json-status-fd",
+        "--lock-file",
+        "--mqueue",
+        "--overlay-src",
+        "--perms",
+        "--pidns",
+        "--proc",
+        "--remount-ro",
+        "--ro-overlay",
+        "--seccomp",
+        "--size",
+        "--sync-fd",
+        "--tmp-overlay",
+        "--tmpfs",
+        "--uid",
+        "--unsetenv",
+        "--userns",
+        "--userns-block-fd",
+        "--userns2",
+    ];
+    const TWO: &[&str] = &[
+        "--bind",
+        "--bind-data",
+        "--bind-fd",
+        "--bind-try",
+        "--chmod",
+        "--dev-bind",
+        "--dev-bind-try",
+        "--file",
+        "--ro-bind",
+        "--ro-bind-data",
+        "--ro-bind-fd",
+        "--ro-bind-try",
+        "--setenv",
+        "--symlink",
+    ];
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with("--") {
+            break;
+        }
+        i += 1 + if TWO.contains(&t) {
+            2
+        } else if ONE.contains(&t) {
+            1
+        } else if t == "--overlay" {
+            3
+        } else {
+            0
+        };
+    }
+    argv_after("bwrap", args.get(i..).unwrap_or(&[]))
+}
+
+/// `start-stop-daemon --start --exec PROG [--startas PROG] -- ARGS`: with
+/// `--start`, PROG runs with ARGS.
+fn unwrap_start_stop_daemon(args: &[Word]) -> Vec<Inner> {
+    let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    let dashes = texts.iter().position(|t| *t == "--").unwrap_or(texts.len());
+    let opts = &texts[..dashes];
+    if !opts.iter().any(|t| *t == "--start" || *t == "-S") {
+        return Vec::new();
+    }
+    let value = |names: &[&str]| {
+        opts.iter().enumerate().find_map(|(k, t)| {
+            if names.contains(t) {
+                opts.get(k + 1).copied()
+            } else {
+                names.iter().find_map(|n| t.strip_prefix(&format!("{n}=")))
+            }
+        })
+    };
+    // `--startas` is what runs; `--exec` also names it when alone.
+    let Some(program) = value(&["--startas", "-a"]).or_else(|| value(&["--exec", "-x"])) else {
+        return Vec::new();
+    };
+    let mut argv = vec![Word::literal(program)];
+    argv.extend(args.get(dashes + 1..).unwrap_or(&[]).iter().cloned());
+    vec![Inner::Argv {
+        label: "start-stop-daemon".into(),
+        argv,
+        privileged: true,
+        keeps_stdin: false,
+    }]
 }
 
 /// Programs the capability model (`aq-knowledge`) says run a command through
@@ -1149,6 +1556,19 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
             "bisect" if args.get(s + 1).is_some_and(|a| a.text == "run") => {
                 return argv_after(&format!("git {name} run"), &args[s + 2..]);
             }
+            // `git submodule [--quiet] foreach [--recursive] CMD`: a shell
+            // command run in every submodule.
+            "submodule" => {
+                if let Some(k) = args[s + 1..].iter().position(|a| a.text == "foreach") {
+                    let rest: Vec<Word> = args[s + 2 + k..]
+                        .iter()
+                        .skip_while(|a| a.text.starts_with('-'))
+                        .cloned()
+                        .collect();
+                    out.extend(joined_script("git submodule foreach", &rest));
+                }
+                ("", "")
+            }
             _ => ("", ""),
         };
         if !short.is_empty() {
@@ -1169,6 +1589,14 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
                     });
                 }
             }
+        }
+    }
+    // `ext::CMD ARGS` as a remote's URL: git runs CMD to talk to it (`% `
+    // is a space inside an argument, `%%` a percent sign).
+    for a in args {
+        if let Some(cmd) = a.text.strip_prefix("ext::") {
+            let argv: Vec<Word> = ext_words(cmd).into_iter().map(Word::literal).collect();
+            out.extend(argv_after("git ext::", &argv));
         }
     }
     let mut i = 0;
@@ -1205,6 +1633,33 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
         i += 1;
     }
     out
+}
+
+/// The words of git's `ext::` command: split at spaces, `% ` a space
+/// within a word, `%%` a percent sign, other `%` placeholders dropped.
+fn ext_words(cmd: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = cmd.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => match chars.next() {
+                Some(' ') => word.push(' '),
+                Some('%') => word.push('%'),
+                _ => {}
+            },
+            ' ' => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
 }
 
 fn unwrap_ssh(args: &[Word]) -> Vec<Inner> {
@@ -1475,7 +1930,8 @@ fn unwrap_runner(name: &str, args: &[Word]) -> Vec<Inner> {
             .first_operand(rest);
             argv_after(&format!("{name} run"), &rest[i.min(rest.len())..])
         }
-        "bundle" | "mise" | "asdf" | "rbenv" | "pyenv" | "nodenv" => {
+        "bundle" | "mise" | "asdf" | "rbenv" | "pyenv" | "nodenv" | "stack" | "cabal" | "opam"
+        | "dune" | "esy" => {
             let Some(k) = args.iter().position(|w| w.text == "exec" || w.text == "x") else {
                 return Vec::new();
             };
@@ -1538,6 +1994,11 @@ pub fn is_runner_label(label: &str) -> bool {
             | "mamba"
             | "micromamba"
             | "direnv"
+            | "stack"
+            | "cabal"
+            | "opam"
+            | "dune"
+            | "esy"
             // Their single-word operands are the project's package scripts
             // and binaries (`start-server-and-test dev 3000 test`).
             | "concurrently"
@@ -1735,6 +2196,31 @@ mod tests {
         assert!(files("1,20p").is_empty());
         assert!(files("/^#/d;s/x/y/").is_empty());
         assert!(files("s|/usr/r|/opt/w|").is_empty());
+    }
+
+    #[test]
+    fn sed_runs_its_pattern_space_with_the_e_flag() {
+        let runs = |script: &str| {
+            unwrap_sed(&[Word::literal(script)])
+                .into_iter()
+                .filter_map(|i| match i {
+                    Inner::Script {
+                        script,
+                        stdin_script,
+                        ..
+                    } => Some((script, stdin_script)),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            runs("s/^//e"),
+            [("\"$SED_PATTERN_SPACE\"".to_string(), true)]
+        );
+        assert_eq!(runs("1d;s/x/y/ge").len(), 1);
+        assert!(runs("s/version/release/g").is_empty());
+        assert!(runs("s/e/E/").is_empty());
+        assert_eq!(runs("e date")[0].0, "date");
     }
 
     #[test]

@@ -55,3 +55,47 @@ fn a_variable_not_set_on_the_line_is_read_with_its_default() {
     assert_eq!(run("x=; ${x:-rm} -l").program(), Some("rm"));
     assert!(!run("x=; ${x:-rm} -l").argv[0].dynamic);
 }
+
+/// Every command of the line as `program arg…`, for what the walker found.
+fn commands(line: &str) -> Vec<String> {
+    aq_shell::analyze(line)
+        .commands
+        .iter()
+        .map(|c| {
+            c.argv
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn a_glob_that_could_name_several_programs_is_each_of_them() {
+    assert!(commands("/???/r? -rf ~").contains(&"rm -rf ~".to_string()));
+    assert!(commands("/usr/bin/r[m] -rf ~").contains(&"rm -rf ~".to_string()));
+    assert_eq!(commands("./scripts/b?ild.sh"), ["./scripts/b?ild.sh"]);
+}
+
+#[test]
+fn positional_parameters_set_on_the_line_are_known() {
+    assert!(commands("set -- rm -rf ~; \"$@\"").contains(&"rm -rf ~".to_string()));
+    assert!(commands("set -- a rm x; shift; \"$@\"").contains(&"rm x".to_string()));
+    // A function called on the line runs with the call's words.
+    assert!(commands("f() { rm -rf \"$1\"; }; f ~").contains(&"rm -rf ~".to_string()));
+    assert!(commands("f() { f; }; f").len() < 4);
+}
+
+#[test]
+fn read_from_a_literal_line_is_known() {
+    assert!(commands("read -a a <<< 'rm -rf /x'; \"${a[@]}\"").contains(&"rm -rf /x".to_string()));
+    assert!(commands("read p q <<< 'ls -la src'; $p $q").contains(&"ls -la src".to_string()));
+    // Several lines are read one by one: not one known value.
+    assert!(!commands("read l <<'E'\nls\nrm -rf /\nE\n$l").contains(&"ls".to_string()));
+}
+
+#[test]
+fn a_substring_of_no_length_is_empty() {
+    assert_eq!(program("${PATH:0:0}rm -rf ~").as_deref(), Some("rm"));
+}

@@ -558,6 +558,15 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     NAMES.iter().map(|(n, _)| *n)
 }
 
+/// Every name the rules know a program by: the table's names and aliases,
+/// and the plain names of `names.toml` (not sorted as one list).
+pub fn known_names() -> impl Iterator<Item = &'static str> {
+    NAMES
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(KNOWN.iter().map(|(n, _)| *n))
+}
+
 /// The table's own spelling of `name`, if the table has it (a binary
 /// search, for callers that need a `&'static str`).
 pub fn known_name(name: &str) -> Option<&'static str> {

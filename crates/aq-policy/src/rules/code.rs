@@ -96,6 +96,10 @@ pub(crate) fn uses_network(code: &Code) -> bool {
                 "node:http",
                 "node:https",
                 "node:net",
+                "Deno.connect",
+                "Deno.listen",
+                "Bun.connect",
+                "Bun.listen",
             ],
         ),
         "perl" => any(
@@ -139,8 +143,87 @@ pub(crate) fn uses_network(code: &Code) -> bool {
         ),
         "lua" => any(t, &["socket", "http.request"]),
         "awk" => t.contains("/inet/"),
-        "r" => any(t, &["download.file", "url(", "httr", "curl::"]),
+        "r" => any(
+            t,
+            &[
+                "download.file",
+                "url(",
+                "httr",
+                "curl::",
+                "socketConnection",
+                "make.socket",
+            ],
+        ),
         "tcl" => t.contains("socket "),
+        "julia" => any(
+            t,
+            &["Downloads", "download(", "HTTP.", "Sockets", "connect("],
+        ),
+        "elixir" => any(
+            t,
+            &[
+                ":gen_tcp",
+                ":httpc",
+                "HTTPoison",
+                "Req.",
+                "Finch",
+                "Mint.HTTP",
+                "Mix.install",
+            ],
+        ),
+        "java" => any(
+            t,
+            &[
+                "java.net",
+                "HttpClient",
+                "URL(",
+                "Socket(",
+                "openStream",
+                "HttpURLConnection",
+            ],
+        ),
+        "haskell" => any(
+            t,
+            &["Network.", "simpleHttp", "httpLBS", "httpBS", "connectTo"],
+        ),
+        "ocaml" => any(
+            t,
+            &[
+                "Unix.socket",
+                "Unix.open_connection",
+                "Unix.connect",
+                "Cohttp",
+                "Curl.",
+            ],
+        ),
+        "crystal" => any(t, &["HTTP::Client", "Socket"]),
+        "raku" => any(t, &["IO::Socket", "HTTP::", "Cro::"]),
+        "erlang" => any(t, &["gen_tcp", "httpc", "ssl:connect"]),
+        "octave" => any(
+            t,
+            &["urlread", "urlwrite", "webread", "websave", "tcpclient"],
+        ),
+        "lisp" => any(
+            t,
+            &[
+                "socket",
+                "drakma",
+                "dexador",
+                "dex:",
+                "http-request",
+                "tcp-connect",
+            ],
+        ),
+        "elisp" => any(
+            t,
+            &[
+                "url-retrieve",
+                "url-copy-file",
+                "url-insert-file-contents",
+                "open-network-stream",
+                "make-network-process",
+            ],
+        ),
         "powershell" => {
             let l = t.to_ascii_lowercase();
             any(
@@ -154,6 +237,8 @@ pub(crate) fn uses_network(code: &Code) -> bool {
                     "downloadfile",
                     "net.webclient",
                     "new-object net.sockets",
+                    "net.sockets.",
+                    "tcpclient",
                     "curl ",
                     "wget ",
                 ],
@@ -176,6 +261,10 @@ fn uses_socket(code: &Code) -> bool {
                 "require('net",
                 "require(\"net",
                 "node:net",
+                "Deno.connect",
+                "Deno.listen",
+                "Bun.connect",
+                "Bun.listen",
             ],
         ),
         "perl" => any(t, &["IO::Socket", "Socket", "socket("]),
@@ -184,6 +273,21 @@ fn uses_socket(code: &Code) -> bool {
         "lua" => t.contains("socket"),
         "awk" => t.contains("/inet/"),
         "tcl" => t.contains("socket "),
+        "r" => any(t, &["socketConnection", "make.socket", "socketAccept"]),
+        "julia" => any(t, &["connect(", "listen(", "Sockets"]),
+        "crystal" => any(t, &["TCPSocket", "TCPServer", "UNIXSocket"]),
+        "raku" => t.contains("IO::Socket"),
+        "erlang" => t.contains("gen_tcp"),
+        "elixir" => any(t, &[":gen_tcp", "Socket"]),
+        "java" => any(t, &["Socket("]),
+        "haskell" => any(t, &["connectTo", "Network.Socket"]),
+        "ocaml" => any(t, &["Unix.socket", "Unix.open_connection", "Unix.connect"]),
+        "lisp" => any(t, &["socket", "tcp-connect"]),
+        "elisp" => any(t, &["open-network-stream", "make-network-process"]),
+        "powershell" => {
+            let l = t.to_ascii_lowercase();
+            any(&l, &["net.sockets", "tcpclient", "tcplistener"])
+        }
         _ => false,
     }
 }
@@ -216,6 +320,29 @@ fn wires_shell(code: &Code) -> bool {
             "IO.popen",
             "|&",
             "sh -i",
+            // Julia's commands, Crystal's and Elixir's processes, Deno's
+            // and Bun's, the JVM's, Haskell's, OCaml's, Lisp's, PowerShell's.
+            "`sh`",
+            "`bash`",
+            "pipeline(",
+            "Process.run",
+            "Process.new",
+            "System.cmd",
+            ":os.cmd",
+            "Port.open",
+            "ProcessBuilder",
+            "Runtime.getRuntime",
+            "Deno.Command",
+            "Deno.run",
+            "Bun.spawn",
+            "run-program",
+            "callCommand",
+            "Sys.command",
+            "Unix.exec",
+            "Unix.create_process",
+            "shell-command",
+            "Invoke-Expression",
+            "iex",
         ],
     )
 }
@@ -256,6 +383,17 @@ fn evaluates(code: &Code) -> bool {
             ],
         ),
         "lua" => any(t, &["loadstring", "load(", "dofile", "os.execute"]),
+        "julia" => any(
+            t,
+            &["eval(", "include_string", "Meta.parse", "include(", "run("],
+        ),
+        "elixir" => any(t, &["Code.eval", "System.cmd", ":os.cmd", "System.shell"]),
+        "r" => any(t, &["eval(parse", "source(", "system("]),
+        "java" => any(t, &["exec(", "ProcessBuilder", "eval("]),
+        "haskell" => any(t, &["callCommand", "system", "runCommand"]),
+        "ocaml" => any(t, &["Sys.command", "Unix.system"]),
+        "crystal" => any(t, &["system", "Process.run", "`"]),
+        "lisp" | "elisp" => any(t, &["(eval", "(load", "read-from-string", "shell-command"]),
         "powershell" => {
             let l = t.to_ascii_lowercase();
             any(
@@ -278,6 +416,19 @@ fn evaluates(code: &Code) -> bool {
 /// `eval STDIN.read`, `eval join '', <STDIN>`): a pipe into it is its program.
 pub(crate) fn runs_stdin(code: &Code) -> bool {
     let t = code.text.as_str();
+    if code.lang == "awk" {
+        // `{system($0)}`, `{print | "sh"}`: each record of the input is a
+        // command.
+        let computed = t
+            .match_indices("system(")
+            .any(|(k, _)| !t[k + 7..].trim_start().starts_with('"'));
+        let to_shell = code.literals.iter().any(|l| {
+            let l = l.trim();
+            let name = l.rsplit('/').next().unwrap_or(l);
+            aq_shell::is_shell(name)
+        }) && t.contains('|');
+        return computed || to_shell;
+    }
     let reads = t.to_ascii_lowercase().contains("stdin")
         || any(
             t,
@@ -410,6 +561,141 @@ fn removes_root(code: &Code) -> Option<String> {
             crate::paths::is_system_dir(l) || crate::paths::is_everything_in_system_dir(l)
         })
         .cloned()
+}
+
+/// Calls that delete a whole tree: `fs.rm(P, {recursive: true})`, R's
+/// `unlink(P, recursive = TRUE)`, Emacs's `(delete-directory P t)`, Rust's
+/// `remove_dir_all(P)`, Kotlin's and Java's `deleteRecursively`.
+const TREE_DELETES: &[&str] = &[
+    "rm(",
+    "remove(",
+    "removeSync(",
+    "rm_rf!(",
+    "rmSync(",
+    "unlink(",
+    "delete-directory",
+    "remove_dir_all(",
+    "deleteRecursively(",
+    "rmtree(",
+    "rm_rf(",
+    "rm_r(",
+];
+
+/// Calls that list every file under a directory: deleting each file they
+/// list deletes the tree (`for r, d, fs in os.walk(HOME): os.remove(…)`).
+const WALKS: &[&str] = &[
+    "walk(",
+    "glob(",
+    "rglob(",
+    "walkdir(",
+    "readdirSync(",
+    "WalkDir::new(",
+    "Files.walk(",
+    "find(",
+];
+
+/// Calls that delete one file.
+const FILE_DELETES: &[&str] = &[
+    "remove(",
+    "unlink(",
+    "unlinkSync(",
+    "File.delete(",
+    "delete(",
+    "delete-file",
+    "rm(",
+];
+
+/// Recursive deletion of the home directory, as code calls it: a tree
+/// delete given the home directory, or each file of a walk of it deleted.
+fn removes_home_tree(code: &Code) -> bool {
+    let t = code.text.as_str();
+    let tree = TREE_DELETES.iter().any(|call| {
+        let recursive_only = matches!(
+            *call,
+            "rm(" | "remove(" | "removeSync(" | "unlink(" | "delete-directory"
+        );
+        calls_on_home(t, call)
+            && (!recursive_only
+                || any(t, &["recursive", "Recursive"])
+                || *call == "delete-directory" && t.contains(" t)"))
+    });
+    tree || FILE_DELETES.iter().any(|d| t.contains(d)) && WALKS.iter().any(|w| calls_on_home(t, w))
+}
+
+/// Whether a call of `call` in `text` is given the home directory (or
+/// every file in it, `File.join(Dir.home, "**", "*")`) as its first
+/// argument.
+fn calls_on_home(text: &str, call: &str) -> bool {
+    let mut from = 0;
+    while let Some(pos) = text[from..].find(call) {
+        let at = from + pos;
+        from = at + call.len();
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = text[from..].trim_start_matches([' ', '\t', '(']);
+        let arg = first_argument(rest);
+        if argument_is_home(arg) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The first argument at the start of `rest`: up to a `,`, a closing
+/// bracket or, for an argument that is one string, white space.
+fn first_argument(rest: &str) -> &str {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    for (i, c) in rest.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                if depth == 0 {
+                    return &rest[..i + 1];
+                }
+            }
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') if depth == 0 => return &rest[..i],
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, ',' | ';') if depth == 0 => return &rest[..i],
+            (None, c) if c.is_whitespace() && depth == 0 && i > 0 => return &rest[..i],
+            _ => {}
+        }
+    }
+    rest
+}
+
+/// An argument that names the home directory and nothing under it but
+/// globs: `Path.home()`, `process.env.HOME`, `"~"`, `File.join(Dir.home,
+/// "**", "*")`.
+fn argument_is_home(arg: &str) -> bool {
+    let arg = arg.trim();
+    let unquoted = arg.trim_matches(['"', '\'']);
+    if crate::paths::NormPath::new(unquoted).is_home() {
+        return true;
+    }
+    if !aq_shell::names_home(arg) && !arg.contains("\"~\"") && !arg.contains("'~'") {
+        return false;
+    }
+    // What the expression adds to the home directory: only globs.
+    let mut quoted = String::new();
+    let mut inside: Option<char> = None;
+    for c in arg.chars() {
+        match (inside, c) {
+            (Some(q), c) if c == q => inside = None,
+            (Some(_), c) => quoted.push(c),
+            (None, '"' | '\'') => inside = Some(c),
+            _ => {}
+        }
+    }
+    quoted
+        .chars()
+        .all(|c| matches!(c, '*' | '/' | '~' | '.') || c.is_whitespace())
+        || quoted == "HOME"
 }
 
 /// Whether the code refers to the home directory.
@@ -609,6 +895,19 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         );
         return;
     }
+    // `joinpath(homedir(), ".ssh/id_rsa")`: a credential file named from
+    // the home directory and a relative path.
+    if let Some((path, kind)) = piecewise_home_paths(code)
+        .into_iter()
+        .find_map(|p| ctx.secret_kind(&p).map(|k| (p, k)))
+    {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("{lang} code reads {path} ({kind})"),
+        );
+        return;
+    }
     // `os.kill(os.getppid(), 9)`, `process.kill(process.ppid)`: the parent,
     // which is aq's shell or the agent.
     let t = code.text.as_str();
@@ -631,7 +930,9 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         );
         return;
     }
-    if let Some(target) = removes_root(code) {
+    let target = removes_root(code)
+        .or_else(|| removes_home_tree(code).then(|| "the home directory".to_string()));
+    if let Some(target) = target {
         ctx.hit(
             RuleId::FsRmRecursiveRoot,
             i,

@@ -4,7 +4,7 @@
 
 use aq_shell::{Command, Input, interpreter_lang, is_shell};
 
-use super::{Ctx, flag_values_text, has_flag, is_flag, operands};
+use super::{Ctx, flag_value, flag_values_text, has_flag, is_flag, operands};
 use crate::catalog::RuleId;
 use crate::paths::NormPath;
 
@@ -69,13 +69,19 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
     let name = c.program()?;
     let shell = is_shell(name);
     let sourcing = matches!(name, "source" | ".");
-    let lang = interpreter_lang(name).filter(|l| *l != "awk");
+    // awk runs its input only when its code says so (`{system($0)}`).
+    let lang = interpreter_lang(name)
+        .filter(|l| *l != "awk" || c.code.as_ref().is_some_and(super::code::runs_stdin));
     if !(shell || sourcing || lang.is_some() || name == "eval") || only_checks_syntax(c, name) {
         return None;
     }
     let mut sources = Vec::new();
-    // Words that are code or name the script.
-    let ops = operands(c);
+    // Words that are code or name the script; `deno run -`, `bun run -`:
+    // after the runtime's subcommand.
+    let mut ops = operands(c);
+    if matches!(name, "deno" | "bun") && ops.first().is_some_and(|o| o.text == "run") {
+        ops.remove(0);
+    }
     for w in c.args() {
         if !w.feeds.is_empty() {
             sources.extend(ctx.word_sources(w));
@@ -114,6 +120,96 @@ fn code_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
             if let Input::Text(w) | Input::File(w) = s {
                 sources.extend(ctx.word_sources(w));
             }
+        }
+    }
+    Some(sources)
+}
+
+/// Where the script comes from that a program of its own command language
+/// is given on the line (awk's program, sed's script, `make -f`, a script
+/// an option loads), when a word of it comes from other commands.
+fn given_script_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
+    use aq_knowledge::programs::{Does, Via};
+    let c = &ctx.commands()[i];
+    if c.args().iter().all(|w| w.feeds.is_empty()) {
+        return None;
+    }
+    let name = c.program()?;
+    let mut words: Vec<&aq_shell::Word> = Vec::new();
+    match name {
+        "awk" | "gawk" | "mawk" | "nawk" | "sed" | "gsed" => {
+            let explicit = flag_value(c, &["-e", "-f"], &["expression", "file"]);
+            if explicit.is_empty() {
+                words.extend(operands(c).into_iter().take(1));
+            } else {
+                words.extend(explicit);
+            }
+        }
+        "make" | "gmake" | "bmake" => words.extend(flag_value(c, &["-f"], &["file", "makefile"])),
+        _ => {
+            let model = ctx.model(i)?;
+            let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+            for cap in model.caps(Does::Load).filter(|cap| cap.via == Via::Option) {
+                for k in 0..texts.len() {
+                    if cap.option_value(&texts, k).is_some() {
+                        words.extend(c.args().get(k + 1));
+                    }
+                }
+            }
+        }
+    }
+    let sources: Vec<usize> = words.iter().flat_map(|w| ctx.word_sources(w)).collect();
+    (!sources.is_empty()).then_some(sources)
+}
+
+/// Where the commands come from of a program whose input is its own
+/// command language, when it reads them from its standard input here:
+/// Vim in Ex mode (`vim -es -`), `ed`, `at`, `m4`, `dc`, and any program
+/// told to load a script from `/dev/stdin` or `-` (`gdb -x /dev/stdin`,
+/// `vim -S -`). Database clients are not among them: a SQL dump piped in
+/// is data for the database they talk to.
+fn command_input_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
+    use aq_knowledge::programs::{Class, Does, Via};
+    let c = &ctx.commands()[i];
+    if c.stdin.is_empty() {
+        return None;
+    }
+    let model = ctx.model(i)?;
+    let name = c.program()?;
+    // Shells and interpreters: `code_sources`.
+    if model.class == Some(Class::Database) || is_shell(name) || interpreter_lang(name).is_some() {
+        return None;
+    }
+    let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    let is_stdin = |v: &str| matches!(v, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    let loads_stdin = model
+        .caps(Does::Load)
+        .filter(|cap| cap.via == Via::Option)
+        .any(|cap| (0..texts.len()).any(|k| cap.option_value(&texts, k).is_some_and(is_stdin)));
+    let reads_commands = loads_stdin
+        || model.caps(Does::Exec).any(|cap| cap.via == Via::Stdin)
+            && match model.name {
+                // Ex mode reads commands; otherwise its input is text to edit.
+                "vim" => {
+                    c.program() == Some("ex")
+                        || texts.iter().any(|t| {
+                            t.len() > 1
+                                && t.starts_with('-')
+                                && !t.starts_with("--")
+                                && t[1..].chars().all(|ch| ch.is_ascii_alphabetic())
+                                && t[1..].contains(['e', 'E'])
+                        })
+                }
+                "ed" | "at" => !texts.contains(&"-f"),
+                _ => operands(c).iter().all(|o| is_stdin(&o.text)),
+            };
+    if !reads_commands {
+        return None;
+    }
+    let mut sources = ctx.upstream(i);
+    for s in &c.stdin {
+        if let Input::Text(w) | Input::File(w) = s {
+            sources.extend(ctx.word_sources(w));
         }
     }
     Some(sources)
@@ -167,7 +263,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     }
     let first = &c.argv[0];
     if first.dynamic || c.program().is_none() {
-        let sources = ctx.word_sources(first);
+        let mut sources = ctx.word_sources(first);
+        // `curl … | while read l; do eval "$l"; done`: a variable `read`
+        // filled from its input.
+        for var in &first.vars {
+            sources.extend(read_sources(ctx, i, var));
+        }
         let unreadable = c.program().is_none();
         if let Some(d) = ctx.any_source(&sources, is_downloader) {
             let what = ctx.commands()[d].display();
@@ -263,6 +364,40 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             format!("`explorer.exe {}` runs it", w.text),
         );
     }
+    // `awk "$(curl …)"`, `sed "$(curl …)" F`, `make -f <(curl …)`, `vim -S
+    // <(curl …)`, `gdb -x <(curl …)`: the script of a program's own command
+    // language given on the line, from a download.
+    if let Some(d) =
+        given_script_sources(ctx, i).and_then(|sources| ctx.any_source(&sources, is_downloader))
+    {
+        let what = ctx.commands()[d].display();
+        ctx.hit(
+            RuleId::NetPipeToShell,
+            i,
+            format!("`{name}` runs a script it is given from `{what}`"),
+        );
+        return;
+    }
+    if let Some(sources) = command_input_sources(ctx, i) {
+        if let Some(d) = ctx.any_source(&sources, is_downloader) {
+            let what = ctx.commands()[d].display();
+            ctx.hit(
+                RuleId::NetPipeToShell,
+                i,
+                format!("`{name}` runs the commands it reads from `{what}`"),
+            );
+            return;
+        }
+        if let Some(d) = ctx.any_source(&sources, is_decoder) {
+            let what = ctx.commands()[d].display();
+            ctx.hit(
+                RuleId::ExecDecodedPayload,
+                i,
+                format!("`{name}` runs the commands decoded by `{what}`"),
+            );
+            return;
+        }
+    }
     if let Some(sources) = code_sources(ctx, i) {
         if let Some(d) = ctx.any_source(&sources, is_downloader) {
             let what = ctx.commands()[d].display();
@@ -348,6 +483,67 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     }
 }
 
+/// Where the value of `var` comes from when `read` (or `mapfile`) before
+/// command `i` fills it: the commands feeding that `read`'s input, a
+/// here-string's substitutions, the file it reads.
+fn read_sources(ctx: &Ctx, i: usize, var: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for j in (0..i).rev() {
+        let c = &ctx.commands()[j];
+        let Some(name) = c.program() else { continue };
+        let names = match name {
+            "read" => read_names(c, "dnNptui", 'a', "REPLY"),
+            "mapfile" | "readarray" => read_names(c, "dnOsuCc", '\0', "MAPFILE"),
+            _ => continue,
+        };
+        if !names.iter().any(|n| n == var) {
+            continue;
+        }
+        out.extend(ctx.upstream(j));
+        for s in &c.stdin {
+            if let Input::Text(w) | Input::File(w) = s {
+                out.extend(ctx.word_sources(w));
+            }
+        }
+        break;
+    }
+    out
+}
+
+/// The variables `read` (or `mapfile`) assigns: its operands, the value
+/// of `array` (`read -a NAME`), or `default` when none is named. Options
+/// in `valued` take a value.
+fn read_names(c: &Command, valued: &str, array: char, default: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let args = c.args();
+    let mut k = 0;
+    while k < args.len() {
+        let t = args[k].text.as_str();
+        if let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty()) {
+            if let Some(pos) = cluster.find(|ch: char| ch == array || valued.contains(ch)) {
+                let flag = cluster[pos..].chars().next().unwrap_or(' ');
+                let attached = &cluster[pos + 1..];
+                let value = if attached.is_empty() {
+                    k += 1;
+                    args.get(k).map(|w| w.text.clone())
+                } else {
+                    Some(attached.to_string())
+                };
+                if flag == array {
+                    names.extend(value);
+                }
+            }
+        } else {
+            names.push(t.to_string());
+        }
+        k += 1;
+    }
+    if names.is_empty() {
+        names.push(default.to_string());
+    }
+    names
+}
+
 /// `source FILE` / `. FILE`: environment files and activation scripts are
 /// ordinary; other scripts are script files.
 fn check_source(ctx: &mut Ctx, i: usize) {
@@ -426,6 +622,23 @@ fn downloaded_files(c: &Command) -> Vec<String> {
             }
             out.extend(named);
         }
+        // `aria2c -o NAME [-d DIR] URL`, `axel -o NAME URL`: the name, in
+        // the directory when one is given.
+        "aria2c" | "axel" => {
+            let dir = flag_values_text(c, &["-d"], &["dir"]).into_iter().next();
+            let mut named = flag_values_text(c, &["-o"], &["out", "output"]);
+            if named.is_empty() {
+                named.extend(urls(c).iter().map(|u| url_basename(u)));
+            }
+            for n in named {
+                match &dir {
+                    Some(d) if !n.starts_with('/') => {
+                        out.push(format!("{}/{n}", d.trim_end_matches('/')));
+                    }
+                    _ => out.push(n),
+                }
+            }
+        }
         _ => {}
     }
     for r in &c.redirects {
@@ -473,17 +686,40 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
             downloaded.extend(downloaded_files(c).into_iter().map(|f| (i, f)));
             continue;
         }
+        let (copied, dirs) = remote_copies(c);
+        if !copied.is_empty() || !dirs.is_empty() {
+            downloaded.extend(copied.into_iter().map(|f| (i, f)));
+            downloaded_dirs.extend(dirs.into_iter().map(|f| (i, f)));
+            continue;
+        }
         if let Some(dir) = cloned_dir(c) {
             downloaded_dirs.push((i, dir));
             continue;
         }
-        if matches!(c.program(), Some("tar" | "bsdtar" | "unzip")) {
+        if matches!(
+            c.program(),
+            Some("tar" | "bsdtar" | "unzip" | "7z" | "bsdunzip")
+        ) {
+            // Piped from a download, or given an archive downloaded earlier
+            // (`curl -o x.zip URL && unzip x.zip`).
             let from_net = ctx
                 .upstream(i)
                 .into_iter()
-                .find(|&u| is_downloader(&commands[u]));
+                .find(|&u| is_downloader(&commands[u]))
+                .or_else(|| {
+                    let texts: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+                    downloaded
+                        .iter()
+                        .find(|(_, f)| {
+                            texts.iter().any(|t| {
+                                same_file(t, f)
+                                    || t.strip_prefix("-f").is_some_and(|v| same_file(v, f))
+                            })
+                        })
+                        .map(|(d, _)| *d)
+                });
             if let Some(u) = from_net {
-                let dir = flag_values_text(c, &["-C"], &["directory"])
+                let dir = flag_values_text(c, &["-C", "-d"], &["directory"])
                     .into_iter()
                     .next()
                     .unwrap_or_else(|| ".".to_string());
@@ -501,18 +737,47 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
         {
             run_targets.push(op.text.as_str());
         }
+        // `go run main.go`, `deno run x.ts`: the file a runtime's run mode
+        // is given.
+        let ops = operands(c);
+        if matches!(name, "go" | "deno" | "bun")
+            && ops.first().is_some_and(|o| o.text == "run")
+            && let Some(op) = ops.get(1)
+        {
+            run_targets.push(op.text.as_str());
+        }
+        // `make -f m.mk`; a project file the tool runs as code
+        // (`Makefile`, `conftest.py`, `build.rs`, `package.json`, a git hook).
+        let makefiles = if matches!(name, "make" | "gmake" | "bmake") {
+            super::written::makefiles(c)
+        } else {
+            Vec::new()
+        };
+        let (tool, sub) = project_tool(c, name);
+        let cwd = super::cwd_before(ctx, i);
         for (d, file) in &downloaded {
-            if run_targets.iter().any(|t| same_file(t, file)) {
+            // Downloaded where the tool works.
+            let runs_as_project_code = super::cwd_before(ctx, *d) == cwd
+                && aq_knowledge::project_code::runs_project_file(tool, sub, file);
+            if run_targets.iter().any(|t| same_file(t, file))
+                || makefiles.iter().any(|m| same_file(&m.text, file))
+                || runs_as_project_code
+            {
                 found.push((i, *d, file.clone()));
             }
         }
-        // `make -C dir`, `cd dir && make`: the build runs the downloaded
-        // Makefile.
+        // `make -C dir`, `cd dir && make`, `cd dir && npm install`: the
+        // tool runs the downloaded tree's project files (its Makefile, its
+        // package.json's scripts, its build.rs, its tests).
         let build_dir = if matches!(name, "make" | "gmake") {
             flag_values_text(c, &["-C"], &["directory"])
                 .into_iter()
                 .next()
                 .or_else(|| super::cwd_before(ctx, i))
+        } else if !downloaded_dirs.is_empty()
+            && aq_knowledge::project_code::runs_project_files(tool, sub)
+        {
+            super::cwd_before(ctx, i)
         } else {
             None
         };
@@ -520,12 +785,20 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
             if let Some(b) = &build_dir
                 && (inside(b, dir) || same_file(b, dir))
             {
-                found.push((i, *d, format!("{b}/Makefile")));
+                let what = if matches!(name, "make" | "gmake") {
+                    format!("{b}/Makefile")
+                } else {
+                    format!("the project files of {b}")
+                };
+                found.push((i, *d, what));
                 continue;
             }
-            if let Some(t) = run_targets
+            // A program name without a `/` is looked up on the PATH (`ls`);
+            // a script operand is a file (`sh install.sh`).
+            if let Some((_, t)) = run_targets
                 .iter()
-                .find(|t| inside(t, dir) && (t.contains('/') || dir == "."))
+                .enumerate()
+                .find(|(k, t)| inside(t, dir) && (t.contains('/') || dir == "." && *k > 0))
             {
                 found.push((i, *d, t.to_string()));
             }
@@ -539,6 +812,74 @@ pub(crate) fn check_download_then_run(ctx: &mut Ctx) {
             format!("runs `{file}`, downloaded by `{what}`"),
         );
     }
+}
+
+/// The tool a command is, for [`aq_knowledge::project_code`], and what it
+/// is asked to do: `./gradlew build` is `gradlew`, `python -m pytest` is
+/// `pytest`, `git -C . commit` is `git commit`.
+fn project_tool<'c>(c: &'c Command, name: &'c str) -> (&'c str, Option<&'c str>) {
+    let ops = operands(c);
+    if interpreter_lang(name) == Some("python")
+        && let Some(k) = c.args().iter().position(|a| a.text == "-m")
+        && let Some(module) = c.args().get(k + 1)
+    {
+        return (module.text.as_str(), None);
+    }
+    let sub = if name == "git" {
+        super::net::git_subcommand(c)
+    } else {
+        ops.first().map(|o| o.text.as_str())
+    };
+    (name, sub)
+}
+
+/// Files and directories `scp` or `rsync` bring from another host: the
+/// destination, and when it is a directory, the source's name in it; a
+/// tree copied recursively (`rsync -a host:/opt/tools/ ./tools/`) is a
+/// downloaded directory.
+fn remote_copies(c: &Command) -> (Vec<String>, Vec<String>) {
+    let (mut files, mut dirs) = (Vec::new(), Vec::new());
+    let Some(name) = c.program() else {
+        return (files, dirs);
+    };
+    if !matches!(name, "scp" | "rsync") {
+        return (files, dirs);
+    }
+    let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
+    let Some((dest, sources)) = ops.split_last() else {
+        return (files, dirs);
+    };
+    let remote = |t: &str| {
+        t.contains("://")
+            || t.split_once(':')
+                .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
+    };
+    if remote(dest) || !sources.iter().any(|s| remote(s)) {
+        return (files, dirs);
+    }
+    let recursive = has_flag(c, Some('r'), &["recursive"])
+        || name == "rsync" && has_flag(c, Some('a'), &["archive"]);
+    let dest = dest.trim_end_matches('/');
+    files.push(dest.to_string());
+    for s in sources.iter().filter(|s| remote(s)) {
+        let base = s
+            .trim_end_matches('/')
+            .rsplit(['/', ':'])
+            .next()
+            .unwrap_or(s);
+        if !base.is_empty() {
+            files.push(format!("{dest}/{base}"));
+        }
+        if recursive {
+            // rsync's `SRC/` copies what is inside SRC.
+            dirs.push(if name == "rsync" && s.ends_with('/') {
+                dest.to_string()
+            } else {
+                format!("{dest}/{base}")
+            });
+        }
+    }
+    (files, dirs)
 }
 
 /// `git clone URL [dir]`: the directory the clone creates.

