@@ -272,6 +272,22 @@ pub fn area_with(path: &str, policy: &crate::Policy) -> Option<aq_knowledge::are
     None
 }
 
+/// Whether `path` is in the state the session's agent preset keeps
+/// ([`crate::Policy::agent_state`]).
+pub fn in_agent_state(path: &str, policy: &crate::Policy) -> bool {
+    if policy.agent_state.is_empty() {
+        return false;
+    }
+    let p = NormPath::new(&from_home(path.trim(), policy.home.as_deref()));
+    if p.parts.iter().any(|c| c == ".." || c.starts_with('$')) {
+        return false;
+    }
+    policy
+        .agent_state
+        .iter()
+        .any(|d| is_under(&p, &NormPath::new(&from_home(d, policy.home.as_deref()))))
+}
+
 /// The protected place `path` is in, counting aq's own directories where
 /// this machine has them ([`crate::Policy::own_dirs`]) and its home
 /// ([`crate::Policy::home`]).

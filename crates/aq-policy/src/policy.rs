@@ -39,6 +39,12 @@ pub struct Policy {
     /// home path. Without it, only relative paths are the workspace.
     #[serde(default)]
     pub workspace: Option<String>,
+    /// What the session's agent preset makes writable besides the workspace
+    /// (its own state: `~/.codex/sessions/`, a history file), given by the
+    /// caller: a new file or an append there is the agent's own work, not a
+    /// write to the home. Removing it is still judged as the place it is.
+    #[serde(default)]
+    pub agent_state: Vec<String>,
     /// `[program.NAME]` entries of policy files, by program name: what a
     /// platform CLI's subcommands do, beside or over `programs.toml`.
     #[serde(default)]

@@ -125,7 +125,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         aq_export::otel_env::headers_from_env().map_err(|e| format!("[audit] export: {e}"))?;
     }
     let settings = loaded.effective.session_settings();
-    let policy = loaded.effective.policy.clone();
+    let mut policy = loaded.effective.policy.clone();
     let chosen = crate::agent::choose(
         &loaded.effective.agents,
         args.agent.as_deref(),
@@ -213,6 +213,12 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             )
         })
         .unwrap_or_default();
+    // What the preset makes writable is the agent's for the engine too.
+    policy.agent_state = grants
+        .writable
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
     let command = crate::agent::with_args(&args.command, chosen.as_ref(), &grants);
     let shim_dir = dir.join("shims");
     let aq_exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;

@@ -2025,6 +2025,15 @@ pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Opt
         return;
     }
     let removes = matches!(verb, "deletes" | "moves away");
+    // The agent's own state (`touch ~/.toy/state/x`): its work, as the
+    // sandbox lets it be. Emptied, replaced or removed, it is judged as
+    // any file there.
+    if !removes
+        && !matches!(mode, Some(WriteMode::Replace | WriteMode::Empty))
+        && places::in_agent_state(t, ctx.policy)
+    {
+        return;
+    }
     if removes && let Some(what) = paths::vital_system_file(t) {
         ctx.hit(RuleId::FsDestroySystem, i, format!("{verb} {t}, {what}"));
         return;
