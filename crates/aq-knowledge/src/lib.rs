@@ -28,6 +28,8 @@
 //!   git reads its config, attributes and hooks.
 //! - [`project_code`]: the files of a project its tools run as code
 //!   (`Makefile`, `conftest.py`, `build.rs`, `package.json`, git hooks).
+//! - [`tasks`]: project task runners (`make`, `npm run`, `gradle`) and the
+//!   task names that deploy or publish (`make deploy`, `npm run release`).
 //! - [`tool_config`]: the settings of other tools that make them run a
 //!   command later (npm's `script-shell`, ssh's `ProxyCommand`, `.pth`
 //!   files, editors' startup files), the words of an agent's settings that
@@ -43,4 +45,5 @@ pub mod git;
 pub mod programs;
 pub mod project_code;
 pub mod secret_names;
+pub mod tasks;
 pub mod tool_config;

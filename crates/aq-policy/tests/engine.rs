@@ -902,3 +902,16 @@ fn round7_c_line_reading_classes_hold() {
         0,
     );
 }
+
+/// Round eight: a project's tasks named for deploying or publishing (`make
+/// deploy`, `npm run release`, `./gradlew publish…`) ask as the remote
+/// change they are; builds, tests, local and dry runs stay ordinary work.
+#[test]
+fn round8_classes_hold() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round8.jsonl"),
+        100,
+        0,
+        0,
+    );
+}

@@ -13,6 +13,7 @@ pub(crate) mod platforms;
 mod programs;
 mod secrets;
 mod sql;
+mod tasks;
 mod tool_config;
 mod tools;
 mod tree_search;
@@ -261,6 +262,7 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         env::check(&mut ctx, i);
         programs::check(&mut ctx, i);
         platforms::check(&mut ctx, i);
+        tasks::check(&mut ctx, i);
         guard::check(&mut ctx, i);
         tool_config::check(&mut ctx, i);
         written::check_input_commands(&mut ctx, i);
