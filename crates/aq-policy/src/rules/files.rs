@@ -511,7 +511,10 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
                     format!("recursively deletes `{t}`, which is only known at run time"),
                 );
             }
-        } else if !paths::is_build_output(t) {
+        } else if !paths::is_build_output(t)
+            // `rm -rf /home/dev/src/project/dist`: the workspace's `./dist`.
+            && !places::within_workspace(t, ctx.policy).is_some_and(|r| paths::is_build_output(&r))
+        {
             ctx.hit(RuleId::FsRmRecursive, i, format!("recursively deletes {t}"));
         }
     }
@@ -1995,10 +1998,10 @@ pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Opt
     let Some(area) = places::area_with(t, ctx.policy).filter(|a| !a.writable()) else {
         return;
     };
-    // Regenerable build output is ordinary to remove wherever it is.
-    if paths::is_build_output(t) {
-        return;
-    }
+    // Regenerable build output is ordinary to remove in the workspace, the
+    // scratch space and the build caches (writable areas, above); another
+    // project's (`~/src/other-app/node_modules`, `../billing/target`) is
+    // that project's files, outside the workspace the agent works on.
     let name = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
     // `cp x ~/.cargo/bin/cargo`, `cp x /usr/local/bin/git`: a known
     // program's name in a directory the `PATH` puts before its own.
