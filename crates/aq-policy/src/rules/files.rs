@@ -810,21 +810,19 @@ fn check_find_delete(ctx: &mut Ctx, i: usize) {
         && roots
             .iter()
             .any(|r| paths::is_everything_in_temp(&inside(r)))
-    {
-        if roots
+        && roots
             .iter()
             .all(|r| !is_root_like(r) || paths::is_everything_in_temp(&inside(r)))
-        {
-            ctx.hit(
-                RuleId::FsWriteSystem,
-                i,
-                format!(
-                    "deletes everything in {}: every program's temporary files, not only this one's",
-                    roots.join(" ")
-                ),
-            );
-            return;
-        }
+    {
+        ctx.hit(
+            RuleId::FsWriteSystem,
+            i,
+            format!(
+                "deletes everything in {}: every program's temporary files, not only this one's",
+                roots.join(" ")
+            ),
+        );
+        return;
     }
     if roots.iter().any(|r| is_root_like(r)) {
         ctx.hit(
