@@ -915,3 +915,18 @@ fn round8_classes_hold() {
         0,
     );
 }
+
+/// Round eight, group a: a `sh -c` string's `$0`/`$1`… are the words after
+/// it; another project's build output is outside the workspace; the
+/// kubeconfig printed by `kubectl config view`; interpreter code writing
+/// decoded content to a file; the children of `/tmp`; wrappers, build
+/// output and read-only programs as data; with their benign neighbours.
+#[test]
+fn round8_a_classes_hold() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round8_a.jsonl"),
+        100,
+        0,
+        0,
+    );
+}
