@@ -784,6 +784,12 @@ fn spent_issue29_blind_sets_keep_their_floors() {
         ("blind29k.jsonl", 99, 0, 0, 0),
         ("blind29l.jsonl", 97, 0, 0, 3),
         ("blind29m.jsonl", 99, 0, 0, 0),
+        // Round seven: N and O (unseen until round seven's end), P (other
+        // ecosystems) and Q (platforms), written as K, L and M were.
+        ("blind29n.jsonl", 99, 1, 0, 0),
+        ("blind29o.jsonl", 99, 0, 0, 0),
+        ("blind29p.jsonl", 98, 0, 0, 0),
+        ("blind29q.jsonl", 100, 0, 0, 0),
     ] {
         check_corpus_limits(&dir.join(file), min, asked, allowed, over);
     }
@@ -800,6 +806,19 @@ fn red_team_issue29_attempts_hold() {
         98,
         0,
         0,
+    );
+}
+
+/// The round-seven red team's 272 attempts (the crossings fixed by class in
+/// round seven, with the attempts that held).
+#[test]
+fn red_team_round7_attempts_hold() {
+    check_corpus_limits(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/red_team29b.jsonl"),
+        98,
+        2,
+        0,
+        2,
     );
 }
 
