@@ -113,12 +113,26 @@ pub fn run_check(args: &CheckArgs, flag: Option<&Path>) -> Result<ExitCode, Stri
 /// then merged in order, and lists what an untrusted project file loses.
 fn check_discovered(flag: Option<&Path>) -> Result<ExitCode, String> {
     let mut candidates: Vec<(FileKind, PathBuf)> = Vec::new();
+    let mut failed = false;
+    let mut found = 0;
+    if let Some(path) = policy_files::managed_file() {
+        match policy_files::read_managed(&path) {
+            Ok(None) => {}
+            Ok(Some(_)) => {
+                found += 1;
+                println!("ok: {} (managed)", path.display());
+            }
+            Err(e) => {
+                found += 1;
+                failed = true;
+                eprintln!("aq: {e}");
+            }
+        }
+    }
     if let Some(p) = policy_files::user_file() {
         candidates.push((FileKind::User, p));
     }
     candidates.push((FileKind::Project, policy_files::project_file()?));
-    let mut failed = false;
-    let mut found = 0;
     for (kind, path) in &candidates {
         match policy_files::read_text(path) {
             Ok(None) => continue,
@@ -171,7 +185,15 @@ fn check_discovered(flag: Option<&Path>) -> Result<ExitCode, String> {
             for refused in &loaded.refused_export {
                 println!("warning: {refused}");
             }
-            Ok(ExitCode::Ok)
+            // Loosening a managed policy is an error of the file that tries.
+            for refused in &loaded.refused_managed {
+                eprintln!("aq: {refused}");
+            }
+            Ok(if loaded.refused_managed.is_empty() {
+                ExitCode::Ok
+            } else {
+                ExitCode::Findings
+            })
         }
         Err(e) => {
             eprintln!("aq: {e}");
@@ -289,6 +311,16 @@ fn render_show_text(shown: &Shown) -> String {
             f.path.display(),
             trust_note(f.trust_state)
         );
+    }
+
+    if let Some(m) = &eff.managed {
+        let _ = writeln!(s, "\nmanaged policy {} locks:", m.file);
+        for line in aq_policy::managed::describe(m) {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
+    for r in &loaded.refused_managed {
+        let _ = writeln!(s, "  refused: {r}");
     }
 
     let _ = writeln!(s, "\nrules:");
@@ -570,6 +602,7 @@ fn origin_text(origin: &Origin) -> String {
             granted,
         } => {
             let whose = match kind {
+                FileKind::Managed => "the managed policy",
                 FileKind::User => "your policy",
                 FileKind::Project => "the repository's policy",
                 FileKind::Flag => "--policy",
@@ -719,8 +752,19 @@ fn render_show_json(shown: &Shown) -> Value {
             )
         })
         .collect();
+    let managed = eff.managed.as_ref().map(|m| {
+        json!({
+            "file": m.file,
+            "locks": aq_policy::managed::describe(m),
+            "refused": loaded.refused_managed.iter().map(|r| with_location(
+                json!({"entry": r.entry, "key": r.key, "kept": r.kept, "message": r.to_string()}),
+                Some(&r.at),
+            )).collect::<Vec<_>>(),
+        })
+    });
     json!({
         "files": files,
+        "managed": managed,
         "rules": rules,
         "sensitive_paths": sensitive,
         "custom_rules": custom,

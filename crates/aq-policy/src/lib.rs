@@ -22,6 +22,7 @@ pub mod exec_trust;
 pub mod export;
 pub mod grants;
 pub mod lint;
+pub mod managed;
 pub mod paths;
 pub mod places;
 mod policy;
@@ -30,10 +31,10 @@ mod rules;
 
 pub use catalog::{RuleId, RuleInfo};
 pub use config::{
-    ActionSetting, ConfigError, EffectivePolicy, IgnoredEntry, Location, NetworkLayer,
-    NetworkSettings, POLICY_VERSION, PathAccess, PathOrigin, PolicyLayer, ProfileSet, Provenance,
-    RuleDefinition, SensitivePath, SessionLayer, SessionSettings, Trust, UndoLayer, UndoSettings,
-    UnlistedHosts, parse_layer,
+    ActionSetting, ConfigError, EffectivePolicy, IgnoredEntry, Location, ManagedInForce,
+    NetworkLayer, NetworkSettings, POLICY_VERSION, PathAccess, PathOrigin, PolicyLayer, ProfileSet,
+    Provenance, RuleDefinition, SensitivePath, SessionLayer, SessionSettings, Trust, UndoLayer,
+    UndoSettings, UnlistedHosts, parse_layer,
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};

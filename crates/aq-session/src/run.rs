@@ -400,6 +400,14 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         None
     };
     let mut layers = Vec::new();
+    // The managed policy, and what it refused of the files below (logged
+    // as well as printed: an attempt to loosen it is on the record).
+    if let Some(m) = &loaded.effective.managed {
+        layers.push(format!("managed policy {}", m.file));
+    }
+    for r in &loaded.refused_managed {
+        layers.push(format!("refused by the managed policy: {r}"));
+    }
     if !shims.is_empty() {
         layers.push(format!("shims ({})", shims.len()));
     }
