@@ -650,6 +650,35 @@ pub enum PolicyCommand {
     ///
     /// Default FILE: the project's agent-quarantine.toml.
     Untrust(TrustArgs),
+    /// Fetch the team's managed policy, verify its signature, install it.
+    ///
+    /// SOURCE: an https:// URL of a managed.toml (its signature at
+    /// URL.minisig), git+URL of a repository holding managed.toml and
+    /// managed.toml.minisig, or an absolute path. Default: the managed
+    /// file's `[managed] source`. The bundle must verify with the key the
+    /// managed file in force pins (`--key` for the first install) and carry
+    /// a higher `[managed] serial`; otherwise nothing changes. Root's job
+    /// (docs/teams.md has a systemd timer and a launchd plist).
+    Pull(PullArgs),
+    /// Where the managed policy came from: source, serial, signer, age.
+    Status(StatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// Where to fetch the bundle from.
+    pub source: Option<String>,
+    /// The minisign public key (the `RW…` line) for a first install, when
+    /// no managed file pins one yet.
+    #[arg(long)]
+    pub key: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -883,3 +883,82 @@ mod tests {
         assert_eq!(layer.session.shims, ["terraform"]);
     }
 }
+
+// ---- pull, status -------------------------------------------------------------
+
+/// `aq policy pull [SOURCE] [--key KEY]`.
+pub fn run_pull(args: &crate::cli::PullArgs) -> Result<ExitCode, String> {
+    use aq_session::managed_pull::{self, Pulled};
+    let managed = policy_files::managed_file()
+        .ok_or("this platform has no place for a managed policy")?;
+    match managed_pull::pull(&managed, args.source.as_deref(), args.key.as_deref())? {
+        Pulled::Installed(s) => println!(
+            "installed {}: serial {} from {}, signed by {} ({})",
+            managed.display(),
+            s.serial,
+            s.source,
+            s.signer,
+            s.comment
+        ),
+        Pulled::Current(serial) => println!(
+            "{} is current: serial {serial}, nothing to install",
+            managed.display()
+        ),
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `aq policy status [--json]`.
+pub fn run_status(args: &crate::cli::StatusArgs) -> Result<ExitCode, String> {
+    use aq_session::managed_pull;
+    let managed = policy_files::managed_file()
+        .ok_or("this platform has no place for a managed policy")?;
+    let layer = policy_files::read_managed(&managed)?;
+    let status = managed_pull::read_status(&managed)?;
+    let text = layer.as_ref().map(|(t, _)| t.as_bytes());
+    let changed = match (&status, text) {
+        (Some(s), Some(t)) => policy_files::digest(t) != s.sha256,
+        _ => false,
+    };
+    let serial = layer
+        .as_ref()
+        .and_then(|(_, l)| l.managed.as_ref().and_then(|(m, _)| m.serial));
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "file": managed.display().to_string(),
+                "present": layer.is_some(),
+                "serial": serial,
+                "source": status.as_ref().map(|s| &s.source),
+                "signer": status.as_ref().map(|s| &s.signer),
+                "comment": status.as_ref().map(|s| &s.comment),
+                "installed_unix": status.as_ref().map(|s| s.installed_unix),
+                "changed_since_pull": changed,
+            })
+        );
+        return Ok(ExitCode::Ok);
+    }
+    if layer.is_none() {
+        println!("no managed policy: {} does not exist", managed.display());
+        return Ok(ExitCode::Ok);
+    }
+    println!("managed policy {}", managed.display());
+    match serial {
+        Some(n) => println!("  serial   {n}"),
+        None => println!("  serial   (none)"),
+    }
+    match &status {
+        Some(s) => {
+            println!("  source   {}", s.source);
+            println!("  signer   {}", s.signer);
+            println!("  comment  {}", s.comment);
+            println!("  pulled   {} ago", managed_pull::age(s.installed_unix));
+            if changed {
+                println!("  changed since it was pulled: not what the source signed");
+            }
+        }
+        None => println!("  source   written by hand (never pulled)"),
+    }
+    Ok(ExitCode::Ok)
+}

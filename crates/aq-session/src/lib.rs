@@ -56,6 +56,7 @@ pub mod files;
 pub mod git_guard;
 pub mod grant_dates;
 pub mod in_force;
+pub mod managed_pull;
 mod masks;
 pub mod model_routes;
 pub mod net_asks;
