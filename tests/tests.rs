@@ -22,6 +22,7 @@ mod git_guard;
 mod grants;
 mod hook;
 mod lint;
+mod managed;
 mod mcp;
 mod model_endpoints;
 mod network;

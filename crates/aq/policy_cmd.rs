@@ -835,62 +835,13 @@ pub fn run_untrust(args: &TrustArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::Ok)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn starter_files_parse_and_change_nothing() {
-        for target in [InitTarget::User, InitTarget::Project] {
-            let layer = aq_policy::parse_layer("starter.toml", &starter(target))
-                .unwrap_or_else(|e| panic!("{e}"));
-            assert!(layer.actions.is_empty());
-            assert!(layer.sensitive_paths.is_empty());
-            assert!(layer.custom_rules.is_empty());
-        }
-    }
-
-    #[test]
-    fn starter_examples_parse_when_uncommented() {
-        let uncommented: String = STARTER
-            .lines()
-            .map(|l| match l.strip_prefix("# ") {
-                Some(rest)
-                    if rest.starts_with('"')
-                        || rest.starts_with("sensitive")
-                        || rest.starts_with("[[rule]]")
-                        || rest.starts_with("[session]")
-                        || rest.split_once(" = ").is_some_and(|(k, _)| {
-                            !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase())
-                        }) =>
-                {
-                    rest
-                }
-                _ => l,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        let layer = aq_policy::parse_layer("starter.toml", &uncommented)
-            .unwrap_or_else(|e| panic!("{e}\n{uncommented}"));
-        assert_eq!(layer.actions.len(), 3);
-        assert_eq!(layer.sensitive_paths.len(), 2);
-        let ids: Vec<_> = layer
-            .custom_rules
-            .iter()
-            .map(|d| d.rule.id.as_str())
-            .collect();
-        assert_eq!(ids, ["no-terraform-apply", "allow-npm-ci"]);
-        assert_eq!(layer.session.shims, ["terraform"]);
-    }
-}
-
 // ---- pull, status -------------------------------------------------------------
 
 /// `aq policy pull [SOURCE] [--key KEY]`.
 pub fn run_pull(args: &crate::cli::PullArgs) -> Result<ExitCode, String> {
     use aq_session::managed_pull::{self, Pulled};
-    let managed = policy_files::managed_file()
-        .ok_or("this platform has no place for a managed policy")?;
+    let managed =
+        policy_files::managed_file().ok_or("this platform has no place for a managed policy")?;
     match managed_pull::pull(&managed, args.source.as_deref(), args.key.as_deref())? {
         Pulled::Installed(s) => println!(
             "installed {}: serial {} from {}, signed by {} ({})",
@@ -911,8 +862,8 @@ pub fn run_pull(args: &crate::cli::PullArgs) -> Result<ExitCode, String> {
 /// `aq policy status [--json]`.
 pub fn run_status(args: &crate::cli::StatusArgs) -> Result<ExitCode, String> {
     use aq_session::managed_pull;
-    let managed = policy_files::managed_file()
-        .ok_or("this platform has no place for a managed policy")?;
+    let managed =
+        policy_files::managed_file().ok_or("this platform has no place for a managed policy")?;
     let layer = policy_files::read_managed(&managed)?;
     let status = managed_pull::read_status(&managed)?;
     let text = layer.as_ref().map(|(t, _)| t.as_bytes());
@@ -961,4 +912,53 @@ pub fn run_status(args: &crate::cli::StatusArgs) -> Result<ExitCode, String> {
         None => println!("  source   written by hand (never pulled)"),
     }
     Ok(ExitCode::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starter_files_parse_and_change_nothing() {
+        for target in [InitTarget::User, InitTarget::Project] {
+            let layer = aq_policy::parse_layer("starter.toml", &starter(target))
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(layer.actions.is_empty());
+            assert!(layer.sensitive_paths.is_empty());
+            assert!(layer.custom_rules.is_empty());
+        }
+    }
+
+    #[test]
+    fn starter_examples_parse_when_uncommented() {
+        let uncommented: String = STARTER
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest)
+                    if rest.starts_with('"')
+                        || rest.starts_with("sensitive")
+                        || rest.starts_with("[[rule]]")
+                        || rest.starts_with("[session]")
+                        || rest.split_once(" = ").is_some_and(|(k, _)| {
+                            !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase())
+                        }) =>
+                {
+                    rest
+                }
+                _ => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let layer = aq_policy::parse_layer("starter.toml", &uncommented)
+            .unwrap_or_else(|e| panic!("{e}\n{uncommented}"));
+        assert_eq!(layer.actions.len(), 3);
+        assert_eq!(layer.sensitive_paths.len(), 2);
+        let ids: Vec<_> = layer
+            .custom_rules
+            .iter()
+            .map(|d| d.rule.id.as_str())
+            .collect();
+        assert_eq!(ids, ["no-terraform-apply", "allow-npm-ci"]);
+        assert_eq!(layer.session.shims, ["terraform"]);
+    }
 }

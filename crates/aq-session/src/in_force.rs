@@ -89,7 +89,7 @@ pub fn session(effective: &EffectivePolicy, asked: &Asked) -> Result<InForce, St
         && m.hosts.is_some()
     {
         return Err(format!(
-            "the profile `{}` has the host's network, unfiltered: the managed policy {} allows only its own hosts ([managed] lock-network); use a profile with the sandbox (strict, dev)",
+            "the profile `{}` has the host's network, unfiltered: the managed policy {} allows only its own hosts ([managed] lock-network); use one whose network is off or brokered (strict, network-isolated, ci)",
             profile.name, m.file
         ));
     }

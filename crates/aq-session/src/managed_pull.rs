@@ -141,21 +141,24 @@ pub fn pull(managed: &Path, source: Option<&str>, key: Option<&str>) -> Result<P
             })?,
     };
     let src = Source::parse(&source_text)?;
-    let (bundle, sig) = fetch(&src).map_err(|e| format!("{e}; the installed policy is unchanged"))?;
+    let (bundle, sig) =
+        fetch(&src).map_err(|e| format!("{e}; the installed policy is unchanged"))?;
     let comment = verify(&bundle, &sig, &key)
         .map_err(|e| format!("{e}; the installed policy is unchanged"))?;
-    let text = String::from_utf8(bundle.clone())
-        .map_err(|_| "the bundle is not UTF-8 text; the installed policy is unchanged".to_string())?;
-    let layer = aq_policy::parse_layer(&source_text, &text)
-        .map_err(|e| format!("the bundle does not parse: {e}; the installed policy is unchanged"))?;
+    let text = String::from_utf8(bundle.clone()).map_err(|_| {
+        "the bundle is not UTF-8 text; the installed policy is unchanged".to_string()
+    })?;
+    let layer = aq_policy::parse_layer(&source_text, &text).map_err(|e| {
+        format!("the bundle does not parse: {e}; the installed policy is unchanged")
+    })?;
     let new_settings = layer
         .managed
         .as_ref()
         .map(|(s, _)| s.clone())
         .ok_or("the bundle has no [managed] table; the installed policy is unchanged")?;
-    let serial = new_settings.serial.ok_or(
-        "the bundle has no [managed] serial; the installed policy is unchanged",
-    )?;
+    let serial = new_settings
+        .serial
+        .ok_or("the bundle has no [managed] serial; the installed policy is unchanged")?;
     if new_settings.public_key.is_none() {
         return Err(
             "the bundle pins no [managed] public-key, so the next pull could not be verified; the installed policy is unchanged"
@@ -278,7 +281,9 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("managed"),
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("managed"),
         std::process::id()
     ));
     let write = || -> std::io::Result<()> {
