@@ -114,7 +114,11 @@ pub fn run_audit(args: &AuditArgs) -> Result<ExitCode, String> {
 /// every one on this machine with `--all`).
 fn run_summary(args: &AuditSummaryArgs) -> Result<ExitCode, String> {
     use aq_session::suggest::{self, Which};
-    let since = args.since.as_deref().map(suggest::parse_since).transpose()?;
+    let since = args
+        .since
+        .as_deref()
+        .map(suggest::parse_since)
+        .transpose()?;
     let which = if args.all {
         Which::All
     } else {
@@ -122,7 +126,10 @@ fn run_summary(args: &AuditSummaryArgs) -> Result<ExitCode, String> {
     };
     let view = suggest::team_view(&suggest::choose(&which, since)?)?;
     if args.json {
-        println!("{}", serde_json::to_string(&view).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string(&view).map_err(|e| e.to_string())?
+        );
     } else {
         print!("{}", view.to_text());
     }

@@ -850,7 +850,11 @@ pub fn run_suggest(args: &SuggestArgs) -> Result<ExitCode, String> {
             "grants are the user's, made in a terminal of their own",
         )?;
     }
-    let since = args.since.as_deref().map(suggest::parse_since).transpose()?;
+    let since = args
+        .since
+        .as_deref()
+        .map(suggest::parse_since)
+        .transpose()?;
     let workspace = aq_session::run::resolve_workspace(None)?;
     let which = match (args.all, args.sessions.is_empty()) {
         (true, _) => Which::All,
@@ -876,7 +880,10 @@ pub fn run_suggest(args: &SuggestArgs) -> Result<ExitCode, String> {
             println!("aq: {w}");
         }
         if written.is_empty() {
-            println!("aq: nothing written: {} has every line", plan.user_file.display());
+            println!(
+                "aq: nothing written: {} has every line",
+                plan.user_file.display()
+            );
         }
     } else if plan.to_write() > 0 {
         println!(

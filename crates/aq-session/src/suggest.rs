@@ -44,18 +44,24 @@ pub struct Chosen {
 
 /// Parses `--since` (`7d`, `12h`, `30m`, `2w`).
 pub fn parse_since(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text).map_err(|e| {
-        format!("--since {text}: {e}; write an age like `7d`, `12h` or `30m`")
-    })
+    humantime::parse_duration(text)
+        .map_err(|e| format!("--since {text}: {e}; write an age like `7d`, `12h` or `30m`"))
 }
 
-/// When a session started: its `session.json`'s `started`, else when its
-/// directory was last changed.
+/// When a session started: its `session.json`'s `started`, else its log's
+/// first event's time (an agent's hook session has no session file).
 fn started(dir: &Path) -> Option<SystemTime> {
+    let first_ts = || {
+        let f = std::fs::File::open(crate::log_path(dir)).ok()?;
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut BufReader::new(f), &mut line).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&line).ok()?;
+        humantime::parse_rfc3339_weak(v.get("ts")?.as_str()?).ok()
+    };
     crate::read_file(dir)
         .ok()
         .and_then(|f| humantime::parse_rfc3339_weak(&f.started).ok())
-        .or_else(|| std::fs::metadata(dir).and_then(|m| m.modified()).ok())
+        .or_else(first_ts)
 }
 
 /// The sessions `which` names, oldest first, only those started within
@@ -379,7 +385,11 @@ impl Plan {
         if !self.not_suggested.is_empty() {
             out.push_str("not suggested:\n");
             for b in &self.not_suggested {
-                let rule = b.rule.as_deref().map(|r| format!(" (rule {r})")).unwrap_or_default();
+                let rule = b
+                    .rule
+                    .as_deref()
+                    .map(|r| format!(" (rule {r})"))
+                    .unwrap_or_default();
                 let _ = writeln!(
                     out,
                     "  {:<8}{}{rule}, {}",
