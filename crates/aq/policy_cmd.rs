@@ -791,55 +791,6 @@ pub fn run_untrust(args: &TrustArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::Ok)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn starter_files_parse_and_change_nothing() {
-        for target in [InitTarget::User, InitTarget::Project] {
-            let layer = aq_policy::parse_layer("starter.toml", &starter(target))
-                .unwrap_or_else(|e| panic!("{e}"));
-            assert!(layer.actions.is_empty());
-            assert!(layer.sensitive_paths.is_empty());
-            assert!(layer.custom_rules.is_empty());
-        }
-    }
-
-    #[test]
-    fn starter_examples_parse_when_uncommented() {
-        let uncommented: String = STARTER
-            .lines()
-            .map(|l| match l.strip_prefix("# ") {
-                Some(rest)
-                    if rest.starts_with('"')
-                        || rest.starts_with("sensitive")
-                        || rest.starts_with("[[rule]]")
-                        || rest.starts_with("[session]")
-                        || rest.split_once(" = ").is_some_and(|(k, _)| {
-                            !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase())
-                        }) =>
-                {
-                    rest
-                }
-                _ => l,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        let layer = aq_policy::parse_layer("starter.toml", &uncommented)
-            .unwrap_or_else(|e| panic!("{e}\n{uncommented}"));
-        assert_eq!(layer.actions.len(), 3);
-        assert_eq!(layer.sensitive_paths.len(), 2);
-        let ids: Vec<_> = layer
-            .custom_rules
-            .iter()
-            .map(|d| d.rule.id.as_str())
-            .collect();
-        assert_eq!(ids, ["no-terraform-apply", "allow-npm-ci"]);
-        assert_eq!(layer.session.shims, ["terraform"]);
-    }
-}
-
 /// `aq policy suggest`: the lines that would have let sessions' asks and
 /// refusals run; written into the user's file with `--write`.
 pub fn run_suggest(args: &SuggestArgs) -> Result<ExitCode, String> {
@@ -892,4 +843,53 @@ pub fn run_suggest(args: &SuggestArgs) -> Result<ExitCode, String> {
         );
     }
     Ok(ExitCode::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starter_files_parse_and_change_nothing() {
+        for target in [InitTarget::User, InitTarget::Project] {
+            let layer = aq_policy::parse_layer("starter.toml", &starter(target))
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(layer.actions.is_empty());
+            assert!(layer.sensitive_paths.is_empty());
+            assert!(layer.custom_rules.is_empty());
+        }
+    }
+
+    #[test]
+    fn starter_examples_parse_when_uncommented() {
+        let uncommented: String = STARTER
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest)
+                    if rest.starts_with('"')
+                        || rest.starts_with("sensitive")
+                        || rest.starts_with("[[rule]]")
+                        || rest.starts_with("[session]")
+                        || rest.split_once(" = ").is_some_and(|(k, _)| {
+                            !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase())
+                        }) =>
+                {
+                    rest
+                }
+                _ => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let layer = aq_policy::parse_layer("starter.toml", &uncommented)
+            .unwrap_or_else(|e| panic!("{e}\n{uncommented}"));
+        assert_eq!(layer.actions.len(), 3);
+        assert_eq!(layer.sensitive_paths.len(), 2);
+        let ids: Vec<_> = layer
+            .custom_rules
+            .iter()
+            .map(|d| d.rule.id.as_str())
+            .collect();
+        assert_eq!(ids, ["no-terraform-apply", "allow-npm-ci"]);
+        assert_eq!(layer.session.shims, ["terraform"]);
+    }
 }
