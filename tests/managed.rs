@@ -276,19 +276,31 @@ fn an_unprivileged_user_is_held_by_the_managed_file_and_cannot_replace_it() {
     .unwrap();
     let as_user = |args: &[&str]| {
         use std::os::unix::process::CommandExt;
-        Command::new(&aq)
-            .args(args)
-            .current_dir(r.join("work"))
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", r.join("home"))
-            .env("XDG_STATE_HOME", r.join("state"))
-            .env("XDG_CONFIG_HOME", r.join("config"))
-            .env("AQ_MANAGED_FILE", &file)
-            .uid(uid)
-            .gid(gid)
-            .output()
-            .unwrap()
+        let run = || {
+            Command::new(&aq)
+                .args(args)
+                .current_dir(r.join("work"))
+                .env_clear()
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                .env("HOME", r.join("home"))
+                .env("XDG_STATE_HOME", r.join("state"))
+                .env("XDG_CONFIG_HOME", r.join("config"))
+                .env("AQ_MANAGED_FILE", &file)
+                .uid(uid)
+                .gid(gid)
+                .output()
+        };
+        // The copy of aq was just written: another test's fork may hold it
+        // open for writing a moment longer (ETXTBSY).
+        for _ in 0..20 {
+            match run() {
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50))
+                }
+                other => return other.unwrap(),
+            }
+        }
+        run().unwrap()
     };
     let out = as_user(&["explain", "--", "chmod", "+x", "f"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -314,7 +326,7 @@ fn an_unprivileged_user_is_held_by_the_managed_file_and_cannot_replace_it() {
         "{stderr}"
     );
     assert_eq!(std::fs::read(&file).unwrap(), before);
-    let out = Command::new(&aq)
+    let out = Command::new(aq_exe())
         .args(["policy", "pull", b.to_str().unwrap(), "--key", &key])
         .env("HOME", r.join("home"))
         .env("AQ_MANAGED_FILE", &file)
@@ -326,7 +338,7 @@ fn an_unprivileged_user_is_held_by_the_managed_file_and_cannot_replace_it() {
     let own = r.join("home/managed.toml");
     std::fs::write(&own, "version = 1\n").unwrap();
     std::os::unix::fs::chown(&own, Some(uid), Some(gid)).unwrap();
-    let out = Command::new(&aq)
+    let out = Command::new(aq_exe())
         .args(["explain", "--", "true"])
         .current_dir(r.join("work"))
         .env("HOME", r.join("home"))
@@ -510,4 +522,37 @@ fn a_signed_bundle_installs_and_every_bad_one_leaves_the_policy_as_it_was() {
     let v: serde_json::Value = serde_json::from_str(status.stdout.trim()).unwrap();
     assert_eq!(v["serial"], 3);
     assert_eq!(v["changed_since_pull"], false);
+}
+
+#[test]
+fn learn_mode_lets_no_ask_of_a_managed_rule_through_and_can_be_forbidden() {
+    let (env, file) = managed_env("version = 1\n[rules]\n\"fs-permissions\" = \"ask\"\n");
+    env.write(&env.work().join("f"), "");
+    env.write(
+        &env.work().join("s.sh"),
+        "chmod +x f\necho \"chmod exited $?\"\n",
+    );
+    let exec_bit = || {
+        std::fs::metadata(env.work().join("f"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o111
+    };
+    // Under the managed file, learn mode does not let the rule's ask run.
+    aq_m(&env, &file, &["run", "--learn", "--", "sh", "s.sh"])
+        .code(0)
+        .stdout_lacks("chmod exited 0");
+    assert_eq!(exec_bit(), 0);
+    // Positive control: without it, learn mode runs the same ask.
+    env.aq(&["run", "--learn", "--", "sh", "s.sh"])
+        .code(0)
+        .stdout_has("chmod exited 0");
+    assert_ne!(exec_bit(), 0);
+    // forbid-learn refuses learn mode outright.
+    std::fs::write(&file, "version = 1\n[managed]\nforbid-learn = true\n").unwrap();
+    aq_m(&env, &file, &["run", "--learn", "--", "true"])
+        .code(2)
+        .stderr_has("learn mode is refused")
+        .stderr_has("[managed] forbid-learn");
 }

@@ -21,6 +21,7 @@ mod export;
 mod git_guard;
 mod grants;
 mod hook;
+mod learn;
 mod lint;
 mod managed;
 mod mcp;

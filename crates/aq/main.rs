@@ -61,6 +61,7 @@ fn main() -> std::process::ExitCode {
             cli::PolicyCommand::Untrust(args) => policy_cmd::run_untrust(&args),
             cli::PolicyCommand::Pull(args) => policy_cmd::run_pull(&args),
             cli::PolicyCommand::Status(args) => policy_cmd::run_status(&args),
+            cli::PolicyCommand::Suggest(args) => policy_cmd::run_suggest(&args),
         },
         cli::Command::Run(args) => {
             return run::run(&args, policy).unwrap_or_else(|e| {

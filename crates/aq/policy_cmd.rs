@@ -11,7 +11,7 @@ use aq_session::in_force::{self, InForce, Origin, Sourced, Sources};
 use aq_session::network::NetPlan;
 use serde_json::{Value, json};
 
-use crate::cli::{CheckArgs, InitArgs, ShowArgs, TrustArgs};
+use crate::cli::{CheckArgs, InitArgs, ShowArgs, SuggestArgs, TrustArgs};
 use crate::exit::ExitCode;
 use aq_session::policy_files::{self, FileKind, Loaded, TrustState, TrustStore};
 
@@ -910,6 +910,60 @@ pub fn run_status(args: &crate::cli::StatusArgs) -> Result<ExitCode, String> {
             }
         }
         None => println!("  source   written by hand (never pulled)"),
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `aq policy suggest`: the lines that would have let sessions' asks and
+/// refusals run; written into the user's file with `--write`.
+pub fn run_suggest(args: &SuggestArgs) -> Result<ExitCode, String> {
+    use aq_session::suggest::{self, Which};
+    if args.write {
+        aq_session::answerer::refuse_inside_session_because(
+            "aq policy suggest --write",
+            "grants are the user's, made in a terminal of their own",
+        )?;
+    }
+    let since = args
+        .since
+        .as_deref()
+        .map(suggest::parse_since)
+        .transpose()?;
+    let workspace = aq_session::run::resolve_workspace(None)?;
+    let which = match (args.all, args.sessions.is_empty()) {
+        (true, _) => Which::All,
+        (false, false) => Which::Named(args.sessions.clone()),
+        (false, true) if since.is_some() => Which::AllHere(workspace.clone()),
+        (false, true) => Which::LatestHere(workspace.clone()),
+    };
+    let plan = suggest::plan_for(&which, since, &workspace)?;
+    let written = if args.write {
+        suggest::write(&plan)?
+    } else {
+        Vec::new()
+    };
+    if args.json {
+        let mut v = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
+        v["written"] = serde_json::json!(written);
+        println!("{v}");
+        return Ok(ExitCode::Ok);
+    }
+    print!("{}", plan.to_text());
+    if args.write {
+        for w in &written {
+            println!("aq: {w}");
+        }
+        if written.is_empty() {
+            println!(
+                "aq: nothing written: {} has every line",
+                plan.user_file.display()
+            );
+        }
+    } else if plan.to_write() > 0 {
+        println!(
+            "nothing written: `aq policy suggest --write` (same sessions) adds these lines to {}",
+            plan.user_file.display()
+        );
     }
     Ok(ExitCode::Ok)
 }

@@ -40,4 +40,6 @@ pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
 pub use export::{Endpoint, ExportFormat, ExportTarget};
 pub use policy::{CommandMatcher, CustomRule, Policy, UserProgram};
-pub use profile::{HomeAccess, Limits, NetworkSetting, Profile, ProfileLine, SummaryFormat};
+pub use profile::{
+    HomeAccess, Limits, NetworkSetting, Profile, ProfileLine, SessionMode, SummaryFormat,
+};

@@ -38,6 +38,8 @@ pub(crate) struct RawManaged {
     require_checkpoints: bool,
     #[serde(default)]
     lock_network: bool,
+    #[serde(default)]
+    forbid_learn: bool,
     public_key: Option<String>,
     serial: Option<u64>,
     source: Option<String>,
@@ -62,6 +64,9 @@ pub struct ManagedSettings {
     /// destinations below are dropped, and a new host is refused, never
     /// asked.
     pub lock_network: bool,
+    /// `aq run --learn` and `mode = "learn"` are refused (even without it,
+    /// learn mode lets no ask of a rule this file sets through).
+    pub forbid_learn: bool,
     /// The minisign public key policy bundles must be signed with
     /// (`aq policy pull`).
     pub public_key: Option<String>,
@@ -89,6 +94,7 @@ pub(crate) fn check(raw: &RawManaged) -> Result<ManagedSettings, String> {
         forbid_hooks_approve: raw.forbid_hooks_approve,
         require_checkpoints: raw.require_checkpoints,
         lock_network: raw.lock_network,
+        forbid_learn: raw.forbid_learn,
         public_key: raw.public_key.clone(),
         serial: raw.serial,
         source: raw.source.clone(),
@@ -397,6 +403,9 @@ pub fn describe(m: &crate::ManagedInForce) -> Vec<String> {
     if s.require_checkpoints {
         out.push("checkpoints required".to_string());
     }
+    if s.forbid_learn {
+        out.push("learn mode refused".to_string());
+    }
     if let Some(serial) = s.serial {
         out.push(format!("bundle serial {serial}"));
     }
@@ -404,4 +413,15 @@ pub fn describe(m: &crate::ManagedInForce) -> Vec<String> {
         out.push("nothing beyond its own entries, applied first".to_string());
     }
     out
+}
+
+/// Whether a session may run in learn mode; the refusal names the key.
+pub fn check_learn(eff: &EffectivePolicy) -> Result<(), String> {
+    match &eff.managed {
+        Some(m) if m.settings.forbid_learn => Err(format!(
+            "learn mode is refused: the managed policy {} forbids it ([managed] forbid-learn); ask whoever manages this machine",
+            m.file
+        )),
+        _ => Ok(()),
+    }
 }

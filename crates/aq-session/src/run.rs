@@ -60,6 +60,9 @@ pub struct RunOptions {
     pub on_ready: Option<Box<dyn Fn(Arc<Supervisor>)>>,
     /// Started by an `aq enable --wrap` launcher.
     pub wrapped: bool,
+    /// `--learn`: asks run without waiting and are logged for
+    /// `aq policy suggest` (as a profile's `mode = "learn"`).
+    pub learn: bool,
 }
 
 /// `PATH` as the caller has it, without aq's own launchers (`aq enable
@@ -179,6 +182,13 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     // Names pinned by `--resolve` and `[network] resolve`: the key proxy
     // and the bridges honour them as the broker does.
     let pins = crate::network::pins(&args.resolve, &loaded.effective.network)?;
+    if args.learn {
+        profile.mode = aq_policy::SessionMode::Learn;
+    }
+    let learning = profile.mode == aq_policy::SessionMode::Learn;
+    if learning {
+        aq_policy::managed::check_learn(&loaded.effective)?;
+    }
     let profile_name = profile.name.clone();
     let headless = profile.summary == SummaryFormat::Json;
     let net_note = net.note();
@@ -325,6 +335,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
         queue: aq_shim::approvals::Queue::new(&dir),
         headless,
+        mode: profile.mode,
         shim_allowed: Default::default(),
         exec_guarded: guarded,
         verdicts: Default::default(),
@@ -429,6 +440,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             pid: std::process::id(),
             layers,
             grants: Some(grants_record.clone()),
+            mode: learning.then(|| profile.mode.as_str().to_string()),
         },
         session::now_rfc3339(),
         &id,
@@ -443,7 +455,9 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     } else {
         "are denied"
     };
-    let asks_note = if headless {
+    let asks_note = if learning {
+        "learn mode: asks run without waiting and are logged; `aq policy suggest` turns them into lines".to_string()
+    } else if headless {
         format!("headless: asks are not waited for (unanswered asks {unanswered_word})")
     } else if settings.wait_for_approver {
         format!(
@@ -473,6 +487,9 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         }
         if let Some(c) = &chosen {
             what.push(format!("agent preset {}", c.preset.name));
+        }
+        if learning {
+            what.push("learn mode: asks run, logged for `aq policy suggest`".to_string());
         }
         let net = net_note.split(':').next().unwrap_or(&net_note).to_string();
         eprintln!(
@@ -594,7 +611,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         print_refusal("blocked", &args.command, &verdict);
         Exit::Code(i32::from(EXIT_BLOCKED))
     } else {
-        let prompter = (!headless && !std::io::stdin().is_terminal())
+        let prompter = (!headless && !learning && !std::io::stdin().is_terminal())
             .then(|| crate::answerer::spawn_tty_prompter(dir.to_path_buf()))
             .flatten();
         if prompter.is_some() {
