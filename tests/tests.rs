@@ -24,6 +24,7 @@ mod hook;
 mod learn;
 mod lint;
 mod managed;
+mod managed_red_team;
 mod mcp;
 mod model_endpoints;
 mod network;
