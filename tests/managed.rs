@@ -151,9 +151,16 @@ fn a_repository_a_policy_flag_and_the_command_line_cannot_loosen_it_either() {
         .stderr_has("nothing was written");
     assert_eq!(std::fs::read_to_string(env.user_policy()).ok(), before);
     // A profile the managed file forbids.
-    aq_m(&env, &file, &["run", "--profile", "shims-only", "--", "true"])
-        .code(2)
-        .stderr_has(&format!("the profile `shims-only` is refused: the managed policy {f} forbids it ([managed] forbid-profiles)"));
+    aq_m(
+        &env,
+        &file,
+        &["run", "--profile", "shims-only", "--", "true"],
+    )
+    .code(2)
+    .stderr_has("the profile `shims-only` is refused")
+    .stderr_has(&format!(
+        "the managed policy {f} forbids it ([managed] forbid-profiles)"
+    ));
     // `[managed]` in a file below is an error, not a second ceiling.
     env.write(
         &env.user_policy(),
@@ -465,6 +472,9 @@ fn a_signed_bundle_installs_and_every_bad_one_leaves_the_policy_as_it_was() {
         .stderr_has("serial 1 is older than the installed 2: a rollback is refused");
     // A source that cannot be reached.
     pull(&["http://127.0.0.1:9/managed.toml"])
+        .code(2)
+        .stderr_has("fetched over https only");
+    pull(&["https://127.0.0.1:9/managed.toml"])
         .code(2)
         .stderr_has("cannot fetch")
         .stderr_has("the installed policy is unchanged");

@@ -259,7 +259,103 @@ fn ceiling(
         eff.network
             .permit
             .retain(|c| permitted.contains(&c.as_str()));
+        // A pinned name goes wherever the pin says: only the managed file's.
+        let pinned: Vec<&str> = m.network.resolve.iter().map(|(r, _)| r.as_str()).collect();
+        for (layer, _) in below {
+            for (pin, at) in &layer.network.resolve {
+                if !pinned.contains(&pin.as_str()) {
+                    refuse(
+                        refusals,
+                        at,
+                        format!("[network] resolve `{pin}`"),
+                        "[managed] lock-network".to_string(),
+                        "names resolve as the managed file and DNS say".to_string(),
+                    );
+                }
+            }
+        }
+        eff.network.resolve.retain(|r| pinned.contains(&r.as_str()));
         eff.network.unlisted = crate::UnlistedHosts::Refuse;
+    }
+    // A profile made on top of a forbidden one is forbidden too.
+    let mut forbidden = settings.forbid_profiles.clone();
+    loop {
+        let mut grew = false;
+        for (layer, _) in below {
+            for (name, p, _) in &layer.profiles {
+                if let Some(base) = &p.extends
+                    && forbidden.contains(base)
+                    && !forbidden.contains(name)
+                {
+                    forbidden.push(name.clone());
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let settings = &ManagedSettings {
+        forbid_profiles: forbidden,
+        ..settings.clone()
+    };
+    // Profiles below that switch off what the floor keeps (the session
+    // refuses them too: [`check_profile`]).
+    let floor = settings.forbid_profiles.iter().any(|p| {
+        crate::Profile::builtins()
+            .iter()
+            .any(|b| &b.name == p && !b.sandbox)
+    });
+    for (layer, _) in below {
+        for (name, p, at) in &layer.profiles {
+            if floor && p.sandbox == Some(false) {
+                refuse(
+                    refusals,
+                    at,
+                    format!("`[profile.{name}] sandbox = false`"),
+                    "[managed] forbid-profiles".to_string(),
+                    "sessions keep the kernel sandbox".to_string(),
+                );
+            }
+            if p.exec_guard == Some(false) {
+                refuse(
+                    refusals,
+                    at,
+                    format!("`[profile.{name}] exec_guard = false`"),
+                    "its rules".to_string(),
+                    "every exec is judged".to_string(),
+                );
+            }
+        }
+    }
+    // Built-in programs described anew below: `[program.kubectl] "delete" =
+    // "read"` would lower what the rules decide, so only the managed file
+    // may do it; a program the catalog does not know may still be described.
+    for (layer, _) in below {
+        for (name, _, at) in &layer.programs {
+            let built_in = aq_knowledge::programs::lookup(name).is_some()
+                || aq_knowledge::programs::known_class(name).is_some();
+            if built_in {
+                refuse(
+                    refusals,
+                    at,
+                    format!("[program.{name}]"),
+                    "built-in programs".to_string(),
+                    format!("`{name}` is decided as the built-in catalog describes it"),
+                );
+                match m.programs.iter().find(|(n, _, _)| n == name) {
+                    Some((_, p, _)) => {
+                        let mut p = p.clone();
+                        p.sort_subs();
+                        eff.policy.programs.insert(name.clone(), p);
+                    }
+                    None => {
+                        eff.policy.programs.remove(name);
+                    }
+                }
+            }
+        }
     }
     // Profiles no session may use.
     if settings.forbid_profiles.contains(&eff.session.profile) {
@@ -332,15 +428,64 @@ fn host_list(hosts: &[&str]) -> String {
     }
 }
 
-/// Whether a session may use profile `name`; the refusal names the key.
-pub fn check_profile(eff: &EffectivePolicy, name: &str) -> Result<(), String> {
+/// Whether a session may use `profile`; the refusal names the key.
+///
+/// Forbidding a profile without the kernel sandbox (`shims-only`) is a
+/// floor: no profile without the sandbox may be used. And under a managed
+/// file no sandboxed profile may turn its exec guard off: the rules would
+/// then be applied by PATH shims alone, which a full path walks past.
+pub fn check_profile(eff: &EffectivePolicy, profile: &crate::Profile) -> Result<(), String> {
+    let Some(m) = &eff.managed else {
+        return Ok(());
+    };
+    let name = &profile.name;
+    let refused = |why: &str, key: &str| {
+        Err(format!(
+            "the profile `{name}` is refused: {why}: the managed policy {} forbids it ({key}); ask whoever manages this machine",
+            m.file
+        ))
+    };
+    if m.settings.forbid_profiles.iter().any(|p| p == name) {
+        return refused(
+            "it is forbidden, or made on top of one that is",
+            "[managed] forbid-profiles",
+        );
+    }
+    let floor = m.settings.forbid_profiles.iter().any(|p| {
+        crate::Profile::builtins()
+            .iter()
+            .any(|b| &b.name == p && !b.sandbox)
+    });
+    if floor && !profile.sandbox {
+        return refused(
+            "it runs without the kernel sandbox",
+            "[managed] forbid-profiles",
+        );
+    }
+    if profile.sandbox && !profile.exec_guard {
+        return refused(
+            "its exec guard is off, so only PATH shims would apply the managed rules",
+            "the managed rules",
+        );
+    }
+    Ok(())
+}
+
+/// Whether `--resolve` pins may be given; refused under `lock-network`.
+pub fn check_resolve(eff: &EffectivePolicy, pins: &[String]) -> Result<(), String> {
     match &eff.managed {
-        Some(m) if m.settings.forbid_profiles.iter().any(|p| p == name) => Err(format!(
-            "the profile `{name}` is refused: the managed policy {} forbids it ([managed] forbid-profiles); ask whoever manages this machine",
+        Some(m) if m.hosts.is_some() && !pins.is_empty() => Err(format!(
+            "--resolve is refused: the managed policy {} locks the network ([managed] lock-network), and a pin would send an allowed name elsewhere; ask whoever manages this machine",
             m.file
         )),
         _ => Ok(()),
     }
+}
+
+/// Whether an ask of `rule` must be answered by a person: the managed file
+/// set it, so neither `unanswered = "allow"` nor learn mode lets it run.
+pub fn ask_is_managed(policy: &crate::Policy, rule: &str) -> bool {
+    policy.locked.iter().any(|l| l.as_str() == rule)
 }
 
 /// Whether `host` may be allowed (by `--net` or `aq allow --net`); the

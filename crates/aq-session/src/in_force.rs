@@ -59,7 +59,8 @@ pub fn profile_named(effective: &EffectivePolicy, name: Option<&str>) -> Result<
 /// policy `effective`.
 pub fn session(effective: &EffectivePolicy, asked: &Asked) -> Result<InForce, String> {
     let mut profile = profile_named(effective, asked.profile)?;
-    aq_policy::managed::check_profile(effective, &profile.name)?;
+    aq_policy::managed::check_profile(effective, &profile)?;
+    aq_policy::managed::check_resolve(effective, asked.resolve)?;
     if let Some(home) = asked.home.and_then(aq_policy::HomeAccess::parse) {
         profile.home = home;
     }

@@ -35,8 +35,15 @@ impl Source {
         if let Some(repo) = s.strip_prefix("git+") {
             return Ok(Source::Git(repo.to_string()));
         }
-        if s.starts_with("https://") || s.starts_with("http://") {
+        if s.starts_with("https://") {
             return Ok(Source::Url(s.to_string()));
+        }
+        if s.starts_with("http://") {
+            // The signature keeps the content honest, not its age: over
+            // plain HTTP anyone on the way could keep serving an old bundle.
+            return Err(format!(
+                "`{s}`: a policy source is fetched over https only (over plain http an old bundle could be served forever)"
+            ));
         }
         if let Some(p) = s.strip_prefix("file://") {
             return Ok(Source::File(PathBuf::from(p)));
@@ -243,7 +250,19 @@ fn fetch(src: &Source) -> Result<(Vec<u8>, Vec<u8>), String> {
 }
 
 fn read(p: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    use std::io::Read as _;
+    let f = std::fs::File::open(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    let mut bytes = Vec::new();
+    f.take(MAX_BUNDLE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    if bytes.len() as u64 > MAX_BUNDLE {
+        return Err(format!(
+            "{} is larger than a bundle can be ({MAX_BUNDLE} bytes)",
+            p.display()
+        ));
+    }
+    Ok(bytes)
 }
 
 /// A bundle is small: more than this is not one.

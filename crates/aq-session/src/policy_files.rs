@@ -375,8 +375,11 @@ pub const DEFAULT_MANAGED_FILE: &str = "/etc/agent-quarantine/managed.toml";
 /// owns it and only root can write it.
 pub fn managed_file() -> Option<PathBuf> {
     let default = PathBuf::from(DEFAULT_MANAGED_FILE);
-    if default.symlink_metadata().is_ok() {
-        return Some(default);
+    // Only "not there" lets the variable choose: a default file this user
+    // cannot even look at is still the one in force (and then fails closed).
+    match default.symlink_metadata() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        _ => return Some(default),
     }
     std::env::var_os("AQ_MANAGED_FILE")
         .map(PathBuf::from)
@@ -400,10 +403,20 @@ pub fn read_managed(path: &Path) -> Result<Option<(String, PolicyLayer)>, String
         Err(e) => return Err(managed_refused(path, &format!("it cannot be read: {e}"))),
     };
     only_root_writes(path, &meta)?;
-    if let Some(dir) = path.parent() {
-        let dmeta = std::fs::metadata(dir)
-            .map_err(|e| managed_refused(path, &format!("its directory cannot be read: {e}")))?;
-        only_root_writes(dir, &dmeta).map_err(|e| managed_refused(path, &e))?;
+    // Every directory on the way to it, and to what a link names: one that
+    // another user can write lets that user swap the file.
+    let real = std::fs::canonicalize(path)
+        .map_err(|e| managed_refused(path, &format!("it cannot be resolved: {e}")))?;
+    for dir in path
+        .ancestors()
+        .skip(1)
+        .chain(real.ancestors().skip(1))
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        let dmeta = std::fs::metadata(dir).map_err(|e| {
+            managed_refused(path, &format!("{} cannot be read: {e}", dir.display()))
+        })?;
+        only_root_writes_dir(dir, &dmeta).map_err(|e| managed_refused(path, &e))?;
     }
     let text = read_text(path)
         .map_err(|e| managed_refused(path, &e))?
@@ -412,30 +425,43 @@ pub fn read_managed(path: &Path) -> Result<Option<(String, PolicyLayer)>, String
     Ok(Some((text, layer)))
 }
 
+/// Why someone other than root could write a file or directory with
+/// `meta`, if they could. A root-owned sticky directory (`/tmp`) is fine
+/// on the way to the file: nobody else can rename or remove root's entries.
 #[cfg(unix)]
-fn only_root_writes(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
+fn others_could_write(meta: &std::fs::Metadata, on_the_way: bool) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     if meta.uid() != 0 {
-        return Err(managed_refused(
-            path,
-            &format!("it is owned by uid {}, not root", meta.uid()),
-        ));
+        return Some(format!("owned by uid {}, not root", meta.uid()));
     }
-    if meta.mode() & 0o022 != 0 {
-        return Err(managed_refused(
-            path,
-            &format!(
-                "it is writable by users other than root (mode {:o})",
-                meta.mode() & 0o7777
-            ),
-        ));
+    if on_the_way && meta.is_dir() && meta.mode() & 0o1000 != 0 {
+        return None;
     }
-    Ok(())
+    (meta.mode() & 0o022 != 0).then(|| {
+        format!(
+            "writable by users other than root (mode {:o})",
+            meta.mode() & 0o7777
+        )
+    })
 }
 
 #[cfg(not(unix))]
-fn only_root_writes(_: &Path, _: &std::fs::Metadata) -> Result<(), String> {
-    Ok(())
+fn others_could_write(_: &std::fs::Metadata, _: bool) -> Option<String> {
+    None
+}
+
+fn only_root_writes(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
+    match others_could_write(meta, false) {
+        Some(why) => Err(managed_refused(path, &format!("it is {why}"))),
+        None => Ok(()),
+    }
+}
+
+fn only_root_writes_dir(dir: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
+    match others_could_write(meta, true) {
+        Some(why) => Err(format!("its directory {} is {why}", dir.display())),
+        None => Ok(()),
+    }
 }
 
 fn managed_refused(path: &Path, why: &str) -> String {

@@ -304,28 +304,50 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     let health = std::sync::Arc::new(crate::supervisor::LogHealth::default());
     // The workspace's checkpoints: the first is taken while the sandbox is
     // set up, and waited for before the command starts.
-    let (checkpoints, start_checkpoint) =
-        match crate::checkpoints::Checkpoints::open(&loaded.effective.undo, &workspace, &id) {
-            Ok(c) => {
-                let c = Arc::new(c);
-                let first = c.clone();
-                let (tx, rx) = std::sync::mpsc::channel();
-                std::thread::spawn(move || {
-                    let _ = tx.send(first.first());
-                });
-                (Some(c), Some(rx))
-            }
-            Err(None) => (None, None),
-            Err(Some(why)) => {
-                let (tx, rx) = std::sync::mpsc::channel();
-                let _ = tx.send(crate::checkpoints::event(
-                    aq_undo::Reason::SessionStart,
-                    None,
-                    &Err(aq_undo::Error(why)),
-                ));
-                (None, Some(rx))
-            }
-        };
+    let (checkpoints, start_checkpoint) = match crate::checkpoints::Checkpoints::open(
+        &loaded.effective.undo,
+        &workspace,
+        &id,
+    ) {
+        Ok(c) => {
+            let c = Arc::new(c);
+            let first = c.clone();
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(first.first());
+            });
+            (Some(c), Some(rx))
+        }
+        Err(None) => (None, None),
+        // Checkpoints the managed policy requires, that cannot be kept:
+        // nothing runs that could not be undone.
+        Err(Some(why))
+            if loaded
+                .effective
+                .managed
+                .as_ref()
+                .is_some_and(|m| m.settings.require_checkpoints) =>
+        {
+            return Err(format!(
+                "checkpoints cannot be kept ({why}), and the managed policy {} requires them ([managed] require-checkpoints); nothing was run",
+                loaded
+                    .effective
+                    .managed
+                    .as_ref()
+                    .map(|m| m.file.as_str())
+                    .unwrap_or_default()
+            ));
+        }
+        Err(Some(why)) => {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let _ = tx.send(crate::checkpoints::event(
+                aq_undo::Reason::SessionStart,
+                None,
+                &Err(aq_undo::Error(why)),
+            ));
+            (None, Some(rx))
+        }
+    };
     let listener = aq_shim::channel::bind(&dir)
         .map_err(|e| format!("cannot open the supervisor socket: {e}"))?;
     let supervisor = std::sync::Arc::new(crate::supervisor::Supervisor {

@@ -520,10 +520,10 @@ impl Supervisor {
         let timeout = self.file.approval_timeout_secs;
         // Learn mode lets no ask of a rule the managed policy sets through:
         // that ask is the machine's manager's, not the user's to learn.
-        let learning = self.mode == aq_policy::SessionMode::Learn
-            && !asking
-                .iter()
-                .any(|r| self.file.policy.locked.iter().any(|l| l.as_str() == r.id));
+        let managed_ask = asking
+            .iter()
+            .any(|r| aq_policy::managed::ask_is_managed(&self.file.policy, &r.id));
+        let learning = self.mode == aq_policy::SessionMode::Learn && !managed_ask;
         let nobody = !learning && !self.headless && self.nobody_to_answer();
         let answer = if learning || self.headless || nobody {
             None
@@ -557,8 +557,9 @@ impl Supervisor {
                 LEARN_ANSWER.to_string(),
                 "learn mode: asks run without waiting, for `aq policy suggest`".to_string(),
             ),
+            // An ask the managed file set runs only when a person says so.
             None => (
-                unanswered == Decision::Allow,
+                unanswered == Decision::Allow && !managed_ask,
                 if self.headless {
                     "headless"
                 } else if nobody {
@@ -567,14 +568,18 @@ impl Supervisor {
                     "timeout"
                 }
                 .to_string(),
-                format!(
-                    "policy: unanswered asks {}",
-                    if unanswered == Decision::Allow {
-                        "run"
-                    } else {
-                        "are denied"
-                    }
-                ),
+                if managed_ask {
+                    "managed policy: its asks need an answer".to_string()
+                } else {
+                    format!(
+                        "policy: unanswered asks {}",
+                        if unanswered == Decision::Allow {
+                            "run"
+                        } else {
+                            "are denied"
+                        }
+                    )
+                },
             ),
         };
         self.log(EventBody::Approval {
