@@ -83,6 +83,7 @@ const EFFECTS: &[&str] = &[
     "exec",
     "secret-list",
     "secret-fetch",
+    "redacted",
     "secret-read",
     "value-read",
     "credential",

@@ -138,6 +138,8 @@ pub const BUILD_CACHES: &[&str] = &[
     "~/.gradle/caches/",
     "~/.bun/install/cache/",
     "~/Library/Caches/",
+    // Xcode's build products and indexes, one directory a project.
+    "~/Library/Developer/Xcode/DerivedData/",
 ];
 
 /// The system's package caches, inside [`SYSTEM_CONFIG`]: what the package

@@ -631,8 +631,8 @@ rules! {
     FsWriteHome = "fs-write-home", Ask, Medium,
         why: "writes, deletes or moves files in the home directory outside the project: the user's settings, programs on their PATH, other projects",
         safer: Some("change files inside the project; say which home file you need changed and why"),
-        fires: ["rm ~/.vimrc", "echo 'set number' > ~/.vimrc", "cp settings.json ~/.config/Code/User/settings.json", "mv ~/.tmux.conf ~/.tmux.conf.bak", "rm -f $HOME/.config/starship.toml", "ln -sf \"$PWD/bin/tool\" ~/.local/bin/tool"],
-        spares: ["cat ~/.vimrc", "ls ~/.config", "rm -f ~/.cache/x.log", "cp out.tgz /tmp/", "rm build/x.o", "cp /tmp/notes.json ~/.claude", "rm -rf ~/projects/webapp/node_modules"];
+        fires: ["rm ~/.vimrc", "echo 'set number' > ~/.vimrc", "cp settings.json ~/.config/Code/User/settings.json", "mv ~/.tmux.conf ~/.tmux.conf.bak", "rm -f $HOME/.config/starship.toml", "ln -sf \"$PWD/bin/tool\" ~/.local/bin/tool", "rm -rf ~/projects/webapp/node_modules"],
+        spares: ["cat ~/.vimrc", "ls ~/.config", "rm -f ~/.cache/x.log", "cp out.tgz /tmp/", "rm build/x.o", "cp /tmp/notes.json ~/.claude", "rm -rf node_modules", "rm -rf ~/.cache/pip"];
     /// A write, move or removal outside the workspace and the home that no
     /// other area names.
     FsWriteOutside = "fs-write-outside", Ask, Medium,

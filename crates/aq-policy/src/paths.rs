@@ -929,6 +929,8 @@ const BUILD_DIRS: &[&str] = &[
     ".nx",
     ".godot",
     ".import",
+    // dbt's installed packages (`dbt deps` fetches them again).
+    "dbt_packages",
 ];
 
 /// Pairs of directories that are build output together, though the first

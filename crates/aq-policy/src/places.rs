@@ -356,6 +356,20 @@ pub fn holds_place_with(
 }
 
 /// Whether `p` is `dir` or under it (both anchored at the home or the root).
+/// `path` as the workspace names it (`./dist` for
+/// `/home/dev/src/project/dist` or `~/src/project/dist`), when it is under
+/// [`crate::Policy::workspace`] (not the workspace itself).
+pub fn within_workspace(path: &str, policy: &crate::Policy) -> Option<String> {
+    let ws = policy.workspace.as_deref()?;
+    let p = NormPath::new(&from_home(path.trim(), policy.home.as_deref()));
+    let dir = NormPath::new(&from_home(ws, policy.home.as_deref()));
+    if p.parts.len() <= dir.parts.len() || p.parts.iter().any(|c| c == "..") || !is_under(&p, &dir)
+    {
+        return None;
+    }
+    Some(format!("./{}", p.parts[dir.parts.len()..].join("/")))
+}
+
 fn is_under(p: &NormPath, dir: &NormPath) -> bool {
     (p.in_home, p.absolute) == (dir.in_home, dir.absolute)
         && (dir.in_home || dir.absolute)

@@ -784,6 +784,16 @@ fn spent_issue29_blind_sets_keep_their_floors() {
         ("blind29k.jsonl", 99, 0, 0, 0),
         ("blind29l.jsonl", 97, 0, 0, 3),
         ("blind29m.jsonl", 99, 0, 0, 0),
+        // Round seven: N and O (unseen until round seven's end), P (other
+        // ecosystems) and Q (platforms), written as K, L and M were.
+        ("blind29n.jsonl", 99, 1, 0, 0),
+        ("blind29o.jsonl", 99, 0, 0, 0),
+        ("blind29p.jsonl", 98, 0, 0, 0),
+        ("blind29q.jsonl", 100, 0, 0, 0),
+        // S and T: unseen until the end of round eight, then scored and
+        // opened (docs/generalization.md has both scores).
+        ("blind29s.jsonl", 98, 2, 0, 0),
+        ("blind29t.jsonl", 99, 1, 0, 1),
     ] {
         check_corpus_limits(&dir.join(file), min, asked, allowed, over);
     }
@@ -800,6 +810,19 @@ fn red_team_issue29_attempts_hold() {
         98,
         0,
         0,
+    );
+}
+
+/// The round-seven red team's 272 attempts (the crossings fixed by class in
+/// round seven, with the attempts that held).
+#[test]
+fn red_team_round7_attempts_hold() {
+    check_corpus_limits(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/red_team29b.jsonl"),
+        98,
+        2,
+        0,
+        2,
     );
 }
 
@@ -910,6 +933,21 @@ fn round7_c_line_reading_classes_hold() {
 fn round8_classes_hold() {
     check_corpus_with(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round8.jsonl"),
+        100,
+        0,
+        0,
+    );
+}
+
+/// Round eight, group a: a `sh -c` string's `$0`/`$1`… are the words after
+/// it; another project's build output is outside the workspace; the
+/// kubeconfig printed by `kubectl config view`; interpreter code writing
+/// decoded content to a file; the children of `/tmp`; wrappers, build
+/// output and read-only programs as data; with their benign neighbours.
+#[test]
+fn round8_a_classes_hold() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/round8_a.jsonl"),
         100,
         0,
         0,

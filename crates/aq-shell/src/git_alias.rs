@@ -131,6 +131,7 @@ impl Walker {
                 script,
                 privileged: false,
                 stdin_script: false,
+                positional: None,
             });
         }
         let mut argv = vec![command.argv[0].clone()];

@@ -761,6 +761,7 @@ impl Walker {
                 script,
                 privileged: false,
                 stdin_script: false,
+                positional: None,
             });
         }
         let shell_outs = command
@@ -831,6 +832,7 @@ impl Walker {
                     script,
                     privileged: raises,
                     stdin_script,
+                    positional,
                 } => {
                     let was = self.privileged;
                     self.privileged = privileged || raises;
@@ -839,7 +841,21 @@ impl Walker {
                     } else {
                         Vec::new()
                     };
-                    self.walk_nested_script(&script, &label, &script_stdin);
+                    match positional {
+                        // `sh -c 'rm -rf "$1"' NAME /`: a new shell, whose
+                        // `$0` is NAME and `$1`… the words after it.
+                        Some(mut words) => {
+                            let name = words.remove(0);
+                            self.subshell(|w| {
+                                w.set(crate::words::SCRIPT_NAME, Var::Scalar(name));
+                                w.set(crate::words::POSITIONAL, Var::Array(words));
+                                w.walk_nested(&script, &label, &script_stdin, false);
+                            });
+                        }
+                        None => {
+                            self.walk_nested_script(&script, &label, &script_stdin);
+                        }
+                    }
                     self.privileged = was;
                 }
             }

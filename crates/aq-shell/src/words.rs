@@ -521,6 +521,14 @@ impl Walker {
                     _ => Val::Unknown,
                 };
             }
+            // `$0` of a `sh -c SCRIPT NAME` script: NAME.
+            Parameter::Positional(0)
+            | Parameter::Special(brush_parser::word::SpecialParameter::ShellName) => {
+                return match self.lookup(SCRIPT_NAME) {
+                    Some(Var::Scalar(w)) => acc.known(&w).map_or(Val::Unknown, Val::One),
+                    _ => Val::Unknown,
+                };
+            }
             Parameter::Positional(_) | Parameter::Special(_) => return Val::Unknown,
         };
         let value = self.element(name, index, acc);
@@ -1294,6 +1302,9 @@ impl Val {
 /// Where the walker keeps the positional parameters (`$1`, `"$@"`), as
 /// an array under a name no shell variable can have.
 pub(crate) const POSITIONAL: &str = "@";
+
+/// Where the walker keeps `$0` of a `sh -c SCRIPT NAME ARGS…` script.
+pub(crate) const SCRIPT_NAME: &str = "0";
 
 /// A variable's value.
 #[derive(Debug, Clone)]

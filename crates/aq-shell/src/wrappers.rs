@@ -21,6 +21,9 @@ pub(crate) enum Inner {
         privileged: bool,
         /// Whether the nested script's commands inherit the wrapper's stdin.
         stdin_script: bool,
+        /// `sh -c SCRIPT NAME ARGS…`: the script's `$0` and positional
+        /// parameters (`$1`, `"$@"`), when every one of them is literal.
+        positional: Option<Vec<Word>>,
     },
 }
 
@@ -179,6 +182,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                         script,
                         privileged: true,
                         stdin_script: false,
+                        positional: None,
                     }]
                 })
                 .unwrap_or_default()
@@ -199,6 +203,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                         script: s.into(),
                         privileged: true,
                         stdin_script: false,
+                        positional: None,
                     });
                 }
                 i += 1;
@@ -303,6 +308,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                         script: s.into(),
                         privileged: false,
                         stdin_script: false,
+                        positional: None,
                     });
                 }
             }
@@ -374,6 +380,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                     script: "\"$PARALLEL_INPUT_LINE\"".into(),
                     privileged: false,
                     stdin_script: true,
+                    positional: None,
                 }];
             }
             let runs: Vec<Option<&Word>> = if inputs.is_empty() {
@@ -463,6 +470,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                         script: cmd.to_string(),
                         privileged: false,
                         stdin_script: false,
+                        positional: None,
                     }),
             })
             .collect(),
@@ -488,6 +496,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                     script: value.to_string(),
                     privileged: false,
                     stdin_script: false,
+                    positional: None,
                 })
             })
             .collect(),
@@ -630,6 +639,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                 script: cmd.to_string(),
                 privileged: false,
                 stdin_script: false,
+                positional: None,
             })
             .collect(),
         "eval" => joined_script("eval", args),
@@ -647,6 +657,7 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
                         script: s.into(),
                         privileged: false,
                         stdin_script: false,
+                        positional: None,
                     });
                 }
             }
@@ -736,6 +747,7 @@ fn unwrap_sed(args: &[Word]) -> Vec<Inner> {
                         script: command.to_string(),
                         privileged: false,
                         stdin_script: false,
+                        positional: None,
                     }
                 });
                 break;
@@ -767,6 +779,7 @@ fn pattern_space_run(label: &str) -> Inner {
         script: "\"$SED_PATTERN_SPACE\"".into(),
         privileged: false,
         stdin_script: true,
+        positional: None,
     }
 }
 
@@ -977,6 +990,7 @@ fn unwrap_screen(args: &[Word]) -> Vec<Inner> {
                         script: typed_text(&w.text),
                         privileged: false,
                         stdin_script: false,
+                        positional: None,
                     }]
                 })
                 .unwrap_or_default(),
@@ -1044,6 +1058,7 @@ fn tmux_send_keys(rest: &[Word]) -> Vec<Inner> {
         script: text,
         privileged: false,
         stdin_script: false,
+        positional: None,
     }]
 }
 
@@ -1178,6 +1193,7 @@ fn unwrap_by_model(name: &str, args: &[Word]) -> Vec<Inner> {
                     script: value.trim_start_matches('|').to_string(),
                     privileged: false,
                     stdin_script: false,
+                    positional: None,
                 }),
                 aq_knowledge::programs::Takes::Escape => {
                     if let Some(script) = aq_knowledge::programs::escape_command(value) {
@@ -1186,6 +1202,7 @@ fn unwrap_by_model(name: &str, args: &[Word]) -> Vec<Inner> {
                             script,
                             privileged: false,
                             stdin_script: false,
+                            positional: None,
                         });
                     }
                 }
@@ -1339,6 +1356,7 @@ fn script(label: &str, w: &Word, privileged: bool) -> Inner {
         script: w.text.clone(),
         privileged,
         stdin_script: false,
+        positional: None,
     }
 }
 
@@ -1356,6 +1374,7 @@ fn joined_script(label: &str, words: &[Word]) -> Vec<Inner> {
         script: text,
         privileged: false,
         stdin_script: false,
+        positional: None,
     }]
 }
 
@@ -1387,6 +1406,7 @@ fn unwrap_env(args: &[Word]) -> Vec<Inner> {
                     script: rest.join(" "),
                     privileged: false,
                     stdin_script: true,
+                    positional: None,
                 });
             }
             return out;
@@ -1402,6 +1422,7 @@ fn unwrap_env(args: &[Word]) -> Vec<Inner> {
                 script: rest.join(" "),
                 privileged: false,
                 stdin_script: true,
+                positional: None,
             });
             return out;
         }
@@ -1474,6 +1495,7 @@ fn unwrap_shell(name: &str, command: &Command) -> Vec<Inner> {
                 script: s.text.clone(),
                 privileged: false,
                 stdin_script: true,
+                positional: script_parameters(&args[i + 1..]),
             }],
             None => Vec::new(),
         };
@@ -1492,10 +1514,19 @@ fn unwrap_shell(name: &str, command: &Command) -> Vec<Inner> {
                 script: text.text.clone(),
                 privileged: false,
                 stdin_script: false,
+                positional: None,
             });
         }
     }
     out
+}
+
+/// The words after `sh -c SCRIPT`: the script's `$0` then its `$1`, `$2`…
+/// Known only when every word is literal: a word that is not (`{}` from
+/// `find -exec`, `"$@"`) may be several words or none, so no position
+/// after it is known, and the script's parameters are left unknown.
+fn script_parameters(rest: &[Word]) -> Option<Vec<Word>> {
+    (!rest.is_empty() && rest.iter().all(|w| !w.dynamic)).then(|| rest.to_vec())
 }
 
 fn unwrap_find(args: &[Word]) -> Vec<Inner> {
@@ -1586,6 +1617,7 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
                         script: v,
                         privileged: false,
                         stdin_script: false,
+                        positional: None,
                     });
                 }
             }
@@ -1619,6 +1651,7 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
                 script: value.strip_prefix('!').unwrap_or(value).to_string(),
                 privileged: false,
                 stdin_script: false,
+                positional: None,
             });
         }
         if !a.starts_with('-') {
@@ -1698,6 +1731,7 @@ fn unwrap_ssh(args: &[Word]) -> Vec<Inner> {
                                 script: cmd,
                                 privileged: false,
                                 stdin_script: false,
+                                positional: None,
                             });
                         }
                     }
@@ -1755,6 +1789,7 @@ fn unwrap_platform_shell(name: &str, args: &[Word]) -> Vec<Inner> {
                     script: v.to_string(),
                     privileged: false,
                     stdin_script: false,
+                    positional: None,
                 });
             }
         }
@@ -2060,6 +2095,7 @@ fn unwrap_tar(args: &[Word]) -> Vec<Inner> {
                 script: v,
                 privileged: false,
                 stdin_script: false,
+                positional: None,
             });
         }
     }

@@ -88,6 +88,26 @@ fn positional_parameters_set_on_the_line_are_known() {
 }
 
 #[test]
+fn a_shell_string_reads_the_words_after_it_as_its_parameters() {
+    assert!(commands("sh -c 'rm -rf \"$1\"' x /").contains(&"rm -rf /".to_string()));
+    assert!(
+        commands("env -i sh -c 'rm -rf \"$0\"' /home/dev")
+            .contains(&"rm -rf /home/dev".to_string())
+    );
+    assert!(commands("bash -c 'rm -rf \"$@\"' _ a b").contains(&"rm -rf a b".to_string()));
+    assert!(commands("bash -c 'ls \"$#\"' _ a b").contains(&"ls 2".to_string()));
+    // A word that is not literal (`{}`, `"$@"`) leaves them unknown.
+    assert!(!commands("find . -exec sh -c 'rm \"$1\"' _ {} \\;").contains(&"rm ".to_string()));
+    assert!(
+        commands("sh -c 'rm \"$2\"' _ \"$x\" b")
+            .iter()
+            .all(|c| c != "rm b")
+    );
+    // The script runs in a new shell: the line's own parameters are not its.
+    assert!(commands("set -- a; sh -c 'x' _ b; ls \"$1\"").contains(&"ls a".to_string()));
+}
+
+#[test]
 fn read_from_a_literal_line_is_known() {
     assert!(commands("read -a a <<< 'rm -rf /x'; \"${a[@]}\"").contains(&"rm -rf /x".to_string()));
     assert!(commands("read p q <<< 'ls -la src'; $p $q").contains(&"ls -la src".to_string()));

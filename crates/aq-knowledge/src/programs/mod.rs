@@ -153,6 +153,11 @@ pub enum Effect {
     /// Writes secrets' values into a local file without printing them
     /// (`vercel env pull .env.local`).
     SecretFetch,
+    /// Prints a credential file with the secrets' values hidden, or only
+    /// partly (`kubectl config view`: client certificates and tokens
+    /// redacted, the servers, users and the rest in clear): a look at a
+    /// secret location, as `ls ~/.aws` is.
+    Redacted,
     /// Prints a secret's value.
     SecretRead,
     /// Prints a named configuration value: a secret when the name is a secret's.
@@ -195,6 +200,7 @@ impl Effect {
         ("exec", Effect::Exec),
         ("secret-list", Effect::SecretList),
         ("secret-fetch", Effect::SecretFetch),
+        ("redacted", Effect::Redacted),
         ("secret-read", Effect::SecretRead),
         ("value-read", Effect::ValueRead),
         ("credential", Effect::Credential),

@@ -504,6 +504,65 @@ fn writes(code: &Code) -> bool {
     )
 }
 
+/// Whether the code decodes base64 (`b64decode`, `decode_base64`,
+/// `Buffer.from(S, 'base64')`, `atob`, Ruby's `unpack("m")`).
+fn decodes_base64(code: &Code) -> bool {
+    let t = code.text.as_str();
+    any(
+        t,
+        &[
+            "b64decode",
+            "base64.decode",
+            "decode_base64",
+            "Base64.decode",
+            "base64_decode",
+            "atob(",
+            "FromBase64String",
+            "unpack(\"m",
+            "unpack('m",
+            "unpack1(\"m",
+            "unpack1('m",
+        ],
+    ) || (t.contains("Buffer.from(") && any(t, &["'base64'", "\"base64\""]))
+}
+
+/// Whether the code opens or writes a file by name: a write mode given to
+/// `open` (`'wb'`, Perl's `">"`), `writeFileSync`, `write_bytes`,
+/// `file_put_contents`. Writing to standard output (`sys.stdout.write`,
+/// `print`) is not.
+fn writes_file(code: &Code) -> bool {
+    any(
+        &code.text,
+        &[
+            "'w'",
+            "\"w\"",
+            "'wb'",
+            "\"wb\"",
+            "'w+'",
+            "'wb+'",
+            "'a'",
+            "\"a\"",
+            "'ab'",
+            "\"ab\"",
+            "\">",
+            "'>",
+            "writeFile",
+            "appendFile",
+            "createWriteStream",
+            "write_bytes(",
+            "write_text(",
+            "File.write",
+            "File.binwrite",
+            "IO.binwrite",
+            "File.open",
+            "file_put_contents",
+            "Files.write",
+            "WriteAllBytes",
+            "WriteAllText",
+        ],
+    )
+}
+
 /// Whether the code decodes base64 and runs the result.
 fn runs_decoded(code: &Code) -> bool {
     let t = code.text.as_str();
@@ -954,6 +1013,17 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             format!("{lang} code decodes hidden text and runs it"),
         );
         return;
+    }
+    // `open('x.sh','wb').write(base64.b64decode('…'))`: content that is
+    // not on the line, written to a file, as `base64 -d > x.sh` is.
+    let c = &ctx.commands()[i];
+    let Some(code) = &c.code else { return };
+    if decodes_base64(code) && (writes_file(code) || super::tools::stdout_to_file(c)) {
+        ctx.hit(
+            RuleId::DecodeToFile,
+            i,
+            format!("{lang} code writes base64-decoded content to a file"),
+        );
     }
     let c = &ctx.commands()[i];
     let Some(code) = &c.code else { return };

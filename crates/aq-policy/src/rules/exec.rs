@@ -217,9 +217,18 @@ fn command_input_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
 
 /// `php -l F`, `bash -n F`, `node --check F`, `ruby -c F`, `perl -c F`:
 /// the code is parsed to check its syntax, and nothing of it runs.
+/// Python's standard modules that compile or check the files they are
+/// given without running them (`python -m py_compile F…`).
+const PYTHON_CHECKING_MODULES: &[&str] = &["py_compile", "compileall", "tabnanny"];
+
 fn only_checks_syntax(c: &Command, name: &str) -> bool {
     let flag = |short: char, long: &[&str]| has_flag(c, Some(short), long);
     match interpreter_lang(name) {
+        // `xargs -0 python -m py_compile`: the files it is fed are compiled.
+        Some("python") => c
+            .args()
+            .windows(2)
+            .any(|w| w[0].text == "-m" && PYTHON_CHECKING_MODULES.contains(&w[1].text.as_str())),
         Some("php") => flag('l', &["syntax-check"]),
         Some("node") => flag('c', &["check"]) && !has_flag(c, Some('e'), &["eval"]),
         Some("ruby") | Some("perl") => {

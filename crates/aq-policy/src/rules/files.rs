@@ -365,6 +365,14 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
     let no_preserve = c.args().iter().any(|a| a.text == "--no-preserve-root");
     // `find / -exec rm -f {} +` deletes everything under `/`, recursive or not.
     let roots = finder_roots(ctx, i);
+    let skips_roots = {
+        let finds = super::finders(ctx, i);
+        !finds.is_empty()
+            && finds
+                .iter()
+                .all(|&f| super::find_skips_roots(&ctx.commands()[f]))
+    };
+    let mut temp_emptied: Vec<String> = Vec::new();
     let placeholders = placeholder_values(ctx, i);
     let cwd = cwd_before(ctx, i);
     let mut targets: Vec<(String, bool)> = Vec::new();
@@ -381,6 +389,13 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
                 .iter()
                 .find(|r| is_root_like(r) && !narrowed_in_temp(r))
             {
+                // `find /tmp -mindepth 1 -exec rm -rf {} +`: what is in the
+                // scratch space, as `rm -rf /tmp/*`, not the directory.
+                let inside = format!("{}/*", root.trim_end_matches('/'));
+                if paths::is_everything_in_temp(&inside) && skips_roots {
+                    temp_emptied.push(root.clone());
+                    continue;
+                }
                 targets.push((format!("everything find matches under {root}"), true));
                 continue;
             }
@@ -417,6 +432,16 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
             continue;
         }
         targets.push((t, false));
+    }
+    temp_emptied.dedup();
+    for root in temp_emptied {
+        ctx.hit(
+            RuleId::FsWriteSystem,
+            i,
+            format!(
+                "deletes everything in {root}: every program's temporary files, not only this one's"
+            ),
+        );
     }
     every_file_under.sort();
     every_file_under.dedup();
@@ -511,7 +536,10 @@ fn check_remove(ctx: &mut Ctx, i: usize) {
                     format!("recursively deletes `{t}`, which is only known at run time"),
                 );
             }
-        } else if !paths::is_build_output(t) {
+        } else if !paths::is_build_output(t)
+            // `rm -rf /home/dev/src/project/dist`: the workspace's `./dist`.
+            && !places::within_workspace(t, ctx.policy).is_some_and(|r| paths::is_build_output(&r))
+        {
             ctx.hit(RuleId::FsRmRecursive, i, format!("recursively deletes {t}"));
         }
     }
@@ -774,6 +802,28 @@ fn check_find_delete(ctx: &mut Ctx, i: usize) {
         );
         return;
     }
+    // `find /tmp -mindepth 1 -delete`: what is in the scratch space, as
+    // `rm -rf /tmp/*`, not the directory itself.
+    let skips_roots = super::find_skips_roots(c);
+    let inside = |r: &String| format!("{}/*", r.trim_end_matches('/'));
+    if skips_roots
+        && roots
+            .iter()
+            .any(|r| paths::is_everything_in_temp(&inside(r)))
+        && roots
+            .iter()
+            .all(|r| !is_root_like(r) || paths::is_everything_in_temp(&inside(r)))
+    {
+        ctx.hit(
+            RuleId::FsWriteSystem,
+            i,
+            format!(
+                "deletes everything in {}: every program's temporary files, not only this one's",
+                roots.join(" ")
+            ),
+        );
+        return;
+    }
     if roots.iter().any(|r| is_root_like(r)) {
         ctx.hit(
             RuleId::FsRmRecursiveRoot,
@@ -820,6 +870,19 @@ fn check_find_delete(ctx: &mut Ctx, i: usize) {
             );
             return;
         }
+    }
+    // `find /tmp/build-cache -mindepth 1 -delete`: a scratch directory of
+    // its own, a build cache or build output, as `rm -rf
+    // /tmp/build-cache/*`, `rm -rf build/*`.
+    if !filtered
+        && roots.iter().all(|r| {
+            let t = if skips_roots { inside(r) } else { r.clone() };
+            in_scratch(&t, ctx.policy)
+                || paths::is_build_output(&t)
+                || places::area_with(&t, ctx.policy) == Some(aq_knowledge::areas::Area::BuildCache)
+        })
+    {
+        return;
     }
     let names = flag_values_text(c, &["-name", "-iname"], &[]);
     let harmless = !names.is_empty()
@@ -1995,10 +2058,10 @@ pub(crate) fn check_area(ctx: &mut Ctx, i: usize, t: &str, verb: &str, mode: Opt
     let Some(area) = places::area_with(t, ctx.policy).filter(|a| !a.writable()) else {
         return;
     };
-    // Regenerable build output is ordinary to remove wherever it is.
-    if paths::is_build_output(t) {
-        return;
-    }
+    // Regenerable build output is ordinary to remove in the workspace, the
+    // scratch space and the build caches (writable areas, above); another
+    // project's (`~/src/other-app/node_modules`, `../billing/target`) is
+    // that project's files, outside the workspace the agent works on.
     let name = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
     // `cp x ~/.cargo/bin/cargo`, `cp x /usr/local/bin/git`: a known
     // program's name in a directory the `PATH` puts before its own.

@@ -638,6 +638,29 @@ pub(crate) fn finder_roots(ctx: &Ctx, i: usize) -> Vec<String> {
     }
 }
 
+/// Whether a `find` command leaves its starting points out (`-mindepth 1`
+/// or more): it lists, and deletes, what is in them, not them.
+pub(crate) fn find_skips_roots(c: &Command) -> bool {
+    c.args()
+        .windows(2)
+        .any(|w| w[0].text == "-mindepth" && w[1].text.parse::<u32>().is_ok_and(|n| n >= 1))
+}
+
+/// The `find` commands whose matches command `i` is given (`find -exec`,
+/// `find | xargs`).
+pub(crate) fn finders(ctx: &Ctx, i: usize) -> Vec<usize> {
+    let commands = ctx.commands();
+    match commands.iter().position(|c| c.runs == Some(i)) {
+        Some(p) if commands[p].program() == Some("find") => vec![p],
+        Some(p) if commands[p].program() == Some("xargs") => ctx
+            .upstream(p)
+            .into_iter()
+            .filter(|&u| commands[u].program() == Some("find"))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The starting points of a `find` command (`.` when none is given).
 pub(crate) fn find_roots(c: &Command) -> Vec<String> {
     let roots: Vec<String> = c

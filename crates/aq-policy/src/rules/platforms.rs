@@ -225,6 +225,10 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             RuleId::SecretLocation,
             format!("`{what}` lists secrets (their names, not their values)"),
         ),
+        Effect::Redacted => (
+            RuleId::SecretLocation,
+            format!("`{what}` prints a credential file, its secrets' values hidden only in part"),
+        ),
         Effect::SecretFetch if to_stdout(args) => (
             RuleId::PlatformSecretRead,
             format!("`{what}` prints secrets: its file is standard output"),
@@ -1025,7 +1029,7 @@ fn has_option(args: &[&str], opt: &str) -> bool {
 pub(crate) fn severity(e: Effect) -> u8 {
     match e {
         Effect::Read | Effect::Local => 0,
-        Effect::SecretList | Effect::Dump => 1,
+        Effect::SecretList | Effect::Dump | Effect::Redacted => 1,
         Effect::SecretFetch => 8,
         Effect::Install | Effect::Network => 2,
         Effect::Serve => 3,

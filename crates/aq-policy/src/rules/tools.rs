@@ -1920,6 +1920,15 @@ fn check_install_target(ctx: &mut Ctx, i: usize) {
     );
 }
 
+/// Whether the command's standard output is redirected into a file.
+pub(crate) fn stdout_to_file(c: &aq_shell::Command) -> bool {
+    c.redirects.iter().any(|r| {
+        r.kind.writes()
+            && r.fd.is_none_or(|f| f == 1)
+            && !matches!(r.target.text.as_str(), "/dev/null" | "/dev/stdout")
+    })
+}
+
 fn check_decode_to_file(ctx: &mut Ctx, i: usize, name: &str) {
     let c = &ctx.commands()[i];
     let decoding = match name {
@@ -1937,11 +1946,8 @@ fn check_decode_to_file(ctx: &mut Ctx, i: usize, name: &str) {
     if !decoding {
         return;
     }
-    let to_file = c.redirects.iter().any(|r| {
-        r.kind.writes()
-            && r.fd.is_none_or(|f| f == 1)
-            && !matches!(r.target.text.as_str(), "/dev/null" | "/dev/stdout")
-    }) || !flag_values_text(c, &["-out", "-o"], &["output"]).is_empty();
+    let to_file =
+        stdout_to_file(c) || !flag_values_text(c, &["-out", "-o"], &["output"]).is_empty();
     if to_file {
         ctx.hit(RuleId::DecodeToFile, i, format!("`{}`", c.display()));
     }
