@@ -570,3 +570,65 @@ pub fn check_learn(eff: &EffectivePolicy) -> Result<(), String> {
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Decision, RuleId, parse_layer};
+
+    fn layer(name: &str, text: &str) -> PolicyLayer {
+        parse_layer(name, text).unwrap()
+    }
+
+    #[test]
+    fn what_the_managed_file_sets_is_a_ceiling_and_the_rest_stays_the_users() {
+        let m = layer(
+            "managed.toml",
+            "version = 1\n[rules]\n\"pkg-install\" = \"block\"\n[network]\nallow = [\"registry.npmjs.org\"]\n[audit]\nexport = [{ format = \"syslog\", endpoint = \"udp://127.0.0.1:514\" }]\n[managed]\nlock-network = true\n",
+        );
+        let user = layer(
+            "policy.toml",
+            "version = 1\n[rules]\n\"pkg-install\" = \"allow\"\n\"git-push-force\" = \"allow\"\n[network]\nallow = [\"example.invalid\", \"registry.npmjs.org\"]\nresolve = [\"registry.npmjs.org=127.0.0.1\"]\n[program.kubectl]\ndefault = \"read\"\n[program.acme]\ndefault = \"read\"\n",
+        );
+        let (eff, refused) = combine(Some(&m), &[(&user, Trust::Full)]).unwrap();
+        assert_eq!(eff.policy.action(RuleId::PkgInstall), Decision::Block);
+        // What it does not set stays the user's.
+        assert_eq!(eff.policy.action(RuleId::GitPushForce), Decision::Allow);
+        assert_eq!(eff.network.allow, vec!["registry.npmjs.org".to_string()]);
+        assert!(eff.network.resolve.is_empty());
+        assert_eq!(eff.network.unlisted, crate::UnlistedHosts::Refuse);
+        assert!(!eff.policy.programs.contains_key("kubectl"));
+        assert!(eff.policy.programs.contains_key("acme"));
+        assert_eq!(eff.audit_export.len(), 1);
+        assert!(eff.policy.locked.contains(&RuleId::PkgInstall));
+        let keys: Vec<&str> = refused.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "[rules] \"pkg-install\"",
+                "[network] allow",
+                "[managed] lock-network",
+                "built-in programs"
+            ],
+            "{refused:#?}"
+        );
+        assert!(refused.iter().all(|r| r.at.source == "policy.toml"));
+    }
+
+    #[test]
+    fn without_a_managed_file_the_layers_apply_as_before() {
+        let user = layer(
+            "policy.toml",
+            "version = 1\n[rules]\n\"pkg-install\" = \"allow\"\n",
+        );
+        let (eff, refused) = combine(None, &[(&user, Trust::Full)]).unwrap();
+        assert_eq!(eff.policy.action(RuleId::PkgInstall), Decision::Allow);
+        assert!(refused.is_empty() && eff.managed.is_none());
+    }
+
+    #[test]
+    fn a_bad_managed_table_is_an_error() {
+        assert!(parse_layer("m", "version = 1\n[managed]\nstrictt = true\n").is_err());
+        assert!(parse_layer("m", "version = 1\n[managed]\npublic-key = \"abc\"\n").is_err());
+    }
+}
