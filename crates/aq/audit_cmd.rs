@@ -5,7 +5,7 @@ use std::path::Path;
 
 use aq_audit::Summary;
 
-use crate::cli::{AuditArgs, AuditCommand, ReportArgs, ReportFormat};
+use crate::cli::{AuditArgs, AuditCommand, AuditSummaryArgs, ReportArgs, ReportFormat};
 use crate::exit::ExitCode;
 use aq_session as session;
 
@@ -106,5 +106,32 @@ pub fn run_audit(args: &AuditArgs) -> Result<ExitCode, String> {
             })
         }
         Some(AuditCommand::Export(args)) => crate::export_cmd::run(args),
+        Some(AuditCommand::Summary(args)) => run_summary(args),
     }
+}
+
+/// `aq audit summary`: figures across sessions (this workspace's, or
+/// every one on this machine with `--all`).
+fn run_summary(args: &AuditSummaryArgs) -> Result<ExitCode, String> {
+    use aq_session::suggest::{self, Which};
+    let since = args
+        .since
+        .as_deref()
+        .map(suggest::parse_since)
+        .transpose()?;
+    let which = if args.all {
+        Which::All
+    } else {
+        Which::AllHere(session::run::resolve_workspace(None)?)
+    };
+    let view = suggest::team_view(&suggest::choose(&which, since)?)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&view).map_err(|e| e.to_string())?
+        );
+    } else {
+        print!("{}", view.to_text());
+    }
+    Ok(ExitCode::Ok)
 }

@@ -372,6 +372,13 @@ pub struct RunArgs {
     /// at the sandbox's door. Repeatable.
     #[arg(long, value_name = "FD")]
     pub pass_fd: Vec<i32>,
+    /// Learn mode: decide and log as usual, but let every ask run at once
+    /// (logged as answered `learn`; never waits for an approver). Blocks
+    /// stay blocks, unlisted hosts stay refused. Then `aq policy suggest`
+    /// turns what asked into `aq allow` lines. Also a profile's
+    /// `mode = "learn"` (in your own policy file only).
+    #[arg(long)]
+    pub learn: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -565,6 +572,26 @@ pub enum AuditCommand {
     ///
     /// Example: aq audit export --format otlp --endpoint http://127.0.0.1:4318
     Export(ExportArgs),
+    /// Figures across sessions: the rules that fired most (by decision),
+    /// the hosts refused most, asks and how they were answered
+    /// (approved, denied, timeout, no-approver, learn), how many sessions
+    /// and over what time.
+    ///
+    /// Example: aq audit summary --all --since 7d --json
+    Summary(AuditSummaryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AuditSummaryArgs {
+    /// Every session on this machine (the state directory's sessions).
+    #[arg(long)]
+    pub all: bool,
+    /// Only sessions started within this long (`7d`, `12h`, `30m`).
+    #[arg(long, value_name = "AGE")]
+    pub since: Option<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -650,6 +677,69 @@ pub enum PolicyCommand {
     ///
     /// Default FILE: the project's agent-quarantine.toml.
     Untrust(TrustArgs),
+    /// Fetch the team's managed policy, verify its signature, install it.
+    ///
+    /// SOURCE: an https:// URL of a managed.toml (its signature at
+    /// URL.minisig), git+URL of a repository holding managed.toml and
+    /// managed.toml.minisig, or an absolute path. Default: the managed
+    /// file's `[managed] source`. The bundle must verify with the key the
+    /// managed file in force pins (`--key` for the first install) and carry
+    /// a higher `[managed] serial`; otherwise nothing changes. Root's job
+    /// (docs/teams.md has a systemd timer and a launchd plist).
+    Pull(PullArgs),
+    /// Where the managed policy came from: source, serial, signer, age.
+    Status(StatusArgs),
+    /// Propose the `aq allow` lines that would have let sessions' asks and
+    /// network refusals run, from their audit logs.
+    ///
+    /// Reads the latest session of this workspace unless --session or
+    /// --all says otherwise; asks (answered or not, learn mode's too) and
+    /// hosts the broker refused become the fewest lines that cover them,
+    /// each with how often it was needed and in which sessions, and the
+    /// policy-file entry it makes. Blocks are listed as not suggested, with
+    /// their rule. Nothing is written without --write, which writes your
+    /// own policy file as `aq allow` does (never a repository's).
+    ///
+    /// Example: aq run --learn -- make test && aq policy suggest --write
+    Suggest(SuggestArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// Where to fetch the bundle from.
+    pub source: Option<String>,
+    /// The minisign public key (the `RW…` line) for a first install, when
+    /// no managed file pins one yet.
+    #[arg(long)]
+    pub key: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SuggestArgs {
+    /// A session id (or unique prefix), session directory or log file.
+    /// Repeatable.
+    #[arg(long = "session", value_name = "ID", conflicts_with = "all")]
+    pub sessions: Vec<String>,
+    /// Every session on this machine (with --since: the recent ones).
+    #[arg(long)]
+    pub all: bool,
+    /// Only sessions started within this long (`7d`, `12h`, `30m`).
+    #[arg(long, value_name = "AGE")]
+    pub since: Option<String>,
+    /// Write the suggested lines into your own policy file, and say what
+    /// was written.
+    #[arg(long)]
+    pub write: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -522,6 +522,7 @@ impl HookSession {
                 pid: std::process::id(),
                 layers: vec![format!("{} hook", agent.name())],
                 grants: None,
+                mode: None,
             });
         }
         Some(s)

@@ -59,6 +59,9 @@ fn main() -> std::process::ExitCode {
             cli::PolicyCommand::Show(args) => policy_cmd::run_show(&args, policy),
             cli::PolicyCommand::Trust(args) => policy_cmd::run_trust(&args),
             cli::PolicyCommand::Untrust(args) => policy_cmd::run_untrust(&args),
+            cli::PolicyCommand::Pull(args) => policy_cmd::run_pull(&args),
+            cli::PolicyCommand::Status(args) => policy_cmd::run_status(&args),
+            cli::PolicyCommand::Suggest(args) => policy_cmd::run_suggest(&args),
         },
         cli::Command::Run(args) => {
             return run::run(&args, policy).unwrap_or_else(|e| {

@@ -11,7 +11,7 @@ use aq_session::in_force::{self, InForce, Origin, Sourced, Sources};
 use aq_session::network::NetPlan;
 use serde_json::{Value, json};
 
-use crate::cli::{CheckArgs, InitArgs, ShowArgs, TrustArgs};
+use crate::cli::{CheckArgs, InitArgs, ShowArgs, SuggestArgs, TrustArgs};
 use crate::exit::ExitCode;
 use aq_session::policy_files::{self, FileKind, Loaded, TrustState, TrustStore};
 
@@ -113,12 +113,26 @@ pub fn run_check(args: &CheckArgs, flag: Option<&Path>) -> Result<ExitCode, Stri
 /// then merged in order, and lists what an untrusted project file loses.
 fn check_discovered(flag: Option<&Path>) -> Result<ExitCode, String> {
     let mut candidates: Vec<(FileKind, PathBuf)> = Vec::new();
+    let mut failed = false;
+    let mut found = 0;
+    if let Some(path) = policy_files::managed_file() {
+        match policy_files::read_managed(&path) {
+            Ok(None) => {}
+            Ok(Some(_)) => {
+                found += 1;
+                println!("ok: {} (managed)", path.display());
+            }
+            Err(e) => {
+                found += 1;
+                failed = true;
+                eprintln!("aq: {e}");
+            }
+        }
+    }
     if let Some(p) = policy_files::user_file() {
         candidates.push((FileKind::User, p));
     }
     candidates.push((FileKind::Project, policy_files::project_file()?));
-    let mut failed = false;
-    let mut found = 0;
     for (kind, path) in &candidates {
         match policy_files::read_text(path) {
             Ok(None) => continue,
@@ -171,7 +185,15 @@ fn check_discovered(flag: Option<&Path>) -> Result<ExitCode, String> {
             for refused in &loaded.refused_export {
                 println!("warning: {refused}");
             }
-            Ok(ExitCode::Ok)
+            // Loosening a managed policy is an error of the file that tries.
+            for refused in &loaded.refused_managed {
+                eprintln!("aq: {refused}");
+            }
+            Ok(if loaded.refused_managed.is_empty() {
+                ExitCode::Ok
+            } else {
+                ExitCode::Findings
+            })
         }
         Err(e) => {
             eprintln!("aq: {e}");
@@ -289,6 +311,16 @@ fn render_show_text(shown: &Shown) -> String {
             f.path.display(),
             trust_note(f.trust_state)
         );
+    }
+
+    if let Some(m) = &eff.managed {
+        let _ = writeln!(s, "\nmanaged policy {} locks:", m.file);
+        for line in aq_policy::managed::describe(m) {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
+    for r in &loaded.refused_managed {
+        let _ = writeln!(s, "  refused: {r}");
     }
 
     let _ = writeln!(s, "\nrules:");
@@ -570,6 +602,7 @@ fn origin_text(origin: &Origin) -> String {
             granted,
         } => {
             let whose = match kind {
+                FileKind::Managed => "the managed policy",
                 FileKind::User => "your policy",
                 FileKind::Project => "the repository's policy",
                 FileKind::Flag => "--policy",
@@ -719,8 +752,19 @@ fn render_show_json(shown: &Shown) -> Value {
             )
         })
         .collect();
+    let managed = eff.managed.as_ref().map(|m| {
+        json!({
+            "file": m.file,
+            "locks": aq_policy::managed::describe(m),
+            "refused": loaded.refused_managed.iter().map(|r| with_location(
+                json!({"entry": r.entry, "key": r.key, "kept": r.kept, "message": r.to_string()}),
+                Some(&r.at),
+            )).collect::<Vec<_>>(),
+        })
+    });
     json!({
         "files": files,
+        "managed": managed,
         "rules": rules,
         "sensitive_paths": sensitive,
         "custom_rules": custom,
@@ -787,6 +831,139 @@ pub fn run_untrust(args: &TrustArgs) -> Result<ExitCode, String> {
         );
     } else {
         println!("not trusted: {} (nothing to do)", key.display());
+    }
+    Ok(ExitCode::Ok)
+}
+
+// ---- pull, status -------------------------------------------------------------
+
+/// `aq policy pull [SOURCE] [--key KEY]`.
+pub fn run_pull(args: &crate::cli::PullArgs) -> Result<ExitCode, String> {
+    use aq_session::managed_pull::{self, Pulled};
+    let managed =
+        policy_files::managed_file().ok_or("this platform has no place for a managed policy")?;
+    match managed_pull::pull(&managed, args.source.as_deref(), args.key.as_deref())? {
+        Pulled::Installed(s) => println!(
+            "installed {}: serial {} from {}, signed by {} ({})",
+            managed.display(),
+            s.serial,
+            s.source,
+            s.signer,
+            s.comment
+        ),
+        Pulled::Current(serial) => println!(
+            "{} is current: serial {serial}, nothing to install",
+            managed.display()
+        ),
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `aq policy status [--json]`.
+pub fn run_status(args: &crate::cli::StatusArgs) -> Result<ExitCode, String> {
+    use aq_session::managed_pull;
+    let managed =
+        policy_files::managed_file().ok_or("this platform has no place for a managed policy")?;
+    let layer = policy_files::read_managed(&managed)?;
+    let status = managed_pull::read_status(&managed)?;
+    let text = layer.as_ref().map(|(t, _)| t.as_bytes());
+    let changed = match (&status, text) {
+        (Some(s), Some(t)) => policy_files::digest(t) != s.sha256,
+        _ => false,
+    };
+    let serial = layer
+        .as_ref()
+        .and_then(|(_, l)| l.managed.as_ref().and_then(|(m, _)| m.serial));
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "file": managed.display().to_string(),
+                "present": layer.is_some(),
+                "serial": serial,
+                "source": status.as_ref().map(|s| &s.source),
+                "signer": status.as_ref().map(|s| &s.signer),
+                "comment": status.as_ref().map(|s| &s.comment),
+                "installed_unix": status.as_ref().map(|s| s.installed_unix),
+                "changed_since_pull": changed,
+            })
+        );
+        return Ok(ExitCode::Ok);
+    }
+    if layer.is_none() {
+        println!("no managed policy: {} does not exist", managed.display());
+        return Ok(ExitCode::Ok);
+    }
+    println!("managed policy {}", managed.display());
+    match serial {
+        Some(n) => println!("  serial   {n}"),
+        None => println!("  serial   (none)"),
+    }
+    match &status {
+        Some(s) => {
+            println!("  source   {}", s.source);
+            println!("  signer   {}", s.signer);
+            println!("  comment  {}", s.comment);
+            println!("  pulled   {} ago", managed_pull::age(s.installed_unix));
+            if changed {
+                println!("  changed since it was pulled: not what the source signed");
+            }
+        }
+        None => println!("  source   written by hand (never pulled)"),
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `aq policy suggest`: the lines that would have let sessions' asks and
+/// refusals run; written into the user's file with `--write`.
+pub fn run_suggest(args: &SuggestArgs) -> Result<ExitCode, String> {
+    use aq_session::suggest::{self, Which};
+    if args.write {
+        aq_session::answerer::refuse_inside_session_because(
+            "aq policy suggest --write",
+            "grants are the user's, made in a terminal of their own",
+        )?;
+    }
+    let since = args
+        .since
+        .as_deref()
+        .map(suggest::parse_since)
+        .transpose()?;
+    let workspace = aq_session::run::resolve_workspace(None)?;
+    let which = match (args.all, args.sessions.is_empty()) {
+        (true, _) => Which::All,
+        (false, false) => Which::Named(args.sessions.clone()),
+        (false, true) if since.is_some() => Which::AllHere(workspace.clone()),
+        (false, true) => Which::LatestHere(workspace.clone()),
+    };
+    let plan = suggest::plan_for(&which, since, &workspace)?;
+    let written = if args.write {
+        suggest::write(&plan)?
+    } else {
+        Vec::new()
+    };
+    if args.json {
+        let mut v = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
+        v["written"] = serde_json::json!(written);
+        println!("{v}");
+        return Ok(ExitCode::Ok);
+    }
+    print!("{}", plan.to_text());
+    if args.write {
+        for w in &written {
+            println!("aq: {w}");
+        }
+        if written.is_empty() {
+            println!(
+                "aq: nothing written: {} has every line",
+                plan.user_file.display()
+            );
+        }
+    } else if plan.to_write() > 0 {
+        println!(
+            "nothing written: `aq policy suggest --write` (same sessions) adds these lines to {}",
+            plan.user_file.display()
+        );
     }
     Ok(ExitCode::Ok)
 }

@@ -26,5 +26,6 @@ fn options(args: &RunArgs) -> RunOptions {
         pass_fds: args.pass_fd.clone(),
         on_ready: None,
         wrapped: args.wrapped,
+        learn: args.learn,
     }
 }

@@ -122,6 +122,10 @@ pub enum EventBody {
         /// agent preset's grants); absent in logs of older versions.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         grants: Option<SessionGrants>,
+        /// `learn` when asks ran without waiting (`aq run --learn`);
+        /// absent when asks waited as usual, and in older logs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<String>,
     },
     /// A command was checked against the policy.
     CommandDecision {
@@ -163,7 +167,8 @@ pub enum EventBody {
         request: String,
         /// The command that was asked about (redacted on append).
         argv: Vec<String>,
-        /// `once`, `session`, `deny`, `timeout` or `no-approver`.
+        /// `once`, `session`, `deny`, `timeout`, `no-approver`,
+        /// `headless`, `granted`, or `learn` (let through by learn mode).
         answer: String,
         /// Who answered and how, e.g. `aq approve (tty /dev/pts/3, uid 1000)`.
         by: String,
@@ -455,6 +460,7 @@ mod tests {
                     writable: vec!["/home/u/.claude/projects".into()],
                     ..SessionGrants::default()
                 }),
+                mode: None,
             },
             EventBody::CommandDecision {
                 argv: vec!["git".into(), "push".into(), "--force".into()],

@@ -22,7 +22,9 @@
 //! - **Readable by people and tools.** [`Summary`] folds a log into counts,
 //!   blocked and asked commands with their rules, approvals and a timeline,
 //!   rendered as Markdown (`aq report`), JSON, or a short terminal recap
-//!   (`aq audit --recap`), or as one self-contained HTML page ([`html`]). Readers skip torn lines and keep event kinds added
+//!   (`aq audit --recap`), or as one self-contained HTML page ([`html`]);
+//!   [`suggest`] turns sessions' asks into `aq allow` lines and
+//!   [`team_view`] counts across sessions. Readers skip torn lines and keep event kinds added
 //!   by later versions ([`Record::Other`]).
 //!
 //! # Purity
@@ -43,6 +45,8 @@ pub mod log_file;
 pub mod redact;
 pub mod remedy;
 pub mod report;
+pub mod suggest;
+pub mod team_view;
 
 pub use chain::{
     BadLine, ChainProblem, HOOK_CHAIN_CAVEAT, HOOK_SESSION_PREFIX, VerifyReport, hash_line, verify,
@@ -50,5 +54,5 @@ pub use chain::{
 pub use event::{Event, EventBody, ExecIdentity, GENESIS_PREV, Record, SessionGrants};
 pub use log_file::AuditLog;
 pub use redact::{REDACTED, is_secret_name, redact, redact_argv};
-pub use remedy::Remedy;
+pub use remedy::{Allowance, Remedy};
 pub use report::Summary;

@@ -171,6 +171,7 @@ fn redact_body(body: EventBody) -> EventBody {
             pid,
             layers,
             grants,
+            mode,
         } => EventBody::SessionStart {
             aq_version,
             workspace,
@@ -180,6 +181,7 @@ fn redact_body(body: EventBody) -> EventBody {
             pid,
             layers,
             grants,
+            mode,
         },
         EventBody::CommandDecision {
             argv,

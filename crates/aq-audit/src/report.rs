@@ -92,6 +92,14 @@ pub struct CheckpointEntry {
 }
 
 impl Summary {
+    /// Whether the session ran in learn mode (asks ran without waiting).
+    pub fn learning(&self) -> bool {
+        self.start
+            .as_ref()
+            .and_then(|s| s.mode.as_deref())
+            .is_some_and(|m| m == crate::remedy::LEARNED)
+    }
+
     /// The command that puts the workspace back as it was when this session
     /// started, when it took checkpoints.
     pub fn undo_command(&self) -> Option<String> {
@@ -216,6 +224,9 @@ pub struct SessionInfo {
     pub pid: u32,
     /// Active protection layers.
     pub layers: Vec<String>,
+    /// `learn` when asks ran without waiting (`aq run --learn`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
 }
 
 /// What `session_end` recorded.
@@ -545,9 +556,13 @@ impl Summary {
                 command,
                 pid,
                 layers,
+                mode,
                 ..
             } => {
-                let outcome = format!("profile {profile}");
+                let outcome = match &mode {
+                    Some(m) => format!("profile {profile}, {m} mode"),
+                    None => format!("profile {profile}"),
+                };
                 self.start = Some(SessionInfo {
                     ts: ts.clone(),
                     aq_version,
@@ -557,6 +572,7 @@ impl Summary {
                     command,
                     pid,
                     layers,
+                    mode,
                 });
                 outcome
             }
@@ -1152,6 +1168,19 @@ impl Summary {
             c.decided("block"),
             c.approvals(),
         );
+        if self.learning() {
+            let learned = self
+                .asked
+                .iter()
+                .filter(|e| e.answer.as_deref() == Some(crate::remedy::LEARNED))
+                .count();
+            let _ = writeln!(
+                out,
+                "{:<8}learn mode: {learned} ask{} ran without waiting; `aq policy suggest --session {session}` proposes the lines that allow them",
+                "learn",
+                if learned == 1 { "" } else { "s" },
+            );
+        }
         recap_list(&mut out, "blocked", &self.blocked);
         recap_list(&mut out, "asked", &self.asked);
         for g in &self.git_refused {
@@ -1482,6 +1511,7 @@ mod tests {
                     pid: 1,
                     layers: s(&["shims"]),
                     grants: None,
+                    mode: None,
                 },
             ),
             line(2, decision(&["ls", "-la"], "allow", &[])),

@@ -297,6 +297,7 @@ fn secrets_in_arguments_never_reach_the_file() {
             pid: 1,
             layers: vec!["shims".into()],
             grants: None,
+            mode: None,
         },
         EventBody::CommandDecision {
             argv: curl.clone(),

@@ -237,6 +237,9 @@ pub struct PolicyLayer {
     pub undo: UndoLayer,
     /// `[program.NAME]` tables, by name: what a program's subcommands do.
     pub programs: Vec<(String, crate::policy::UserProgram, Location)>,
+    /// `[managed]`: what the managed file locks. Only the managed file may
+    /// have it (the loader refuses it anywhere else).
+    pub managed: Option<(crate::managed::ManagedSettings, Location)>,
 }
 
 /// `[undo]` as one file sets it.
@@ -478,6 +481,7 @@ struct RawFile {
     undo: RawUndo,
     #[serde(default)]
     program: BTreeMap<Spanned<String>, Spanned<RawProgram>>,
+    managed: Option<Spanned<crate::managed::RawManaged>>,
 }
 
 /// `[program.NAME]`: what a platform CLI's subcommands do.
@@ -1161,8 +1165,17 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         programs.push((n.clone(), entry, at));
     }
 
+    let managed = match &raw.managed {
+        Some(m) => Some((
+            crate::managed::check(m.get_ref()).map_err(|message| err(m.span(), message))?,
+            loc(m.span().start),
+        )),
+        None => None,
+    };
+
     Ok(PolicyLayer {
         source: source.to_string(),
+        managed,
         programs,
         actions,
         sensitive_paths,
@@ -1244,15 +1257,25 @@ pub struct IgnoredEntry {
     pub entry: String,
     /// What stays in force instead.
     pub kept: String,
+    /// The managed file that locks it, when that is why (else the layer
+    /// was an untrusted project file).
+    pub managed: Option<String>,
 }
 
 impl fmt::Display for IgnoredEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: ignored {}: an untrusted project file may only tighten the policy ({}); if you trust this file, run `aq policy trust {}`",
-            self.at, self.entry, self.kept, self.at.source
-        )
+        match &self.managed {
+            Some(file) => write!(
+                f,
+                "{}: refused {}: the managed policy {file} may only be tightened below it ({}); ask whoever manages this machine",
+                self.at, self.entry, self.kept
+            ),
+            None => write!(
+                f,
+                "{}: ignored {}: an untrusted project file may only tighten the policy ({}); if you trust this file, run `aq policy trust {}`",
+                self.at, self.entry, self.kept, self.at.source
+            ),
+        }
     }
 }
 
@@ -1338,6 +1361,21 @@ pub struct EffectivePolicy {
     pub audit_export: Vec<ExportTarget>,
     /// `[undo]` in force.
     pub undo: UndoSettings,
+    /// The managed layer, when a managed file is in force: what it locks.
+    pub managed: Option<ManagedInForce>,
+}
+
+/// What the managed file in force locks (`aq policy show` prints it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManagedInForce {
+    /// The managed file.
+    pub file: String,
+    /// Its `[managed]` table.
+    pub settings: crate::managed::ManagedSettings,
+    /// The rule actions it sets: no file below lowers them.
+    pub locked_rules: Vec<(RuleId, Decision)>,
+    /// With `lock-network`, the only hosts that may be reached.
+    pub hosts: Option<Vec<String>>,
 }
 
 /// The sandbox profiles in force (starts as [`Profile::builtins`]).
@@ -1446,6 +1484,7 @@ impl EffectivePolicy {
                     None => "built-in".to_string(),
                 };
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: set.at.clone(),
                     entry: format!("`\"{}\" = \"{}\"`", set.rule, set.action),
                     kept: format!("`{}` stays `{current}`, {by}", set.rule),
@@ -1467,6 +1506,7 @@ impl EffectivePolicy {
         for p in &layer.unmasked_paths {
             if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: p.at.clone(),
                     entry: format!("[paths] unmasked `{}`", p.pattern),
                     kept: "it stays masked and a secret".to_string(),
@@ -1482,6 +1522,7 @@ impl EffectivePolicy {
             // wait stalls a session nobody answers.
             if trust == Trust::TightenOnly && *secs > self.session.approval_timeout_secs {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("`approval_timeout_secs = {secs}`"),
                     kept: format!(
@@ -1496,6 +1537,7 @@ impl EffectivePolicy {
         if let Some((d, at)) = &sess.unanswered {
             if trust == Trust::TightenOnly && *d < self.session.unanswered {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: "`unanswered = \"allow\"`".to_string(),
                     kept: "unanswered asks stay denied".to_string(),
@@ -1512,6 +1554,7 @@ impl EffectivePolicy {
         for (var, at) in &sess.env_pass {
             if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("`env_pass` of `{var}`"),
                     kept: format!("`{var}` is still removed from commands' environment"),
@@ -1524,6 +1567,7 @@ impl EffectivePolicy {
         for (path, at) in &sess.host_sockets {
             if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("`host_sockets` entry `{path}`"),
                     kept: "the host's Unix sockets stay out of the sandbox's reach".to_string(),
@@ -1535,6 +1579,7 @@ impl EffectivePolicy {
         if let Some((on, at)) = &sess.preflight {
             if trust == Trust::TightenOnly && !on && self.session.preflight {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: "`preflight = false`".to_string(),
                     kept: "sessions still scan the workspace first".to_string(),
@@ -1546,6 +1591,7 @@ impl EffectivePolicy {
         if let Some((on, at)) = &sess.wait_for_approver {
             if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("`wait_for_approver = {on}`"),
                     kept: "the user's setting stays".to_string(),
@@ -1561,6 +1607,7 @@ impl EffectivePolicy {
                 list.retain(|e| e != removed);
             } else if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
+ managed: None,
                     at: at.clone(),
                     entry: format!("`trusted_exec` entry `{entry}`"),
                     kept: "unrecognised programs there still ask; only your own policy file names build outputs".to_string(),
@@ -1572,6 +1619,7 @@ impl EffectivePolicy {
         if let Some((name, at)) = &sess.profile {
             if trust == Trust::TightenOnly && *name != self.session.profile {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("`profile = \"{name}\"`"),
                     kept: format!("sessions keep the `{}` profile", self.session.profile),
@@ -1587,6 +1635,7 @@ impl EffectivePolicy {
                 Some(i) => i,
                 None if tighten_only => {
                     self.ignored.push(IgnoredEntry {
+                        managed: None,
                         at: at.clone(),
                         entry: format!("new profile `{name}`"),
                         kept: "an untrusted file can only tighten existing profiles".to_string(),
@@ -1642,6 +1691,7 @@ impl EffectivePolicy {
             }
             for entry in ignored {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("{entry} in [profile.{name}]"),
                     kept: format!("profile `{name}` is not loosened"),
@@ -1652,6 +1702,7 @@ impl EffectivePolicy {
         if let Some((approve, at)) = &layer.hooks_approve {
             if trust == Trust::TightenOnly && *approve {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: "[hooks] `allow = \"approve\"`".to_string(),
                     kept: "the agent's own rules still decide what aq allows".to_string(),
@@ -1671,6 +1722,7 @@ impl EffectivePolicy {
         for (grant, at) in &layer.workspaces {
             if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("[workspace.\"{}\"]", grant.path),
                     kept: "grants are the user's, not the repository's".to_string(),
@@ -1683,6 +1735,7 @@ impl EffectivePolicy {
         for (target, at) in &layer.audit_export {
             if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("[audit] export to {target}"),
                     kept: "audit logs go only where the user's own policy sends them".to_string(),
@@ -1695,6 +1748,7 @@ impl EffectivePolicy {
         for (name, pl, at) in &layer.agents {
             for entry in self.agents.apply(pl, trust == Trust::TightenOnly) {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("{entry} in [agent.{name}]"),
                     kept: format!("the `{name}` agent preset is not loosened"),
@@ -1726,6 +1780,7 @@ impl EffectivePolicy {
             for (entry, at) in entries {
                 if trust == Trust::TightenOnly {
                     self.ignored.push(IgnoredEntry {
+                        managed: None,
                         at: at.clone(),
                         entry: format!("[network] {what} `{entry}`"),
                         kept: "the network stays as the user's policy has it".to_string(),
@@ -1740,6 +1795,7 @@ impl EffectivePolicy {
         for (host, rule, at) in &layer.network.http {
             if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("[network.http.\"{host}\"]"),
                     kept: "HTTP rules come only from the user's own policy".to_string(),
@@ -1751,6 +1807,7 @@ impl EffectivePolicy {
         for (host, cred, at) in &layer.network.credentials {
             if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
+ managed: None,
                     at: at.clone(),
                     entry: format!("[network.credentials.\"{host}\"]"),
                     kept: "credentials come only from the user's own policy: a repository can neither set nor read one".to_string(),
@@ -1762,6 +1819,7 @@ impl EffectivePolicy {
         for (preset, at) in &layer.network.credential_presets {
             if trust == Trust::TightenOnly {
                 self.ignored.push(IgnoredEntry {
+ managed: None,
                     at: at.clone(),
                     entry: format!("[network] credential_presets `{preset}`"),
                     kept: "credentials come only from the user's own policy: a repository can neither set nor read one".to_string(),
@@ -1776,6 +1834,7 @@ impl EffectivePolicy {
                 && self.network.unlisted == UnlistedHosts::Refuse
             {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: "[network] unlisted = \"ask\"".to_string(),
                     kept: "unlisted hosts stay refused, as the user's policy has it".to_string(),
@@ -1788,6 +1847,7 @@ impl EffectivePolicy {
         for def in &layer.custom_rules {
             if trust == Trust::TightenOnly && def.rule.action == Decision::Allow {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: def.at.clone(),
                     entry: format!("custom rule `{}` with action `allow`", def.rule.id),
                     kept: "built-in rules keep asking for what it would allow".to_string(),
@@ -1836,6 +1896,7 @@ impl EffectivePolicy {
                 && rank(effect) < rank(&now)
             {
                 self.ignored.push(IgnoredEntry {
+                    managed: None,
                     at: at.clone(),
                     entry: format!("[program.{name}] subs \"{words}\" = \"{effect}\""),
                     kept: format!("`{name} {words}` stays `{now}`: a repository only raises"),
@@ -1854,6 +1915,7 @@ impl EffectivePolicy {
             match now {
                 Some(now) if trust == Trust::TightenOnly && rank(d) < rank(&now) => {
                     self.ignored.push(IgnoredEntry {
+                        managed: None,
                         at: at.clone(),
                         entry: format!("[program.{name}] default = \"{d}\""),
                         kept: format!("`{name}`'s default stays `{now}`: a repository only raises"),
@@ -1871,6 +1933,7 @@ impl EffectivePolicy {
         let untrusted = trust == Trust::TightenOnly;
         let mut ignore = |at: &Location, entry: String| {
             self.ignored.push(IgnoredEntry {
+                managed: None,
                 at: at.clone(),
                 entry,
                 kept: "checkpoints stay as the user's policy has them".to_string(),

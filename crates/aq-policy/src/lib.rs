@@ -22,6 +22,7 @@ pub mod exec_trust;
 pub mod export;
 pub mod grants;
 pub mod lint;
+pub mod managed;
 pub mod paths;
 pub mod places;
 mod policy;
@@ -30,13 +31,15 @@ mod rules;
 
 pub use catalog::{RuleId, RuleInfo};
 pub use config::{
-    ActionSetting, ConfigError, EffectivePolicy, IgnoredEntry, Location, NetworkLayer,
-    NetworkSettings, POLICY_VERSION, PathAccess, PathOrigin, PolicyLayer, ProfileSet, Provenance,
-    RuleDefinition, SensitivePath, SessionLayer, SessionSettings, Trust, UndoLayer, UndoSettings,
-    UnlistedHosts, parse_layer,
+    ActionSetting, ConfigError, EffectivePolicy, IgnoredEntry, Location, ManagedInForce,
+    NetworkLayer, NetworkSettings, POLICY_VERSION, PathAccess, PathOrigin, PolicyLayer, ProfileSet,
+    Provenance, RuleDefinition, SensitivePath, SessionLayer, SessionSettings, Trust, UndoLayer,
+    UndoSettings, UnlistedHosts, parse_layer,
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
 pub use export::{Endpoint, ExportFormat, ExportTarget};
 pub use policy::{CommandMatcher, CustomRule, Policy, UserProgram};
-pub use profile::{HomeAccess, Limits, NetworkSetting, Profile, ProfileLine, SummaryFormat};
+pub use profile::{
+    HomeAccess, Limits, NetworkSetting, Profile, ProfileLine, SessionMode, SummaryFormat,
+};

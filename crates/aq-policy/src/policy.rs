@@ -49,6 +49,10 @@ pub struct Policy {
     /// platform CLI's subcommands do, beside or over `programs.toml`.
     #[serde(default)]
     pub programs: BTreeMap<String, UserProgram>,
+    /// Rules whose action the managed policy sets: a custom `allow` rule of
+    /// a file below it does not lift their asks.
+    #[serde(default)]
+    pub locked: Vec<RuleId>,
 }
 
 /// A policy file's entry for one program (`[program.acme]`): effect names

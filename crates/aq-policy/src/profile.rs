@@ -86,6 +86,29 @@ pub enum SummaryFormat {
     Json,
 }
 
+/// How a session treats its asks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionMode {
+    /// Asks wait for an answer (or the `unanswered` setting).
+    #[default]
+    Enforce,
+    /// Learn mode (`aq run --learn`, `mode = "learn"`): every ask runs at
+    /// once and is logged as answered `learn`, for `aq policy suggest`;
+    /// blocks stay blocks and the network broker still refuses.
+    Learn,
+}
+
+impl SessionMode {
+    /// The name a profile writes (`mode = "learn"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionMode::Enforce => "enforce",
+            SessionMode::Learn => "learn",
+        }
+    }
+}
+
 /// Resource limits of every process in the sandbox. `None` leaves the limit
 /// as inherited.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -241,6 +264,9 @@ pub struct Profile {
     pub env: Vec<String>,
     /// How the session reports at the end.
     pub summary: SummaryFormat,
+    /// Whether asks wait (`enforce`) or run and are logged (`learn`).
+    #[serde(default)]
+    pub mode: SessionMode,
     /// Resource limits.
     pub limits: Limits,
 }
@@ -261,6 +287,7 @@ impl Profile {
             network: NetworkSetting::Off,
             env: Vec::new(),
             summary: SummaryFormat::Text,
+            mode: SessionMode::Enforce,
             limits: Limits {
                 cpu_secs: None,
                 address_space_mb: None,
@@ -440,6 +467,13 @@ impl Profile {
                 "  summary:   JSON on stdout, asks denied without waiting".to_string(),
             ));
         }
+        if self.mode == SessionMode::Learn {
+            out.push((
+                Rest,
+                "  mode:      learn: asks run without waiting and are logged for `aq policy suggest`"
+                    .to_string(),
+            ));
+        }
         out
     }
 }
@@ -480,6 +514,8 @@ pub struct ProfileLayer {
     pub env: Vec<String>,
     /// Replaces the summary format.
     pub summary: Option<SummaryFormat>,
+    /// Replaces the mode (`learn` only from a trusted layer).
+    pub mode: Option<SessionMode>,
     /// Replaced limits (0 removes a limit).
     pub limits: BTreeMap<String, u64>,
 }
@@ -505,6 +541,7 @@ pub(crate) struct RawProfile {
     #[serde(default)]
     env: Vec<String>,
     summary: Option<String>,
+    mode: Option<String>,
     #[serde(default)]
     limits: BTreeMap<String, u64>,
 }
@@ -563,6 +600,17 @@ pub(crate) fn check_layer(name: &str, raw: RawProfile) -> Result<ProfileLayer, (
             return Err((
                 format!("profile `{name}`: unknown summary `{other}`"),
                 "write `summary = \"text\"` or `summary = \"json\"`".to_string(),
+            ));
+        }
+    };
+    let mode = match raw.mode.as_deref() {
+        None => None,
+        Some("enforce") => Some(SessionMode::Enforce),
+        Some("learn") => Some(SessionMode::Learn),
+        Some(other) => {
+            return Err((
+                format!("profile `{name}`: unknown mode `{other}`"),
+                "write `mode = \"enforce\"` (asks wait for an answer) or `mode = \"learn\"` (asks run and are logged for `aq policy suggest`)".to_string(),
             ));
         }
     };
@@ -640,6 +688,7 @@ pub(crate) fn check_layer(name: &str, raw: RawProfile) -> Result<ProfileLayer, (
         network,
         env: raw.env,
         summary,
+        mode,
         limits: raw.limits,
     })
 }
@@ -717,6 +766,15 @@ impl Profile {
         }
         if let Some(s) = layer.summary {
             self.summary = s;
+        }
+        // Learn mode lets every ask run: a repository's file cannot ask
+        // for it (it would approve its own commands).
+        match layer.mode {
+            Some(m) if tighten_only && m > self.mode => {
+                refuse(format!("`mode = \"{}\"`", m.as_str()))
+            }
+            Some(m) => self.mode = m,
+            None => {}
         }
         for (key, value) in &layer.limits {
             let Some(slot) = self.limits.slot(key) else {
@@ -851,6 +909,29 @@ mod tests {
         assert_eq!(p.limits.processes, Some(64));
         assert_eq!(p.limits.open_files, Some(8192));
         assert!(p.env.is_empty());
+    }
+
+    #[test]
+    fn learn_mode_comes_only_from_a_trusted_layer() {
+        let learn = ProfileLayer {
+            mode: Some(SessionMode::Learn),
+            ..ProfileLayer::default()
+        };
+        let mut p = builtin("strict");
+        assert_eq!(
+            p.apply(&learn, true),
+            vec!["`mode = \"learn\"`".to_string()]
+        );
+        assert_eq!(p.mode, SessionMode::Enforce);
+        assert!(p.apply(&learn, false).is_empty());
+        assert_eq!(p.mode, SessionMode::Learn);
+        // Back to enforce tightens: any layer may.
+        let enforce = ProfileLayer {
+            mode: Some(SessionMode::Enforce),
+            ..ProfileLayer::default()
+        };
+        assert!(p.apply(&enforce, true).is_empty());
+        assert_eq!(p.mode, SessionMode::Enforce);
     }
 
     #[test]

@@ -59,19 +59,41 @@ pub fn profile_named(effective: &EffectivePolicy, name: Option<&str>) -> Result<
 /// policy `effective`.
 pub fn session(effective: &EffectivePolicy, asked: &Asked) -> Result<InForce, String> {
     let mut profile = profile_named(effective, asked.profile)?;
+    aq_policy::managed::check_profile(effective, &profile)?;
+    aq_policy::managed::check_resolve(effective, asked.resolve)?;
     if let Some(home) = asked.home.and_then(aq_policy::HomeAccess::parse) {
         profile.home = home;
     }
+    // A managed network: `--net` adds no host it does not allow, and an
+    // agent preset's hosts are only those it allows.
+    let locked_hosts = effective.managed.as_ref().and_then(|m| m.hosts.as_ref());
+    if let Some(list) = asked.net.and_then(|f| f.strip_prefix("allow:")) {
+        for host in list.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+            aq_policy::managed::check_host(effective, host)?;
+        }
+    }
+    let agent_hosts: Option<Vec<String>> = asked.agent.filter(|_| profile.sandbox).map(|p| {
+        p.hosts
+            .iter()
+            .filter(|h| locked_hosts.is_none_or(|l| l.contains(h)))
+            .cloned()
+            .collect()
+    });
     let net = crate::network::decide(
         asked.net,
         asked.resolve,
         &profile,
         &effective.network,
-        asked
-            .agent
-            .filter(|_| profile.sandbox)
-            .map(|p| p.hosts.as_slice()),
+        agent_hosts.as_deref(),
     )?;
+    if let (Some(m), NetPlan::Host) = (&effective.managed, &net)
+        && m.hosts.is_some()
+    {
+        return Err(format!(
+            "the profile `{}` has the host's network, unfiltered: the managed policy {} allows only its own hosts ([managed] lock-network); use one whose network is off or brokered (strict, network-isolated, ci)",
+            profile.name, m.file
+        ));
+    }
     // The sandbox of a broker session has no network of its own either.
     if matches!(net, NetPlan::Off | NetPlan::Broker { .. }) {
         profile.network = aq_policy::NetworkSetting::Off;

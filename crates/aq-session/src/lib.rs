@@ -37,7 +37,9 @@
 //!   [`denials`]: Landlock's refusals read back from the kernel's audit;
 //! - [`sources`]: following the logs of one or every live session (an
 //!   agent's hook sessions included), for `aq watch` and
-//!   `aq audit export --all --follow`;
+//!   `aq audit export --all --follow`; [`suggest`]: which sessions
+//!   `aq policy suggest` and `aq audit summary` read, and the lines
+//!   suggest writes into the user's file;
 //! - [`answerer`]: who may answer an ask (a human in a terminal of their
 //!   own, never a process of the session);
 //! - [`run`]: `aq run` itself, a supervised session around a command,
@@ -56,6 +58,7 @@ pub mod files;
 pub mod git_guard;
 pub mod grant_dates;
 pub mod in_force;
+pub mod managed_pull;
 mod masks;
 pub mod model_routes;
 pub mod net_asks;
@@ -66,6 +69,7 @@ pub mod refusal;
 pub mod run;
 pub mod sandbox_spec;
 pub mod sources;
+pub mod suggest;
 pub mod supervisor;
 pub mod user_grants;
 pub mod workspace;

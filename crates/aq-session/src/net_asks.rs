@@ -123,6 +123,14 @@ impl NetAsker {
                 "the policy refuses unlisted hosts: [network] unlisted = \"refuse\"".into(),
             );
         }
+        // Learn mode never waits: the refusal is logged, and
+        // `aq policy suggest` turns it into the `aq allow --net` line.
+        if sup.mode == aq_policy::SessionMode::Learn {
+            return UnlistedAnswer::Refuse(
+                "learn mode: an unlisted host is refused at once and logged for `aq policy suggest`"
+                    .into(),
+            );
+        }
         if sup.headless || sup.nobody_to_answer() {
             return UnlistedAnswer::Refuse(
                 "nobody to ask: no `aq approve` or `aq watch` running and no free terminal".into(),

@@ -3,6 +3,8 @@
 //! The layers, in order (later wins, see `aq_policy::EffectivePolicy`):
 //!
 //! 1. the built-in policy;
+//! 0. the managed file, `/etc/agent-quarantine/managed.toml`, root's: read
+//!    first, and a ceiling nothing below loosens (`aq_policy::managed`);
 //! 2. the user file, `$XDG_CONFIG_HOME/agent-quarantine/policy.toml`
 //!    (default `~/.config/...`), with full power;
 //! 3. the project file, `agent-quarantine.toml` at the workspace root (the
@@ -34,6 +36,8 @@ const TRUST_FILE: &str = "trusted.toml";
 /// Which layer a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
+    /// The machine's managed file.
+    Managed,
     /// The user's own file.
     User,
     /// The workspace's `agent-quarantine.toml`.
@@ -46,6 +50,7 @@ impl FileKind {
     /// The name used in output.
     pub fn as_str(self) -> &'static str {
         match self {
+            FileKind::Managed => "managed",
             FileKind::User => "user",
             FileKind::Project => "project",
             FileKind::Flag => "--policy",
@@ -136,12 +141,18 @@ pub struct Loaded {
     /// left out whether or not it is trusted: a repository never chooses
     /// where logs go, nor passes a credential back.
     pub refused_export: Vec<String>,
+    /// Entries of the files below the managed file that would have loosened
+    /// it, and were refused.
+    pub refused_managed: Vec<aq_policy::managed::Refusal>,
 }
 
 impl Loaded {
     /// Prints each ignored loosening entry as a warning on stderr.
     pub fn warn_ignored(&self) {
         for refused in &self.refused_export {
+            eprintln!("aq: warning: {refused}");
+        }
+        for refused in &self.refused_managed {
             eprintln!("aq: warning: {refused}");
         }
         if self.effective.ignored.is_empty() {
@@ -211,6 +222,21 @@ fn load_layers(
 ) -> Result<Loaded, String> {
     let mut looked_for = Vec::new();
     let mut files = Vec::new();
+
+    let managed = managed_file();
+    if let Some(path) = &managed {
+        looked_for.push((FileKind::Managed, path.clone()));
+        if let Some((text, layer)) = read_managed(path)? {
+            let _ = text;
+            files.push(LoadedFile {
+                kind: FileKind::Managed,
+                path: path.clone(),
+                trust: Trust::Full,
+                trust_state: None,
+                layer,
+            });
+        }
+    }
 
     if let Some(path) = user_file() {
         looked_for.push((FileKind::User, path.clone()));
@@ -285,11 +311,39 @@ fn load_layers(
         });
     }
 
-    let mut effective = EffectivePolicy::builtin();
-    for f in &files {
-        effective
-            .apply(&f.layer, f.trust)
-            .map_err(|e| e.to_string())?;
+    // `[managed]` is the managed file's alone.
+    if let Some(f) = files
+        .iter()
+        .find(|f| f.kind != FileKind::Managed && f.layer.managed.is_some())
+    {
+        let at = &f
+            .layer
+            .managed
+            .as_ref()
+            .map(|(_, at)| at.to_string())
+            .unwrap_or_default();
+        return Err(format!(
+            "{at}: [managed] belongs in the managed file ({}) only, which root writes; take it out of this {} file",
+            managed
+                .as_deref()
+                .unwrap_or(Path::new(DEFAULT_MANAGED_FILE))
+                .display(),
+            f.kind.as_str()
+        ));
+    }
+    let managed_layer = files
+        .iter()
+        .find(|f| f.kind == FileKind::Managed)
+        .map(|f| &f.layer);
+    let below: Vec<(&PolicyLayer, Trust)> = files
+        .iter()
+        .filter(|f| f.kind != FileKind::Managed)
+        .map(|f| (&f.layer, f.trust))
+        .collect();
+    let (mut effective, refused_managed) =
+        aq_policy::managed::combine(managed_layer, &below).map_err(|e| e.to_string())?;
+    if flag.is_some() {
+        aq_policy::managed::check_policy_flag(&effective)?;
     }
     let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     effective.for_workspace(&canonical);
@@ -303,7 +357,121 @@ fn load_layers(
         looked_for,
         effective,
         refused_export,
+        refused_managed,
     })
+}
+
+/// Where the managed file is on this platform.
+#[cfg(target_os = "macos")]
+pub const DEFAULT_MANAGED_FILE: &str = "/Library/Application Support/agent-quarantine/managed.toml";
+/// Where the managed file is on this platform.
+#[cfg(not(target_os = "macos"))]
+pub const DEFAULT_MANAGED_FILE: &str = "/etc/agent-quarantine/managed.toml";
+
+/// The managed file: [`DEFAULT_MANAGED_FILE`]; where that does not exist,
+/// `AQ_MANAGED_FILE` may name another (a packaging or test location). The
+/// variable can never take a managed file away: the default one, when it
+/// exists, is always the one read, and any file is read only when root
+/// owns it and only root can write it.
+pub fn managed_file() -> Option<PathBuf> {
+    let default = PathBuf::from(DEFAULT_MANAGED_FILE);
+    // Only "not there" lets the variable choose: a default file this user
+    // cannot even look at is still the one in force (and then fails closed).
+    match default.symlink_metadata() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        _ => return Some(default),
+    }
+    std::env::var_os("AQ_MANAGED_FILE")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or(Some(default))
+}
+
+/// Reads the managed file when it exists. Fails closed: a managed file that
+/// cannot be read, does not parse, or that anyone but root could have
+/// written (its owner, its mode, its directory's) stops every session.
+pub fn read_managed(path: &Path) -> Result<Option<(String, PolicyLayer)>, String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // A dangling link is not "no managed file".
+            if path.symlink_metadata().is_ok() {
+                return Err(managed_refused(path, "it is a link to nothing"));
+            }
+            return Ok(None);
+        }
+        Err(e) => return Err(managed_refused(path, &format!("it cannot be read: {e}"))),
+    };
+    only_root_writes(path, &meta)?;
+    // Every directory on the way to it, and to what a link names: one that
+    // another user can write lets that user swap the file.
+    let real = std::fs::canonicalize(path)
+        .map_err(|e| managed_refused(path, &format!("it cannot be resolved: {e}")))?;
+    for dir in path
+        .ancestors()
+        .skip(1)
+        .chain(real.ancestors().skip(1))
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        let dmeta = std::fs::metadata(dir).map_err(|e| {
+            managed_refused(path, &format!("{} cannot be read: {e}", dir.display()))
+        })?;
+        only_root_writes_dir(dir, &dmeta).map_err(|e| managed_refused(path, &e))?;
+    }
+    let text = read_text(path)
+        .map_err(|e| managed_refused(path, &e))?
+        .unwrap_or_default();
+    let layer = parse(path, &text).map_err(|e| managed_refused(path, &e))?;
+    Ok(Some((text, layer)))
+}
+
+/// Why someone other than root could write a file or directory with
+/// `meta`, if they could. A root-owned sticky directory (`/tmp`) is fine
+/// on the way to the file: nobody else can rename or remove root's entries.
+#[cfg(unix)]
+fn others_could_write(meta: &std::fs::Metadata, on_the_way: bool) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if meta.uid() != 0 {
+        return Some(format!("owned by uid {}, not root", meta.uid()));
+    }
+    if on_the_way && meta.is_dir() && meta.mode() & 0o1000 != 0 {
+        return None;
+    }
+    (meta.mode() & 0o022 != 0).then(|| {
+        format!(
+            "writable by users other than root (mode {:o})",
+            meta.mode() & 0o7777
+        )
+    })
+}
+
+#[cfg(not(unix))]
+fn others_could_write(_: &std::fs::Metadata, _: bool) -> Option<String> {
+    None
+}
+
+fn only_root_writes(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
+    match others_could_write(meta, false) {
+        Some(why) => Err(managed_refused(path, &format!("it is {why}"))),
+        None => Ok(()),
+    }
+}
+
+fn only_root_writes_dir(dir: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
+    match others_could_write(meta, true) {
+        Some(why) => Err(format!("its directory {} is {why}", dir.display())),
+        None => Ok(()),
+    }
+}
+
+fn managed_refused(path: &Path, why: &str) -> String {
+    if why.starts_with("the managed policy") {
+        return why.to_string();
+    }
+    format!(
+        "the managed policy {} is refused: {why}; no session starts until root fixes it (`chown root:root` it and its directory, `chmod 644` it, `aq check` to see what does not parse)",
+        path.display()
+    )
 }
 
 /// aq's own directories on this machine: its configuration, its state (the

@@ -60,6 +60,9 @@ pub struct RunOptions {
     pub on_ready: Option<Box<dyn Fn(Arc<Supervisor>)>>,
     /// Started by an `aq enable --wrap` launcher.
     pub wrapped: bool,
+    /// `--learn`: asks run without waiting and are logged for
+    /// `aq policy suggest` (as a profile's `mode = "learn"`).
+    pub learn: bool,
 }
 
 /// `PATH` as the caller has it, without aq's own launchers (`aq enable
@@ -179,6 +182,13 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     // Names pinned by `--resolve` and `[network] resolve`: the key proxy
     // and the bridges honour them as the broker does.
     let pins = crate::network::pins(&args.resolve, &loaded.effective.network)?;
+    if args.learn {
+        profile.mode = aq_policy::SessionMode::Learn;
+    }
+    let learning = profile.mode == aq_policy::SessionMode::Learn;
+    if learning {
+        aq_policy::managed::check_learn(&loaded.effective)?;
+    }
     let profile_name = profile.name.clone();
     let headless = profile.summary == SummaryFormat::Json;
     let net_note = net.note();
@@ -294,28 +304,50 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     let health = std::sync::Arc::new(crate::supervisor::LogHealth::default());
     // The workspace's checkpoints: the first is taken while the sandbox is
     // set up, and waited for before the command starts.
-    let (checkpoints, start_checkpoint) =
-        match crate::checkpoints::Checkpoints::open(&loaded.effective.undo, &workspace, &id) {
-            Ok(c) => {
-                let c = Arc::new(c);
-                let first = c.clone();
-                let (tx, rx) = std::sync::mpsc::channel();
-                std::thread::spawn(move || {
-                    let _ = tx.send(first.first());
-                });
-                (Some(c), Some(rx))
-            }
-            Err(None) => (None, None),
-            Err(Some(why)) => {
-                let (tx, rx) = std::sync::mpsc::channel();
-                let _ = tx.send(crate::checkpoints::event(
-                    aq_undo::Reason::SessionStart,
-                    None,
-                    &Err(aq_undo::Error(why)),
-                ));
-                (None, Some(rx))
-            }
-        };
+    let (checkpoints, start_checkpoint) = match crate::checkpoints::Checkpoints::open(
+        &loaded.effective.undo,
+        &workspace,
+        &id,
+    ) {
+        Ok(c) => {
+            let c = Arc::new(c);
+            let first = c.clone();
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(first.first());
+            });
+            (Some(c), Some(rx))
+        }
+        Err(None) => (None, None),
+        // Checkpoints the managed policy requires, that cannot be kept:
+        // nothing runs that could not be undone.
+        Err(Some(why))
+            if loaded
+                .effective
+                .managed
+                .as_ref()
+                .is_some_and(|m| m.settings.require_checkpoints) =>
+        {
+            return Err(format!(
+                "checkpoints cannot be kept ({why}), and the managed policy {} requires them ([managed] require-checkpoints); nothing was run",
+                loaded
+                    .effective
+                    .managed
+                    .as_ref()
+                    .map(|m| m.file.as_str())
+                    .unwrap_or_default()
+            ));
+        }
+        Err(Some(why)) => {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let _ = tx.send(crate::checkpoints::event(
+                aq_undo::Reason::SessionStart,
+                None,
+                &Err(aq_undo::Error(why)),
+            ));
+            (None, Some(rx))
+        }
+    };
     let listener = aq_shim::channel::bind(&dir)
         .map_err(|e| format!("cannot open the supervisor socket: {e}"))?;
     let supervisor = std::sync::Arc::new(crate::supervisor::Supervisor {
@@ -325,6 +357,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             .map_err(|e| format!("cannot open the audit log {}: {e}", log_path.display()))?,
         queue: aq_shim::approvals::Queue::new(&dir),
         headless,
+        mode: profile.mode,
         shim_allowed: Default::default(),
         exec_guarded: guarded,
         verdicts: Default::default(),
@@ -400,6 +433,14 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         None
     };
     let mut layers = Vec::new();
+    // The managed policy, and what it refused of the files below (logged
+    // as well as printed: an attempt to loosen it is on the record).
+    if let Some(m) = &loaded.effective.managed {
+        layers.push(format!("managed policy {}", m.file));
+    }
+    for r in &loaded.refused_managed {
+        layers.push(format!("refused by the managed policy: {r}"));
+    }
     if !shims.is_empty() {
         layers.push(format!("shims ({})", shims.len()));
     }
@@ -421,6 +462,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             pid: std::process::id(),
             layers,
             grants: Some(grants_record.clone()),
+            mode: learning.then(|| profile.mode.as_str().to_string()),
         },
         session::now_rfc3339(),
         &id,
@@ -435,7 +477,9 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     } else {
         "are denied"
     };
-    let asks_note = if headless {
+    let asks_note = if learning {
+        "learn mode: asks run without waiting and are logged; `aq policy suggest` turns them into lines".to_string()
+    } else if headless {
         format!("headless: asks are not waited for (unanswered asks {unanswered_word})")
     } else if settings.wait_for_approver {
         format!(
@@ -465,6 +509,9 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         }
         if let Some(c) = &chosen {
             what.push(format!("agent preset {}", c.preset.name));
+        }
+        if learning {
+            what.push("learn mode: asks run, logged for `aq policy suggest`".to_string());
         }
         let net = net_note.split(':').next().unwrap_or(&net_note).to_string();
         eprintln!(
@@ -586,7 +633,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         print_refusal("blocked", &args.command, &verdict);
         Exit::Code(i32::from(EXIT_BLOCKED))
     } else {
-        let prompter = (!headless && !std::io::stdin().is_terminal())
+        let prompter = (!headless && !learning && !std::io::stdin().is_terminal())
             .then(|| crate::answerer::spawn_tty_prompter(dir.to_path_buf()))
             .flatten();
         if prompter.is_some() {

@@ -35,6 +35,9 @@ pub struct Supervisor {
     /// Asks are not waited for (the `ci` profile): the `unanswered` setting
     /// applies at once.
     pub headless: bool,
+    /// `Learn`: every ask runs at once and is logged as answered `learn`
+    /// (blocks stay blocks); before `headless`, which it overrides.
+    pub mode: aq_policy::SessionMode,
     /// Writes allowed exec decisions in the background.
     pub writer: LogWriter,
     /// The user's home directory: at exec time `~` is already expanded, and
@@ -515,8 +518,14 @@ impl Supervisor {
             network: None,
         };
         let timeout = self.file.approval_timeout_secs;
-        let nobody = !self.headless && self.nobody_to_answer();
-        let answer = if self.headless || nobody {
+        // Learn mode lets no ask of a rule the managed policy sets through:
+        // that ask is the machine's manager's, not the user's to learn.
+        let managed_ask = asking
+            .iter()
+            .any(|r| aq_policy::managed::ask_is_managed(&self.file.policy, &r.id));
+        let learning = self.mode == aq_policy::SessionMode::Learn && !managed_ask;
+        let nobody = !learning && !self.headless && self.nobody_to_answer();
+        let answer = if learning || self.headless || nobody {
             None
         } else {
             self.queue
@@ -543,8 +552,14 @@ impl Supervisor {
                     a.by,
                 )
             }
+            None if learning => (
+                true,
+                LEARN_ANSWER.to_string(),
+                "learn mode: asks run without waiting, for `aq policy suggest`".to_string(),
+            ),
+            // An ask the managed file set runs only when a person says so.
             None => (
-                unanswered == Decision::Allow,
+                unanswered == Decision::Allow && !managed_ask,
                 if self.headless {
                     "headless"
                 } else if nobody {
@@ -553,14 +568,18 @@ impl Supervisor {
                     "timeout"
                 }
                 .to_string(),
-                format!(
-                    "policy: unanswered asks {}",
-                    if unanswered == Decision::Allow {
-                        "run"
-                    } else {
-                        "are denied"
-                    }
-                ),
+                if managed_ask {
+                    "managed policy: its asks need an answer".to_string()
+                } else {
+                    format!(
+                        "policy: unanswered asks {}",
+                        if unanswered == Decision::Allow {
+                            "run"
+                        } else {
+                            "are denied"
+                        }
+                    )
+                },
             ),
         };
         self.log(EventBody::Approval {
@@ -594,6 +613,9 @@ impl Supervisor {
         ))
     }
 }
+
+/// The answer logged for an ask that learn mode let through.
+pub const LEARN_ANSWER: &str = "learn";
 
 /// What an exec asked after the log failed is told.
 pub const LOG_FAILED_REFUSAL: &str = "aq: refused: the session's audit log cannot be written, so the session is ending (nothing runs unlogged)\n";

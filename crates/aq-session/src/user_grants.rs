@@ -41,9 +41,27 @@ pub fn apply(grant: &Grant, remove: bool) -> Result<Applied, String> {
             backup: None,
         });
     }
-    aq_policy::parse_layer(&file.display().to_string(), &after).map_err(|e| {
+    let layer = aq_policy::parse_layer(&file.display().to_string(), &after).map_err(|e| {
         format!("the change would make your policy invalid, so it was not made: {e}")
     })?;
+    // Under a managed policy, a grant it would refuse is not written: the
+    // refusal names the managed key, now rather than at every session.
+    if !remove
+        && let Some(path) = crate::policy_files::managed_file()
+        && let Some((_, managed)) = crate::policy_files::read_managed(&path)?
+    {
+        let (eff, refused) =
+            aq_policy::managed::combine(Some(&managed), &[(&layer, aq_policy::Trust::Full)])
+                .map_err(|e| e.to_string())?;
+        if let aq_policy::grants::Target::Net(host) = &grant.target {
+            aq_policy::managed::check_host(&eff, host.as_str())
+                .map_err(|e| format!("{e}; nothing was written"))?;
+        }
+        let (_, entry) = grants::place(grant);
+        if let Some(r) = refused.iter().find(|r| r.entry.contains(entry.as_str())) {
+            return Err(format!("{r}; nothing was written"));
+        }
+    }
     let backup = write_with_backup(&file, before.as_deref(), &after)?;
     let (place, entry) = grants::place(grant);
     let dated = GrantDates::load().and_then(|mut dates| {

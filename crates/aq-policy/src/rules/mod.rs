@@ -288,10 +288,10 @@ pub(crate) fn run(analysis: &Analysis, policy: &Policy) -> Vec<Hit> {
         }
     }
     // A custom allow rule lifts the asks of built-in rules on the command it
-    // names; it never lowers a block.
+    // names; it never lowers a block, nor a rule the managed policy set.
     ctx.hits.retain(|h| match (&h.rule, h.command) {
         (HitRule::Builtin(id), Some(c)) if custom_allowed[c] => {
-            policy.action(*id) == Decision::Block
+            policy.action(*id) == Decision::Block || policy.locked.contains(id)
         }
         _ => true,
     });
