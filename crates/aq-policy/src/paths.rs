@@ -252,7 +252,8 @@ fn concrete_examples(pattern: &str) -> Vec<String> {
 
 /// Whether a word has glob characters.
 pub fn has_glob(s: &str) -> bool {
-    s.contains(['*', '?', '['])
+    // A byte scan: the rules ask this of many names per command.
+    s.bytes().any(|b| matches!(b, b'*' | b'?' | b'['))
 }
 
 /// Shell-style glob match of a whole name.
@@ -316,12 +317,22 @@ pub fn secret_kind(path: &str) -> Option<String> {
         return Some("a .env file with secrets".to_string());
     }
     if may_be_in_home_rows(&p) {
+        let name_glob = has_glob(name);
         for r in home_rows() {
             if matches!(r.row.mask, Mask::Dir(_) | Mask::Near) {
                 continue;
             }
-            // Most rows end in another name: one comparison says so.
-            if !r.parts.last().is_some_and(|last| name_matches(name, last)) {
+            // Most rows end in another name: one comparison says so, a plain
+            // string comparison when neither name is a glob.
+            let Some(last) = r.parts.last() else {
+                continue;
+            };
+            let last_matches = if name_glob || r.last_glob {
+                name_matches(name, last)
+            } else {
+                name == *last
+            };
+            if !last_matches {
                 continue;
             }
             let exact = p.in_home && p.parts.len() == r.parts.len() && p.ends_with(&r.parts);
@@ -448,6 +459,8 @@ pub const KEY_FILE_KIND: &str = "a private key or key store";
 struct HomeRow {
     row: &'static Credential,
     parts: Vec<&'static str>,
+    /// Whether the last component is a glob (`id_*`).
+    last_glob: bool,
 }
 
 /// The catalog's home rows, split once.
@@ -455,9 +468,13 @@ fn home_rows() -> &'static [HomeRow] {
     static ROWS: std::sync::OnceLock<Vec<HomeRow>> = std::sync::OnceLock::new();
     ROWS.get_or_init(|| {
         credentials::in_place(Place::Home)
-            .map(|row| HomeRow {
-                row,
-                parts: row.parts().collect(),
+            .map(|row| {
+                let parts: Vec<&'static str> = row.parts().collect();
+                HomeRow {
+                    row,
+                    last_glob: parts.last().is_some_and(|l| has_glob(l)),
+                    parts,
+                }
             })
             .collect()
     })

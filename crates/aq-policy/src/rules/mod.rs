@@ -197,8 +197,12 @@ impl<'a> Ctx<'a> {
     /// Whether a path is a credential file, built in or from the policy,
     /// unless the user's policy passed it back (`[paths] unmasked`).
     pub fn secret_kind(&self, path: &str) -> Option<String> {
+        // Most policies list no paths of their own: then the built-in
+        // answer stands, and the path need not be normalized twice.
+        if self.policy.unmasked_paths.is_empty() && self.policy.sensitive_paths.is_empty() {
+            return paths::secret_kind(path);
+        }
         let p = paths::NormPath::new(path);
-        let normalized = p.display();
         if self
             .policy
             .unmasked_paths
@@ -210,6 +214,7 @@ impl<'a> Ctx<'a> {
         if let Some(k) = paths::secret_kind(path) {
             return Some(k);
         }
+        let normalized = p.display();
         self.policy
             .sensitive_paths
             .iter()
