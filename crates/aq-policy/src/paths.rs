@@ -100,31 +100,32 @@ impl NormPath {
             through_proc_root(path)
         };
         let path = replaced.as_deref().unwrap_or(path);
+        // The rest borrows from the path: only its parts are copied.
         let (in_home, rest) = if let Some(r) = path.strip_prefix('~') {
             // `~user/...` is another home.
             let r = r.split_once('/').map(|(_, r)| r).unwrap_or("");
-            (true, r.to_string())
+            (true, r)
         } else if let Some(r) = path
             .strip_prefix("$HOME")
             .or_else(|| path.strip_prefix("${HOME}"))
         {
-            (true, r.to_string())
+            (true, r)
         } else if let Some(r) = path.strip_prefix("/root") {
             if r.is_empty() || r.starts_with('/') {
-                (true, r.to_string())
+                (true, r)
             } else {
-                (false, path.to_string())
+                (false, path)
             }
         } else if let Some(r) = path
             .strip_prefix("/home/")
             .or_else(|| path.strip_prefix("/Users/"))
         {
             match r.split_once('/') {
-                Some((_, rest)) => (true, rest.to_string()),
-                None => (true, String::new()),
+                Some((_, rest)) => (true, rest),
+                None => (true, ""),
             }
         } else {
-            (false, path.to_string())
+            (false, path)
         };
         let absolute = !in_home && rest.starts_with('/');
         let mut parts: Vec<String> = Vec::new();
@@ -376,14 +377,15 @@ pub fn secret_kind(path: &str) -> Option<String> {
         for row in credentials::in_place(Place::System)
             .filter(|r| r.kind != credentials::Kind::Ssh || !r.path.ends_with('/'))
         {
-            let want: Vec<&str> = row.path.trim_matches('/').split('/').collect();
-            let dir = row.path.ends_with('/');
-            let hit = if dir {
-                parts.len() > want.len() && parts.iter().zip(&want).all(|(a, b)| name_matches(a, b))
+            // The row's components compared in place (no list per row).
+            let want = row.path.trim_matches('/').split('/');
+            let count = want.clone().count();
+            let fits = if row.path.ends_with('/') {
+                parts.len() > count
             } else {
-                parts.len() == want.len()
-                    && parts.iter().zip(&want).all(|(a, b)| name_matches(a, b))
+                parts.len() == count
             };
+            let hit = fits && parts.iter().zip(want).all(|(a, b)| name_matches(a, b));
             if hit {
                 return Some(row.what.to_string());
             }
