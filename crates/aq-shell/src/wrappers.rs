@@ -1151,7 +1151,9 @@ fn unwrap_start_stop_daemon(args: &[Word]) -> Vec<Inner> {
             if names.contains(t) {
                 opts.get(k + 1).copied()
             } else {
-                names.iter().find_map(|n| t.strip_prefix(&format!("{n}=")))
+                names
+                    .iter()
+                    .find_map(|n| t.strip_prefix(n)?.strip_prefix('='))
             }
         })
     };
@@ -1622,7 +1624,9 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
                 let value = if t == short || t == long {
                     rest.get(k + 1).map(|w| w.text.clone())
                 } else {
-                    t.strip_prefix(&format!("{long}=")).map(str::to_string)
+                    t.strip_prefix(long)
+                        .and_then(|v| v.strip_prefix('='))
+                        .map(str::to_string)
                 };
                 if let Some(v) = value {
                     out.push(Inner::Script {

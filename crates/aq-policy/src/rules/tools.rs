@@ -264,7 +264,7 @@ fn check_git(ctx: &mut Ctx, i: usize) {
     let has = |f: &str| {
         sub_args
             .iter()
-            .any(|a| *a == f || a.starts_with(&format!("{f}=")))
+            .any(|a| *a == f || super::option_value(a, f).is_some())
     };
     let short = |ch: char| {
         sub_args
@@ -1256,7 +1256,7 @@ fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
             if *a == flag {
                 Some(next.to_string())
             } else {
-                a.strip_prefix(&format!("{flag}=")).map(str::to_string)
+                super::option_value(a, flag).map(str::to_string)
             }
         };
         if *a == "--privileged" || a.starts_with("--privileged=") && !a.ends_with("false") {
