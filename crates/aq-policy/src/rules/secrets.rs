@@ -1880,7 +1880,9 @@ fn check_environ_reached_indirectly(ctx: &mut Ctx, i: usize, name: &str) {
     if !args_are_data(name) && c.runs.is_none() {
         words.extend(file_operands(c, name));
     }
-    let cwd = super::cwd_before(ctx, i).map(|d| expand_vars(ctx, i, &d));
+    // Where the line went with `cd`: looked up only for a word that can
+    // name `environ`, which few do.
+    let mut cwd: Option<Option<String>> = None;
     let mut hit: Option<(RuleId, String)> = None;
     for w in words {
         let last = w.text.rsplit('/').next().unwrap_or(&w.text);
@@ -1897,7 +1899,9 @@ fn check_environ_reached_indirectly(ctx: &mut Ctx, i: usize, name: &str) {
             path.starts_with('~') || path.starts_with("$HOME") || path.starts_with("${HOME");
         if !path.starts_with('/')
             && !from_home
-            && let Some(dir) = &cwd
+            && let Some(dir) = cwd.get_or_insert_with(|| {
+                super::cwd_before(ctx, i).map(|d| expand_vars(ctx, i, &d))
+            })
         {
             path = format!("{}/{path}", dir.trim_end_matches('/'));
         }
@@ -2066,15 +2070,17 @@ fn check_filtered_env_dump(ctx: &mut Ctx, i: usize, name: &str) {
     ) {
         return;
     }
+    // Whether the environment flows in first: rarely, and cheaper to tell
+    // than whether a pattern looks for secrets.
+    if !reads_env_dump(ctx, i) {
+        return;
+    }
     let c = &ctx.commands()[i];
     let pattern_secret = c.args().iter().any(|a| {
         !a.text.starts_with('-') && (secretish_pattern(&a.text) || is_secret_var(&a.text))
             || a.text.to_ascii_lowercase().contains("key")
     });
-    if !pattern_secret {
-        return;
-    }
-    if reads_env_dump(ctx, i) {
+    if pattern_secret {
         ctx.hit(
             RuleId::SecretEnvPrint,
             i,
