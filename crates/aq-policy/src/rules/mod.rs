@@ -500,9 +500,7 @@ pub(crate) fn has_flag(c: &Command, short: Option<char>, long: &[&str]) -> bool 
     c.args().iter().take_while(|a| a.text != "--").any(|a| {
         let t = a.text.as_str();
         if let Some(l) = t.strip_prefix("--") {
-            return long
-                .iter()
-                .any(|x| l == *x || option_value(l, x).is_some());
+            return long.iter().any(|x| l == *x || option_value(l, x).is_some());
         }
         match (short, t.strip_prefix('-')) {
             (Some(s), Some(cluster)) => {

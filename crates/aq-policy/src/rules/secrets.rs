@@ -1899,9 +1899,8 @@ fn check_environ_reached_indirectly(ctx: &mut Ctx, i: usize, name: &str) {
             path.starts_with('~') || path.starts_with("$HOME") || path.starts_with("${HOME");
         if !path.starts_with('/')
             && !from_home
-            && let Some(dir) = cwd.get_or_insert_with(|| {
-                super::cwd_before(ctx, i).map(|d| expand_vars(ctx, i, &d))
-            })
+            && let Some(dir) = cwd
+                .get_or_insert_with(|| super::cwd_before(ctx, i).map(|d| expand_vars(ctx, i, &d)))
         {
             path = format!("{}/{path}", dir.trim_end_matches('/'));
         }
