@@ -1007,9 +1007,12 @@ pub fn in_agent_hook_dir(path: &str) -> bool {
         .split('/')
         .filter(|p| !p.is_empty() && *p != ".")
         .collect();
+    // The directories' components compared in place, without a list each:
+    // every write and move asks this.
     AGENT_HOOK_DIRS.iter().any(|d| {
-        let want: Vec<&str> = d.split('/').collect();
-        parts.windows(want.len()).any(|w| w == want.as_slice())
+        parts
+            .windows(d.split('/').count())
+            .any(|w| w.iter().copied().eq(d.split('/')))
     })
 }
 

@@ -100,31 +100,32 @@ impl NormPath {
             through_proc_root(path)
         };
         let path = replaced.as_deref().unwrap_or(path);
+        // The rest borrows from the path: only its parts are copied.
         let (in_home, rest) = if let Some(r) = path.strip_prefix('~') {
             // `~user/...` is another home.
             let r = r.split_once('/').map(|(_, r)| r).unwrap_or("");
-            (true, r.to_string())
+            (true, r)
         } else if let Some(r) = path
             .strip_prefix("$HOME")
             .or_else(|| path.strip_prefix("${HOME}"))
         {
-            (true, r.to_string())
+            (true, r)
         } else if let Some(r) = path.strip_prefix("/root") {
             if r.is_empty() || r.starts_with('/') {
-                (true, r.to_string())
+                (true, r)
             } else {
-                (false, path.to_string())
+                (false, path)
             }
         } else if let Some(r) = path
             .strip_prefix("/home/")
             .or_else(|| path.strip_prefix("/Users/"))
         {
             match r.split_once('/') {
-                Some((_, rest)) => (true, rest.to_string()),
-                None => (true, String::new()),
+                Some((_, rest)) => (true, rest),
+                None => (true, ""),
             }
         } else {
-            (false, path.to_string())
+            (false, path)
         };
         let absolute = !in_home && rest.starts_with('/');
         let mut parts: Vec<String> = Vec::new();
@@ -252,7 +253,8 @@ fn concrete_examples(pattern: &str) -> Vec<String> {
 
 /// Whether a word has glob characters.
 pub fn has_glob(s: &str) -> bool {
-    s.contains(['*', '?', '['])
+    // A byte scan: the rules ask this of many names per command.
+    s.bytes().any(|b| matches!(b, b'*' | b'?' | b'['))
 }
 
 /// Shell-style glob match of a whole name.
@@ -316,12 +318,22 @@ pub fn secret_kind(path: &str) -> Option<String> {
         return Some("a .env file with secrets".to_string());
     }
     if may_be_in_home_rows(&p) {
+        let name_glob = has_glob(name);
         for r in home_rows() {
             if matches!(r.row.mask, Mask::Dir(_) | Mask::Near) {
                 continue;
             }
-            // Most rows end in another name: one comparison says so.
-            if !r.parts.last().is_some_and(|last| name_matches(name, last)) {
+            // Most rows end in another name: one comparison says so, a plain
+            // string comparison when neither name is a glob.
+            let Some(last) = r.parts.last() else {
+                continue;
+            };
+            let last_matches = if name_glob || r.last_glob {
+                name_matches(name, last)
+            } else {
+                name == *last
+            };
+            if !last_matches {
                 continue;
             }
             let exact = p.in_home && p.parts.len() == r.parts.len() && p.ends_with(&r.parts);
@@ -365,14 +377,15 @@ pub fn secret_kind(path: &str) -> Option<String> {
         for row in credentials::in_place(Place::System)
             .filter(|r| r.kind != credentials::Kind::Ssh || !r.path.ends_with('/'))
         {
-            let want: Vec<&str> = row.path.trim_matches('/').split('/').collect();
-            let dir = row.path.ends_with('/');
-            let hit = if dir {
-                parts.len() > want.len() && parts.iter().zip(&want).all(|(a, b)| name_matches(a, b))
+            // The row's components compared in place (no list per row).
+            let want = row.path.trim_matches('/').split('/');
+            let count = want.clone().count();
+            let fits = if row.path.ends_with('/') {
+                parts.len() > count
             } else {
-                parts.len() == want.len()
-                    && parts.iter().zip(&want).all(|(a, b)| name_matches(a, b))
+                parts.len() == count
             };
+            let hit = fits && parts.iter().zip(want).all(|(a, b)| name_matches(a, b));
             if hit {
                 return Some(row.what.to_string());
             }
@@ -448,6 +461,8 @@ pub const KEY_FILE_KIND: &str = "a private key or key store";
 struct HomeRow {
     row: &'static Credential,
     parts: Vec<&'static str>,
+    /// Whether the last component is a glob (`id_*`).
+    last_glob: bool,
 }
 
 /// The catalog's home rows, split once.
@@ -455,9 +470,13 @@ fn home_rows() -> &'static [HomeRow] {
     static ROWS: std::sync::OnceLock<Vec<HomeRow>> = std::sync::OnceLock::new();
     ROWS.get_or_init(|| {
         credentials::in_place(Place::Home)
-            .map(|row| HomeRow {
-                row,
-                parts: row.parts().collect(),
+            .map(|row| {
+                let parts: Vec<&'static str> = row.parts().collect();
+                HomeRow {
+                    row,
+                    last_glob: parts.last().is_some_and(|l| has_glob(l)),
+                    parts,
+                }
             })
             .collect()
     })

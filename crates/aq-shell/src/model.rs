@@ -154,33 +154,72 @@ impl Command {
 
     /// The command as a person would read it, quoted where needed.
     pub fn display(&self) -> String {
-        let mut parts: Vec<String> = self
-            .assignments
-            .iter()
-            .map(|a| format!("{}={}", a.name, quote_for_display(&a.value.text)))
-            .collect();
-        parts.extend(self.argv.iter().map(|w| quote_for_display(&w.text)));
-        for r in &self.redirects {
-            let fd = r.fd.map(|f| f.to_string()).unwrap_or_default();
-            parts.push(format!(
-                "{fd}{}{}",
-                r.kind.symbol(),
-                quote_for_display(&r.target.text)
-            ));
+        // Built in one string: every verdict shows every command.
+        let mut out = String::new();
+        // Every part is non-empty (an empty word shows as `''`), so a space
+        // goes before every part but the first.
+        let space = |out: &mut String| {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+        };
+        for a in &self.assignments {
+            space(&mut out);
+            out.push_str(&a.name);
+            out.push('=');
+            push_quoted(&mut out, &a.value.text);
         }
-        parts.join(" ")
+        for w in &self.argv {
+            space(&mut out);
+            push_quoted(&mut out, &w.text);
+        }
+        for r in &self.redirects {
+            space(&mut out);
+            if let Some(fd) = r.fd {
+                out.push_str(&fd.to_string());
+            }
+            out.push_str(r.kind.symbol());
+            push_quoted(&mut out, &r.target.text);
+        }
+        out
     }
 }
 
-fn quote_for_display(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars().all(|c| {
-            c.is_ascii_alphanumeric() || "-_./:=@%+,~*?[]{}$^!#".contains(c) || !c.is_ascii()
-        });
-    if plain {
-        s.to_string()
+/// Appends `s`, in single quotes unless every character is plain.
+fn push_quoted(out: &mut String, s: &str) {
+    let plain_char = |c: char| {
+        c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                '-' | '_'
+                    | '.'
+                    | '/'
+                    | ':'
+                    | '='
+                    | '@'
+                    | '%'
+                    | '+'
+                    | ','
+                    | '~'
+                    | '*'
+                    | '?'
+                    | '['
+                    | ']'
+                    | '{'
+                    | '}'
+                    | '$'
+                    | '^'
+                    | '!'
+                    | '#'
+            )
+            || !c.is_ascii()
+    };
+    if !s.is_empty() && s.chars().all(plain_char) {
+        out.push_str(s);
     } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
+        out.push('\'');
+        out.push_str(&s.replace('\'', r"'\''"));
+        out.push('\'');
     }
 }
 

@@ -1151,7 +1151,9 @@ fn unwrap_start_stop_daemon(args: &[Word]) -> Vec<Inner> {
             if names.contains(t) {
                 opts.get(k + 1).copied()
             } else {
-                names.iter().find_map(|n| t.strip_prefix(&format!("{n}=")))
+                names
+                    .iter()
+                    .find_map(|n| t.strip_prefix(n)?.strip_prefix('='))
             }
         })
     };
@@ -1342,12 +1344,25 @@ fn is_dynamic_loader(name: &str) -> bool {
 }
 
 /// Whether `name` is a shell (`sh`, `bash`, `zsh`, ... `bash5`).
+///
+/// Asked of every command by the walk and the rules, and most names are no
+/// shell: the first byte tells most apart without a string comparison, and
+/// only a name ending in a digit or a dot can be a versioned shell.
 pub fn is_shell(name: &str) -> bool {
-    SHELLS.contains(&name)
-        || SHELLS.iter().any(|s| {
-            name.strip_prefix(s)
-                .is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-        })
+    let Some(&first) = name.as_bytes().first() else {
+        return false;
+    };
+    let same_start = |s: &&&str| s.as_bytes()[0] == first;
+    if SHELLS.iter().filter(same_start).any(|s| *s == name) {
+        return true;
+    }
+    if !name.ends_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return false;
+    }
+    SHELLS.iter().filter(same_start).any(|s| {
+        name.strip_prefix(s)
+            .is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    })
 }
 
 fn script(label: &str, w: &Word, privileged: bool) -> Inner {
@@ -1609,7 +1624,9 @@ fn unwrap_git(args: &[Word]) -> Vec<Inner> {
                 let value = if t == short || t == long {
                     rest.get(k + 1).map(|w| w.text.clone())
                 } else {
-                    t.strip_prefix(&format!("{long}=")).map(str::to_string)
+                    t.strip_prefix(long)
+                        .and_then(|v| v.strip_prefix('='))
+                        .map(str::to_string)
                 };
                 if let Some(v) = value {
                     out.push(Inner::Script {

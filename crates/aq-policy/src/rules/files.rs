@@ -561,7 +561,7 @@ fn check_extract_over(ctx: &mut Ctx, i: usize) {
                     flags
                         .iter()
                         .filter(|f| f.starts_with("--"))
-                        .find_map(|f| a.strip_prefix(&format!("{f}=")).map(str::to_string))
+                        .find_map(|f| super::option_value(a, f).map(str::to_string))
                 })
             })
     };
@@ -1086,7 +1086,7 @@ fn chmod_mode_drops_exec(mode: &str) -> bool {
 pub(crate) fn dd_operand(c: &Command, key: &str) -> Vec<String> {
     c.args()
         .iter()
-        .filter_map(|a| a.text.strip_prefix(&format!("{key}=")).map(str::to_string))
+        .filter_map(|a| super::option_value(&a.text, key).map(str::to_string))
         .collect()
 }
 

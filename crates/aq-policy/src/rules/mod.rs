@@ -197,8 +197,12 @@ impl<'a> Ctx<'a> {
     /// Whether a path is a credential file, built in or from the policy,
     /// unless the user's policy passed it back (`[paths] unmasked`).
     pub fn secret_kind(&self, path: &str) -> Option<String> {
+        // Most policies list no paths of their own: then the built-in
+        // answer stands, and the path need not be normalized twice.
+        if self.policy.unmasked_paths.is_empty() && self.policy.sensitive_paths.is_empty() {
+            return paths::secret_kind(path);
+        }
         let p = paths::NormPath::new(path);
-        let normalized = p.display();
         if self
             .policy
             .unmasked_paths
@@ -210,6 +214,7 @@ impl<'a> Ctx<'a> {
         if let Some(k) = paths::secret_kind(path) {
             return Some(k);
         }
+        let normalized = p.display();
         self.policy
             .sensitive_paths
             .iter()
@@ -432,7 +437,7 @@ fn custom_match(m: &CommandMatcher, c: &Command) -> Option<String> {
     if !m.flags.is_empty()
         && !m.flags.iter().any(|f| {
             args.iter()
-                .any(|a| a.text == *f || a.text.starts_with(&format!("{f}=")))
+                .any(|a| a.text == *f || option_value(&a.text, f).is_some())
         })
     {
         return None;
@@ -477,6 +482,13 @@ fn custom_match(m: &CommandMatcher, c: &Command) -> Option<String> {
 
 // ---- helpers shared by the families ---------------------------------------
 
+/// The value of `option=VALUE` in `text` (`--out=F`, `of=F`), if `text`
+/// spells that option so. Compared in place: the rules try many options on
+/// every argument, and `format!("{option}=")` built a string for each.
+pub(crate) fn option_value<'t>(text: &'t str, option: &str) -> Option<&'t str> {
+    text.strip_prefix(option)?.strip_prefix('=')
+}
+
 /// Whether a word is an option (`-x`, `--long`), not `-` alone.
 pub(crate) fn is_flag(w: &Word) -> bool {
     w.text.len() > 1 && w.text.starts_with('-')
@@ -488,9 +500,7 @@ pub(crate) fn has_flag(c: &Command, short: Option<char>, long: &[&str]) -> bool 
     c.args().iter().take_while(|a| a.text != "--").any(|a| {
         let t = a.text.as_str();
         if let Some(l) = t.strip_prefix("--") {
-            return long
-                .iter()
-                .any(|x| l == *x || l.starts_with(&format!("{x}=")));
+            return long.iter().any(|x| l == *x || option_value(l, x).is_some());
         }
         match (short, t.strip_prefix('-')) {
             (Some(s), Some(cluster)) => {
@@ -516,7 +526,7 @@ pub(crate) fn flag_value<'c>(c: &'c Command, short: &[&str], long: &[&str]) -> V
             && t.starts_with('-')
             && t[1..].chars().all(|c| c.is_ascii_alphabetic())
             && short.iter().any(|s| s.len() == 2 && t.ends_with(&s[1..]));
-        if short.contains(&t) || bundled || long.iter().any(|l| t == format!("--{l}")) {
+        if short.contains(&t) || bundled || long.iter().any(|l| t.strip_prefix("--") == Some(*l)) {
             if let Some(v) = args.get(i + 1) {
                 out.push(v);
             }
@@ -537,7 +547,7 @@ pub(crate) fn flag_values_text(c: &Command, short: &[&str], long: &[&str]) -> Ve
     for a in c.args() {
         let t = a.text.as_str();
         for l in long {
-            if let Some(v) = t.strip_prefix(&format!("--{l}=")) {
+            if let Some(v) = t.strip_prefix("--").and_then(|o| option_value(o, l)) {
                 out.push(v.to_string());
             }
         }
@@ -812,6 +822,6 @@ pub(crate) fn is_exclusion(args: &[Word], k: usize) -> bool {
     let t = args[k].text.as_str();
     EXCLUSION_OPTIONS
         .iter()
-        .any(|o| t.starts_with(&format!("{o}=")))
+        .any(|o| option_value(t, o).is_some())
         || k > 0 && EXCLUSION_OPTIONS.contains(&args[k - 1].text.as_str())
 }

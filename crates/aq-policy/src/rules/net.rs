@@ -112,7 +112,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
         return;
     }
-    let Some(name) = c.program().map(str::to_string) else {
+    let Some(name) = c.program() else {
         return;
     };
     let c = &ctx.commands()[i];
@@ -151,7 +151,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         ctx.hit(rule, i, "zsh ztcp opens a connection");
         return;
     }
-    match name.as_str() {
+    match name {
         "websocat" if websocat_exec(c) => {
             let listens = c.args().iter().any(|a| {
                 let l = a.text.to_ascii_lowercase();
@@ -293,7 +293,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                     i,
                     format!("sends the output of `{src}`"),
                 );
-            } else if matches!(name.as_str(), "curl" | "wget") && host_from_output(ctx, i) {
+            } else if matches!(name, "curl" | "wget") && host_from_output(ctx, i) {
                 ctx.hit(
                     RuleId::NetDnsExfil,
                     i,

@@ -421,19 +421,19 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         }
         return;
     }
-    let Some(name) = c.program().map(str::to_string) else {
+    let Some(name) = c.program() else {
         return;
     };
-    check_hunt(ctx, i, &name);
-    check_credential_printers(ctx, i, &name);
-    check_process_environments(ctx, i, &name);
-    check_environ_reached_indirectly(ctx, i, &name);
-    check_filtered_env_dump(ctx, i, &name);
-    check_shell_history(ctx, i, &name);
+    check_hunt(ctx, i, name);
+    check_credential_printers(ctx, i, name);
+    check_process_environments(ctx, i, name);
+    check_environ_reached_indirectly(ctx, i, name);
+    check_filtered_env_dump(ctx, i, name);
+    check_shell_history(ctx, i, name);
     let c = &ctx.commands()[i];
 
     // Reads through redirection apply to every program.
-    let net = is_network_tool(&name);
+    let net = is_network_tool(name);
     let mut found: Vec<(Role, String, String)> = Vec::new();
     // `dotenv -e .env.test -- jest`, `env-cmd -f .env jest`: a loader that
     // runs a command puts the file's values into that command's
@@ -525,15 +525,15 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 found.push((Role::Send, p, kind));
             }
         }
-    } else if !args_are_data(&name)
+    } else if !args_are_data(name)
         // (sed "runs" the files its `w F` and `r F` name, but reads its
         // own operands still.)
-        && (c.runs.is_none() || matches!(name.as_str(), "sed" | "gsed"))
+        && (c.runs.is_none() || matches!(name, "sed" | "gsed"))
         && !super::platforms::fetches_secrets(ctx, i)
     {
         // A wrapper's arguments are its inner command's, judged there.
-        let role = role_of(&name);
-        let mut ops: Vec<Word> = file_operands(c, &name).into_iter().cloned().collect();
+        let role = role_of(name);
+        let mut ops: Vec<Word> = file_operands(c, name).into_iter().cloned().collect();
         // `find -name .env -exec cat {} \;`, `echo .env | xargs cat`.
         if ops.iter().any(|w| w.text.contains("{}")) || c.via.last().is_some_and(|v| v == "xargs") {
             ops.extend(placeholder_values(ctx, i).into_iter().map(Word::literal));
@@ -569,7 +569,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             && let Some(h) = ops.iter().find(|w| paths::is_history_file(&w.text))
         {
             let hunted = matches!(
-                name.as_str(),
+                name,
                 "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "zgrep"
             ) && c
                 .args()
@@ -616,7 +616,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         // Made from a template earlier on the line (`cp .env.example .env`)
         // it holds no secret yet: an ordinary edit; otherwise the secret
         // file is touched, not read.
-        let edits_unread = sed_edits_in_place_unprinted(c, &name);
+        let edits_unread = sed_edits_in_place_unprinted(c, name);
         let n_ops = ops.len();
         for (k, w) in ops.into_iter().enumerate() {
             if edits_unread && ctx.secret_kind(&w.text).is_some() {
@@ -634,7 +634,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 && k + 1 == n_ops
                 && n_ops >= 2
                 && !matches!(
-                    name.as_str(),
+                    name,
                     "tar" | "zip" | "7z" | "gzip" | "bzip2" | "xz" | "zstd" | "gpg"
                 )
             {
@@ -655,21 +655,20 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 // read through it later on the line is judged where it
                 // lands (aq-shell follows the line's links). A link to a
                 // credential file is a copy under another name.
-                let links = matches!(name.as_str(), "ln" | "link");
+                let links = matches!(name, "ln" | "link");
                 if role == Role::Copy
                     && !links
                     && let Some(dir) = paths::secret_dir(cand).or_else(|| {
-                        paths::holds_secrets(cand).filter(|_| is_recursive_copy(c, &name))
+                        paths::holds_secrets(cand).filter(|_| is_recursive_copy(c, name))
                     })
                 {
                     found.push((Role::Copy, cand.to_string(), dir.to_string()));
                     break;
                 }
                 // `ls -la ~/.claude`: the directory the agent's login is in.
-                let lists_login = matches!(
-                    name.as_str(),
-                    "ls" | "tree" | "exa" | "eza" | "lsd" | "dir" | "vdir"
-                ) && paths::lists_credential_file(cand).is_some();
+                let lists_login =
+                    matches!(name, "ls" | "tree" | "exa" | "eza" | "lsd" | "dir" | "vdir")
+                        && paths::lists_credential_file(cand).is_some();
                 // `cp -r ~/.claude/projects/x /tmp/`: the agent's transcripts,
                 // with what its sessions saw, copied out.
                 if role == Role::Copy
@@ -785,7 +784,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // DuckDB's `read_text('~/.aws/credentials')`, `pg_read_file`,
     // MySQL's `LOAD_FILE`; sqlite3's `.read F` and `.import F T`.
     if matches!(
-        name.as_str(),
+        name,
         "sqlite3" | "sqlite" | "duckdb" | "psql" | "mysql" | "mariadb" | "clickhouse-client"
     ) {
         let mut texts: Vec<String> = c.args().iter().map(|a| a.text.clone()).collect();
@@ -863,7 +862,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     }
     // `gpg --verify x.tar.gz.asc x.tar.gz`: a signature checked against the
     // public keyring, nothing secret read or written.
-    if matches!(name.as_str(), "gpg" | "gpg2" | "gpgv")
+    if matches!(name, "gpg" | "gpg2" | "gpgv")
         && c.args()
             .iter()
             .any(|a| a.text == "--verify" || name == "gpgv")
@@ -873,7 +872,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // `ls -la .env*`, `test -f .env`: the project's own secret files
     // listed or tested by name, nothing read.
     let lists_only = matches!(
-        name.as_str(),
+        name,
         "ls" | "stat"
             | "test"
             | "["
@@ -976,7 +975,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
 
     // Dumping the whole environment.
     let c = &ctx.commands()[i];
-    let env_dump = match name.as_str() {
+    let env_dump = match name {
         "printenv" => operands(c).is_empty(),
         "env" => {
             c.runs.is_none()
@@ -1029,7 +1028,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     // `dotenv -p KEY`, `dotenv get KEY`, `dotenv list`, `dotenvx get`: the
     // values of a .env file printed by the tool that loads it.
     let c = &ctx.commands()[i];
-    if matches!(name.as_str(), "dotenv" | "dotenv-cli" | "dotenvx")
+    if matches!(name, "dotenv" | "dotenv-cli" | "dotenvx")
         && c.runs.is_none()
         && c.args()
             .iter()
@@ -1880,7 +1879,9 @@ fn check_environ_reached_indirectly(ctx: &mut Ctx, i: usize, name: &str) {
     if !args_are_data(name) && c.runs.is_none() {
         words.extend(file_operands(c, name));
     }
-    let cwd = super::cwd_before(ctx, i).map(|d| expand_vars(ctx, i, &d));
+    // Where the line went with `cd`: looked up only for a word that can
+    // name `environ`, which few do.
+    let mut cwd: Option<Option<String>> = None;
     let mut hit: Option<(RuleId, String)> = None;
     for w in words {
         let last = w.text.rsplit('/').next().unwrap_or(&w.text);
@@ -1897,7 +1898,8 @@ fn check_environ_reached_indirectly(ctx: &mut Ctx, i: usize, name: &str) {
             path.starts_with('~') || path.starts_with("$HOME") || path.starts_with("${HOME");
         if !path.starts_with('/')
             && !from_home
-            && let Some(dir) = &cwd
+            && let Some(dir) = cwd
+                .get_or_insert_with(|| super::cwd_before(ctx, i).map(|d| expand_vars(ctx, i, &d)))
         {
             path = format!("{}/{path}", dir.trim_end_matches('/'));
         }
@@ -2066,15 +2068,17 @@ fn check_filtered_env_dump(ctx: &mut Ctx, i: usize, name: &str) {
     ) {
         return;
     }
+    // Whether the environment flows in first: rarely, and cheaper to tell
+    // than whether a pattern looks for secrets.
+    if !reads_env_dump(ctx, i) {
+        return;
+    }
     let c = &ctx.commands()[i];
     let pattern_secret = c.args().iter().any(|a| {
         !a.text.starts_with('-') && (secretish_pattern(&a.text) || is_secret_var(&a.text))
             || a.text.to_ascii_lowercase().contains("key")
     });
-    if !pattern_secret {
-        return;
-    }
-    if reads_env_dump(ctx, i) {
+    if pattern_secret {
         ctx.hit(
             RuleId::SecretEnvPrint,
             i,

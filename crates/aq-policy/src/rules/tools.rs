@@ -9,12 +9,12 @@ use crate::rules::net::git_subcommand;
 
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
-    let Some(name) = c.program().map(str::to_string) else {
+    let Some(name) = c.program() else {
         return;
     };
     // `curl --unix-socket /var/run/docker.sock ...`: the Docker API, which
     // starts privileged containers, without the docker CLI.
-    if let Some(sock) = docker_socket_client(c, &name) {
+    if let Some(sock) = docker_socket_client(c, name) {
         ctx.hit(
             RuleId::DockerPrivileged,
             i,
@@ -34,7 +34,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         "alembic",
         "django-admin",
     ];
-    if (frameworks.contains(&name.as_str()) || name.starts_with("python"))
+    if (frameworks.contains(&name) || name.starts_with("python"))
         && let Some(what) = framework_db_reset(c)
     {
         ctx.hit(
@@ -43,12 +43,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             format!("`{what}` drops or empties the database"),
         );
     }
-    match name.as_str() {
+    match name {
         // hub and yadm run git with its own subcommands (`hub push -f`,
         // `yadm push -f` of the dotfiles repository).
         "git" | "hub" | "yadm" => check_git(ctx, i),
-        "docker" | "podman" | "nerdctl" | "docker-compose" => check_docker(ctx, i, &name),
-        "ctr" | "lxc" | "incus" => check_other_containers(ctx, i, &name),
+        "docker" | "podman" | "nerdctl" | "docker-compose" => check_docker(ctx, i, name),
+        "ctr" | "lxc" | "incus" => check_other_containers(ctx, i, name),
         // `sudo --version`, `sudo -h`: asking the tool about itself runs nothing.
         "sudo" | "doas" | "su" | "runuser" | "pkexec" | "run0" | "sudoedit"
             if !is_about_itself(c) =>
@@ -153,7 +153,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         | "port" | "snap" | "flatpak" | "nix-env" | "composer" | "dotnet" | "nuget" | "rustup"
         | "deno" | "corepack" | "mvn" | "gradle" | "easy_install" | "R" | "cpan" | "cpanm"
         | "luarocks" | "opam" | "stack" | "cabal" | "mix" | "hex" | "swift" | "dart"
-        | "flutter" | "nix" | "nix-shell" | "micromamba" => check_packages(ctx, i, &name),
+        | "flutter" | "nix" | "nix-shell" | "micromamba" => check_packages(ctx, i, name),
         n if n.starts_with("python") => {
             // `python -m pip install ...`
             let args = c.args();
@@ -189,11 +189,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 "playwright install downloads browsers (and system packages with --with-deps)",
             );
         }
-        _ if super::sql::is_database_client(ctx, i, &name) => {
-            super::sql::check_client(ctx, i, &name)
+        _ if super::sql::is_database_client(ctx, i, name) => {
+            super::sql::check_client(ctx, i, name)
         }
         "base64" | "base32" | "basenc" | "openssl" | "xxd" | "uudecode" => {
-            check_decode_to_file(ctx, i, &name)
+            check_decode_to_file(ctx, i, name)
         }
         _ => {}
     }
@@ -264,7 +264,7 @@ fn check_git(ctx: &mut Ctx, i: usize) {
     let has = |f: &str| {
         sub_args
             .iter()
-            .any(|a| *a == f || a.starts_with(&format!("{f}=")))
+            .any(|a| *a == f || super::option_value(a, f).is_some())
     };
     let short = |ch: char| {
         sub_args
@@ -1256,7 +1256,7 @@ fn check_privileged_run(ctx: &mut Ctx, i: usize, rest: &[&str]) -> bool {
             if *a == flag {
                 Some(next.to_string())
             } else {
-                a.strip_prefix(&format!("{flag}=")).map(str::to_string)
+                super::option_value(a, flag).map(str::to_string)
             }
         };
         if *a == "--privileged" || a.starts_with("--privileged=") && !a.ends_with("false") {

@@ -176,7 +176,7 @@ fn check_envrc(ctx: &mut Ctx, i: usize, path: &str, text: &str) {
 /// language (`printf '!sh\n' | ed`, `gdb <<< 'shell id'`), and `make --eval`.
 pub(crate) fn check_input_commands(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
-    let Some(name) = c.program().map(str::to_string) else {
+    let Some(name) = c.program() else {
         return;
     };
     let reads_commands = ctx
@@ -215,7 +215,7 @@ pub(crate) fn check_input_commands(ctx: &mut Ctx, i: usize) {
     }
     // `npm pkg set scripts.postinstall='…'`: a lifecycle script runs on
     // the next install.
-    if matches!(name.as_str(), "npm" | "pnpm")
+    if matches!(name, "npm" | "pnpm")
         && super::subcommand(c) == Some("pkg")
         && c.args().iter().any(|a| a.text == "set")
     {
