@@ -103,6 +103,9 @@ pub(crate) struct StatCache {
     dirs: HashMap<Vec<u8>, DirCache>,
     /// New tree ids of directories not listed again.
     trees: HashMap<Vec<u8>, Oid>,
+    /// Something differs from the file as loaded: [`StatCache::save`] has
+    /// something to write.
+    changed: bool,
 }
 
 pub(crate) const GIT_KEY: &[u8] = b"\0git";
@@ -142,32 +145,67 @@ impl StatCache {
             .or_else(|| self.index.get(dir).map(|s| s.tree))
     }
 
+    /// Records what a walk saw of `dir`. A directory whose records are
+    /// those loaded, byte for byte, with the same tree, and none of them
+    /// racy under the loaded time, keeps its loaded slot: every later lookup
+    /// answers as it would with the new one, and an unchanged workspace
+    /// leaves nothing to save.
     pub fn insert(&mut self, dir: Vec<u8>, dc: DirCache) {
+        if self.same_as_loaded(&dir, &dc) {
+            return;
+        }
+        self.changed = true;
         self.trees.remove(&dir);
         self.dirs.insert(dir, dc);
     }
 
-    pub fn remove(&mut self, dir: &[u8]) -> Option<DirCache> {
-        let d = self.get(dir).map(|c| c.into_owned());
-        self.dirs.remove(dir);
-        self.index.remove(dir);
-        self.trees.remove(dir);
-        d
+    fn same_as_loaded(&self, dir: &[u8], dc: &DirCache) -> bool {
+        if self.dirs.contains_key(dir) || self.trees.contains_key(dir) {
+            return false;
+        }
+        let Some(slot) = self.index.get(dir) else {
+            return false;
+        };
+        if slot.tree != dc.tree
+            || slot.count != dc.files.len()
+            || dc
+                .files
+                .iter()
+                .any(|f| f.mtime_ns >= slot.recorded_ns - RACY_MARGIN_NS)
+        {
+            return false;
+        }
+        let mut records = Vec::with_capacity(slot.end - slot.start);
+        put_files(&mut records, &dc.files);
+        records[..] == self.raw[slot.start..slot.end]
     }
 
     /// Records a directory's new tree id (its files unchanged).
     pub fn set_tree(&mut self, dir: &[u8], tree: Oid) {
+        if self.tree_of(dir).is_some_and(|t| t == tree) {
+            return;
+        }
         if let Some(d) = self.dirs.get_mut(dir) {
             d.tree = tree;
+            self.changed = true;
         } else if self.index.contains_key(dir) {
             self.trees.insert(dir.to_vec(), tree);
+            self.changed = true;
         }
     }
 
     pub fn retain(&mut self, keep: impl Fn(&[u8]) -> bool) {
+        let before = self.index.len() + self.dirs.len() + self.trees.len();
         self.index.retain(|k, _| keep(k));
         self.dirs.retain(|k, _| keep(k));
         self.trees.retain(|k, _| keep(k));
+        self.changed |= before != self.index.len() + self.dirs.len() + self.trees.len();
+    }
+
+    /// Whether [`StatCache::save`] would write anything the file does not
+    /// hold already.
+    pub fn changed(&self) -> bool {
+        self.changed
     }
 
     pub fn save(&self, path: &Path) -> crate::Result<()> {
@@ -202,19 +240,24 @@ impl StatCache {
                 dc.files.len(),
                 bytes,
             );
-            for f in &dc.files {
-                put_u32(&mut out, f.name.len() as u32);
-                out.extend_from_slice(&f.name);
-                for v in [f.dev, f.ino, f.size, f.mtime_ns as u64, f.ctime_ns as u64] {
-                    out.extend_from_slice(&v.to_le_bytes());
-                }
-                put_u32(&mut out, f.mode);
-                out.extend_from_slice(&f.oid.0);
-            }
+            put_files(&mut out, &dc.files);
         }
         let sum: [u8; 20] = Sha1::digest(&out).into();
         out.extend_from_slice(&sum);
         crate::store::write_atomic(path, &out)
+    }
+}
+
+/// One directory's file records, as the file holds them.
+fn put_files(out: &mut Vec<u8>, files: &[FileStat]) {
+    for f in files {
+        put_u32(out, f.name.len() as u32);
+        out.extend_from_slice(&f.name);
+        for v in [f.dev, f.ino, f.size, f.mtime_ns as u64, f.ctime_ns as u64] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        put_u32(out, f.mode);
+        out.extend_from_slice(&f.oid.0);
     }
 }
 
@@ -313,5 +356,6 @@ fn parse(data: Vec<u8>) -> Option<StatCache> {
         index,
         dirs: HashMap::new(),
         trees: HashMap::new(),
+        changed: false,
     })
 }

@@ -115,7 +115,10 @@ pub(crate) fn capture(
         "logs/refs/stash".into(),
     ];
     list_refs(&common.join("refs"), "refs", &mut names);
-    let old = cache.remove(GIT_KEY).unwrap_or_default();
+    let old = cache
+        .get(GIT_KEY)
+        .map(std::borrow::Cow::into_owned)
+        .unwrap_or_default();
     let mut stats = Vec::new();
     let mut entries = Vec::new();
     for name in names {

@@ -336,7 +336,11 @@ impl crate::Store {
         if self.objects.damaged_pack() {
             self.objects.set_aside_damaged();
         }
-        cache.save(&cache_path)?;
+        // An unchanged workspace leaves the cache as it was: not rewritten
+        // (a large workspace's cache is megabytes, hashed and written).
+        if cache.changed() {
+            cache.save(&cache_path)?;
+        }
         let mut not_kept = walked.not_kept;
         not_kept.extend(git.not_kept);
         Ok(Now {

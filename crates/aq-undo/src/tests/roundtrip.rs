@@ -201,3 +201,45 @@ fn nested_repositories_keep_files_but_not_their_git_dir() {
     assert!(ws.p("vendor/lib/code.c").exists());
     assert!(!ws.p("vendor/lib/.git").exists());
 }
+
+/// Issue 32: a session's first checkpoint of an unchanged large workspace
+/// no longer rewrites (hashes, writes, renames) its megabytes of stat cache.
+#[test]
+fn an_unchanged_workspace_leaves_the_stat_cache_as_it_was() {
+    use std::os::unix::fs::MetadataExt;
+    let ws = Ws::new();
+    populate(&ws);
+    ws.sh("git init -q . && git add -A && git commit -qm one");
+    // Older than the racy margin, so that the first walk's records stand.
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    let first = ws.id();
+    let cache = ws.store.dir().join("stat-cache");
+    let ino = || fs::metadata(&cache).unwrap().ino();
+    let before = ino();
+    assert!(matches!(ws.take(), Taken::Unchanged(ref id) if *id == first));
+    assert_eq!(ino(), before, "an unchanged walk rewrote the stat cache");
+    // A change of the same size in the same second is still seen, and
+    // rewrites the cache; undo puts it back.
+    ws.write("src/lib/a.rs", "pub fn A() {}\n");
+    let Taken::New(c) = ws.take() else {
+        panic!("the change was not seen")
+    };
+    assert_eq!(c.changed.modified, 1);
+    assert_ne!(
+        ino(),
+        before,
+        "a changed walk did not rewrite the stat cache"
+    );
+    ws.undo(&first);
+    assert_eq!(
+        fs::read_to_string(ws.p("src/lib/a.rs")).unwrap(),
+        "pub fn a() {}\n"
+    );
+    // A ref that moves is a change too.
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    let again = ws.id();
+    let before = ino();
+    ws.sh("git branch side");
+    assert!(matches!(ws.take(), Taken::New(ref c) if c.id != again));
+    assert_ne!(ino(), before);
+}
