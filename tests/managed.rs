@@ -23,7 +23,7 @@ require-checkpoints = true
 "#;
 
 /// An environment whose machine has `managed` as its managed file.
-fn managed_env(managed: &str) -> (Env, PathBuf) {
+pub(crate) fn managed_env(managed: &str) -> (Env, PathBuf) {
     let env = Env::new();
     let dir = env.root().join("etc-aq");
     std::fs::create_dir_all(&dir).unwrap();
@@ -34,7 +34,7 @@ fn managed_env(managed: &str) -> (Env, PathBuf) {
     (env, file)
 }
 
-fn aq_m(env: &Env, file: &Path, args: &[&str]) -> Output {
+pub(crate) fn aq_m(env: &Env, file: &Path, args: &[&str]) -> Output {
     env.aq_with(&[("AQ_MANAGED_FILE", file.to_str().unwrap())], args)
 }
 
@@ -282,32 +282,14 @@ fn an_unprivileged_user_is_held_by_the_managed_file_and_cannot_replace_it() {
     )
     .unwrap();
     let as_user = |args: &[&str]| {
-        use std::os::unix::process::CommandExt;
-        let run = || {
-            Command::new(&aq)
-                .args(args)
-                .current_dir(r.join("work"))
-                .env_clear()
-                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-                .env("HOME", r.join("home"))
-                .env("XDG_STATE_HOME", r.join("state"))
-                .env("XDG_CONFIG_HOME", r.join("config"))
-                .env("AQ_MANAGED_FILE", &file)
-                .uid(uid)
-                .gid(gid)
-                .output()
-        };
-        // The copy of aq was just written: another test's fork may hold it
-        // open for writing a moment longer (ETXTBSY).
-        for _ in 0..20 {
-            match run() {
-                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
-                    std::thread::sleep(std::time::Duration::from_millis(50))
-                }
-                other => return other.unwrap(),
-            }
-        }
-        run().unwrap()
+        aq_as_user_with(
+            r,
+            &aq,
+            (uid, gid),
+            "work",
+            args,
+            &[("AQ_MANAGED_FILE", file.as_os_str())],
+        )
     };
     let out = as_user(&["explain", "--", "chmod", "+x", "f"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -360,7 +342,7 @@ fn an_unprivileged_user_is_held_by_the_managed_file_and_cannot_replace_it() {
 // ---- pull ---------------------------------------------------------------------
 
 /// A minisign key pair made by the real tool: (public key line, secret key file).
-fn keypair(dir: &Path, name: &str) -> (String, PathBuf) {
+pub(crate) fn keypair(dir: &Path, name: &str) -> (String, PathBuf) {
     let public = dir.join(format!("{name}.pub"));
     let secret = dir.join(format!("{name}.key"));
     let out = Command::new("minisign")

@@ -8,24 +8,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::managed::{aq_m, keypair, managed_env};
 use crate::util::*;
-
-/// An environment whose machine has `managed` as its managed file (in a
-/// root-owned directory of its own, named by `AQ_MANAGED_FILE`).
-fn managed_env(managed: &str) -> (Env, PathBuf) {
-    let env = Env::new();
-    let dir = env.root().join("etc-aq");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let file = dir.join("managed.toml");
-    std::fs::write(&file, managed).unwrap();
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    (env, file)
-}
-
-fn aq_m(env: &Env, file: &Path, args: &[&str]) -> Output {
-    env.aq_with(&[("AQ_MANAGED_FILE", file.to_str().unwrap())], args)
-}
 
 /// A file `f` and a script `s.sh` that runs `chmod` (as `how`) on it.
 fn chmod_script(env: &Env, how: &str) {
@@ -502,26 +486,6 @@ fn a_managed_link_into_a_directory_others_write_is_refused() {
 }
 
 // ---- pull -----------------------------------------------------------------------
-
-fn keypair(dir: &Path, name: &str) -> (String, PathBuf) {
-    let public = dir.join(format!("{name}.pub"));
-    let secret = dir.join(format!("{name}.key"));
-    let out = Command::new("minisign")
-        .args(["-G", "-W", "-f", "-p"])
-        .arg(&public)
-        .arg("-s")
-        .arg(&secret)
-        .output()
-        .expect("minisign is installed (.ci/run installs it)");
-    assert!(out.status.success(), "{out:?}");
-    let line = std::fs::read_to_string(&public)
-        .unwrap()
-        .lines()
-        .nth(1)
-        .unwrap()
-        .to_string();
-    (line, secret)
-}
 
 fn signed(dir: &Path, name: &str, text: &str, secret: &Path) -> PathBuf {
     let file = dir.join(name);

@@ -656,9 +656,21 @@ pub fn echo_server() -> u16 {
 pub fn aq_as_user(
     root: &Path,
     aq: &Path,
+    ids: (u32, u32),
+    cwd: &str,
+    args: &[&str],
+) -> std::process::Output {
+    aq_as_user_with(root, aq, ids, cwd, args, &[])
+}
+
+/// [`aq_as_user`] with more environment variables.
+pub fn aq_as_user_with(
+    root: &Path,
+    aq: &Path,
     (uid, gid): (u32, u32),
     cwd: &str,
     args: &[&str],
+    vars: &[(&str, &std::ffi::OsStr)],
 ) -> std::process::Output {
     use std::os::unix::process::CommandExt;
     let run = || {
@@ -670,6 +682,7 @@ pub fn aq_as_user(
             .env("HOME", root.join("home"))
             .env("XDG_STATE_HOME", root.join("state"))
             .env("XDG_CONFIG_HOME", root.join("config"))
+            .envs(vars.iter().copied())
             .uid(uid)
             .gid(gid)
             .output()
