@@ -534,6 +534,12 @@ fn a_killed_supervisors_git_changes_are_reported_then_put_aside_by_the_next_sess
     }
     assert!(w.join("n/.git/config").exists(), "nothing checked yet");
     let killed = env.only_session();
+    // The session is marked as not checked yet, so that a start looks at
+    // marked sessions only; state an older `aq` wrote has no marks, and
+    // every session is looked at once then (the marks are rebuilt).
+    let pending = env.state_home().join("agent-quarantine/git-guard-pending");
+    assert!(pending.join(killed.id()).exists(), "not marked as pending");
+    std::fs::remove_dir_all(&pending).unwrap();
     // aq preflight reports the planted config and the unchecked session.
     let pre = env.aq(&["preflight", "--format", "json"]);
     pre.stderr_has(&format!(
@@ -556,6 +562,10 @@ fn a_killed_supervisors_git_changes_are_reported_then_put_aside_by_the_next_sess
         .stderr_has(&format!("git change of session {}", killed.id()));
     assert!(!w.join("n/.git/config").exists());
     assert_put_aside(&killed, "n/.git/config", "removed", "fsmonitor");
+    assert!(
+        std::fs::read_dir(&pending).unwrap().next().is_none(),
+        "checked sessions stay marked"
+    );
     let _ = git(&env, &w.join("n"), &["status"]);
     assert!(!ran(&m));
 }

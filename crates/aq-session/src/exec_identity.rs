@@ -16,9 +16,10 @@
 //!   too (what else was changed cannot be told).
 //! - The known tools are the programs the rules know ([`KNOWN_TOOLS`] and
 //!   the `aq-knowledge` table), found on the host's `PATH`, indexed on a
-//!   thread of its own at the session's start (stat, then the first pages
-//!   of each ELF). Facts about a file are cached by device, inode, size,
-//!   modification and change time.
+//!   thread of its own at the session's start (each directory listed, each
+//!   tool found `stat`ed; the first pages of each ELF are read the first
+//!   time an altered copy is looked for). Facts about a file are cached by
+//!   device, inode, size, modification and change time.
 //! - A busybox-style multi-call binary is judged as its applet (`argv[0]`'s
 //!   name, or `argv[1]` when called as `busybox APPLET`).
 //! - A script run through its `#!` line arrives as the interpreter with the
@@ -98,8 +99,9 @@ pub const KNOWN_TOOLS: &[&str] = &[
 /// under several names), then the programs of the `aq-knowledge` table.
 fn indexed_names() -> Vec<&'static str> {
     let mut names: Vec<&'static str> = KNOWN_TOOLS.to_vec();
+    let mut seen: std::collections::HashSet<&'static str> = names.iter().copied().collect();
     for n in aq_knowledge::programs::names() {
-        if !names.contains(&n) && !n.contains('/') {
+        if !n.contains('/') && seen.insert(n) {
             names.push(n);
         }
     }
@@ -314,16 +316,30 @@ fn is_anonymous(path: &Path) -> bool {
 /// Content hashes by file version.
 type HashCache = HashMap<Version, [u8; 32]>;
 
+/// The indexed tools by what an altered copy keeps.
+#[derive(Default)]
+struct ElfIndex {
+    /// ELF build id → name.
+    by_build_id: HashMap<Vec<u8>, &'static str>,
+    /// Bytes of code → [(path, name)], to hash only same-size code.
+    by_code_size: HashMap<u64, Vec<Candidate>>,
+}
+
 /// Identifies executables; shared by every exec the guard sees.
 pub struct Identifier {
     /// Known tools on this host: (dev, ino) → name.
     by_inode: HashMap<(u64, u64), &'static str>,
     /// size → [(path, name)], to hash only same-size candidates.
     by_size: HashMap<u64, Vec<Candidate>>,
-    /// ELF build id → name.
-    by_build_id: HashMap<Vec<u8>, &'static str>,
-    /// Bytes of code → [(path, name)], to hash only same-size code.
-    by_code_size: HashMap<u64, Vec<Candidate>>,
+    /// The indexed tools with their version when the index was made: what
+    /// [`Identifier::elf_index`] reads, the first time an altered copy is
+    /// looked for.
+    tools: Vec<(PathBuf, &'static str, Version)>,
+    /// Build ids and code sizes of the indexed tools, read on first need:
+    /// most sessions never run a native program from a writable place, and
+    /// reading the first pages of a few hundred tools at every start cost
+    /// more than the rest of the index.
+    elf: std::sync::OnceLock<ElfIndex>,
     /// Whole-file hashes.
     hashes: Mutex<HashCache>,
     /// Hashes of the executable segments.
@@ -333,16 +349,19 @@ pub struct Identifier {
 }
 
 impl Identifier {
-    /// Index the known tools found in `path_dirs`: a `stat` of each name in
-    /// each directory, then the first pages of each file found. A directory
-    /// named twice (`/bin` is `/usr/bin` on most systems) is looked in once.
+    /// Index the known tools found in `path_dirs`: each directory listed
+    /// once, a `stat` of each known name it holds, then the first pages of
+    /// each file found. A directory named twice (`/bin` is `/usr/bin` on most
+    /// systems) is looked in once. Listing, not a `stat` per name: the rules
+    /// know about a thousand names, most absent from any one directory, and
+    /// this runs at every session start.
     pub fn new<'a>(path_dirs: impl IntoIterator<Item = &'a Path>) -> Identifier {
         let names = indexed_names();
         let mut id = Identifier {
             by_inode: HashMap::new(),
             by_size: HashMap::new(),
-            by_build_id: HashMap::new(),
-            by_code_size: HashMap::new(),
+            tools: Vec::new(),
+            elf: std::sync::OnceLock::new(),
             hashes: Mutex::new(HashMap::new()),
             code_hashes: Mutex::new(HashMap::new()),
             facts: Mutex::new(HashMap::new()),
@@ -352,9 +371,16 @@ impl Identifier {
             if !std::fs::metadata(dir).is_ok_and(|m| dirs_seen.insert((m.dev(), m.ino()))) {
                 continue;
             }
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let present: std::collections::HashSet<std::ffi::OsString> =
+                entries.flatten().map(|e| e.file_name()).collect();
             for name in &names {
-                // One stat a candidate (it follows links): this runs at every
-                // session start, over every `PATH` directory.
+                if !present.contains(OsStr::new(name)) {
+                    continue;
+                }
+                // One stat a candidate (it follows links).
                 let p = dir.join(name);
                 let Ok(m) = std::fs::metadata(&p) else {
                     continue;
@@ -374,21 +400,42 @@ impl Identifier {
                     .entry(m.size())
                     .or_default()
                     .push((p.clone(), *name));
-                let Some(facts) = File::open(&p).ok().map(|f| id.facts_of(&f, &m)) else {
-                    continue;
-                };
-                if let Some(b) = &facts.build_id {
-                    id.by_build_id.entry(b.clone()).or_insert(name);
-                }
-                if facts.code_size() > 0 {
-                    id.by_code_size
-                        .entry(facts.code_size())
-                        .or_default()
-                        .push((p, *name));
-                }
+                id.tools.push((p, *name, version_of(&m)));
             }
         }
         id
+    }
+
+    /// Build ids and code sizes of the indexed tools, read once. A tool
+    /// whose file changed since the index was made is left out: the index
+    /// says what was installed when the session started.
+    fn elf_index(&self) -> &ElfIndex {
+        self.elf.get_or_init(|| {
+            let mut elf = ElfIndex::default();
+            for (path, name, version) in &self.tools {
+                let Some((file, m)) = File::open(path)
+                    .ok()
+                    .and_then(|f| Some((f.metadata().ok()?, f)))
+                    .map(|(m, f)| (f, m))
+                else {
+                    continue;
+                };
+                if version_of(&m) != *version {
+                    continue;
+                }
+                let facts = self.facts_of(&file, &m);
+                if let Some(b) = &facts.build_id {
+                    elf.by_build_id.entry(b.clone()).or_insert(name);
+                }
+                if facts.code_size() > 0 {
+                    elf.by_code_size
+                        .entry(facts.code_size())
+                        .or_default()
+                        .push((path.clone(), *name));
+                }
+            }
+            elf
+        })
     }
 
     /// How many files are indexed (for the benchmark and the tests).
@@ -499,11 +546,11 @@ impl Identifier {
         if let Some(name) = facts
             .build_id
             .as_ref()
-            .and_then(|b| self.by_build_id.get(b))
+            .and_then(|b| self.elf_index().by_build_id.get(b))
         {
             return (Some((name, "build-id", Kin::Altered)), Some(facts));
         }
-        if let Some(candidates) = self.by_code_size.get(&facts.code_size())
+        if let Some(candidates) = self.elf_index().by_code_size.get(&facts.code_size())
             && let Some(digest) = self.code_hash(&file, &meta, &facts)
         {
             for (path, name) in candidates {

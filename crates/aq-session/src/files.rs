@@ -151,8 +151,9 @@ pub fn list() -> io::Result<Vec<PathBuf>> {
         Err(e) => return Err(e),
     }
     // Newest last, by when each session wrote its session file (ids only
-    // have one-second resolution).
-    out.sort_by_key(|d| {
+    // have one-second resolution). Each key once: a sort asks for keys
+    // many times over, and each is a `stat`.
+    out.sort_by_cached_key(|d| {
         let started = std::fs::metadata(d.join("session.json"))
             .and_then(|m| m.modified())
             .ok();

@@ -210,6 +210,7 @@ impl GitGuard {
         };
         if let Ok(json) = serde_json::to_vec(&snapshot) {
             let _ = std::fs::write(guard_dir.join("snapshot.json"), json);
+            pending::add(session_dir);
         }
         GitGuard {
             workspace: workspace.to_path_buf(),
@@ -253,6 +254,7 @@ impl GitGuard {
                 refusals.len()
             ),
         );
+        pending::remove(&self.session_dir);
         refusals
     }
 }
@@ -279,6 +281,7 @@ impl Drop for GitGuard {
             self.session_dir.join(GUARD_DIR).join("checked"),
             format!("{{\"refused\":{}}}\n", refusals.len()),
         );
+        pending::remove(&self.session_dir);
     }
 }
 
@@ -806,6 +809,7 @@ fn recover_killed_sessions(
                 refusals.len()
             ),
         );
+        pending::remove(&dir);
         out.extend(refusals);
     }
     out
@@ -815,10 +819,7 @@ fn recover_killed_sessions(
 /// never checked it, their supervisor gone (killed): `aq preflight` says
 /// so, the next `aq run` checks them.
 pub fn pending_sessions(workspace: &Path) -> Vec<PathBuf> {
-    let Ok(sessions) = crate::list() else {
-        return Vec::new();
-    };
-    sessions
+    pending::sessions()
         .into_iter()
         .filter(|d| {
             let g = d.join(GUARD_DIR);
@@ -829,6 +830,70 @@ pub fn pending_sessions(workspace: &Path) -> Vec<PathBuf> {
                 .is_ok_and(|f| f.workspace == workspace && !crate::pid_alive(f.supervisor_pid))
         })
         .collect()
+}
+
+/// Which sessions took a snapshot and have not been checked yet: one empty
+/// file per such session in the state directory, so that a session's start
+/// looks at those few instead of every session ever run (each a few `stat`s:
+/// thousands of sessions made every start tens of milliseconds slower).
+mod pending {
+    use std::path::{Path, PathBuf};
+
+    const DIR: &str = "git-guard-pending";
+
+    fn index() -> Option<PathBuf> {
+        Some(crate::files::state_root().ok()?.join(DIR))
+    }
+
+    /// Marks `session_dir` as snapshotted and not yet checked.
+    pub fn add(session_dir: &Path) {
+        let (Some(index), Some(id)) = (index(), session_dir.file_name()) else {
+            return;
+        };
+        if std::fs::create_dir_all(&index).is_ok() {
+            let _ = std::fs::write(index.join(id), "");
+        }
+    }
+
+    /// Its end check ran (here or by a later session).
+    pub fn remove(session_dir: &Path) {
+        if let (Some(index), Some(id)) = (index(), session_dir.file_name()) {
+            let _ = std::fs::remove_file(index.join(id));
+        }
+    }
+
+    /// The session directories marked, oldest first. Before the index
+    /// existed (state written by an older `aq`) every session is a
+    /// candidate, once: the index is made from what is found.
+    pub fn sessions() -> Vec<PathBuf> {
+        let (Some(index), Ok(sessions)) = (index(), crate::files::sessions_dir()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<PathBuf> = match std::fs::read_dir(&index) {
+            Ok(entries) => entries
+                .flatten()
+                .map(|e| sessions.join(e.file_name()))
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let found: Vec<PathBuf> = crate::list()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|d| {
+                        let g = d.join(super::GUARD_DIR);
+                        g.join("snapshot.json").is_file() && !g.join("checked").exists()
+                    })
+                    .collect();
+                let _ = std::fs::create_dir_all(&index);
+                for d in &found {
+                    add(d);
+                }
+                found
+            }
+            Err(_) => Vec::new(),
+        };
+        out.sort();
+        out
+    }
 }
 
 #[cfg(test)]
