@@ -50,7 +50,7 @@ pub enum PathFacts {
 }
 
 /// Directory or not.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PathKind {
     /// A directory.
     Dir,

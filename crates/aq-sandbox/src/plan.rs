@@ -775,6 +775,9 @@ fn plan_process_limit(spec: &SandboxSpec, facts: &HostFacts) -> ProcessLimit {
 
 fn plan_masks(spec: &SandboxSpec, facts: &HostFacts) -> Result<Vec<Step>, PlanError> {
     let mut steps: Vec<Step> = Vec::new();
+    // Hundreds of masked paths, several of which resolve to the same place:
+    // a set, not a search of the steps so far for each.
+    let mut seen: std::collections::HashSet<(&Path, PathKind)> = std::collections::HashSet::new();
     for m in &spec.masked {
         let PathFacts::Exists { real, kind, links } = facts.path(m) else {
             continue;
@@ -785,12 +788,11 @@ fn plan_masks(spec: &SandboxSpec, facts: &HostFacts) -> Result<Vec<Step>, PlanEr
                 links: *links,
             });
         }
-        let step = Step::Mask {
-            path: real.clone(),
-            kind: *kind,
-        };
-        if !steps.contains(&step) {
-            steps.push(step);
+        if seen.insert((real.as_path(), *kind)) {
+            steps.push(Step::Mask {
+                path: real.clone(),
+                kind: *kind,
+            });
         }
     }
     Ok(steps)
@@ -810,6 +812,17 @@ fn plan_datagram_masks(spec: &SandboxSpec, facts: &HostFacts, masks: &mut Vec<St
         })
         .collect();
     let mut added = 0;
+    let mut taken: std::collections::HashSet<PathBuf> = masks
+        .iter()
+        .filter_map(|s| match s {
+            Step::Mask {
+                path,
+                kind: PathKind::File,
+            }
+            | Step::MaskDatagramSocket(path) => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
     for p in &facts.datagram_sockets {
         let PathFacts::Exists {
             real,
@@ -819,15 +832,10 @@ fn plan_datagram_masks(spec: &SandboxSpec, facts: &HostFacts, masks: &mut Vec<St
         else {
             continue;
         };
-        let as_secret = Step::Mask {
-            path: real.clone(),
-            kind: PathKind::File,
-        };
-        let step = Step::MaskDatagramSocket(real.clone());
-        if allowed.contains(&real) || masks.contains(&as_secret) || masks.contains(&step) {
+        if allowed.contains(&real) || !taken.insert(real.clone()) {
             continue;
         }
-        masks.push(step);
+        masks.push(Step::MaskDatagramSocket(real.clone()));
         added += 1;
     }
     added
