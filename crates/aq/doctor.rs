@@ -6,6 +6,11 @@
 //! `/proc` and `/sys`); [`diagnose`] turns them into [`Check`]s without any
 //! I/O, so every diagnosis is unit-tested with faked facts. Fix commands are
 //! printed, never run.
+//!
+//! Outside Linux none of these checks apply: [`run`] says so, says whether
+//! macOS's `sandbox-exec` is there, and which profiles work (`elsewhere`).
+// The Linux checks build everywhere (they are pure), but only Linux runs them.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -39,6 +44,7 @@ const ENOSPC: i32 = 28;
 const ENOSYS: i32 = 38;
 
 /// Runs the checks and prints them.
+#[cfg(target_os = "linux")]
 pub fn run(args: &DoctorArgs) -> Result<ExitCode, String> {
     let checks = diagnose(&Host::probe());
     let profiles = profiles(&checks);
@@ -56,6 +62,146 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::Findings
     })
+}
+
+/// Says that the Linux checks do not apply here, what was checked instead,
+/// and which profiles work; exits as on Linux (findings: the default
+/// profile fails closed).
+#[cfg(not(target_os = "linux"))]
+pub fn run(args: &DoctorArgs) -> Result<ExitCode, String> {
+    let exec = Path::new(elsewhere::SANDBOX_EXEC);
+    let checks = elsewhere::checks(std::env::consts::OS, exec.is_file().then_some(exec));
+    let profiles = elsewhere::profiles(&checks);
+    if args.json {
+        let out = serde_json::json!({ "checks": checks, "profiles": profiles });
+        println!("{out}");
+    } else {
+        print!("{}", elsewhere::render_text(&checks, &profiles));
+    }
+    Ok(ExitCode::Findings)
+}
+
+/// `aq doctor` where there is no Linux kernel sandbox. Pure, so that it is
+/// tested where CI runs.
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+mod elsewhere {
+    use std::fmt::Write as _;
+    use std::path::Path;
+
+    use super::{Check, KERNEL_PROFILES, Profile, Status};
+
+    /// macOS's sandbox launcher (Seatbelt).
+    pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+
+    /// The name of the check that stands for every Linux one.
+    const LINUX_SANDBOX: &str = "linux-sandbox";
+
+    /// What was checked on `os`: the Linux sandbox is not there (so its
+    /// checks do not apply), and whether `sandbox-exec` is.
+    pub fn checks(os: &str, sandbox_exec: Option<&Path>) -> Vec<Check> {
+        vec![
+            Check {
+                name: LINUX_SANDBOX,
+                status: Status::Missing,
+                detail: format!(
+                    "the kernel sandbox needs Linux and this system is {os}: its checks do not apply"
+                ),
+                fix: Vec::new(),
+            },
+            Check {
+                name: "sandbox-exec",
+                status: if sandbox_exec.is_some() {
+                    Status::Ok
+                } else {
+                    Status::Missing
+                },
+                detail: match sandbox_exec {
+                    Some(p) => format!("{} is present (aq does not use it yet)", p.display()),
+                    None => format!("{SANDBOX_EXEC} not found (aq does not use it yet)"),
+                },
+                fix: Vec::new(),
+            },
+        ]
+    }
+
+    /// The kernel profiles fail closed (exit 125); `shims-only` works.
+    pub fn profiles(_: &[Check]) -> Vec<Profile> {
+        let mut out: Vec<Profile> = KERNEL_PROFILES
+            .iter()
+            .map(|&name| Profile {
+                name,
+                works: false,
+                missing: vec![LINUX_SANDBOX],
+            })
+            .collect();
+        out.push(Profile {
+            name: "shims-only",
+            works: true,
+            missing: Vec::new(),
+        });
+        out
+    }
+
+    /// The human-readable report.
+    pub fn render_text(checks: &[Check], profiles: &[Profile]) -> String {
+        let mut s = String::new();
+        let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+        for c in checks {
+            let _ = writeln!(
+                s,
+                "{:<7}  {:<width$}  {}",
+                c.status.label(),
+                c.name,
+                c.detail
+            );
+        }
+        let names = |works: bool| {
+            profiles
+                .iter()
+                .filter(|p| p.works == works)
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            s,
+            "profiles: works: {} (the shims are the firewall; no exec guard); fails closed: {} (exit 125: they need the Linux kernel sandbox)",
+            names(true),
+            names(false)
+        );
+        s
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn only_shims_only_works_without_the_linux_sandbox() {
+            let checks = checks("macos", Some(Path::new(SANDBOX_EXEC)));
+            let works: Vec<(&str, bool)> = profiles(&checks)
+                .iter()
+                .map(|p| (p.name, p.works))
+                .collect();
+            assert_eq!(
+                works,
+                [
+                    ("strict", false),
+                    ("dev", false),
+                    ("network-isolated", false),
+                    ("ci", false),
+                    ("shims-only", true)
+                ]
+            );
+            let text = render_text(&checks, &profiles(&checks));
+            assert!(
+                text.contains("missing  linux-sandbox ")
+                    && text.contains("this system is macos: its checks do not apply")
+                    && text.contains("ok       sandbox-exec   /usr/bin/sandbox-exec is present"),
+                "{text}"
+            );
+        }
+    }
 }
 
 /// How well one sandbox mechanism is supported.

@@ -62,12 +62,14 @@ fn decide_apart(
     if !single_threaded() {
         return Ok(f());
     }
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: fds is a valid two-int array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
+    // Both ends close-on-exec (std's pipe is, on every system).
+    let Ok((read_end, write_end)) = std::io::pipe() else {
         return Ok(f());
-    }
-    let [read_end, write_end] = fds;
+    };
+    let (read_end, write_end) = (
+        std::os::fd::IntoRawFd::into_raw_fd(read_end),
+        std::os::fd::IntoRawFd::into_raw_fd(write_end),
+    );
     // SAFETY: this process is single-threaded (checked above), so the
     // child may run ordinary code; it leaves with _exit.
     let pid = unsafe { libc::fork() };

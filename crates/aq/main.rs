@@ -19,12 +19,21 @@ mod lint_cmd;
 mod mcp_cmd;
 mod policy_cmd;
 mod preflight_cmd;
-mod probe;
 mod run;
 mod shim_mode;
 mod undo_cmd;
-mod verify;
 mod watch_cmd;
+
+// Linux only: `aq verify` and the probe it runs inside the sandbox. Elsewhere
+// both refuse (exit 125), since the sandbox they test is not there.
+#[cfg(target_os = "linux")]
+mod probe;
+#[cfg(not(target_os = "linux"))]
+mod sandbox_only;
+#[cfg(target_os = "linux")]
+mod verify;
+#[cfg(not(target_os = "linux"))]
+use sandbox_only::{probe, verify};
 
 use clap::Parser;
 use clap::error::ErrorKind;

@@ -51,14 +51,10 @@ impl McpSession {
     }
 }
 
+/// A pipe, both ends close-on-exec (std's pipe is, on every system).
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds has room for two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fresh descriptors we own.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    let (read, write) = std::io::pipe()?;
+    Ok((read.into(), write.into()))
 }
 
 fn dup_cloexec(fd: i32) -> std::io::Result<OwnedFd> {

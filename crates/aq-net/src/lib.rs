@@ -92,6 +92,8 @@ pub mod addr;
 pub mod allowlist;
 pub mod broker;
 mod copy;
+// Linux only: handing a listener out of the sandbox's network namespace.
+#[cfg(target_os = "linux")]
 pub mod handoff;
 pub mod host;
 mod http;

@@ -42,6 +42,9 @@ pub enum SandboxError {
     ExecGuardMisuse(&'static str),
     /// A plan with loopback listeners run without a listener sink, or the reverse.
     ListenerMisuse(&'static str),
+    /// This system has none of the kernel mechanisms the sandbox is made of
+    /// (they are Linux's); nothing was run.
+    Unsupported,
 }
 
 impl SandboxError {
@@ -101,6 +104,11 @@ impl fmt::Display for SandboxError {
             }
             SandboxError::ExecGuardMisuse(what) => write!(f, "exec guard: {what}"),
             SandboxError::ListenerMisuse(what) => write!(f, "network relay listener: {what}"),
+            SandboxError::Unsupported => write!(
+                f,
+                "sandbox setup failed: the kernel sandbox needs Linux, and this system is {}",
+                std::env::consts::OS
+            ),
         }
     }
 }

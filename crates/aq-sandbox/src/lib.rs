@@ -88,6 +88,15 @@
 //! ("sandbox setup failed: secret mask: mount(/home/u/.ssh): Permission
 //! denied"); `aq` prints it and exits with [`SandboxError::exit_code`] (125).
 //!
+//! # Other systems
+//!
+//! The spec, the pure plan and the types they are made of build on every
+//! system, so that a profile generator for another system's sandbox reads
+//! the same [`SandboxSpec`]. The mechanisms are Linux's: elsewhere [`apply`]
+//! and its siblings refuse with [`SandboxError::Unsupported`] (exit 125)
+//! before anything runs, and `libc`, `landlock` and `seccompiler` are not
+//! dependencies.
+//!
 //! # Current limitations
 //!
 //! - seccomp and the capability drop are always on (no profile needs ptrace
@@ -160,16 +169,22 @@
 //! noise is expected until the spec grows stdio redirection.
 #![deny(missing_docs)]
 
+// Built on every system: the spec, the pure plan and the types they are made
+// of, so that a profile generator for another system's sandbox reads the same
+// spec. The exec guard's and the socket guard's parsers mostly serve the
+// Linux mechanisms below.
 mod cgroup;
 mod error;
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 mod exec_guard;
 mod facts;
 mod plan;
-mod spec;
-
 mod seccomp;
+mod spec;
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 mod unix_diag;
 
+// Linux only: the kernel mechanisms that carry a plan out.
 #[cfg(target_os = "linux")]
 mod apply;
 #[cfg(target_os = "linux")]
@@ -200,6 +215,9 @@ mod socket_guard;
 mod syscall;
 #[cfg(target_os = "linux")]
 mod tracer;
+// Elsewhere: `apply`'s entry points, refusing (fail closed).
+#[cfg(not(target_os = "linux"))]
+mod unsupported;
 
 #[cfg(target_os = "linux")]
 pub use apply::{
@@ -216,3 +234,7 @@ pub use plan::{
 };
 pub use seccomp::{ArgCondition, DenyErrno, SeccompDenial, SeccompPolicy, Syscall, plan_seccomp};
 pub use spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec, SocketGuardMode};
+#[cfg(not(target_os = "linux"))]
+pub use unsupported::{
+    ListenerSink, apply, apply_guarded, apply_with, run_sandboxed, run_sandboxed_guarded,
+};

@@ -161,13 +161,9 @@ pub enum DenyErrno {
 }
 
 impl DenyErrno {
-    /// The errno's value.
+    /// The errno's value, as Linux numbers it (the filter returns it there).
     pub fn raw(self) -> i32 {
-        match self {
-            DenyErrno::Eperm => libc::EPERM,
-            DenyErrno::Eafnosupport => libc::EAFNOSUPPORT,
-            DenyErrno::Enosys => libc::ENOSYS,
-        }
+        errno_value(self)
     }
 
     /// The errno's name.
@@ -235,6 +231,27 @@ fn syscall_number(s: Syscall) -> Option<i64> {
 #[cfg(not(target_os = "linux"))]
 fn syscall_number(_: Syscall) -> Option<i64> {
     None
+}
+
+#[cfg(target_os = "linux")]
+fn errno_value(e: DenyErrno) -> i32 {
+    match e {
+        DenyErrno::Eperm => libc::EPERM,
+        DenyErrno::Eafnosupport => libc::EAFNOSUPPORT,
+        DenyErrno::Enosys => libc::ENOSYS,
+    }
+}
+
+/// Linux's generic numbering (x86, Arm, RISC-V), for a policy planned on
+/// another system, where `libc` is not a dependency of this crate and would
+/// number `EAFNOSUPPORT` and `ENOSYS` differently anyway.
+#[cfg(not(target_os = "linux"))]
+fn errno_value(e: DenyErrno) -> i32 {
+    match e {
+        DenyErrno::Eperm => 1,
+        DenyErrno::Eafnosupport => 97,
+        DenyErrno::Enosys => 38,
+    }
 }
 
 /// The policy every sandbox gets. Pure.

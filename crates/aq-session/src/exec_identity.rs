@@ -1018,6 +1018,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn a_memfd_is_reached_through_the_descriptor() {
         let (dir, id) = host();
         // SAFETY: a name and flags; the fd returned is ours.

@@ -50,7 +50,32 @@
 pub mod agent;
 pub mod answerer;
 pub mod checkpoints;
+// Linux only: Landlock's refusals, read back from the kernel's audit log.
+#[cfg(target_os = "linux")]
 pub mod denials;
+/// Elsewhere there is no Landlock, so no refusals to read back: a watch
+/// that never starts.
+#[cfg(not(target_os = "linux"))]
+pub mod denials {
+    use std::sync::Arc;
+
+    use crate::supervisor::Supervisor;
+
+    /// Never made here.
+    pub enum DenialWatch {}
+
+    impl DenialWatch {
+        /// `None`: nothing to watch on this system.
+        pub fn start(_: Arc<Supervisor>) -> Option<DenialWatch> {
+            None
+        }
+
+        /// Nothing to end.
+        pub fn stop(self) {
+            match self {}
+        }
+    }
+}
 pub mod exec_identity;
 pub mod exec_judge;
 pub mod exit;
@@ -64,6 +89,7 @@ pub mod model_routes;
 pub mod net_asks;
 pub mod net_intercept;
 pub mod network;
+mod peer_cred;
 pub mod policy_files;
 pub mod refusal;
 pub mod run;

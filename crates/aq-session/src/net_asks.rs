@@ -395,6 +395,7 @@ pub fn tell_process(pid: u32, session_command: u32, text: &str) {
 
 /// A copy of `pid`'s standard error when it is a pipe, a socket or a
 /// terminal, with the file's identity (device, inode).
+#[cfg(target_os = "linux")]
 fn stderr_copy(pid: u32) -> Option<(std::os::fd::OwnedFd, (u64, u64))> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     // SAFETY: integer arguments; the descriptors returned are ours.
@@ -421,6 +422,13 @@ fn stderr_copy(pid: u32) -> Option<(std::os::fd::OwnedFd, (u64, u64))> {
     let tty = kind == libc::S_IFCHR && unsafe { libc::isatty(fd.as_raw_fd()) } == 1;
     (kind == libc::S_IFIFO || kind == libc::S_IFSOCK || tty)
         .then_some((fd, (st.st_dev as u64, st.st_ino as u64)))
+}
+
+/// Elsewhere no call takes a copy of another process's descriptor
+/// (`pidfd_getfd` is Linux's): the log's record is all there is.
+#[cfg(not(target_os = "linux"))]
+fn stderr_copy(_: u32) -> Option<(std::os::fd::OwnedFd, (u64, u64))> {
+    None
 }
 
 /// Writes `text` once `fd` has room, waiting at most `wait_ms`; whether

@@ -947,7 +947,7 @@ fn plan_sandbox(
         aq_shim::find_real_program(program.as_ref(), &orig_path, &dir.join("shims"))
             .unwrap_or_else(|| PathBuf::from(program))
     };
-    let planned = crate::sandbox_spec::plan(
+    let planned = plan_on_this_host(
         profile,
         crate::sandbox_spec::SpecInputs {
             workspace,
@@ -1015,6 +1015,31 @@ fn plan_sandbox(
         argv,
         notes: planned.notes,
     })
+}
+
+/// The Linux sandbox (namespaces, Landlock, seccomp, the exec guard),
+/// planned on this host's facts; [`run_sandboxed`] applies it.
+#[cfg(target_os = "linux")]
+fn plan_on_this_host(
+    profile: &Profile,
+    inputs: crate::sandbox_spec::SpecInputs<'_>,
+) -> Result<crate::sandbox_spec::PlannedSandbox, String> {
+    crate::sandbox_spec::plan(profile, inputs)
+}
+
+/// Outside Linux there is no kernel sandbox yet: a profile that asks for one
+/// stops here, before anything runs (exit 125), and never runs the command
+/// unconfined; `shims-only` runs through the shims instead.
+///
+/// The macOS launcher goes here: turn the same spec (`crate::sandbox_spec`)
+/// into a Seatbelt profile and have [`run_sandboxed`] start the command as
+/// `/usr/bin/sandbox-exec -p PROFILE -- CMD` with the spec's environment.
+#[cfg(not(target_os = "linux"))]
+fn plan_on_this_host(
+    _: &Profile,
+    _: crate::sandbox_spec::SpecInputs<'_>,
+) -> Result<crate::sandbox_spec::PlannedSandbox, String> {
+    Err(aq_sandbox::SandboxError::Unsupported.to_string())
 }
 
 /// The host sockets the user's policy lets the sandbox reach: its

@@ -211,7 +211,8 @@ impl Supervisor {
         // connection was made by aq itself, so `SO_PEERCRED` names aq; the
         // credentials the kernel attaches to the first bytes name the
         // writer (and cannot be forged without a capability).
-        let pid = sender_pid(&stream).unwrap_or_else(|| peer(&stream).0);
+        let pid = crate::peer_cred::sender_pid(&stream)
+            .unwrap_or_else(|| crate::peer_cred::peer(&stream).0);
         let request = match channel::read_request(&stream) {
             Ok(r) => r,
             Err(e) => {
@@ -622,85 +623,6 @@ pub const LOG_FAILED_REFUSAL: &str = "aq: refused: the session's audit log canno
 
 /// The access a refused `connect` to a host socket is logged as.
 pub const UNIX_CONNECT: &str = "unix.connect";
-
-/// The pid the kernel attached to the first bytes waiting on `stream`
-/// (`SO_PASSCRED`, peeked: the request is read as usual afterwards), as
-/// seen from here; `None` when there is none.
-fn sender_pid(stream: &UnixStream) -> Option<u32> {
-    use std::os::fd::AsRawFd;
-    let fd = stream.as_raw_fd();
-    let one: libc::c_int = 1;
-    // SAFETY: setsockopt reads one int.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_PASSCRED,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as u32,
-        )
-    };
-    if r != 0 {
-        return None;
-    }
-    #[repr(C, align(8))]
-    struct Space([u8; 64]);
-    let mut space = Space([0; 64]);
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // SAFETY: msghdr points to buffers alive for the call; the control
-    // messages are walked with the libc macros within msg_controllen.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.0.as_mut_ptr().cast();
-        msg.msg_controllen = space.0.len() as _;
-        if libc::recvmsg(fd, &mut msg, libc::MSG_PEEK) <= 0 {
-            return None;
-        }
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_CREDENTIALS
-            {
-                let cred = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::ucred>());
-                return u32::try_from(cred.pid).ok().filter(|p| *p > 0);
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-        }
-    }
-    None
-}
-
-/// The connecting process, from the kernel (`SO_PEERCRED`): pid as seen
-/// from here (the host's, even for a process in the sandbox's PID namespace).
-fn peer(stream: &UnixStream) -> (u32, u32) {
-    use std::os::fd::AsRawFd;
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: cred and len are valid for writes of the sizes given.
-    let r = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    if r == 0 {
-        (cred.pid.max(0) as u32, cred.uid)
-    } else {
-        (0, u32::MAX)
-    }
-}
 
 /// Remove `pid`'s entry; whether it was one of `candidates`.
 fn take_if_allowed(

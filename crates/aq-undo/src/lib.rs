@@ -34,6 +34,12 @@ mod rules;
 mod store;
 mod tree;
 mod walk;
+// Linux only: inotify. Elsewhere a watcher that never starts, so every
+// checkpoint walks the workspace.
+#[cfg(target_os = "linux")]
+mod watch;
+#[cfg(not(target_os = "linux"))]
+#[path = "unwatched.rs"]
 mod watch;
 
 #[cfg(test)]

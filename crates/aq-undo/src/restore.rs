@@ -280,6 +280,7 @@ impl Tree {
     /// Sets the permissions of a file whose content is already right,
     /// through an `O_PATH` descriptor (a file `chmod 000`ed cannot be
     /// opened for reading; a symlink is never followed).
+    #[cfg(target_os = "linux")]
     fn set_mode(&self, rel: &Path, perm: u32) -> Result<()> {
         let (parent, name) = self.parent_and_name(rel)?;
         let pfd = self
@@ -307,6 +308,48 @@ impl Tree {
         let link = format!("/proc/self/fd/{}", file.as_raw_fd());
         std::fs::set_permissions(&link, std::os::unix::fs::PermissionsExt::from_mode(perm))
             .map_err(|e| err("set the mode of", rel, e))
+    }
+
+    /// Sets the permissions of a file whose content is already right.
+    /// Other systems have no `O_PATH`: `fchmodat` with `AT_SYMLINK_NOFOLLOW`
+    /// does the same there (a symlink put in the file's place between the
+    /// two calls gets the mode itself; its target is never followed).
+    #[cfg(not(target_os = "linux"))]
+    fn set_mode(&self, rel: &Path, perm: u32) -> Result<()> {
+        let (parent, name) = self.parent_and_name(rel)?;
+        let pfd = self
+            .dir(parent, true)?
+            .ok_or_else(|| Error(format!("undo could not reach {}", parent.display())))?;
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::fstatat(
+                pfd.as_raw_fd(),
+                name.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if r != 0 {
+            return Err(err("stat", rel, last_err()));
+        }
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(Error(format!(
+                "undo could not set the mode of {}: not a file",
+                rel.display()
+            )));
+        }
+        let r = unsafe {
+            libc::fchmodat(
+                pfd.as_raw_fd(),
+                name.as_ptr(),
+                perm as libc::mode_t,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if r != 0 {
+            return Err(err("set the mode of", rel, last_err()));
+        }
+        Ok(())
     }
 }
 

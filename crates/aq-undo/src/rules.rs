@@ -155,7 +155,9 @@ impl Rules {
 
     /// The stack for the directory `rel` itself, built from the workspace
     /// root down (for a walk that starts below the root), or `None` when
-    /// `rel` or a directory above it is not kept.
+    /// `rel` or a directory above it is not kept. Only the inotify watcher
+    /// asks, which is Linux's.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn stack_for(&self, rel: &Path) -> Option<Stack> {
         let mut stack =
             self.child_stack(&Stack::default(), Verdict::Keep, self.load_dir(&self.root));

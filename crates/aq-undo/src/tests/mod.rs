@@ -9,6 +9,7 @@ mod git;
 mod pack;
 mod prune;
 mod roundtrip;
+#[cfg(target_os = "linux")]
 mod watcher;
 
 use std::collections::BTreeMap;

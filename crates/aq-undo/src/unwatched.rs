@@ -1,0 +1,27 @@
+//! Where there is no inotify: a watcher that cannot start, so that every
+//! checkpoint walks the whole workspace (what the caller does whenever a
+//! watcher fails, with the reason given here).
+
+use std::path::Path;
+
+use crate::{Dirty, Error, Options, Result};
+
+/// Never made: [`start`] always refuses.
+pub(crate) enum Running {}
+
+pub(crate) fn start(_: &Path, _: &Options) -> Result<Running> {
+    Err(Error(format!(
+        "cannot watch the workspace: no inotify on {}; every checkpoint walks it all",
+        std::env::consts::OS
+    )))
+}
+
+impl Running {
+    pub fn changed(&self) -> bool {
+        match *self {}
+    }
+
+    pub fn take(&self) -> Dirty {
+        match *self {}
+    }
+}
