@@ -65,10 +65,11 @@ pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 pub struct SeatbeltInputs<'a> {
     /// The sandbox, as the Linux plan gets it.
     pub spec: &'a SandboxSpec,
-    /// File-name globs (`*` and `?`, case-insensitive, as the credential
-    /// catalog writes them: `.env`, `*.pem`) denied wherever they are in the
-    /// workspace, present or not. The spec lists the files found at start;
-    /// these cover the ones written later.
+    /// Globs denied in the workspace, present or not: file names (`*` and
+    /// `?`, as the credential catalog writes them: `.env`, `*.pem`) in any
+    /// directory, and paths from its root (`config/*.key`, `**` for any
+    /// depth). Matched without regard to case. The spec lists the files
+    /// found at start; these cover the ones written later.
     pub masked_names: &'a [String],
     /// Lines written as comments at the top (what a printed profile's
     /// example values stand for). Control characters become `?`.
@@ -444,16 +445,13 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
         }
     }
     if !names.is_empty() {
-        p.comment("Secret file names anywhere in the workspace, present or not.");
+        p.comment("Secret file names and paths in the workspace, present or not.");
         let filters: Vec<String> = spellings(&workspace, Spellings::Deny)
             .iter()
             .flat_map(|w| {
-                names.iter().map(move |n| {
-                    format!(
-                        "(regex {})",
-                        string(&path_regex(w, &format!("/(.*/)?{n}(/.*)?$")))
-                    )
-                })
+                names
+                    .iter()
+                    .map(move |n| format!("(regex {})", string(&path_regex(w, n))))
             })
             .collect();
         p.rule("deny", "file-read* file-write*", &filters);
@@ -705,32 +703,48 @@ fn path_regex(path: &Path, tail: &str) -> String {
     out
 }
 
-/// A masked file-name glob as a regular expression of one path component:
-/// `*` any run and `?` any one character but `/`, everything else literal.
-/// Broader than the catalog's matching where that errs on the side of
-/// denying (a leading `*` matches a leading dot here).
+/// A masked glob as the part of a regular expression after the
+/// workspace's `/`. Without a `/` it is a file name, matched in any
+/// directory; with one, a path from the workspace's root. `*` is any run
+/// and `?` any one character but `/`, `**` any run at all, everything else
+/// literal. Broader than the catalog's matching where that errs on the
+/// side of denying (a leading `*` matches a leading dot here). Character
+/// classes (`[...]`) are refused: they are not written as rules yet.
 fn name_pattern(name: &str) -> Result<String, SeatbeltError> {
     let err = |why| SeatbeltError::UnrepresentableName {
         name: name.to_string(),
         why,
     };
-    if name.is_empty() || name == "." || name == ".." {
-        return Err(err("not a file name"));
+    let name = name.trim_end_matches('/');
+    if name.is_empty() || name.starts_with('/') {
+        return Err(err("not a name or a path inside the workspace"));
     }
-    if name.contains('/') {
-        return Err(err("it holds a `/`"));
+    if name
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return Err(err("it holds an empty, `.` or `..` component"));
     }
     if name.chars().any(char::is_control) {
         return Err(err("it holds a control character"));
     }
-    let mut out = String::new();
-    for c in name.chars() {
+    if name.contains('[') {
+        return Err(err("character classes are not supported"));
+    }
+    let mut out = String::from(if name.contains('/') { "/" } else { "/(.*/)?" });
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                out.push_str(".*");
+            }
             '*' => out.push_str("[^/]*"),
             '?' => out.push_str("[^/]"),
             c => push_literal(&mut out, c),
         }
     }
+    out.push_str("(/.*)?$");
     Ok(out)
 }
 
