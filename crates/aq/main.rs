@@ -21,6 +21,7 @@ mod policy_cmd;
 mod preflight_cmd;
 mod probe;
 mod run;
+mod sandbox_profile_cmd;
 mod shim_mode;
 mod undo_cmd;
 mod verify;
@@ -81,6 +82,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Lint(args) => lint_cmd::run(&args, policy),
         cli::Command::Completions(args) => docs_cmd::run_completions(&args),
         cli::Command::Man(args) => docs_cmd::run_man(&args),
+        cli::Command::SandboxProfile(args) => sandbox_profile_cmd::run(&args, policy),
         cli::Command::Report(args) => audit_cmd::run_report(&args),
         cli::Command::Audit(args) => audit_cmd::run_audit(&args),
         cli::Command::Doctor(args) => doctor::run(&args),
