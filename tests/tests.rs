@@ -40,6 +40,7 @@ mod red_team_round3;
 mod report_html;
 mod run;
 mod sandbox;
+mod sandbox_profile;
 mod soak;
 mod undo;
 mod verify;

@@ -108,6 +108,18 @@ pub enum Command {
     ///
     /// Example: aq lint --agent claude
     Lint(LintArgs),
+    /// Print the sandbox a session here would get, as an OS sandbox profile.
+    ///
+    /// `--os macos`: the Seatbelt profile `aq run` would hand to
+    /// `sandbox-exec` (the profile and agent preset in force, secrets denied
+    /// last), to review or to try by hand. The session directory and the
+    /// broker's port are examples, said so at the top. Like `aq run`, it
+    /// creates the missing writable caches and agent state it grants.
+    /// `--os linux` has no such file (the sandbox is namespaces, mounts,
+    /// Landlock and seccomp): `aq verify` tries it for real.
+    ///
+    /// Example: aq sandbox-profile --os macos --agent claude
+    SandboxProfile(SandboxProfileArgs),
     /// Report on a session: what ran, what was blocked or asked, approvals.
     Report(ReportArgs),
     /// Session logs: a recap of the latest, the list, chain verification.
@@ -285,6 +297,31 @@ pub struct LintArgs {
     /// Whose project policy applies (default: here).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxProfileArgs {
+    /// Whose sandbox: `macos` (a Seatbelt profile) or `linux`.
+    #[arg(long, value_enum, value_name = "OS")]
+    pub os: SandboxOs,
+    /// The profile (default: the one `aq run` would use).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// With this agent preset's grants (its state, configuration, hosts).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Whose project policy and workspace (default: here).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+/// The system a sandbox profile is printed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SandboxOs {
+    /// macOS: a Seatbelt profile for `sandbox-exec`.
+    Macos,
+    /// Linux: no profile file (the sandbox is built in the kernel).
+    Linux,
 }
 
 #[derive(Debug, Args)]

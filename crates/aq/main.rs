@@ -20,6 +20,7 @@ mod mcp_cmd;
 mod policy_cmd;
 mod preflight_cmd;
 mod run;
+mod sandbox_profile_cmd;
 mod shim_mode;
 mod undo_cmd;
 mod watch_cmd;
@@ -90,6 +91,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Lint(args) => lint_cmd::run(&args, policy),
         cli::Command::Completions(args) => docs_cmd::run_completions(&args),
         cli::Command::Man(args) => docs_cmd::run_man(&args),
+        cli::Command::SandboxProfile(args) => sandbox_profile_cmd::run(&args, policy),
         cli::Command::Report(args) => audit_cmd::run_report(&args),
         cli::Command::Audit(args) => audit_cmd::run_audit(&args),
         cli::Command::Doctor(args) => doctor::run(&args),

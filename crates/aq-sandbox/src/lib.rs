@@ -12,6 +12,10 @@
 //! is testable without a kernel, and the code between `fork` and `exec` stays a
 //! flat list of syscalls on data prepared beforehand.
 //!
+//! On macOS there is no such kernel plan: [`plan_seatbelt_profile`] writes
+//! the same spec as a Seatbelt profile for `sandbox-exec` (pure, built on
+//! every platform), and [`sandbox_exec_command`] runs a command under it.
+//!
 //! # Boundaries
 //!
 //! - **Namespaces** ([`Namespace`]): user (the caller's uid and gid map to
@@ -179,6 +183,7 @@ mod error;
 mod exec_guard;
 mod facts;
 mod plan;
+mod seatbelt;
 mod seccomp;
 mod spec;
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -231,6 +236,10 @@ pub use plan::{
     CapabilityState, Enforced, LANDLOCK_MAX_ABI, LANDLOCK_MIN_ABI, Namespace,
     PID_MAX_PER_NAMESPACE_SINCE, PlanError, ProcessLimit, RESERVED_PIDS, SandboxPlan, SocketPlan,
     Step, plan,
+};
+pub use seatbelt::{
+    SANDBOX_EXEC, SeatbeltError, SeatbeltInputs, plan_seatbelt_profile, sandbox_exec_argv,
+    sandbox_exec_command,
 };
 pub use seccomp::{ArgCondition, DenyErrno, SeccompDenial, SeccompPolicy, Syscall, plan_seccomp};
 pub use spec::{LandlockMode, NetworkMode, Rlimit, RlimitResource, SandboxSpec, SocketGuardMode};

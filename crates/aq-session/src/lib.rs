@@ -94,6 +94,7 @@ pub mod policy_files;
 pub mod refusal;
 pub mod run;
 pub mod sandbox_spec;
+pub mod seatbelt_profile;
 pub mod sources;
 pub mod suggest;
 pub mod supervisor;
