@@ -117,7 +117,9 @@ pub struct LogWriter {
 
 /// How long the writer lets events gather after the first before it writes
 /// them with one append (one lock, one read of the tail, one `write`): in a
-/// busy session, one wake-up per batch rather than one per exec.
+/// busy session, one wake-up per batch rather than one per exec. The wait is
+/// a `park`, which [`LogWriter::stop`] cuts short: a session's end does not
+/// wait out the window.
 const BATCH_WINDOW: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl LogWriter {
@@ -131,7 +133,8 @@ impl LogWriter {
         let (tx, rx) = std::sync::mpsc::channel::<(EventBody, std::time::SystemTime)>();
         let done = std::thread::spawn(move || {
             while let Ok(first) = rx.recv() {
-                std::thread::sleep(BATCH_WINDOW);
+                // Sends do not wake this thread; the stop does.
+                std::thread::park_timeout(BATCH_WINDOW);
                 let batch: Vec<(EventBody, String)> = std::iter::once(first)
                     .chain(rx.try_iter())
                     .map(|(body, at)| (body, session::rfc3339(at)))
@@ -161,6 +164,7 @@ impl LogWriter {
             tx.take();
         }
         if let Some(done) = self.done.lock().ok().and_then(|mut d| d.take()) {
+            done.thread().unpark();
             let _ = done.join();
         }
     }
