@@ -180,6 +180,16 @@ fn run_with(
         return Err(parent_error("pipe2", std::io::Error::last_os_error()));
     }
     let [read_end, write_end] = fds;
+    let mut status_fds = [0 as libc::c_int; 2];
+    // SAFETY: status_fds is a valid two-int array.
+    if unsafe { libc::pipe2(status_fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
+        let e = std::io::Error::last_os_error();
+        close(read_end);
+        close(write_end);
+        return Err(parent_error("pipe2", e));
+    }
+    let [status_read, status_write] = status_fds;
+    prepared.status_end = status_write;
     // SAFETY: getpid cannot fail.
     let caller = unsafe { libc::getpid() };
     // SAFETY: the child only runs the prepared steps (syscalls on data built
@@ -189,14 +199,18 @@ fn run_with(
         let e = std::io::Error::last_os_error();
         close(read_end);
         close(write_end);
+        close(status_read);
+        close(status_write);
         return Err(parent_error("fork", e));
     }
     if pid == 0 {
         close(read_end);
+        close(status_read);
         let fail = run_supervisor(&mut prepared, write_end, caller);
         report(write_end, fail);
     }
     close(write_end);
+    close(status_write);
     if let Some(g) = guard.as_mut() {
         g.forked();
     }
@@ -214,7 +228,17 @@ fn run_with(
     }
     let record = read_record(read_end);
     close(read_end);
-    let status = wait(pid).map_err(|e| parent_error("waitpid", e))?;
+    let status = match (read_status(status_read), prepared._cgroup.is_none()) {
+        // The sandbox is over; its supervisor's exit (the namespaces'
+        // teardown) is reaped on the side. A cgroup is removed only once
+        // it is empty, so with one the exit is waited for here.
+        (Some(code), true) => {
+            std::thread::spawn(move || wait(pid));
+            code << 8
+        }
+        (Some(_), false) | (None, _) => wait(pid).map_err(|e| parent_error("waitpid", e))?,
+    };
+    close(status_read);
     let denied = guard.and_then(ExecGuard::finish);
     match (record, denied) {
         (Some(fail), Some(message)) if fail.call == Call::Execve => {
@@ -283,6 +307,10 @@ struct Prepared {
     /// The socket guard's `sock_diag` socket, opened in the sandbox's
     /// network namespace, until the command hands it over.
     diag_fd: Option<libc::c_int>,
+    /// The write end of the pipe on which the sandbox's supervisor process
+    /// tells the caller how the sandbox ended, before its own exit (see
+    /// [`fork_and_relay`]).
+    status_end: libc::c_int,
 }
 
 enum PreparedStep {
@@ -461,6 +489,7 @@ impl Prepared {
             tracer_end: guard_fds.map(|(_, tracer)| tracer),
             listener_end: None,
             diag_fd: None,
+            status_end: -1,
         })
     }
 
@@ -542,8 +571,10 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
                 }
                 r
             }
-            PreparedStep::ForkInit => fork_and_relay(i, report_fd, Role::Supervisor)
-                .and_then(|()| set_parent_death_signal(i, None)),
+            PreparedStep::ForkInit => {
+                fork_and_relay(i, report_fd, prepared.status_end, Role::Supervisor)
+                    .and_then(|()| set_parent_death_signal(i, None))
+            }
             PreparedStep::MakeMountsPrivate => mounts::apply_private_propagation(i),
             PreparedStep::MountProc => mounts::apply_proc(i),
             PreparedStep::CapPidNamespace(cap) => namespaces::apply_pid_cap(&cap, i),
@@ -556,7 +587,9 @@ fn run_supervisor(prepared: &mut Prepared, report_fd: libc::c_int, caller: libc:
             PreparedStep::WritableAgain(path) => mounts::apply_writable_again(&path, i),
             PreparedStep::BindFile(source, target) => mounts::apply_bind_file(&source, &target, i),
             PreparedStep::ChangeDirectory(path) => mounts::apply_working_directory(&path, i),
-            PreparedStep::ForkCommand => fork_and_relay(i, report_fd, Role::Init),
+            PreparedStep::ForkCommand => {
+                fork_and_relay(i, report_fd, prepared.status_end, Role::Init)
+            }
             PreparedStep::CloseInheritedFds(keep) => close_inherited(&keep, i),
             PreparedStep::Rlimit(r) => rlimits::apply_rlimit(r, i),
             PreparedStep::NoNewPrivs => set_no_new_privs(i),
@@ -587,7 +620,20 @@ enum Role {
 /// closes its copy of the report pipe (so the caller sees EOF once the command
 /// execs), waits for the child, and exits with its status. As PID 1, init also
 /// reaps every orphan re-parented to it while it waits.
-fn fork_and_relay(step: u32, report_fd: libc::c_int, role: Role) -> Result<(), Fail> {
+///
+/// The supervisor also writes that status on `status_fd` before it exits:
+/// once init is reaped every process of the sandbox is gone (init's exit
+/// kills and waits for the rest of its PID namespace), but the supervisor's
+/// own exit drops the last reference to the namespaces, and tearing down the
+/// mount namespace waits for an RCU grace period (3-4 ms here). The caller
+/// need not wait for that. Init keeps no copy: nothing in the sandbox can
+/// write a status.
+fn fork_and_relay(
+    step: u32,
+    report_fd: libc::c_int,
+    status_fd: libc::c_int,
+    role: Role,
+) -> Result<(), Fail> {
     // SAFETY: single-threaded child process; see `apply`.
     let pid = check(unsafe { libc::fork() }.into(), step, Call::Fork)? as libc::pid_t;
     if pid == 0 {
@@ -597,11 +643,31 @@ fn fork_and_relay(step: u32, report_fd: libc::c_int, role: Role) -> Result<(), F
     // descriptor the caller had (it never execs, so close-on-exec does not
     // apply): a pipe's write end kept here would keep the command from ever
     // seeing its end (`aq mcp run` passes the client's stdin through one).
-    // SAFETY: close_range with plain integers; nothing below uses a descriptor.
-    let closed = unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) };
+    // SAFETY: close_range with plain integers; nothing below uses a
+    // descriptor but the supervisor's `status_fd`.
+    let closed = unsafe {
+        if role == Role::Supervisor && status_fd > 0 {
+            let low = libc::syscall(libc::SYS_close_range, 0u32, status_fd as u32 - 1, 0u32);
+            let high = libc::syscall(libc::SYS_close_range, status_fd as u32 + 1, u32::MAX, 0u32);
+            low | high
+        } else {
+            libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32)
+        }
+    };
     if closed != 0 {
         close(report_fd);
+        if role == Role::Init {
+            close(status_fd);
+        }
     }
+    let relay = |code: i32| -> ! {
+        if role == Role::Supervisor {
+            let byte = [code as u8];
+            // SAFETY: a one-byte write from a valid buffer.
+            unsafe { libc::write(status_fd, byte.as_ptr().cast(), 1) };
+        }
+        exit(code)
+    };
     let target = if role == Role::Init { -1 } else { pid };
     loop {
         let mut status = 0;
@@ -615,10 +681,10 @@ fn fork_and_relay(step: u32, report_fd: libc::c_int, role: Role) -> Result<(), F
         }
         if r == pid {
             if libc::WIFEXITED(status) {
-                exit(libc::WEXITSTATUS(status));
+                relay(libc::WEXITSTATUS(status));
             }
             if libc::WIFSIGNALED(status) {
-                exit(128 + libc::WTERMSIG(status));
+                relay(128 + libc::WTERMSIG(status));
             }
         }
     }
@@ -710,6 +776,24 @@ fn exec(prepared: &Prepared, step: u32) -> Fail {
 }
 
 /// Send the failure to the caller and exit 125.
+/// The exit code the sandbox's supervisor wrote before its exit, `None` when
+/// it wrote none (it failed before init ran, or was killed): then its exit
+/// status says.
+fn read_status(fd: libc::c_int) -> Option<libc::c_int> {
+    let mut byte = [0u8; 1];
+    loop {
+        // SAFETY: a one-byte read into a valid buffer.
+        let n = unsafe { libc::read(fd, byte.as_mut_ptr().cast(), 1) };
+        if n == 1 {
+            return Some(libc::c_int::from(byte[0]));
+        }
+        if n == -1 && crate::syscall::errno() == libc::EINTR {
+            continue;
+        }
+        return None;
+    }
+}
+
 fn report(fd: libc::c_int, fail: Fail) -> ! {
     let bytes = fail.to_bytes();
     // SAFETY: bytes is a valid buffer. A short write cannot happen below PIPE_BUF.

@@ -147,7 +147,11 @@ fn run(probe: &str) -> std::io::Result<i32> {
         "spawn-kill" => super::exec_guard::spawn_kill_probe(arg),
         "race-spawn" => super::exec_guard::race_spawn_probe(arg),
         "race-thread" => super::exec_guard::race_thread_probe(arg),
-        op if op.starts_with("unix-") || op == "udp-connect" || op == "read-fd" => {
+        op if op.starts_with("unix-")
+            || op == "udp-connect"
+            || op == "read-fd"
+            || op == "pipes-reachable" =>
+        {
             super::sockets::probe(op, arg)
         }
         _ => Ok(0),

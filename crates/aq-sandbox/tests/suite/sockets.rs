@@ -366,6 +366,33 @@ fn descriptors_the_caller_inherited_do_not_cross_into_the_sandbox() {
     let _ = without_guard;
 }
 
+#[test]
+fn the_pipe_the_sandbox_ends_on_is_out_of_its_reach() {
+    let s = Scratch::new();
+    let got = run_probe(&s.spec(), "pipes-reachable:");
+    if got.is_none() {
+        return;
+    }
+    assert_eq!(
+        got,
+        Some(Outcome::Done),
+        "a pipe is reachable in the sandbox"
+    );
+    // Control: a pipe passed on explicitly is seen by the same probe.
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds is a valid two-int array.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let mut spec = s.spec();
+    spec.pass_fds = vec![fds[1]];
+    let passed = run_probe(&spec, "pipes-reachable:");
+    // SAFETY: closing what we opened.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    assert_eq!(passed, Some(Outcome::DoneWithData), "control");
+}
+
 // --- the probes (inside the sandbox) ---
 
 fn sockaddr_un(path: &[u8]) -> (libc::sockaddr_un, libc::socklen_t) {
@@ -496,6 +523,29 @@ pub fn probe(op: &str, arg: &str) -> std::io::Result<i32> {
             let u = std::net::UdpSocket::bind("127.0.0.1:0")?;
             u.connect("127.0.0.1:9")?;
             Ok(DONE)
+        }
+        "pipes-reachable" => {
+            // DONE_WITH_DATA when a pipe other than the probe's own standard
+            // streams is open here or in init (what the sandbox's supervisor
+            // reports the sandbox's end on must be out of reach).
+            let mut found = false;
+            for (dir, skip_std) in [("/proc/self/fd", true), ("/proc/1/fd", false)] {
+                let Ok(entries) = std::fs::read_dir(dir) else {
+                    continue;
+                };
+                for e in entries.flatten() {
+                    let n: i32 = e.file_name().to_string_lossy().parse().unwrap_or(-1);
+                    if skip_std && (0..=2).contains(&n) {
+                        continue;
+                    }
+                    if std::fs::read_link(e.path())
+                        .is_ok_and(|t| t.to_string_lossy().starts_with("pipe:"))
+                    {
+                        found = true;
+                    }
+                }
+            }
+            Ok(if found { DONE_WITH_DATA } else { DONE })
         }
         "read-fd" => {
             let fd: i32 = arg.parse().map_err(std::io::Error::other)?;
