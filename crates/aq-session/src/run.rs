@@ -971,7 +971,7 @@ fn plan_sandbox(
             ]
             .into_iter()
             .chain(if broker {
-                crate::network::proxy_env()
+                crate::network::proxy_env(crate::network::PROXY_PORT)
             } else {
                 Vec::new()
             })
