@@ -193,6 +193,10 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ConnectArgs {
+    /// The relay's port on 127.0.0.1 (default: 3128, the Linux sandbox's;
+    /// on macOS the broker's port on the host's loopback).
+    #[arg(long, default_value_t = aq_session::network::PROXY_PORT)]
+    pub relay_port: u16,
     /// The host to reach (on the allowlist, with its port).
     pub host: String,
     /// The port.

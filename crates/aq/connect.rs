@@ -8,9 +8,10 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::process::ExitCode;
 
-/// Open the tunnel and relay until both directions end.
-pub fn run(host: &str, port: u16) -> ExitCode {
-    match tunnel(host, port) {
+/// Open the tunnel through the relay on `127.0.0.1:relay_port` and relay
+/// until both directions end.
+pub fn run(host: &str, port: u16, relay_port: u16) -> ExitCode {
+    match tunnel(host, port, relay_port) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("aq: {msg}");
@@ -19,8 +20,8 @@ pub fn run(host: &str, port: u16) -> ExitCode {
     }
 }
 
-fn tunnel(host: &str, port: u16) -> Result<(), String> {
-    let relay = ("127.0.0.1", aq_session::network::PROXY_PORT);
+fn tunnel(host: &str, port: u16, relay_port: u16) -> Result<(), String> {
+    let relay = ("127.0.0.1", relay_port);
     let mut stream = TcpStream::connect(relay).map_err(|e| {
         format!(
             "no network relay at 127.0.0.1:{} ({e}): run inside `aq run --net allow:{host}:{port}`",

@@ -8,7 +8,8 @@
 //! printed, never run.
 //!
 //! Outside Linux none of these checks apply: [`run`] says so, says whether
-//! macOS's `sandbox-exec` is there, and which profiles work (`elsewhere`).
+//! macOS's `sandbox-exec` is there (`aq run` starts sandboxed profiles
+//! with it), and which profiles work (`elsewhere`).
 // The Linux checks build everywhere (they are pure), but only Linux runs them.
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
@@ -65,20 +66,28 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode, String> {
 }
 
 /// Says that the Linux checks do not apply here, what was checked instead,
-/// and which profiles work; exits as on Linux (findings: the default
+/// and which profiles work; exits as on Linux (findings when the default
 /// profile fails closed).
 #[cfg(not(target_os = "linux"))]
 pub fn run(args: &DoctorArgs) -> Result<ExitCode, String> {
+    let os = std::env::consts::OS;
     let exec = Path::new(elsewhere::SANDBOX_EXEC);
-    let checks = elsewhere::checks(std::env::consts::OS, exec.is_file().then_some(exec));
-    let profiles = elsewhere::profiles(&checks);
+    let checks = elsewhere::checks(os, exec.is_file().then_some(exec));
+    let profiles = elsewhere::profiles(os, &checks);
     if args.json {
         let out = serde_json::json!({ "checks": checks, "profiles": profiles });
         println!("{out}");
     } else {
-        print!("{}", elsewhere::render_text(&checks, &profiles));
+        print!("{}", elsewhere::render_text(os, &checks, &profiles));
     }
-    Ok(ExitCode::Findings)
+    let default_works = profiles
+        .iter()
+        .any(|p| p.name == DEFAULT_PROFILE && p.works);
+    Ok(if default_works {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
 }
 
 /// `aq doctor` where there is no Linux kernel sandbox. Pure, so that it is
@@ -96,9 +105,18 @@ mod elsewhere {
     /// The name of the check that stands for every Linux one.
     const LINUX_SANDBOX: &str = "linux-sandbox";
 
+    /// The name of the `sandbox-exec` check.
+    const SANDBOX_EXEC_CHECK: &str = "sandbox-exec";
+
     /// What was checked on `os`: the Linux sandbox is not there (so its
-    /// checks do not apply), and whether `sandbox-exec` is.
+    /// checks do not apply), and whether `sandbox-exec` is, which `aq run`
+    /// starts sandboxed profiles with on macOS.
     pub fn checks(os: &str, sandbox_exec: Option<&Path>) -> Vec<Check> {
+        let used = if os == "macos" {
+            "`aq run` starts the sandboxed profiles under Seatbelt with it"
+        } else {
+            "aq uses it on macOS only"
+        };
         vec![
             Check {
                 name: LINUX_SANDBOX,
@@ -109,29 +127,39 @@ mod elsewhere {
                 fix: Vec::new(),
             },
             Check {
-                name: "sandbox-exec",
+                name: SANDBOX_EXEC_CHECK,
                 status: if sandbox_exec.is_some() {
                     Status::Ok
                 } else {
                     Status::Missing
                 },
                 detail: match sandbox_exec {
-                    Some(p) => format!("{} is present (aq does not use it yet)", p.display()),
-                    None => format!("{SANDBOX_EXEC} not found (aq does not use it yet)"),
+                    Some(p) => format!("{} is present ({used})", p.display()),
+                    None => format!("{SANDBOX_EXEC} not found ({used})"),
                 },
                 fix: Vec::new(),
             },
         ]
     }
 
-    /// The kernel profiles fail closed (exit 125); `shims-only` works.
-    pub fn profiles(_: &[Check]) -> Vec<Profile> {
+    /// Whether the sandboxed profiles run on `os`: on macOS under Seatbelt
+    /// when `sandbox-exec` is there; elsewhere they fail closed (exit 125).
+    /// `shims-only` works everywhere.
+    pub fn profiles(os: &str, checks: &[Check]) -> Vec<Profile> {
+        let seatbelt = os == "macos"
+            && checks
+                .iter()
+                .any(|c| c.name == SANDBOX_EXEC_CHECK && c.status == Status::Ok);
         let mut out: Vec<Profile> = KERNEL_PROFILES
             .iter()
             .map(|&name| Profile {
                 name,
-                works: false,
-                missing: vec![LINUX_SANDBOX],
+                works: seatbelt,
+                missing: match (seatbelt, os) {
+                    (true, _) => Vec::new(),
+                    (false, "macos") => vec![SANDBOX_EXEC_CHECK],
+                    (false, _) => vec![LINUX_SANDBOX],
+                },
             })
             .collect();
         out.push(Profile {
@@ -143,7 +171,7 @@ mod elsewhere {
     }
 
     /// The human-readable report.
-    pub fn render_text(checks: &[Check], profiles: &[Profile]) -> String {
+    pub fn render_text(os: &str, checks: &[Check], profiles: &[Profile]) -> String {
         let mut s = String::new();
         let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
         for c in checks {
@@ -163,12 +191,25 @@ mod elsewhere {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let _ = writeln!(
+        let failing = names(false);
+        let needs = if os == "macos" {
+            "they need sandbox-exec"
+        } else {
+            "they need the Linux kernel sandbox, or Seatbelt on macOS"
+        };
+        let _ = write!(
             s,
-            "profiles: works: {} (the shims are the firewall; no exec guard); fails closed: {} (exit 125: they need the Linux kernel sandbox)",
-            names(true),
-            names(false)
+            "profiles: works: {} (no exec guard: the PATH shims are the firewall",
+            names(true)
         );
+        if os == "macos" && failing.is_empty() {
+            s.push_str("; the sandboxed ones run under a Seatbelt profile, with the network only through the broker on the host's loopback, and refuse an agent preset that needs the key proxy or model bridges");
+        }
+        s.push(')');
+        if !failing.is_empty() {
+            let _ = write!(s, "; fails closed: {failing} (exit 125: {needs})");
+        }
+        s.push('\n');
         s
     }
 
@@ -176,28 +217,64 @@ mod elsewhere {
     mod tests {
         use super::*;
 
-        #[test]
-        fn only_shims_only_works_without_the_linux_sandbox() {
-            let checks = checks("macos", Some(Path::new(SANDBOX_EXEC)));
-            let works: Vec<(&str, bool)> = profiles(&checks)
+        fn works(os: &str, checks: &[Check]) -> Vec<(&'static str, bool)> {
+            profiles(os, checks)
                 .iter()
                 .map(|p| (p.name, p.works))
-                .collect();
+                .collect()
+        }
+
+        #[test]
+        fn on_macos_with_sandbox_exec_every_profile_works() {
+            let checks = checks("macos", Some(Path::new(SANDBOX_EXEC)));
             assert_eq!(
-                works,
+                works("macos", &checks),
                 [
-                    ("strict", false),
-                    ("dev", false),
-                    ("network-isolated", false),
-                    ("ci", false),
+                    ("strict", true),
+                    ("dev", true),
+                    ("network-isolated", true),
+                    ("ci", true),
                     ("shims-only", true)
                 ]
             );
-            let text = render_text(&checks, &profiles(&checks));
+            let text = render_text("macos", &checks, &profiles("macos", &checks));
             assert!(
                 text.contains("missing  linux-sandbox ")
                     && text.contains("this system is macos: its checks do not apply")
-                    && text.contains("ok       sandbox-exec   /usr/bin/sandbox-exec is present"),
+                    && text.contains("ok       sandbox-exec   /usr/bin/sandbox-exec is present (`aq run` starts the sandboxed profiles under Seatbelt with it)")
+                    && text.contains("profiles: works: strict, dev, network-isolated, ci, shims-only (no exec guard")
+                    && !text.contains("fails closed")
+                    && !text.contains("does not use it yet"),
+                "{text}"
+            );
+        }
+
+        #[test]
+        fn without_sandbox_exec_or_off_macos_only_shims_only_works() {
+            let want = [
+                ("strict", false),
+                ("dev", false),
+                ("network-isolated", false),
+                ("ci", false),
+                ("shims-only", true),
+            ];
+            let mac = checks("macos", None);
+            assert_eq!(works("macos", &mac), want);
+            let text = render_text("macos", &mac, &profiles("macos", &mac));
+            assert!(
+                text.contains("missing  sandbox-exec   /usr/bin/sandbox-exec not found")
+                    && text.contains("fails closed: strict, dev, network-isolated, ci (exit 125: they need sandbox-exec)"),
+                "{text}"
+            );
+            // Another system: sandbox-exec there or not, nothing aq uses.
+            let bsd = checks("freebsd", Some(Path::new(SANDBOX_EXEC)));
+            assert_eq!(works("freebsd", &bsd), want);
+            let text = render_text("freebsd", &bsd, &profiles("freebsd", &bsd));
+            assert!(
+                text.contains("(aq uses it on macOS only)")
+                    && text.contains(
+                        "exit 125: they need the Linux kernel sandbox, or Seatbelt on macOS"
+                    ),
                 "{text}"
             );
         }

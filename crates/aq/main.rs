@@ -98,7 +98,9 @@ fn main() -> std::process::ExitCode {
         cli::Command::Verify(args) => verify::run(&args, policy),
         cli::Command::Probe(args) => return probe::main(&args.args),
         cli::Command::Preflight(args) => return preflight_cmd::run(&args, policy).into(),
-        cli::Command::Connect(args) => return connect::run(&args.host, args.port),
+        cli::Command::Connect(args) => {
+            return connect::run(&args.host, args.port, args.relay_port);
+        }
         cli::Command::Hook(args) => return hook_cmd::run(&args.agent, policy),
         cli::Command::Enable(args) => enable_cmd::run_enable(&args),
         cli::Command::Disable(args) => enable_cmd::run_disable(&args),

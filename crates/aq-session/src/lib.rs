@@ -33,7 +33,8 @@
 //! - [`git_guard`]: git files that would run a program later, outside aq,
 //!   read-only in the sandbox or put aside when the session ends;
 //! - [`network`]: the broker and key proxy wired to a session;
-//!   [`sandbox_spec`]: a profile turned into the sandbox's spec;
+//!   [`sandbox_spec`]: a profile turned into the sandbox's spec, and
+//!   [`seatbelt_launch`] that spec run under macOS's Seatbelt;
 //!   [`denials`]: Landlock's refusals read back from the kernel's audit;
 //! - [`sources`]: following the logs of one or every live session (an
 //!   agent's hook sessions included), for `aq watch` and
@@ -94,6 +95,7 @@ pub mod policy_files;
 pub mod refusal;
 pub mod run;
 pub mod sandbox_spec;
+pub mod seatbelt_launch;
 pub mod seatbelt_profile;
 pub mod sources;
 pub mod suggest;

@@ -65,14 +65,20 @@ impl NetPlan {
     /// What the network is, in a few words, for the banner and the log's
     /// layers.
     pub fn note(&self) -> String {
+        self.note_with_relay(&format!("proxy 127.0.0.1:{PROXY_PORT} inside"))
+    }
+
+    /// [`NetPlan::note`] with the broker's relay described as `relay`
+    /// (on macOS it listens on the host's loopback, on a port of its own).
+    pub fn note_with_relay(&self, relay: &str) -> String {
         match self {
             NetPlan::Off => "off".to_string(),
             NetPlan::Host => "host (unfiltered)".to_string(),
-            NetPlan::Broker { allow, .. } if allow.is_empty() => format!(
-                "off: the broker (proxy 127.0.0.1:{PROXY_PORT} inside) refuses and logs every destination"
-            ),
+            NetPlan::Broker { allow, .. } if allow.is_empty() => {
+                format!("off: the broker ({relay}) refuses and logs every destination")
+            }
             NetPlan::Broker { .. } => format!(
-                "only {} through the broker (proxy 127.0.0.1:{PROXY_PORT} inside)",
+                "only {} through the broker ({relay})",
                 self.allowed().join(", ")
             ),
         }
@@ -195,10 +201,12 @@ pub fn pins(
         .collect())
 }
 
-/// The variables that send the common tools through the relay.
-pub fn proxy_env() -> Vec<(OsString, OsString)> {
-    let http = format!("http://127.0.0.1:{PROXY_PORT}");
-    let socks = format!("socks5h://127.0.0.1:{PROXY_PORT}");
+/// The variables that send the common tools through the relay on
+/// `127.0.0.1:port`: [`PROXY_PORT`] in the Linux sandbox's own network
+/// namespace, the port the broker got on the host's loopback on macOS.
+pub fn proxy_env(port: u16) -> Vec<(OsString, OsString)> {
+    let http = format!("http://127.0.0.1:{port}");
+    let socks = format!("socks5h://127.0.0.1:{port}");
     [
         ("HTTP_PROXY", &http),
         ("HTTPS_PROXY", &http),
@@ -223,21 +231,29 @@ pub fn proxy_env() -> Vec<(OsString, OsString)> {
         OsString::from("NO_PROXY"),
         OsString::from("localhost,127.0.0.1,::1"),
     )))
-    .chain(ssh_through_broker())
+    .chain(ssh_through_broker(port))
     .collect()
 }
 
 /// `GIT_SSH_COMMAND` with `aq __connect` as ssh's ProxyCommand, so git over
-/// SSH reaches allowlisted hosts (with port 22 on the list) through the broker.
-fn ssh_through_broker() -> Option<(OsString, OsString)> {
+/// SSH reaches allowlisted hosts (with port 22 on the list) through the
+/// broker; a relay elsewhere than [`PROXY_PORT`] is named.
+fn ssh_through_broker(port: u16) -> Option<(OsString, OsString)> {
     let aq = std::env::current_exe().ok()?;
     let aq = aq.to_str()?;
     if aq.contains(['\'', '"', ' ']) {
         return None;
     }
+    let relay = if port == PROXY_PORT {
+        String::new()
+    } else {
+        format!("--relay-port {port} ")
+    };
     Some((
         OsString::from("GIT_SSH_COMMAND"),
-        OsString::from(format!("ssh -o ProxyCommand=\"{aq} __connect %h %p\"")),
+        OsString::from(format!(
+            "ssh -o ProxyCommand=\"{aq} __connect {relay}%h %p\""
+        )),
     ))
 }
 
@@ -405,6 +421,52 @@ mod tests {
                 None
             )
             .is_err()
+        );
+    }
+
+    #[test]
+    fn ssh_names_the_relay_only_where_it_is_not_the_sandboxs_own_port() {
+        let ssh = |port| {
+            proxy_env(port)
+                .into_iter()
+                .find(|(k, _)| k == "GIT_SSH_COMMAND")
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+        };
+        let Some(linux) = ssh(PROXY_PORT) else {
+            eprintln!("skipped: this test binary's path cannot be quoted for ssh");
+            return;
+        };
+        assert!(linux.ends_with(" __connect %h %p\""), "{linux}");
+        let mac = ssh(50_123).unwrap();
+        assert!(
+            mac.ends_with(" __connect --relay-port 50123 %h %p\""),
+            "{mac}"
+        );
+        assert_eq!(
+            mac.replace("--relay-port 50123 ", ""),
+            linux,
+            "nothing else differs"
+        );
+    }
+
+    #[test]
+    fn the_note_names_where_the_relay_listens() {
+        let Ok(plan) = decide(
+            Some("allow:x.example.invalid"),
+            &[],
+            &profile("strict"),
+            &NetworkSettings::default(),
+            None,
+        ) else {
+            panic!("a broker");
+        };
+        assert_eq!(
+            plan.note(),
+            "only x.example.invalid through the broker (proxy 127.0.0.1:3128 inside)"
+        );
+        assert_eq!(
+            plan.note_with_relay("proxy 127.0.0.1:50123 on the host's loopback"),
+            "only x.example.invalid through the broker (proxy 127.0.0.1:50123 on the host's loopback)"
         );
     }
 

@@ -3,12 +3,13 @@
 //! Setup reads as a list: resolve the workspace, load the policy and pick the
 //! profile, create the session directory outside the workspace, install the
 //! shims, start the supervisor (which judges what the shims ask about), plan
-//! the kernel sandbox (fail closed: exit 125 before anything runs), start the
-//! log, judge the command itself (only a block stops what the user typed),
-//! run the real program, in the sandbox unless the profile is `shims-only`,
-//! with the shims first on `PATH` for what it starts, wait (answering asks on
-//! the terminal when the command does not use it), then log how it ended and
-//! return its exit code.
+//! the sandbox (fail closed: exit 125 before anything runs; Linux's kernel
+//! sandbox, or on macOS a Seatbelt launch from `crate::seatbelt_launch`),
+//! start the log, judge the command itself (only a block stops what the user
+//! typed), run the real program, in the sandbox unless the profile is
+//! `shims-only`, with the shims first on `PATH` for what it starts, wait
+//! (answering asks on the terminal when the command does not use it), then
+//! log how it ended and return its exit code.
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -104,6 +105,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     }
     let started = Instant::now();
     let now = SystemTime::now();
+    let kind = SandboxKind::here();
     let workspace = resolve_workspace(args.workspace.as_deref())?;
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
@@ -235,7 +237,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     // Under the exec guard every exec is judged already: shims would only
     // double each command's cost (and break agents that re-exec `node`).
     // Without it, a shim for each program that exists on this machine.
-    let guarded = profile.sandbox && profile.exec_guard;
+    let guarded = exec_guard_in_force(&profile, kind);
     let shims = if guarded {
         Vec::new()
     } else {
@@ -404,8 +406,9 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
 
     // Plan the sandbox before anything runs: a boundary that cannot be set
     // up stops the session here (exit 125), never a silent downgrade.
-    let sandbox = if profile.sandbox {
+    let mut sandbox = if profile.sandbox {
         match plan_sandbox(
+            kind,
             &profile,
             &workspace,
             &dir,
@@ -423,9 +426,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             Ok(s) => Some(s),
             Err(e) => {
                 eprintln!("aq: {e}");
-                eprintln!(
-                    "aq: the `{profile_name}` profile needs this boundary, so nothing was run; `aq doctor --fix` shows how to enable it, and `--profile shims-only` runs without the kernel sandbox"
-                );
+                eprintln!("aq: {}", refusal_hint(kind, &profile_name));
                 return Ok(ExitCode::from(EXIT_SANDBOX));
             }
         }
@@ -447,10 +448,23 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     if let Some(c) = &chosen {
         layers.push(format!("agent preset {}", c.preset.name));
     }
-    if let Some(s) = &sandbox {
-        layers.push(format!("kernel sandbox: {}", s.plan.enforced()));
-        layers.push(format!("network {net_note}"));
-        layers.push(format!("limits: {}", limits_note(&profile, &s.plan)));
+    // On macOS the broker's port is the one the host's loopback gave it.
+    let net_note = match &sandbox {
+        Some(Planned::Seatbelt(s)) => s.net_note(&net).unwrap_or(net_note),
+        _ => net_note,
+    };
+    match &sandbox {
+        Some(Planned::Kernel(s)) => {
+            layers.push(format!("kernel sandbox: {}", s.plan.enforced()));
+            layers.push(format!("network {net_note}"));
+            layers.push(format!("limits: {}", limits_note(&profile, &s.plan)));
+        }
+        Some(Planned::Seatbelt(_)) => {
+            layers.push(format!("seatbelt sandbox: {SEATBELT_ENFORCED}"));
+            layers.push(format!("network {net_note}"));
+            layers.push(format!("limits: {SEATBELT_LIMITS}"));
+        }
+        None => {}
     }
     let started_logged = log.append(
         EventBody::SessionStart {
@@ -500,7 +514,10 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
             format!("{} shims", shims.len())
         });
         if profile.sandbox {
-            what.push("kernel sandbox".to_string());
+            what.push(match kind {
+                SandboxKind::Seatbelt => "seatbelt sandbox".to_string(),
+                _ => "kernel sandbox".to_string(),
+            });
             if profile.home == aq_policy::HomeAccess::Private {
                 what.push("private home".to_string());
             }
@@ -538,13 +555,24 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
                 eprintln!("aq: model endpoint {line}");
             }
         }
-        if let Some(s) = &sandbox {
-            eprintln!("aq: sandbox: {}", s.plan.enforced());
-            eprintln!("aq: limits: {}", limits_note(&profile, &s.plan));
-            eprintln!("aq: network {net_note}");
-            for note in &s.notes {
-                eprintln!("aq: note: {note}");
+        match &sandbox {
+            Some(Planned::Kernel(s)) => {
+                eprintln!("aq: sandbox: {}", s.plan.enforced());
+                eprintln!("aq: limits: {}", limits_note(&profile, &s.plan));
+                eprintln!("aq: network {net_note}");
+                for note in &s.notes {
+                    eprintln!("aq: note: {note}");
+                }
             }
+            Some(Planned::Seatbelt(s)) => {
+                eprintln!("aq: sandbox: {SEATBELT_ENFORCED}");
+                eprintln!("aq: limits: {SEATBELT_LIMITS}");
+                eprintln!("aq: network {net_note}");
+                for note in &s.launch.notes {
+                    eprintln!("aq: note: {note}");
+                }
+            }
+            None => {}
         }
         if checkpoints.is_some() {
             eprintln!("aq: checkpoints of the workspace: on (`aq undo` goes back)");
@@ -641,8 +669,8 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
                 .prompting
                 .store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        let exit = match &sandbox {
-            Some(s) => {
+        let exit = match &mut sandbox {
+            Some(Planned::Kernel(s)) => {
                 let (broker, broker_sink) = match net {
                     NetPlan::Broker {
                         allowlist,
@@ -731,6 +759,36 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
                     b.stop();
                 }
                 drop(key_proxy);
+                exit
+            }
+            Some(Planned::Seatbelt(s)) => {
+                // The broker serves the listener bound on the host's
+                // loopback when the launch was planned, as it serves the
+                // one the Linux sandbox hands out.
+                let broker = match (net, s.broker_listener.take()) {
+                    (
+                        NetPlan::Broker {
+                            allowlist,
+                            unlisted,
+                            ..
+                        },
+                        Some(listener),
+                    ) => {
+                        let (b, sink) = crate::network::SessionBroker::start(
+                            allowlist,
+                            supervisor.clone(),
+                            unlisted,
+                            intercept.as_ref().map(|i| i.intercept.clone()),
+                        );
+                        sink(vec![std::os::fd::OwnedFd::from(listener)]);
+                        Some(b)
+                    }
+                    _ => None,
+                };
+                let exit = run_seatbelt(&s.launch);
+                if let Some(b) = broker {
+                    b.stop();
+                }
                 exit
             }
             None => run_child(&command, &dir, &file, &shim_dir),
@@ -905,6 +963,92 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
     }
 }
 
+/// The sandbox `aq run` gives a profile with `sandbox = true` on this
+/// system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SandboxKind {
+    /// Linux: namespaces, mounts, Landlock, seccomp and the exec guard.
+    Kernel,
+    /// macOS: a Seatbelt profile through `sandbox-exec`, with the PATH
+    /// shims as the firewall (no exec guard).
+    Seatbelt,
+    /// None: such a profile stops before anything runs (exit 125), and
+    /// the command is never run unconfined.
+    Unavailable,
+}
+
+impl SandboxKind {
+    /// The sandbox of the system called `os` (as `std::env::consts::OS`
+    /// names it).
+    pub fn of(os: &str) -> SandboxKind {
+        match os {
+            "linux" => SandboxKind::Kernel,
+            "macos" => SandboxKind::Seatbelt,
+            _ => SandboxKind::Unavailable,
+        }
+    }
+
+    /// The sandbox of this system.
+    pub fn here() -> SandboxKind {
+        SandboxKind::of(std::env::consts::OS)
+    }
+}
+
+/// Whether every exec is judged by the exec guard: only Linux's kernel
+/// sandbox has one. Elsewhere the shims are installed even for a profile
+/// that asks for the guard, since they are then the only firewall.
+fn exec_guard_in_force(profile: &Profile, kind: SandboxKind) -> bool {
+    kind == SandboxKind::Kernel && profile.sandbox && profile.exec_guard
+}
+
+/// What `aq run` says after a sandbox it could not plan: where to look,
+/// and how to run without one (on this system).
+fn refusal_hint(kind: SandboxKind, profile: &str) -> String {
+    match kind {
+        SandboxKind::Kernel => format!(
+            "the `{profile}` profile needs this boundary, so nothing was run; `aq doctor --fix` shows how to enable it, and `--profile shims-only` runs without the kernel sandbox"
+        ),
+        SandboxKind::Seatbelt => format!(
+            "the `{profile}` profile needs this boundary, so nothing was run; `aq doctor` says what this Mac offers, and `--profile shims-only` runs without a sandbox (the PATH shims only)"
+        ),
+        SandboxKind::Unavailable => format!(
+            "the `{profile}` profile needs a sandbox and aq has none for this system, so nothing was run; `--profile shims-only` runs without one (the PATH shims only)"
+        ),
+    }
+}
+
+/// The session's variables (`AQ_SESSION_DIR`, `AQ_SESSION_ID`), the
+/// proxy variables of the broker on `127.0.0.1:broker_port` when the
+/// network goes through it, then the interception's: what the sandbox's
+/// environment gets after its scrub.
+pub(crate) fn session_env(
+    dir: &Path,
+    id: &str,
+    broker_port: Option<u16>,
+    intercept: &[(OsString, OsString)],
+) -> Vec<(OsString, OsString)> {
+    [
+        (ENV_SESSION_DIR.into(), dir.as_os_str().to_owned()),
+        (ENV_SESSION_ID.into(), OsString::from(id)),
+    ]
+    .into_iter()
+    .chain(
+        broker_port
+            .map(crate::network::proxy_env)
+            .unwrap_or_default(),
+    )
+    .chain(intercept.iter().cloned())
+    .collect()
+}
+
+/// A sandbox planned before anything runs, of this system's kind.
+enum Planned {
+    /// Linux's, planned on this host's facts, for [`run_sandboxed`].
+    Kernel(PlannedSandbox),
+    /// macOS's, for [`run_seatbelt`].
+    Seatbelt(SeatbeltSession),
+}
+
 /// A planned sandbox, ready to apply.
 struct PlannedSandbox {
     plan: aq_sandbox::SandboxPlan,
@@ -913,9 +1057,36 @@ struct PlannedSandbox {
     notes: Vec<String>,
 }
 
-/// Build the spec from the profile and plan it on this host's facts.
+/// A planned Seatbelt launch, and the broker's listener on the host's
+/// loopback (bound while planning, since its port goes into the profile
+/// and the proxy variables).
+struct SeatbeltSession {
+    launch: crate::seatbelt_launch::LaunchPlan,
+    broker_listener: Option<std::net::TcpListener>,
+    broker_port: Option<u16>,
+}
+
+/// What the Seatbelt sandbox enforces, for the banner and the log.
+const SEATBELT_ENFORCED: &str = "a Seatbelt profile through sandbox-exec (deny by default: reads, writes and connections as the profile says); no exec guard: the PATH shims are the firewall";
+
+/// What limits hold under Seatbelt.
+const SEATBELT_LIMITS: &str =
+    "none on macOS (the profile's rlimits and memory limit are not enforced)";
+
+impl SeatbeltSession {
+    /// The network in a few words, with the broker where it listens.
+    fn net_note(&self, net: &NetPlan) -> Option<String> {
+        self.broker_port.map(|port| {
+            net.note_with_relay(&format!("proxy 127.0.0.1:{port} on the host's loopback"))
+        })
+    }
+}
+
+/// Build the spec from the profile and plan it for this system's sandbox:
+/// on this host's facts (Linux), or as a Seatbelt launch (macOS).
 #[allow(clippy::too_many_arguments)]
 fn plan_sandbox(
+    kind: SandboxKind,
     profile: &Profile,
     workspace: &Path,
     dir: &Path,
@@ -929,7 +1100,7 @@ fn plan_sandbox(
     pass_fds: &[i32],
     host_sockets_named: &[String],
     intercept: Option<&crate::net_intercept::SessionIntercept>,
-) -> Result<PlannedSandbox, String> {
+) -> Result<Planned, String> {
     let tmpdir = dir.join("tmp");
     std::fs::create_dir_all(&tmpdir)
         .map_err(|e| format!("cannot create the session's TMPDIR: {e}"))?;
@@ -947,99 +1118,232 @@ fn plan_sandbox(
         aq_shim::find_real_program(program.as_ref(), &orig_path, &dir.join("shims"))
             .unwrap_or_else(|| PathBuf::from(program))
     };
-    let planned = plan_on_this_host(
-        profile,
-        crate::sandbox_spec::SpecInputs {
-            workspace,
-            home: home.as_deref(),
-            sensitive: &file.policy.sensitive_paths,
-            unmasked: &file.policy.unmasked_paths,
-            // The credentials' variables stay outside (the broker adds
-            // them); the trust variables are the session's own.
-            env: std::env::vars_os()
-                .filter(|(k, _)| {
-                    intercept.is_none_or(|i| {
-                        let k = k.to_string_lossy();
-                        !i.hidden.iter().any(|h| *h == k) && !i.env.iter().any(|(n, _)| *n == *k)
-                    })
+    // The broker's listener: Linux's sandbox binds it on PROXY_PORT in its
+    // own network namespace and hands it out; macOS has no such namespace,
+    // so it is bound here, on the host's loopback, on a port the system
+    // picks.
+    let broker_listener = if broker && kind == SandboxKind::Seatbelt {
+        Some(
+            std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).map_err(|e| {
+                format!("cannot listen on the host's loopback for the network broker: {e}")
+            })?,
+        )
+    } else {
+        None
+    };
+    let broker_port = match &broker_listener {
+        Some(l) => Some(
+            l.local_addr()
+                .map_err(|e| format!("the network broker's listener: {e}"))?
+                .port(),
+        ),
+        None => broker.then_some(crate::network::PROXY_PORT),
+    };
+    let inputs = crate::sandbox_spec::SpecInputs {
+        workspace,
+        home: home.as_deref(),
+        sensitive: &file.policy.sensitive_paths,
+        unmasked: &file.policy.unmasked_paths,
+        // The credentials' variables stay outside (the broker adds
+        // them); the trust variables are the session's own.
+        env: std::env::vars_os()
+            .filter(|(k, _)| {
+                intercept.is_none_or(|i| {
+                    let k = k.to_string_lossy();
+                    !i.hidden.iter().any(|h| *h == k) && !i.env.iter().any(|(n, _)| *n == *k)
                 })
-                .collect(),
-            env_pass: &file.env_pass,
-            session_env: [
-                (ENV_SESSION_DIR.into(), dir.as_os_str().to_owned()),
-                (ENV_SESSION_ID.into(), OsString::from(&file.id)),
-            ]
-            .into_iter()
-            .chain(if broker {
-                crate::network::proxy_env()
-            } else {
-                Vec::new()
             })
-            .chain(intercept.iter().flat_map(|i| i.env.clone()))
             .collect(),
-            path_prefix: shim_dir,
-            tmpdir: Some(&tmpdir),
-            loopback_listeners: broker
-                .then_some(crate::network::PROXY_PORT)
-                .into_iter()
-                .chain(
-                    grants
-                        .key_proxy
-                        .as_ref()
-                        .map(|_| crate::agent::KEY_PROXY_PORT),
-                )
-                .chain(bridge_ports.iter().copied())
-                .collect(),
-            grants: Some(grants),
-            program: Some(&resolved),
-            named: command[1..]
-                .iter()
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute() && p.exists())
-                .collect(),
-            log_denials,
-            // The supervisor's socket (a shim's line to its judge) and the
-            // ones the user's policy names: the only host sockets the
-            // sandbox may reach.
-            allowed_sockets: std::iter::once(dir.join(aq_shim::channel::SOCKET_NAME))
-                .chain(host_sockets(host_sockets_named, home.as_deref()))
-                .collect(),
-            pass_fds: pass_fds.to_vec(),
-        },
-    )?;
-    let mut argv: Vec<OsString> = vec![resolved.into_os_string()];
+        env_pass: &file.env_pass,
+        session_env: session_env(
+            dir,
+            &file.id,
+            broker_port,
+            intercept.map(|i| i.env.as_slice()).unwrap_or_default(),
+        ),
+        path_prefix: shim_dir,
+        tmpdir: Some(&tmpdir),
+        loopback_listeners: broker_port
+            .into_iter()
+            .chain(
+                grants
+                    .key_proxy
+                    .as_ref()
+                    .map(|_| crate::agent::KEY_PROXY_PORT),
+            )
+            .chain(bridge_ports.iter().copied())
+            .collect(),
+        grants: Some(grants),
+        program: Some(&resolved),
+        named: command[1..]
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute() && p.exists())
+            .collect(),
+        log_denials,
+        // The supervisor's socket (a shim's line to its judge) and the
+        // ones the user's policy names: the only host sockets the
+        // sandbox may reach.
+        allowed_sockets: std::iter::once(dir.join(aq_shim::channel::SOCKET_NAME))
+            .chain(host_sockets(host_sockets_named, home.as_deref()))
+            .collect(),
+        pass_fds: pass_fds.to_vec(),
+    };
+    let mut argv: Vec<OsString> = vec![resolved.clone().into_os_string()];
     argv.extend(command[1..].iter().map(OsString::from));
-    Ok(PlannedSandbox {
-        plan: planned.plan,
-        env: planned.env,
-        argv,
-        notes: planned.notes,
+    match kind {
+        SandboxKind::Kernel => {
+            let planned = crate::sandbox_spec::plan(profile, inputs)?;
+            Ok(Planned::Kernel(PlannedSandbox {
+                plan: planned.plan,
+                env: planned.env,
+                argv,
+                notes: planned.notes,
+            }))
+        }
+        SandboxKind::Seatbelt => {
+            let cwd = std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?;
+            let mut profile_notes = vec![format!(
+                "Session {}: profile `{}`, workspace {}.",
+                file.id,
+                profile.name,
+                workspace.display()
+            )];
+            profile_notes.extend(
+                broker_port
+                    .map(|p| format!("The broker listens on 127.0.0.1:{p}, the host's loopback.")),
+            );
+            let launch = crate::seatbelt_launch::plan(
+                profile,
+                inputs,
+                crate::seatbelt_launch::Launch {
+                    command: argv,
+                    cwd,
+                    bridge_ports,
+                    profile_notes,
+                },
+            )?;
+            Ok(Planned::Seatbelt(SeatbeltSession {
+                launch,
+                broker_listener,
+                broker_port,
+            }))
+        }
+        SandboxKind::Unavailable => Err(aq_sandbox::SandboxError::Unsupported.to_string()),
+    }
+}
+
+/// Starts the planned command under Seatbelt and waits for it, as
+/// [`run_sandboxed`] does on Linux: exit 127 for a command not found, 125
+/// when `sandbox-exec` is missing or refuses the profile (a probe run
+/// first tells that apart from the command's own exit code, which
+/// `sandbox-exec` passes on), else the command's exit or 128 + its signal.
+fn run_seatbelt(launch: &crate::seatbelt_launch::LaunchPlan) -> Exit {
+    let program = &launch.command()[0];
+    if !command_found(program) {
+        eprintln!("aq: {}: command not found", program.to_string_lossy());
+        return Exit::Code(i32::from(EXIT_NOT_FOUND));
+    }
+    let sandbox_exec = aq_sandbox::SANDBOX_EXEC;
+    if !Path::new(sandbox_exec).is_file() {
+        eprintln!(
+            "aq: {sandbox_exec} not found: the Seatbelt sandbox cannot start, so nothing was run; `aq doctor` says what this Mac offers"
+        );
+        return Exit::Code(i32::from(EXIT_SANDBOX));
+    }
+    let (probe, command) = match (launch.probe(), launch.sandbox_exec()) {
+        (Ok(p), Ok(c)) => (p, c),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("aq: {e}; nothing was run");
+            return Exit::Code(i32::from(EXIT_SANDBOX));
+        }
+    };
+    let refused = match seatbelt_process::probe(probe) {
+        Ok((status, stderr)) => probe_refusal(status, &stderr),
+        Err(e) => Some(format!("cannot start {sandbox_exec}: {e}")),
+    };
+    if let Some(why) = refused {
+        eprintln!("aq: the Seatbelt sandbox did not start: {why}; nothing was run");
+        return Exit::Code(i32::from(EXIT_SANDBOX));
+    }
+    match seatbelt_process::status(command) {
+        Ok(status) => exit_of(status),
+        Err(e) => {
+            eprintln!("aq: cannot start {sandbox_exec}: {e}; nothing was run");
+            Exit::Code(i32::from(EXIT_SANDBOX))
+        }
+    }
+}
+
+/// Whether `program` (as the plan resolved it) names a file: a name
+/// without a `/` is one `PATH` did not have.
+fn command_found(program: &std::ffi::OsStr) -> bool {
+    program.as_encoded_bytes().contains(&b'/') && Path::new(program).is_file()
+}
+
+/// Why the probe says `sandbox-exec` refused the profile, from its exit
+/// status and standard error; `None` when it ran the probe program.
+fn probe_refusal(status: std::process::ExitStatus, stderr: &[u8]) -> Option<String> {
+    if status.success() {
+        return None;
+    }
+    let said = String::from_utf8_lossy(stderr);
+    let said = said.trim();
+    Some(if said.is_empty() {
+        format!(
+            "sandbox-exec ended with {status} running {}",
+            crate::seatbelt_launch::PROBE_PROGRAM
+        )
+    } else {
+        format!(
+            "sandbox-exec: {}",
+            said.lines().take(5).collect::<Vec<_>>().join(" / ")
+        )
     })
 }
 
-/// The Linux sandbox (namespaces, Landlock, seccomp, the exec guard),
-/// planned on this host's facts; [`run_sandboxed`] applies it.
-#[cfg(target_os = "linux")]
-fn plan_on_this_host(
-    profile: &Profile,
-    inputs: crate::sandbox_spec::SpecInputs<'_>,
-) -> Result<crate::sandbox_spec::PlannedSandbox, String> {
-    crate::sandbox_spec::plan(profile, inputs)
+/// Starting `sandbox-exec`: macOS's alone. Elsewhere there is no Seatbelt,
+/// and [`SandboxKind::here`] never plans one; these refuse all the same.
+#[cfg(target_os = "macos")]
+mod seatbelt_process {
+    use std::process::{Command, ExitStatus, Stdio};
+
+    /// Runs the probe without a terminal; its status and stderr.
+    pub fn probe(mut cmd: Command) -> std::io::Result<(ExitStatus, Vec<u8>)> {
+        let out = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()?;
+        Ok((out.status, out.stderr))
+    }
+
+    /// Runs the command in the terminal and waits for it.
+    pub fn status(mut cmd: Command) -> std::io::Result<ExitStatus> {
+        cmd.status()
+    }
 }
 
-/// Outside Linux there is no kernel sandbox yet: a profile that asks for one
-/// stops here, before anything runs (exit 125), and never runs the command
-/// unconfined; `shims-only` runs through the shims instead.
-///
-/// The macOS launcher goes here: turn the same spec (`crate::sandbox_spec`)
-/// into a Seatbelt profile and have [`run_sandboxed`] start the command as
-/// `/usr/bin/sandbox-exec -p PROFILE -- CMD` with the spec's environment.
-#[cfg(not(target_os = "linux"))]
-fn plan_on_this_host(
-    _: &Profile,
-    _: crate::sandbox_spec::SpecInputs<'_>,
-) -> Result<crate::sandbox_spec::PlannedSandbox, String> {
-    Err(aq_sandbox::SandboxError::Unsupported.to_string())
+/// Elsewhere: nothing is started.
+#[cfg(not(target_os = "macos"))]
+mod seatbelt_process {
+    use std::process::{Command, ExitStatus};
+
+    fn unsupported() -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "Seatbelt is macOS's, and this system is not",
+        )
+    }
+
+    pub fn probe(_: Command) -> std::io::Result<(ExitStatus, Vec<u8>)> {
+        Err(unsupported())
+    }
+
+    pub fn status(_: Command) -> std::io::Result<ExitStatus> {
+        Err(unsupported())
+    }
 }
 
 /// The host sockets the user's policy lets the sandbox reach: its
@@ -1198,4 +1502,124 @@ pub fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, String> {
         }
     };
     std::fs::canonicalize(&dir).map_err(|e| format!("workspace {}: {e}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    #[test]
+    fn each_system_has_its_sandbox() {
+        assert_eq!(SandboxKind::of("linux"), SandboxKind::Kernel);
+        assert_eq!(SandboxKind::of("macos"), SandboxKind::Seatbelt);
+        for other in ["freebsd", "openbsd", "windows", "ios"] {
+            assert_eq!(SandboxKind::of(other), SandboxKind::Unavailable, "{other}");
+        }
+        assert_eq!(SandboxKind::here(), SandboxKind::of(std::env::consts::OS));
+    }
+
+    #[test]
+    fn only_the_kernel_sandbox_drops_the_shims_for_the_exec_guard() {
+        let strict = Profile::builtin("strict").unwrap();
+        assert!(strict.sandbox && strict.exec_guard);
+        assert!(exec_guard_in_force(&strict, SandboxKind::Kernel));
+        assert!(!exec_guard_in_force(&strict, SandboxKind::Seatbelt));
+        assert!(!exec_guard_in_force(&strict, SandboxKind::Unavailable));
+        let shims = Profile::builtin("shims-only").unwrap();
+        assert!(!exec_guard_in_force(&shims, SandboxKind::Kernel));
+    }
+
+    #[test]
+    fn the_refusal_says_what_to_do_on_this_system() {
+        let linux = refusal_hint(SandboxKind::Kernel, "strict");
+        assert_eq!(
+            linux,
+            "the `strict` profile needs this boundary, so nothing was run; `aq doctor --fix` shows how to enable it, and `--profile shims-only` runs without the kernel sandbox"
+        );
+        for kind in [SandboxKind::Seatbelt, SandboxKind::Unavailable] {
+            let hint = refusal_hint(kind, "strict");
+            assert!(!hint.contains("--fix"), "{hint}");
+            assert!(!hint.contains("kernel"), "{hint}");
+            assert!(
+                hint.contains("`--profile shims-only` runs without"),
+                "{hint}"
+            );
+        }
+        assert!(
+            refusal_hint(SandboxKind::Seatbelt, "dev")
+                .contains("`aq doctor` says what this Mac offers")
+        );
+    }
+
+    #[test]
+    fn the_session_variables_come_first_then_the_brokers_on_its_port() {
+        let dir = Path::new("/state/sessions/S");
+        let names = |env: &[(OsString, OsString)]| -> Vec<String> {
+            env.iter()
+                .map(|(k, _)| k.to_string_lossy().into_owned())
+                .collect()
+        };
+        let plain = session_env(dir, "S", None, &[]);
+        assert_eq!(names(&plain), ["AQ_SESSION_DIR", "AQ_SESSION_ID"]);
+        let extra = [(OsString::from("SSL_CERT_FILE"), OsString::from("/s/ca.pem"))];
+        let linux = session_env(dir, "S", Some(crate::network::PROXY_PORT), &extra);
+        let mut want = plain.clone();
+        want.extend(crate::network::proxy_env(crate::network::PROXY_PORT));
+        want.extend(extra.iter().cloned());
+        assert_eq!(linux, want);
+        let get = |env: &[(OsString, OsString)], n: &str| {
+            env.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            get(&linux, "HTTPS_PROXY"),
+            Some("http://127.0.0.1:3128".into())
+        );
+        let mac = session_env(dir, "S", Some(50_123), &[]);
+        assert_eq!(
+            get(&mac, "HTTPS_PROXY"),
+            Some("http://127.0.0.1:50123".into())
+        );
+        assert_eq!(
+            get(&mac, "ALL_PROXY"),
+            Some("socks5h://127.0.0.1:50123".into())
+        );
+    }
+
+    #[test]
+    fn a_refused_profile_is_told_apart_from_a_probe_that_ran() {
+        assert_eq!(probe_refusal(ExitStatus::from_raw(0), b"noise"), None);
+        let refused = probe_refusal(
+            ExitStatus::from_raw(65 << 8),
+            b"sandbox-exec: unbound variable: foo\n",
+        );
+        assert_eq!(
+            refused.as_deref(),
+            Some("sandbox-exec: sandbox-exec: unbound variable: foo")
+        );
+        let silent = probe_refusal(ExitStatus::from_raw(71 << 8), b"").unwrap();
+        assert!(silent.contains("/usr/bin/true"), "{silent}");
+    }
+
+    #[test]
+    fn a_command_is_found_only_by_a_path_to_a_file() {
+        let t = tempfile::tempdir().unwrap();
+        let prog = t.path().join("tool");
+        std::fs::write(&prog, "").unwrap();
+        assert!(command_found(prog.as_os_str()));
+        assert!(!command_found(t.path().join("missing").as_os_str()));
+        assert!(!command_found(t.path().as_os_str()));
+        assert!(!command_found(std::ffi::OsStr::new("tool")));
+    }
+
+    #[cfg(not(target_os = "macos"))]
+    #[test]
+    fn seatbelt_is_never_started_elsewhere() {
+        let cmd = std::process::Command::new("/bin/true");
+        assert_eq!(
+            seatbelt_process::status(cmd).unwrap_err().kind(),
+            std::io::ErrorKind::Unsupported
+        );
+    }
 }

@@ -516,16 +516,22 @@ pub fn plan(profile: &Profile, inputs: SpecInputs<'_>) -> Result<PlannedSandbox,
         .map_err(aq_sandbox::SandboxError::from)
         .map_err(|e| e.to_string())?;
     let mut notes = built.notes;
-    if !built.removed_env.is_empty() {
-        notes.push(format!(
-            "secret-looking variables left out: {} (pass one with `env` in the profile or `[session] env_pass`)",
-            built.removed_env.join(", ")
-        ));
-    }
+    notes.extend(removed_env_note(&built.removed_env));
     Ok(PlannedSandbox {
         plan,
         env: built.spec.env,
         notes,
+    })
+}
+
+/// What the user is told of the secret-looking variables
+/// [`build`] left out of the command's environment (none: nothing).
+pub fn removed_env_note(removed: &[String]) -> Option<String> {
+    (!removed.is_empty()).then(|| {
+        format!(
+            "secret-looking variables left out: {} (pass one with `env` in the profile or `[session] env_pass`)",
+            removed.join(", ")
+        )
     })
 }
 

@@ -152,7 +152,7 @@ pub fn print(request: &Request<'_>) -> Result<String, String> {
 /// The profile's and the policy's globs masked in the workspace (entries
 /// that are neither absolute, nor in the home, nor a variable), each once:
 /// what the Linux sandbox looks for when it starts, denied here by pattern.
-fn masked_names(profile: &Profile, sensitive: &[String]) -> Vec<String> {
+pub(crate) fn masked_names(profile: &Profile, sensitive: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let relative = profile
         .masked
