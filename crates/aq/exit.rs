@@ -1,4 +1,4 @@
-//! Exit codes: defined once, in `aq_session::exit` (the session's own
-//! outcomes, 125 to 127, are among them).
+//! Exit codes: defined once, in `aq-exit` (the sandbox's, the shim's and
+//! the session's outcomes, 125 to 127, are among them).
 
-pub use aq_session::exit::ExitCode;
+pub use aq_exit::ExitCode;

@@ -7,18 +7,3 @@
 pub use aq_shim::entry::{run, shim_name};
 
 pub use aq_session::refusal::refusal_text_line;
-
-#[cfg(test)]
-mod tests {
-    use crate::exit::ExitCode;
-
-    /// The small shim binary exits with the same codes as `aq`.
-    #[test]
-    fn the_shim_binary_uses_aqs_exit_codes() {
-        assert_eq!(aq_session::refusal::EXIT_BLOCKED, ExitCode::Blocked.code());
-        assert_eq!(
-            aq_session::refusal::EXIT_NOT_FOUND,
-            ExitCode::NotFound.code()
-        );
-    }
-}

@@ -51,11 +51,15 @@ impl SandboxError {
     /// The exit code `aq` uses for this error: 127 for a missing command,
     /// 126 for a command the exec guard's judge blocked, else 125.
     pub fn exit_code(&self) -> i32 {
-        match self {
-            SandboxError::CommandNotFound(_) => 127,
-            SandboxError::ExecBlocked { .. } => 126,
-            _ => 125,
-        }
+        use aq_exit::ExitCode;
+        i32::from(
+            match self {
+                SandboxError::CommandNotFound(_) => ExitCode::NotFound,
+                SandboxError::ExecBlocked { .. } => ExitCode::Blocked,
+                _ => ExitCode::SandboxFailed,
+            }
+            .code(),
+        )
     }
 
     /// The errno of a failed setup call, if any.

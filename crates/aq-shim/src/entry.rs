@@ -19,9 +19,9 @@ pub const ENV_SESSION_DIR: &str = "AQ_SESSION_DIR";
 /// The approved request whose commands a child may run without asking.
 pub const ENV_GRANT: &str = "AQ_GRANT";
 /// Exit code of a command the firewall refused.
-pub const EXIT_BLOCKED: u8 = 126;
+pub const EXIT_BLOCKED: u8 = aq_exit::ExitCode::Blocked.code();
 /// Exit code when the real program does not exist.
-pub const EXIT_NOT_FOUND: u8 = 127;
+pub const EXIT_NOT_FOUND: u8 = aq_exit::ExitCode::NotFound.code();
 
 /// Runs as the shim for `name` with `args`. Returns only on refusal or error.
 pub fn run(name: &str, args: Vec<OsString>) -> std::process::ExitCode {
