@@ -137,35 +137,34 @@ fn op_matches(pattern: &str, op: &str) -> bool {
             .is_some_and(|prefix| op.starts_with(prefix))
 }
 
-/// Whether a filter matches `path`. A regex is taken at its worst: one that
-/// allows matches every path that starts as it does, one that denies
-/// matches nothing, so a path is found denied only when a rule denies it
-/// for sure.
-fn filter_matches(filter: &[Sexp], path: &str, allow: bool) -> bool {
+/// Whether a filter matches `path`, for a process holding the sandbox
+/// extensions `held` (a pty it opened through `/dev/ptmx` gives it
+/// `com.apple.sandbox.pty`). Regular expressions are matched as written.
+fn filter_matches(filter: &[Sexp], path: &str, held: &[&str]) -> bool {
     match filter {
         [Sexp::Atom(k), Sexp::Str(s)] if k == "subpath" => {
             path == s || path.starts_with(&format!("{}/", s.trim_end_matches('/')))
         }
         [Sexp::Atom(k), Sexp::Str(s)] if k == "literal" => path == s,
-        [Sexp::Atom(k), Sexp::Str(re)] if k == "regex" => {
-            allow && path.starts_with(&regex_prefix(re))
-        }
+        [Sexp::Atom(k), Sexp::Str(re)] if k == "regex" => regex::Regex::new(re)
+            .unwrap_or_else(|e| panic!("{re}: {e}"))
+            .is_match(path),
+        [Sexp::Atom(k), Sexp::Str(name)] if k == "extension" => held.contains(&name.as_str()),
+        [Sexp::Atom(k), rest @ ..] if k == "require-all" => rest
+            .iter()
+            .all(|f| matches!(f, Sexp::List(l) if filter_matches(l, path, held))),
+        [Sexp::Atom(k), Sexp::List(f)] if k == "require-not" => !filter_matches(f, path, held),
         _ => false,
     }
 }
 
-/// What every path a `^`-anchored regex matches starts with: its
-/// characters up to the first that is not plain.
-fn regex_prefix(re: &str) -> String {
-    re.strip_prefix('^')
-        .unwrap_or("")
-        .chars()
-        .take_while(|c| !"[\\.*+?()|{$".contains(*c))
-        .collect()
-}
-
 /// Seatbelt's answer for `op` on `path`: the last rule that matches.
 fn decide(forms: &[Sexp], op: &str, path: &str) -> (bool, usize) {
+    decide_holding(forms, op, path, &[])
+}
+
+/// [`decide`] for a process holding the extensions `held`.
+fn decide_holding(forms: &[Sexp], op: &str, path: &str, held: &[&str]) -> (bool, usize) {
     let mut decision = (false, usize::MAX);
     for (i, r) in rules(forms).iter().enumerate() {
         if !r.ops.iter().any(|p| op_matches(p, op)) {
@@ -174,7 +173,7 @@ fn decide(forms: &[Sexp], op: &str, path: &str) -> (bool, usize) {
         let default = r.ops.contains(&"default");
         if default
             || r.filters.is_empty()
-            || r.filters.iter().any(|f| filter_matches(f, path, r.allow))
+            || r.filters.iter().any(|f| filter_matches(f, path, held))
         {
             decision = (r.allow, i);
         }
