@@ -150,6 +150,13 @@ const DEVICES_READ_WRITE: &[&str] = &[
     "/dev/dtracehelper",
 ];
 
+/// The ptys: another terminal window's as well as the sandbox's own.
+const TTYS: &str = "^/dev/ttys[0-9]+$";
+
+/// The extension the kernel gives a process for a pty it opened through
+/// `/dev/ptmx`.
+const PTY_EXTENSION: &str = "com.apple.sandbox.pty";
+
 /// Device files any command may read.
 const DEVICES_READ: &[&str] = &["/dev/random", "/dev/urandom"];
 
@@ -301,27 +308,6 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
     p.form("(allow ipc-posix-sem)");
     p.form("(allow ipc-posix-shm-read* (ipc-posix-name \"apple.shm.notification_center\"))");
 
-    p.section("Terminals and devices.");
-    p.form("(allow pseudo-tty)");
-    p.rule(
-        "allow",
-        "file-read* file-write* file-ioctl",
-        &DEVICES_READ_WRITE
-            .iter()
-            .map(|d| format!("(literal {})", string(d)))
-            .chain(["(regex \"^/dev/ttys[0-9]+$\")".to_string()])
-            .collect::<Vec<_>>(),
-    );
-    p.rule(
-        "allow",
-        "file-read*",
-        &DEVICES_READ
-            .iter()
-            .map(|d| format!("(literal {})", string(d)))
-            .collect::<Vec<_>>(),
-    );
-    p.form("(allow file-read* file-write-data (subpath \"/dev/fd\"))");
-
     p.section("Reads. Metadata everywhere (a program stats the directories above its own, as on Linux); contents where the spec says.");
     p.form("(allow file-read-metadata file-test-existence)");
     match &readable {
@@ -346,6 +332,33 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
             );
         }
     }
+
+    p.section("Terminals and devices, after the reads so that none of them opens another terminal: the controlling one (`/dev/tty`), a pty the sandbox opened itself (`/dev/ptmx` gives it the extension), and ioctls on the one it was started on. Another window's pty is what is typed there.");
+    p.form("(allow pseudo-tty)");
+    p.rule(
+        "allow",
+        "file-read* file-write* file-ioctl",
+        &DEVICES_READ_WRITE
+            .iter()
+            .map(|d| format!("(literal {})", string(d)))
+            .collect::<Vec<_>>(),
+    );
+    p.rule(
+        "allow",
+        "file-read*",
+        &DEVICES_READ
+            .iter()
+            .map(|d| format!("(literal {})", string(d)))
+            .collect::<Vec<_>>(),
+    );
+    p.form("(allow file-read* file-write-data (subpath \"/dev/fd\"))");
+    let ttys = format!("(regex {})", string(TTYS));
+    p.form(&format!("(deny file-read-data file-write* {ttys})"));
+    p.form(&format!(
+        "(allow file-read* file-write* (require-all {ttys} (extension {})))",
+        string(PTY_EXTENSION)
+    ));
+    p.form(&format!("(allow file-ioctl {ttys})"));
 
     p.section("Writes: the workspace and the spec's writable paths (agent state, caches, the session's TMPDIR).");
     let mut write_roots = vec![workspace.clone()];

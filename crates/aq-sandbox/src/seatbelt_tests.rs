@@ -560,6 +560,31 @@ fn the_launcher_runs_sandbox_exec_with_the_profile_and_the_command_after_dashes(
     assert_eq!(envs, [(OsStr::new("PATH"), Some(OsStr::new("/usr/bin")))]);
 }
 
+#[test]
+fn another_terminal_of_the_user_cannot_be_opened_only_a_pty_the_sandbox_made() {
+    // Reading another Terminal window's tty steals what is typed there (a
+    // sudo password); writing to it forges what it shows.
+    for readable in [None, sample_spec().readable] {
+        let mut spec = sample_spec();
+        spec.readable = readable;
+        let text = profile_of(&spec, &[]);
+        let forms = read_profile(&text).unwrap();
+        for op in ["file-read-data", "file-write-data"] {
+            assert!(!decide(&forms, op, "/dev/ttys003").0, "{op}\n{text}");
+            // A pty the sandbox opened through /dev/ptmx carries the extension.
+            let pty = ["com.apple.sandbox.pty"];
+            assert!(
+                decide_holding(&forms, op, "/dev/ttys003", &pty).0,
+                "{op}\n{text}"
+            );
+            assert!(decide(&forms, op, "/dev/tty").0, "{op}\n{text}");
+            assert!(decide(&forms, op, "/dev/null").0, "{op}\n{text}");
+        }
+        // The terminal the command was started on stays usable.
+        assert!(decide(&forms, "file-ioctl", "/dev/ttys003").0, "{text}");
+    }
+}
+
 /// A path segment with what a hostile name holds: quotes, backslashes,
 /// parentheses, spaces, unicode, regex metacharacters.
 fn segment() -> impl Strategy<Value = String> {
