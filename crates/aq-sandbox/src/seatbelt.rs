@@ -376,15 +376,11 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
         p.rule(
             "deny",
             "file-write*",
-            &subpaths(&dedup(read_only_all.clone()), Spellings::Deny),
+            &denied(&dedup(read_only_all.clone()), Extent::Subtree),
         );
         let held = held_directories(&read_only_all, &write_roots);
         if !held.is_empty() {
-            p.rule(
-                "deny",
-                "file-write-unlink",
-                &literals(&held, Spellings::Deny),
-            );
+            p.rule("deny", "file-write-unlink", &denied(&held, Extent::Itself));
         }
     }
     if !writable_again.is_empty() {
@@ -441,20 +437,14 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
     held_roots.extend(writable_again.iter().cloned());
     for m in dedup(masked) {
         p.comment(&format!("masked: {}", m.display()));
-        let mut filters = subpaths(std::slice::from_ref(&m), Spellings::Deny);
-        filters.extend(
-            spellings(&m, Spellings::Deny)
-                .iter()
-                .map(|s| format!("(regex {})", string(&path_regex(s, "(/.*)?$")))),
+        p.rule(
+            "deny",
+            "file-read* file-write*",
+            &denied(std::slice::from_ref(&m), Extent::Subtree),
         );
-        p.rule("deny", "file-read* file-write*", &filters);
         let held = held_directories(std::slice::from_ref(&m), &held_roots);
         if !held.is_empty() {
-            p.rule(
-                "deny",
-                "file-write-unlink",
-                &literals(&held, Spellings::Deny),
-            );
+            p.rule("deny", "file-write-unlink", &denied(&held, Extent::Itself));
         }
     }
     if !names.is_empty() {
@@ -600,6 +590,35 @@ fn subpaths(paths: &[PathBuf], which: Spellings) -> Vec<String> {
 
 fn literals(paths: &[PathBuf], which: Spellings) -> Vec<String> {
     filters("literal", paths, which)
+}
+
+/// What a deny names: the path or its subtree.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Extent {
+    /// The path alone (a directory that may not be renamed).
+    Itself,
+    /// The path and everything beneath it.
+    Subtree,
+}
+
+/// The filters of a deny of `paths`: every spelling, and each of them as
+/// a case-insensitive pattern (the default file system ignores case, so
+/// `.GIT/hooks` is `.git/hooks`, and a deny spelled one way only is
+/// walked around by another).
+fn denied(paths: &[PathBuf], extent: Extent) -> Vec<String> {
+    let (mut out, tail) = match extent {
+        Extent::Itself => (literals(paths, Spellings::Deny), "$"),
+        Extent::Subtree => (subpaths(paths, Spellings::Deny), "(/.*)?$"),
+    };
+    for p in paths {
+        for s in spellings(p, Spellings::Deny) {
+            let f = format!("(regex {})", string(&path_regex(&s, tail)));
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
 }
 
 fn filters(kind: &str, paths: &[PathBuf], which: Spellings) -> Vec<String> {

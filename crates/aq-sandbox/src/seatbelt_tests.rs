@@ -585,6 +585,42 @@ fn another_terminal_of_the_user_cannot_be_opened_only_a_pty_the_sandbox_made() {
     }
 }
 
+#[test]
+fn read_only_paths_and_held_directories_hold_under_another_case() {
+    // The default macOS file system ignores case: `.GIT/hooks` is `.git/hooks`.
+    let mut spec = sample_spec();
+    spec.writable.push("/Users/u/.cache".into());
+    spec.masked.push("/Users/u/.cache/huggingface/token".into());
+    let text = profile_of(&spec, &[]);
+    let forms = read_profile(&text).unwrap();
+    for path in [
+        "/Users/u/src/app/.GIT/hooks/pre-commit",
+        "/Users/u/src/app/.git/HOOKS/pre-commit",
+        "/Users/u/src/app/.Git/Config",
+    ] {
+        assert!(!decide(&forms, "file-write-data", path).0, "{path}\n{text}");
+        assert!(
+            !decide(&forms, "file-write-create", path).0,
+            "{path}\n{text}"
+        );
+    }
+    for held in ["/Users/u/src/app/.GIT", "/Users/u/.cache/HuggingFace"] {
+        assert!(
+            !decide(&forms, "file-write-unlink", held).0,
+            "{held}\n{text}"
+        );
+    }
+    assert!(
+        decide(
+            &forms,
+            "file-write-unlink",
+            "/Users/u/src/app/.GIT/objects/ab"
+        )
+        .0
+    );
+    assert!(decide(&forms, "file-write-data", "/Users/u/src/app/.github/x.yml").0);
+}
+
 /// A path segment with what a hostile name holds: quotes, backslashes,
 /// parentheses, spaces, unicode, regex metacharacters.
 fn segment() -> impl Strategy<Value = String> {
