@@ -141,6 +141,17 @@ const MACOS_SYSTEM_READABLE: &[&str] = &[
     "/opt/local",
 ];
 
+/// Roots of the spec's system list (Linux's) that a private home does not
+/// read on macOS: there `/private/tmp` is every program's, and
+/// `/private/var/folders` holds each user's temporary files and caches;
+/// the devices have rules of their own. What macOS needs of them is in
+/// [`MACOS_SYSTEM_READABLE`].
+const NOT_READABLE_ON_MACOS: &[&str] = &["/tmp", "/private/tmp", "/var", "/private/var", "/dev"];
+
+/// The data volume's own name: `/Users`, `/private/var`, `/opt` and the
+/// rest of what is not the sealed system, under `/System`.
+const DATA_VOLUME: &str = "/System/Volumes/Data";
+
 /// Device files any command may read and write.
 const DEVICES_READ_WRITE: &[&str] = &[
     "/dev/null",
@@ -320,7 +331,16 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
         Some(paths) => {
             p.comment("A private home: the system, the toolchains and configuration the spec names, the workspace and the writable paths; nothing else of the home.");
             let mut roots: Vec<PathBuf> = MACOS_SYSTEM_READABLE.iter().map(PathBuf::from).collect();
-            roots.extend(paths.iter().cloned());
+            roots.extend(
+                paths
+                    .iter()
+                    .filter(|p| {
+                        !NOT_READABLE_ON_MACOS
+                            .iter()
+                            .any(|n| p.as_path() == Path::new(n))
+                    })
+                    .cloned(),
+            );
             roots.push(workspace.clone());
             roots.extend(writable.iter().cloned());
             roots.extend(writable_again.iter().cloned());
@@ -329,6 +349,12 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
                 "allow",
                 "file-read* file-map-executable",
                 &subpaths(&dedup(roots), Spellings::Allow),
+            );
+            p.comment("`/System` is readable, but not the data volume's name beneath it: that is the whole home.");
+            p.rule(
+                "deny",
+                "file-read*",
+                &denied(&[PathBuf::from(DATA_VOLUME)], Extent::Subtree),
             );
         }
     }
@@ -572,7 +598,7 @@ fn spellings(path: &Path, which: Spellings) -> Vec<PathBuf> {
         out.push(private.join(path.strip_prefix("/").unwrap_or(path)));
     }
     if which == Spellings::Deny {
-        let data = Path::new("/System/Volumes/Data");
+        let data = Path::new(DATA_VOLUME);
         let extra: Vec<PathBuf> = out
             .iter()
             .filter(|p| !p.starts_with("/System") && !p.starts_with("/dev"))

@@ -621,6 +621,63 @@ fn read_only_paths_and_held_directories_hold_under_another_case() {
     assert!(decide(&forms, "file-write-data", "/Users/u/src/app/.github/x.yml").0);
 }
 
+#[test]
+fn the_data_volume_name_does_not_open_a_private_home() {
+    // `/System` is readable; beneath it `/System/Volumes/Data` is the whole
+    // data volume, the home with it.
+    let spec = sample_spec();
+    let text = profile_of(&spec, &[]);
+    let forms = read_profile(&text).unwrap();
+    for path in [
+        "/System/Volumes/Data/Users/u/Documents/tax.pdf",
+        "/System/Volumes/Data/Users/u/Library/Keychains/login.keychain-db",
+        "/system/volumes/data/Users/u/Documents/tax.pdf",
+    ] {
+        assert!(!decide(&forms, "file-read-data", path).0, "{path}\n{text}");
+    }
+    for (op, path) in [
+        ("file-read-data", "/System/Library/Frameworks/x"),
+        (
+            "file-map-executable",
+            "/System/Volumes/Preboot/Cryptexes/OS/System/Library/dyld/c",
+        ),
+        ("file-read-data", "/Users/u/.cargo/bin/cargo"),
+    ] {
+        assert!(decide(&forms, op, path).0, "{op} {path}\n{text}");
+    }
+}
+
+#[test]
+fn a_private_home_does_not_read_the_users_temporary_files_or_devices() {
+    // The spec's system list is Linux's: its /var and /tmp are, on macOS,
+    // every user's temporary files and caches (`/private/var/folders`).
+    let mut spec = sample_spec();
+    spec.writable.retain(|w| w != Path::new("/tmp"));
+    spec.readable = Some(
+        ["/usr", "/etc", "/var", "/tmp", "/dev", "/Users/u/.cargo"]
+            .map(PathBuf::from)
+            .to_vec(),
+    );
+    let text = profile_of(&spec, &[]);
+    let forms = read_profile(&text).unwrap();
+    for path in [
+        "/private/var/folders/xy/abc/T/token.json",
+        "/var/folders/xy/abc/C/com.example/cookies",
+        "/private/tmp/other-user-file",
+        "/dev/ttys003",
+    ] {
+        assert!(!decide(&forms, "file-read-data", path).0, "{path}\n{text}");
+    }
+    for path in [
+        "/private/etc/hosts",
+        "/private/var/db/timezone/zoneinfo/UTC",
+        "/dev/urandom",
+        "/usr/lib/libSystem.B.dylib",
+    ] {
+        assert!(decide(&forms, "file-read-data", path).0, "{path}\n{text}");
+    }
+}
+
 /// A path segment with what a hostile name holds: quotes, backslashes,
 /// parentheses, spaces, unicode, regex metacharacters.
 fn segment() -> impl Strategy<Value = String> {
