@@ -141,6 +141,17 @@ const MACOS_SYSTEM_READABLE: &[&str] = &[
     "/opt/local",
 ];
 
+/// Roots of the spec's system list (Linux's) that a private home does not
+/// read on macOS: there `/private/tmp` is every program's, and
+/// `/private/var/folders` holds each user's temporary files and caches;
+/// the devices have rules of their own. What macOS needs of them is in
+/// [`MACOS_SYSTEM_READABLE`].
+const NOT_READABLE_ON_MACOS: &[&str] = &["/tmp", "/private/tmp", "/var", "/private/var", "/dev"];
+
+/// The data volume's own name: `/Users`, `/private/var`, `/opt` and the
+/// rest of what is not the sealed system, under `/System`.
+const DATA_VOLUME: &str = "/System/Volumes/Data";
+
 /// Device files any command may read and write.
 const DEVICES_READ_WRITE: &[&str] = &[
     "/dev/null",
@@ -149,6 +160,13 @@ const DEVICES_READ_WRITE: &[&str] = &[
     "/dev/ptmx",
     "/dev/dtracehelper",
 ];
+
+/// The ptys: another terminal window's as well as the sandbox's own.
+const TTYS: &str = "^/dev/ttys[0-9]+$";
+
+/// The extension the kernel gives a process for a pty it opened through
+/// `/dev/ptmx`.
+const PTY_EXTENSION: &str = "com.apple.sandbox.pty";
 
 /// Device files any command may read.
 const DEVICES_READ: &[&str] = &["/dev/random", "/dev/urandom"];
@@ -301,27 +319,6 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
     p.form("(allow ipc-posix-sem)");
     p.form("(allow ipc-posix-shm-read* (ipc-posix-name \"apple.shm.notification_center\"))");
 
-    p.section("Terminals and devices.");
-    p.form("(allow pseudo-tty)");
-    p.rule(
-        "allow",
-        "file-read* file-write* file-ioctl",
-        &DEVICES_READ_WRITE
-            .iter()
-            .map(|d| format!("(literal {})", string(d)))
-            .chain(["(regex \"^/dev/ttys[0-9]+$\")".to_string()])
-            .collect::<Vec<_>>(),
-    );
-    p.rule(
-        "allow",
-        "file-read*",
-        &DEVICES_READ
-            .iter()
-            .map(|d| format!("(literal {})", string(d)))
-            .collect::<Vec<_>>(),
-    );
-    p.form("(allow file-read* file-write-data (subpath \"/dev/fd\"))");
-
     p.section("Reads. Metadata everywhere (a program stats the directories above its own, as on Linux); contents where the spec says.");
     p.form("(allow file-read-metadata file-test-existence)");
     match &readable {
@@ -334,7 +331,16 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
         Some(paths) => {
             p.comment("A private home: the system, the toolchains and configuration the spec names, the workspace and the writable paths; nothing else of the home.");
             let mut roots: Vec<PathBuf> = MACOS_SYSTEM_READABLE.iter().map(PathBuf::from).collect();
-            roots.extend(paths.iter().cloned());
+            roots.extend(
+                paths
+                    .iter()
+                    .filter(|p| {
+                        !NOT_READABLE_ON_MACOS
+                            .iter()
+                            .any(|n| p.as_path() == Path::new(n))
+                    })
+                    .cloned(),
+            );
             roots.push(workspace.clone());
             roots.extend(writable.iter().cloned());
             roots.extend(writable_again.iter().cloned());
@@ -344,8 +350,41 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
                 "file-read* file-map-executable",
                 &subpaths(&dedup(roots), Spellings::Allow),
             );
+            p.comment("`/System` is readable, but not the data volume's name beneath it: that is the whole home.");
+            p.rule(
+                "deny",
+                "file-read*",
+                &denied(&[PathBuf::from(DATA_VOLUME)], Extent::Subtree),
+            );
         }
     }
+
+    p.section("Terminals and devices, after the reads so that none of them opens another terminal: the controlling one (`/dev/tty`), a pty the sandbox opened itself (`/dev/ptmx` gives it the extension), and ioctls on the one it was started on. Another window's pty is what is typed there.");
+    p.form("(allow pseudo-tty)");
+    p.rule(
+        "allow",
+        "file-read* file-write* file-ioctl",
+        &DEVICES_READ_WRITE
+            .iter()
+            .map(|d| format!("(literal {})", string(d)))
+            .collect::<Vec<_>>(),
+    );
+    p.rule(
+        "allow",
+        "file-read*",
+        &DEVICES_READ
+            .iter()
+            .map(|d| format!("(literal {})", string(d)))
+            .collect::<Vec<_>>(),
+    );
+    p.form("(allow file-read* file-write-data (subpath \"/dev/fd\"))");
+    let ttys = format!("(regex {})", string(TTYS));
+    p.form(&format!("(deny file-read-data file-write* {ttys})"));
+    p.form(&format!(
+        "(allow file-read* file-write* (require-all {ttys} (extension {})))",
+        string(PTY_EXTENSION)
+    ));
+    p.form(&format!("(allow file-ioctl {ttys})"));
 
     p.section("Writes: the workspace and the spec's writable paths (agent state, caches, the session's TMPDIR).");
     let mut write_roots = vec![workspace.clone()];
@@ -363,15 +402,11 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
         p.rule(
             "deny",
             "file-write*",
-            &subpaths(&dedup(read_only_all.clone()), Spellings::Deny),
+            &denied(&dedup(read_only_all.clone()), Extent::Subtree),
         );
         let held = held_directories(&read_only_all, &write_roots);
         if !held.is_empty() {
-            p.rule(
-                "deny",
-                "file-write-unlink",
-                &literals(&held, Spellings::Deny),
-            );
+            p.rule("deny", "file-write-unlink", &denied(&held, Extent::Itself));
         }
     }
     if !writable_again.is_empty() {
@@ -428,20 +463,14 @@ pub fn plan_seatbelt_profile(inputs: &SeatbeltInputs<'_>) -> Result<String, Seat
     held_roots.extend(writable_again.iter().cloned());
     for m in dedup(masked) {
         p.comment(&format!("masked: {}", m.display()));
-        let mut filters = subpaths(std::slice::from_ref(&m), Spellings::Deny);
-        filters.extend(
-            spellings(&m, Spellings::Deny)
-                .iter()
-                .map(|s| format!("(regex {})", string(&path_regex(s, "(/.*)?$")))),
+        p.rule(
+            "deny",
+            "file-read* file-write*",
+            &denied(std::slice::from_ref(&m), Extent::Subtree),
         );
-        p.rule("deny", "file-read* file-write*", &filters);
         let held = held_directories(std::slice::from_ref(&m), &held_roots);
         if !held.is_empty() {
-            p.rule(
-                "deny",
-                "file-write-unlink",
-                &literals(&held, Spellings::Deny),
-            );
+            p.rule("deny", "file-write-unlink", &denied(&held, Extent::Itself));
         }
     }
     if !names.is_empty() {
@@ -569,7 +598,7 @@ fn spellings(path: &Path, which: Spellings) -> Vec<PathBuf> {
         out.push(private.join(path.strip_prefix("/").unwrap_or(path)));
     }
     if which == Spellings::Deny {
-        let data = Path::new("/System/Volumes/Data");
+        let data = Path::new(DATA_VOLUME);
         let extra: Vec<PathBuf> = out
             .iter()
             .filter(|p| !p.starts_with("/System") && !p.starts_with("/dev"))
@@ -587,6 +616,35 @@ fn subpaths(paths: &[PathBuf], which: Spellings) -> Vec<String> {
 
 fn literals(paths: &[PathBuf], which: Spellings) -> Vec<String> {
     filters("literal", paths, which)
+}
+
+/// What a deny names: the path or its subtree.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Extent {
+    /// The path alone (a directory that may not be renamed).
+    Itself,
+    /// The path and everything beneath it.
+    Subtree,
+}
+
+/// The filters of a deny of `paths`: every spelling, and each of them as
+/// a case-insensitive pattern (the default file system ignores case, so
+/// `.GIT/hooks` is `.git/hooks`, and a deny spelled one way only is
+/// walked around by another).
+fn denied(paths: &[PathBuf], extent: Extent) -> Vec<String> {
+    let (mut out, tail) = match extent {
+        Extent::Itself => (literals(paths, Spellings::Deny), "$"),
+        Extent::Subtree => (subpaths(paths, Spellings::Deny), "(/.*)?$"),
+    };
+    for p in paths {
+        for s in spellings(p, Spellings::Deny) {
+            let f = format!("(regex {})", string(&path_regex(&s, tail)));
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
 }
 
 fn filters(kind: &str, paths: &[PathBuf], which: Spellings) -> Vec<String> {

@@ -137,35 +137,34 @@ fn op_matches(pattern: &str, op: &str) -> bool {
             .is_some_and(|prefix| op.starts_with(prefix))
 }
 
-/// Whether a filter matches `path`. A regex is taken at its worst: one that
-/// allows matches every path that starts as it does, one that denies
-/// matches nothing, so a path is found denied only when a rule denies it
-/// for sure.
-fn filter_matches(filter: &[Sexp], path: &str, allow: bool) -> bool {
+/// Whether a filter matches `path`, for a process holding the sandbox
+/// extensions `held` (a pty it opened through `/dev/ptmx` gives it
+/// `com.apple.sandbox.pty`). Regular expressions are matched as written.
+fn filter_matches(filter: &[Sexp], path: &str, held: &[&str]) -> bool {
     match filter {
         [Sexp::Atom(k), Sexp::Str(s)] if k == "subpath" => {
             path == s || path.starts_with(&format!("{}/", s.trim_end_matches('/')))
         }
         [Sexp::Atom(k), Sexp::Str(s)] if k == "literal" => path == s,
-        [Sexp::Atom(k), Sexp::Str(re)] if k == "regex" => {
-            allow && path.starts_with(&regex_prefix(re))
-        }
+        [Sexp::Atom(k), Sexp::Str(re)] if k == "regex" => regex::Regex::new(re)
+            .unwrap_or_else(|e| panic!("{re}: {e}"))
+            .is_match(path),
+        [Sexp::Atom(k), Sexp::Str(name)] if k == "extension" => held.contains(&name.as_str()),
+        [Sexp::Atom(k), rest @ ..] if k == "require-all" => rest
+            .iter()
+            .all(|f| matches!(f, Sexp::List(l) if filter_matches(l, path, held))),
+        [Sexp::Atom(k), Sexp::List(f)] if k == "require-not" => !filter_matches(f, path, held),
         _ => false,
     }
 }
 
-/// What every path a `^`-anchored regex matches starts with: its
-/// characters up to the first that is not plain.
-fn regex_prefix(re: &str) -> String {
-    re.strip_prefix('^')
-        .unwrap_or("")
-        .chars()
-        .take_while(|c| !"[\\.*+?()|{$".contains(*c))
-        .collect()
-}
-
 /// Seatbelt's answer for `op` on `path`: the last rule that matches.
 fn decide(forms: &[Sexp], op: &str, path: &str) -> (bool, usize) {
+    decide_holding(forms, op, path, &[])
+}
+
+/// [`decide`] for a process holding the extensions `held`.
+fn decide_holding(forms: &[Sexp], op: &str, path: &str, held: &[&str]) -> (bool, usize) {
     let mut decision = (false, usize::MAX);
     for (i, r) in rules(forms).iter().enumerate() {
         if !r.ops.iter().any(|p| op_matches(p, op)) {
@@ -174,7 +173,7 @@ fn decide(forms: &[Sexp], op: &str, path: &str) -> (bool, usize) {
         let default = r.ops.contains(&"default");
         if default
             || r.filters.is_empty()
-            || r.filters.iter().any(|f| filter_matches(f, path, r.allow))
+            || r.filters.iter().any(|f| filter_matches(f, path, held))
         {
             decision = (r.allow, i);
         }
@@ -559,6 +558,124 @@ fn the_launcher_runs_sandbox_exec_with_the_profile_and_the_command_after_dashes(
     );
     let envs: Vec<_> = c.get_envs().collect();
     assert_eq!(envs, [(OsStr::new("PATH"), Some(OsStr::new("/usr/bin")))]);
+}
+
+#[test]
+fn another_terminal_of_the_user_cannot_be_opened_only_a_pty_the_sandbox_made() {
+    // Reading another Terminal window's tty steals what is typed there (a
+    // sudo password); writing to it forges what it shows.
+    for readable in [None, sample_spec().readable] {
+        let mut spec = sample_spec();
+        spec.readable = readable;
+        let text = profile_of(&spec, &[]);
+        let forms = read_profile(&text).unwrap();
+        for op in ["file-read-data", "file-write-data"] {
+            assert!(!decide(&forms, op, "/dev/ttys003").0, "{op}\n{text}");
+            // A pty the sandbox opened through /dev/ptmx carries the extension.
+            let pty = ["com.apple.sandbox.pty"];
+            assert!(
+                decide_holding(&forms, op, "/dev/ttys003", &pty).0,
+                "{op}\n{text}"
+            );
+            assert!(decide(&forms, op, "/dev/tty").0, "{op}\n{text}");
+            assert!(decide(&forms, op, "/dev/null").0, "{op}\n{text}");
+        }
+        // The terminal the command was started on stays usable.
+        assert!(decide(&forms, "file-ioctl", "/dev/ttys003").0, "{text}");
+    }
+}
+
+#[test]
+fn read_only_paths_and_held_directories_hold_under_another_case() {
+    // The default macOS file system ignores case: `.GIT/hooks` is `.git/hooks`.
+    let mut spec = sample_spec();
+    spec.writable.push("/Users/u/.cache".into());
+    spec.masked.push("/Users/u/.cache/huggingface/token".into());
+    let text = profile_of(&spec, &[]);
+    let forms = read_profile(&text).unwrap();
+    for path in [
+        "/Users/u/src/app/.GIT/hooks/pre-commit",
+        "/Users/u/src/app/.git/HOOKS/pre-commit",
+        "/Users/u/src/app/.Git/Config",
+    ] {
+        assert!(!decide(&forms, "file-write-data", path).0, "{path}\n{text}");
+        assert!(
+            !decide(&forms, "file-write-create", path).0,
+            "{path}\n{text}"
+        );
+    }
+    for held in ["/Users/u/src/app/.GIT", "/Users/u/.cache/HuggingFace"] {
+        assert!(
+            !decide(&forms, "file-write-unlink", held).0,
+            "{held}\n{text}"
+        );
+    }
+    assert!(
+        decide(
+            &forms,
+            "file-write-unlink",
+            "/Users/u/src/app/.GIT/objects/ab"
+        )
+        .0
+    );
+    assert!(decide(&forms, "file-write-data", "/Users/u/src/app/.github/x.yml").0);
+}
+
+#[test]
+fn the_data_volume_name_does_not_open_a_private_home() {
+    // `/System` is readable; beneath it `/System/Volumes/Data` is the whole
+    // data volume, the home with it.
+    let spec = sample_spec();
+    let text = profile_of(&spec, &[]);
+    let forms = read_profile(&text).unwrap();
+    for path in [
+        "/System/Volumes/Data/Users/u/Documents/tax.pdf",
+        "/System/Volumes/Data/Users/u/Library/Keychains/login.keychain-db",
+        "/system/volumes/data/Users/u/Documents/tax.pdf",
+    ] {
+        assert!(!decide(&forms, "file-read-data", path).0, "{path}\n{text}");
+    }
+    for (op, path) in [
+        ("file-read-data", "/System/Library/Frameworks/x"),
+        (
+            "file-map-executable",
+            "/System/Volumes/Preboot/Cryptexes/OS/System/Library/dyld/c",
+        ),
+        ("file-read-data", "/Users/u/.cargo/bin/cargo"),
+    ] {
+        assert!(decide(&forms, op, path).0, "{op} {path}\n{text}");
+    }
+}
+
+#[test]
+fn a_private_home_does_not_read_the_users_temporary_files_or_devices() {
+    // The spec's system list is Linux's: its /var and /tmp are, on macOS,
+    // every user's temporary files and caches (`/private/var/folders`).
+    let mut spec = sample_spec();
+    spec.writable.retain(|w| w != Path::new("/tmp"));
+    spec.readable = Some(
+        ["/usr", "/etc", "/var", "/tmp", "/dev", "/Users/u/.cargo"]
+            .map(PathBuf::from)
+            .to_vec(),
+    );
+    let text = profile_of(&spec, &[]);
+    let forms = read_profile(&text).unwrap();
+    for path in [
+        "/private/var/folders/xy/abc/T/token.json",
+        "/var/folders/xy/abc/C/com.example/cookies",
+        "/private/tmp/other-user-file",
+        "/dev/ttys003",
+    ] {
+        assert!(!decide(&forms, "file-read-data", path).0, "{path}\n{text}");
+    }
+    for path in [
+        "/private/etc/hosts",
+        "/private/var/db/timezone/zoneinfo/UTC",
+        "/dev/urandom",
+        "/usr/lib/libSystem.B.dylib",
+    ] {
+        assert!(decide(&forms, "file-read-data", path).0, "{path}\n{text}");
+    }
 }
 
 /// A path segment with what a hostile name holds: quotes, backslashes,
