@@ -1697,6 +1697,19 @@ impl EffectivePolicy {
         merged
     }
 
+    /// Every field of a layer with how it merges, as [`Self::merge`]
+    /// declares them (a profile table's included).
+    #[cfg(test)]
+    pub(crate) fn declared_fields() -> Vec<Field> {
+        let mut m = Merger::new(Trust::Full);
+        let layer =
+            parse_layer("fields.toml", "[profile.strict]\n").unwrap_or_else(|e| panic!("{e}"));
+        EffectivePolicy::builtin()
+            .merge(&layer, &mut m)
+            .unwrap_or_else(|e| panic!("{e}"));
+        m.fields
+    }
+
     /// Merges every field of `layer`, each with its [`Merge`] kind, in the
     /// order their ignored entries are reported. The layer is destructured
     /// without `..`: a field added to [`PolicyLayer`] does not compile

@@ -142,3 +142,283 @@ impl Merger {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{EffectivePolicy, parse_layer};
+
+    /// How a lower-trust layer tries to loosen a field, on top of what a
+    /// trusted file set first.
+    enum Attempt {
+        /// `base` from the user's file, then `lower` from a tighten-only one.
+        Loosen {
+            base: &'static str,
+            lower: &'static str,
+        },
+        /// No entry of the field loosens anything: why.
+        CannotLoosen(&'static str),
+    }
+    use Attempt::*;
+
+    const fn lower(lower: &'static str) -> Attempt {
+        Loosen { base: "", lower }
+    }
+
+    /// One attempt per field. A field the merge declares without an
+    /// attempt here fails [`no_lower_trust_layer_loosens_any_field`].
+    const ATTEMPTS: &[(&str, Attempt)] = &[
+        (
+            "[rules]",
+            Loosen {
+                base: "[rules]\n\"pkg-install\" = \"block\"\n",
+                lower: "[rules]\n\"pkg-install\" = \"allow\"\n",
+            },
+        ),
+        ("[paths] sensitive", CannotLoosen("it only adds a secret")),
+        (
+            "[paths] unmasked",
+            lower("[paths]\nunmasked = [\"~/.m2/settings.xml\"]\n"),
+        ),
+        (
+            "[session] approval_timeout_secs",
+            Loosen {
+                base: "[session]\napproval_timeout_secs = 30\n",
+                lower: "[session]\napproval_timeout_secs = 600\n",
+            },
+        ),
+        (
+            "[session] unanswered",
+            lower("[session]\nunanswered = \"allow\"\n"),
+        ),
+        (
+            "[session] shims",
+            CannotLoosen("it only sends one more program through the firewall"),
+        ),
+        (
+            "[session] env_pass",
+            lower("[session]\nenv_pass = [\"AWS_SECRET_ACCESS_KEY\"]\n"),
+        ),
+        (
+            "[session] host_sockets",
+            lower("[session]\nhost_sockets = [\"/run/docker.sock\"]\n"),
+        ),
+        (
+            "[session] preflight",
+            Loosen {
+                base: "[session]\npreflight = true\n",
+                lower: "[session]\npreflight = false\n",
+            },
+        ),
+        (
+            "[session] wait_for_approver",
+            lower("[session]\nwait_for_approver = true\n"),
+        ),
+        (
+            "[session] trusted_exec",
+            lower("[session]\ntrusted_exec = [\"**\"]\n"),
+        ),
+        ("[session] profile", lower("[session]\nprofile = \"dev\"\n")),
+        (
+            "[profile.NAME]",
+            lower("[profile.mine]\nextends = \"dev\"\n"),
+        ),
+        (
+            "[profile] description",
+            CannotLoosen("words for a person, not what a command may do"),
+        ),
+        (
+            "[profile] sandbox",
+            lower("[profile.strict]\nsandbox = false\n"),
+        ),
+        (
+            "[profile] exec_guard",
+            lower("[profile.strict]\nexec_guard = false\n"),
+        ),
+        (
+            "[profile] writable",
+            lower("[profile.strict]\nwritable = [\"~/\"]\n"),
+        ),
+        (
+            "[profile] home",
+            lower("[profile.strict]\nhome = \"read-only\"\n"),
+        ),
+        (
+            "[profile] readable",
+            lower("[profile.strict]\nreadable = [\"~/Documents\"]\n"),
+        ),
+        (
+            "[profile] read_only",
+            CannotLoosen("it only takes writing away"),
+        ),
+        ("[profile] masked", CannotLoosen("it only hides more")),
+        (
+            "[profile] network",
+            lower("[profile.strict]\nnetwork = \"host\"\n"),
+        ),
+        (
+            "[profile] env",
+            lower("[profile.strict]\nenv = [\"AWS_SECRET_ACCESS_KEY\"]\n"),
+        ),
+        (
+            "[profile] summary",
+            CannotLoosen("how the session reports, not what it may do"),
+        ),
+        (
+            "[profile] mode",
+            lower("[profile.strict]\nmode = \"learn\"\n"),
+        ),
+        (
+            "[profile] limits",
+            lower("[profile.strict]\nlimits = { processes = 0 }\n"),
+        ),
+        ("[hooks] allow", lower("[hooks]\nallow = \"approve\"\n")),
+        ("[mcp] deny", CannotLoosen("it only refuses more tools")),
+        (
+            "[program.NAME] subs",
+            Loosen {
+                base: "[program.gh]\nsubs = { \"pr view\" = \"read\" }\n",
+                lower: "[program.gh]\nsubs = { \"pr merge\" = \"read\" }\n",
+            },
+        ),
+        (
+            "[program.NAME] default",
+            Loosen {
+                base: "[program.acme]\ndefault = \"change\"\n",
+                lower: "[program.acme]\ndefault = \"read\"\n",
+            },
+        ),
+        (
+            "[workspace.PATH]",
+            lower("[workspace.\"/src/app\"]\nwritable = [\"/srv\"]\n"),
+        ),
+        (
+            "[audit] export",
+            lower(
+                "[audit]\nexport = [{ format = \"otlp\", endpoint = \"http://127.0.0.1:4318\" }]\n",
+            ),
+        ),
+        ("[undo] enabled", lower("[undo]\nenabled = false\n")),
+        ("[undo] max_file_mb", lower("[undo]\nmax_file_mb = 1\n")),
+        ("[undo] max_store_mb", lower("[undo]\nmax_store_mb = 1\n")),
+        ("[undo] coalesce_ms", lower("[undo]\ncoalesce_ms = 60000\n")),
+        ("[undo] keep_days", lower("[undo]\nkeep_days = 1\n")),
+        (
+            "[undo] include",
+            CannotLoosen("keeping more files only adds to what can be restored"),
+        ),
+        (
+            "[agent.NAME]",
+            lower("[agent.my-agent]\ntitle = \"Mine\"\nprograms = [\"my-agent\"]\n"),
+        ),
+        (
+            "[network] allow",
+            lower("[network]\nallow = [\"evil.example\"]\n"),
+        ),
+        (
+            "[network] resolve",
+            lower("[network]\nresolve = [\"github.com:203.0.113.7\"]\n"),
+        ),
+        (
+            "[network] permit",
+            lower("[network]\npermit = [\"10.0.0.0/8\"]\n"),
+        ),
+        (
+            "[network.http.HOST]",
+            lower("[network.http.\"api.example.invalid\"]\nmethods = [\"GET\"]\n"),
+        ),
+        (
+            "[network.credentials.HOST]",
+            lower(
+                "[network.credentials.\"api.example.invalid\"]\nheader = \"Authorization\"\nvalue = \"Bearer ${EXAMPLE_TOKEN}\"\n",
+            ),
+        ),
+        (
+            "[network] credential_presets",
+            lower("[network]\ncredential_presets = [\"github\"]\n"),
+        ),
+        (
+            "[network] unlisted",
+            Loosen {
+                base: "[network]\nunlisted = \"refuse\"\n",
+                lower: "[network]\nunlisted = \"ask\"\n",
+            },
+        ),
+        (
+            "[[rule]]",
+            lower(
+                "[[rule]]\nid = \"allow-npm\"\naction = \"allow\"\nwhy = \"npm is fine here\"\nprogram = [\"npm\"]\n",
+            ),
+        ),
+    ];
+
+    /// The policy after `layers`, all of it but the entries left out.
+    fn in_force(layers: &[(&str, Trust)]) -> (String, Vec<IgnoredEntry>) {
+        let mut eff = EffectivePolicy::builtin();
+        for (i, (text, trust)) in layers.iter().enumerate() {
+            let layer = parse_layer(&format!("layer{i}.toml"), text)
+                .unwrap_or_else(|e| panic!("{e}\n{text}"));
+            eff.apply(&layer, *trust).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let ignored = std::mem::take(&mut eff.ignored);
+        (format!("{eff:?}"), ignored)
+    }
+
+    /// Every field a layer has, tried from a tighten-only layer: what is in
+    /// force stays exactly as it was, and an ignored entry names the field.
+    /// The attempt must change the policy when a trusted file makes it, so
+    /// that it really is a loosening; a field no entry of which can loosen
+    /// must be declared so ([`Merge::Union`], [`Merge::Replace`]).
+    #[test]
+    fn no_lower_trust_layer_loosens_any_field() {
+        let fields = EffectivePolicy::declared_fields();
+        for (key, _) in ATTEMPTS {
+            assert!(
+                fields.iter().any(|f| f.key == *key),
+                "{key} is tried here but not declared by the merge"
+            );
+        }
+        let mut tried = 0;
+        for field in &fields {
+            let Some((_, attempt)) = ATTEMPTS.iter().find(|(k, _)| *k == field.key) else {
+                panic!(
+                    "{} has no loosening attempt: add one to ATTEMPTS",
+                    field.key
+                );
+            };
+            let (base, lower) = match attempt {
+                Loosen { base, lower } => (*base, *lower),
+                CannotLoosen(why) => {
+                    assert!(
+                        matches!(field.merge, Merge::Union | Merge::Replace),
+                        "{} is declared {:?} yet said not to loosen ({why})",
+                        field.key,
+                        field.merge
+                    );
+                    continue;
+                }
+            };
+            let (before, _) = in_force(&[(base, Trust::Full)]);
+            let (trusted, _) = in_force(&[(base, Trust::Full), (lower, Trust::Full)]);
+            assert_ne!(
+                trusted, before,
+                "{}: the attempt changes nothing even from a trusted file",
+                field.key
+            );
+            let (after, ignored) = in_force(&[(base, Trust::Full), (lower, Trust::TightenOnly)]);
+            assert_eq!(
+                after, before,
+                "{} ({:?}): a tighten-only layer loosened it",
+                field.key, field.merge
+            );
+            assert!(
+                ignored.iter().any(|e| e.field == field.key),
+                "{}: no ignored entry names it: {ignored:?}",
+                field.key
+            );
+            tried += 1;
+        }
+        assert_eq!(fields.len(), ATTEMPTS.len());
+        eprintln!("{tried} of {} fields tried", fields.len());
+    }
+}
