@@ -361,7 +361,28 @@ mod tests {
             eff.apply(&layer, *trust).unwrap_or_else(|e| panic!("{e}"));
         }
         let ignored = std::mem::take(&mut eff.ignored);
-        (format!("{eff:?}"), ignored)
+        (format!("{eff:#?}"), ignored)
+    }
+
+    /// Where `after` differs from `before`, for a short failure: the lines
+    /// that changed in place, else those added.
+    fn changed(before: &str, after: &str) -> String {
+        let (was, now): (Vec<&str>, Vec<&str>) =
+            (before.lines().collect(), after.lines().collect());
+        let lines: Vec<String> = if was.len() == now.len() {
+            was.iter()
+                .zip(&now)
+                .enumerate()
+                .filter(|(_, (w, n))| w != n)
+                .map(|(i, (w, n))| format!("  line {}: {} -> {}", i + 1, w.trim(), n.trim()))
+                .collect()
+        } else {
+            now.iter()
+                .filter(|l| !was.contains(l))
+                .map(|l| format!("  added: {}", l.trim()))
+                .collect()
+        };
+        lines.join("\n")
     }
 
     /// Every field a layer has, tried from a tighten-only layer: what is in
@@ -400,16 +421,18 @@ mod tests {
             };
             let (before, _) = in_force(&[(base, Trust::Full)]);
             let (trusted, _) = in_force(&[(base, Trust::Full), (lower, Trust::Full)]);
-            assert_ne!(
-                trusted, before,
+            assert!(
+                trusted != before,
                 "{}: the attempt changes nothing even from a trusted file",
                 field.key
             );
             let (after, ignored) = in_force(&[(base, Trust::Full), (lower, Trust::TightenOnly)]);
-            assert_eq!(
-                after, before,
-                "{} ({:?}): a tighten-only layer loosened it",
-                field.key, field.merge
+            assert!(
+                after == before,
+                "{} ({:?}): a tighten-only layer loosened it:\n{}",
+                field.key,
+                field.merge,
+                changed(&before, &after)
             );
             assert!(
                 ignored.iter().any(|e| e.field == field.key),
