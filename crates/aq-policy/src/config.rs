@@ -9,7 +9,9 @@
 //! repository's `agent-quarantine.toml`) must not be able to weaken the
 //! policy an agent runs under, and that is only testable if it is pure.
 //! A loosening entry in such a layer is ignored, keeping the stricter value
-//! (failing closed), and reported as an [`IgnoredEntry`].
+//! (failing closed), and reported as an [`IgnoredEntry`]. What loosens is
+//! declared once per field, as a [`crate::merge::Merge`] kind, in
+//! `EffectivePolicy::merge` and the functions it calls.
 //!
 //! # Schema (version 1)
 //!
