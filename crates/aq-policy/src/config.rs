@@ -1672,7 +1672,7 @@ impl EffectivePolicy {
     /// Applies one more layer on top; later layers win. Under
     /// [`Trust::TightenOnly`], what would loosen the policy in force is
     /// ignored (recorded in [`Self::ignored`]); each field says what that
-    /// is by its [`Merge`] kind, declared in [`Self::merge`].
+    /// is by its [`Merge`] kind, declared in `EffectivePolicy::merge`.
     ///
     /// Fails when a custom rule id is already defined by an earlier layer.
     pub fn apply(&mut self, layer: &PolicyLayer, trust: Trust) -> Result<(), ConfigError> {

@@ -5,7 +5,7 @@
 //! managed policy) may make the policy stricter, never looser. So every
 //! field of a layer declares a [`Merge`] kind where the layer is merged
 //! (`EffectivePolicy::apply` and [`crate::Profile::apply`]), and every entry
-//! of every field goes through [`Merger::admit`], the one place that decides
+//! of every field goes through `Merger::admit`, the one place that decides
 //! whether it is taken and reports what is left out.
 //!
 //! Two things keep the declarations complete:
