@@ -1013,6 +1013,7 @@ mod tests {
             .map(|d| d.rule.id.as_str())
             .collect();
         assert_eq!(ids, ["no-terraform-apply", "allow-npm-ci"]);
-        assert_eq!(layer.session.shims, ["terraform"]);
+        let shims: Vec<_> = layer.session.shims.iter().map(|(s, _)| s).collect();
+        assert_eq!(shims, ["terraform"]);
     }
 }

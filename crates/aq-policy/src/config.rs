@@ -9,7 +9,9 @@
 //! repository's `agent-quarantine.toml`) must not be able to weaken the
 //! policy an agent runs under, and that is only testable if it is pure.
 //! A loosening entry in such a layer is ignored, keeping the stricter value
-//! (failing closed), and reported as an [`IgnoredEntry`].
+//! (failing closed), and reported as an [`IgnoredEntry`]. What loosens is
+//! declared once per field, as a [`crate::merge::Merge`] kind, in
+//! `EffectivePolicy::merge` and the functions it calls.
 //!
 //! # Schema (version 1)
 //!
@@ -46,6 +48,7 @@ use toml::Spanned;
 use crate::catalog::RuleId;
 use crate::decision::{Decision, Risk};
 use crate::export::ExportTarget;
+use crate::merge::{Field, Merge, Merger};
 use crate::policy::{CommandMatcher, CustomRule, Policy};
 use crate::profile::{DEFAULT_PROFILE, Profile, ProfileLayer, RawProfile};
 
@@ -290,6 +293,62 @@ impl Default for UndoSettings {
     }
 }
 
+impl UndoSettings {
+    /// Merges `[undo]`: a lower-trust file may only keep more (`include`);
+    /// what would keep less or switch checkpoints off is the user's to say.
+    #[deny(unused_variables)]
+    fn merge(&mut self, layer: &UndoLayer, m: &mut Merger) {
+        let UndoLayer {
+            enabled,
+            max_file_mb,
+            keep_days,
+            max_store_mb,
+            include,
+            coalesce_ms,
+        } = layer;
+        // The entry is written as the field's key: `[undo] keep_days = 3`.
+        let say = |f: Field, value: &dyn fmt::Display| {
+            (
+                format!("{} = {value}", f.key),
+                "checkpoints stay as the user's policy has them".to_string(),
+            )
+        };
+        let f = m.field("[undo] enabled", Merge::Trusted);
+        if let Some((v, at)) = enabled
+            && m.admit(f, at, || true, || say(f, v))
+        {
+            self.enabled = *v;
+        }
+        for (slot, value, key) in [
+            (&mut self.max_file_mb, max_file_mb, "[undo] max_file_mb"),
+            (&mut self.max_store_mb, max_store_mb, "[undo] max_store_mb"),
+            (&mut self.coalesce_ms, coalesce_ms, "[undo] coalesce_ms"),
+        ] {
+            let f = m.field(key, Merge::Trusted);
+            if let Some((v, at)) = value
+                && m.admit(f, at, || true, || say(f, v))
+            {
+                *slot = *v;
+            }
+        }
+        let f = m.field("[undo] keep_days", Merge::Trusted);
+        if let Some((v, at)) = keep_days
+            && m.admit(f, at, || true, || say(f, v))
+        {
+            self.keep_days = *v;
+        }
+        let f = m.field("[undo] include", Merge::Union);
+        for (p, at) in include {
+            m.add(f, &mut self.include, p, at, || {
+                (
+                    format!("[undo] include `{p}`"),
+                    "checkpoints stay as the user's policy has them".to_string(),
+                )
+            });
+        }
+    }
+}
+
 /// Grants for the sessions of one workspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorkspaceGrant {
@@ -386,7 +445,7 @@ pub struct SessionLayer {
     /// What an unanswered `ask` becomes.
     pub unanswered: Option<(Decision, Location)>,
     /// More program names to shim.
-    pub shims: Vec<String>,
+    pub shims: Vec<(String, Location)>,
     /// Secret-looking variables to pass on to commands anyway.
     pub env_pass: Vec<(String, Location)>,
     /// Unix sockets of the host the sandbox may connect to.
@@ -447,6 +506,161 @@ impl Default for SessionSettings {
                 .iter()
                 .map(|e| e.to_string())
                 .collect(),
+        }
+    }
+}
+
+impl SessionSettings {
+    /// Merges `[session]`, each key with its [`Merge`] kind (see
+    /// [`EffectivePolicy::merge`]).
+    #[deny(unused_variables)]
+    fn merge(&mut self, layer: &SessionLayer, m: &mut Merger) {
+        let SessionLayer {
+            approval_timeout_secs,
+            unanswered,
+            shims,
+            env_pass,
+            host_sockets,
+            profile,
+            preflight,
+            wait_for_approver,
+            trusted_exec,
+        } = layer;
+        // A repository may make asks wait less, never longer: a long wait
+        // stalls a session nobody answers.
+        let f = m.field("[session] approval_timeout_secs", Merge::Tighten);
+        if let Some((secs, at)) = approval_timeout_secs
+            && m.admit(
+                f,
+                at,
+                || *secs > self.approval_timeout_secs,
+                || {
+                    (
+                        format!("`approval_timeout_secs = {secs}`"),
+                        format!(
+                            "asks wait at most {} s, as the user's policy has it",
+                            self.approval_timeout_secs
+                        ),
+                    )
+                },
+            )
+        {
+            self.approval_timeout_secs = *secs;
+        }
+        let f = m.field("[session] unanswered", Merge::Tighten);
+        if let Some((d, at)) = unanswered
+            && m.admit(
+                f,
+                at,
+                || *d < self.unanswered,
+                || {
+                    (
+                        "`unanswered = \"allow\"`".to_string(),
+                        "unanswered asks stay denied".to_string(),
+                    )
+                },
+            )
+        {
+            self.unanswered = *d;
+        }
+        let f = m.field("[session] shims", Merge::Union);
+        for (name, at) in shims {
+            m.add(f, &mut self.extra_shims, name, at, || {
+                (
+                    format!("`shims` entry `{name}`"),
+                    "the program is not shimmed".to_string(),
+                )
+            });
+        }
+        let f = m.field("[session] env_pass", Merge::Trusted);
+        for (var, at) in env_pass {
+            m.add(f, &mut self.env_pass, var, at, || {
+                (
+                    format!("`env_pass` of `{var}`"),
+                    format!("`{var}` is still removed from commands' environment"),
+                )
+            });
+        }
+        let f = m.field("[session] host_sockets", Merge::Trusted);
+        for (path, at) in host_sockets {
+            m.add(f, &mut self.host_sockets, path, at, || {
+                (
+                    format!("`host_sockets` entry `{path}`"),
+                    "the host's Unix sockets stay out of the sandbox's reach".to_string(),
+                )
+            });
+        }
+        let f = m.field("[session] preflight", Merge::Tighten);
+        if let Some((on, at)) = preflight
+            && m.admit(
+                f,
+                at,
+                || !on && self.preflight,
+                || {
+                    (
+                        "`preflight = false`".to_string(),
+                        "sessions still scan the workspace first".to_string(),
+                    )
+                },
+            )
+        {
+            self.preflight = *on;
+        }
+        let f = m.field("[session] wait_for_approver", Merge::Trusted);
+        if let Some((on, at)) = wait_for_approver
+            && m.admit(
+                f,
+                at,
+                || true,
+                || {
+                    (
+                        format!("`wait_for_approver = {on}`"),
+                        "the user's setting stays".to_string(),
+                    )
+                },
+            )
+        {
+            self.wait_for_approver = *on;
+        }
+        // Removing an entry (`!ENTRY`) only tightens: any file may.
+        let f = m.field("[session] trusted_exec", Merge::Tighten);
+        for (entry, at) in trusted_exec {
+            let taken = m.admit(
+                f,
+                at,
+                || !entry.starts_with('!'),
+                || {
+                    (
+                        format!("`trusted_exec` entry `{entry}`"),
+                        "unrecognised programs there still ask; only your own policy file names build outputs".to_string(),
+                    )
+                },
+            );
+            if !taken {
+                continue;
+            }
+            let list = &mut self.trusted_exec;
+            if let Some(removed) = entry.strip_prefix('!') {
+                list.retain(|e| e != removed);
+            } else if !list.contains(entry) {
+                list.push(entry.clone());
+            }
+        }
+        let f = m.field("[session] profile", Merge::Tighten);
+        if let Some((name, at)) = profile
+            && m.admit(
+                f,
+                at,
+                || *name != self.profile,
+                || {
+                    (
+                        format!("`profile = \"{name}\"`"),
+                        format!("sessions keep the `{}` profile", self.profile),
+                    )
+                },
+            )
+        {
+            self.profile = name.clone();
         }
     }
 }
@@ -833,7 +1047,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             return Err(err(name.span(), format!("`{n}` cannot be a shim name"))
                 .help("give a program name as it is looked up on PATH, like `terraform`"));
         }
-        session.shims.push(n.clone());
+        session.shims.push((n.clone(), loc(name.span().start)));
     }
     for var in &raw.session.env_pass {
         let v = var.get_ref();
@@ -1251,6 +1465,9 @@ pub enum Trust {
 /// A loosening entry of a [`Trust::TightenOnly`] layer that was not applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IgnoredEntry {
+    /// The field it belongs to, as its [`Field`] names it
+    /// (`[session] env_pass`).
+    pub field: &'static str,
     /// Where it is written.
     pub at: Location,
     /// The entry, as written (`"pkg-install" = "allow"`, `[[rule]] id = "x"`).
@@ -1453,8 +1670,9 @@ impl EffectivePolicy {
     }
 
     /// Applies one more layer on top; later layers win. Under
-    /// [`Trust::TightenOnly`], an action lower than the one in force and a
-    /// custom `allow` rule are ignored (recorded in [`Self::ignored`]).
+    /// [`Trust::TightenOnly`], what would loosen the policy in force is
+    /// ignored (recorded in [`Self::ignored`]); each field says what that
+    /// is by its [`Merge`] kind, declared in `EffectivePolicy::merge`.
     ///
     /// Fails when a custom rule id is already defined by an earlier layer.
     pub fn apply(&mut self, layer: &PolicyLayer, trust: Trust) -> Result<(), ConfigError> {
@@ -1475,173 +1693,134 @@ impl EffectivePolicy {
                 });
             }
         }
+        let mut m = Merger::new(trust);
+        let merged = self.merge(layer, &mut m);
+        self.ignored.append(&mut m.ignored);
+        merged
+    }
 
-        for set in &layer.actions {
+    /// Every field of a layer with how it merges, as [`Self::merge`]
+    /// declares them (a profile table's included).
+    #[cfg(test)]
+    pub(crate) fn declared_fields() -> Vec<Field> {
+        let mut m = Merger::new(Trust::Full);
+        let layer =
+            parse_layer("fields.toml", "[profile.strict]\n").unwrap_or_else(|e| panic!("{e}"));
+        EffectivePolicy::builtin()
+            .merge(&layer, &mut m)
+            .unwrap_or_else(|e| panic!("{e}"));
+        m.fields
+    }
+
+    /// Merges every field of `layer`, each with its [`Merge`] kind, in the
+    /// order their ignored entries are reported. The layer is destructured
+    /// without `..`: a field added to [`PolicyLayer`] does not compile
+    /// until it is merged here, and merging it means declaring its kind.
+    #[deny(unused_variables)]
+    fn merge(&mut self, layer: &PolicyLayer, m: &mut Merger) -> Result<(), ConfigError> {
+        let PolicyLayer {
+            // The file's name, not a setting.
+            source: _,
+            actions,
+            sensitive_paths,
+            unmasked_paths,
+            custom_rules,
+            session,
+            profiles,
+            network,
+            agents,
+            hooks_approve,
+            mcp_deny,
+            workspaces,
+            audit_export,
+            undo,
+            programs,
+            // The managed file's own table: `managed::combine` reads it,
+            // and the loader refuses it in any other file.
+            managed: _,
+        } = layer;
+
+        let f = m.field("[rules]", Merge::Tighten);
+        for set in actions {
             let current = self.policy.action(set.rule);
-            if trust == Trust::TightenOnly && set.action < current {
-                let by = match self.provenance.actions.get(&set.rule) {
-                    Some(at) => format!("set at {at}"),
-                    None => "built-in".to_string(),
-                };
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: set.at.clone(),
-                    entry: format!("`\"{}\" = \"{}\"`", set.rule, set.action),
-                    kept: format!("`{}` stays `{current}`, {by}", set.rule),
-                });
-                continue;
-            }
-            self.policy.actions.insert(set.rule, set.action);
-            self.provenance.actions.insert(set.rule, set.at.clone());
-        }
-
-        for p in &layer.sensitive_paths {
-            if self.policy.sensitive_paths.contains(&p.pattern) {
-                continue;
-            }
-            self.policy.sensitive_paths.push(p.pattern.clone());
-            self.provenance.sensitive_paths.push(p.at.clone());
-        }
-
-        for p in &layer.unmasked_paths {
-            if trust == Trust::TightenOnly {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: p.at.clone(),
-                    entry: format!("[paths] unmasked `{}`", p.pattern),
-                    kept: "it stays masked and a secret".to_string(),
-                });
-            } else if !self.policy.unmasked_paths.contains(&p.pattern) {
-                self.policy.unmasked_paths.push(p.pattern.clone());
+            let taken = m.admit(
+                f,
+                &set.at,
+                || set.action < current,
+                || {
+                    let by = match self.provenance.actions.get(&set.rule) {
+                        Some(at) => format!("set at {at}"),
+                        None => "built-in".to_string(),
+                    };
+                    (
+                        format!("`\"{}\" = \"{}\"`", set.rule, set.action),
+                        format!("`{}` stays `{current}`, {by}", set.rule),
+                    )
+                },
+            );
+            if taken {
+                self.policy.actions.insert(set.rule, set.action);
+                self.provenance.actions.insert(set.rule, set.at.clone());
             }
         }
 
-        let sess = &layer.session;
-        if let Some((secs, at)) = &sess.approval_timeout_secs {
-            // A repository may make asks wait less, never longer: a long
-            // wait stalls a session nobody answers.
-            if trust == Trust::TightenOnly && *secs > self.session.approval_timeout_secs {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("`approval_timeout_secs = {secs}`"),
-                    kept: format!(
-                        "asks wait at most {} s, as the user's policy has it",
-                        self.session.approval_timeout_secs
-                    ),
-                });
-            } else {
-                self.session.approval_timeout_secs = *secs;
-            }
-        }
-        if let Some((d, at)) = &sess.unanswered {
-            if trust == Trust::TightenOnly && *d < self.session.unanswered {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: "`unanswered = \"allow\"`".to_string(),
-                    kept: "unanswered asks stay denied".to_string(),
-                });
-            } else {
-                self.session.unanswered = *d;
-            }
-        }
-        for name in &sess.shims {
-            if !self.session.extra_shims.contains(name) {
-                self.session.extra_shims.push(name.clone());
-            }
-        }
-        for (var, at) in &sess.env_pass {
-            if trust == Trust::TightenOnly {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("`env_pass` of `{var}`"),
-                    kept: format!("`{var}` is still removed from commands' environment"),
-                });
-            } else if !self.session.env_pass.contains(var) {
-                self.session.env_pass.push(var.clone());
+        let f = m.field("[paths] sensitive", Merge::Union);
+        for p in sensitive_paths {
+            let taken = m.admit(
+                f,
+                &p.at,
+                || true,
+                || {
+                    (
+                        format!("[paths] sensitive `{}`", p.pattern),
+                        "the path is not treated as a secret".to_string(),
+                    )
+                },
+            );
+            if taken && !self.policy.sensitive_paths.contains(&p.pattern) {
+                self.policy.sensitive_paths.push(p.pattern.clone());
+                self.provenance.sensitive_paths.push(p.at.clone());
             }
         }
 
-        for (path, at) in &sess.host_sockets {
-            if trust == Trust::TightenOnly {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("`host_sockets` entry `{path}`"),
-                    kept: "the host's Unix sockets stay out of the sandbox's reach".to_string(),
-                });
-            } else if !self.session.host_sockets.contains(path) {
-                self.session.host_sockets.push(path.clone());
-            }
+        let f = m.field("[paths] unmasked", Merge::Trusted);
+        for p in unmasked_paths {
+            m.add(
+                f,
+                &mut self.policy.unmasked_paths,
+                &p.pattern,
+                &p.at,
+                || {
+                    (
+                        format!("[paths] unmasked `{}`", p.pattern),
+                        "it stays masked and a secret".to_string(),
+                    )
+                },
+            );
         }
-        if let Some((on, at)) = &sess.preflight {
-            if trust == Trust::TightenOnly && !on && self.session.preflight {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: "`preflight = false`".to_string(),
-                    kept: "sessions still scan the workspace first".to_string(),
-                });
-            } else {
-                self.session.preflight = *on;
-            }
-        }
-        if let Some((on, at)) = &sess.wait_for_approver {
-            if trust == Trust::TightenOnly {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("`wait_for_approver = {on}`"),
-                    kept: "the user's setting stays".to_string(),
-                });
-            } else {
-                self.session.wait_for_approver = *on;
-            }
-        }
-        for (entry, at) in &sess.trusted_exec {
-            let list = &mut self.session.trusted_exec;
-            if let Some(removed) = entry.strip_prefix('!') {
-                // Removing only tightens: any file may.
-                list.retain(|e| e != removed);
-            } else if trust == Trust::TightenOnly {
-                self.ignored.push(IgnoredEntry {
- managed: None,
-                    at: at.clone(),
-                    entry: format!("`trusted_exec` entry `{entry}`"),
-                    kept: "unrecognised programs there still ask; only your own policy file names build outputs".to_string(),
-                });
-            } else if !list.contains(entry) {
-                list.push(entry.clone());
-            }
-        }
-        if let Some((name, at)) = &sess.profile {
-            if trust == Trust::TightenOnly && *name != self.session.profile {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("`profile = \"{name}\"`"),
-                    kept: format!("sessions keep the `{}` profile", self.session.profile),
-                });
-            } else {
-                self.session.profile = name.clone();
-            }
-        }
-        for (name, pl, at) in &layer.profiles {
-            let tighten_only = trust == Trust::TightenOnly;
+
+        self.session.merge(session, m);
+
+        let f = m.field("[profile.NAME]", Merge::Tighten);
+        for (name, pl, at) in profiles {
             let existing = self.profiles.0.iter().position(|p| &p.name == name);
+            // A new profile is looser: it can start from any other.
+            let taken = m.admit(
+                f,
+                at,
+                || existing.is_none(),
+                || {
+                    (
+                        format!("new profile `{name}`"),
+                        "an untrusted file can only tighten existing profiles".to_string(),
+                    )
+                },
+            );
+            if !taken {
+                continue;
+            }
             let index = match existing {
                 Some(i) => i,
-                None if tighten_only => {
-                    self.ignored.push(IgnoredEntry {
-                        managed: None,
-                        at: at.clone(),
-                        entry: format!("new profile `{name}`"),
-                        kept: "an untrusted file can only tighten existing profiles".to_string(),
-                    });
-                    continue;
-                }
                 None => {
                     let base = pl.extends.as_deref().unwrap_or(DEFAULT_PROFILE);
                     let Some(mut p) = self.profiles.get(base).cloned() else {
@@ -1673,7 +1852,11 @@ impl EffectivePolicy {
                 }
             };
             let before = self.profiles.0[index].clone();
-            let ignored = self.profiles.0[index].apply(pl, tighten_only);
+            let from = m.ignored.len();
+            self.profiles.0[index].merge(pl, m, at);
+            for e in &mut m.ignored[from..] {
+                e.entry = format!("{} in [profile.{name}]", e.entry);
+            }
             let after = &self.profiles.0[index];
             for (access, was, now) in [
                 (PathAccess::Write, &before.writable, &after.writable),
@@ -1689,188 +1872,239 @@ impl EffectivePolicy {
                     );
                 }
             }
-            for entry in ignored {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("{entry} in [profile.{name}]"),
-                    kept: format!("profile `{name}` is not loosened"),
-                });
-            }
         }
 
-        if let Some((approve, at)) = &layer.hooks_approve {
-            if trust == Trust::TightenOnly && *approve {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: "[hooks] `allow = \"approve\"`".to_string(),
-                    kept: "the agent's own rules still decide what aq allows".to_string(),
-                });
-            } else {
-                self.hooks_approve = *approve;
-            }
+        let f = m.field("[hooks] allow", Merge::Tighten);
+        if let Some((approve, at)) = hooks_approve
+            && m.admit(
+                f,
+                at,
+                || *approve,
+                || {
+                    (
+                        "[hooks] `allow = \"approve\"`".to_string(),
+                        "the agent's own rules still decide what aq allows".to_string(),
+                    )
+                },
+            )
+        {
+            self.hooks_approve = *approve;
         }
-        for (d, _) in &layer.mcp_deny {
-            if !self.mcp_deny.contains(d) {
-                self.mcp_deny.push(d.clone());
-            }
+
+        let f = m.field("[mcp] deny", Merge::Union);
+        for (d, at) in mcp_deny {
+            m.add(f, &mut self.mcp_deny, d, at, || {
+                (
+                    format!("[mcp] deny `{d}`"),
+                    "the tool stays as the user's policy has it".to_string(),
+                )
+            });
         }
-        for (name, entry, at) in &layer.programs {
-            self.apply_program(name, entry, at, trust);
+
+        let subs = m.field("[program.NAME] subs", Merge::Tighten);
+        let default = m.field("[program.NAME] default", Merge::Tighten);
+        for (name, entry, at) in programs {
+            self.merge_program(name, entry, at, m, [subs, default]);
         }
-        for (grant, at) in &layer.workspaces {
-            if trust == Trust::TightenOnly {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("[workspace.\"{}\"]", grant.path),
-                    kept: "grants are the user's, not the repository's".to_string(),
-                });
-            } else {
+
+        let f = m.field("[workspace.PATH]", Merge::Trusted);
+        for (grant, at) in workspaces {
+            let taken = m.admit(
+                f,
+                at,
+                || true,
+                || {
+                    (
+                        format!("[workspace.\"{}\"]", grant.path),
+                        "grants are the user's, not the repository's".to_string(),
+                    )
+                },
+            );
+            if taken {
                 self.workspaces.push(grant.clone());
                 self.provenance.workspaces.push(at.clone());
             }
         }
-        for (target, at) in &layer.audit_export {
-            if trust == Trust::TightenOnly {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("[audit] export to {target}"),
-                    kept: "audit logs go only where the user's own policy sends them".to_string(),
-                });
-            } else if !self.audit_export.contains(target) {
-                self.audit_export.push(target.clone());
-            }
+
+        let f = m.field("[audit] export", Merge::Trusted);
+        for (target, at) in audit_export {
+            m.add(f, &mut self.audit_export, target, at, || {
+                (
+                    format!("[audit] export to {target}"),
+                    "audit logs go only where the user's own policy sends them".to_string(),
+                )
+            });
         }
-        self.apply_undo(&layer.undo, trust);
-        for (name, pl, at) in &layer.agents {
-            for entry in self.agents.apply(pl, trust == Trust::TightenOnly) {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("{entry} in [agent.{name}]"),
-                    kept: format!("the `{name}` agent preset is not loosened"),
+
+        self.undo.merge(undo, m);
+
+        // The preset's own fields are decided by `aq_agents`, tightening
+        // when this field's kind asks for it.
+        let f = m.field("[agent.NAME]", Merge::Tighten);
+        for (name, pl, at) in agents {
+            for entry in self.agents.apply(pl, m.tightens(f)) {
+                m.refuse(f, at, || {
+                    (
+                        format!("{entry} in [agent.{name}]"),
+                        format!("the `{name}` agent preset is not loosened"),
+                    )
                 });
             }
         }
 
+        self.merge_network(network, m);
+
+        let f = m.field("[[rule]]", Merge::Tighten);
+        for def in custom_rules {
+            let taken = m.admit(
+                f,
+                &def.at,
+                || def.rule.action == Decision::Allow,
+                || {
+                    (
+                        format!("custom rule `{}` with action `allow`", def.rule.id),
+                        "built-in rules keep asking for what it would allow".to_string(),
+                    )
+                },
+            );
+            if taken {
+                self.policy.custom_rules.push(def.rule.clone());
+                self.provenance.custom_rules.push(def.at.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// `[network]`: hosts, pins, private destinations, HTTP rules and
+    /// credentials come from trusted files only; any file may refuse
+    /// unlisted hosts.
+    #[deny(unused_variables)]
+    fn merge_network(&mut self, layer: &NetworkLayer, m: &mut Merger) {
+        let NetworkLayer {
+            allow,
+            resolve,
+            permit,
+            unlisted,
+            http,
+            credentials,
+            credential_presets,
+        } = layer;
         let prov = &mut self.provenance;
-        for (list, from, entries, what) in [
+        for (list, from, entries, key, what) in [
             (
                 &mut self.network.allow,
                 &mut prov.network_allow,
-                &layer.network.allow,
+                allow,
+                "[network] allow",
                 "allow",
             ),
             (
                 &mut self.network.resolve,
                 &mut prov.network_resolve,
-                &layer.network.resolve,
+                resolve,
+                "[network] resolve",
                 "resolve",
             ),
             (
                 &mut self.network.permit,
                 &mut prov.network_permit,
-                &layer.network.permit,
+                permit,
+                "[network] permit",
                 "permit",
             ),
         ] {
+            let f = m.field(key, Merge::Trusted);
             for (entry, at) in entries {
-                if trust == Trust::TightenOnly {
-                    self.ignored.push(IgnoredEntry {
-                        managed: None,
-                        at: at.clone(),
-                        entry: format!("[network] {what} `{entry}`"),
-                        kept: "the network stays as the user's policy has it".to_string(),
-                    });
-                } else if !list.contains(entry) {
+                let taken = m.admit(
+                    f,
+                    at,
+                    || true,
+                    || {
+                        (
+                            format!("[network] {what} `{entry}`"),
+                            "the network stays as the user's policy has it".to_string(),
+                        )
+                    },
+                );
+                if taken && !list.contains(entry) {
                     list.push(entry.clone());
                     from.push(at.clone());
                 }
             }
         }
 
-        for (host, rule, at) in &layer.network.http {
-            if trust == Trust::TightenOnly {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("[network.http.\"{host}\"]"),
-                    kept: "HTTP rules come only from the user's own policy".to_string(),
-                });
-            } else {
+        let f = m.field("[network.http.HOST]", Merge::Trusted);
+        for (host, rule, at) in http {
+            let taken = m.admit(
+                f,
+                at,
+                || true,
+                || {
+                    (
+                        format!("[network.http.\"{host}\"]"),
+                        "HTTP rules come only from the user's own policy".to_string(),
+                    )
+                },
+            );
+            if taken {
                 self.network.http.insert(host.clone(), rule.clone());
             }
         }
-        for (host, cred, at) in &layer.network.credentials {
-            if trust == Trust::TightenOnly {
-                self.ignored.push(IgnoredEntry {
- managed: None,
-                    at: at.clone(),
-                    entry: format!("[network.credentials.\"{host}\"]"),
-                    kept: "credentials come only from the user's own policy: a repository can neither set nor read one".to_string(),
-                });
-            } else {
+        const NO_CREDENTIALS: &str = "credentials come only from the user's own policy: a repository can neither set nor read one";
+        let f = m.field("[network.credentials.HOST]", Merge::Trusted);
+        for (host, cred, at) in credentials {
+            let taken = m.admit(
+                f,
+                at,
+                || true,
+                || {
+                    (
+                        format!("[network.credentials.\"{host}\"]"),
+                        NO_CREDENTIALS.to_string(),
+                    )
+                },
+            );
+            if taken {
                 self.network.credentials.insert(host.clone(), cred.clone());
             }
         }
-        for (preset, at) in &layer.network.credential_presets {
-            if trust == Trust::TightenOnly {
-                self.ignored.push(IgnoredEntry {
- managed: None,
-                    at: at.clone(),
-                    entry: format!("[network] credential_presets `{preset}`"),
-                    kept: "credentials come only from the user's own policy: a repository can neither set nor read one".to_string(),
-                });
-            } else if !self.network.credential_presets.contains(preset) {
-                self.network.credential_presets.push(preset.clone());
-            }
+        let f = m.field("[network] credential_presets", Merge::Trusted);
+        for (preset, at) in credential_presets {
+            m.add(f, &mut self.network.credential_presets, preset, at, || {
+                (
+                    format!("[network] credential_presets `{preset}`"),
+                    NO_CREDENTIALS.to_string(),
+                )
+            });
         }
-        if let Some((value, at)) = &layer.network.unlisted {
-            if trust == Trust::TightenOnly
-                && *value == UnlistedHosts::Ask
-                && self.network.unlisted == UnlistedHosts::Refuse
-            {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: "[network] unlisted = \"ask\"".to_string(),
-                    kept: "unlisted hosts stay refused, as the user's policy has it".to_string(),
-                });
-            } else {
-                self.network.unlisted = *value;
-            }
+        let f = m.field("[network] unlisted", Merge::Tighten);
+        if let Some((value, at)) = unlisted
+            && m.admit(
+                f,
+                at,
+                || *value == UnlistedHosts::Ask && self.network.unlisted == UnlistedHosts::Refuse,
+                || {
+                    (
+                        "[network] unlisted = \"ask\"".to_string(),
+                        "unlisted hosts stay refused, as the user's policy has it".to_string(),
+                    )
+                },
+            )
+        {
+            self.network.unlisted = *value;
         }
-
-        for def in &layer.custom_rules {
-            if trust == Trust::TightenOnly && def.rule.action == Decision::Allow {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: def.at.clone(),
-                    entry: format!("custom rule `{}` with action `allow`", def.rule.id),
-                    kept: "built-in rules keep asking for what it would allow".to_string(),
-                });
-                continue;
-            }
-            self.policy.custom_rules.push(def.rule.clone());
-            self.provenance.custom_rules.push(def.at.clone());
-        }
-        Ok(())
     }
 
-    /// `[undo]`: a repository's file may only keep more (`include`); what
-    /// would keep less or switch checkpoints off is the user's to say.
     /// A `[program.NAME]` entry: the user's own files may add, override and
     /// lower; a repository's may add and raise only (an entry that would
     /// lower what is decided today is reported and not applied).
-    fn apply_program(
+    fn merge_program(
         &mut self,
         name: &str,
         entry: &crate::policy::UserProgram,
         at: &Location,
-        trust: Trust,
+        m: &mut Merger,
+        [subs, default]: [Field; 2],
     ) {
         use crate::rules::platforms::{decide, severity};
         use aq_knowledge::programs::Effect;
@@ -1891,20 +2125,23 @@ impl EffectivePolicy {
                 .map(|(e, _)| e.name().to_string())
         };
         for (words, effect) in &entry.subs {
-            if trust == Trust::TightenOnly
-                && let Some(now) = today(words)
-                && rank(effect) < rank(&now)
-            {
-                self.ignored.push(IgnoredEntry {
-                    managed: None,
-                    at: at.clone(),
-                    entry: format!("[program.{name}] subs \"{words}\" = \"{effect}\""),
-                    kept: format!("`{name} {words}` stays `{now}`: a repository only raises"),
-                });
-                continue;
+            let now = today(words);
+            let taken = m.admit(
+                subs,
+                at,
+                || now.as_deref().is_some_and(|now| rank(effect) < rank(now)),
+                || {
+                    let now = now.as_deref().unwrap_or_default();
+                    (
+                        format!("[program.{name}] subs \"{words}\" = \"{effect}\""),
+                        format!("`{name} {words}` stays `{now}`: a repository only raises"),
+                    )
+                },
+            );
+            if taken {
+                merged.subs.retain(|(s, _)| s != words);
+                merged.subs.push((words.clone(), effect.clone()));
             }
-            merged.subs.retain(|(s, _)| s != words);
-            merged.subs.push((words.clone(), effect.clone()));
         }
         if let Some(d) = &entry.default {
             let now = current.default.clone().or_else(|| {
@@ -1912,67 +2149,27 @@ impl EffectivePolicy {
                     .and_then(|p| p.default)
                     .map(|e| e.name().to_string())
             });
-            match now {
-                Some(now) if trust == Trust::TightenOnly && rank(d) < rank(&now) => {
-                    self.ignored.push(IgnoredEntry {
-                        managed: None,
-                        at: at.clone(),
-                        entry: format!("[program.{name}] default = \"{d}\""),
-                        kept: format!("`{name}`'s default stays `{now}`: a repository only raises"),
-                    });
-                }
-                _ => merged.default = Some(d.clone()),
+            let taken = m.admit(
+                default,
+                at,
+                || now.as_deref().is_some_and(|now| rank(d) < rank(now)),
+                || {
+                    let now = now.as_deref().unwrap_or_default();
+                    (
+                        format!("[program.{name}] default = \"{d}\""),
+                        format!("`{name}`'s default stays `{now}`: a repository only raises"),
+                    )
+                },
+            );
+            if taken {
+                merged.default = Some(d.clone());
             }
         }
-        merged.known |= trust == Trust::Full;
+        // A table the kinds let through whole (a trusted file's) makes the
+        // program known: it no longer asks as an unknown program.
+        merged.known |= !m.tightens(subs);
         merged.sort_subs();
         self.policy.programs.insert(name.to_string(), merged);
-    }
-
-    fn apply_undo(&mut self, layer: &UndoLayer, trust: Trust) {
-        let untrusted = trust == Trust::TightenOnly;
-        let mut ignore = |at: &Location, entry: String| {
-            self.ignored.push(IgnoredEntry {
-                managed: None,
-                at: at.clone(),
-                entry,
-                kept: "checkpoints stay as the user's policy has them".to_string(),
-            })
-        };
-        let mut u = self.undo.clone();
-        if let Some((v, at)) = &layer.enabled {
-            if untrusted {
-                ignore(at, format!("[undo] enabled = {v}"));
-            } else {
-                u.enabled = *v;
-            }
-        }
-        for (slot, value, name) in [
-            (&mut u.max_file_mb, &layer.max_file_mb, "max_file_mb"),
-            (&mut u.max_store_mb, &layer.max_store_mb, "max_store_mb"),
-            (&mut u.coalesce_ms, &layer.coalesce_ms, "coalesce_ms"),
-        ] {
-            if let Some((v, at)) = value {
-                if untrusted {
-                    ignore(at, format!("[undo] {name} = {v}"));
-                } else {
-                    *slot = *v;
-                }
-            }
-        }
-        if let Some((v, at)) = &layer.keep_days {
-            if untrusted {
-                ignore(at, format!("[undo] keep_days = {v}"));
-            } else {
-                u.keep_days = *v;
-            }
-        }
-        for (p, _) in &layer.include {
-            if !u.include.contains(p) {
-                u.include.push(p.clone());
-            }
-        }
-        self.undo = u;
     }
 
     /// The `[session]` settings in force.

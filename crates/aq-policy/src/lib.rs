@@ -23,6 +23,7 @@ pub mod export;
 pub mod grants;
 pub mod lint;
 pub mod managed;
+pub mod merge;
 pub mod paths;
 pub mod places;
 mod policy;

@@ -15,6 +15,9 @@ use std::fmt;
 use aq_knowledge::credentials::{self, Credential, Place};
 use serde::{Deserialize, Serialize};
 
+use crate::config::{Location, Trust};
+use crate::merge::{Merge, Merger};
+
 /// The profile `aq run` uses when neither the flag nor `[session] profile` names one.
 pub const DEFAULT_PROFILE: &str = "strict";
 
@@ -697,86 +700,150 @@ impl Profile {
     /// Applies a layer. `tighten_only` keeps what would loosen the profile out
     /// and returns a note for each entry left out.
     pub fn apply(&mut self, layer: &ProfileLayer, tighten_only: bool) -> Vec<String> {
-        let mut ignored = Vec::new();
-        let mut refuse = |what: String| ignored.push(what);
-        if let Some(d) = &layer.description {
+        let trust = if tighten_only {
+            Trust::TightenOnly
+        } else {
+            Trust::Full
+        };
+        let mut m = Merger::new(trust);
+        let at = Location {
+            source: format!("[profile.{}]", self.name),
+            line: 0,
+            column: 0,
+        };
+        self.merge(layer, &mut m, &at);
+        m.ignored.into_iter().map(|e| e.entry).collect()
+    }
+
+    /// Merges a `[profile.NAME]` table written at `at`, each key with its
+    /// [`Merge`] kind. The layer is destructured without `..`: a key added
+    /// to [`ProfileLayer`] does not compile until it is merged here.
+    #[deny(unused_variables)]
+    pub(crate) fn merge(&mut self, layer: &ProfileLayer, m: &mut Merger, at: &Location) {
+        let ProfileLayer {
+            // Read once, when the profile is made (`EffectivePolicy::apply`).
+            extends: _,
+            description,
+            sandbox,
+            exec_guard,
+            writable,
+            home,
+            readable,
+            read_only,
+            masked,
+            network,
+            env,
+            summary,
+            mode,
+            limits,
+        } = layer;
+        let kept = format!("profile `{}` is not loosened", self.name);
+        let say = |entry: String| (entry, kept.clone());
+
+        let f = m.field("[profile] description", Merge::Replace);
+        if let Some(d) = description
+            && m.admit(f, at, || false, || say("`description`".to_string()))
+        {
             self.description = d.clone();
         }
-        match layer.sandbox {
-            Some(false) if tighten_only && self.sandbox => refuse("`sandbox = false`".to_string()),
-            Some(s) => self.sandbox = s,
-            None => {}
+        let f = m.field("[profile] sandbox", Merge::Tighten);
+        if let Some(s) = sandbox
+            && m.admit(
+                f,
+                at,
+                || !s && self.sandbox,
+                || say(format!("`sandbox = {s}`")),
+            )
+        {
+            self.sandbox = *s;
         }
-        match layer.exec_guard {
-            Some(false) if tighten_only && self.exec_guard => {
-                refuse("`exec_guard = false`".to_string())
-            }
-            Some(g) => self.exec_guard = g,
-            None => {}
+        let f = m.field("[profile] exec_guard", Merge::Tighten);
+        if let Some(g) = exec_guard
+            && m.admit(
+                f,
+                at,
+                || !g && self.exec_guard,
+                || say(format!("`exec_guard = {g}`")),
+            )
+        {
+            self.exec_guard = *g;
         }
-        for w in &layer.writable {
-            if tighten_only {
-                refuse(format!("writable path `{w}`"));
-            } else if !self.writable.contains(w) {
-                self.writable.push(w.clone());
-            }
+        let f = m.field("[profile] writable", Merge::Trusted);
+        for w in writable {
+            m.add(f, &mut self.writable, w, at, || {
+                say(format!("writable path `{w}`"))
+            });
         }
-        if let Some(h) = layer.home {
-            if tighten_only && h > self.home {
-                refuse(format!("`home = \"{}\"`", h.as_str()));
-            } else {
-                self.home = h;
-            }
+        let f = m.field("[profile] home", Merge::Tighten);
+        if let Some(h) = home
+            && m.admit(
+                f,
+                at,
+                || *h > self.home,
+                || say(format!("`home = \"{}\"`", h.as_str())),
+            )
+        {
+            self.home = *h;
         }
-        for r in &layer.readable {
-            if tighten_only {
-                refuse(format!("readable path `{r}`"));
-            } else if !self.readable.contains(r) {
-                self.readable.push(r.clone());
-            }
+        let f = m.field("[profile] readable", Merge::Trusted);
+        for r in readable {
+            m.add(f, &mut self.readable, r, at, || {
+                say(format!("readable path `{r}`"))
+            });
         }
-        for r in &layer.read_only {
-            if !self.read_only.contains(r) {
-                self.read_only.push(r.clone());
-            }
+        let f = m.field("[profile] read_only", Merge::Union);
+        for r in read_only {
+            m.add(f, &mut self.read_only, r, at, || {
+                say(format!("read-only path `{r}`"))
+            });
         }
-        for m in &layer.masked {
-            let list = if m.contains('/') || m.starts_with('~') {
+        // Entries without a `/` are file-name globs in the workspace.
+        let f = m.field("[profile] masked", Merge::Union);
+        for p in masked {
+            let list = if p.contains('/') || p.starts_with('~') {
                 &mut self.masked
             } else {
                 &mut self.masked_in_workspace
             };
-            if !list.contains(m) {
-                list.push(m.clone());
-            }
+            m.add(f, list, p, at, || say(format!("masked path `{p}`")));
         }
-        if let Some(n) = layer.network {
-            if tighten_only && n > self.network {
-                refuse(format!("`network = \"{}\"`", n.as_str()));
-            } else {
-                self.network = n;
-            }
+        let f = m.field("[profile] network", Merge::Tighten);
+        if let Some(n) = network
+            && m.admit(
+                f,
+                at,
+                || *n > self.network,
+                || say(format!("`network = \"{}\"`", n.as_str())),
+            )
+        {
+            self.network = *n;
         }
-        for v in &layer.env {
-            if tighten_only {
-                refuse(format!("`env` of `{v}`"));
-            } else if !self.env.contains(v) {
-                self.env.push(v.clone());
-            }
+        let f = m.field("[profile] env", Merge::Trusted);
+        for v in env {
+            m.add(f, &mut self.env, v, at, || say(format!("`env` of `{v}`")));
         }
-        if let Some(s) = layer.summary {
-            self.summary = s;
+        let f = m.field("[profile] summary", Merge::Replace);
+        if let Some(s) = summary
+            && m.admit(f, at, || false, || say("`summary`".to_string()))
+        {
+            self.summary = *s;
         }
         // Learn mode lets every ask run: a repository's file cannot ask
         // for it (it would approve its own commands).
-        match layer.mode {
-            Some(m) if tighten_only && m > self.mode => {
-                refuse(format!("`mode = \"{}\"`", m.as_str()))
-            }
-            Some(m) => self.mode = m,
-            None => {}
+        let f = m.field("[profile] mode", Merge::Tighten);
+        if let Some(mode) = mode
+            && m.admit(
+                f,
+                at,
+                || *mode > self.mode,
+                || say(format!("`mode = \"{}\"`", mode.as_str())),
+            )
+        {
+            self.mode = *mode;
         }
-        for (key, value) in &layer.limits {
+        // 0 removes a limit: looser than any.
+        let f = m.field("[profile] limits", Merge::Tighten);
+        for (key, value) in limits {
             let Some(slot) = self.limits.slot(key) else {
                 continue;
             };
@@ -786,13 +853,10 @@ impl Profile {
                 (Some(old), Some(new)) => new > old,
                 (None, _) => false,
             };
-            if tighten_only && looser {
-                refuse(format!("limit `{key} = {value}`"));
-            } else {
+            if m.admit(f, at, || looser, || say(format!("limit `{key} = {value}`"))) {
                 *slot = new;
             }
         }
-        ignored
     }
 }
 
