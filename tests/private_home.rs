@@ -1,4 +1,4 @@
-//! A private home (issue 16): inside `strict`, reads outside the workspace
+//! A private home: inside `strict`, reads outside the workspace
 //! are limited to the system and what builds read. Each refused read has
 //! its positive control: the same read with `--home read-only` succeeds.
 

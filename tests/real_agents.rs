@@ -913,7 +913,7 @@ fn codex_hook_refuses_with_aqs_reason_and_disable_restores_hooks_and_config() {
     );
 }
 
-/// Issue 28: Gemini CLI 0.61's `"decision": "ask"` forces its own
+/// Gemini CLI 0.61's `"decision": "ask"` forces its own
 /// confirmation even under `--yolo`, but `gemini -p` has nobody to confirm:
 /// the call is cancelled and the run ends at once, exit code 0, with no
 /// output and nothing sent to the model. So in a headless run `aq hook

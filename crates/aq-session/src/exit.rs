@@ -20,8 +20,8 @@ pub enum ExitCode {
     NotFound,
     /// `aq preflight` found something at or above `--fail-on`.
     PreflightFindings,
-    /// A usage error of `aq preflight` (sysexits EX_USAGE, as issue 7 asks:
-    /// 2 already means "findings" there).
+    /// A usage error of `aq preflight` (sysexits EX_USAGE: 2 already
+    /// means "findings" there, which CI scripts test for).
     PreflightUsage,
 }
 
