@@ -1,5 +1,5 @@
 //! Aider (PyPI `aider-chat`, in a virtual environment of its own that
-//! `.ci/run` makes) under `aq run` with no policy file, driven by the fake
+//! `.ci/setup` makes) under `aq run` with no policy file, driven by the fake
 //! model server (OpenAI Chat Completions without tools: the `aider`
 //! dialect proposes each command in a ```bash block of its reply): see
 //! `real_agents.rs` for what every agent must meet.
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::real_agents::{Launch, launch};
 
-/// Where `.ci/run` installs it.
+/// Where `.ci/setup` installs it.
 fn aider_bin() -> Option<PathBuf> {
     crate::real_agents::installed_in(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/aider-venv/bin"),

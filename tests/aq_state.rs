@@ -1,5 +1,5 @@
-//! aq's own places stay out of a session's reach (issue 26, finding 3):
-//! `aq run` in a home that is not a git repository made the whole home the
+//! aq's own places stay out of a session's reach: `aq run` in a home that
+//! is not a git repository would make the whole home the
 //! workspace, so the session could edit `~/.bashrc` and aq's policy,
 //! approve its own asks by appending to its approvals file, and stop its own
 //! log with one junk line (after a warning, commands ran on unlogged).

@@ -1,4 +1,4 @@
-//! `aq completions` and `aq man` (issue 18, item 4): made from the clap
+//! `aq completions` and `aq man`: made from the clap
 //! definitions, tried in a real bash and rendered by a real `man`.
 
 use crate::util::{Env, aq_exe};

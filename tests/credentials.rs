@@ -1,4 +1,4 @@
-//! The credential catalog end to end (issue 26, findings 5 and 7): in
+//! The credential catalog end to end: in
 //! `aq run` (strict, the default) the catalog's files read empty (a file
 //! masked) or are gone (a directory masked), in the home and in the
 //! workspace, by name and by content, while the file next to each reads its
@@ -161,7 +161,7 @@ fn home_credentials_of_the_catalog_are_masked_and_their_neighbours_are_not() {
     }
 }
 
-/// Issue 29: the catalog's places added with it (macOS keychains and
+/// The catalog's less common places (macOS keychains and
 /// browser profiles, gopass, Vivaldi, Helm's repositories, `~/.envrc`) are
 /// masked like the rest, for the reason the banner gives, and the files
 /// beside them are not. The control: each fake file holds its content

@@ -1,5 +1,4 @@
-//! What the exec guard makes of the file that runs (issue 26, finding 4;
-//! docs/exec-guard.md, "Identity"): a native program it cannot name, where
+//! What the exec guard makes of the file that runs (docs/exec-guard.md, "Identity"): a native program it cannot name, where
 //! the session can write, asks (`exec-unknown-native`) unless it is a build
 //! output the policy names; an altered copy of a tool is judged as the tool;
 //! a script is its interpreter; a memfd always asks.

@@ -1,4 +1,4 @@
-//! Shipping audit logs (issue 18, item 5): `aq audit export` to an OTLP/HTTP
+//! Shipping audit logs: `aq audit export` to an OTLP/HTTP
 //! receiver and to syslog sockets the tests run on loopback, `--follow` on
 //! a running session, and `[audit] export` in the user's policy: live when
 //! the collector is up, dropped and counted (never slowing the session)

@@ -1,6 +1,5 @@
 //! `aq run`'s git guard, end to end: nothing a session writes may make the
-//! user's next git command, outside aq, run a program (issue 26, red-team
-//! finding 2). Each vector is tried for real from inside the kernel sandbox
+//! user's next git command, outside aq, run a program. Each vector is tried for real from inside the kernel sandbox
 //! with shell builtins (so only the kernel and the guard stand in the way):
 //!
 //! - what exists under `.git` is read-only: the write fails with EROFS,

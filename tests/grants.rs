@@ -1,4 +1,4 @@
-//! `aq allow`, `aq deny`, `aq grants` (issue 17): each grant changes what a
+//! `aq allow`, `aq deny`, `aq grants`: each grant changes what a
 //! session really does, is stored in the user's file as the user wrote it,
 //! and the dangerous ones are refused with the file untouched.
 

@@ -1,6 +1,6 @@
 //! `aq hook AGENT` in hook mode, where there is no sandbox and the engine
-//! is the only wall: the red team's findings 5 and 6 of issue 26, end to
-//! end.
+//! is the only wall: code hidden in data bash evaluates, names rebound,
+//! environment dumps, writes judged by their target, end to end.
 //!
 //! Each attack is a real line that bash runs to effect: a control runs it
 //! with bash and finds what it did (a marker file, a changed file, a key

@@ -1,4 +1,4 @@
-//! Learn, then enforce (issue 31, parts 3 and 4): `aq run --learn` lets
+//! Learn, then enforce: `aq run --learn` lets
 //! asks run and keeps blocks, `aq policy suggest` turns what asked into
 //! exactly the lines that allow it, `--write` writes the user's file only,
 //! and `aq audit summary` counts across sessions.

@@ -1,4 +1,4 @@
-//! `aq lint` (issue 17): the policy a session would use here, read for what
+//! `aq lint`: the policy a session would use here, read for what
 //! weakens it, each finding with its rule id; exit 1 on a high one.
 
 use crate::util::Env;

@@ -351,7 +351,7 @@ pub(crate) fn keypair(dir: &Path, name: &str) -> (String, PathBuf) {
         .arg("-s")
         .arg(&secret)
         .output()
-        .expect("minisign is installed (.ci/run installs it)");
+        .expect("minisign is installed (.ci/setup installs it)");
     assert!(out.status.success(), "{out:?}");
     let line = std::fs::read_to_string(&public)
         .unwrap()

@@ -346,7 +346,7 @@ fn explain_program_shows_the_capability_model() {
         .stderr_has("no capability entry");
 }
 
-// ---- `aq policy show`: what a session started here gets (issue 28) ----------
+// ---- `aq policy show`: what a session started here gets --------------------
 
 /// The `in_force` entry of `aq policy show --json` for `profile`.
 fn in_force(env: &Env, profile: &str) -> Value {

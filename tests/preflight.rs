@@ -1,5 +1,5 @@
 //! `aq preflight`: a fixture repository with several detectors' fixtures
-//! and their near misses, the three formats, and the exit codes (issue 7).
+//! and their near misses, the three formats, and the exit codes.
 //! Every fixture is harmless: fake keys, `example.invalid` hosts.
 
 use std::os::unix::fs::PermissionsExt;
@@ -228,7 +228,7 @@ fn preflight_judges_scripts_with_the_users_policy() {
     );
 }
 
-/// A repository's own policy file cannot switch the scan off (issue 15): a
+/// A repository's own policy file cannot switch the scan off: a
 /// broken one is a finding with its line, and everything else is judged
 /// with the user's policy; `aq run` there refuses and starts nothing.
 #[test]
@@ -358,8 +358,8 @@ fn a_big_tree_shows_a_progress_bar_on_a_terminal_and_nowhere_else() {
         .stdout_has("in 2500 files");
 }
 
-/// Issue 26, red-team finding 2: what git reads besides `.git/config` and
-/// `.git/hooks`, in a real repository (with a submodule), each reported with
+/// What git reads besides `.git/config` and `.git/hooks`, where a
+/// planted key or hook would run a program too, in a real repository (with a submodule), each reported with
 /// what it would run; a repository `git init` made in the tree is not.
 #[test]
 fn preflight_reports_submodule_nested_and_redirected_git_files() {

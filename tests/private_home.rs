@@ -1,4 +1,4 @@
-//! A private home (issue 16): inside `strict`, reads outside the workspace
+//! A private home: inside `strict`, reads outside the workspace
 //! are limited to the system and what builds read. Each refused read has
 //! its positive control: the same read with `--home read-only` succeeds.
 
@@ -176,7 +176,7 @@ fn pytest_runs_in_a_private_home() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !has_pytest {
-        aq_testkit::skip("no pytest for python3 (.ci/run installs it)");
+        aq_testkit::skip("no pytest for python3 (.ci/setup installs it)");
         return;
     }
     let env = Env::new();

@@ -1,6 +1,6 @@
 //! Real agents under `aq run`, as a new user runs them: no policy file, the
 //! agent CLIs installed from the npm registry at pinned versions
-//! (`tests/agents/package.json`, installed by `.ci/run`), each driven by a
+//! (`tests/agents/package.json`, installed by `.ci/setup`), each driven by a
 //! fake model server on loopback (`tests/agents/fake_model`) that speaks the
 //! vendor's streaming API and asks the agent to run a script of commands.
 //!
@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::util::{Env, Tmux};
 
-/// Where `.ci/run` installs the pinned agents.
+/// Where `.ci/setup` installs the pinned agents.
 pub(crate) fn agents_bin() -> Option<PathBuf> {
     agents_bin_for(&["claude", "codex", "gemini"])
 }
@@ -574,7 +574,7 @@ fn claude_code_works_and_is_guarded_as_an_unprivileged_user() {
             std::env::var_os("AQ_TEST_AGENTS_REQUIRED").is_none(),
             "AQ_TEST_AGENTS_REQUIRED is set but there is no user aqtest"
         );
-        aq_testkit::skip("no user aqtest (.ci/run creates it)");
+        aq_testkit::skip("no user aqtest (.ci/setup creates it)");
         return;
     };
     let Some(run) = run_agent_as(
@@ -913,7 +913,7 @@ fn codex_hook_refuses_with_aqs_reason_and_disable_restores_hooks_and_config() {
     );
 }
 
-/// Issue 28: Gemini CLI 0.61's `"decision": "ask"` forces its own
+/// Gemini CLI 0.61's `"decision": "ask"` forces its own
 /// confirmation even under `--yolo`, but `gemini -p` has nobody to confirm:
 /// the call is cancelled and the run ends at once, exit code 0, with no
 /// output and nothing sent to the model. So in a headless run `aq hook

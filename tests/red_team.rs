@@ -1,5 +1,5 @@
-//! Attempts on the session boundary from inside the sandbox (issue 15,
-//! item 8; docs/threat-model.md lists each with its result). The session's
+//! Attempts on the session boundary from inside the sandbox
+//! (docs/threat-model.md lists each with its result). The session's
 //! directory (its log, its approval queue, its settings) lives outside the
 //! workspace; a command in the sandbox knows where (`AQ_SESSION_DIR`) but
 //! must not be able to change anything there.
@@ -166,9 +166,8 @@ const EXCHANGE_PY: &str = "import errno, socket, sys\n\
 
 #[test]
 fn strict_and_dev_cannot_reach_the_hosts_session_bus_or_ssh_agent() {
-    // Issue 26, finding 1: a script in the workspace connected to the
-    // session bus (`systemd-run --user`: a command outside the sandbox) and
-    // to an ssh agent under /tmp. Fakes of both listen on the host here: a
+    // A script in the workspace could reach the session bus (`systemd-run
+    // --user`: a command outside the sandbox) and an ssh agent under /tmp. Fakes of both listen on the host here: a
     // bus in a runtime directory outside the workspace and an agent socket
     // in the real /tmp, where ssh-agent puts it.
     use std::sync::atomic::Ordering;
@@ -347,8 +346,8 @@ fn the_user_may_name_a_host_socket_and_a_repository_may_not() {
     assert_eq!(seen.load(Ordering::SeqCst), 1);
 }
 
-/// Issue 26, finding 4: one appended byte made a copy of `rm` an unknown
-/// program, and unknown programs ran. The copy is judged as `rm` now (its
+/// One appended byte makes a copy of `rm` a file no catalog names, and an
+/// unknown program would run: the copy is judged as `rm` (its
 /// ELF build id is unchanged), and asks besides, since it is not `rm`.
 #[test]
 fn a_copy_of_rm_with_one_byte_appended_is_judged_as_rm() {
@@ -404,8 +403,8 @@ fn a_copy_of_rm_with_one_byte_appended_is_judged_as_rm() {
     assert_eq!(exact["identity"]["how"], "content", "{exact}");
 }
 
-/// Issue 26, finding 4 in `dev` (the host network): an altered copy of
-/// curl sent a file to a listener. It is judged as curl now, and asks.
+/// In `dev` (the host network), an altered copy of curl could send a file
+/// to a listener: it is judged as curl, and asks.
 #[test]
 fn an_altered_copy_of_curl_cannot_send_a_file_in_dev() {
     use std::io::Read;

@@ -1,6 +1,6 @@
-//! Red team, round 2 (after issue 26): new variants of the eight findings,
-//! tried for real against the fixes. Each test reproduces one attempt with
-//! a positive control (the same step outside aq, or bash running the line,
+//! Variants of eight ways past the session boundary (credentials, sockets,
+//! git files, exec identity, ...), tried for real. Each test reproduces one
+//! attempt with a positive control (the same step outside aq, or bash running the line,
 //! has its effect) and asserts the boundary's reason.
 //!
 //! Attempts that crossed are written to assert the SAFE behaviour and are

@@ -1,4 +1,4 @@
-//! Red team, round 3: model endpoints. A command inside a session (or a
+//! Model endpoints. A command inside a session (or a
 //! hostile repository) tries to use the bridges and the key proxy to reach
 //! what it was not given, to get the key sent elsewhere, or to make the
 //! next session open more. Each test makes the attempt for real, with a

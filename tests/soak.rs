@@ -1,4 +1,4 @@
-//! A long session (issue 15, item 7): many execs under the exec guard, with
+//! A long session: many execs under the exec guard, with
 //! the supervisor's memory and descriptors sampled early and late in the
 //! same session. Nothing may grow with the number of execs, no decision may
 //! be lost, and the log's chain must verify.

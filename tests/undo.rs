@@ -1,4 +1,4 @@
-//! Workspace undo end to end (issue 27, docs/undo.md): an agent destroys
+//! Workspace undo end to end (docs/undo.md): an agent destroys
 //! uncommitted work inside the workspace, where the sandbox lets it write,
 //! and `aq undo` puts everything back, byte for byte.
 //!

@@ -626,7 +626,7 @@ pub fn listing(root: &Path) -> String {
     out
 }
 
-/// The unprivileged user `.ci/run` creates (`aqtest`): uid and gid.
+/// The unprivileged user `.ci/setup` creates (`aqtest`): uid and gid.
 pub fn aqtest_ids() -> Option<(u32, u32)> {
     let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
     let line = passwd.lines().find(|l| l.starts_with("aqtest:"))?;

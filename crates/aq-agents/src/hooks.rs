@@ -825,7 +825,7 @@ mod tests {
         }
     }
 
-    /// Issue 28: Gemini CLI 0.61 has a native ask (`isAskDecision`, the
+    /// Gemini CLI 0.61 has a native ask (`isAskDecision`, the
     /// scheduler's `forcedDecision: "ask_user"`), even under `--yolo`; a
     /// headless run cannot answer it and ends silently, so there it is a
     /// denial with aq's reason.

@@ -40,7 +40,8 @@ fn the_table_is_sorted_and_every_entry_says_something() {
     }
 }
 
-/// Known programs come from one table (issue 29): every alias has its
+/// Known programs come from one table, so the rules cannot disagree on a
+/// program's class: every alias has its
 /// program's class, Debian's names included, and the families by prefix.
 #[test]
 fn known_programs_have_a_class_with_their_aliases() {

@@ -1,4 +1,4 @@
-//! Governed network egress for `aq run` (issue 6): a command in the sandbox
+//! Governed network egress for `aq run`: a command in the sandbox
 //! reaches only allowlisted domains, through a broker that runs outside.
 //!
 //! # Design

@@ -1,6 +1,7 @@
 //! Scores labeled sets (JSONL: `cmd`, `expect`, `category`) as they are,
 //! with nothing asserted: the first score of a new blind set, taken before
-//! any fix, per set and per category, against issue 29's targets (≥ 97%
+//! any fix, per set and per category, against the targets docs/generalization.md
+//! sets (≥ 97%
 //! exact, no dangerous line allowed, no benign line blocked, ≤ 5% of the
 //! benign lines asked). `cargo run --release -p aq-policy --example score
 //! -- FILE.jsonl [FILE.jsonl ...]`; `-v` lists every miss.

@@ -573,8 +573,8 @@ rules! {
     /// Deleting a whole container of data at once: a repository, a
     /// project, a namespace, a bucket with its objects, a database, all of
     /// the infrastructure with the confirmation skipped. Nothing is left to
-    /// restore from but a backup. It asks, as issue 29 says of destructive
-    /// remote operations (the label rules block none of them), and says
+    /// restore from but a backup. It asks, as the labeled sets do for every
+    /// destructive remote operation (they block none of them), and says
     /// so more plainly than `cloud-delete`; a policy can make it block.
     CloudDestroy = "cloud-destroy", Ask, Critical,
         why: "deletes a whole repository, project, namespace, bucket, database or infrastructure at once: irreversible",

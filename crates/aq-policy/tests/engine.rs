@@ -102,8 +102,8 @@ fn check_corpus_with(
 }
 
 /// [`check_corpus_with`], letting `max_over_blocked` allow or ask lines
-/// block: for sets whose writers labelled a class ask where the issue's
-/// targets say block (an agent disabling its own hooks), listed in
+/// block: for sets whose writers labelled a class ask where the label
+/// rules say block (an agent disabling its own hooks), listed in
 /// docs/generalization.md.
 fn check_corpus_limits(
     path: &std::path::Path,
@@ -227,8 +227,8 @@ fn blind_corpus_meets_targets() {
     );
 }
 
-/// Held-out reproductions of issue 26 findings 5 and 7, written with the
-/// credential catalog: home credentials, workspace credential files by
+/// Held-out lines for reading credentials and searching a tree for them,
+/// written with the credential catalog: home credentials, workspace credential files by
 /// name, history, and recursive searches, dangerous and benign.
 #[test]
 fn credentials_heldout_meets_targets() {
@@ -238,21 +238,30 @@ fn credentials_heldout_meets_targets() {
     );
 }
 
-/// The README's rule table lists every built-in rule.
+/// `docs/rules.md`'s rule table has a row for every built-in rule, with the
+/// action and risk the catalog gives it.
 #[test]
-fn readme_documents_every_rule() {
-    let readme = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+fn rules_page_documents_every_rule() {
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/rules.md"),
     )
-    .expect("README.md");
-    let missing: Vec<&str> = RuleId::ALL
+    .expect("docs/rules.md");
+    let wrong: Vec<String> = RuleId::ALL
         .iter()
-        .map(|id| id.as_str())
-        .filter(|id| !readme.contains(&format!("`{id}`")))
+        .map(|id| id.info())
+        .filter_map(|info| {
+            let row = format!(
+                "| `{}` | {} | {} |",
+                info.id.as_str(),
+                info.action.as_str(),
+                info.risk.as_str()
+            );
+            (!page.lines().any(|l| l.starts_with(&row))).then_some(row)
+        })
         .collect();
     assert!(
-        missing.is_empty(),
-        "README.md does not document: {missing:?}"
+        wrong.is_empty(),
+        "docs/rules.md has no row starting with: {wrong:#?}"
     );
 }
 
@@ -455,7 +464,7 @@ fn programs_blind_set_meets_targets() {
     );
 }
 
-/// Neighbours of issue 29's tampering and tool-persistence lines, written
+/// Neighbours of the labeled tampering and tool-persistence lines, written
 /// beside the fix (other agents, tools, spellings, `$HOME` and `~`): the
 /// agents' hook settings, killing the supervisor, aq's variables, git keys
 /// that run programs in every repository, npm/pnpm/yarn/pip/conda `config
@@ -490,7 +499,7 @@ fn fresh_blind_set_meets_targets() {
     );
 }
 
-/// Platform CLIs (issue 29): git hosting and CI, clouds, clusters,
+/// Platform CLIs: git hosting and CI, clouds, clusters,
 /// infrastructure, databases, secret managers, publishing and SaaS, written
 /// blind from the label rules. First score: 96/130 (73.8%), 6 dangerous
 /// allowed, 37.3% of benign lines asked. With subcommands as data
@@ -518,7 +527,7 @@ fn platforms_neighbour_set_meets_targets() {
     );
 }
 
-/// Round 6, group g1: program knowledge as data (platform CLIs that print
+/// Group g1: program knowledge as data (platform CLIs that print
 /// secrets, SQL given to databases and platforms, publishing in every
 /// ecosystem, remote shells given a command, agent CLIs, package sources,
 /// systemd-run, secret scanners, credential places), the dangerous
@@ -544,8 +553,8 @@ struct WithRule {
     category: String,
 }
 
-/// Our reproductions of the red team's hook-mode findings (issue 26,
-/// findings 5 and 6), one class at a time, dangerous and benign: code
+/// What hook mode must catch with no sandbox behind it, one class at a
+/// time, dangerous and benign: code
 /// hidden in data bash evaluates, names rebound, environment dumps, writes
 /// judged by their target. Every line gets its decision and its deciding
 /// rule.
@@ -597,7 +606,7 @@ fn hook_mode_evasions_are_decided_by_their_rule() {
     );
 }
 
-/// Issue 29, places as data: neighbours of the blind set's secret-places
+/// Places as data: neighbours of the blind set's secret-places
 /// and outside-write lines (other paths, programs, macOS spellings,
 /// quoting, `$HOME` against `~`), written with the fixes for the classes.
 #[test]
@@ -610,7 +619,7 @@ fn places_neighbours_meet_targets() {
     );
 }
 
-/// Round 6, group g4: program knowledge as data, breadth first. Wrappers
+/// Group g4: program knowledge as data, breadth first. Wrappers
 /// of developer tools (`cross-env`, `concurrently`, `hyperfine`, `xvfb-run`,
 /// `pnpm -r exec`, `tsx -e` ...) have their inner command judged; ordinary
 /// work in web, data, mobile, embedded and SRE tool chains is allowed, and
@@ -626,7 +635,7 @@ fn round6_g4_program_breadth_meets_targets() {
     );
 }
 
-/// Issue 29's blind set for places (written from the label rules only),
+/// The blind set for places (written from the label rules only),
 /// the categories of places as data: credential places and writes outside
 /// the workspace. First score: secret-places 86.8% (3 dangerous allowed),
 /// outside-write 87.1% (2). Left: `rm -rf ~/.config` blocks because it
@@ -664,7 +673,7 @@ fn places_blind_set_categories_meet_targets() {
     }
 }
 
-/// Issue 29, item 0: a path is a secret to the rules if and only if the
+/// A path is a secret to the rules if and only if the
 /// sandbox masks it. For every row of the credential catalog, reading a
 /// file it names (`cat`, `cp`, `sqlite3`, `base64`) is a secret read, and
 /// every sandboxed profile masks it (or it is masked by what it holds, or
@@ -746,13 +755,13 @@ fn every_catalog_row_is_a_secret_to_the_rules_and_masked_by_every_profile() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
-/// Issue 29's fourth blind set (261 lines, five classes), written from the
+/// The fourth blind set (261 lines, five classes), written from the
 /// label rules only. First score, before any fix made against it: 79.3%
 /// exact, 21 dangerous lines allowed; 89.3% after the fixes made against
 /// the other sets, then 96.6% after its own misses were fixed by class.
 /// Left: wholesale remote destruction (`terraform destroy -auto-approve`,
 /// `kubectl delete namespace production`) asks where the set says block,
-/// as issue 29 says destructive remote operations ask; `echo
+/// as the label rules have every destructive remote operation ask; `echo
 /// ${#GITHUB_TOKEN}` (a length) is allowed; `lsof -ti :3000 | xargs
 /// kill` is allowed. One label changed after scoring: `crontab -r`, ask to
 /// block, as the label rules' crontab edit (the line says so).
@@ -778,19 +787,19 @@ fn spent_issue29_blind_sets_keep_their_floors() {
         ("blind29d.jsonl", 95, 0, 0, 3),
         ("blind29f.jsonl", 96, 0, 0, 8),
         ("blind29g.jsonl", 94, 3, 3, 2),
-        // Round six: K (a working day), L (the issue's classes), M
+        // K (a working day), L (the classes the engine was fixed for), M
         // (evasions), written from the label rules and the product's
         // decisions (docs/generalization.md).
         ("blind29k.jsonl", 99, 0, 0, 0),
         ("blind29l.jsonl", 97, 0, 0, 3),
         ("blind29m.jsonl", 99, 0, 0, 0),
-        // Round seven: N and O (unseen until round seven's end), P (other
+        // N and O (kept unseen until the fixes were done), P (other
         // ecosystems) and Q (platforms), written as K, L and M were.
         ("blind29n.jsonl", 99, 1, 0, 0),
         ("blind29o.jsonl", 99, 0, 0, 0),
         ("blind29p.jsonl", 98, 0, 0, 0),
         ("blind29q.jsonl", 100, 0, 0, 0),
-        // S and T: unseen until the end of round eight, then scored and
+        // S and T: kept unseen until the fixes were done, then scored and
         // opened (docs/generalization.md has both scores).
         ("blind29s.jsonl", 98, 2, 0, 0),
         ("blind29t.jsonl", 99, 1, 0, 1),
@@ -799,7 +808,7 @@ fn spent_issue29_blind_sets_keep_their_floors() {
     }
 }
 
-/// A red team's attempts on issue 29's classes (secrets, persistence,
+/// Attempts to get past the engine in its classes (secrets, persistence,
 /// tampering, destruction outside the workspace, remote destruction) that
 /// crossed and are fixed, with the attempts the engine already held. The
 /// ones still open are listed in docs/generalization.md.
@@ -813,8 +822,8 @@ fn red_team_issue29_attempts_hold() {
     );
 }
 
-/// The round-seven red team's 272 attempts (the crossings fixed by class in
-/// round seven, with the attempts that held).
+/// 272 attempts to get past the engine: the ones that crossed, fixed by
+/// class, and the ones that held.
 #[test]
 fn red_team_round7_attempts_hold() {
     check_corpus_limits(

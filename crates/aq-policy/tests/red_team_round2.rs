@@ -1,5 +1,5 @@
-//! Held-out spellings for the crossings of the second red team round (after
-//! issue 26, see `tests/red_team_round2.rs` at the root): for each class,
+//! Held-out spellings of the ways past the engine that
+//! `tests/red_team_round2.rs` at the root exercises: for each class,
 //! lines the fixes did not name one by one, with the rule they must get,
 //! and ordinary lines that must keep running.
 

@@ -226,8 +226,8 @@ mod tests {
         std::fs::set_permissions(root.join(rel), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
-    // Issue 26, red-team finding 2: what git reads besides .git/config and
-    // .git/hooks, each reported (and a near miss beside each that is not).
+    // What git reads besides .git/config and .git/hooks, where a planted
+    // key or hook would run a program too: each reported (and a near miss beside each that is not).
     #[test]
     fn submodule_nested_and_worktree_git_files_are_reported() {
         let fsmonitor = "[core]\n\tfsmonitor = \"touch /tmp/aq-planted\"\n";

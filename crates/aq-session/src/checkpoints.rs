@@ -1,4 +1,4 @@
-//! A session's checkpoints of its workspace (issue 27, docs/undo.md): one
+//! A session's checkpoints of its workspace (docs/undo.md): one
 //! when it starts, one before each command that may change the workspace,
 //! one when it ends, so that `aq undo` can put back whatever the agent did.
 //!

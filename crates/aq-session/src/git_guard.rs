@@ -1,6 +1,6 @@
 //! The git guard of `aq run`: nothing the session writes may make the
-//! user's next `git status`, outside aq, run a program (issue 26, red-team
-//! finding 2).
+//! user's next `git status`, outside aq, run a program: a planted `core.fsmonitor`,
+//! hook or `commondir` would run with the user's rights, outside the sandbox.
 //!
 //! git runs programs named in many files besides `.git/config` and
 //! `.git/hooks`: a submodule's config and hooks (`.git/modules/*`, which the

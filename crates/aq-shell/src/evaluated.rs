@@ -574,7 +574,7 @@ mod tests {
     }
 
     /// Where bash evaluates data as code, the command hidden in it is a
-    /// command of the line, labelled by where it hid (red team, issue 26).
+    /// command of the line, labelled by where it hid.
     #[test]
     fn commands_hidden_in_data_bash_evaluates_are_found() {
         for (line, context) in [

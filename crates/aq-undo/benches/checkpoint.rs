@@ -1,5 +1,5 @@
-//! A checkpoint in a generated 20,000-file, ~100 MB workspace (issue 27's
-//! cost targets): the first one, a later one after a handful of edits with a
+//! A checkpoint in a generated 20,000-file, ~100 MB workspace (the
+//! size docs/undo.md states costs for): the first one, a later one after a handful of edits with a
 //! full walk (stat cache) and with a watcher's dirty set, and an undo of ten
 //! deleted files.
 //!

@@ -1,5 +1,5 @@
 //! Workspace checkpoints: what makes every change an agent makes inside the
-//! workspace undoable (issue 27, docs/undo.md).
+//! workspace undoable (docs/undo.md).
 //!
 //! A [`Store`] belongs to one workspace and lives in aq's state directory,
 //! outside the workspace and hidden from the sandbox:

@@ -115,7 +115,8 @@ fn every_kind_has_rows() {
     }
 }
 
-/// Issue 26, finding 7: each of these was readable in `strict`.
+/// Credentials that sit next to what builds read: each of these was once
+/// readable in `strict`, and each is a row of the catalog now.
 #[test]
 fn the_red_team_findings_are_rows() {
     for p in [

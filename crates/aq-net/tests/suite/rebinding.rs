@@ -1,4 +1,4 @@
-//! DNS rebinding (issue 15): a resolver whose answer changes between calls.
+//! DNS rebinding: a resolver whose answer changes between calls.
 //!
 //! The attack: an allowlisted name first answers with a harmless public
 //! address, which passes the address check, then, when asked again, with

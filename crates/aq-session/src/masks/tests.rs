@@ -339,8 +339,8 @@ fn cpu_time(f: &mut dyn FnMut()) -> (f64, f64) {
     (v[7], v[0])
 }
 
-/// The cost of the workspace search on 20,000 files (issue 32's start-up
-/// budget), in CPU time of the calling thread:
+/// The cost of the workspace search on 20,000 files, which every session
+/// start pays, in CPU time of the calling thread:
 /// `cargo test --release -p aq-session walk_cost -- --ignored --nocapture`.
 /// A bare `read_dir` walk is the floor; the name search as it was before
 /// is the baseline.

@@ -202,8 +202,9 @@ fn nested_repositories_keep_files_but_not_their_git_dir() {
     assert!(!ws.p("vendor/lib/.git").exists());
 }
 
-/// Issue 32: a session's first checkpoint of an unchanged large workspace
-/// no longer rewrites (hashes, writes, renames) its megabytes of stat cache.
+/// A session's first checkpoint of an unchanged large workspace does not
+/// rewrite (hash, write, rename) its megabytes of stat cache: on a large
+/// workspace that rewrite was most of a session's start-up.
 #[test]
 fn an_unchanged_workspace_leaves_the_stat_cache_as_it_was() {
     use std::os::unix::fs::MetadataExt;
