@@ -23,9 +23,17 @@ use aq_policy::{Decision, Engine, Profile, SummaryFormat};
 
 use crate as session;
 use crate::network::NetPlan;
-use crate::refusal::{EXIT_BLOCKED, EXIT_NOT_FOUND, print_refusal};
+use crate::refusal::{EXIT_BLOCKED, print_refusal};
 use crate::supervisor::Supervisor;
 use crate::{ENV_SESSION_DIR, ENV_SESSION_ID, SessionFile};
+
+mod command;
+mod sandbox;
+
+use command::{run_child, run_sandboxed, run_seatbelt};
+use sandbox::{
+    Planned, SEATBELT_ENFORCED, SEATBELT_LIMITS, plan_sandbox, refusal_hint, sockets_named,
+};
 
 /// Exit code when a boundary the profile asks for cannot be set up.
 pub const EXIT_SANDBOX: u8 = crate::exit::ExitCode::SandboxFailed.code();
@@ -874,7 +882,7 @@ pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     Ok(ExitCode::from(code))
 }
 
-enum Exit {
+pub(super) enum Exit {
     Code(i32),
     Signal(i32),
 }
@@ -908,58 +916,6 @@ fn wait_for_first_checkpoint(
             );
         }
         session::log_event(log, id, event);
-    }
-}
-
-fn run_child(command: &[String], dir: &Path, file: &SessionFile, shim_dir: &Path) -> Exit {
-    let orig_path = host_path();
-    let mut path = shim_dir.as_os_str().to_owned();
-    path.push(":");
-    path.push(&orig_path);
-    // The command itself was judged above; run the real program (not its
-    // shim, which would ask again about what the user typed). Everything it
-    // starts through PATH meets the shims.
-    let program = &command[0];
-    let resolved: PathBuf = if program.contains('/') {
-        PathBuf::from(program)
-    } else {
-        match aq_shim::find_real_program(program.as_ref(), &orig_path, shim_dir) {
-            Some(p) => p,
-            None => {
-                eprintln!("aq: {program}: command not found");
-                return Exit::Code(i32::from(EXIT_NOT_FOUND));
-            }
-        }
-    };
-    let mut cmd = std::process::Command::new(&resolved);
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.arg0(program);
-    }
-    cmd.args(&command[1..]);
-    cmd.env("PATH", &path);
-    cmd.env(ENV_SESSION_DIR, dir);
-    cmd.env(ENV_SESSION_ID, &file.id);
-    let status = match cmd.status() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("aq: cannot start {program}: {e}");
-            return Exit::Code(i32::from(if e.kind() == std::io::ErrorKind::NotFound {
-                EXIT_NOT_FOUND
-            } else {
-                EXIT_BLOCKED
-            }));
-        }
-    };
-    exit_of(status)
-}
-
-fn exit_of(status: std::process::ExitStatus) -> Exit {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => Exit::Code(c),
-        (None, Some(s)) => Exit::Signal(s),
-        _ => Exit::Code(1),
     }
 }
 
@@ -1001,22 +957,6 @@ fn exec_guard_in_force(profile: &Profile, kind: SandboxKind) -> bool {
     kind == SandboxKind::Kernel && profile.sandbox && profile.exec_guard
 }
 
-/// What `aq run` says after a sandbox it could not plan: where to look,
-/// and how to run without one (on this system).
-fn refusal_hint(kind: SandboxKind, profile: &str) -> String {
-    match kind {
-        SandboxKind::Kernel => format!(
-            "the `{profile}` profile needs this boundary, so nothing was run; `aq doctor --fix` shows how to enable it, and `--profile shims-only` runs without the kernel sandbox"
-        ),
-        SandboxKind::Seatbelt => format!(
-            "the `{profile}` profile needs this boundary, so nothing was run; `aq doctor` says what this Mac offers, and `--profile shims-only` runs without a sandbox (the PATH shims only)"
-        ),
-        SandboxKind::Unavailable => format!(
-            "the `{profile}` profile needs a sandbox and aq has none for this system, so nothing was run; `--profile shims-only` runs without one (the PATH shims only)"
-        ),
-    }
-}
-
 /// The session's variables (`AQ_SESSION_DIR`, `AQ_SESSION_ID`), the
 /// proxy variables of the broker on `127.0.0.1:broker_port` when the
 /// network goes through it, then the interception's: what the sandbox's
@@ -1039,387 +979,6 @@ pub(crate) fn session_env(
     )
     .chain(intercept.iter().cloned())
     .collect()
-}
-
-/// A sandbox planned before anything runs, of this system's kind.
-enum Planned {
-    /// Linux's, planned on this host's facts, for [`run_sandboxed`].
-    Kernel(PlannedSandbox),
-    /// macOS's, for [`run_seatbelt`].
-    Seatbelt(SeatbeltSession),
-}
-
-/// A planned sandbox, ready to apply.
-struct PlannedSandbox {
-    plan: aq_sandbox::SandboxPlan,
-    env: Vec<(OsString, OsString)>,
-    argv: Vec<OsString>,
-    notes: Vec<String>,
-}
-
-/// A planned Seatbelt launch, and the broker's listener on the host's
-/// loopback (bound while planning, since its port goes into the profile
-/// and the proxy variables).
-struct SeatbeltSession {
-    launch: crate::seatbelt_launch::LaunchPlan,
-    broker_listener: Option<std::net::TcpListener>,
-    broker_port: Option<u16>,
-}
-
-/// What the Seatbelt sandbox enforces, for the banner and the log.
-const SEATBELT_ENFORCED: &str = "a Seatbelt profile through sandbox-exec (deny by default: reads, writes and connections as the profile says); no exec guard: the PATH shims are the firewall";
-
-/// What limits hold under Seatbelt.
-const SEATBELT_LIMITS: &str =
-    "none on macOS (the profile's rlimits and memory limit are not enforced)";
-
-impl SeatbeltSession {
-    /// The network in a few words, with the broker where it listens.
-    fn net_note(&self, net: &NetPlan) -> Option<String> {
-        self.broker_port.map(|port| {
-            net.note_with_relay(&format!("proxy 127.0.0.1:{port} on the host's loopback"))
-        })
-    }
-}
-
-/// Build the spec from the profile and plan it for this system's sandbox:
-/// on this host's facts (Linux), or as a Seatbelt launch (macOS).
-#[allow(clippy::too_many_arguments)]
-fn plan_sandbox(
-    kind: SandboxKind,
-    profile: &Profile,
-    workspace: &Path,
-    dir: &Path,
-    file: &SessionFile,
-    shim_dir: Option<&Path>,
-    command: &[String],
-    broker: bool,
-    grants: &aq_agents::Grants,
-    bridge_ports: &[u16],
-    log_denials: bool,
-    pass_fds: &[i32],
-    host_sockets_named: &[String],
-    intercept: Option<&crate::net_intercept::SessionIntercept>,
-) -> Result<Planned, String> {
-    let tmpdir = dir.join("tmp");
-    std::fs::create_dir_all(&tmpdir)
-        .map_err(|e| format!("cannot create the session's TMPDIR: {e}"))?;
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    // The command itself was judged already: run the real program, not its
-    // shim (which would ask again about what the user typed). A missing
-    // program is found out later and exits 127.
-    let orig_path = host_path();
-    let program = &command[0];
-    let resolved = if program.contains('/') {
-        PathBuf::from(program)
-    } else {
-        aq_shim::find_real_program(program.as_ref(), &orig_path, &dir.join("shims"))
-            .unwrap_or_else(|| PathBuf::from(program))
-    };
-    // The broker's listener: Linux's sandbox binds it on PROXY_PORT in its
-    // own network namespace and hands it out; macOS has no such namespace,
-    // so it is bound here, on the host's loopback, on a port the system
-    // picks.
-    let broker_listener = if broker && kind == SandboxKind::Seatbelt {
-        Some(
-            std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).map_err(|e| {
-                format!("cannot listen on the host's loopback for the network broker: {e}")
-            })?,
-        )
-    } else {
-        None
-    };
-    let broker_port = match &broker_listener {
-        Some(l) => Some(
-            l.local_addr()
-                .map_err(|e| format!("the network broker's listener: {e}"))?
-                .port(),
-        ),
-        None => broker.then_some(crate::network::PROXY_PORT),
-    };
-    let inputs = crate::sandbox_spec::SpecInputs {
-        workspace,
-        home: home.as_deref(),
-        sensitive: &file.policy.sensitive_paths,
-        unmasked: &file.policy.unmasked_paths,
-        // The credentials' variables stay outside (the broker adds
-        // them); the trust variables are the session's own.
-        env: std::env::vars_os()
-            .filter(|(k, _)| {
-                intercept.is_none_or(|i| {
-                    let k = k.to_string_lossy();
-                    !i.hidden.iter().any(|h| *h == k) && !i.env.iter().any(|(n, _)| *n == *k)
-                })
-            })
-            .collect(),
-        env_pass: &file.env_pass,
-        session_env: session_env(
-            dir,
-            &file.id,
-            broker_port,
-            intercept.map(|i| i.env.as_slice()).unwrap_or_default(),
-        ),
-        path_prefix: shim_dir,
-        tmpdir: Some(&tmpdir),
-        loopback_listeners: broker_port
-            .into_iter()
-            .chain(
-                grants
-                    .key_proxy
-                    .as_ref()
-                    .map(|_| crate::agent::KEY_PROXY_PORT),
-            )
-            .chain(bridge_ports.iter().copied())
-            .collect(),
-        grants: Some(grants),
-        program: Some(&resolved),
-        named: command[1..]
-            .iter()
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute() && p.exists())
-            .collect(),
-        log_denials,
-        // The supervisor's socket (a shim's line to its judge) and the
-        // ones the user's policy names: the only host sockets the
-        // sandbox may reach.
-        allowed_sockets: std::iter::once(dir.join(aq_shim::channel::SOCKET_NAME))
-            .chain(host_sockets(host_sockets_named, home.as_deref()))
-            .collect(),
-        pass_fds: pass_fds.to_vec(),
-    };
-    let mut argv: Vec<OsString> = vec![resolved.clone().into_os_string()];
-    argv.extend(command[1..].iter().map(OsString::from));
-    match kind {
-        SandboxKind::Kernel => {
-            let planned = crate::sandbox_spec::plan(profile, inputs)?;
-            Ok(Planned::Kernel(PlannedSandbox {
-                plan: planned.plan,
-                env: planned.env,
-                argv,
-                notes: planned.notes,
-            }))
-        }
-        SandboxKind::Seatbelt => {
-            let cwd = std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?;
-            let mut profile_notes = vec![format!(
-                "Session {}: profile `{}`, workspace {}.",
-                file.id,
-                profile.name,
-                workspace.display()
-            )];
-            profile_notes.extend(
-                broker_port
-                    .map(|p| format!("The broker listens on 127.0.0.1:{p}, the host's loopback.")),
-            );
-            let launch = crate::seatbelt_launch::plan(
-                profile,
-                inputs,
-                crate::seatbelt_launch::Launch {
-                    command: argv,
-                    cwd,
-                    bridge_ports,
-                    profile_notes,
-                },
-            )?;
-            Ok(Planned::Seatbelt(SeatbeltSession {
-                launch,
-                broker_listener,
-                broker_port,
-            }))
-        }
-        SandboxKind::Unavailable => Err(aq_sandbox::SandboxError::Unsupported.to_string()),
-    }
-}
-
-/// Starts the planned command under Seatbelt and waits for it, as
-/// [`run_sandboxed`] does on Linux: exit 127 for a command not found, 125
-/// when `sandbox-exec` is missing or refuses the profile (a probe run
-/// first tells that apart from the command's own exit code, which
-/// `sandbox-exec` passes on), else the command's exit or 128 + its signal.
-fn run_seatbelt(launch: &crate::seatbelt_launch::LaunchPlan) -> Exit {
-    let program = &launch.command()[0];
-    if !command_found(program) {
-        eprintln!("aq: {}: command not found", program.to_string_lossy());
-        return Exit::Code(i32::from(EXIT_NOT_FOUND));
-    }
-    let sandbox_exec = aq_sandbox::SANDBOX_EXEC;
-    if !Path::new(sandbox_exec).is_file() {
-        eprintln!(
-            "aq: {sandbox_exec} not found: the Seatbelt sandbox cannot start, so nothing was run; `aq doctor` says what this Mac offers"
-        );
-        return Exit::Code(i32::from(EXIT_SANDBOX));
-    }
-    let (probe, command) = match (launch.probe(), launch.sandbox_exec()) {
-        (Ok(p), Ok(c)) => (p, c),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("aq: {e}; nothing was run");
-            return Exit::Code(i32::from(EXIT_SANDBOX));
-        }
-    };
-    let refused = match seatbelt_process::probe(probe) {
-        Ok((status, stderr)) => probe_refusal(status, &stderr),
-        Err(e) => Some(format!("cannot start {sandbox_exec}: {e}")),
-    };
-    if let Some(why) = refused {
-        eprintln!("aq: the Seatbelt sandbox did not start: {why}; nothing was run");
-        return Exit::Code(i32::from(EXIT_SANDBOX));
-    }
-    match seatbelt_process::status(command) {
-        Ok(status) => exit_of(status),
-        Err(e) => {
-            eprintln!("aq: cannot start {sandbox_exec}: {e}; nothing was run");
-            Exit::Code(i32::from(EXIT_SANDBOX))
-        }
-    }
-}
-
-/// Whether `program` (as the plan resolved it) names a file: a name
-/// without a `/` is one `PATH` did not have.
-fn command_found(program: &std::ffi::OsStr) -> bool {
-    program.as_encoded_bytes().contains(&b'/') && Path::new(program).is_file()
-}
-
-/// Why the probe says `sandbox-exec` refused the profile, from its exit
-/// status and standard error; `None` when it ran the probe program.
-fn probe_refusal(status: std::process::ExitStatus, stderr: &[u8]) -> Option<String> {
-    if status.success() {
-        return None;
-    }
-    let said = String::from_utf8_lossy(stderr);
-    let said = said.trim();
-    Some(if said.is_empty() {
-        format!(
-            "sandbox-exec ended with {status} running {}",
-            crate::seatbelt_launch::PROBE_PROGRAM
-        )
-    } else {
-        format!(
-            "sandbox-exec: {}",
-            said.lines().take(5).collect::<Vec<_>>().join(" / ")
-        )
-    })
-}
-
-/// Starting `sandbox-exec`: macOS's alone. Elsewhere there is no Seatbelt,
-/// and [`SandboxKind::here`] never plans one; these refuse all the same.
-#[cfg(target_os = "macos")]
-mod seatbelt_process {
-    use std::process::{Command, ExitStatus, Stdio};
-
-    /// Runs the probe without a terminal; its status and stderr.
-    pub fn probe(mut cmd: Command) -> std::io::Result<(ExitStatus, Vec<u8>)> {
-        let out = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()?;
-        Ok((out.status, out.stderr))
-    }
-
-    /// Runs the command in the terminal and waits for it.
-    pub fn status(mut cmd: Command) -> std::io::Result<ExitStatus> {
-        cmd.status()
-    }
-}
-
-/// Elsewhere: nothing is started.
-#[cfg(not(target_os = "macos"))]
-mod seatbelt_process {
-    use std::process::{Command, ExitStatus};
-
-    fn unsupported() -> std::io::Error {
-        std::io::Error::new(
-            std::io::ErrorKind::Unsupported,
-            "Seatbelt is macOS's, and this system is not",
-        )
-    }
-
-    pub fn probe(_: Command) -> std::io::Result<(ExitStatus, Vec<u8>)> {
-        Err(unsupported())
-    }
-
-    pub fn status(_: Command) -> std::io::Result<ExitStatus> {
-        Err(unsupported())
-    }
-}
-
-/// The host sockets the user's policy lets the sandbox reach: its
-/// `host_sockets`, and the ssh agent's when it passes `SSH_AUTH_SOCK` on
-/// (`env_pass`, which only the user's own files may set): git over SSH
-/// with the user's agent, as the variable asks for.
-fn sockets_named(settings: &aq_policy::SessionSettings) -> Vec<String> {
-    let mut named = settings.host_sockets.clone();
-    if settings.env_pass.iter().any(|v| v == "SSH_AUTH_SOCK") {
-        named.push("$SSH_AUTH_SOCK".to_string());
-    }
-    named
-}
-
-/// `[session] host_sockets` as paths: `~/` in the home, `$VAR` the path
-/// the variable holds now (unset or empty: nothing).
-fn host_sockets(named: &[String], home: Option<&Path>) -> Vec<PathBuf> {
-    named
-        .iter()
-        .filter_map(|s| {
-            if let Some(var) = s.strip_prefix('$') {
-                std::env::var_os(var)
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from)
-            } else if let Some(rest) = s.strip_prefix("~/") {
-                home.map(|h| h.join(rest))
-            } else {
-                Some(PathBuf::from(s))
-            }
-        })
-        .filter(|p| p.is_absolute())
-        .collect()
-}
-
-fn run_sandboxed(
-    s: &PlannedSandbox,
-    supervisor: &std::sync::Arc<crate::supervisor::Supervisor>,
-    listeners: Option<aq_sandbox::ListenerSink>,
-    agent: Option<&aq_agents::Preset>,
-    scrub: &[String],
-) -> Exit {
-    let judge: Option<std::sync::Arc<dyn aq_sandbox::ExecJudge>> =
-        if s.plan.steps.contains(&aq_sandbox::Step::AttachExecGuard) {
-            let host_path = std::env::var_os("PATH").unwrap_or_default();
-            Some(std::sync::Arc::new(
-                crate::exec_judge::SessionExecJudge::new(
-                    supervisor.clone(),
-                    &host_path,
-                    agent.cloned().map(crate::exec_judge::AgentProcesses::new),
-                    scrub,
-                    crate::exec_judge::places_of(&s.plan, &s.env, supervisor),
-                ),
-            ))
-        } else {
-            // The socket guard alone: its refusals go into the log.
-            Some(std::sync::Arc::new(crate::exec_judge::SocketReporter::new(
-                supervisor.clone(),
-            )))
-        };
-    let result = aq_sandbox::apply_with(&s.plan, &s.env, &s.argv, judge, listeners);
-    match result {
-        Ok(status) => exit_of(status),
-        Err(aq_sandbox::SandboxError::CommandNotFound(p)) => {
-            eprintln!("aq: {}: command not found", p.to_string_lossy());
-            Exit::Code(i32::from(EXIT_NOT_FOUND))
-        }
-        Err(e) => {
-            eprintln!("aq: {e}");
-            if e.exit_code() == 125 {
-                eprintln!(
-                    "aq: nothing was run; `aq doctor --fix` shows how to enable what is missing"
-                );
-            }
-            Exit::Code(e.exit_code())
-        }
-    }
 }
 
 /// `aq preflight` on the workspace before the agent touches it: each finding
@@ -1507,8 +1066,6 @@ pub fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::process::ExitStatusExt;
-    use std::process::ExitStatus;
 
     #[test]
     fn each_system_has_its_sandbox() {
@@ -1529,28 +1086,6 @@ mod tests {
         assert!(!exec_guard_in_force(&strict, SandboxKind::Unavailable));
         let shims = Profile::builtin("shims-only").unwrap();
         assert!(!exec_guard_in_force(&shims, SandboxKind::Kernel));
-    }
-
-    #[test]
-    fn the_refusal_says_what_to_do_on_this_system() {
-        let linux = refusal_hint(SandboxKind::Kernel, "strict");
-        assert_eq!(
-            linux,
-            "the `strict` profile needs this boundary, so nothing was run; `aq doctor --fix` shows how to enable it, and `--profile shims-only` runs without the kernel sandbox"
-        );
-        for kind in [SandboxKind::Seatbelt, SandboxKind::Unavailable] {
-            let hint = refusal_hint(kind, "strict");
-            assert!(!hint.contains("--fix"), "{hint}");
-            assert!(!hint.contains("kernel"), "{hint}");
-            assert!(
-                hint.contains("`--profile shims-only` runs without"),
-                "{hint}"
-            );
-        }
-        assert!(
-            refusal_hint(SandboxKind::Seatbelt, "dev")
-                .contains("`aq doctor` says what this Mac offers")
-        );
     }
 
     #[test]
@@ -1584,42 +1119,6 @@ mod tests {
         assert_eq!(
             get(&mac, "ALL_PROXY"),
             Some("socks5h://127.0.0.1:50123".into())
-        );
-    }
-
-    #[test]
-    fn a_refused_profile_is_told_apart_from_a_probe_that_ran() {
-        assert_eq!(probe_refusal(ExitStatus::from_raw(0), b"noise"), None);
-        let refused = probe_refusal(
-            ExitStatus::from_raw(65 << 8),
-            b"sandbox-exec: unbound variable: foo\n",
-        );
-        assert_eq!(
-            refused.as_deref(),
-            Some("sandbox-exec: sandbox-exec: unbound variable: foo")
-        );
-        let silent = probe_refusal(ExitStatus::from_raw(71 << 8), b"").unwrap();
-        assert!(silent.contains("/usr/bin/true"), "{silent}");
-    }
-
-    #[test]
-    fn a_command_is_found_only_by_a_path_to_a_file() {
-        let t = tempfile::tempdir().unwrap();
-        let prog = t.path().join("tool");
-        std::fs::write(&prog, "").unwrap();
-        assert!(command_found(prog.as_os_str()));
-        assert!(!command_found(t.path().join("missing").as_os_str()));
-        assert!(!command_found(t.path().as_os_str()));
-        assert!(!command_found(std::ffi::OsStr::new("tool")));
-    }
-
-    #[cfg(not(target_os = "macos"))]
-    #[test]
-    fn seatbelt_is_never_started_elsewhere() {
-        let cmd = std::process::Command::new("/bin/true");
-        assert_eq!(
-            seatbelt_process::status(cmd).unwrap_err().kind(),
-            std::io::ErrorKind::Unsupported
         );
     }
 }
