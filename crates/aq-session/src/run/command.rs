@@ -1,19 +1,200 @@
-//! Running the command: in the kernel sandbox, under Seatbelt, or with
-//! the shims only.
+//! Run the command: refused when blocked, else in the kernel sandbox,
+//! under Seatbelt, or with the shims only; with the broker, the key proxy
+//! and the bridges serving it, and asks answered on this terminal when the
+//! command does not use it.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-use super::sandbox::PlannedSandbox;
-use super::{EXIT_SANDBOX, Exit, host_path};
-use crate::refusal::{EXIT_BLOCKED, EXIT_NOT_FOUND};
+use super::agent::Agent;
+use super::judge::Judged;
+use super::profile::Settled;
+use super::sandbox::{Boundary, Planned, PlannedSandbox};
+use super::session::Session;
+use super::supervise::Supervised;
+use super::{EXIT_SANDBOX, Exit, Setup, host_path};
+use crate::network::{NetPlan, SessionBroker};
+use crate::refusal::{EXIT_BLOCKED, EXIT_NOT_FOUND, print_refusal};
+use crate::supervisor::Supervisor;
 use crate::{ENV_SESSION_DIR, ENV_SESSION_ID, SessionFile};
 
-pub(super) fn run_child(
-    command: &[String],
-    dir: &Path,
-    file: &SessionFile,
-    shim_dir: &Path,
+/// Runs the command the user typed, unless it is blocked, and waits for it.
+pub(super) fn run_command(
+    setup: &Setup<'_>,
+    judged: &Judged,
+    supervised: &Supervised,
+    boundary: &mut Boundary,
 ) -> Exit {
+    let Setup {
+        args,
+        agent,
+        settled,
+        session,
+        ..
+    } = *setup;
+    let supervisor = &supervised.supervisor;
+    if judged.blocked() {
+        print_refusal("blocked", &args.command, &judged.verdict);
+        return Exit::Code(i32::from(EXIT_BLOCKED));
+    }
+    let headless = settled.profile.summary == aq_policy::SummaryFormat::Json;
+    let prompter = (!headless && !settled.learning() && !std::io::stdin().is_terminal())
+        .then(|| crate::answerer::spawn_tty_prompter(session.dir.to_path_buf()))
+        .flatten();
+    if prompter.is_some() {
+        supervisor
+            .prompting
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    let intercept = boundary.intercept.as_ref().map(|i| i.intercept.clone());
+    let exit = match &mut boundary.sandbox {
+        Some(Planned::Kernel(s)) => {
+            let (broker, broker_sink) = match start_broker(&settled.net, supervisor, intercept) {
+                Some((b, sink)) => (Some(b), Some(sink)),
+                None => (None, None),
+            };
+            // The listeners come out in the order of their ports in the
+            // spec: the broker's first, then the key proxy's, then the
+            // bridges'.
+            let served: Arc<Mutex<Vec<aq_net::KeyProxy>>> = Default::default();
+            let key_proxy = served.clone();
+            let sink = listener_sink(agent, settled, session, supervisor, served, broker_sink);
+            // What only the agent may hold: the profile's secret-looking
+            // `env` and the keys passed to it.
+            let scrub: Vec<String> = settled
+                .profile
+                .env
+                .iter()
+                .filter(|n| aq_knowledge::secret_names::is_secret_env_name(n))
+                .chain(&session.grants.keys_passed)
+                .cloned()
+                .collect();
+            let exit = run_sandboxed(
+                s,
+                supervisor,
+                sink,
+                agent.chosen.as_ref().map(|c| &c.preset),
+                &scrub,
+            );
+            // Close what is still open, so its connection is logged
+            // before the session ends.
+            if let Some(b) = broker {
+                b.stop();
+            }
+            drop(key_proxy);
+            exit
+        }
+        Some(Planned::Seatbelt(s)) => {
+            // The broker serves the listener bound on the host's
+            // loopback when the launch was planned, as it serves the
+            // one the Linux sandbox hands out.
+            let broker = match s.broker_listener.take() {
+                Some(listener) => {
+                    start_broker(&settled.net, supervisor, intercept).map(|(b, sink)| {
+                        sink(vec![std::os::fd::OwnedFd::from(listener)]);
+                        b
+                    })
+                }
+                None => None,
+            };
+            let exit = run_seatbelt(&s.launch);
+            if let Some(b) = broker {
+                b.stop();
+            }
+            exit
+        }
+        None => run_child(
+            &session.command,
+            &session.dir,
+            &session.file,
+            &session.shim_dir,
+        ),
+    };
+    drop(prompter);
+    exit
+}
+
+/// The broker, when the network goes through it, and the sink that hands
+/// it its listener.
+fn start_broker(
+    net: &NetPlan,
+    supervisor: &Arc<Supervisor>,
+    intercept: Option<Arc<aq_net::Intercept>>,
+) -> Option<(SessionBroker, aq_sandbox::ListenerSink)> {
+    match net {
+        NetPlan::Broker {
+            allowlist,
+            unlisted,
+            ..
+        } => Some(SessionBroker::start(
+            allowlist.clone(),
+            supervisor.clone(),
+            *unlisted,
+            intercept,
+        )),
+        _ => None,
+    }
+}
+
+/// What serves the listeners the Linux sandbox hands out: the bridges'
+/// (last), the key proxy's (before them), then the broker's (first); the
+/// key proxies started go into `served`.
+fn listener_sink(
+    agent: &Agent,
+    settled: &Settled,
+    session: &Session,
+    supervisor: &Arc<Supervisor>,
+    served: Arc<Mutex<Vec<aq_net::KeyProxy>>>,
+    broker_sink: Option<aq_sandbox::ListenerSink>,
+) -> Option<aq_sandbox::ListenerSink> {
+    if session.grants.key_proxy.is_none() && settled.bridges.is_empty() {
+        return broker_sink;
+    }
+    let slot = served;
+    let sup = supervisor.clone();
+    let plan = session.grants.key_proxy.clone();
+    let bridges = settled.bridges.clone();
+    let pins = settled.pins.clone();
+    let agent = agent
+        .chosen
+        .as_ref()
+        .map(|c| c.preset.name.clone())
+        .unwrap_or_default();
+    Some(Box::new(move |mut fds: Vec<std::os::fd::OwnedFd>| {
+        let at = fds.len().saturating_sub(bridges.len());
+        let bridge_fds = fds.split_off(at);
+        let mut started = Vec::new();
+        for (fd, bridge) in bridge_fds.into_iter().zip(&bridges) {
+            started.extend(crate::agent::serve_bridge(
+                fd,
+                bridge,
+                plan.as_ref().filter(|_| bridge.api),
+                &pins,
+                sup.clone(),
+            ));
+        }
+        if let Some(plan) = &plan
+            && let Some(fd) = fds.pop()
+        {
+            started.extend(crate::agent::serve_key_proxy(
+                fd,
+                plan,
+                &agent,
+                &pins,
+                sup.clone(),
+            ));
+        }
+        if let Ok(mut slot) = slot.lock() {
+            slot.extend(started);
+        }
+        if let Some(b) = broker_sink {
+            b(fds);
+        }
+    }))
+}
+
+fn run_child(command: &[String], dir: &Path, file: &SessionFile, shim_dir: &Path) -> Exit {
     let orig_path = host_path();
     let mut path = shim_dir.as_os_str().to_owned();
     path.push(":");
@@ -70,7 +251,7 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
 /// when `sandbox-exec` is missing or refuses the profile (a probe run
 /// first tells that apart from the command's own exit code, which
 /// `sandbox-exec` passes on), else the command's exit or 128 + its signal.
-pub(super) fn run_seatbelt(launch: &crate::seatbelt_launch::LaunchPlan) -> Exit {
+fn run_seatbelt(launch: &crate::seatbelt_launch::LaunchPlan) -> Exit {
     let program = &launch.command()[0];
     if !command_found(program) {
         eprintln!("aq: {}: command not found", program.to_string_lossy());
@@ -177,7 +358,7 @@ mod seatbelt_process {
     }
 }
 
-pub(super) fn run_sandboxed(
+fn run_sandboxed(
     s: &PlannedSandbox,
     supervisor: &std::sync::Arc<crate::supervisor::Supervisor>,
     listeners: Option<aq_sandbox::ListenerSink>,

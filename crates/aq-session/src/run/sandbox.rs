@@ -5,13 +5,76 @@ use std::path::{Path, PathBuf};
 
 use aq_policy::Profile;
 
-use super::{SandboxKind, host_path, session_env};
+use super::supervise::Supervised;
+use super::{SandboxKind, Setup, Stop, host_path, session_env};
 use crate::SessionFile;
+use crate::net_intercept::SessionIntercept;
 use crate::network::NetPlan;
+
+/// Plans the sandbox the profile asks for before anything runs: a
+/// boundary that cannot be set up stops the session here (exit 125),
+/// never a silent downgrade.
+pub(super) fn plan_sandbox(
+    setup: &Setup<'_>,
+    supervised: &Supervised,
+    intercept: Option<SessionIntercept>,
+) -> Result<Boundary, Stop> {
+    let Setup {
+        args,
+        policy,
+        settled,
+        session,
+        ..
+    } = *setup;
+    let kind = session.kind;
+    let profile = &settled.profile;
+    if !profile.sandbox {
+        return Ok(Boundary {
+            intercept,
+            sandbox: None,
+        });
+    }
+    let bridge_ports: Vec<u16> = settled.bridges.iter().map(|b| b.port).collect();
+    let host_sockets_named = sockets_named(&policy.settings);
+    let planned = plan_for(SandboxInputs {
+        kind,
+        profile,
+        workspace: &policy.workspace,
+        dir: &session.dir,
+        file: &session.file,
+        shim_dir: (!session.shims.is_empty()).then_some(session.shim_dir.as_path()),
+        command: &session.command,
+        broker: matches!(settled.net, NetPlan::Broker { .. }),
+        grants: &session.grants,
+        bridge_ports: &bridge_ports,
+        log_denials: supervised.denials.is_some(),
+        pass_fds: &args.pass_fds,
+        host_sockets_named: &host_sockets_named,
+        intercept: intercept.as_ref(),
+    });
+    match planned {
+        Ok(planned) => Ok(Boundary {
+            intercept,
+            sandbox: Some(planned),
+        }),
+        Err(e) => Err(Stop::sandbox_failed(&[
+            e,
+            refusal_hint(kind, &profile.name),
+        ])),
+    }
+}
+
+/// The boundary around the command, set up before anything runs.
+pub(super) struct Boundary {
+    /// The broker's interception, when it reads HTTPS requests.
+    pub intercept: Option<SessionIntercept>,
+    /// The sandbox, planned (`None` for a profile without one).
+    pub sandbox: Option<Planned>,
+}
 
 /// What `aq run` says after a sandbox it could not plan: where to look,
 /// and how to run without one (on this system).
-pub(super) fn refusal_hint(kind: SandboxKind, profile: &str) -> String {
+fn refusal_hint(kind: SandboxKind, profile: &str) -> String {
     match kind {
         SandboxKind::Kernel => format!(
             "the `{profile}` profile needs this boundary, so nothing was run; `aq doctor --fix` shows how to enable it, and `--profile shims-only` runs without the kernel sandbox"
@@ -66,25 +129,58 @@ impl SeatbeltSession {
     }
 }
 
+/// What the sandbox is planned from.
+#[derive(Clone, Copy)]
+struct SandboxInputs<'a> {
+    /// This system's sandbox.
+    kind: SandboxKind,
+    /// The profile in force.
+    profile: &'a Profile,
+    /// The workspace.
+    workspace: &'a Path,
+    /// The session's directory.
+    dir: &'a Path,
+    /// The session file: its policy's paths, its variables, its id.
+    file: &'a SessionFile,
+    /// The shims' directory, first on `PATH`, when there are shims.
+    shim_dir: Option<&'a Path>,
+    /// The command, with the preset's arguments.
+    command: &'a [String],
+    /// Whether the network goes through the broker.
+    broker: bool,
+    /// What the agent's preset grants.
+    grants: &'a aq_agents::Grants,
+    /// The bridges' ports on the sandbox's loopback.
+    bridge_ports: &'a [u16],
+    /// Whether Landlock's refusals are read back (they are logged then).
+    log_denials: bool,
+    /// `--pass-fd`.
+    pass_fds: &'a [i32],
+    /// `[session] host_sockets`, and the ssh agent's as `$SSH_AUTH_SOCK`.
+    host_sockets_named: &'a [String],
+    /// The broker's interception, when it reads HTTPS requests.
+    intercept: Option<&'a SessionIntercept>,
+}
+
 /// Build the spec from the profile and plan it for this system's sandbox:
 /// on this host's facts (Linux), or as a Seatbelt launch (macOS).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn plan_sandbox(
-    kind: SandboxKind,
-    profile: &Profile,
-    workspace: &Path,
-    dir: &Path,
-    file: &SessionFile,
-    shim_dir: Option<&Path>,
-    command: &[String],
-    broker: bool,
-    grants: &aq_agents::Grants,
-    bridge_ports: &[u16],
-    log_denials: bool,
-    pass_fds: &[i32],
-    host_sockets_named: &[String],
-    intercept: Option<&crate::net_intercept::SessionIntercept>,
-) -> Result<Planned, String> {
+fn plan_for(inputs: SandboxInputs<'_>) -> Result<Planned, String> {
+    let SandboxInputs {
+        kind,
+        profile,
+        workspace,
+        dir,
+        file,
+        shim_dir,
+        command,
+        broker,
+        grants,
+        bridge_ports,
+        log_denials,
+        pass_fds,
+        host_sockets_named,
+        intercept,
+    } = inputs;
     let tmpdir = dir.join("tmp");
     std::fs::create_dir_all(&tmpdir)
         .map_err(|e| format!("cannot create the session's TMPDIR: {e}"))?;
@@ -222,7 +318,7 @@ pub(super) fn plan_sandbox(
 /// `host_sockets`, and the ssh agent's when it passes `SSH_AUTH_SOCK` on
 /// (`env_pass`, which only the user's own files may set): git over SSH
 /// with the user's agent, as the variable asks for.
-pub(super) fn sockets_named(settings: &aq_policy::SessionSettings) -> Vec<String> {
+fn sockets_named(settings: &aq_policy::SessionSettings) -> Vec<String> {
     let mut named = settings.host_sockets.clone();
     if settings.env_pass.iter().any(|v| v == "SSH_AUTH_SOCK") {
         named.push("$SSH_AUTH_SOCK".to_string());
