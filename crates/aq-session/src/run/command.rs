@@ -316,7 +316,7 @@ fn probe_refusal(status: std::process::ExitStatus, stderr: &[u8]) -> Option<Stri
 }
 
 /// Starting `sandbox-exec`: macOS's alone. Elsewhere there is no Seatbelt,
-/// and [`SandboxKind::here`] never plans one; these refuse all the same.
+/// and `SandboxKind::here` never plans one; these refuse all the same.
 #[cfg(target_os = "macos")]
 mod seatbelt_process {
     use std::process::{Command, ExitStatus, Stdio};

@@ -1,28 +1,28 @@
 //! `aq run`: a supervised session around an agent or any command.
 //!
 //! [`run`] reads as a list, one stage a line, each stage a function in a
-//! file of its own with its inputs and outputs as types:
+//! module of its own (named below) with its inputs and outputs as types:
 //!
-//! 1. [`policy`]: the workspace and the policy files that govern it.
-//! 2. [`agent`]: the agent the command starts, and its model endpoints.
-//! 3. [`profile`]: the profile and the network in force.
-//! 4. [`session`]: the session's directory outside the workspace, the
+//! 1. `policy`: the workspace and the policy files that govern it.
+//! 2. `agent`: the agent the command starts, and its model endpoints.
+//! 3. `profile`: the profile and the network in force.
+//! 4. `session`: the session's directory outside the workspace, the
 //!    preset's grants, the shims, the session file; then its audit log.
-//! 5. [`checkpoint`]: the workspace's first checkpoint, started on a thread.
-//! 6. [`supervise`]: the supervisor, which judges what the shims and the
+//! 5. `checkpoint`: the workspace's first checkpoint, started on a thread.
+//! 6. `supervise`: the supervisor, which judges what the shims and the
 //!    exec guard ask about; the sandbox is planned once it runs.
 //! 7. The git guard: git files that would run a program, read-only inside.
-//! 8. [`network`]: the broker's interception of HTTPS requests.
-//! 9. [`sandbox`]: the sandbox, planned before anything runs (fail closed:
+//! 8. `network`: the broker's interception of HTTPS requests.
+//! 9. `sandbox`: the sandbox, planned before anything runs (fail closed:
 //!    exit 125; Linux's kernel sandbox, or on macOS a Seatbelt launch from
 //!    `crate::seatbelt_launch`).
-//! 10. [`announce`]: the session's start in the log, then the banner.
-//! 11. [`ready`]: `aq preflight` when asked; the first checkpoint, waited for.
-//! 12. [`judge`]: the command itself (only a block stops what the user typed).
-//! 13. [`command`]: the real program, in the sandbox unless the profile is
+//! 10. `announce`: the session's start in the log, then the banner.
+//! 11. `ready`: `aq preflight` when asked; the first checkpoint, waited for.
+//! 12. `judge`: the command itself (only a block stops what the user typed).
+//! 13. `command`: the real program, in the sandbox unless the profile is
 //!     `shims-only`, with the shims first on `PATH` for what it starts;
 //!     asks answered on the terminal when the command does not use it.
-//! 14. [`finish`]: how it ended, in the log; the recap; the exit code.
+//! 14. `finish`: how it ended, in the log; the recap; the exit code.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

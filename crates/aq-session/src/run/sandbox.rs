@@ -90,9 +90,9 @@ fn refusal_hint(kind: SandboxKind, profile: &str) -> String {
 
 /// A sandbox planned before anything runs, of this system's kind.
 pub(super) enum Planned {
-    /// Linux's, planned on this host's facts, for [`run_sandboxed`].
+    /// Linux's, planned on this host's facts, for `command::run_sandboxed`.
     Kernel(PlannedSandbox),
-    /// macOS's, for [`run_seatbelt`].
+    /// macOS's, for `command::run_seatbelt`.
     Seatbelt(SeatbeltSession),
 }
 
