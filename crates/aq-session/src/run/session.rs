@@ -1,0 +1,189 @@
+//! Create the session: its directory outside the workspace, what the
+//! agent's preset grants, the shims, the approval queue, the session file
+//! and the audit log.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use aq_audit::AuditLog;
+
+use super::agent::Agent;
+use super::policy::Policy;
+use super::profile::Settled;
+use super::{RunOptions, SandboxKind, Start, exec_guard_in_force};
+use crate as session;
+use crate::SessionFile;
+use crate::supervisor::LogHealth;
+
+/// A session's directory and what it holds before anything runs.
+pub(super) struct Session {
+    /// This system's sandbox.
+    pub kind: SandboxKind,
+    /// Its id.
+    pub id: String,
+    /// Its directory, outside the workspace.
+    pub dir: PathBuf,
+    /// What the agent's preset grants (nothing without an agent).
+    pub grants: aq_agents::Grants,
+    /// The command as run: the preset's arguments added.
+    pub command: Vec<String>,
+    /// Where the shims are.
+    pub shim_dir: PathBuf,
+    /// The shims installed (none under the exec guard).
+    pub shims: Vec<String>,
+    /// Whether every exec is judged by the exec guard.
+    pub guarded: bool,
+    /// What the session was granted, for the log.
+    pub grants_record: aq_audit::SessionGrants,
+    /// The session file, as written.
+    pub file: SessionFile,
+}
+
+/// Creates the session's directory and writes its file: the policy, its
+/// digest and what the shims and the supervisor read.
+pub(super) fn create_session(
+    start: &Start,
+    policy: &Policy,
+    agent: &Agent,
+    settled: &Settled,
+    args: &RunOptions,
+) -> Result<Session, String> {
+    let kind = start.kind;
+    let caller = &agent.caller;
+    let asked = &args.command;
+    let settings = &policy.settings;
+    let profile = &settled.profile;
+    let chosen = agent.chosen.as_ref();
+    let id = session::new_id(start.now);
+    let dir = session::create_dir(&id)
+        .map_err(|e| format!("cannot create the session directory: {e}"))?;
+    let grants = chosen
+        .map(|c| {
+            aq_agents::grant(
+                &c.preset,
+                &aq_agents::GrantInputs {
+                    home: caller.home.as_deref(),
+                    workspace: &policy.workspace,
+                    env: &caller.env,
+                    key_proxy_port: settled.key_proxy_port,
+                    shadow_dir: profile.sandbox.then(|| dir.join("shadow")).as_deref(),
+                    endpoints: &agent.endpoints,
+                },
+            )
+        })
+        .unwrap_or_default();
+    let mut engine_policy = policy.loaded.effective.policy.clone();
+    // What the preset makes writable is the agent's for the engine too.
+    engine_policy.agent_state = grants
+        .writable
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let command = crate::agent::with_args(asked, chosen, &grants);
+    let shim_dir = dir.join("shims");
+    let guarded = exec_guard_in_force(profile, kind);
+    let shims = install_shims(&shim_dir, guarded, &settings.extra_shims)?;
+    aq_shim::approvals::Queue::new(&dir)
+        .create()
+        .map_err(|e| format!("cannot create the approval queue: {e}"))?;
+
+    let network_allow = settled.net.allowed();
+    let mut grants_record =
+        crate::agent::record(chosen.map(|c| &c.preset), &grants, &network_allow);
+    // With the host's network (no namespace of the sandbox's own) every
+    // endpoint is reached as it is outside: nothing to say.
+    if settled.key_proxy_port.is_some() {
+        grants_record.model_endpoints = agent.routes.lines.clone();
+    }
+    // The digest covers all the session was allowed, not only the rules.
+    let policy_json = serde_json::to_vec(&(
+        &engine_policy,
+        profile,
+        chosen.map(|c| &c.preset),
+        &grants_record,
+        settled.net.note().as_str(),
+        &settings.trusted_exec,
+    ))
+    .map_err(|e| e.to_string())?;
+    let file = SessionFile {
+        id: id.clone(),
+        workspace: policy.workspace.clone(),
+        profile: profile.name.clone(),
+        supervisor_pid: std::process::id(),
+        started: session::now_rfc3339(),
+        command: asked.clone(),
+        shim_dir: shim_dir.clone(),
+        approval_timeout_secs: settings.approval_timeout_secs,
+        unanswered: settings.unanswered,
+        env_pass: settings.env_pass.clone(),
+        policy: engine_policy,
+        policy_digest: crate::policy_files::digest(&policy_json),
+        wait_for_approver: settings.wait_for_approver,
+        trusted_exec: settings.trusted_exec.clone(),
+    };
+    session::write_file(&dir, &file).map_err(|e| format!("cannot write the session file: {e}"))?;
+    Ok(Session {
+        kind,
+        id,
+        dir,
+        grants,
+        command,
+        shim_dir,
+        shims,
+        guarded,
+        grants_record,
+        file,
+    })
+}
+
+/// Under the exec guard every exec is judged already: shims would only
+/// double each command's cost (and break agents that re-exec `node`).
+/// Without it, a shim for each program that exists on this machine.
+fn install_shims(shim_dir: &Path, guarded: bool, extra: &[String]) -> Result<Vec<String>, String> {
+    let aq_exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;
+    if guarded {
+        return Ok(Vec::new());
+    }
+    let host_path = std::env::var_os("PATH").unwrap_or_default();
+    // The built-in names only where the program exists (a `zsh` shim
+    // where no zsh is installed makes agents pick a shell that fails);
+    // the policy's own names always.
+    let names: Vec<&str> = aq_shim::programs_present(aq_shim::DEFAULT_SHIMS, &host_path, shim_dir)
+        .into_iter()
+        .chain(extra.iter().map(String::as_str))
+        .collect();
+    aq_shim::install_shims(shim_dir, &aq_shim::entry::shim_target(&aq_exe), names)
+        .map_err(|e| format!("cannot install shims: {e}"))
+}
+
+/// The session's audit log, and what follows it.
+pub(super) struct SessionLog {
+    /// Its path.
+    pub path: PathBuf,
+    /// The log, for the events `aq run` writes itself.
+    pub log: AuditLog,
+    /// `[audit] export`: each target follows the log from its first line.
+    pub shippers: Vec<aq_export::Shipper>,
+    /// Whether the supervisor's writer could write it.
+    pub health: Arc<LogHealth>,
+}
+
+/// Opens the session's log and starts a shipper for each export target.
+pub(super) fn open_log(policy: &Policy, session: &Session) -> Result<SessionLog, String> {
+    let path = session::log_path(&session.dir);
+    let log = AuditLog::open(&path)
+        .map_err(|e| format!("cannot open the audit log {}: {e}", path.display()))?;
+    let shippers = policy
+        .loaded
+        .effective
+        .audit_export
+        .iter()
+        .map(|target| aq_export::Shipper::start(target, &path))
+        .collect();
+    Ok(SessionLog {
+        path,
+        log,
+        shippers,
+        health: Arc::new(LogHealth::default()),
+    })
+}
