@@ -21,6 +21,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
 
+use crate::error::HttpRefusal;
 use crate::keyproxy::{KeyProxyConfig, KeyProxyRecord};
 
 /// Which requests may go to a host: methods (upper case) and, when any are
@@ -46,12 +47,13 @@ impl HttpRule {
     /// records it), `head` its whole head. TRACE and TRACK are refused
     /// whatever the rule says: a server that echoes them would hand the
     /// credential the broker added back to the sandbox.
-    pub fn check_request(&self, request: &str, head: &str) -> Result<(), String> {
+    pub fn check_request(&self, request: &str, head: &str) -> Result<(), HttpRefusal> {
         let (method, path) = request.split_once(' ').unwrap_or((request, "/"));
         if method.eq_ignore_ascii_case("TRACE") || method.eq_ignore_ascii_case("TRACK") {
-            return Err(format!(
-                "{method} {path} refused: it echoes the request, the broker's credential included"
-            ));
+            return Err(HttpRefusal::Echo {
+                method: method.to_string(),
+                path: path.to_string(),
+            });
         }
         if !self.methods.is_empty()
             && let Some(h) = head.split("\r\n").skip(1).find_map(|l| {
@@ -59,29 +61,33 @@ impl HttpRule {
                 METHOD_OVERRIDES.contains(&name.as_str()).then_some(name)
             })
         {
-            return Err(format!(
-                "{method} {path} refused: `{h}` would make the server take another method"
-            ));
+            return Err(HttpRefusal::MethodOverride {
+                method: method.to_string(),
+                path: path.to_string(),
+                header: h,
+            });
         }
         self.check(request)
     }
 
     /// Judges `request` (`METHOD /path`, as the key proxy records it; a
     /// query, if there, is not part of the path).
-    pub fn check(&self, request: &str) -> Result<(), String> {
+    pub fn check(&self, request: &str) -> Result<(), HttpRefusal> {
         let (method, target) = request.split_once(' ').unwrap_or((request, "/"));
         let path = target.split('?').next().unwrap_or(target);
         if !self.methods.is_empty() && !self.methods.iter().any(|m| m == method) {
-            return Err(format!(
-                "{method} {path} refused: only {} allowed by the host's HTTP rule",
-                self.methods.join(", ")
-            ));
+            return Err(HttpRefusal::Method {
+                method: method.to_string(),
+                path: path.to_string(),
+                allowed: self.methods.clone(),
+            });
         }
         if !self.paths.is_empty() && !self.paths.iter().any(|p| path_under(path, p)) {
-            return Err(format!(
-                "{method} {path} refused: only paths under {} allowed by the host's HTTP rule",
-                self.paths.join(", ")
-            ));
+            return Err(HttpRefusal::Path {
+                method: method.to_string(),
+                path: path.to_string(),
+                allowed: self.paths.clone(),
+            });
         }
         Ok(())
     }

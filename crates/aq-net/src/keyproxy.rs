@@ -29,6 +29,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::error::{HeadError, UrlError};
+
 /// The longest request head accepted.
 pub const MAX_HEAD: usize = 64 * 1024;
 
@@ -112,17 +114,21 @@ pub(crate) struct Upstream {
     port: u16,
 }
 
-pub(crate) fn parse_upstream(url: &str) -> Result<Upstream, String> {
+pub(crate) fn parse_upstream(url: &str) -> Result<Upstream, UrlError> {
     let (tls, rest) = if let Some(r) = url.strip_prefix("https://") {
         (true, r)
     } else if let Some(r) = url.strip_prefix("http://") {
         (false, r)
     } else {
-        return Err(format!("`{url}` is not an http:// or https:// URL"));
+        return Err(UrlError::NotHttp {
+            url: url.to_string(),
+        });
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
     if authority.is_empty() || authority.contains('@') {
-        return Err(format!("`{url}` has no usable host"));
+        return Err(UrlError::NoHost {
+            url: url.to_string(),
+        });
     }
     let (host, port) = match authority.rsplit_once(':') {
         Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => match p.parse::<u16>() {
@@ -140,7 +146,7 @@ pub(crate) fn parse_upstream(url: &str) -> Result<Upstream, String> {
 
 /// `(tls, host, port)` of an `http://` or `https://` URL (a bracketed IPv6
 /// host without its brackets; the scheme's port when none is written).
-pub fn http_target(url: &str) -> Result<(bool, String, u16), String> {
+pub fn http_target(url: &str) -> Result<(bool, String, u16), UrlError> {
     parse_upstream(url).map(|u| (u.tls, u.host, u.port))
 }
 
@@ -446,26 +452,27 @@ fn rewrite_head(
 
 /// Reads until the end of the head; returns the head (without the empty
 /// line) and what was read past it.
-fn read_head(client: &mut impl Read) -> Result<(String, Vec<u8>), String> {
+fn read_head(client: &mut impl Read) -> Result<(String, Vec<u8>), HeadError> {
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     // A head trickled a byte at a time still ends in time.
     let started = Instant::now();
     loop {
         if started.elapsed() > crate::server::HANDSHAKE_TIMEOUT {
-            return Err("no whole request head in time".to_string());
+            return Err(HeadError::Timeout);
         }
         if let Some(end) = find(&buf, b"\r\n\r\n") {
-            let head = String::from_utf8(buf[..end].to_vec())
-                .map_err(|_| "the request head is not UTF-8".to_string())?;
+            let head = String::from_utf8(buf[..end].to_vec()).map_err(|_| HeadError::NotUtf8)?;
             return Ok((head, buf[end + 4..].to_vec()));
         }
         if buf.len() > MAX_HEAD {
-            return Err(format!("request head over {MAX_HEAD} bytes"));
+            return Err(HeadError::TooLong { max: MAX_HEAD });
         }
-        let n = client.read(&mut chunk).map_err(|e| e.to_string())?;
+        let n = client
+            .read(&mut chunk)
+            .map_err(|source| HeadError::Read { source })?;
         if n == 0 {
-            return Err("the client closed before a whole request".to_string());
+            return Err(HeadError::Closed);
         }
         buf.extend_from_slice(&chunk[..n]);
     }
@@ -534,7 +541,10 @@ pub(crate) fn handle_with<C: ClientSide>(
                 "{}: a protocol upgrade is not carried to a host with an HTTP rule",
                 rewritten.request
             ))),
-            Some(rule) => Some(rule.check_request(&rewritten.request, &head)),
+            Some(rule) => Some(
+                rule.check_request(&rewritten.request, &head)
+                    .map_err(|e| e.to_string()),
+            ),
             None => None,
         };
         if let Some(Err(why)) = checked {

@@ -1,0 +1,259 @@
+//! Errors of the proxies' parsing and judging steps, each naming what was
+//! read or judged: an upstream URL, a request head, a request an HTTP rule
+//! refuses. Each `Display` is the sentence that goes into the refusal and
+//! the audit record; the variants keep the pieces.
+
+use std::fmt;
+use std::io;
+
+/// An upstream URL (a key proxy's, a model endpoint's) that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlError {
+    /// Neither `http://` nor `https://`.
+    NotHttp {
+        /// The URL as written.
+        url: String,
+    },
+    /// No host, or user information before it (never forwarded).
+    NoHost {
+        /// The URL as written.
+        url: String,
+    },
+}
+
+impl fmt::Display for UrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UrlError::NotHttp { url } => write!(f, "`{url}` is not an http:// or https:// URL"),
+            UrlError::NoHost { url } => write!(f, "`{url}` has no usable host"),
+        }
+    }
+}
+
+impl std::error::Error for UrlError {}
+
+/// A request a host's HTTP rule refuses (`METHOD /path` and why).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HttpRefusal {
+    /// TRACE or TRACK: a server that echoes them would hand the credential
+    /// the broker added back to the sandbox.
+    Echo {
+        /// The method.
+        method: String,
+        /// The request target.
+        path: String,
+    },
+    /// A header that would make the server take another method than the
+    /// one judged.
+    MethodOverride {
+        /// The method.
+        method: String,
+        /// The request target.
+        path: String,
+        /// The header, lowercased.
+        header: String,
+    },
+    /// A method the rule does not list.
+    Method {
+        /// The method.
+        method: String,
+        /// The path (without the query).
+        path: String,
+        /// The methods the rule allows.
+        allowed: Vec<String>,
+    },
+    /// A path under none of the rule's prefixes.
+    Path {
+        /// The method.
+        method: String,
+        /// The path (without the query).
+        path: String,
+        /// The prefixes the rule allows.
+        allowed: Vec<String>,
+    },
+}
+
+impl fmt::Display for HttpRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HttpRefusal::Echo { method, path } => write!(
+                f,
+                "{method} {path} refused: it echoes the request, the broker's credential included"
+            ),
+            HttpRefusal::MethodOverride {
+                method,
+                path,
+                header,
+            } => write!(
+                f,
+                "{method} {path} refused: `{header}` would make the server take another method"
+            ),
+            HttpRefusal::Method {
+                method,
+                path,
+                allowed,
+            } => write!(
+                f,
+                "{method} {path} refused: only {} allowed by the host's HTTP rule",
+                allowed.join(", ")
+            ),
+            HttpRefusal::Path {
+                method,
+                path,
+                allowed,
+            } => write!(
+                f,
+                "{method} {path} refused: only paths under {} allowed by the host's HTTP rule",
+                allowed.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HttpRefusal {}
+
+/// A request head the HTTP proxy does not forward.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestError {
+    /// The head is not UTF-8.
+    NotUtf8,
+    /// Not `METHOD TARGET VERSION`.
+    MalformedLine {
+        /// The request line.
+        line: String,
+    },
+    /// Not HTTP/1.x.
+    Version {
+        /// The version as written.
+        version: String,
+    },
+    /// An origin-form target (`GET /path`): this is a proxy.
+    OriginForm,
+    /// An absolute URI that is not `http://` (TLS goes through CONNECT).
+    NotHttp {
+        /// The request target.
+        target: String,
+    },
+    /// User information in the URI: never forwarded.
+    Credentials,
+    /// A CR, LF or NUL inside a header line: two parsers could read two
+    /// different requests.
+    BareControl,
+    /// A chunked body, which the plain proxy does not frame.
+    Chunked,
+    /// A `Content-Length` that is not a number.
+    ContentLength {
+        /// The value as written (trimmed).
+        value: String,
+    },
+    /// Two `Content-Length` headers that disagree.
+    TwoContentLengths,
+    /// `[` without `]`.
+    Authority {
+        /// The authority as written.
+        authority: String,
+    },
+    /// A port that is not 1-65535.
+    Port {
+        /// The authority as written.
+        authority: String,
+    },
+    /// No port where one is required (CONNECT).
+    NoPort {
+        /// The authority as written.
+        authority: String,
+    },
+    /// No host.
+    NoHost {
+        /// The authority as written.
+        authority: String,
+    },
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestError::NotUtf8 => f.write_str("request head is not UTF-8"),
+            RequestError::MalformedLine { line } => write!(f, "malformed request line `{line}`"),
+            RequestError::Version { version } => write!(f, "unsupported version `{version}`"),
+            RequestError::OriginForm => {
+                f.write_str("this is a proxy: send an absolute URI (`GET http://host/path`)")
+            }
+            RequestError::NotHttp { target } => write!(
+                f,
+                "only http:// URIs are forwarded as plain requests; use CONNECT for `{target}`"
+            ),
+            RequestError::Credentials => f.write_str("credentials in the URI are not forwarded"),
+            RequestError::BareControl => f.write_str("a bare CR, LF or NUL in the request head"),
+            RequestError::Chunked => f.write_str(
+                "a chunked request body is not forwarded as a plain request: send its length, or use https",
+            ),
+            RequestError::ContentLength { value } => write!(f, "bad Content-Length `{value}`"),
+            RequestError::TwoContentLengths => f.write_str("two different Content-Length headers"),
+            RequestError::Authority { authority } => write!(f, "bad authority `{authority}`"),
+            RequestError::Port { authority } => write!(f, "bad port in `{authority}`"),
+            RequestError::NoPort { authority } => write!(f, "`{authority}` has no port"),
+            RequestError::NoHost { authority } => write!(f, "`{authority}` has no host"),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+/// Why the key proxy did not get a whole request head from its client.
+#[derive(Debug)]
+pub enum HeadError {
+    /// The head did not end within the handshake timeout (a head trickled a
+    /// byte at a time still ends in time).
+    Timeout,
+    /// The head is not UTF-8.
+    NotUtf8,
+    /// The head is longer than the proxy reads.
+    TooLong {
+        /// The most it reads, in bytes.
+        max: usize,
+    },
+    /// Reading from the client failed.
+    Read {
+        /// The error.
+        source: io::Error,
+    },
+    /// The client closed before the head ended.
+    Closed,
+}
+
+impl fmt::Display for HeadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeadError::Timeout => f.write_str("no whole request head in time"),
+            HeadError::NotUtf8 => f.write_str("the request head is not UTF-8"),
+            HeadError::TooLong { max } => write!(f, "request head over {max} bytes"),
+            HeadError::Read { source } => write!(f, "{source}"),
+            HeadError::Closed => f.write_str("the client closed before a whole request"),
+        }
+    }
+}
+
+impl std::error::Error for HeadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HeadError::Read { source } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Callers whose own errors are still sentences (`Result<_, String>`, the
+/// text of a [`crate::KeyProxyRecord`]) use `?` on these as before; the text
+/// is the `Display` above.
+macro_rules! into_string {
+    ($($t:ty),*) => {$(
+        impl From<$t> for String {
+            fn from(e: $t) -> String {
+                e.to_string()
+            }
+        }
+    )*};
+}
+
+into_string!(UrlError, HttpRefusal, RequestError, HeadError);
