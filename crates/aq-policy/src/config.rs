@@ -976,7 +976,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             }
         };
         let action = match value.get_ref() {
-            toml::Value::String(s) => s.parse::<Decision>(),
+            toml::Value::String(s) => s.parse::<Decision>().map_err(|e| e.to_string()),
             other => Err(format!(
                 "expected \"allow\", \"ask\" or \"block\", found {} `{other}`",
                 other.type_str()

@@ -354,6 +354,40 @@ impl fmt::Display for ExportTargetError {
 
 impl std::error::Error for ExportTargetError {}
 
+/// A name that is none of the values it could be. Strings live only at the
+/// edges: each is parsed into its enum, and the refusal lists what is
+/// accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnknownName {
+    /// Not `allow`, `ask` or `block`.
+    Decision(String),
+    /// Not `low`, `medium`, `high` or `critical`.
+    Risk(String),
+    /// Not a built-in rule id.
+    RuleId(String),
+}
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnknownName::Decision(name) => write!(
+                f,
+                "unknown decision `{name}`; expected one of: allow, ask, block"
+            ),
+            UnknownName::Risk(name) => write!(
+                f,
+                "unknown risk `{name}`; expected one of: low, medium, high, critical"
+            ),
+            UnknownName::RuleId(name) => write!(
+                f,
+                "unknown rule id `{name}` (see `aq explain --rules` for the list)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for UnknownName {}
+
 /// Callers whose own errors are still sentences (`Result<_, String>`) use
 /// `?` on these as before; the text is the `Display` above.
 macro_rules! into_string {
@@ -366,4 +400,10 @@ macro_rules! into_string {
     )*};
 }
 
-into_string!(GrantError, EntryError, ManagedError, ExportTargetError);
+into_string!(
+    GrantError,
+    EntryError,
+    ManagedError,
+    ExportTargetError,
+    UnknownName
+);

@@ -40,6 +40,7 @@ pub use config::{
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
+pub use error::{EntryError, GrantError, ManagedError, UnknownName};
 pub use export::{Endpoint, ExportFormat, ExportTarget, ExportTargetError};
 pub use policy::{CommandMatcher, CustomRule, Policy, UserProgram};
 pub use profile::{
