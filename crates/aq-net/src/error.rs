@@ -243,6 +243,125 @@ impl std::error::Error for HeadError {
     }
 }
 
+/// Why the key proxy or the TLS interceptor could not start, or could not
+/// make the certificate for one host.
+#[derive(Debug)]
+pub enum ProxySetupError {
+    /// The key proxy's upstream URL.
+    Upstream(UrlError),
+    /// The system trusts no root certificate: no upstream could be verified.
+    NoRoots,
+    /// rustls refused its own safe protocol versions.
+    Protocols {
+        /// rustls's answer.
+        source: rustls::Error,
+    },
+    /// The session CA's key could not be made.
+    CaKey {
+        /// rcgen's answer.
+        source: rcgen::Error,
+    },
+    /// The session CA's parameters were refused.
+    CaParams {
+        /// rcgen's answer.
+        source: rcgen::Error,
+    },
+    /// The session CA could not be self-signed.
+    CaCert {
+        /// rcgen's answer.
+        source: rcgen::Error,
+    },
+    /// A leaf certificate's key could not be made.
+    LeafKey {
+        /// rcgen's answer.
+        source: rcgen::Error,
+    },
+    /// A host name a leaf certificate cannot be made for.
+    LeafParams {
+        /// The host.
+        host: String,
+        /// rcgen's answer.
+        source: rcgen::Error,
+    },
+    /// The session CA could not sign a host's certificate.
+    LeafCert {
+        /// The host.
+        host: String,
+        /// rcgen's answer.
+        source: rcgen::Error,
+    },
+    /// rustls refused a host's certificate and key.
+    ServerCert {
+        /// The host.
+        host: String,
+        /// rustls's answer.
+        source: rustls::Error,
+    },
+    /// The key proxy's listener could not be made non-blocking.
+    Listener {
+        /// The error.
+        source: io::Error,
+    },
+    /// The key proxy's accept thread could not start.
+    Thread {
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for ProxySetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProxySetupError::Upstream(e) => write!(f, "{e}"),
+            ProxySetupError::NoRoots => f.write_str(
+                "no trusted root certificates found on this system (install ca-certificates, or set SSL_CERT_FILE)",
+            ),
+            ProxySetupError::Protocols { source } => write!(f, "{source}"),
+            ProxySetupError::CaKey { source } => write!(f, "the session CA's key: {source}"),
+            ProxySetupError::CaParams { source } | ProxySetupError::LeafKey { source } => {
+                write!(f, "{source}")
+            }
+            ProxySetupError::CaCert { source } => write!(f, "the session CA: {source}"),
+            ProxySetupError::LeafParams { host, source } => write!(f, "{host}: {source}"),
+            ProxySetupError::LeafCert { host, source } => {
+                write!(f, "a certificate for {host}: {source}")
+            }
+            ProxySetupError::ServerCert { host, source } => {
+                write!(f, "a certificate for {host}: {source}")
+            }
+            ProxySetupError::Listener { source } => write!(f, "key proxy listener: {source}"),
+            ProxySetupError::Thread { source } => write!(f, "key proxy thread: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for ProxySetupError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ProxySetupError::Upstream(e) => Some(e),
+            ProxySetupError::NoRoots => None,
+            ProxySetupError::Protocols { source } | ProxySetupError::ServerCert { source, .. } => {
+                Some(source)
+            }
+            ProxySetupError::CaKey { source }
+            | ProxySetupError::CaParams { source }
+            | ProxySetupError::CaCert { source }
+            | ProxySetupError::LeafKey { source }
+            | ProxySetupError::LeafParams { source, .. }
+            | ProxySetupError::LeafCert { source, .. } => Some(source),
+            ProxySetupError::Listener { source } | ProxySetupError::Thread { source } => {
+                Some(source)
+            }
+        }
+    }
+}
+
+impl From<UrlError> for ProxySetupError {
+    fn from(e: UrlError) -> ProxySetupError {
+        ProxySetupError::Upstream(e)
+    }
+}
+
 /// Callers whose own errors are still sentences (`Result<_, String>`, the
 /// text of a [`crate::KeyProxyRecord`]) use `?` on these as before; the text
 /// is the `Display` above.
@@ -256,4 +375,10 @@ macro_rules! into_string {
     )*};
 }
 
-into_string!(UrlError, HttpRefusal, RequestError, HeadError);
+into_string!(
+    UrlError,
+    HttpRefusal,
+    RequestError,
+    HeadError,
+    ProxySetupError
+);

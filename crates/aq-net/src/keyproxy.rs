@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::error::{HeadError, UrlError};
+use crate::error::{HeadError, ProxySetupError, UrlError};
 
 /// The longest request head accepted.
 pub const MAX_HEAD: usize = 64 * 1024;
@@ -176,7 +176,7 @@ impl KeyProxy {
         listener: TcpListener,
         config: KeyProxyConfig,
         recorder: KeyProxyRecorder,
-    ) -> Result<KeyProxy, String> {
+    ) -> Result<KeyProxy, ProxySetupError> {
         let upstream = parse_upstream(&config.upstream)?;
         let tls = if upstream.tls {
             Some(Arc::new(system_client_config()?))
@@ -188,7 +188,7 @@ impl KeyProxy {
         let shared = Arc::new((config, upstream, tls, recorder));
         listener
             .set_nonblocking(true)
-            .map_err(|e| format!("key proxy listener: {e}"))?;
+            .map_err(|source| ProxySetupError::Listener { source })?;
         std::thread::Builder::new()
             .name("aq-key-proxy".into())
             .spawn(move || {
@@ -211,27 +211,24 @@ impl KeyProxy {
                     }
                 }
             })
-            .map_err(|e| format!("key proxy thread: {e}"))?;
+            .map_err(|source| ProxySetupError::Thread { source })?;
         Ok(KeyProxy { stop })
     }
 }
 
-pub(crate) fn system_client_config() -> Result<rustls::ClientConfig, String> {
+pub(crate) fn system_client_config() -> Result<rustls::ClientConfig, ProxySetupError> {
     client_config_for(system_roots()?)
 }
 
 /// The roots the system trusts (`SSL_CERT_FILE` when set).
-pub(crate) fn system_roots() -> Result<rustls::RootCertStore, String> {
+pub(crate) fn system_roots() -> Result<rustls::RootCertStore, ProxySetupError> {
     let mut roots = rustls::RootCertStore::empty();
     let found = rustls_native_certs::load_native_certs();
     for cert in found.certs {
         let _ = roots.add(cert);
     }
     if roots.is_empty() {
-        return Err(
-            "no trusted root certificates found on this system (install ca-certificates, or set SSL_CERT_FILE)"
-                .to_string(),
-        );
+        return Err(ProxySetupError::NoRoots);
     }
     Ok(roots)
 }
@@ -239,11 +236,11 @@ pub(crate) fn system_roots() -> Result<rustls::RootCertStore, String> {
 /// A TLS client trusting `roots`, on ring.
 pub(crate) fn client_config_for(
     roots: rustls::RootCertStore,
-) -> Result<rustls::ClientConfig, String> {
+) -> Result<rustls::ClientConfig, ProxySetupError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())
+        .map_err(|source| ProxySetupError::Protocols { source })
         .map(|b| b.with_root_certificates(roots).with_no_client_auth())
 }
 
