@@ -124,6 +124,44 @@ impl std::error::Error for InstallError {
     }
 }
 
+/// Why `aq mcp wrap` / `unwrap` leaves an MCP client's configuration file
+/// as it is.
+#[derive(Debug)]
+pub enum McpConfigError {
+    /// Codex's `config.toml` is not TOML.
+    NotToml {
+        /// The parser's answer.
+        source: toml_edit::TomlError,
+    },
+    /// A JSON client's file is not JSON.
+    NotJson {
+        /// The parser's answer.
+        source: serde_json::Error,
+    },
+}
+
+impl fmt::Display for McpConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            McpConfigError::NotToml { source } => {
+                write!(f, "not TOML ({source}); aq does not edit it")
+            }
+            McpConfigError::NotJson { source } => {
+                write!(f, "not JSON ({source}); aq does not edit it")
+            }
+        }
+    }
+}
+
+impl std::error::Error for McpConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            McpConfigError::NotToml { source } => Some(source),
+            McpConfigError::NotJson { source } => Some(source),
+        }
+    }
+}
+
 /// Why a shadowed settings file was not written back at the end of a
 /// session (the user's file is then left as it was).
 #[derive(Debug)]
@@ -211,4 +249,4 @@ macro_rules! into_string {
     )*};
 }
 
-into_string!(HookEventError, InstallError, ShadowError);
+into_string!(HookEventError, InstallError, McpConfigError, ShadowError);
