@@ -200,6 +200,74 @@ impl fmt::Display for RequestError {
 
 impl std::error::Error for RequestError {}
 
+/// A request head the key proxy will not rewrite for its upstream. A head
+/// two parsers could read two ways (smuggling) is refused, never guessed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RewriteError {
+    /// A CR, LF or NUL inside a line.
+    BareControl {
+        /// The line, escaped for printing.
+        line: String,
+    },
+    /// No request line.
+    Empty,
+    /// Not `METHOD TARGET VERSION`.
+    RequestLine {
+        /// The request line.
+        line: String,
+    },
+    /// Not HTTP/1, or a target that is not a path.
+    NotOriginForm {
+        /// The request line.
+        line: String,
+    },
+    /// A header line without `:`.
+    HeaderLine {
+        /// The line.
+        line: String,
+    },
+    /// A `Content-Length` that is not a number.
+    ContentLength {
+        /// The value as written.
+        value: String,
+    },
+    /// Two `Content-Length` headers that disagree.
+    TwoContentLengths,
+    /// A `Transfer-Encoding` other than one `chunked`.
+    TransferEncoding {
+        /// The value as written.
+        value: String,
+    },
+    /// Both `Content-Length` and `Transfer-Encoding`.
+    LengthAndChunked,
+}
+
+impl fmt::Display for RewriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RewriteError::BareControl { line } => {
+                write!(f, "a bare CR, LF or NUL in the request head: `{line}`")
+            }
+            RewriteError::Empty => f.write_str("empty request"),
+            RewriteError::RequestLine { line } => write!(f, "bad request line `{line}`"),
+            RewriteError::NotOriginForm { line } => {
+                write!(f, "not an HTTP/1 origin-form request: `{line}`")
+            }
+            RewriteError::HeaderLine { line } => write!(f, "bad header line `{line}`"),
+            RewriteError::ContentLength { value } => write!(f, "bad Content-Length `{value}`"),
+            RewriteError::TwoContentLengths => f.write_str("two different Content-Length headers"),
+            RewriteError::TransferEncoding { value } => {
+                write!(f, "Transfer-Encoding `{value}` (only one `chunked`)")
+            }
+            RewriteError::LengthAndChunked => {
+                f.write_str("both Content-Length and Transfer-Encoding")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RewriteError {}
+
 /// Why the key proxy did not get a whole request head from its client.
 #[derive(Debug)]
 pub enum HeadError {
@@ -379,6 +447,7 @@ into_string!(
     UrlError,
     HttpRefusal,
     RequestError,
+    RewriteError,
     HeadError,
     ProxySetupError
 );

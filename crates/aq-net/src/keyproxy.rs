@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::error::{HeadError, ProxySetupError, UrlError};
+use crate::error::{HeadError, ProxySetupError, RewriteError, UrlError};
 
 /// The longest request head accepted.
 pub const MAX_HEAD: usize = 64 * 1024;
@@ -293,27 +293,28 @@ fn rewrite_head(
     raw: &str,
     config: &KeyProxyConfig,
     upstream: &Upstream,
-) -> Result<Rewritten, String> {
+) -> Result<Rewritten, RewriteError> {
     let mut lines = raw.split("\r\n");
     // A bare CR or LF (or a NUL) ends a line for some servers and not for
     // this proxy: a header it never saw (`Connection: keep-alive`, a second
     // `Host`) would reach the upstream.
     if let Some(line) = raw.split("\r\n").find(|l| l.contains(['\r', '\n', '\0'])) {
-        return Err(format!(
-            "a bare CR, LF or NUL in the request head: `{}`",
-            line.escape_debug()
-        ));
+        return Err(RewriteError::BareControl {
+            line: line.escape_debug().to_string(),
+        });
     }
-    let request_line = lines.next().ok_or("empty request")?;
+    let request_line = lines.next().ok_or(RewriteError::Empty)?;
     let mut parts = request_line.splitn(3, ' ');
     let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
     else {
-        return Err(format!("bad request line `{request_line}`"));
+        return Err(RewriteError::RequestLine {
+            line: request_line.to_string(),
+        });
     };
     if !version.starts_with("HTTP/1.") || !target.starts_with('/') {
-        return Err(format!(
-            "not an HTTP/1 origin-form request: `{request_line}`"
-        ));
+        return Err(RewriteError::NotOriginForm {
+            line: request_line.to_string(),
+        });
     }
     let mut keyed = false;
     let (path, query) = match target.split_once('?') {
@@ -351,7 +352,9 @@ fn rewrite_head(
             continue;
         }
         let Some((name, value)) = line.split_once(':') else {
-            return Err(format!("bad header line `{line}`"));
+            return Err(RewriteError::HeaderLine {
+                line: line.to_string(),
+            });
         };
         let lower = name.trim().to_ascii_lowercase();
         let value = value.trim();
@@ -359,9 +362,11 @@ fn rewrite_head(
             "content-length" => {
                 let n = value
                     .parse::<u64>()
-                    .map_err(|_| format!("bad Content-Length `{value}`"))?;
+                    .map_err(|_| RewriteError::ContentLength {
+                        value: value.to_string(),
+                    })?;
                 if length.is_some_and(|l| l != n) {
-                    return Err("two different Content-Length headers".to_string());
+                    return Err(RewriteError::TwoContentLengths);
                 }
                 length = Some(n);
             }
@@ -369,7 +374,9 @@ fn rewrite_head(
                 // Only `chunked` frames a request body this proxy can
                 // follow (anything else ends at a close, RFC 9112 6.3).
                 if !value.eq_ignore_ascii_case("chunked") || chunked {
-                    return Err(format!("Transfer-Encoding `{value}` (only one `chunked`)"));
+                    return Err(RewriteError::TransferEncoding {
+                        value: value.to_string(),
+                    });
                 }
                 chunked = true;
             }
@@ -422,7 +429,7 @@ fn rewrite_head(
     }
     if chunked && length.is_some() {
         // Which one frames the body is where request smuggling lives.
-        return Err("both Content-Length and Transfer-Encoding".to_string());
+        return Err(RewriteError::LengthAndChunked);
     }
     // An upgrade is one with both headers and no body (a WebSocket
     // handshake); anything else is asked to close.

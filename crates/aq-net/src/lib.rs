@@ -109,7 +109,7 @@ pub use broker::{
     Broker, BrokerError, ConnectionRecord, Decision, FixedResolver, FrontEnd, RecordSink, Resolve,
     SystemResolver, Tunnel, UnlistedAnswer, UnlistedAsker, UnlistedRequest,
 };
-pub use error::{HeadError, HttpRefusal, ProxySetupError, RequestError, UrlError};
+pub use error::{HeadError, HttpRefusal, ProxySetupError, RequestError, RewriteError, UrlError};
 pub use host::{Host, HostError, normalize_host};
 pub use intercept::{HostRules, HttpRule, Intercept, InterceptRecorder};
 pub use keyproxy::{KeyProxy, KeyProxyConfig, KeyProxyRecord, KeyProxyRecorder, http_target};
