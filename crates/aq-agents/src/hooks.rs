@@ -26,6 +26,8 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+pub use crate::error::HookEventError;
+
 /// The agents `aq hook` speaks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookAgent {
@@ -299,14 +301,15 @@ fn object_or_json_string(v: Option<&Value>) -> Value {
 }
 
 /// Reads the agent's hook event from its stdin bytes.
-pub fn parse_event(agent: HookAgent, input: &[u8]) -> Result<HookEvent, String> {
-    let v: Value = serde_json::from_slice(input)
-        .map_err(|e| format!("the {} hook event is not JSON: {e}", agent.name()))?;
+pub fn parse_event(agent: HookAgent, input: &[u8]) -> Result<HookEvent, HookEventError> {
+    let v: Value = serde_json::from_slice(input).map_err(|source| HookEventError::NotJson {
+        agent: agent.name(),
+        source,
+    })?;
     if !v.is_object() {
-        return Err(format!(
-            "the {} hook event is not a JSON object",
-            agent.name()
-        ));
+        return Err(HookEventError::NotAnObject {
+            agent: agent.name(),
+        });
     }
     let owned = |s: Option<&str>| s.map(str::to_string);
     let mut e = HookEvent::default();

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+pub use crate::error::InstallError;
 use crate::hooks::HookAgent;
 
 /// Whose configuration: the user's, or the project's (the workspace).
@@ -196,23 +197,20 @@ pub fn with_hook(
     agent: HookAgent,
     current: Option<&str>,
     command: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, InstallError> {
     if own_file(agent) && !matches!(agent, HookAgent::Copilot) {
         let ours = own_content(agent, command);
         return match current {
             Some(c) if c == ours => Ok(None),
-            Some(c) if !c.contains("aq hook") => Err(
-                "a hook file of someone else's is already there; aq does not overwrite it"
-                    .to_string(),
-            ),
+            Some(c) if !c.contains("aq hook") => Err(InstallError::ForeignHookFile),
             _ => Ok(Some(ours)),
         };
     }
     let text = current.filter(|t| !t.trim().is_empty()).unwrap_or("{}");
-    let mut root: Value = serde_json::from_str(text)
-        .map_err(|e| format!("the file is not JSON ({e}); aq does not edit it"))?;
+    let mut root: Value =
+        serde_json::from_str(text).map_err(|source| InstallError::NotJson { source })?;
     let Some(obj) = root.as_object_mut() else {
-        return Err("the file is not a JSON object; aq does not edit it".to_string());
+        return Err(InstallError::NotAnObject);
     };
     let (path, versioned) = list_path(agent);
     if versioned && !obj.contains_key("version") {
@@ -226,10 +224,9 @@ pub fn with_hook(
             .or_insert_with(|| if last { json!([]) } else { json!({}) });
         if last {
             let Some(list) = slot.as_array_mut() else {
-                return Err(format!(
-                    "`{}` is not a list; aq does not edit it",
-                    path.join(".")
-                ));
+                return Err(InstallError::NotAList {
+                    key: path.join("."),
+                });
             };
             if list.iter().any(|e| entry_is_ours(e, agent)) {
                 return Ok(None);
@@ -239,19 +236,24 @@ pub fn with_hook(
         }
         node = slot
             .as_object_mut()
-            .ok_or_else(|| format!("`{key}` is not an object; aq does not edit it"))?;
+            .ok_or_else(|| InstallError::NotAnObjectAt {
+                key: key.to_string(),
+            })?;
     }
     Ok(Some(to_text(&root, &indent_of(text))))
 }
 
 /// The file's content without aq's hook (`None`: it was not there), and
 /// whether the file is then to be removed (a file of ours).
-pub fn without_hook(agent: HookAgent, current: &str) -> Result<Option<(String, bool)>, String> {
+pub fn without_hook(
+    agent: HookAgent,
+    current: &str,
+) -> Result<Option<(String, bool)>, InstallError> {
     if own_file(agent) && !matches!(agent, HookAgent::Copilot) {
         return Ok(current.contains("aq hook").then(|| (String::new(), true)));
     }
-    let mut root: Value = serde_json::from_str(current)
-        .map_err(|e| format!("the file is not JSON ({e}); aq does not edit it"))?;
+    let mut root: Value =
+        serde_json::from_str(current).map_err(|source| InstallError::NotJson { source })?;
     let (path, _) = list_path(agent);
     let mut node = &mut root;
     for key in path {
@@ -464,11 +466,11 @@ pub fn with_codex_trust(
     config: Option<&str>,
     path: &Path,
     trust: &[(String, String)],
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, InstallError> {
     let mut doc: toml_edit::DocumentMut = config
         .unwrap_or("")
         .parse()
-        .map_err(|e| format!("config.toml is not TOML ({e}); aq does not edit it"))?;
+        .map_err(|source| InstallError::NotToml { source })?;
     let before = doc.to_string();
     let hooks = doc
         .entry("hooks")
@@ -478,7 +480,7 @@ pub fn with_codex_trust(
             toml_edit::Item::Table(t)
         })
         .as_table_mut()
-        .ok_or("`hooks` in config.toml is not a table; aq does not edit it")?;
+        .ok_or(InstallError::NotATomlTable { key: "hooks" })?;
     let state = hooks
         .entry("state")
         .or_insert_with(|| {
@@ -487,7 +489,7 @@ pub fn with_codex_trust(
             toml_edit::Item::Table(t)
         })
         .as_table_mut()
-        .ok_or("`hooks.state` in config.toml is not a table; aq does not edit it")?;
+        .ok_or(InstallError::NotATomlTable { key: "hooks.state" })?;
     let _ = path;
     for (key, hash) in trust {
         let mut t = toml_edit::Table::new();
@@ -499,10 +501,10 @@ pub fn with_codex_trust(
 }
 
 /// `config.toml` without the trust entries `keys`; `None` when none was there.
-pub fn without_codex_trust(config: &str, keys: &[String]) -> Result<Option<String>, String> {
+pub fn without_codex_trust(config: &str, keys: &[String]) -> Result<Option<String>, InstallError> {
     let mut doc: toml_edit::DocumentMut = config
         .parse()
-        .map_err(|e| format!("config.toml is not TOML ({e}); aq does not edit it"))?;
+        .map_err(|source| InstallError::NotToml { source })?;
     let Some(state) = doc
         .get_mut("hooks")
         .and_then(|h| h.get_mut("state"))

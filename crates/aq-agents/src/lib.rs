@@ -28,6 +28,7 @@
 
 pub mod agent_process;
 pub mod endpoints;
+mod error;
 mod grants;
 pub mod hooks;
 pub mod install;

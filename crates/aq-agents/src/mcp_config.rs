@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+pub use crate::error::McpConfigError;
+
 /// The MCP clients whose configuration `aq mcp wrap` edits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum McpClient {
@@ -236,16 +238,16 @@ pub fn edit_file(
     aq: &str,
     only: Option<&str>,
     unwrap: bool,
-) -> Result<(Vec<ServerChange>, String), String> {
+) -> Result<(Vec<ServerChange>, String), McpConfigError> {
     if client == McpClient::Codex {
         let mut doc: toml_edit::DocumentMut = text
             .parse()
-            .map_err(|e| format!("not TOML ({e}); aq does not edit it"))?;
+            .map_err(|source| McpConfigError::NotToml { source })?;
         let c = edit_toml(&mut doc, aq, only, unwrap);
         return Ok((c, doc.to_string()));
     }
     let mut v: Value =
-        serde_json::from_str(text).map_err(|e| format!("not JSON ({e}); aq does not edit it"))?;
+        serde_json::from_str(text).map_err(|source| McpConfigError::NotJson { source })?;
     let c = edit_json(&mut v, aq, only, unwrap);
     Ok((c, crate::install::json_like(&v, text)))
 }

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+pub use crate::error::ShadowError;
+
 /// One shadowed file of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShadowFile {
@@ -114,15 +116,16 @@ pub fn make_copy(real: &Path, dir: &Path, index: usize) -> std::io::Result<PathB
 /// At the end of the session: the copy, with the protected keys as the
 /// user's file has them now, replaces the user's file (a new file renamed
 /// over it). An unreadable or non-JSON copy leaves the file as it is.
-pub fn write_back(shadow: &ShadowFile) -> Result<(), String> {
-    let copy_text =
-        std::fs::read(&shadow.copy).map_err(|e| format!("{}: {e}", shadow.copy.display()))?;
-    let copy: Value = serde_json::from_slice(&copy_text).map_err(|e| {
-        format!(
-            "the session's copy of {} is not JSON ({e}); the file is left as it was",
-            shadow.real.display()
-        )
+pub fn write_back(shadow: &ShadowFile) -> Result<(), ShadowError> {
+    let copy_text = std::fs::read(&shadow.copy).map_err(|source| ShadowError::ReadCopy {
+        path: shadow.copy.clone(),
+        source,
     })?;
+    let copy: Value =
+        serde_json::from_slice(&copy_text).map_err(|source| ShadowError::CopyNotJson {
+            real: shadow.real.clone(),
+            source,
+        })?;
     let original: Value = std::fs::read(&shadow.real)
         .ok()
         .and_then(|t| serde_json::from_slice(&t).ok())
@@ -131,7 +134,8 @@ pub fn write_back(shadow: &ShadowFile) -> Result<(), String> {
     if merged == original {
         return Ok(());
     }
-    let mut text = serde_json::to_vec_pretty(&merged).map_err(|e| e.to_string())?;
+    let mut text =
+        serde_json::to_vec_pretty(&merged).map_err(|source| ShadowError::Encode { source })?;
     text.push(b'\n');
     let tmp = shadow
         .real
@@ -143,12 +147,19 @@ pub fn write_back(shadow: &ShadowFile) -> Result<(), String> {
             .create_new(true)
             .mode(0o600)
             .open(&tmp)
-            .map_err(|e| format!("{}: {e}", tmp.display()))?;
-        std::io::Write::write_all(&mut f, &text).map_err(|e| e.to_string())?;
+            .map_err(|source| ShadowError::CreateTemp {
+                path: tmp.clone(),
+                source,
+            })?;
+        std::io::Write::write_all(&mut f, &text)
+            .map_err(|source| ShadowError::WriteTemp { source })?;
     }
-    std::fs::rename(&tmp, &shadow.real).map_err(|e| {
+    std::fs::rename(&tmp, &shadow.real).map_err(|source| {
         let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", shadow.real.display())
+        ShadowError::Replace {
+            path: shadow.real.clone(),
+            source,
+        }
     })
 }
 

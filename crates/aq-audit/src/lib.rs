@@ -37,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 pub mod chain;
+mod error;
 pub mod event;
 pub mod follow;
 pub mod html;
@@ -51,6 +52,7 @@ pub mod team_view;
 pub use chain::{
     BadLine, ChainProblem, HOOK_CHAIN_CAVEAT, HOOK_SESSION_PREFIX, VerifyReport, hash_line, verify,
 };
+pub use error::LastLineError;
 pub use event::{Event, EventBody, ExecIdentity, GENESIS_PREV, Record, SessionGrants};
 pub use log_file::AuditLog;
 pub use redact::{REDACTED, is_secret_name, redact, redact_argv};

@@ -38,6 +38,7 @@ use std::sync::Mutex;
 use rustix::fs::{FlockOperation, flock};
 
 use crate::chain::{ChainFields, hash_line};
+use crate::error::LastLineError;
 use crate::event::{Event, EventBody, GENESIS_PREV};
 use crate::redact::{redact, redact_argv};
 
@@ -331,15 +332,14 @@ fn redact_body(body: EventBody) -> EventBody {
     }
 }
 
-fn parse_last_line(line: &[u8], session: &str) -> Result<ChainFields, String> {
-    let last: ChainFields = serde_json::from_slice(line).map_err(|err| {
-        format!("the last line is not a valid event ({err}); run `aq audit verify`")
-    })?;
+fn parse_last_line(line: &[u8], session: &str) -> Result<ChainFields, LastLineError> {
+    let last: ChainFields =
+        serde_json::from_slice(line).map_err(|source| LastLineError::NotAnEvent { source })?;
     if last.session != session {
-        return Err(format!(
-            "the log belongs to session {:?}, not {session:?}",
-            last.session
-        ));
+        return Err(LastLineError::OtherSession {
+            found: last.session,
+            expected: session.to_string(),
+        });
     }
     Ok(last)
 }

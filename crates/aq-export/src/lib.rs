@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod describe;
+mod error;
 pub mod otel_env;
 pub mod otlp;
 pub mod ship;
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use aq_audit::follow::Follower;
 
+pub use error::{HeadersError, SyslogError};
 pub use ship::{ShipReport, Shipper};
 pub use sink::{SendError, Sink};
 

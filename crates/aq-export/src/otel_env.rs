@@ -35,10 +35,15 @@ fn first_set(vars: &[&'static str]) -> Option<(&'static str, String)> {
     })
 }
 
+pub use crate::error::HeadersError;
+
 /// The headers to send with OTLP requests, from the environment.
-pub fn headers_from_env() -> Result<Vec<(String, String)>, String> {
+pub fn headers_from_env() -> Result<Vec<(String, String)>, HeadersError> {
     match first_set(&HEADERS_VARS) {
-        Some((name, value)) => parse_headers(&value).map_err(|e| format!("{name}: {e}")),
+        Some((name, value)) => parse_headers(&value).map_err(|e| HeadersError::InVariable {
+            var: name,
+            error: Box::new(e),
+        }),
         None => Ok(Vec::new()),
     }
 }
@@ -51,30 +56,29 @@ pub fn endpoint_from_env() -> Option<String> {
 /// Parses `key=value,key2=value2` (values percent-encoded). Names must be
 /// HTTP tokens and values must hold no line breaks or NUL, so a header can
 /// never smuggle another line into the request.
-pub fn parse_headers(text: &str) -> Result<Vec<(String, String)>, String> {
+pub fn parse_headers(text: &str) -> Result<Vec<(String, String)>, HeadersError> {
     let mut out = Vec::new();
     for (i, item) in text.split(',').enumerate() {
         if item.trim().is_empty() {
             continue;
         }
         let Some((name, value)) = item.split_once('=') else {
-            return Err(format!("entry {} is not `name=value`", i + 1));
+            return Err(HeadersError::NotNameValue { entry: i + 1 });
         };
         let name = name.trim();
         let is_token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
         if name.is_empty() || !name.chars().all(is_token) {
-            return Err(format!(
-                "entry {}: the name is not an HTTP header name",
-                i + 1
-            ));
+            return Err(HeadersError::Name { entry: i + 1 });
         }
-        let value = percent_decode(value.trim())
-            .ok_or_else(|| format!("entry {} (`{name}`): bad percent-encoding", i + 1))?;
+        let value = percent_decode(value.trim()).ok_or_else(|| HeadersError::PercentEncoding {
+            entry: i + 1,
+            name: name.to_string(),
+        })?;
         if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
-            return Err(format!(
-                "entry {} (`{name}`): a value may not hold a line break",
-                i + 1
-            ));
+            return Err(HeadersError::LineBreak {
+                entry: i + 1,
+                name: name.to_string(),
+            });
         }
         out.push((name.to_string(), value));
     }
@@ -131,7 +135,7 @@ mod tests {
             ),
             ("X=%zz", "bad percent-encoding"),
         ] {
-            let err = parse_headers(text).unwrap_err();
+            let err = parse_headers(text).unwrap_err().to_string();
             assert!(err.contains(want), "{text}: {err}");
             assert!(!err.contains("example.invalid"), "{err}");
         }

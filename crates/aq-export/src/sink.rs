@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 use aq_audit::Record;
 use aq_policy::{Endpoint, ExportFormat, ExportTarget};
 
+use crate::error::{HeadersError, SyslogError};
 use crate::{otlp, syslog};
 
 /// How long to wait for a connection.
@@ -54,7 +55,7 @@ pub struct Sink {
     /// OTLP headers from the environment (see [`crate::otel_env`]), or why
     /// they could not be read: then every send fails with that reason
     /// rather than going out without the collector's key.
-    headers: Result<Vec<(String, String)>, String>,
+    headers: Result<Vec<(String, String)>, HeadersError>,
 }
 
 /// Whether an http(s) URL names this machine (`localhost`, 127.0.0.0/8, `::1`).
@@ -149,7 +150,7 @@ impl Sink {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.as_nanos().to_string())
             .unwrap_or_else(|_| "0".into());
-        let headers = self.headers.as_ref().map_err(|e| failed(e.clone()))?;
+        let headers = self.headers.as_ref().map_err(|e| failed(e.to_string()))?;
         let body = serde_json::to_vec(&otlp::request(records, self.host.as_deref(), &observed))
             .map_err(|e| failed(format!("cannot encode the records: {e}")))?;
         let mut request = agent.post(url).header("Content-Type", "application/json");
@@ -188,8 +189,8 @@ impl Sink {
     fn send_syslog(&mut self, records: &[Record]) -> Result<usize, SendError> {
         for (i, record) in records.iter().enumerate() {
             let message = syslog::message(record, self.host.as_deref());
-            self.send_message(&message).map_err(|message| SendError {
-                message,
+            self.send_message(&message).map_err(|e| SendError {
+                message: e.to_string(),
                 status: None,
                 delivered: i,
             })?;
@@ -197,16 +198,19 @@ impl Sink {
         Ok(records.len())
     }
 
-    fn send_message(&mut self, message: &str) -> Result<(), String> {
+    fn send_message(&mut self, message: &str) -> Result<(), SyslogError> {
         let place = self.target.to_string();
         let result = match (&mut self.conn, &self.target.endpoint) {
             (Conn::Unix(sock), Endpoint::Unix { path }) => {
                 if sock.is_none() {
-                    let s = UnixDatagram::unbound().map_err(|e| e.to_string())?;
-                    s.connect(path)
-                        .map_err(|e| format!("cannot connect to {path}: {e}"))?;
+                    let s =
+                        UnixDatagram::unbound().map_err(|source| SyslogError::Socket { source })?;
+                    s.connect(path).map_err(|source| SyslogError::Connect {
+                        to: path.clone(),
+                        source,
+                    })?;
                     s.set_write_timeout(Some(IO_TIMEOUT))
-                        .map_err(|e| e.to_string())?;
+                        .map_err(|source| SyslogError::Socket { source })?;
                     *sock = Some(s);
                 }
                 let r = sock.as_ref().map(|s| s.send(message.as_bytes()));
@@ -216,9 +220,12 @@ impl Sink {
                 if sock.is_none() {
                     let to = resolve(addr)?;
                     let local = if to.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
-                    let s = UdpSocket::bind(local).map_err(|e| e.to_string())?;
-                    s.connect(to)
-                        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+                    let s =
+                        UdpSocket::bind(local).map_err(|source| SyslogError::Socket { source })?;
+                    s.connect(to).map_err(|source| SyslogError::Connect {
+                        to: addr.clone(),
+                        source,
+                    })?;
                     *sock = Some(s);
                 }
                 let r = sock.as_ref().map(|s| s.send(message.as_bytes()));
@@ -227,16 +234,20 @@ impl Sink {
             (Conn::Tcp(stream), Endpoint::Tcp { addr }) => {
                 if stream.is_none() {
                     let to = resolve(addr)?;
-                    let s = TcpStream::connect_timeout(&to, CONNECT_TIMEOUT)
-                        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+                    let s = TcpStream::connect_timeout(&to, CONNECT_TIMEOUT).map_err(|source| {
+                        SyslogError::Connect {
+                            to: addr.clone(),
+                            source,
+                        }
+                    })?;
                     s.set_write_timeout(Some(IO_TIMEOUT))
-                        .map_err(|e| e.to_string())?;
+                        .map_err(|source| SyslogError::Socket { source })?;
                     *stream = Some(s);
                 }
                 let framed = syslog::frame(message);
                 stream.as_mut().map(|s| s.write_all(framed.as_bytes()))
             }
-            _ => return Err(format!("{place}: the format and transport do not match")),
+            _ => return Err(SyslogError::Mismatch { place }),
         };
         match result {
             Some(Ok(())) => Ok(()),
@@ -248,18 +259,23 @@ impl Sink {
                     Conn::Tcp(s) => *s = None,
                     Conn::Http(_) => {}
                 }
-                Err(format!("cannot send to {place}: {e}"))
+                Err(SyslogError::Send { place, source: e })
             }
-            None => Err(format!("cannot send to {place}: not connected")),
+            None => Err(SyslogError::NotConnected { place }),
         }
     }
 }
 
-fn resolve(addr: &str) -> Result<std::net::SocketAddr, String> {
+fn resolve(addr: &str) -> Result<std::net::SocketAddr, SyslogError> {
     addr.to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {addr}: {e}"))?
+        .map_err(|source| SyslogError::Resolve {
+            addr: addr.to_string(),
+            source,
+        })?
         .next()
-        .ok_or_else(|| format!("{addr} resolves to no address"))
+        .ok_or_else(|| SyslogError::NoAddress {
+            addr: addr.to_string(),
+        })
 }
 
 /// A collector's error answer, cut short and on one line.

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use crate::allowlist::{Refusal, RefusalRule};
 use crate::broker::{Broker, BrokerError, FrontEnd};
+use crate::error::RequestError;
 
 /// Longest request head accepted.
 const MAX_HEAD: usize = 64 * 1024;
@@ -61,14 +62,21 @@ fn read_head(client: &mut TcpStream) -> io::Result<(Vec<u8>, Vec<u8>)> {
 
 /// Splits `host:port` (`[v6]:port`); the port is required when `default`
 /// is `None`.
-pub(crate) fn split_authority(auth: &str, default: Option<u16>) -> Result<(String, u16), String> {
+pub(crate) fn split_authority(
+    auth: &str,
+    default: Option<u16>,
+) -> Result<(String, u16), RequestError> {
     let (host, port) = if auth.starts_with('[') {
         match auth.find(']') {
             Some(i) => {
                 let (h, rest) = auth.split_at(i + 1);
                 (h, rest.strip_prefix(':'))
             }
-            None => return Err(format!("bad authority `{auth}`")),
+            None => {
+                return Err(RequestError::Authority {
+                    authority: auth.to_string(),
+                });
+            }
         }
     } else {
         match auth.rsplit_once(':') {
@@ -77,16 +85,25 @@ pub(crate) fn split_authority(auth: &str, default: Option<u16>) -> Result<(Strin
         }
     };
     let port = match (port, default) {
-        (Some(p), _) => p
-            .parse::<u16>()
-            .ok()
-            .filter(|&p| p != 0)
-            .ok_or_else(|| format!("bad port in `{auth}`"))?,
+        (Some(p), _) => {
+            p.parse::<u16>()
+                .ok()
+                .filter(|&p| p != 0)
+                .ok_or_else(|| RequestError::Port {
+                    authority: auth.to_string(),
+                })?
+        }
         (None, Some(d)) => d,
-        (None, None) => return Err(format!("`{auth}` has no port")),
+        (None, None) => {
+            return Err(RequestError::NoPort {
+                authority: auth.to_string(),
+            });
+        }
     };
     if host.is_empty() {
-        return Err(format!("`{auth}` has no host"));
+        return Err(RequestError::NoHost {
+            authority: auth.to_string(),
+        });
     }
     Ok((host.to_string(), port))
 }
@@ -101,18 +118,22 @@ const DROPPED: [&str; 5] = [
 ];
 
 /// Parses a request head; see the module docs.
-pub(crate) fn parse_request(head: &[u8]) -> Result<Request, String> {
-    let text = std::str::from_utf8(head).map_err(|_| "request head is not UTF-8".to_string())?;
+pub(crate) fn parse_request(head: &[u8]) -> Result<Request, RequestError> {
+    let text = std::str::from_utf8(head).map_err(|_| RequestError::NotUtf8)?;
     let mut lines = text.split("\r\n");
     let line = lines.next().unwrap_or("");
     let mut parts = line.split(' ');
     let (Some(method), Some(target), Some(version), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
     else {
-        return Err(format!("malformed request line `{line}`"));
+        return Err(RequestError::MalformedLine {
+            line: line.to_string(),
+        });
     };
     if !version.starts_with("HTTP/1.") {
-        return Err(format!("unsupported version `{version}`"));
+        return Err(RequestError::Version {
+            version: version.to_string(),
+        });
     }
     if method.eq_ignore_ascii_case("CONNECT") {
         let (host, port) = split_authority(target, None)?;
@@ -121,18 +142,18 @@ pub(crate) fn parse_request(head: &[u8]) -> Result<Request, String> {
     let rest = match target.get(..7) {
         Some(s) if s.eq_ignore_ascii_case("http://") => &target[7..],
         _ if target.starts_with('/') => {
-            return Err("this is a proxy: send an absolute URI (`GET http://host/path`)".into());
+            return Err(RequestError::OriginForm);
         }
         _ => {
-            return Err(format!(
-                "only http:// URIs are forwarded as plain requests; use CONNECT for `{target}`"
-            ));
+            return Err(RequestError::NotHttp {
+                target: target.to_string(),
+            });
         }
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (auth, path) = rest.split_at(end);
     if auth.contains('@') {
-        return Err("credentials in the URI are not forwarded".into());
+        return Err(RequestError::Credentials);
     }
     let (host, port) = split_authority(auth, Some(80))?;
     let path = match path {
@@ -146,20 +167,22 @@ pub(crate) fn parse_request(head: &[u8]) -> Result<Request, String> {
     let mut body: Option<u64> = None;
     for h in lines.take_while(|l| !l.is_empty()) {
         if h.contains(['\r', '\n', '\0']) {
-            return Err("a bare CR, LF or NUL in the request head".into());
+            return Err(RequestError::BareControl);
         }
         let (name, value) = h.split_once(':').unwrap_or((h, ""));
         let name = name.trim();
         if name.eq_ignore_ascii_case("transfer-encoding") {
-            return Err("a chunked request body is not forwarded as a plain request: send its length, or use https".into());
+            return Err(RequestError::Chunked);
         }
         if name.eq_ignore_ascii_case("content-length") {
             let n: u64 = value
                 .trim()
                 .parse()
-                .map_err(|_| format!("bad Content-Length `{}`", value.trim()))?;
+                .map_err(|_| RequestError::ContentLength {
+                    value: value.trim().to_string(),
+                })?;
             if body.is_some_and(|b| b != n) {
-                return Err("two different Content-Length headers".into());
+                return Err(RequestError::TwoContentLengths);
             }
             body = Some(n);
         }
@@ -236,7 +259,8 @@ pub(crate) fn serve(mut client: TcpStream, broker: &Broker) -> io::Result<()> {
     let (head, rest) = read_head(&mut client)?;
     let request = match parse_request(&head) {
         Ok(r) => r,
-        Err(why) => {
+        Err(e) => {
+            let why = e.to_string();
             broker.record_bad_request(FrontEnd::HttpPlain, &why, started);
             let e = BrokerError {
                 refusal: Refusal::new(RefusalRule::BadRequest, why),
@@ -392,7 +416,7 @@ mod tests {
                 "malformed request line",
             ),
         ] {
-            let e = parse_request(head.as_bytes()).unwrap_err();
+            let e = parse_request(head.as_bytes()).unwrap_err().to_string();
             assert!(e.contains(why), "{head:?}: {e}");
         }
     }

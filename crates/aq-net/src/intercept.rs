@@ -21,6 +21,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
 
+use crate::error::{HttpRefusal, ProxySetupError};
 use crate::keyproxy::{KeyProxyConfig, KeyProxyRecord};
 
 /// Which requests may go to a host: methods (upper case) and, when any are
@@ -46,12 +47,13 @@ impl HttpRule {
     /// records it), `head` its whole head. TRACE and TRACK are refused
     /// whatever the rule says: a server that echoes them would hand the
     /// credential the broker added back to the sandbox.
-    pub fn check_request(&self, request: &str, head: &str) -> Result<(), String> {
+    pub fn check_request(&self, request: &str, head: &str) -> Result<(), HttpRefusal> {
         let (method, path) = request.split_once(' ').unwrap_or((request, "/"));
         if method.eq_ignore_ascii_case("TRACE") || method.eq_ignore_ascii_case("TRACK") {
-            return Err(format!(
-                "{method} {path} refused: it echoes the request, the broker's credential included"
-            ));
+            return Err(HttpRefusal::Echo {
+                method: method.to_string(),
+                path: path.to_string(),
+            });
         }
         if !self.methods.is_empty()
             && let Some(h) = head.split("\r\n").skip(1).find_map(|l| {
@@ -59,29 +61,33 @@ impl HttpRule {
                 METHOD_OVERRIDES.contains(&name.as_str()).then_some(name)
             })
         {
-            return Err(format!(
-                "{method} {path} refused: `{h}` would make the server take another method"
-            ));
+            return Err(HttpRefusal::MethodOverride {
+                method: method.to_string(),
+                path: path.to_string(),
+                header: h,
+            });
         }
         self.check(request)
     }
 
     /// Judges `request` (`METHOD /path`, as the key proxy records it; a
     /// query, if there, is not part of the path).
-    pub fn check(&self, request: &str) -> Result<(), String> {
+    pub fn check(&self, request: &str) -> Result<(), HttpRefusal> {
         let (method, target) = request.split_once(' ').unwrap_or((request, "/"));
         let path = target.split('?').next().unwrap_or(target);
         if !self.methods.is_empty() && !self.methods.iter().any(|m| m == method) {
-            return Err(format!(
-                "{method} {path} refused: only {} allowed by the host's HTTP rule",
-                self.methods.join(", ")
-            ));
+            return Err(HttpRefusal::Method {
+                method: method.to_string(),
+                path: path.to_string(),
+                allowed: self.methods.clone(),
+            });
         }
         if !self.paths.is_empty() && !self.paths.iter().any(|p| path_under(path, p)) {
-            return Err(format!(
-                "{method} {path} refused: only paths under {} allowed by the host's HTTP rule",
-                self.paths.join(", ")
-            ));
+            return Err(HttpRefusal::Path {
+                method: method.to_string(),
+                path: path.to_string(),
+                allowed: self.paths.clone(),
+            });
         }
         Ok(())
     }
@@ -170,7 +176,7 @@ impl Intercept {
         hosts: BTreeMap<String, HostRules>,
         roots: Option<rustls::RootCertStore>,
         recorder: InterceptRecorder,
-    ) -> Result<Intercept, String> {
+    ) -> Result<Intercept, ProxySetupError> {
         let roots = match roots {
             Some(r) => r,
             None => crate::keyproxy::system_roots()?,
@@ -205,7 +211,7 @@ impl Intercept {
         };
         let record = match self.server_config(host) {
             Ok(server) => self.exchange(client, upstream, host, port, rules, server),
-            Err(e) => failed(host, port, e),
+            Err(e) => failed(host, port, e.to_string()),
         };
         (self.recorder)(&record);
     }
@@ -266,7 +272,7 @@ impl Intercept {
         record
     }
 
-    fn server_config(&self, host: &str) -> Result<Arc<rustls::ServerConfig>, String> {
+    fn server_config(&self, host: &str) -> Result<Arc<rustls::ServerConfig>, ProxySetupError> {
         if let Some(c) = self.leaves.lock().ok().and_then(|l| l.get(host).cloned()) {
             return Ok(c);
         }
@@ -274,10 +280,13 @@ impl Intercept {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .map_err(|source| ProxySetupError::Protocols { source })?
             .with_no_client_auth()
             .with_single_cert(chain, key)
-            .map_err(|e| format!("a certificate for {host}: {e}"))?;
+            .map_err(|source| ProxySetupError::ServerCert {
+                host: host.to_string(),
+                source,
+            })?;
         // HTTP/1.1 only: each request is read whole before it goes up.
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         let config = Arc::new(config);
@@ -464,10 +473,11 @@ struct SessionCa {
 }
 
 impl SessionCa {
-    fn new() -> Result<SessionCa, String> {
+    fn new() -> Result<SessionCa, ProxySetupError> {
         use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
-        let key = KeyPair::generate().map_err(|e| format!("the session CA's key: {e}"))?;
-        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(|e| e.to_string())?;
+        let key = KeyPair::generate().map_err(|source| ProxySetupError::CaKey { source })?;
+        let mut params = CertificateParams::new(Vec::<String>::new())
+            .map_err(|source| ProxySetupError::CaParams { source })?;
         params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
         params
             .distinguished_name
@@ -478,7 +488,7 @@ impl SessionCa {
         params.not_after = (now + std::time::Duration::from_secs(7 * 24 * 3600)).into();
         let cert = params
             .self_signed(&key)
-            .map_err(|e| format!("the session CA: {e}"))?;
+            .map_err(|source| ProxySetupError::CaCert { source })?;
         Ok(SessionCa {
             cert_pem: cert.pem(),
             cert_der: cert.der().clone(),
@@ -496,18 +506,26 @@ impl SessionCa {
             Vec<rustls::pki_types::CertificateDer<'static>>,
             rustls::pki_types::PrivateKeyDer<'static>,
         ),
-        String,
+        ProxySetupError,
     > {
         use rcgen::{CertificateParams, KeyPair};
-        let key = KeyPair::generate().map_err(|e| e.to_string())?;
-        let mut params =
-            CertificateParams::new(vec![host.to_string()]).map_err(|e| format!("{host}: {e}"))?;
+        let key = KeyPair::generate().map_err(|source| ProxySetupError::LeafKey { source })?;
+        let mut params = CertificateParams::new(vec![host.to_string()]).map_err(|source| {
+            ProxySetupError::LeafParams {
+                host: host.to_string(),
+                source,
+            }
+        })?;
         let now = std::time::SystemTime::now();
         params.not_before = (now - std::time::Duration::from_secs(3600)).into();
         params.not_after = (now + std::time::Duration::from_secs(7 * 24 * 3600)).into();
-        let cert = params
-            .signed_by(&key, &self.issuer)
-            .map_err(|e| format!("a certificate for {host}: {e}"))?;
+        let cert =
+            params
+                .signed_by(&key, &self.issuer)
+                .map_err(|source| ProxySetupError::LeafCert {
+                    host: host.to_string(),
+                    source,
+                })?;
         let key = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
         Ok((vec![cert.der().clone(), self.cert_der.clone()], key))
     }

@@ -29,6 +29,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::error::{HeadError, ProxySetupError, RewriteError, UrlError};
+
 /// The longest request head accepted.
 pub const MAX_HEAD: usize = 64 * 1024;
 
@@ -112,17 +114,21 @@ pub(crate) struct Upstream {
     port: u16,
 }
 
-pub(crate) fn parse_upstream(url: &str) -> Result<Upstream, String> {
+pub(crate) fn parse_upstream(url: &str) -> Result<Upstream, UrlError> {
     let (tls, rest) = if let Some(r) = url.strip_prefix("https://") {
         (true, r)
     } else if let Some(r) = url.strip_prefix("http://") {
         (false, r)
     } else {
-        return Err(format!("`{url}` is not an http:// or https:// URL"));
+        return Err(UrlError::NotHttp {
+            url: url.to_string(),
+        });
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
     if authority.is_empty() || authority.contains('@') {
-        return Err(format!("`{url}` has no usable host"));
+        return Err(UrlError::NoHost {
+            url: url.to_string(),
+        });
     }
     let (host, port) = match authority.rsplit_once(':') {
         Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => match p.parse::<u16>() {
@@ -140,7 +146,7 @@ pub(crate) fn parse_upstream(url: &str) -> Result<Upstream, String> {
 
 /// `(tls, host, port)` of an `http://` or `https://` URL (a bracketed IPv6
 /// host without its brackets; the scheme's port when none is written).
-pub fn http_target(url: &str) -> Result<(bool, String, u16), String> {
+pub fn http_target(url: &str) -> Result<(bool, String, u16), UrlError> {
     parse_upstream(url).map(|u| (u.tls, u.host, u.port))
 }
 
@@ -170,7 +176,7 @@ impl KeyProxy {
         listener: TcpListener,
         config: KeyProxyConfig,
         recorder: KeyProxyRecorder,
-    ) -> Result<KeyProxy, String> {
+    ) -> Result<KeyProxy, ProxySetupError> {
         let upstream = parse_upstream(&config.upstream)?;
         let tls = if upstream.tls {
             Some(Arc::new(system_client_config()?))
@@ -182,7 +188,7 @@ impl KeyProxy {
         let shared = Arc::new((config, upstream, tls, recorder));
         listener
             .set_nonblocking(true)
-            .map_err(|e| format!("key proxy listener: {e}"))?;
+            .map_err(|source| ProxySetupError::Listener { source })?;
         std::thread::Builder::new()
             .name("aq-key-proxy".into())
             .spawn(move || {
@@ -205,27 +211,24 @@ impl KeyProxy {
                     }
                 }
             })
-            .map_err(|e| format!("key proxy thread: {e}"))?;
+            .map_err(|source| ProxySetupError::Thread { source })?;
         Ok(KeyProxy { stop })
     }
 }
 
-pub(crate) fn system_client_config() -> Result<rustls::ClientConfig, String> {
+pub(crate) fn system_client_config() -> Result<rustls::ClientConfig, ProxySetupError> {
     client_config_for(system_roots()?)
 }
 
 /// The roots the system trusts (`SSL_CERT_FILE` when set).
-pub(crate) fn system_roots() -> Result<rustls::RootCertStore, String> {
+pub(crate) fn system_roots() -> Result<rustls::RootCertStore, ProxySetupError> {
     let mut roots = rustls::RootCertStore::empty();
     let found = rustls_native_certs::load_native_certs();
     for cert in found.certs {
         let _ = roots.add(cert);
     }
     if roots.is_empty() {
-        return Err(
-            "no trusted root certificates found on this system (install ca-certificates, or set SSL_CERT_FILE)"
-                .to_string(),
-        );
+        return Err(ProxySetupError::NoRoots);
     }
     Ok(roots)
 }
@@ -233,11 +236,11 @@ pub(crate) fn system_roots() -> Result<rustls::RootCertStore, String> {
 /// A TLS client trusting `roots`, on ring.
 pub(crate) fn client_config_for(
     roots: rustls::RootCertStore,
-) -> Result<rustls::ClientConfig, String> {
+) -> Result<rustls::ClientConfig, ProxySetupError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())
+        .map_err(|source| ProxySetupError::Protocols { source })
         .map(|b| b.with_root_certificates(roots).with_no_client_auth())
 }
 
@@ -290,27 +293,28 @@ fn rewrite_head(
     raw: &str,
     config: &KeyProxyConfig,
     upstream: &Upstream,
-) -> Result<Rewritten, String> {
+) -> Result<Rewritten, RewriteError> {
     let mut lines = raw.split("\r\n");
     // A bare CR or LF (or a NUL) ends a line for some servers and not for
     // this proxy: a header it never saw (`Connection: keep-alive`, a second
     // `Host`) would reach the upstream.
     if let Some(line) = raw.split("\r\n").find(|l| l.contains(['\r', '\n', '\0'])) {
-        return Err(format!(
-            "a bare CR, LF or NUL in the request head: `{}`",
-            line.escape_debug()
-        ));
+        return Err(RewriteError::BareControl {
+            line: line.escape_debug().to_string(),
+        });
     }
-    let request_line = lines.next().ok_or("empty request")?;
+    let request_line = lines.next().ok_or(RewriteError::Empty)?;
     let mut parts = request_line.splitn(3, ' ');
     let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
     else {
-        return Err(format!("bad request line `{request_line}`"));
+        return Err(RewriteError::RequestLine {
+            line: request_line.to_string(),
+        });
     };
     if !version.starts_with("HTTP/1.") || !target.starts_with('/') {
-        return Err(format!(
-            "not an HTTP/1 origin-form request: `{request_line}`"
-        ));
+        return Err(RewriteError::NotOriginForm {
+            line: request_line.to_string(),
+        });
     }
     let mut keyed = false;
     let (path, query) = match target.split_once('?') {
@@ -348,7 +352,9 @@ fn rewrite_head(
             continue;
         }
         let Some((name, value)) = line.split_once(':') else {
-            return Err(format!("bad header line `{line}`"));
+            return Err(RewriteError::HeaderLine {
+                line: line.to_string(),
+            });
         };
         let lower = name.trim().to_ascii_lowercase();
         let value = value.trim();
@@ -356,9 +362,11 @@ fn rewrite_head(
             "content-length" => {
                 let n = value
                     .parse::<u64>()
-                    .map_err(|_| format!("bad Content-Length `{value}`"))?;
+                    .map_err(|_| RewriteError::ContentLength {
+                        value: value.to_string(),
+                    })?;
                 if length.is_some_and(|l| l != n) {
-                    return Err("two different Content-Length headers".to_string());
+                    return Err(RewriteError::TwoContentLengths);
                 }
                 length = Some(n);
             }
@@ -366,7 +374,9 @@ fn rewrite_head(
                 // Only `chunked` frames a request body this proxy can
                 // follow (anything else ends at a close, RFC 9112 6.3).
                 if !value.eq_ignore_ascii_case("chunked") || chunked {
-                    return Err(format!("Transfer-Encoding `{value}` (only one `chunked`)"));
+                    return Err(RewriteError::TransferEncoding {
+                        value: value.to_string(),
+                    });
                 }
                 chunked = true;
             }
@@ -419,7 +429,7 @@ fn rewrite_head(
     }
     if chunked && length.is_some() {
         // Which one frames the body is where request smuggling lives.
-        return Err("both Content-Length and Transfer-Encoding".to_string());
+        return Err(RewriteError::LengthAndChunked);
     }
     // An upgrade is one with both headers and no body (a WebSocket
     // handshake); anything else is asked to close.
@@ -446,26 +456,27 @@ fn rewrite_head(
 
 /// Reads until the end of the head; returns the head (without the empty
 /// line) and what was read past it.
-fn read_head(client: &mut impl Read) -> Result<(String, Vec<u8>), String> {
+fn read_head(client: &mut impl Read) -> Result<(String, Vec<u8>), HeadError> {
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     // A head trickled a byte at a time still ends in time.
     let started = Instant::now();
     loop {
         if started.elapsed() > crate::server::HANDSHAKE_TIMEOUT {
-            return Err("no whole request head in time".to_string());
+            return Err(HeadError::Timeout);
         }
         if let Some(end) = find(&buf, b"\r\n\r\n") {
-            let head = String::from_utf8(buf[..end].to_vec())
-                .map_err(|_| "the request head is not UTF-8".to_string())?;
+            let head = String::from_utf8(buf[..end].to_vec()).map_err(|_| HeadError::NotUtf8)?;
             return Ok((head, buf[end + 4..].to_vec()));
         }
         if buf.len() > MAX_HEAD {
-            return Err(format!("request head over {MAX_HEAD} bytes"));
+            return Err(HeadError::TooLong { max: MAX_HEAD });
         }
-        let n = client.read(&mut chunk).map_err(|e| e.to_string())?;
+        let n = client
+            .read(&mut chunk)
+            .map_err(|source| HeadError::Read { source })?;
         if n == 0 {
-            return Err("the client closed before a whole request".to_string());
+            return Err(HeadError::Closed);
         }
         buf.extend_from_slice(&chunk[..n]);
     }
@@ -534,7 +545,10 @@ pub(crate) fn handle_with<C: ClientSide>(
                 "{}: a protocol upgrade is not carried to a host with an HTTP rule",
                 rewritten.request
             ))),
-            Some(rule) => Some(rule.check_request(&rewritten.request, &head)),
+            Some(rule) => Some(
+                rule.check_request(&rewritten.request, &head)
+                    .map_err(|e| e.to_string()),
+            ),
             None => None,
         };
         if let Some(Err(why)) = checked {

@@ -92,6 +92,7 @@ pub mod addr;
 pub mod allowlist;
 pub mod broker;
 mod copy;
+mod error;
 // Linux only: handing a listener out of the sandbox's network namespace.
 #[cfg(target_os = "linux")]
 pub mod handoff;
@@ -108,6 +109,7 @@ pub use broker::{
     Broker, BrokerError, ConnectionRecord, Decision, FixedResolver, FrontEnd, RecordSink, Resolve,
     SystemResolver, Tunnel, UnlistedAnswer, UnlistedAsker, UnlistedRequest,
 };
+pub use error::{HeadError, HttpRefusal, ProxySetupError, RequestError, RewriteError, UrlError};
 pub use host::{Host, HostError, normalize_host};
 pub use intercept::{HostRules, HttpRule, Intercept, InterceptRecorder};
 pub use keyproxy::{KeyProxy, KeyProxyConfig, KeyProxyRecord, KeyProxyRecorder, http_target};

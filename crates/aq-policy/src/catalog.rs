@@ -6,6 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::decision::{Decision, Risk};
+use crate::error::UnknownName;
 
 /// What the catalog says about one rule.
 #[derive(Debug, Clone, Copy)]
@@ -66,11 +67,11 @@ macro_rules! rules {
         }
 
         impl FromStr for RuleId {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
                 match s {
                     $($id => Ok(RuleId::$variant),)*
-                    other => Err(format!("unknown rule id `{other}` (see `aq explain --rules` for the list)")),
+                    other => Err(UnknownName::RuleId(other.to_string())),
                 }
             }
         }

@@ -47,6 +47,7 @@ use toml::Spanned;
 
 use crate::catalog::RuleId;
 use crate::decision::{Decision, Risk};
+use crate::error::{EntryError, ExportTargetError};
 use crate::export::ExportTarget;
 use crate::merge::{Field, Merge, Merger};
 use crate::policy::{CommandMatcher, CustomRule, Policy};
@@ -975,7 +976,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             }
         };
         let action = match value.get_ref() {
-            toml::Value::String(s) => s.parse::<Decision>(),
+            toml::Value::String(s) => s.parse::<Decision>().map_err(|e| e.to_string()),
             other => Err(format!(
                 "expected \"allow\", \"ask\" or \"block\", found {} `{other}`",
                 other.type_str()
@@ -996,7 +997,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             return Err(err(p.span(), "empty pattern in `sensitive`".to_string())
                 .help("remove the empty string, or name a path or glob such as \"~/.config/acme/token\" or \"*.kdbx\""));
         }
-        check_glob(pattern).map_err(|m| err(p.span(), m).help(GLOB_HELP))?;
+        check_glob(pattern).map_err(|m| err(p.span(), m.to_string()).help(GLOB_HELP))?;
         sensitive_paths.push(SensitivePath {
             pattern: pattern.to_string(),
             at: loc(p.span().start),
@@ -1010,7 +1011,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             return Err(err(p.span(), format!("`{pattern}` in `unmasked` names no credential"))
                 .help("name the masked path to pass back, as `aq policy show` lists it, such as \"~/.m2/settings.xml\" or \"terraform.tfstate\""));
         }
-        check_glob(pattern).map_err(|m| err(p.span(), m).help(GLOB_HELP))?;
+        check_glob(pattern).map_err(|m| err(p.span(), m.to_string()).help(GLOB_HELP))?;
         unmasked_paths.push(SensitivePath {
             pattern: pattern.to_string(),
             at: loc(p.span().start),
@@ -1085,7 +1086,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
     }
     for entry in &raw.session.trusted_exec {
         crate::exec_trust::check_entry(entry.get_ref())
-            .map_err(|m| err(entry.span(), m).help(crate::exec_trust::ENTRY_HELP))?;
+            .map_err(|m| err(entry.span(), m.to_string()).help(crate::exec_trust::ENTRY_HELP))?;
         session
             .trusted_exec
             .push((entry.get_ref().clone(), loc(entry.span().start)));
@@ -1121,7 +1122,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
             return Err(err(d.span(), format!("`{v}` is not SERVER.TOOL"))
                 .help("write the server's name, a dot and the tool's, globs allowed: `files.write_*`, `*.delete`"));
         }
-        check_glob(v).map_err(|m| err(d.span(), m))?;
+        check_glob(v).map_err(|m| err(d.span(), m.to_string()))?;
         mcp_deny.push((v.clone(), loc(d.span().start)));
     }
     let mut agents = Vec::new();
@@ -1284,7 +1285,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
     for e in &raw.audit.export {
         let RawExport { format, endpoint } = e.get_ref();
         let target = ExportTarget::parse(format.get_ref(), endpoint.get_ref()).map_err(|m| {
-            let span = if m.starts_with("unknown export format") {
+            let span = if matches!(m, ExportTargetError::UnknownFormat { .. }) {
                 format.span()
             } else {
                 endpoint.span()
@@ -1381,7 +1382,7 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
 
     let managed = match &raw.managed {
         Some(m) => Some((
-            crate::managed::check(m.get_ref()).map_err(|message| err(m.span(), message))?,
+            crate::managed::check(m.get_ref()).map_err(|e| err(m.span(), e.to_string()))?,
             loc(m.span().start),
         )),
         None => None,
@@ -1409,10 +1410,13 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
 
 /// A glob that can never match is an error, not a rule that silently does
 /// nothing.
-fn check_glob(pattern: &str) -> Result<(), String> {
+fn check_glob(pattern: &str) -> Result<(), EntryError> {
     glob::Pattern::new(pattern)
         .map(drop)
-        .map_err(|e| format!("invalid glob `{pattern}`: {}", e.msg))
+        .map_err(|e| EntryError::Glob {
+            pattern: pattern.to_string(),
+            why: e.msg,
+        })
 }
 
 /// `a-z0-9` words joined by single dashes, starting with a letter.

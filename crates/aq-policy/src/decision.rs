@@ -5,6 +5,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::UnknownName;
+
 /// What happens to a command. Ordered: `Allow < Ask < Block`, so the most
 /// severe decision over every command of a line is simply the maximum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -36,15 +38,13 @@ impl fmt::Display for Decision {
 }
 
 impl FromStr for Decision {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s {
             "allow" => Ok(Decision::Allow),
             "ask" => Ok(Decision::Ask),
             "block" => Ok(Decision::Block),
-            other => Err(format!(
-                "unknown decision `{other}`; expected one of: allow, ask, block"
-            )),
+            other => Err(UnknownName::Decision(other.to_string())),
         }
     }
 }
@@ -82,16 +82,14 @@ impl fmt::Display for Risk {
 }
 
 impl FromStr for Risk {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s {
             "low" => Ok(Risk::Low),
             "medium" => Ok(Risk::Medium),
             "high" => Ok(Risk::High),
             "critical" => Ok(Risk::Critical),
-            other => Err(format!(
-                "unknown risk `{other}`; expected one of: low, medium, high, critical"
-            )),
+            other => Err(UnknownName::Risk(other.to_string())),
         }
     }
 }

@@ -24,6 +24,8 @@
 
 use glob::{MatchOptions, Pattern};
 
+pub use crate::error::EntryError;
+
 /// Where build tools put what they then run, relative to the workspace
 /// unless written otherwise. Sorted by ecosystem; keep each entry to a
 /// directory a build tool creates and fills itself.
@@ -71,31 +73,36 @@ pub const TMPDIR_PREFIX: &str = "$TMPDIR/";
 pub const ENTRY_HELP: &str = "write a glob relative to the workspace (`tools/bin/*`), beneath the session's TMPDIR (`$TMPDIR/go-build*/**`) or absolute (`/opt/tools/**`, `~/bin/*`); `!ENTRY` removes an entry in force";
 
 /// Checks one `trusted_exec` entry (a `!` removal included).
-pub fn check_entry(entry: &str) -> Result<(), String> {
+pub fn check_entry(entry: &str) -> Result<(), EntryError> {
     let body = entry.strip_prefix('!').unwrap_or(entry);
     if body.trim().is_empty() {
-        return Err("empty `trusted_exec` entry".to_string());
+        return Err(EntryError::EmptyTrustedExec);
     }
     if body != body.trim() {
-        return Err(format!(
-            "`{entry}` has spaces around it; write the glob alone"
-        ));
+        return Err(EntryError::Spaces {
+            entry: entry.to_string(),
+        });
     }
     let rest = body
         .strip_prefix(TMPDIR_PREFIX)
         .or_else(|| body.strip_prefix("~/"))
         .unwrap_or(body);
     if rest.contains('$') || rest.starts_with('~') {
-        return Err(format!(
-            "`{entry}`: only `$TMPDIR/` and `~/` may start an entry; no other variable is expanded"
-        ));
+        return Err(EntryError::Variable {
+            entry: entry.to_string(),
+        });
     }
     if rest.split('/').any(|c| c == "..") {
-        return Err(format!("`{entry}` has a `..` component"));
+        return Err(EntryError::ParentDir {
+            entry: entry.to_string(),
+        });
     }
     Pattern::new(rest)
         .map(|_| ())
-        .map_err(|e| format!("`{entry}` is not a glob: {}", e.msg))
+        .map_err(|e| EntryError::TrustedExecGlob {
+            entry: entry.to_string(),
+            why: e.msg,
+        })
 }
 
 /// Where an executable is, as the patterns are anchored.

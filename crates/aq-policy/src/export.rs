@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+pub use crate::error::ExportTargetError;
+
 /// The wire format of an export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -30,15 +32,15 @@ impl ExportFormat {
 }
 
 impl std::str::FromStr for ExportFormat {
-    type Err = String;
+    type Err = ExportTargetError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, ExportTargetError> {
         match s {
             "otlp" => Ok(ExportFormat::Otlp),
             "syslog" => Ok(ExportFormat::Syslog),
-            other => Err(format!(
-                "unknown export format `{other}`: expected \"otlp\" or \"syslog\""
-            )),
+            other => Err(ExportTargetError::UnknownFormat {
+                format: other.to_string(),
+            }),
         }
     }
 }
@@ -97,7 +99,7 @@ impl ExportTarget {
     /// Checks a format and an endpoint together: OTLP takes `http://` or
     /// `https://` (the base URL; `/v1/logs` is added unless already there),
     /// syslog takes `unix:///PATH`, `udp://HOST:PORT` or `tcp://HOST:PORT`.
-    pub fn parse(format: &str, endpoint: &str) -> Result<ExportTarget, String> {
+    pub fn parse(format: &str, endpoint: &str) -> Result<ExportTarget, ExportTargetError> {
         let format: ExportFormat = format.parse()?;
         let endpoint = endpoint.trim();
         if endpoint.is_empty()
@@ -105,11 +107,16 @@ impl ExportTarget {
                 .chars()
                 .any(|c| c.is_whitespace() || c.is_control())
         {
-            return Err(format!("`{endpoint}` is not an endpoint URL"));
+            return Err(ExportTargetError::NotAUrl {
+                endpoint: endpoint.to_string(),
+            });
         }
-        let (scheme, rest) = endpoint
-            .split_once("://")
-            .ok_or_else(|| format!("`{endpoint}` has no scheme (`SCHEME://...`)"))?;
+        let (scheme, rest) =
+            endpoint
+                .split_once("://")
+                .ok_or_else(|| ExportTargetError::NoScheme {
+                    endpoint: endpoint.to_string(),
+                })?;
         let endpoint = match (format, scheme) {
             (ExportFormat::Otlp, "http" | "https") => {
                 let (authority, path) = match rest.find(['/', '?', '#']) {
@@ -118,9 +125,9 @@ impl ExportTarget {
                 };
                 check_authority(authority, /* port_required */ false)?;
                 if path.contains(['?', '#']) {
-                    return Err(format!(
-                        "`{endpoint}`: a query or fragment is not allowed in an OTLP endpoint"
-                    ));
+                    return Err(ExportTargetError::OtlpQuery {
+                        endpoint: endpoint.to_string(),
+                    });
                 }
                 let path = path.trim_end_matches('/');
                 let path = if path.ends_with(OTLP_LOGS_PATH) {
@@ -134,9 +141,9 @@ impl ExportTarget {
             }
             (ExportFormat::Syslog, "unix") => {
                 if !rest.starts_with('/') || rest.len() < 2 {
-                    return Err(format!(
-                        "`{endpoint}`: a unix socket is named by its absolute path, as in unix:///dev/log"
-                    ));
+                    return Err(ExportTargetError::UnixNotAbsolute {
+                        endpoint: endpoint.to_string(),
+                    });
                 }
                 Endpoint::Unix {
                     path: rest.to_string(),
@@ -153,14 +160,14 @@ impl ExportTarget {
                 }
             }
             (ExportFormat::Otlp, other) => {
-                return Err(format!(
-                    "`{other}://` is not an OTLP/HTTP endpoint: write http://HOST:PORT or https://HOST"
-                ));
+                return Err(ExportTargetError::NotOtlpScheme {
+                    scheme: other.to_string(),
+                });
             }
             (ExportFormat::Syslog, other) => {
-                return Err(format!(
-                    "`{other}://` is not a syslog transport: write unix:///dev/log, udp://HOST:PORT or tcp://HOST:PORT"
-                ));
+                return Err(ExportTargetError::NotSyslogScheme {
+                    scheme: other.to_string(),
+                });
             }
         };
         Ok(ExportTarget { format, endpoint })
@@ -169,23 +176,29 @@ impl ExportTarget {
 
 /// `HOST[:PORT]` or `[V6][:PORT]`, with no user information (a password
 /// in a URL would be written into messages and the audit log).
-fn check_authority(authority: &str, port_required: bool) -> Result<(), String> {
+fn check_authority(authority: &str, port_required: bool) -> Result<(), ExportTargetError> {
     if authority.contains('@') {
         // Not quoted back: the part before `@` may be a password.
-        return Err("credentials in the URL are not supported (they would be logged)".to_string());
+        return Err(ExportTargetError::Credentials);
     }
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (inside, after) = v6
-            .split_once(']')
-            .ok_or_else(|| format!("`{authority}`: unclosed `[` around an IPv6 address"))?;
+        let (inside, after) =
+            v6.split_once(']')
+                .ok_or_else(|| ExportTargetError::UnclosedBracket {
+                    authority: authority.to_string(),
+                })?;
         if inside.parse::<std::net::Ipv6Addr>().is_err() {
-            return Err(format!("`{inside}` is not an IPv6 address"));
+            return Err(ExportTargetError::NotIpv6 {
+                address: inside.to_string(),
+            });
         }
         let port = match after {
             "" => None,
             p => Some(
                 p.strip_prefix(':')
-                    .ok_or_else(|| format!("`{authority}`: expected `:PORT` after `]`"))?,
+                    .ok_or_else(|| ExportTargetError::AfterBracket {
+                        authority: authority.to_string(),
+                    })?,
             ),
         };
         (inside, port)
@@ -200,14 +213,20 @@ fn check_authority(authority: &str, port_required: bool) -> Result<(), String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || ".-_:".contains(c))
     {
-        return Err(format!("`{authority}` does not name a host"));
+        return Err(ExportTargetError::NoHost {
+            authority: authority.to_string(),
+        });
     }
     match port {
         Some(p) => match p.parse::<u16>() {
             Ok(n) if n > 0 => Ok(()),
-            _ => Err(format!("`{p}` is not a port number (1-65535)")),
+            _ => Err(ExportTargetError::BadPort {
+                port: p.to_string(),
+            }),
         },
-        None if port_required => Err(format!("`{authority}`: give a port, as in HOST:514")),
+        None if port_required => Err(ExportTargetError::NoPort {
+            authority: authority.to_string(),
+        }),
         None => Ok(()),
     }
 }
@@ -285,7 +304,9 @@ mod tests {
             ("syslog", "unix://dev/log", "absolute path"),
             ("syslog", "tcp://[zz]:514", "not an IPv6 address"),
         ] {
-            let err = ExportTarget::parse(format, endpoint).expect_err(endpoint);
+            let err = ExportTarget::parse(format, endpoint)
+                .expect_err(endpoint)
+                .to_string();
             assert!(err.contains(says), "{format} {endpoint}: {err}");
             assert!(!err.contains("pw@"), "a password is not repeated: {err}");
         }

@@ -21,6 +21,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+pub use crate::error::GrantError;
+
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 use aq_knowledge::credentials::{self, Mask, Place};
@@ -83,12 +85,12 @@ pub enum Change {
 /// A path as a grant stores it: `~/...` under the home, absolute otherwise,
 /// with `.` and `..` resolved against `cwd` (no symlinks followed: the user's
 /// words, made absolute).
-pub fn normalize_path(raw: &str, cwd: &Path, home: Option<&Path>) -> Result<String, String> {
+pub fn normalize_path(raw: &str, cwd: &Path, home: Option<&Path>) -> Result<String, GrantError> {
     let expanded = match (raw.strip_prefix("~/"), raw == "~", home) {
         (Some(rest), _, Some(h)) => h.join(rest),
         (None, true, Some(h)) => h.to_path_buf(),
         (Some(_), _, None) | (None, true, None) => {
-            return Err("`~` needs a home directory: set HOME".to_string());
+            return Err(GrantError::NoHome);
         }
         _ => cwd.join(raw),
     };
@@ -200,10 +202,10 @@ pub fn place(grant: &Grant) -> (String, String) {
 
 /// Applies `grant` (or takes it back with `remove`) to the policy file's
 /// text. An empty text is a new file.
-pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change), String> {
+pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change), GrantError> {
     let mut doc: DocumentMut = text
         .parse()
-        .map_err(|e| format!("your policy file does not parse as TOML: {e}"))?;
+        .map_err(|source| GrantError::ParsePolicyFile { source })?;
     if !doc.contains_key("version") && text.trim().is_empty() {
         doc["version"] = value(1);
     }
@@ -243,10 +245,7 @@ pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change),
                 Change::Removed(w) => Change::Removed(w),
                 _ if remove => Change::NotThere(format!("{host} in [network] allow")),
                 _ => {
-                    return Err(format!(
-                        "your policy does not allow {host}: the network is off unless something allows it \
-                         (an agent preset's hosts are its own: `aq policy show` lists them)"
-                    ));
+                    return Err(GrantError::HostNotAllowed { host: host.clone() });
                 }
             }
         }
@@ -324,7 +323,7 @@ pub fn edit(text: &str, grant: &Grant, remove: bool) -> Result<(String, Change),
 }
 
 /// The table at `path` (made, as a normal table, when missing).
-fn table_in<'a>(doc: &'a mut DocumentMut, path: &[&str]) -> Result<&'a mut Table, String> {
+fn table_in<'a>(doc: &'a mut DocumentMut, path: &[&str]) -> Result<&'a mut Table, GrantError> {
     let mut table = doc.as_table_mut();
     for (i, key) in path.iter().enumerate() {
         let entry = table.entry(key).or_insert_with(|| {
@@ -333,11 +332,8 @@ fn table_in<'a>(doc: &'a mut DocumentMut, path: &[&str]) -> Result<&'a mut Table
             t.set_implicit(i + 1 < path.len());
             Item::Table(t)
         });
-        table = entry.as_table_mut().ok_or_else(|| {
-            format!(
-                "`{}` in your policy file is not a table",
-                path[..=i].join(".")
-            )
+        table = entry.as_table_mut().ok_or_else(|| GrantError::NotATable {
+            key: path[..=i].join("."),
         })?;
     }
     Ok(table)
@@ -350,7 +346,7 @@ fn list_edit(
     entry: &str,
     remove: bool,
     where_: &str,
-) -> Result<Change, String> {
+) -> Result<Change, GrantError> {
     let what = format!("{entry} in {where_}");
     if !table.contains_key(key) {
         if remove {
@@ -360,7 +356,9 @@ fn list_edit(
     }
     let list = table[key]
         .as_array_mut()
-        .ok_or_else(|| format!("{where_} in your policy file is not a list"))?;
+        .ok_or_else(|| GrantError::NotAList {
+            place: where_.to_string(),
+        })?;
     let at = list.iter().position(|v| v.as_str() == Some(entry));
     Ok(match (at, remove) {
         (Some(i), true) => {
@@ -383,7 +381,7 @@ fn command_rule(
     program: &str,
     subcommand: Option<&str>,
     remove: bool,
-) -> Result<Change, String> {
+) -> Result<Change, GrantError> {
     let id = rule_id(allow, program, subcommand);
     let what = format!("[[rule]] {id}");
     if !doc.contains_key("rule") {
@@ -394,7 +392,7 @@ fn command_rule(
     }
     let rules = doc["rule"]
         .as_array_of_tables_mut()
-        .ok_or_else(|| "`rule` in your policy file is not a list of [[rule]] tables".to_string())?;
+        .ok_or(GrantError::RulesNotTables)?;
     let at = rules
         .iter()
         .position(|t| t.get("id").and_then(|v| v.as_str()) == Some(id.as_str()));
@@ -445,10 +443,10 @@ pub struct Listed {
 }
 
 /// The grants a policy file holds, as the lines that would make them.
-pub fn list(text: &str) -> Result<Vec<Listed>, String> {
+pub fn list(text: &str) -> Result<Vec<Listed>, GrantError> {
     let doc: DocumentMut = text
         .parse()
-        .map_err(|e| format!("your policy file does not parse as TOML: {e}"))?;
+        .map_err(|source| GrantError::ParsePolicyFile { source })?;
     let mut out = Vec::new();
     let strings = |item: Option<&Item>| -> Vec<String> {
         item.and_then(Item::as_array)
@@ -669,7 +667,7 @@ mod tests {
         let (out, change) = edit(&text, &deny, false).unwrap();
         assert!(matches!(change, Change::Removed(_)));
         assert!(out.contains("allow = []"), "{out}");
-        let e = edit(&out, &deny, false).unwrap_err();
+        let e = edit(&out, &deny, false).unwrap_err().to_string();
         assert!(e.contains("does not allow example.invalid"), "{e}");
     }
 

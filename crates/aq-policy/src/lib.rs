@@ -18,6 +18,7 @@ mod catalog;
 mod config;
 mod decision;
 mod engine;
+mod error;
 pub mod exec_trust;
 pub mod export;
 pub mod grants;
@@ -39,7 +40,8 @@ pub use config::{
 };
 pub use decision::{Decision, Risk};
 pub use engine::{CommandReport, Engine, RuleMatch, Verdict, evaluate, is_builtin_rule};
-pub use export::{Endpoint, ExportFormat, ExportTarget};
+pub use error::{EntryError, GrantError, ManagedError, UnknownName};
+pub use export::{Endpoint, ExportFormat, ExportTarget, ExportTargetError};
 pub use policy::{CommandMatcher, CustomRule, Policy, UserProgram};
 pub use profile::{
     HomeAccess, Limits, NetworkSetting, Profile, ProfileLine, SessionMode, SummaryFormat,

@@ -21,6 +21,7 @@ use std::fmt;
 use serde::Deserialize;
 
 use crate::config::{EffectivePolicy, IgnoredEntry, Location, PolicyLayer, Trust};
+pub use crate::error::ManagedError;
 
 /// `[managed]` as written.
 #[derive(Debug, Default, Deserialize)]
@@ -76,16 +77,14 @@ pub struct ManagedSettings {
     pub source: Option<String>,
 }
 
-pub(crate) fn check(raw: &RawManaged) -> Result<ManagedSettings, String> {
+pub(crate) fn check(raw: &RawManaged) -> Result<ManagedSettings, ManagedError> {
     if let Some(p) = raw.forbid_profiles.iter().find(|p| p.trim().is_empty()) {
-        return Err(format!(
-            "[managed] forbid-profiles: `{p}` is not a profile name"
-        ));
+        return Err(ManagedError::ForbidProfilesName { name: p.clone() });
     }
     if let Some(key) = &raw.public_key
         && !(key.len() == 56 && key.starts_with("RW"))
     {
-        return Err("[managed] public-key: not a minisign public key (the `RW...` line of a .pub file, 56 characters)".to_string());
+        return Err(ManagedError::PublicKey);
     }
     Ok(ManagedSettings {
         strict: raw.strict,
@@ -434,16 +433,18 @@ fn host_list(hosts: &[&str]) -> String {
 /// floor: no profile without the sandbox may be used. And under a managed
 /// file no sandboxed profile may turn its exec guard off: the rules would
 /// then be applied by PATH shims alone, which a full path walks past.
-pub fn check_profile(eff: &EffectivePolicy, profile: &crate::Profile) -> Result<(), String> {
+pub fn check_profile(eff: &EffectivePolicy, profile: &crate::Profile) -> Result<(), ManagedError> {
     let Some(m) = &eff.managed else {
         return Ok(());
     };
     let name = &profile.name;
-    let refused = |why: &str, key: &str| {
-        Err(format!(
-            "the profile `{name}` is refused: {why}: the managed policy {} forbids it ({key}); ask whoever manages this machine",
-            m.file
-        ))
+    let refused = |why: &'static str, key: &'static str| {
+        Err(ManagedError::ProfileRefused {
+            profile: name.clone(),
+            why,
+            key,
+            file: m.file.clone(),
+        })
     };
     if m.settings.forbid_profiles.iter().any(|p| p == name) {
         return refused(
@@ -472,12 +473,11 @@ pub fn check_profile(eff: &EffectivePolicy, profile: &crate::Profile) -> Result<
 }
 
 /// Whether `--resolve` pins may be given; refused under `lock-network`.
-pub fn check_resolve(eff: &EffectivePolicy, pins: &[String]) -> Result<(), String> {
+pub fn check_resolve(eff: &EffectivePolicy, pins: &[String]) -> Result<(), ManagedError> {
     match &eff.managed {
-        Some(m) if m.hosts.is_some() && !pins.is_empty() => Err(format!(
-            "--resolve is refused: the managed policy {} locks the network ([managed] lock-network), and a pin would send an allowed name elsewhere; ask whoever manages this machine",
-            m.file
-        )),
+        Some(m) if m.hosts.is_some() && !pins.is_empty() => Err(ManagedError::ResolveRefused {
+            file: m.file.clone(),
+        }),
         _ => Ok(()),
     }
 }
@@ -490,28 +490,27 @@ pub fn ask_is_managed(policy: &crate::Policy, rule: &str) -> bool {
 
 /// Whether `host` may be allowed (by `--net` or `aq allow --net`); the
 /// refusal names the key.
-pub fn check_host(eff: &EffectivePolicy, host: &str) -> Result<(), String> {
+pub fn check_host(eff: &EffectivePolicy, host: &str) -> Result<(), ManagedError> {
     match eff
         .managed
         .as_ref()
         .and_then(|m| m.hosts.as_ref().map(|h| (m, h)))
     {
-        Some((m, hosts)) if !hosts.iter().any(|h| h == host) => Err(format!(
-            "`{host}` is refused: the managed policy {} lets {} be reached ([network] allow, [managed] lock-network); ask whoever manages this machine",
-            m.file,
-            host_list(&hosts.iter().map(String::as_str).collect::<Vec<_>>())
-        )),
+        Some((m, hosts)) if !hosts.iter().any(|h| h == host) => Err(ManagedError::HostRefused {
+            host: host.to_string(),
+            file: m.file.clone(),
+            allowed: host_list(&hosts.iter().map(String::as_str).collect::<Vec<_>>()),
+        }),
         _ => Ok(()),
     }
 }
 
 /// Whether `--policy FILE` may be used; the refusal names the key.
-pub fn check_policy_flag(eff: &EffectivePolicy) -> Result<(), String> {
+pub fn check_policy_flag(eff: &EffectivePolicy) -> Result<(), ManagedError> {
     match &eff.managed {
-        Some(m) if m.settings.forbid_policy_flag => Err(format!(
-            "--policy is refused: the managed policy {} forbids it ([managed] forbid-policy-flag); ask whoever manages this machine",
-            m.file
-        )),
+        Some(m) if m.settings.forbid_policy_flag => Err(ManagedError::PolicyFlagRefused {
+            file: m.file.clone(),
+        }),
         _ => Ok(()),
     }
 }
@@ -561,12 +560,11 @@ pub fn describe(m: &crate::ManagedInForce) -> Vec<String> {
 }
 
 /// Whether a session may run in learn mode; the refusal names the key.
-pub fn check_learn(eff: &EffectivePolicy) -> Result<(), String> {
+pub fn check_learn(eff: &EffectivePolicy) -> Result<(), ManagedError> {
     match &eff.managed {
-        Some(m) if m.settings.forbid_learn => Err(format!(
-            "learn mode is refused: the managed policy {} forbids it ([managed] forbid-learn); ask whoever manages this machine",
-            m.file
-        )),
+        Some(m) if m.settings.forbid_learn => Err(ManagedError::LearnRefused {
+            file: m.file.clone(),
+        }),
         _ => Ok(()),
     }
 }

@@ -9,6 +9,8 @@
 //! 2 and 3 pad each entry with NULs to a multiple of 8 bytes; version 4
 //! compresses each path against the one before.
 
+use crate::IndexError;
+
 /// Where a gitlink is, as the index spells it (`/`-separated, relative to
 /// the worktree).
 pub(crate) type GitlinkPath = Vec<u8>;
@@ -44,16 +46,16 @@ fn varint(b: &[u8]) -> Option<(usize, usize)> {
 
 /// The gitlink paths of an index file; `hash_len` is 20 (SHA-1) or 32
 /// (SHA-256). An error says what is wrong with the file.
-pub(crate) fn gitlinks(bytes: &[u8], hash_len: usize) -> Result<Vec<GitlinkPath>, String> {
+pub(crate) fn gitlinks(bytes: &[u8], hash_len: usize) -> Result<Vec<GitlinkPath>, IndexError> {
     if bytes.get(..4) != Some(b"DIRC") {
-        return Err("not a git index (no DIRC signature)".into());
+        return Err(IndexError::NoSignature);
     }
-    let version = be32(bytes, 4).ok_or("truncated header")?;
+    let version = be32(bytes, 4).ok_or(IndexError::TruncatedHeader)?;
     if !(2..=4).contains(&version) {
-        return Err(format!("index version {version} is not 2, 3 or 4"));
+        return Err(IndexError::Version { version });
     }
-    let count = be32(bytes, 8).ok_or("truncated header")?;
-    let truncated = || format!("truncated entry (version {version})");
+    let count = be32(bytes, 8).ok_or(IndexError::TruncatedHeader)?;
+    let truncated = || IndexError::TruncatedEntry { version };
     let mut out = Vec::new();
     let mut at = 12usize;
     // Version 4 spells each path against the one before.
@@ -73,7 +75,7 @@ pub(crate) fn gitlinks(bytes: &[u8], hash_len: usize) -> Result<Vec<GitlinkPath>
             let tail = &rest[n..];
             let end = memchr::memchr(0, tail).ok_or_else(truncated)?;
             if strip > prev.len() {
-                return Err("a path strips more than the one before has".into());
+                return Err(IndexError::Strip);
             }
             prev.truncate(prev.len() - strip);
             prev.extend_from_slice(&tail[..end]);

@@ -30,6 +30,7 @@
 
 mod agent;
 mod catalog;
+mod error;
 mod git;
 mod git_index;
 pub mod git_surface;
@@ -48,6 +49,8 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+pub use error::{IndexError, UnknownSeverity};
 
 pub use agent::invalid_policy;
 pub use catalog::{DETECTORS, Detector};
@@ -97,13 +100,13 @@ impl fmt::Display for Severity {
 }
 
 impl FromStr for Severity {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownSeverity;
+    fn from_str(s: &str) -> Result<Self, UnknownSeverity> {
         Severity::ALL
             .into_iter()
             .find(|v| v.as_str() == s)
-            .ok_or_else(|| {
-                format!("unknown severity `{s}`; expected one of: low, medium, high, critical")
+            .ok_or_else(|| UnknownSeverity {
+                name: s.to_string(),
             })
     }
 }
@@ -349,6 +352,7 @@ mod tests {
             "severe"
                 .parse::<Severity>()
                 .unwrap_err()
+                .to_string()
                 .contains("low, medium, high, critical")
         );
         assert!(Severity::Critical > Severity::High && Severity::Medium > Severity::Low);

@@ -13,6 +13,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use crate::channel::{self, ExecAnswer, ExecRequest};
+use crate::error::ShimError;
 
 /// The session directory, set by `aq run` for everything it starts.
 pub const ENV_SESSION_DIR: &str = "AQ_SESSION_DIR";
@@ -46,10 +47,10 @@ pub fn shim_name(argv0: &OsStr) -> Option<String> {
         .then_some(name)
 }
 
-fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, String> {
+fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, ShimError> {
     let dir = std::env::var_os(ENV_SESSION_DIR)
         .map(PathBuf::from)
-        .ok_or_else(|| format!("this is an agent-quarantine shim, but {ENV_SESSION_DIR} is not set; run commands through `aq run`"))?;
+        .ok_or(ShimError::NoSession)?;
     let mut argv: Vec<String> = Vec::with_capacity(args.len() + 1);
     argv.push(name.to_string());
     argv.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
@@ -60,21 +61,21 @@ fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, String> {
             .unwrap_or_default(),
         grant: std::env::var(ENV_GRANT).ok(),
     };
-    let answer = channel::ask(&dir, &request).map_err(|e| {
-        format!("cannot reach the session's supervisor ({e}); refusing to run unchecked")
-    })?;
+    let answer = channel::ask(&dir, &request).map_err(|source| ShimError::Supervisor { source })?;
     if !answer.run {
         eprint!("{}", answer.message);
         return Ok(answer.exit_code);
     }
-    exec_real(name, &args, &answer)
+    Ok(exec_real(name, &args, &answer))
 }
 
-fn exec_real(name: &str, args: &[OsString], answer: &ExecAnswer) -> Result<u8, String> {
+/// Replaces the shim with the real program; returns only when that failed,
+/// with the exit code to leave with (the reason is printed here).
+fn exec_real(name: &str, args: &[OsString], answer: &ExecAnswer) -> u8 {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let Some(real) = crate::find_real_program(OsStr::new(name), &path, &answer.shim_dir) else {
         eprintln!("aq: {name}: command not found");
-        return Ok(EXIT_NOT_FOUND);
+        return EXIT_NOT_FOUND;
     };
     let mut cmd = std::process::Command::new(&real);
     cmd.arg0(name).args(args);
@@ -86,11 +87,11 @@ fn exec_real(name: &str, args: &[OsString], answer: &ExecAnswer) -> Result<u8, S
     }
     let err = cmd.exec();
     eprintln!("aq: {name}: cannot run {}: {err}", real.display());
-    Ok(if err.kind() == std::io::ErrorKind::NotFound {
+    if err.kind() == std::io::ErrorKind::NotFound {
         EXIT_NOT_FOUND
     } else {
         EXIT_BLOCKED
-    })
+    }
 }
 
 /// The program shim links point to: `aq-shim` beside `aq_exe` when it is

@@ -22,6 +22,7 @@ pub mod approvals;
 pub mod channel;
 pub mod entry;
 pub mod env_scrub;
+mod error;
 pub mod install;
 pub mod lookup;
 

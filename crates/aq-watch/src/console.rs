@@ -15,6 +15,7 @@ use aq_shim::approvals::{AnswerRecord, Queue};
 use ratatui::DefaultTerminal;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 
+use crate::WatchError;
 use crate::inert::inert;
 use crate::render::render;
 use crate::state::{Ask, Effect, State};
@@ -33,7 +34,7 @@ const SCAN: Duration = Duration::from_millis(500);
 
 /// Runs the console until `q`. Refuses inside a session and without a
 /// terminal, before touching the terminal.
-pub fn run(target: Target) -> Result<(), String> {
+pub fn run(target: Target) -> Result<(), WatchError> {
     answerer::refuse_inside_session(VERB)?;
     answerer::require_terminal(VERB)?;
     let by = answerer::answered_by(VERB);
@@ -47,7 +48,7 @@ pub fn run(target: Target) -> Result<(), String> {
     catch_stop_signals();
     // Sets a panic hook that restores the terminal too.
     let mut terminal =
-        ratatui::try_init().map_err(|e| format!("cannot set up the terminal: {e}"))?;
+        ratatui::try_init().map_err(|source| WatchError::SetUpTerminal { source })?;
     let _restore = Restore;
     console_loop(&mut terminal, &mut sources, &by)
 }
@@ -89,7 +90,7 @@ fn console_loop(
     terminal: &mut DefaultTerminal,
     sources: &mut Sources,
     by: &str,
-) -> Result<(), String> {
+) -> Result<(), WatchError> {
     let mut state = State::new();
     let mut queues: Vec<(String, Queue)> = Vec::new();
     let long_ago = Instant::now()
@@ -135,7 +136,7 @@ fn console_loop(
         if dirty && drawn.elapsed() >= FRAME {
             terminal
                 .draw(|frame| render(&state, frame))
-                .map_err(|e| format!("cannot draw: {e}"))?;
+                .map_err(|source| WatchError::Draw { source })?;
             drawn = Instant::now();
             dirty = false;
         }
@@ -153,9 +154,9 @@ fn console_loop(
             Input::Gone => return Ok(()),
         }
         // crossterm may have read several events at once: take them all.
-        while event::poll(Duration::ZERO).map_err(|e| format!("cannot read the terminal: {e}"))? {
+        while event::poll(Duration::ZERO).map_err(|source| WatchError::ReadTerminal { source })? {
             if handle(
-                event::read().map_err(|e| format!("cannot read the terminal: {e}"))?,
+                event::read().map_err(|source| WatchError::ReadTerminal { source })?,
                 &mut state,
                 &queues,
                 by,

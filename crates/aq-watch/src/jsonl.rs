@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use aq_session::sources::{Sources, Target};
 
+use crate::WatchError;
+
 /// How often the logs are read.
 const POLL: Duration = Duration::from_millis(100);
 /// How often new sessions are looked for.
@@ -19,7 +21,7 @@ const SCAN: Duration = Duration::from_millis(500);
 /// Streams the records of `target` to `out` until the one session followed
 /// ended (for an id or `--latest`), or forever (every live session). A
 /// reader that went away ends the stream quietly.
-pub fn stream(target: Target, out: &mut impl Write) -> Result<(), String> {
+pub fn stream(target: Target, out: &mut impl Write) -> Result<(), WatchError> {
     let mut sources = Sources::open(target)?;
     let mut last_scan = Instant::now();
     loop {
@@ -31,7 +33,7 @@ pub fn stream(target: Target, out: &mut impl Write) -> Result<(), String> {
             if let Err(e) = written {
                 return match e.kind() {
                     std::io::ErrorKind::BrokenPipe => Ok(()),
-                    _ => Err(format!("cannot write: {e}")),
+                    _ => Err(WatchError::Write { source: e }),
                 };
             }
         }

@@ -15,9 +15,11 @@
 #![deny(missing_docs)]
 
 pub mod console;
+mod error;
 pub mod inert;
 pub mod jsonl;
 pub mod render;
 pub mod state;
 
 pub use aq_session::sources::Target;
+pub use error::WatchError;

@@ -1,0 +1,74 @@
+//! Why `aq watch` stopped: a step of its own (the terminal, the output)
+//! with its cause, or a refusal from the session layer, kept as its text.
+//! Each `Display` is the sentence `aq` prints.
+
+use std::fmt;
+use std::io;
+
+/// Why the console or the JSON stream ended with an error.
+#[derive(Debug)]
+pub enum WatchError {
+    /// The session layer refused or could not open what is watched (inside
+    /// a session, no terminal, no such session); its sentence as it gave it.
+    Session(String),
+    /// Writing a JSON line failed (a reader that went away is not one).
+    Write {
+        /// The error.
+        source: io::Error,
+    },
+    /// The terminal could not be put into the console's mode.
+    SetUpTerminal {
+        /// The error.
+        source: io::Error,
+    },
+    /// Drawing a frame failed.
+    Draw {
+        /// The error.
+        source: io::Error,
+    },
+    /// Reading a key or an event from the terminal failed.
+    ReadTerminal {
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for WatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WatchError::Session(why) => f.write_str(why),
+            WatchError::Write { source } => write!(f, "cannot write: {source}"),
+            WatchError::SetUpTerminal { source } => {
+                write!(f, "cannot set up the terminal: {source}")
+            }
+            WatchError::Draw { source } => write!(f, "cannot draw: {source}"),
+            WatchError::ReadTerminal { source } => write!(f, "cannot read the terminal: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for WatchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WatchError::Session(_) => None,
+            WatchError::Write { source }
+            | WatchError::SetUpTerminal { source }
+            | WatchError::Draw { source }
+            | WatchError::ReadTerminal { source } => Some(source),
+        }
+    }
+}
+
+/// The session layer's errors are still sentences.
+impl From<String> for WatchError {
+    fn from(why: String) -> WatchError {
+        WatchError::Session(why)
+    }
+}
+
+/// `aq watch` returns sentences; `?` works on this as before.
+impl From<WatchError> for String {
+    fn from(e: WatchError) -> String {
+        e.to_string()
+    }
+}
