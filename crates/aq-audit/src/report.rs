@@ -466,6 +466,141 @@ pub struct TimelineEntry {
     pub decision: Option<String>,
 }
 
+/// The process that asked for a `command_decision`, for the process tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Caller {
+    /// Its pid; 0 when no process asked (an old log, a hook).
+    pid: u32,
+    /// Its parent's pid.
+    ppid: u32,
+}
+
+/// What a `network_connection` event brings to a report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Connection {
+    host: String,
+    port: u16,
+    addr: Option<String>,
+    /// `allowed`, `denied` or `failed`.
+    decision: String,
+    rule: String,
+    reason: Option<String>,
+    bytes_up: u64,
+    bytes_down: u64,
+    /// Which part of the broker saw it: `key-proxy` and `bridge` carry the
+    /// agent's requests to its model.
+    front_end: String,
+}
+
+impl Connection {
+    /// `host:port`, the key of [`Summary::destinations`].
+    fn destination(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    /// Why the agent's request could not reach its model, when this is
+    /// such a failure. The reason reads `POST /v1/messages: cannot connect
+    /// …`; the request line is the same for every failure and is dropped.
+    fn model_unreachable(&self) -> Option<String> {
+        if self.decision != "failed" || !matches!(self.front_end.as_str(), "key-proxy" | "bridge") {
+            return None;
+        }
+        let why = self
+            .reason
+            .as_deref()
+            .map(|r| r.split_once(": ").map_or(r, |(_, w)| w))
+            .unwrap_or("no reason recorded");
+        Some(why.to_string())
+    }
+
+    /// The timeline's outcome: decision, destination, rule, address, reason.
+    fn outcome(&self) -> String {
+        let mut outcome = format!("{} {} [{}]", self.decision, self.destination(), self.rule);
+        if let Some(a) = &self.addr {
+            outcome.push_str(&format!(" -> {a}"));
+        }
+        if let Some(r) = &self.reason {
+            outcome.push_str(&format!(": {r}"));
+        }
+        outcome
+    }
+}
+
+/// A `command_decision`'s outcome: the decision, with the rules that made it.
+fn decision_outcome(decision: &str, rules: &[String]) -> String {
+    if rules.is_empty() {
+        decision.to_string()
+    } else {
+        format!("{decision} ({})", rules.join(", "))
+    }
+}
+
+impl SessionInfo {
+    /// The timeline's outcome: the profile, and the mode when not the usual.
+    fn outcome(&self) -> String {
+        match &self.mode {
+            Some(m) => format!("profile {}, {m} mode", self.profile),
+            None => format!("profile {}", self.profile),
+        }
+    }
+}
+
+impl SessionEndInfo {
+    /// The timeline's outcome: how the agent ended, after how long.
+    fn outcome(&self) -> String {
+        format!(
+            "{} after {}",
+            exit_status(self.exit_code, None),
+            format_duration(self.duration_ms)
+        )
+    }
+}
+
+impl ApprovalEntry {
+    /// The timeline's outcome: the answer and who gave it.
+    fn outcome(&self) -> String {
+        format!("{} by {}", self.answer, self.by)
+    }
+}
+
+impl ExitEntry {
+    /// The timeline's outcome: how the command ended, after how long.
+    fn outcome(&self) -> String {
+        format!(
+            "{} after {}",
+            exit_status(self.exit_code, self.signal),
+            format_duration(self.duration_ms)
+        )
+    }
+}
+
+impl CheckpointEntry {
+    /// The timeline's outcome: the short id, why, what changed since the
+    /// checkpoint before, and the command that came next.
+    fn outcome(&self) -> String {
+        let (added, modified, deleted) = self.changed;
+        format!(
+            "checkpoint {} ({}): +{added} ~{modified} -{deleted}{}",
+            &self.id[..self.id.len().min(12)],
+            self.reason,
+            self.command
+                .as_deref()
+                .map(|c| format!(", before {}", shorten(c, TIMELINE_COMMAND_WIDTH)))
+                .unwrap_or_default()
+        )
+    }
+}
+
+impl ExportEntry {
+    /// The timeline's outcome: how many events went where.
+    fn outcome(&self) -> String {
+        format!(
+            "{} sent, {} not exported to {}",
+            self.sent, self.dropped, self.target
+        )
+    }
+}
+
 impl Summary {
     /// Reads a whole log and folds it. Fails only on a read error; bad lines
     /// become notes.
@@ -539,6 +674,10 @@ impl Summary {
         }
     }
 
+    /// Folds one known event: the kind's own step updates its counts and
+    /// sections and says the outcome in a few words, then the event gets its
+    /// timeline row. The arms only move fields into the kind's entry type, so
+    /// each step reads as what that kind means to a report.
     fn add_event(&mut self, event: Event) {
         let Event { seq, ts, body, .. } = event;
         let kind = body.kind().to_string();
@@ -558,24 +697,17 @@ impl Summary {
                 layers,
                 mode,
                 ..
-            } => {
-                let outcome = match &mode {
-                    Some(m) => format!("profile {profile}, {m} mode"),
-                    None => format!("profile {profile}"),
-                };
-                self.start = Some(SessionInfo {
-                    ts: ts.clone(),
-                    aq_version,
-                    workspace,
-                    profile,
-                    policy_digest,
-                    command,
-                    pid,
-                    layers,
-                    mode,
-                });
-                outcome
-            }
+            } => self.add_session_start(SessionInfo {
+                ts: ts.clone(),
+                aq_version,
+                workspace,
+                profile,
+                policy_digest,
+                command,
+                pid,
+                layers,
+                mode,
+            }),
             EventBody::CommandDecision {
                 argv,
                 cwd,
@@ -589,26 +721,8 @@ impl Summary {
                 exe,
                 found,
                 ..
-            } => {
-                if source != "run" && pid != 0 {
-                    self.processes.push(ProcessEntry {
-                        seq,
-                        pid,
-                        ppid,
-                        argv: argv.clone(),
-                        exe: exe.clone(),
-                        decision: decision.clone(),
-                        source: source.clone(),
-                    });
-                }
-                self.counts.commands += 1;
-                *self.counts.decisions.entry(decision.clone()).or_default() += 1;
-                let outcome = if rules.is_empty() {
-                    decision.clone()
-                } else {
-                    format!("{decision} ({})", rules.join(", "))
-                };
-                let entry = DecisionEntry {
+            } => self.add_command_decision(
+                DecisionEntry {
                     seq,
                     ts: ts.clone(),
                     argv,
@@ -620,65 +734,36 @@ impl Summary {
                     answer: None,
                     found,
                     exe,
-                };
-                match decision.as_str() {
-                    "block" => self.blocked.push(entry),
-                    "ask" => self.asked.push(entry),
-                    _ => {}
-                }
-                outcome
-            }
+                },
+                decision,
+                Caller { pid, ppid },
+            ),
             EventBody::Approval {
                 request,
                 argv,
                 answer,
                 by,
-            } => {
-                *self.counts.answers.entry(answer.clone()).or_default() += 1;
-                if let Some(asked) = self
-                    .asked
-                    .iter_mut()
-                    .rev()
-                    .find(|asked| asked.answer.is_none() && asked.argv == argv)
-                {
-                    asked.answer = Some(answer.clone());
-                }
-                let outcome = format!("{answer} by {by}");
-                self.approvals.push(ApprovalEntry {
-                    seq,
-                    ts: ts.clone(),
-                    request,
-                    argv,
-                    answer,
-                    by,
-                });
-                outcome
-            }
+            } => self.add_approval(ApprovalEntry {
+                seq,
+                ts: ts.clone(),
+                request,
+                argv,
+                answer,
+                by,
+            }),
             EventBody::CommandExit {
                 argv,
                 exit_code,
                 signal,
                 duration_ms,
-            } => {
-                self.counts.exits += 1;
-                if exit_code != Some(0) {
-                    self.counts.failed_exits += 1;
-                }
-                let outcome = format!(
-                    "{} after {}",
-                    exit_status(exit_code, signal),
-                    format_duration(duration_ms)
-                );
-                self.exits.push(ExitEntry {
-                    seq,
-                    ts: ts.clone(),
-                    argv,
-                    exit_code,
-                    signal,
-                    duration_ms,
-                });
-                outcome
-            }
+            } => self.add_command_exit(ExitEntry {
+                seq,
+                ts: ts.clone(),
+                argv,
+                exit_code,
+                signal,
+                duration_ms,
+            }),
             EventBody::NetworkConnection {
                 host,
                 port,
@@ -690,46 +775,17 @@ impl Summary {
                 bytes_down,
                 front_end,
                 ..
-            } => {
-                *self.counts.connections.entry(decision.clone()).or_default() += 1;
-                let d = self
-                    .destinations
-                    .entry(format!("{host}:{port}"))
-                    .or_default();
-                match decision.as_str() {
-                    "allowed" => d.allowed += 1,
-                    "denied" => d.denied += 1,
-                    _ => d.failed += 1,
-                }
-                d.bytes_up += bytes_up;
-                d.bytes_down += bytes_down;
-                d.rule = rule.clone();
-                if decision == "failed" && matches!(front_end.as_str(), "key-proxy" | "bridge") {
-                    let at = format!("{host}:{port}");
-                    // The reason is `POST /v1/messages: cannot connect …`.
-                    let why = reason
-                        .as_deref()
-                        .map(|r| r.split_once(": ").map_or(r, |(_, w)| w))
-                        .unwrap_or("no reason recorded")
-                        .to_string();
-                    match self
-                        .model_unreachable
-                        .iter_mut()
-                        .find(|(a, w, _)| *a == at && *w == why)
-                    {
-                        Some(entry) => entry.2 += 1,
-                        None => self.model_unreachable.push((at, why, 1)),
-                    }
-                }
-                let mut outcome = format!("{decision} {host}:{port} [{rule}]");
-                if let Some(a) = addr {
-                    outcome.push_str(&format!(" -> {a}"));
-                }
-                if let Some(r) = reason {
-                    outcome.push_str(&format!(": {r}"));
-                }
-                outcome
-            }
+            } => self.add_connection(Connection {
+                host,
+                port,
+                addr,
+                decision,
+                rule,
+                reason,
+                bytes_up,
+                bytes_down,
+                front_end,
+            }),
             EventBody::PreflightFinding {
                 id,
                 severity,
@@ -755,20 +811,8 @@ impl Summary {
                 pid,
                 syscall,
                 errno,
-            } => {
-                let seen = self.refused_syscalls.entry(syscall.clone()).or_default();
-                seen.0 += 1;
-                seen.1 = errno.clone();
-                format!("{syscall} refused ({errno}) to pid {pid}")
-            }
-            EventBody::FileRefused { path, access } => {
-                let seen = self
-                    .refused_files
-                    .entry((path.clone(), access.clone()))
-                    .or_default();
-                *seen += 1;
-                format!("{access} refused on {path}")
-            }
+            } => self.add_refused_syscall(pid, syscall, errno),
+            EventBody::FileRefused { path, access } => self.add_refused_file(path, access),
             EventBody::GitChangeRefused {
                 path,
                 kind,
@@ -776,19 +820,14 @@ impl Summary {
                 runs,
                 action,
                 quarantined,
-            } => {
-                let entry = GitRefusedEntry {
-                    path,
-                    kind,
-                    what,
-                    runs,
-                    action,
-                    quarantined,
-                };
-                let line = format!("git change refused: {}", entry.line());
-                self.git_refused.push(entry);
-                line
-            }
+            } => self.add_git_refused(GitRefusedEntry {
+                path,
+                kind,
+                what,
+                runs,
+                action,
+                quarantined,
+            }),
             EventBody::Checkpoint {
                 id,
                 reason,
@@ -798,60 +837,35 @@ impl Summary {
                 deleted,
                 not_kept,
                 error,
-            } => {
-                if let Some(e) = error {
-                    let line = format!("no checkpoint ({reason}): {e}");
-                    self.checkpoint_errors.push(e);
-                    line
-                } else {
-                    let line = format!(
-                        "checkpoint {} ({reason}): +{added} ~{modified} -{deleted}{}",
-                        &id[..id.len().min(12)],
-                        command
-                            .as_deref()
-                            .map(|c| format!(", before {}", shorten(c, TIMELINE_COMMAND_WIDTH)))
-                            .unwrap_or_default()
-                    );
-                    self.checkpoints.push(CheckpointEntry {
-                        id,
-                        reason,
-                        command,
-                        changed: (added, modified, deleted),
-                        not_kept,
-                    });
-                    line
-                }
-            }
+            } => self.add_checkpoint(
+                CheckpointEntry {
+                    id,
+                    reason,
+                    command,
+                    changed: (added, modified, deleted),
+                    not_kept,
+                },
+                error,
+            ),
             EventBody::SessionEnd {
                 exit_code,
                 duration_ms,
-            } => {
-                self.end = Some(SessionEndInfo {
-                    ts: ts.clone(),
-                    exit_code,
-                    duration_ms,
-                });
-                format!(
-                    "{} after {}",
-                    exit_status(exit_code, None),
-                    format_duration(duration_ms)
-                )
-            }
+            } => self.add_session_end(SessionEndInfo {
+                ts: ts.clone(),
+                exit_code,
+                duration_ms,
+            }),
             EventBody::Export {
                 target,
                 sent,
                 dropped,
                 error,
-            } => {
-                let outcome = format!("{sent} sent, {dropped} not exported to {target}");
-                self.exports.push(ExportEntry {
-                    target,
-                    sent,
-                    dropped,
-                    error,
-                });
-                outcome
-            }
+            } => self.add_export(ExportEntry {
+                target,
+                sent,
+                dropped,
+                error,
+            }),
         };
         self.timeline.push(TimelineEntry {
             seq: Some(seq),
@@ -861,6 +875,165 @@ impl Summary {
             outcome,
             decision,
         });
+    }
+
+    /// `session_start`: the session's header.
+    fn add_session_start(&mut self, start: SessionInfo) -> String {
+        let outcome = start.outcome();
+        self.start = Some(start);
+        outcome
+    }
+
+    /// `command_decision`: the counts, the process tree (for execs the
+    /// shims and the exec guard saw: `aq run`'s own check of the agent
+    /// command has no process of its own) and the blocked or asked list.
+    fn add_command_decision(
+        &mut self,
+        entry: DecisionEntry,
+        decision: String,
+        caller: Caller,
+    ) -> String {
+        if entry.source != "run" && caller.pid != 0 {
+            self.processes.push(ProcessEntry {
+                seq: entry.seq,
+                pid: caller.pid,
+                ppid: caller.ppid,
+                argv: entry.argv.clone(),
+                exe: entry.exe.clone(),
+                decision: decision.clone(),
+                source: entry.source.clone(),
+            });
+        }
+        self.counts.commands += 1;
+        *self.counts.decisions.entry(decision.clone()).or_default() += 1;
+        let outcome = decision_outcome(&decision, &entry.rules);
+        match decision.as_str() {
+            "block" => self.blocked.push(entry),
+            "ask" => self.asked.push(entry),
+            _ => {}
+        }
+        outcome
+    }
+
+    /// `approval`: the answer goes on the latest unanswered ask of the same
+    /// command, so the asked list shows what became of each.
+    fn add_approval(&mut self, approval: ApprovalEntry) -> String {
+        *self
+            .counts
+            .answers
+            .entry(approval.answer.clone())
+            .or_default() += 1;
+        if let Some(asked) = self
+            .asked
+            .iter_mut()
+            .rev()
+            .find(|asked| asked.answer.is_none() && asked.argv == approval.argv)
+        {
+            asked.answer = Some(approval.answer.clone());
+        }
+        let outcome = approval.outcome();
+        self.approvals.push(approval);
+        outcome
+    }
+
+    /// `command_exit`: counted, failed when it did not exit 0.
+    fn add_command_exit(&mut self, exit: ExitEntry) -> String {
+        self.counts.exits += 1;
+        if exit.exit_code != Some(0) {
+            self.counts.failed_exits += 1;
+        }
+        let outcome = exit.outcome();
+        self.exits.push(exit);
+        outcome
+    }
+
+    /// `network_connection`: the destination's counts and bytes, and a
+    /// request the key proxy or a bridge could not take to the model.
+    fn add_connection(&mut self, conn: Connection) -> String {
+        *self
+            .counts
+            .connections
+            .entry(conn.decision.clone())
+            .or_default() += 1;
+        let d = self.destinations.entry(conn.destination()).or_default();
+        match conn.decision.as_str() {
+            "allowed" => d.allowed += 1,
+            "denied" => d.denied += 1,
+            _ => d.failed += 1,
+        }
+        d.bytes_up += conn.bytes_up;
+        d.bytes_down += conn.bytes_down;
+        d.rule = conn.rule.clone();
+        if let Some(why) = conn.model_unreachable() {
+            self.note_model_unreachable(conn.destination(), why);
+        }
+        conn.outcome()
+    }
+
+    /// Counts one more request that could not reach the model at `at` for
+    /// the same reason, keeping the order in which they first happened.
+    fn note_model_unreachable(&mut self, at: String, why: String) {
+        match self
+            .model_unreachable
+            .iter_mut()
+            .find(|(a, w, _)| *a == at && *w == why)
+        {
+            Some(entry) => entry.2 += 1,
+            None => self.model_unreachable.push((at, why, 1)),
+        }
+    }
+
+    /// `syscall_refused`: how often, with the last errno.
+    fn add_refused_syscall(&mut self, pid: u32, syscall: String, errno: String) -> String {
+        let outcome = format!("{syscall} refused ({errno}) to pid {pid}");
+        let seen = self.refused_syscalls.entry(syscall).or_default();
+        seen.0 += 1;
+        seen.1 = errno;
+        outcome
+    }
+
+    /// `file_refused`: how often, per path and rights.
+    fn add_refused_file(&mut self, path: String, access: String) -> String {
+        let outcome = format!("{access} refused on {path}");
+        *self.refused_files.entry((path, access)).or_default() += 1;
+        outcome
+    }
+
+    /// `git_change_refused`: the file put aside.
+    fn add_git_refused(&mut self, refused: GitRefusedEntry) -> String {
+        let outcome = format!("git change refused: {}", refused.line());
+        self.git_refused.push(refused);
+        outcome
+    }
+
+    /// `checkpoint`: a checkpoint taken, or why none could be.
+    fn add_checkpoint(&mut self, checkpoint: CheckpointEntry, error: Option<String>) -> String {
+        match error {
+            Some(e) => {
+                let outcome = format!("no checkpoint ({}): {e}", checkpoint.reason);
+                self.checkpoint_errors.push(e);
+                outcome
+            }
+            None => {
+                let outcome = checkpoint.outcome();
+                self.checkpoints.push(checkpoint);
+                outcome
+            }
+        }
+    }
+
+    /// `session_end`: the session's last line.
+    fn add_session_end(&mut self, end: SessionEndInfo) -> String {
+        let outcome = end.outcome();
+        self.end = Some(end);
+        outcome
+    }
+
+    /// `export`: how the live export to one target went.
+    fn add_export(&mut self, export: ExportEntry) -> String {
+        let outcome = export.outcome();
+        self.exports.push(export);
+        outcome
     }
 
     /// Remarks to show with any rendering: skipped lines, unknown kinds, a
