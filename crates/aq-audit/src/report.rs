@@ -1617,6 +1617,143 @@ mod tests {
     }
 
     #[test]
+    fn a_decision_outcome_names_its_rules_when_there_are_any() {
+        assert_eq!(decision_outcome("allow", &[]), "allow");
+        assert_eq!(
+            decision_outcome("block", &s(&["git-push-force", "net-curl-pipe-shell"])),
+            "block (git-push-force, net-curl-pipe-shell)"
+        );
+    }
+
+    fn connection(decision: &str, front_end: &str, reason: Option<&str>) -> Connection {
+        Connection {
+            host: "api.example".into(),
+            port: 443,
+            addr: None,
+            decision: decision.into(),
+            rule: "r".into(),
+            reason: reason.map(String::from),
+            bytes_up: 0,
+            bytes_down: 0,
+            front_end: front_end.into(),
+        }
+    }
+
+    #[test]
+    fn only_failed_model_requests_are_model_unreachable_without_their_request_line() {
+        let reason = Some("POST /v1/messages: cannot connect: refused");
+        let cases = [
+            (
+                connection("failed", "key-proxy", reason),
+                Some("cannot connect: refused"),
+            ),
+            (
+                connection("failed", "bridge", None),
+                Some("no reason recorded"),
+            ),
+            (connection("failed", "bridge", Some("plain")), Some("plain")),
+            (connection("failed", "proxy", reason), None),
+            (connection("denied", "key-proxy", reason), None),
+            (connection("allowed", "bridge", None), None),
+        ];
+        for (conn, want) in cases {
+            assert_eq!(conn.model_unreachable().as_deref(), want, "{conn:?}");
+        }
+    }
+
+    #[test]
+    fn a_connection_outcome_adds_the_address_and_reason_it_has() {
+        assert_eq!(
+            connection("allowed", "proxy", None).outcome(),
+            "allowed api.example:443 [r]"
+        );
+        let mut conn = connection("failed", "proxy", Some("timed out"));
+        conn.addr = Some("192.0.2.1:443".into());
+        assert_eq!(
+            conn.outcome(),
+            "failed api.example:443 [r] -> 192.0.2.1:443: timed out"
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_outcome_shortens_the_id_and_the_next_command() {
+        let checkpoint = CheckpointEntry {
+            id: "0123456789abcdef".into(),
+            reason: "before-command".into(),
+            command: Some("x".repeat(100)),
+            changed: (1, 2, 3),
+            not_kept: vec![],
+        };
+        let outcome = checkpoint.outcome();
+        assert_eq!(
+            outcome,
+            format!(
+                "checkpoint 0123456789ab (before-command): +1 ~2 -3, before {}",
+                shorten(&"x".repeat(100), TIMELINE_COMMAND_WIDTH)
+            )
+        );
+        let first = CheckpointEntry {
+            id: "ab".into(),
+            reason: "session-start".into(),
+            ..CheckpointEntry::default()
+        };
+        assert_eq!(first.outcome(), "checkpoint ab (session-start): +0 ~0 -0");
+    }
+
+    #[test]
+    fn session_and_exit_outcomes_read_as_the_timeline_shows_them() {
+        let start = SessionInfo {
+            profile: "strict".into(),
+            ..SessionInfo::default()
+        };
+        assert_eq!(start.outcome(), "profile strict");
+        let learning = SessionInfo {
+            mode: Some("learn".into()),
+            ..start
+        };
+        assert_eq!(learning.outcome(), "profile strict, learn mode");
+        let exit = ExitEntry {
+            exit_code: Some(0),
+            duration_ms: 12,
+            ..ExitEntry::default()
+        };
+        assert_eq!(
+            exit.outcome(),
+            format!(
+                "{} after {}",
+                exit_status(Some(0), None),
+                format_duration(12)
+            )
+        );
+        let end = SessionEndInfo {
+            exit_code: Some(3),
+            duration_ms: 723_000,
+            ..SessionEndInfo::default()
+        };
+        assert_eq!(
+            end.outcome(),
+            format!(
+                "{} after {}",
+                exit_status(Some(3), None),
+                format_duration(723_000)
+            )
+        );
+        let approval = ApprovalEntry {
+            answer: "deny".into(),
+            by: "aq approve".into(),
+            ..ApprovalEntry::default()
+        };
+        assert_eq!(approval.outcome(), "deny by aq approve");
+        let export = ExportEntry {
+            target: "otlp".into(),
+            sent: 5,
+            dropped: 1,
+            error: None,
+        };
+        assert_eq!(export.outcome(), "5 sent, 1 not exported to otlp");
+    }
+
+    #[test]
     fn the_report_draws_the_process_tree_of_what_ran() {
         let exec = |pid: u32, ppid: u32, argv: &[&str], decision: &str, exe: Option<&str>| {
             EventBody::CommandDecision {
