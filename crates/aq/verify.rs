@@ -18,8 +18,12 @@
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
+use aq_policy::Profile;
+use aq_session::policy_files::Loaded;
+use aq_session::sandbox_spec::PlannedSandbox;
 use serde::Serialize;
 
 use crate::cli::VerifyArgs;
@@ -72,39 +76,97 @@ struct Counts {
     not_shown: usize,
 }
 
+/// Runs every probe in the sandbox `aq run` would build, checks each refusal
+/// against a control run without it, and reports. Each line is one step of
+/// the sequence the module documentation describes.
 pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
     let started = Instant::now();
     let workspace = aq_session::run::resolve_workspace(args.workspace.as_deref())?;
     let loaded = aq_session::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
-    let settings = loaded.effective.session_settings();
     let profile = aq_session::in_force::profile_named(&loaded.effective, args.profile.as_deref())?;
     if !profile.sandbox {
-        let why = format!(
-            "profile `{}` has no kernel sandbox to verify: only the PATH shims stand between a command and your files; `aq verify --profile strict` checks the sandbox",
-            profile.name
-        );
-        if args.json {
-            let out = serde_json::json!({
-                "profile": profile.name,
-                "sandbox": false,
-                "enforced": null,
-                "probes": [],
-                "counts": Counts::default(),
-                "ok": false,
-                "message": why,
-            });
-            println!("{out}");
-        } else {
-            println!("aq verify: {why}");
-        }
+        print_no_sandbox(&profile.name, args.json);
         return Ok(ExitCode::Findings);
     }
 
     let fixture = Fixture::create().map_err(|e| format!("cannot lay out the fixture: {e}"))?;
     let listeners = Listeners::open(&fixture)
         .map_err(|e| format!("cannot open the probes' listeners on 127.0.0.1: {e}"))?;
-    let ctx = Context {
+    let ctx = probe_context(&fixture, &listeners);
+    let ctx_json = serde_json::to_string(&ctx).map_err(|e| e.to_string())?;
+    let env = probe_env(&fixture.home);
+    let Some(planned) = plan_sandbox(
+        &profile,
+        &loaded,
+        &fixture,
+        &listeners,
+        env.clone(),
+        &ctx_json,
+    ) else {
+        return Ok(ExitCode::SandboxFailed);
+    };
+    let enforced = planned.plan.enforced().to_string();
+
+    let snapshots = take_snapshots(&ctx);
+    let Some(status) = run_probes_inside(&planned)? else {
+        return Ok(ExitCode::SandboxFailed);
+    };
+    let results = std::fs::read_to_string(&ctx.results).unwrap_or_default();
+    let inside: Vec<Outcome> = PROBES
+        .iter()
+        .map(|p| {
+            let outcome = reported_outcome(&results, p.name, &status.to_string());
+            with_host_check(p, outcome, &ctx, &listeners, &snapshots)
+        })
+        .collect();
+    clean_up_leaks(&ctx);
+
+    let controls = run_controls(&inside, &env, &ctx_json, &ctx, &listeners)?;
+    let rows = judge(inside, &controls);
+    clean_up_leaks(&ctx);
+
+    let counts = Counts::of(&rows);
+    let report = Report {
+        profile: &profile,
+        enforced: &enforced,
+        rows: &rows,
+        counts: &counts,
+        elapsed: started.elapsed(),
+    };
+    report.print(args.json);
+    Ok(if counts.ok() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}
+
+/// The answer for a profile without the kernel sandbox: nothing to verify.
+fn print_no_sandbox(profile: &str, json: bool) {
+    let why = format!(
+        "profile `{profile}` has no kernel sandbox to verify: only the PATH shims stand between a command and your files; `aq verify --profile strict` checks the sandbox"
+    );
+    if json {
+        let out = serde_json::json!({
+            "profile": profile,
+            "sandbox": false,
+            "enforced": null,
+            "probes": [],
+            "counts": Counts::default(),
+            "ok": false,
+            "message": why,
+        });
+        println!("{out}");
+    } else {
+        println!("aq verify: {why}");
+    }
+}
+
+/// What the probes inside need to know of the fixture and the listeners,
+/// passed to them in [`ENV_CONTEXT`].
+fn probe_context(fixture: &Fixture, listeners: &Listeners) -> Context {
+    Context {
         workspace: fixture.ws.clone(),
         home: fixture.home.clone(),
         outside: fixture.outside.clone(),
@@ -126,21 +188,37 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             .and_then(|s| probe::start_ticks(&s)),
         caller_pid: std::process::id(),
         key_handle: probe::file_handle_hex(&fixture.home.join(".ssh/id_ed25519")).ok(),
-    };
-    let ctx_json = serde_json::to_string(&ctx).map_err(|e| e.to_string())?;
+    }
+}
 
-    // The environment aq run would start from, with the fake home and two
-    // fake secret-looking variables the sandbox must leave out.
+/// The environment aq run would start from, with the fake home and two
+/// fake secret-looking variables the sandbox must leave out. The controls
+/// start from the same one.
+fn probe_env(home: &Path) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| k != "HOME" && !probe::ENV_SECRET_NAMES.iter().any(|n| k == n))
         .collect();
-    env.push(("HOME".into(), fixture.home.clone().into()));
+    env.push(("HOME".into(), home.to_path_buf().into()));
     for name in probe::ENV_SECRET_NAMES {
         env.push((name.into(), probe::ENV_SECRET_VALUE.into()));
     }
-    let control_env = env.clone();
+    env
+}
+
+/// Plans the sandbox as `aq run` would, around the fixture. `None` when a
+/// boundary the profile needs is missing, said on stderr: verify fails
+/// closed, as `aq run` does.
+fn plan_sandbox(
+    profile: &Profile,
+    loaded: &Loaded,
+    fixture: &Fixture,
+    listeners: &Listeners,
+    env: Vec<(OsString, OsString)>,
+    ctx_json: &str,
+) -> Option<PlannedSandbox> {
+    let settings = loaded.effective.session_settings();
     let planned = aq_session::sandbox_spec::plan(
-        &profile,
+        profile,
         aq_session::sandbox_spec::SpecInputs {
             workspace: &fixture.ws,
             home: Some(&fixture.home),
@@ -148,7 +226,7 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             unmasked: &loaded.effective.policy.unmasked_paths,
             env,
             env_pass: &settings.env_pass,
-            session_env: vec![(ENV_CONTEXT.into(), ctx_json.clone().into())],
+            session_env: vec![(ENV_CONTEXT.into(), ctx_json.to_string().into())],
             path_prefix: None,
             tmpdir: Some(&fixture.tmp),
             loopback_listeners: Vec::new(),
@@ -166,21 +244,22 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
                 .collect(),
         },
     );
-    let planned = match planned {
-        Ok(p) => p,
+    match planned {
+        Ok(p) => Some(p),
         Err(e) => {
             eprintln!("aq: {e}");
             eprintln!(
                 "aq: the `{}` profile needs this boundary, so nothing was verified; `aq doctor --fix` shows how to enable it",
                 profile.name
             );
-            return Ok(ExitCode::SandboxFailed);
+            None
         }
-    };
-    let enforced = planned.plan.enforced().to_string();
+    }
+}
 
-    let snapshots = take_snapshots(&ctx);
-
+/// Runs `aq __probe all` in the planned sandbox and waits for it. `None`
+/// when the sandbox could not be set up, said on stderr.
+fn run_probes_inside(planned: &PlannedSandbox) -> Result<Option<ExitStatus>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;
     let argv: Vec<OsString> = vec![exe.into(), "__probe".into(), "all".into()];
     // The exec guard is a layer of its own (tested in aq-sandbox and
@@ -200,8 +279,8 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
     } else {
         aq_sandbox::apply(&planned.plan, &planned.env, &argv)
     };
-    let status = match result {
-        Ok(s) => s,
+    match result {
+        Ok(s) => Ok(Some(s)),
         Err(e) => {
             // Whatever the cause (a boundary that failed at setup, the aq
             // binary not runnable inside), there is no sandbox to verify.
@@ -209,98 +288,139 @@ pub fn run(args: &VerifyArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
             eprintln!(
                 "aq: nothing was verified; `aq doctor --fix` shows how to enable what is missing"
             );
-            return Ok(ExitCode::SandboxFailed);
+            Ok(None)
         }
-    };
-    let results = std::fs::read_to_string(&ctx.results).unwrap_or_default();
+    }
+}
 
-    let inside: Vec<Outcome> = PROBES
-        .iter()
-        .map(|p| {
-            let reported = results.lines().find_map(|l| {
-                let mut f = l.splitn(3, '\t');
-                (f.next()? == p.name).then(|| (f.next().unwrap_or("2"), f.next().unwrap_or("")))
-            });
-            let outcome = match reported {
-                Some(("0", d)) => Outcome::Held(d.to_string()),
-                Some(("1", d)) => Outcome::Leak(d.to_string()),
-                Some((_, d)) => Outcome::Error(d.to_string()),
-                None => Outcome::Error(format!(
-                    "no result: the sandboxed `aq __probe all` ended with {status}"
-                )),
-            };
-            with_host_check(p, outcome, &ctx, &listeners, &snapshots)
-        })
-        .collect();
-    clean_up_leaks(&ctx);
+/// What the probe `name` reported in the results file (one
+/// `name\tcode\tdetail` line per probe: 0 held, 1 leaked, else an error).
+/// A probe with no line is an error that names how the sandboxed run
+/// ended (`status`), never a pass.
+fn reported_outcome(results: &str, name: &str, status: &str) -> Outcome {
+    let reported = results.lines().find_map(|l| {
+        let mut f = l.splitn(3, '\t');
+        (f.next()? == name).then(|| (f.next().unwrap_or("2"), f.next().unwrap_or("")))
+    });
+    match reported {
+        Some(("0", d)) => Outcome::Held(d.to_string()),
+        Some(("1", d)) => Outcome::Leak(d.to_string()),
+        Some((_, d)) => Outcome::Error(d.to_string()),
+        None => Outcome::Error(format!(
+            "no result: the sandboxed `aq __probe all` ended with {status}"
+        )),
+    }
+}
 
-    // The positive controls: every probe that held is tried again without
-    // the sandbox, and must get through there.
+/// The positive controls: every probe that held is tried again without
+/// the sandbox, and must get through there. By probe name.
+fn run_controls(
+    inside: &[Outcome],
+    env: &[(OsString, OsString)],
+    ctx_json: &str,
+    ctx: &Context,
+    listeners: &Listeners,
+) -> Result<Vec<(&'static str, Outcome)>, String> {
     let needs_control: Vec<&'static probe::Probe> = PROBES
         .iter()
-        .zip(&inside)
+        .zip(inside)
         .filter(|(p, o)| p.control != Control::Itself && matches!(o, Outcome::Held(_)))
         .map(|(p, _)| p)
         .collect();
-    let snapshots = take_snapshots(&ctx);
-    let controls = probe::run_controls(&needs_control, &control_env, &ctx_json)
+    let snapshots = take_snapshots(ctx);
+    let controls = probe::run_controls(&needs_control, env, ctx_json)
         .map_err(|e| format!("cannot run the controls: {e}"))?;
-    let controls: Vec<(&str, Outcome)> = needs_control
+    Ok(needs_control
         .iter()
         .zip(controls)
-        .map(|(p, o)| (p.name, with_host_check(p, o, &ctx, &listeners, &snapshots)))
-        .collect();
+        .map(|(p, o)| (p.name, with_host_check(p, o, ctx, listeners, &snapshots)))
+        .collect())
+}
 
-    let mut rows = Vec::with_capacity(PROBES.len());
-    for (p, outcome) in PROBES.iter().zip(inside) {
-        let control = controls
-            .iter()
-            .find(|(n, _)| *n == p.name)
-            .map(|(_, o)| o.clone());
-        let (status, detail) = verdict(outcome, control);
-        rows.push(Row {
-            name: p.name,
-            category: p.category.as_str(),
-            status,
-            tried: p.tried,
-            detail,
-        });
+/// One row per probe, in [`PROBES`] order: its outcome inside, judged
+/// against its control when it had one.
+fn judge(inside: Vec<Outcome>, controls: &[(&str, Outcome)]) -> Vec<Row> {
+    PROBES
+        .iter()
+        .zip(inside)
+        .map(|(p, outcome)| {
+            let control = controls
+                .iter()
+                .find(|(n, _)| *n == p.name)
+                .map(|(_, o)| o.clone());
+            let (status, detail) = verdict(outcome, control);
+            Row {
+                name: p.name,
+                category: p.category.as_str(),
+                status,
+                tried: p.tried,
+                detail,
+            }
+        })
+        .collect()
+}
+
+impl Counts {
+    /// The rows, counted by status.
+    fn of(rows: &[Row]) -> Counts {
+        let mut counts = Counts {
+            total: rows.len(),
+            ..Counts::default()
+        };
+        for r in rows {
+            match r.status {
+                Status::Pass => counts.pass += 1,
+                Status::Leak => counts.leak += 1,
+                Status::Error => counts.error += 1,
+                Status::NotShown => counts.not_shown += 1,
+            }
+        }
+        counts
     }
-    clean_up_leaks(&ctx);
 
-    let mut counts = Counts {
-        total: rows.len(),
-        ..Counts::default()
-    };
-    for r in &rows {
-        match r.status {
-            Status::Pass => counts.pass += 1,
-            Status::Leak => counts.leak += 1,
-            Status::Error => counts.error += 1,
-            Status::NotShown => counts.not_shown += 1,
+    /// Verified: nothing leaked, every probe ran, and at least one showed
+    /// the sandbox's part (all n/a proves nothing).
+    fn ok(&self) -> bool {
+        self.leak == 0 && self.error == 0 && self.pass > 0
+    }
+}
+
+/// The whole report, as JSON or text.
+struct Report<'a> {
+    profile: &'a Profile,
+    enforced: &'a str,
+    rows: &'a [Row],
+    counts: &'a Counts,
+    elapsed: Duration,
+}
+
+impl Report<'_> {
+    fn print(&self, json: bool) {
+        if json {
+            let out = serde_json::json!({
+                "profile": self.profile.name,
+                "sandbox": true,
+                "enforced": self.enforced,
+                "network": self.profile.network.as_str(),
+                "probes": self.rows,
+                "counts": self.counts,
+                "ok": self.counts.ok(),
+                "duration_ms": self.elapsed.as_millis() as u64,
+            });
+            println!("{out}");
+        } else {
+            print!(
+                "{}",
+                render_text(
+                    &self.profile.name,
+                    self.enforced,
+                    self.rows,
+                    self.counts,
+                    self.elapsed
+                )
+            );
         }
     }
-    let ok = counts.leak == 0 && counts.error == 0 && counts.pass > 0;
-    let elapsed = started.elapsed();
-    if args.json {
-        let out = serde_json::json!({
-            "profile": profile.name,
-            "sandbox": true,
-            "enforced": enforced,
-            "network": profile.network.as_str(),
-            "probes": rows,
-            "counts": counts,
-            "ok": ok,
-            "duration_ms": elapsed.as_millis() as u64,
-        });
-        println!("{out}");
-    } else {
-        print!(
-            "{}",
-            render_text(&profile.name, &enforced, &rows, &counts, elapsed)
-        );
-    }
-    Ok(if ok { ExitCode::Ok } else { ExitCode::Findings })
 }
 
 fn render_text(
