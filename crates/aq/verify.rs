@@ -66,7 +66,7 @@ struct Row {
     detail: String,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, PartialEq, Eq, Serialize)]
 struct Counts {
     total: usize,
     pass: usize,
@@ -926,6 +926,101 @@ mod tests {
         assert_eq!(verdict(error, None).0, Status::Error);
         // A positive control of its own needs none.
         assert_eq!(verdict(held(), None).0, Status::Pass);
+    }
+
+    #[test]
+    fn a_probe_result_is_read_from_its_own_line_and_a_missing_one_is_an_error() {
+        let results =
+            "secret-ssh-key\t0\tENOENT\nwrite-tmp\t1\tcreated it\nsys-bpf\t2\ttimed out\nodd\n";
+        let cases = [
+            ("secret-ssh-key", Outcome::Held("ENOENT".to_string())),
+            ("write-tmp", Outcome::Leak("created it".to_string())),
+            ("sys-bpf", Outcome::Error("timed out".to_string())),
+            // A line with the name alone is an error with no detail.
+            ("odd", Outcome::Error(String::new())),
+            (
+                "net-dns",
+                Outcome::Error(
+                    "no result: the sandboxed `aq __probe all` ended with exit status: 3"
+                        .to_string(),
+                ),
+            ),
+        ];
+        for (name, want) in cases {
+            assert_eq!(
+                reported_outcome(results, name, "exit status: 3"),
+                want,
+                "{name}"
+            );
+        }
+    }
+
+    fn row(status: Status) -> Row {
+        Row {
+            name: "p",
+            category: "c",
+            status,
+            tried: "t",
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn verified_means_no_leak_no_error_and_at_least_one_pass() {
+        let rows: Vec<Row> = [
+            Status::Pass,
+            Status::Pass,
+            Status::NotShown,
+            Status::Leak,
+            Status::Error,
+        ]
+        .into_iter()
+        .map(row)
+        .collect();
+        let counts = Counts::of(&rows);
+        assert_eq!(
+            counts,
+            Counts {
+                total: 5,
+                pass: 2,
+                leak: 1,
+                error: 1,
+                not_shown: 1,
+            }
+        );
+        assert!(!counts.ok());
+        let cases = [
+            (vec![Status::Pass, Status::NotShown], true),
+            (vec![Status::NotShown, Status::NotShown], false),
+            (vec![], false),
+            (vec![Status::Pass, Status::Leak], false),
+            (vec![Status::Pass, Status::Error], false),
+        ];
+        for (statuses, ok) in cases {
+            let rows: Vec<Row> = statuses.iter().copied().map(row).collect();
+            assert_eq!(Counts::of(&rows).ok(), ok, "{statuses:?}");
+        }
+    }
+
+    #[test]
+    fn each_probe_is_judged_against_its_own_control() {
+        let inside: Vec<Outcome> = PROBES
+            .iter()
+            .map(|_| Outcome::Held("EACCES (Permission denied)".to_string()))
+            .collect();
+        let first = PROBES[0].name;
+        let controls = vec![(first, Outcome::Leak("read it".to_string()))];
+        let rows = judge(inside, &controls);
+        assert_eq!(rows.len(), PROBES.len());
+        assert_eq!(rows[0].name, first);
+        assert_eq!(rows[0].status, Status::Pass);
+        assert!(
+            rows[0].detail.ends_with("· without the sandbox: read it"),
+            "{}",
+            rows[0].detail
+        );
+        // A probe that is its own positive control keeps what was seen inside.
+        assert_eq!(rows[1].detail, "EACCES (Permission denied)");
     }
 
     #[test]
