@@ -641,15 +641,6 @@ impl Walker {
         use ParameterExpr as P;
         self.eval_parameter(expr);
         let vars_before = acc.word.vars.len();
-        let unknown = |acc: &mut Acc| {
-            acc.push(source, false, false);
-            acc.word.dynamic = true;
-            if let Some(name) = any_parameter_name(source)
-                && !acc.word.vars.iter().any(|v| v == name)
-            {
-                acc.word.vars.push(name.to_string());
-            }
-        };
         let result = match expr {
             P::Parameter {
                 parameter,
@@ -825,23 +816,7 @@ impl Walker {
                     None => Some(None),
                 };
                 match (offset, length) {
-                    (Some(o), Some(l)) => match value {
-                        Val::One(s) => {
-                            let chars: Vec<char> = s.chars().collect();
-                            match slice(chars.len(), o, l) {
-                                Some(r) => Val::One(chars[r].iter().collect()),
-                                None => Val::Unknown,
-                            }
-                        }
-                        Val::Many(items, c) => match slice(items.len(), o, l) {
-                            Some(r) => Val::Many(items[r].to_vec(), c),
-                            None => Val::Unknown,
-                        },
-                        Val::Unset => Val::Unset,
-                        // `${PATH:0:0}`: no characters of whatever value.
-                        Val::Unknown if l == Some(0) => Val::One(String::new()),
-                        Val::Unknown => Val::Unknown,
-                    },
+                    (Some(o), Some(l)) => substring(value, o, l),
                     _ => Val::Unknown,
                 }
             }
@@ -937,14 +912,40 @@ impl Walker {
             },
             P::VariableNames { .. } => Val::Unknown,
         };
+        self.place_value(result, expr, source, quoted, vars_before, acc);
+    }
+
+    /// Writes the value an expansion folded to into `acc`: as its source
+    /// text, marked as known only at run time, when the value is unknown;
+    /// split and globbed when unquoted; array elements as separate words
+    /// or joined, as bash places them. `vars_before` is how many variable
+    /// names `acc` held before the expansion, so a length (`${#x}`) drops
+    /// the ones it added.
+    fn place_value(
+        &mut self,
+        result: Val,
+        expr: &ParameterExpr,
+        source: &str,
+        quoted: bool,
+        vars_before: usize,
+        acc: &mut Acc,
+    ) {
         match result {
             // `${#TOKEN}` is a number: the word holds no part of the value.
-            Val::Unknown if matches!(expr, P::ParameterLength { .. }) => {
+            Val::Unknown if matches!(expr, ParameterExpr::ParameterLength { .. }) => {
                 acc.push(source, false, false);
                 acc.word.dynamic = true;
                 acc.word.vars.truncate(vars_before);
             }
-            Val::Unknown => unknown(acc),
+            Val::Unknown => {
+                acc.push(source, false, false);
+                acc.word.dynamic = true;
+                if let Some(name) = any_parameter_name(source)
+                    && !acc.word.vars.iter().any(|v| v == name)
+                {
+                    acc.word.vars.push(name.to_string());
+                }
+            }
             Val::Unset => {}
             Val::One(s) => acc.push(&s, !quoted, !quoted),
             Val::Many(items, concatenate) => {
@@ -1240,6 +1241,29 @@ fn parse_integer(text: &str) -> Option<i64> {
         return None;
     }
     t.parse().ok()
+}
+
+/// `${x:offset:length}` of a value: characters of a string, elements of an
+/// array. Unknown where bash reports an error (an end before the start),
+/// and known to be empty for a zero length even of an unknown value.
+fn substring(value: Val, offset: i64, length: Option<i64>) -> Val {
+    match value {
+        Val::One(s) => {
+            let chars: Vec<char> = s.chars().collect();
+            match slice(chars.len(), offset, length) {
+                Some(r) => Val::One(chars[r].iter().collect()),
+                None => Val::Unknown,
+            }
+        }
+        Val::Many(items, c) => match slice(items.len(), offset, length) {
+            Some(r) => Val::Many(items[r].to_vec(), c),
+            None => Val::Unknown,
+        },
+        Val::Unset => Val::Unset,
+        // `${PATH:0:0}`: no characters of whatever value.
+        Val::Unknown if length == Some(0) => Val::One(String::new()),
+        Val::Unknown => Val::Unknown,
+    }
 }
 
 /// `${x:offset:length}` as a range of `len` items; `None` where bash
@@ -2245,6 +2269,36 @@ fn holds_subscript_code(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn substring_takes_characters_or_elements() {
+        let one = |v: Val| match v {
+            Val::One(s) => Some(s),
+            _ => None,
+        };
+        assert_eq!(
+            one(substring(Val::One("curl".into()), 1, Some(2))).as_deref(),
+            Some("ur")
+        );
+        assert_eq!(
+            one(substring(Val::One("curl".into()), -2, None)).as_deref(),
+            Some("rl")
+        );
+        assert_eq!(
+            one(substring(Val::Unknown, 3, Some(0))).as_deref(),
+            Some("")
+        );
+        assert!(matches!(substring(Val::Unknown, 0, Some(1)), Val::Unknown));
+        assert!(matches!(substring(Val::Unset, 0, Some(1)), Val::Unset));
+        match substring(
+            Val::Many(vec!["a".into(), "b".into(), "c".into()], false),
+            1,
+            None,
+        ) {
+            Val::Many(items, false) => assert_eq!(items, ["b", "c"]),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn ansi_c_escapes_decode() {

@@ -41,7 +41,14 @@ struct Opts<'a> {
     long_value: &'a [&'a str],
 }
 
-impl Opts<'_> {
+impl<'a> Opts<'a> {
+    const fn new(short_value: &'a str, long_value: &'a [&'a str]) -> Self {
+        Opts {
+            short_value,
+            long_value,
+        }
+    }
+
     /// Index (into `args`) of the first operand, after options and `--`.
     fn first_operand(&self, args: &[Word]) -> usize {
         let mut i = 0;
@@ -77,363 +84,58 @@ impl Opts<'_> {
 }
 
 /// Lists what `command` runs, if it is a wrapper.
+///
+/// This is the table of wrappers: one arm per program, naming how that
+/// program is read. Families with more than an option list to skip are read
+/// by their own `unwrap_*` function, so each reading can be followed (and
+/// tested) on its own.
 pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
     let Some(name) = command.program() else {
         return Vec::new();
     };
     let args = command.args();
-    let argv_from = |label: &str, from: usize, privileged: bool| -> Vec<Inner> {
-        match args.get(from..) {
-            Some(rest) if !rest.is_empty() => vec![Inner::Argv {
-                label: label.to_string(),
-                argv: rest.to_vec(),
-                privileged,
-                keeps_stdin: true,
-            }],
-            _ => Vec::new(),
-        }
-    };
-    let o = |short_value, long_value| Opts {
-        short_value,
-        long_value,
-    };
+    let no_opts = Opts::new("", &[]);
     match name {
         "env" => unwrap_env(args),
-        "sudo" => {
-            let i = o(
-                "ugpChDrtTUR",
-                &[
-                    "user",
-                    "group",
-                    "prompt",
-                    "close-from",
-                    "host",
-                    "chdir",
-                    "role",
-                    "type",
-                    "other-user",
-                    "chroot",
-                    "command-timeout",
-                ],
-            )
-            .first_operand(args);
-            argv_from("sudo", i, true)
-        }
-        "doas" => argv_from("doas", o("uC", &[]).first_operand(args), true),
-        "pkexec" => argv_from("pkexec", o("", &["user"]).first_operand(args), true),
-        "run0" => argv_from(
-            "run0",
-            o(
-                "ugD",
-                &[
-                    "user",
-                    "group",
-                    "chdir",
-                    "setenv",
-                    "unit",
-                    "property",
-                    "description",
-                    "slice",
-                    "nice",
-                    "machine",
-                    "background",
-                ],
-            )
-            .first_operand(args),
-            true,
-        ),
-        // `runuser -u USER -- CMD` runs CMD as USER (root only), like
-        // `sudo -u`; `runuser USER -c CMD` runs a shell string, like `su`.
-        "runuser" => {
-            let user_mode = args
-                .iter()
-                .take_while(|a| a.text != "--")
-                .any(|a| a.text == "-u" || a.text == "--user" || a.text.starts_with("--user="));
-            if user_mode {
-                let i = o(
-                    "ugGsw",
-                    &[
-                        "user",
-                        "group",
-                        "supp-group",
-                        "shell",
-                        "whitelist-environment",
-                    ],
-                )
-                .first_operand(args);
-                return argv_from("runuser", i, true);
-            }
-            let shell_string = args
-                .iter()
-                .enumerate()
-                .find_map(|(k, a)| match a.text.as_str() {
-                    "-c" | "--command" | "--session-command" => {
-                        args.get(k + 1).map(|s| s.text.clone())
-                    }
-                    t => t
-                        .strip_prefix("--command=")
-                        .or_else(|| t.strip_prefix("--session-command="))
-                        .map(str::to_string),
-                });
-            shell_string
-                .map(|script| {
-                    vec![Inner::Script {
-                        label: "runuser -c".into(),
-                        script,
-                        privileged: true,
-                        stdin_script: false,
-                        positional: None,
-                    }]
-                })
-                .unwrap_or_default()
-        }
-        "su" => {
-            let mut out = Vec::new();
-            let mut i = 0;
-            while i < args.len() {
-                let a = args[i].text.as_str();
-                if a == "-c" || a == "--command" {
-                    if let Some(s) = args.get(i + 1) {
-                        out.push(script("su -c", s, true));
-                    }
-                    i += 1;
-                } else if let Some(s) = a.strip_prefix("--command=") {
-                    out.push(Inner::Script {
-                        label: "su -c".into(),
-                        script: s.into(),
-                        privileged: true,
-                        stdin_script: false,
-                        positional: None,
-                    });
-                }
-                i += 1;
-            }
-            out
-        }
-        "command" => {
-            // `command -v NAME` and `-V` only look a name up.
-            if args.iter().any(|a| a.text == "-v" || a.text == "-V") {
-                return Vec::new();
-            }
-            argv_from("command", o("", &[]).first_operand(args), false)
-        }
+        "sudo" => argv_after_options("sudo", args, &SUDO_OPTS, 0, true),
+        "doas" => argv_after_options("doas", args, &Opts::new("uC", &[]), 0, true),
+        "pkexec" => argv_after_options("pkexec", args, &Opts::new("", &["user"]), 0, true),
+        "run0" => argv_after_options("run0", args, &RUN0_OPTS, 0, true),
+        "runuser" => unwrap_runuser(args),
+        "su" => unwrap_su(args),
+        "command" => unwrap_command_builtin(args),
         "builtin" | "nohup" | "exec" | "setsid" | "stdbuf" | "ionice" | "nice" | "time"
         | "chrt" | "taskset" | "setarch" | "logsave" | "unbuffer" | "caffeinate"
         | "systemd-run" | "firejail" | "proot" | "fakeroot" | "catchsegv" | "strace" | "ltrace"
         | "valgrind" | "torsocks" | "proxychains" | "proxychains4" => {
-            let opts = match name {
-                "exec" => o("a", &[]),
-                "stdbuf" => o("ioe", &["input", "output", "error"]),
-                "ionice" => o("cnp", &["class", "classdata", "pid"]),
-                "nice" => o("n", &["adjustment"]),
-                "time" => o("fo", &["format", "output"]),
-                "chrt" | "taskset" => o("p", &[]),
-                "systemd-run" => o(
-                    "upPE",
-                    &[
-                        "unit",
-                        "property",
-                        "description",
-                        "slice",
-                        "setenv",
-                        "working-directory",
-                    ],
-                ),
-                "strace" => o("eopsSPIbuEa", &[]),
-                "ltrace" => o("eopsnuaA", &[]),
-                _ => o("", &[]),
-            };
-            let mut i = opts.first_operand(args);
-            // chrt PRIO CMD / taskset MASK CMD / setarch ARCH CMD / logsave
-            // LOG CMD: a value comes before the command.
-            if matches!(name, "chrt" | "taskset" | "setarch" | "logsave") {
-                i += 1;
-            }
-            // `setarch ARCH -R CMD`: its own options follow the value.
-            if name == "setarch" {
-                while args.get(i).is_some_and(|a| a.text.starts_with('-')) {
-                    i += 1;
-                }
-            }
-            argv_from(name, i, false)
+            argv_from(name, args, prefix_wrapper_command_index(name, args), false)
         }
-        "timeout" => {
-            let i = o("sk", &["signal", "kill-after"]).first_operand(args);
-            argv_from("timeout", i + 1, false)
-        }
-        "chroot" => {
-            let i = o("", &["userspec", "groups"]).first_operand(args);
-            argv_from("chroot", i + 1, true)
-        }
-        "flock" => {
-            let i =
-                o("wEc", &["timeout", "wait", "conflict-exit-code", "command"]).first_operand(args);
-            let mut out = Vec::new();
-            for (k, a) in args.iter().enumerate() {
-                if (a.text == "-c" || a.text == "--command") && k + 1 < args.len() {
-                    out.push(script("flock -c", &args[k + 1], false));
-                }
-            }
-            if out.is_empty() {
-                out = argv_from("flock", i + 1, false);
-            }
-            out
-        }
-        // `cmd.exe /c dir`, `cmd.exe /s /c "…"` (Windows, from WSL): the
-        // rest of the line after `/c` (`/k` keeps the prompt) is a command
-        // line for cmd, read here as a shell reads one.
-        "cmd.exe" | "cmd" => match args
-            .iter()
-            .position(|a| matches!(a.text.as_str(), "/c" | "/C" | "/k" | "/K"))
-        {
-            Some(k) => joined_script("cmd.exe /c", &args[k + 1..]),
-            None => Vec::new(),
-        },
+        "timeout" => argv_after_options(
+            "timeout",
+            args,
+            &Opts::new("sk", &["signal", "kill-after"]),
+            1,
+            false,
+        ),
+        "chroot" => argv_after_options(
+            "chroot",
+            args,
+            &Opts::new("", &["userspec", "groups"]),
+            1,
+            true,
+        ),
+        "flock" => unwrap_flock(args),
+        "cmd.exe" | "cmd" => unwrap_cmd_exe(args),
         "watch" => {
-            let i = o("nqd", &["interval", "differences"]).first_operand(args);
+            let i = Opts::new("nqd", &["interval", "differences"]).first_operand(args);
             joined_script("watch", &args[i.min(args.len())..])
         }
-        "script" => {
-            let mut out = Vec::new();
-            for (k, a) in args.iter().enumerate() {
-                let short_c =
-                    a.text.starts_with('-') && !a.text.starts_with("--") && a.text.ends_with('c');
-                if short_c || a.text == "--command" {
-                    if let Some(s) = args.get(k + 1) {
-                        out.push(script("script -c", s, false));
-                    }
-                } else if let Some(s) = a.text.strip_prefix("--command=") {
-                    out.push(Inner::Script {
-                        label: "script -c".into(),
-                        script: s.into(),
-                        privileged: false,
-                        stdin_script: false,
-                        positional: None,
-                    });
-                }
-            }
-            out
-        }
-        "xargs" => {
-            let i = o(
-                "IinLlPdEsae",
-                &[
-                    "replace",
-                    "max-lines",
-                    "max-args",
-                    "max-procs",
-                    "delimiter",
-                    "eof",
-                    "max-chars",
-                    "arg-file",
-                    "process-slot-var",
-                ],
-            )
-            .first_operand(args);
-            let mut inner = argv_from("xargs", i, false);
-            if inner.is_empty() {
-                // xargs runs echo by default.
-                inner.push(Inner::Argv {
-                    label: "xargs".into(),
-                    argv: vec![Word::literal("echo")],
-                    privileged: false,
-                    keeps_stdin: false,
-                });
-            }
-            for inner in &mut inner {
-                if let Inner::Argv {
-                    argv, keeps_stdin, ..
-                } = inner
-                {
-                    *keeps_stdin = false;
-                    argv.push(arguments_from_input());
-                }
-            }
-            inner
-        }
-        "parallel" | "sem" => {
-            let i = o(
-                "jSaIX",
-                &[
-                    "jobs", "sshlogin", "arg-file", "delay", "timeout", "joblog", "results", "id",
-                ],
-            )
-            .first_operand(args);
-            let end = args
-                .iter()
-                .position(|a| a.text.starts_with(":::"))
-                .unwrap_or(args.len());
-            let template = &args[i.min(end)..end];
-            // Each input after `:::` is appended to the template (or fills `{}`).
-            let inputs: Vec<&Word> = args
-                .get(end + 1..)
-                .unwrap_or(&[])
-                .iter()
-                .take_while(|a| !a.text.starts_with(":::"))
-                .take(8)
-                .collect();
-            // No command and no `:::`: each line of its input (or of `-a
-            // FILE`) is a command line.
-            if template.is_empty() && inputs.is_empty() && end == args.len() {
-                return vec![Inner::Script {
-                    label: format!("{name} (input lines)"),
-                    script: "\"$PARALLEL_INPUT_LINE\"".into(),
-                    privileged: false,
-                    stdin_script: true,
-                    positional: None,
-                }];
-            }
-            let runs: Vec<Option<&Word>> = if inputs.is_empty() {
-                vec![None]
-            } else {
-                inputs.into_iter().map(Some).collect()
-            };
-            let mut out = Vec::new();
-            for input in runs {
-                let mut argv = template.to_vec();
-                if let Some(input) = input {
-                    if let Some(slot) = argv.iter_mut().find(|w| w.text.contains("{}")) {
-                        slot.text = slot.text.replace("{}", &input.text);
-                    } else {
-                        argv.push(input.clone());
-                    }
-                }
-                match argv.len() {
-                    0 => {}
-                    1 => out.push(script("parallel", &argv[0], false)),
-                    _ => out.push(Inner::Argv {
-                        label: "parallel".into(),
-                        argv,
-                        privileged: false,
-                        keeps_stdin: false,
-                    }),
-                }
-            }
-            out
-        }
+        "script" => unwrap_script(args),
+        "xargs" => unwrap_xargs(args),
+        "parallel" | "sem" => unwrap_parallel(name, args),
         "find" => unwrap_find(args),
-        // `dotenv -e .env.local -- CMD` (dotenv-cli), `dotenv run CMD`
-        // (python-dotenv), `dotenvx run -f F -- CMD`, `env-cmd -f F CMD`:
-        // CMD runs with the file's variables in its environment.
-        "dotenv" | "dotenv-cli" | "dotenvx" | "env-cmd" => {
-            if let Some(k) = args.iter().position(|a| a.text == "--") {
-                return argv_from(name, k + 1, false);
-            }
-            let opts = o("efcvp", &["env-file", "file", "environments", "path"]);
-            match args.iter().position(|a| a.text == "run") {
-                Some(k) => {
-                    let rest = &args[k + 1..];
-                    let i = opts.first_operand(rest);
-                    argv_after(name, &rest[i.min(rest.len())..])
-                }
-                None if name == "env-cmd" => argv_from(name, opts.first_operand(args), false),
-                None => Vec::new(),
-            }
-        }
-        "busybox" | "toybox" => {
-            let i = o("", &[]).first_operand(args);
-            argv_from(name, i, false)
-        }
+        "dotenv" | "dotenv-cli" | "dotenvx" | "env-cmd" => unwrap_dotenv(name, args),
+        "busybox" | "toybox" => argv_after_options(name, args, &no_opts, 0, false),
         "git" => unwrap_git(args),
         "ssh" => unwrap_ssh(args),
         "flyctl" | "fly" | "gcloud" | "doctl" | "heroku" => unwrap_platform_shell(name, args),
@@ -442,75 +144,29 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
         | "pdm" | "hatch" | "rye" | "pixi" | "bundle" | "mise" | "asdf" | "rbenv" | "pyenv"
         | "nodenv" | "conda" | "mamba" | "micromamba" | "direnv" | "nix-shell" | "stack"
         | "cabal" | "opam" | "dune" | "esy" => unwrap_runner(name, args),
-        "trap" => {
-            // trap [--] 'CMD' SIGNAL...: CMD runs later, in this shell.
-            let args = match args.first() {
-                Some(a) if a.text == "--" => &args[1..],
-                _ => args,
-            };
-            match args.first() {
-                Some(cmd) if args.len() >= 2 && !cmd.text.starts_with('-') => {
-                    vec![script("trap", cmd, false)]
-                }
-                _ => Vec::new(),
-            }
-        }
-        // mapfile -C CMD runs CMD every -c lines; compgen -C CMD and
-        // complete -C CMD run CMD to list completions.
-        "mapfile" | "readarray" | "compgen" | "complete" => args
-            .iter()
-            .enumerate()
-            .filter_map(|(k, a)| match a.text.as_str() {
-                "-C" => args.get(k + 1).map(|cmd| script(name, cmd, false)),
-                t => t
-                    .strip_prefix("-C")
-                    .filter(|c| !c.is_empty())
-                    .map(|cmd| Inner::Script {
-                        label: name.to_string(),
-                        script: cmd.to_string(),
-                        privileged: false,
-                        stdin_script: false,
-                        positional: None,
-                    }),
-            })
-            .collect(),
-        // `aq run [OPTIONS] -- CMD`, `aq mcp run ... -- SERVER`: CMD runs.
-        "aq" if args
-            .iter()
-            .take_while(|a| a.text != "--")
-            .any(|a| a.text == "run") =>
-        {
-            match args.iter().position(|a| a.text == "--") {
-                Some(k) => argv_from("aq run", k + 1, false),
-                None => Vec::new(),
-            }
-        }
-        // alias NAME='CMD': CMD runs where NAME is written later (in a
-        // shell that expands aliases): judged as a command line.
-        "alias" => args
-            .iter()
-            .filter_map(|a| {
-                let (name, value) = a.text.split_once('=')?;
-                (!name.is_empty() && !name.starts_with('-')).then(|| Inner::Script {
-                    label: "alias".into(),
-                    script: value.to_string(),
-                    privileged: false,
-                    stdin_script: false,
-                    positional: None,
-                })
-            })
-            .collect(),
+        "trap" => trap_action(args)
+            .map(|cmd| vec![script("trap", cmd, false)])
+            .unwrap_or_default(),
+        "mapfile" | "readarray" | "compgen" | "complete" => unwrap_callback_option(name, args),
+        // Any other `aq` command line is read by its model below.
+        "aq" if is_aq_run(args) => match args.iter().position(|a| a.text == "--") {
+            Some(k) => argv_from("aq run", args, k + 1, false),
+            None => Vec::new(),
+        },
+        "alias" => unwrap_alias(args),
         "kubectl" | "oc" => unwrap_kubectl(name, args),
         "sed" | "gsed" => unwrap_sed(args),
         // The dynamic loader run directly: `/lib64/ld-linux-x86-64.so.2 /bin/nc …`.
-        _ if is_dynamic_loader(name) => {
-            let i = o(
+        _ if is_dynamic_loader(name) => argv_after_options(
+            "ld.so",
+            args,
+            &Opts::new(
                 "",
                 &["library-path", "preload", "audit", "argv0", "inhibit-rpath"],
-            )
-            .first_operand(args);
-            argv_from("ld.so", i, false)
-        }
+            ),
+            0,
+            false,
+        ),
         "tmux" => unwrap_tmux(args),
         "screen" => unwrap_screen(args),
         // `sg GROUP [-c] CMD`: CMD is handed to /bin/sh.
@@ -522,163 +178,568 @@ pub(crate) fn unwrap(command: &Command) -> Vec<Inner> {
             };
             joined_script("sg", rest)
         }
-        // `machinectl shell [USER@]MACHINE [PROGRAM [ARGS]]`.
-        "machinectl" => {
-            let i =
-                o("MHpE", &["machine", "host", "property", "setenv", "uid"]).first_operand(args);
-            match args.get(i) {
-                Some(sub) if sub.text == "shell" => {
-                    let rest = &args[i + 1..];
-                    let j = o("E", &["setenv", "uid"]).first_operand(rest);
-                    argv_after("machinectl shell", rest.get(j + 1..).unwrap_or(&[]))
-                }
-                _ => Vec::new(),
-            }
-        }
+        "machinectl" => unwrap_machinectl(args),
         // A leading value (a time stamp) before the command.
         "faketime" => {
-            let i = o("p", &["date-prog"]).first_operand(args);
-            argv_from("faketime", i + 1, false)
+            argv_after_options("faketime", args, &Opts::new("p", &["date-prog"]), 1, false)
         }
-        "prlimit" => {
-            let i = o("po", &["pid", "output"]).first_operand(args);
-            argv_from("prlimit", i, false)
-        }
-        "rlwrap" => {
-            let i = o(
-                "bCDefgHlMOpPqsStwz",
-                &[
-                    "break-chars",
-                    "command-name",
-                    "history-no-dupes",
-                    "extra-char-after-completion",
-                    "file",
-                    "forget-matching",
-                    "history-filename",
-                    "logfile",
-                    "multi-line-ext",
-                    "only-cook",
-                    "prompt-colour",
-                    "pre-given",
-                    "quote-characters",
-                    "histsize",
-                    "substitute-prompt",
-                    "set-term-name",
-                    "wait-before-prompt",
-                    "filter",
-                ],
-            )
-            .first_operand(args);
-            argv_from("rlwrap", i, false)
-        }
+        "prlimit" => argv_after_options(
+            "prlimit",
+            args,
+            &Opts::new("po", &["pid", "output"]),
+            0,
+            false,
+        ),
+        "rlwrap" => argv_after_options("rlwrap", args, &RLWRAP_OPTS, 0, false),
         "bwrap" => unwrap_bwrap(args),
         // Wrappers that run the command after their options (and, for the
         // ones that change user or attach a session, one leading value).
-        "ssh-agent" => argv_from(name, o("aEtPO", &[]).first_operand(args), false),
-        "cpulimit" => argv_from(
+        "ssh-agent" => argv_after_options(name, args, &Opts::new("aEtPO", &[]), 0, false),
+        "cpulimit" => argv_after_options(
             name,
-            o("lepPb", &["limit", "exe", "pid", "path"]).first_operand(args),
+            args,
+            &Opts::new("lepPb", &["limit", "exe", "pid", "path"]),
+            0,
             false,
         ),
-        "sshpass" => argv_from(name, o("pfdP", &[]).first_operand(args), false),
-        "sandbox-exec" => argv_from(name, o("fpnD", &[]).first_operand(args), false),
-        "dbus-launch" => argv_from(
+        "sshpass" => argv_after_options(name, args, &Opts::new("pfdP", &[]), 0, false),
+        "sandbox-exec" => argv_after_options(name, args, &Opts::new("fpnD", &[]), 0, false),
+        "dbus-launch" => argv_after_options(
             name,
-            o("", &["config-file", "autolaunch"]).first_operand(args),
+            args,
+            &Opts::new("", &["config-file", "autolaunch"]),
+            0,
             false,
         ),
-        "numactl" => argv_from(
-            name,
-            o(
-                "ipmNCP",
-                &[
-                    "interleave",
-                    "preferred",
-                    "membind",
-                    "cpunodebind",
-                    "physcpubind",
-                    "weighted-interleave",
-                ],
-            )
-            .first_operand(args),
-            false,
-        ),
-        "gosu" | "su-exec" | "setuidgid" => {
-            argv_from(name, o("", &[]).first_operand(args) + 1, false)
-        }
-        "chpst" => argv_from(name, o("uUbe/nlLmdofcrtv", &[]).first_operand(args), false),
+        "numactl" => argv_after_options(name, args, &NUMACTL_OPTS, 0, false),
+        "gosu" | "su-exec" | "setuidgid" => argv_after_options(name, args, &no_opts, 1, false),
+        "chpst" => argv_after_options(name, args, &Opts::new("uUbe/nlLmdofcrtv", &[]), 0, false),
         // `dtach -n SOCKET CMD`, `abduco -n NAME CMD`: a detached session.
-        "dtach" | "abduco" => {
-            let i = o("rEz", &[]).first_operand(args);
-            argv_from(name, i + 1, false)
-        }
-        // `entr [-s] CMD`: with -s, one shell command line.
-        "entr" => {
-            let i = o("", &[]).first_operand(args);
-            if args[..i.min(args.len())]
-                .iter()
-                .any(|a| a.text.starts_with('-') && a.text.contains('s'))
-            {
-                joined_script("entr -s", args.get(i..).unwrap_or(&[]))
-            } else {
-                argv_from(name, i, false)
-            }
-        }
+        "dtach" | "abduco" => argv_after_options(name, args, &Opts::new("rEz", &[]), 1, false),
+        "entr" => unwrap_entr(args),
         "start-stop-daemon" => unwrap_start_stop_daemon(args),
-        // `less +CMD`: CMD is less's first command; `+!CMD` runs a shell command.
-        "less" | "zless" | "xzless" | "bzless" => args
-            .iter()
-            .take_while(|a| a.text != "--")
-            .filter_map(|a| {
-                a.text
-                    .strip_prefix("+!")
-                    .or_else(|| a.text.strip_prefix("+:!"))
-            })
-            .map(|cmd| Inner::Script {
-                label: "less +!".into(),
-                script: cmd.to_string(),
-                privileged: false,
-                stdin_script: false,
-                positional: None,
-            })
-            .collect(),
+        "less" | "zless" | "xzless" | "bzless" => unwrap_less(args),
         "eval" => joined_script("eval", args),
         "tar" | "bsdtar" | "gtar" => unwrap_tar(args),
-        "rsync" => {
-            let mut out = Vec::new();
-            for (k, a) in args.iter().enumerate() {
-                if a.text == "-e" || a.text == "--rsh" {
-                    if let Some(s) = args.get(k + 1) {
-                        out.push(script("rsync -e", s, false));
-                    }
-                } else if let Some(s) = a.text.strip_prefix("--rsh=") {
-                    out.push(Inner::Script {
-                        label: "rsync -e".into(),
-                        script: s.into(),
-                        privileged: false,
-                        stdin_script: false,
-                        positional: None,
-                    });
-                }
-            }
-            out
-        }
-        "nsenter" => {
-            let i = o(
-                "tSGnmuipUCrwe",
-                &["target", "setuid", "setgid", "root", "wd"],
-            )
-            .first_operand(args);
-            argv_from("nsenter", i, true)
-        }
-        "unshare" => {
-            let i =
-                o("", &["map-user", "map-group", "setgroups", "propagation"]).first_operand(args);
-            argv_from("unshare", i, false)
-        }
+        "rsync" => unwrap_rsync(args),
+        "nsenter" => argv_after_options("nsenter", args, &NSENTER_OPTS, 0, true),
+        "unshare" => argv_after_options(
+            "unshare",
+            args,
+            &Opts::new("", &["map-user", "map-group", "setgroups", "propagation"]),
+            0,
+            false,
+        ),
         _ if is_shell(name) => unwrap_shell(name, command),
         _ => unwrap_by_model(name, args),
     }
+}
+
+/// `sudo`'s options that take a value.
+const SUDO_OPTS: Opts<'static> = Opts::new(
+    "ugpChDrtTUR",
+    &[
+        "user",
+        "group",
+        "prompt",
+        "close-from",
+        "host",
+        "chdir",
+        "role",
+        "type",
+        "other-user",
+        "chroot",
+        "command-timeout",
+    ],
+);
+
+/// `run0`'s (systemd) options that take a value.
+const RUN0_OPTS: Opts<'static> = Opts::new(
+    "ugD",
+    &[
+        "user",
+        "group",
+        "chdir",
+        "setenv",
+        "unit",
+        "property",
+        "description",
+        "slice",
+        "nice",
+        "machine",
+        "background",
+    ],
+);
+
+/// `rlwrap`'s options that take a value.
+const RLWRAP_OPTS: Opts<'static> = Opts::new(
+    "bCDefgHlMOpPqsStwz",
+    &[
+        "break-chars",
+        "command-name",
+        "history-no-dupes",
+        "extra-char-after-completion",
+        "file",
+        "forget-matching",
+        "history-filename",
+        "logfile",
+        "multi-line-ext",
+        "only-cook",
+        "prompt-colour",
+        "pre-given",
+        "quote-characters",
+        "histsize",
+        "substitute-prompt",
+        "set-term-name",
+        "wait-before-prompt",
+        "filter",
+    ],
+);
+
+/// `numactl`'s options that take a value.
+const NUMACTL_OPTS: Opts<'static> = Opts::new(
+    "ipmNCP",
+    &[
+        "interleave",
+        "preferred",
+        "membind",
+        "cpunodebind",
+        "physcpubind",
+        "weighted-interleave",
+    ],
+);
+
+/// `nsenter`'s options that take a value.
+const NSENTER_OPTS: Opts<'static> = Opts::new(
+    "tSGnmuipUCrwe",
+    &["target", "setuid", "setgid", "root", "wd"],
+);
+
+/// `args[from..]` as the command a wrapper runs (none when it is empty).
+fn argv_from(label: &str, args: &[Word], from: usize, privileged: bool) -> Vec<Inner> {
+    match args.get(from..) {
+        Some(rest) if !rest.is_empty() => vec![Inner::Argv {
+            label: label.to_string(),
+            argv: rest.to_vec(),
+            privileged,
+            keeps_stdin: true,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// The command after a wrapper's options and then `leading_values`
+/// operands of its own (`timeout DURATION CMD`, `chroot DIR CMD`).
+fn argv_after_options(
+    label: &str,
+    args: &[Word],
+    opts: &Opts,
+    leading_values: usize,
+    privileged: bool,
+) -> Vec<Inner> {
+    argv_from(
+        label,
+        args,
+        opts.first_operand(args) + leading_values,
+        privileged,
+    )
+}
+
+/// A shell string to walk, given as text rather than as a word.
+fn script_text(label: &str, text: &str, privileged: bool) -> Inner {
+    Inner::Script {
+        label: label.to_string(),
+        script: text.to_string(),
+        privileged,
+        stdin_script: false,
+        positional: None,
+    }
+}
+
+/// `runuser -u USER -- CMD` runs CMD as USER (root only), like `sudo -u`;
+/// `runuser USER -c CMD` runs a shell string, like `su`.
+fn unwrap_runuser(args: &[Word]) -> Vec<Inner> {
+    if runuser_runs_as_user(args) {
+        let opts = Opts::new(
+            "ugGsw",
+            &[
+                "user",
+                "group",
+                "supp-group",
+                "shell",
+                "whitelist-environment",
+            ],
+        );
+        return argv_after_options("runuser", args, &opts, 0, true);
+    }
+    runuser_shell_string(args)
+        .map(|script| vec![script_text("runuser -c", &script, true)])
+        .unwrap_or_default()
+}
+
+/// Whether `runuser` is in its `-u USER` form (an option before `--`).
+fn runuser_runs_as_user(args: &[Word]) -> bool {
+    args.iter()
+        .take_while(|a| a.text != "--")
+        .any(|a| a.text == "-u" || a.text == "--user" || a.text.starts_with("--user="))
+}
+
+/// The first shell string given to `runuser` by `-c`, `--command` or
+/// `--session-command`, in either spelling.
+fn runuser_shell_string(args: &[Word]) -> Option<String> {
+    args.iter()
+        .enumerate()
+        .find_map(|(k, a)| match a.text.as_str() {
+            "-c" | "--command" | "--session-command" => args.get(k + 1).map(|s| s.text.clone()),
+            t => t
+                .strip_prefix("--command=")
+                .or_else(|| t.strip_prefix("--session-command="))
+                .map(str::to_string),
+        })
+}
+
+/// `su -c CMD` (every one given): CMD runs as root.
+fn unwrap_su(args: &[Word]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        if a == "-c" || a == "--command" {
+            if let Some(s) = args.get(i + 1) {
+                out.push(script("su -c", s, true));
+            }
+            i += 1;
+        } else if let Some(s) = a.strip_prefix("--command=") {
+            out.push(script_text("su -c", s, true));
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `command CMD` runs CMD; `command -v NAME` and `-V` only look a name up.
+fn unwrap_command_builtin(args: &[Word]) -> Vec<Inner> {
+    if args.iter().any(|a| a.text == "-v" || a.text == "-V") {
+        return Vec::new();
+    }
+    argv_after_options("command", args, &Opts::new("", &[]), 0, false)
+}
+
+/// Where the command starts for the wrappers that only adjust how it runs
+/// (`nice`, `nohup`, `stdbuf`, `chrt`, `setarch` ...): after their options
+/// and, for some, a value of their own.
+fn prefix_wrapper_command_index(name: &str, args: &[Word]) -> usize {
+    let opts = match name {
+        "exec" => Opts::new("a", &[]),
+        "stdbuf" => Opts::new("ioe", &["input", "output", "error"]),
+        "ionice" => Opts::new("cnp", &["class", "classdata", "pid"]),
+        "nice" => Opts::new("n", &["adjustment"]),
+        "time" => Opts::new("fo", &["format", "output"]),
+        "chrt" | "taskset" => Opts::new("p", &[]),
+        "systemd-run" => Opts::new(
+            "upPE",
+            &[
+                "unit",
+                "property",
+                "description",
+                "slice",
+                "setenv",
+                "working-directory",
+            ],
+        ),
+        "strace" => Opts::new("eopsSPIbuEa", &[]),
+        "ltrace" => Opts::new("eopsnuaA", &[]),
+        _ => Opts::new("", &[]),
+    };
+    let mut i = opts.first_operand(args);
+    // chrt PRIO CMD / taskset MASK CMD / setarch ARCH CMD / logsave
+    // LOG CMD: a value comes before the command.
+    if matches!(name, "chrt" | "taskset" | "setarch" | "logsave") {
+        i += 1;
+    }
+    // `setarch ARCH -R CMD`: its own options follow the value.
+    if name == "setarch" {
+        while args.get(i).is_some_and(|a| a.text.starts_with('-')) {
+            i += 1;
+        }
+    }
+    i
+}
+
+/// `flock [-c CMD] LOCK [CMD…]`: the shell strings after `-c`, or else the
+/// command after the lock file.
+fn unwrap_flock(args: &[Word]) -> Vec<Inner> {
+    let i =
+        Opts::new("wEc", &["timeout", "wait", "conflict-exit-code", "command"]).first_operand(args);
+    let mut out = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        if (a.text == "-c" || a.text == "--command") && k + 1 < args.len() {
+            out.push(script("flock -c", &args[k + 1], false));
+        }
+    }
+    if out.is_empty() {
+        out = argv_from("flock", args, i + 1, false);
+    }
+    out
+}
+
+/// `cmd.exe /c dir`, `cmd.exe /s /c "…"` (Windows, from WSL): the rest of
+/// the line after `/c` (`/k` keeps the prompt) is a command line for cmd,
+/// read here as a shell reads one.
+fn unwrap_cmd_exe(args: &[Word]) -> Vec<Inner> {
+    match args
+        .iter()
+        .position(|a| matches!(a.text.as_str(), "/c" | "/C" | "/k" | "/K"))
+    {
+        Some(k) => joined_script("cmd.exe /c", &args[k + 1..]),
+        None => Vec::new(),
+    }
+}
+
+/// `script -c CMD` (also clustered, `-qc CMD`) records a shell string.
+fn unwrap_script(args: &[Word]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        let short_c = a.text.starts_with('-') && !a.text.starts_with("--") && a.text.ends_with('c');
+        if short_c || a.text == "--command" {
+            if let Some(s) = args.get(k + 1) {
+                out.push(script("script -c", s, false));
+            }
+        } else if let Some(s) = a.text.strip_prefix("--command=") {
+            out.push(script_text("script -c", s, false));
+        }
+    }
+    out
+}
+
+/// `xargs CMD`: CMD (`echo` when none is given) with arguments read from
+/// input; its stdin is xargs's input, not the caller's.
+fn unwrap_xargs(args: &[Word]) -> Vec<Inner> {
+    let opts = Opts::new(
+        "IinLlPdEsae",
+        &[
+            "replace",
+            "max-lines",
+            "max-args",
+            "max-procs",
+            "delimiter",
+            "eof",
+            "max-chars",
+            "arg-file",
+            "process-slot-var",
+        ],
+    );
+    let mut inner = argv_after_options("xargs", args, &opts, 0, false);
+    if inner.is_empty() {
+        inner.push(Inner::Argv {
+            label: "xargs".into(),
+            argv: vec![Word::literal("echo")],
+            privileged: false,
+            keeps_stdin: false,
+        });
+    }
+    for inner in &mut inner {
+        if let Inner::Argv {
+            argv, keeps_stdin, ..
+        } = inner
+        {
+            *keeps_stdin = false;
+            argv.push(arguments_from_input());
+        }
+    }
+    inner
+}
+
+/// GNU `parallel TEMPLATE ::: INPUTS` (and `sem`): one run per input, or
+/// with no command and no `:::`, each input line as a command line.
+fn unwrap_parallel(name: &str, args: &[Word]) -> Vec<Inner> {
+    let i = Opts::new(
+        "jSaIX",
+        &[
+            "jobs", "sshlogin", "arg-file", "delay", "timeout", "joblog", "results", "id",
+        ],
+    )
+    .first_operand(args);
+    let end = args
+        .iter()
+        .position(|a| a.text.starts_with(":::"))
+        .unwrap_or(args.len());
+    let template = &args[i.min(end)..end];
+    let inputs: Vec<&Word> = args
+        .get(end + 1..)
+        .unwrap_or(&[])
+        .iter()
+        .take_while(|a| !a.text.starts_with(":::"))
+        .take(8)
+        .collect();
+    // No command and no `:::`: each line of its input (or of `-a
+    // FILE`) is a command line.
+    if template.is_empty() && inputs.is_empty() && end == args.len() {
+        return vec![Inner::Script {
+            label: format!("{name} (input lines)"),
+            script: "\"$PARALLEL_INPUT_LINE\"".into(),
+            privileged: false,
+            stdin_script: true,
+            positional: None,
+        }];
+    }
+    let mut out = Vec::new();
+    for argv in parallel_runs(template, &inputs) {
+        match argv.len() {
+            0 => {}
+            1 => out.push(script("parallel", &argv[0], false)),
+            _ => out.push(Inner::Argv {
+                label: "parallel".into(),
+                argv,
+                privileged: false,
+                keeps_stdin: false,
+            }),
+        }
+    }
+    out
+}
+
+/// The argument vectors `parallel` runs: the template once per input, the
+/// input filling the first `{}` or else appended; the template alone when
+/// there are no inputs.
+fn parallel_runs(template: &[Word], inputs: &[&Word]) -> Vec<Vec<Word>> {
+    if inputs.is_empty() {
+        return vec![template.to_vec()];
+    }
+    inputs
+        .iter()
+        .map(|input| {
+            let mut argv = template.to_vec();
+            if let Some(slot) = argv.iter_mut().find(|w| w.text.contains("{}")) {
+                slot.text = slot.text.replace("{}", &input.text);
+            } else {
+                argv.push((*input).clone());
+            }
+            argv
+        })
+        .collect()
+}
+
+/// `dotenv -e .env.local -- CMD` (dotenv-cli), `dotenv run CMD`
+/// (python-dotenv), `dotenvx run -f F -- CMD`, `env-cmd -f F CMD`: CMD runs
+/// with the file's variables in its environment.
+fn unwrap_dotenv(name: &str, args: &[Word]) -> Vec<Inner> {
+    if let Some(k) = args.iter().position(|a| a.text == "--") {
+        return argv_from(name, args, k + 1, false);
+    }
+    let opts = Opts::new("efcvp", &["env-file", "file", "environments", "path"]);
+    match args.iter().position(|a| a.text == "run") {
+        Some(k) => {
+            let rest = &args[k + 1..];
+            let i = opts.first_operand(rest);
+            argv_after(name, &rest[i.min(rest.len())..])
+        }
+        None if name == "env-cmd" => argv_after_options(name, args, &opts, 0, false),
+        None => Vec::new(),
+    }
+}
+
+/// `trap [--] 'CMD' SIGNAL...`: CMD, which runs later, in this shell.
+fn trap_action(args: &[Word]) -> Option<&Word> {
+    let args = match args.first() {
+        Some(a) if a.text == "--" => &args[1..],
+        _ => args,
+    };
+    match args.first() {
+        Some(cmd) if args.len() >= 2 && !cmd.text.starts_with('-') => Some(cmd),
+        _ => None,
+    }
+}
+
+/// `mapfile -C CMD` runs CMD every `-c` lines; `compgen -C CMD` and
+/// `complete -C CMD` run CMD to list completions.
+fn unwrap_callback_option(name: &str, args: &[Word]) -> Vec<Inner> {
+    args.iter()
+        .enumerate()
+        .filter_map(|(k, a)| match a.text.as_str() {
+            "-C" => args.get(k + 1).map(|cmd| script(name, cmd, false)),
+            t => t
+                .strip_prefix("-C")
+                .filter(|c| !c.is_empty())
+                .map(|cmd| script_text(name, cmd, false)),
+        })
+        .collect()
+}
+
+/// `aq run [OPTIONS] -- CMD`, `aq mcp run ... -- SERVER`: a `run` before
+/// `--` means the words after `--` run.
+fn is_aq_run(args: &[Word]) -> bool {
+    args.iter()
+        .take_while(|a| a.text != "--")
+        .any(|a| a.text == "run")
+}
+
+/// `alias NAME='CMD'`: CMD runs where NAME is written later (in a shell that
+/// expands aliases), so each is judged as a command line.
+fn unwrap_alias(args: &[Word]) -> Vec<Inner> {
+    args.iter()
+        .filter_map(|a| {
+            let (name, value) = a.text.split_once('=')?;
+            (!name.is_empty() && !name.starts_with('-')).then(|| script_text("alias", value, false))
+        })
+        .collect()
+}
+
+/// `machinectl shell [USER@]MACHINE [PROGRAM [ARGS]]`.
+fn unwrap_machinectl(args: &[Word]) -> Vec<Inner> {
+    let i =
+        Opts::new("MHpE", &["machine", "host", "property", "setenv", "uid"]).first_operand(args);
+    match args.get(i) {
+        Some(sub) if sub.text == "shell" => {
+            let rest = &args[i + 1..];
+            let j = Opts::new("E", &["setenv", "uid"]).first_operand(rest);
+            argv_after("machinectl shell", rest.get(j + 1..).unwrap_or(&[]))
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// `entr [-s] CMD`: with `-s` (alone or in a cluster), one shell command
+/// line; otherwise a program with its arguments.
+fn unwrap_entr(args: &[Word]) -> Vec<Inner> {
+    let i = Opts::new("", &[]).first_operand(args);
+    if args[..i.min(args.len())]
+        .iter()
+        .any(|a| a.text.starts_with('-') && a.text.contains('s'))
+    {
+        joined_script("entr -s", args.get(i..).unwrap_or(&[]))
+    } else {
+        argv_from("entr", args, i, false)
+    }
+}
+
+/// `less +CMD`: CMD is less's first command; `+!CMD` (or `+:!CMD`) runs a
+/// shell command.
+fn unwrap_less(args: &[Word]) -> Vec<Inner> {
+    args.iter()
+        .take_while(|a| a.text != "--")
+        .filter_map(|a| {
+            a.text
+                .strip_prefix("+!")
+                .or_else(|| a.text.strip_prefix("+:!"))
+        })
+        .map(|cmd| script_text("less +!", cmd, false))
+        .collect()
+}
+
+/// `rsync -e CMD` / `--rsh=CMD`: the remote shell rsync starts.
+fn unwrap_rsync(args: &[Word]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        if a.text == "-e" || a.text == "--rsh" {
+            if let Some(s) = args.get(k + 1) {
+                out.push(script("rsync -e", s, false));
+            }
+        } else if let Some(s) = a.text.strip_prefix("--rsh=") {
+            out.push(script_text("rsync -e", s, false));
+        }
+    }
+    out
 }
 
 /// `rest` as the command a wrapper runs (none when it is empty).
@@ -2138,6 +2199,97 @@ mod tests {
         assert_eq!(sudo.first_operand(&words("--user root rm")), 2);
         assert_eq!(sudo.first_operand(&words("--user=root rm")), 1);
         assert_eq!(sudo.first_operand(&words("-- rm")), 1);
+    }
+
+    #[test]
+    fn prefix_wrappers_skip_their_options_and_leading_value() {
+        let at = |name, line| prefix_wrapper_command_index(name, &words(line));
+        assert_eq!(at("nice", "-n 5 rm -rf /"), 2);
+        assert_eq!(at("nohup", "rm -rf /"), 0);
+        assert_eq!(at("chrt", "10 rm"), 1);
+        assert_eq!(at("taskset", "-p 3 rm"), 3);
+        assert_eq!(at("setarch", "x86_64 -R -L rm"), 3);
+        assert_eq!(at("stdbuf", "--output=L rm"), 1);
+    }
+
+    #[test]
+    fn runuser_form_is_told_by_its_options() {
+        assert!(runuser_runs_as_user(&words("-u nobody -- rm")));
+        assert!(runuser_runs_as_user(&words("--user=nobody rm")));
+        assert!(!runuser_runs_as_user(&words("nobody -- -u")));
+        assert_eq!(
+            runuser_shell_string(&words("nobody -c id")).as_deref(),
+            Some("id")
+        );
+        assert_eq!(
+            runuser_shell_string(&words("nobody --session-command=id")).as_deref(),
+            Some("id")
+        );
+        assert_eq!(runuser_shell_string(&words("nobody -c")), None);
+    }
+
+    #[test]
+    fn parallel_inputs_fill_the_slot_or_are_appended() {
+        let texts = |runs: Vec<Vec<Word>>| -> Vec<String> {
+            runs.iter()
+                .map(|argv| {
+                    argv.iter()
+                        .map(|w| w.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect()
+        };
+        let a = Word::literal("a");
+        let b = Word::literal("b");
+        assert_eq!(
+            texts(parallel_runs(&words("rm {}.txt"), &[&a, &b])),
+            ["rm a.txt", "rm b.txt"]
+        );
+        assert_eq!(texts(parallel_runs(&words("rm -f"), &[&a])), ["rm -f a"]);
+        assert_eq!(texts(parallel_runs(&words("rm -f"), &[])), ["rm -f"]);
+    }
+
+    #[test]
+    fn trap_action_needs_a_signal_after_it() {
+        let action = |line| trap_action(&words(line)).map(|w| w.text.clone());
+        assert_eq!(action("rm EXIT").as_deref(), Some("rm"));
+        assert_eq!(action("-- rm EXIT").as_deref(), Some("rm"));
+        assert_eq!(action("rm"), None);
+        assert_eq!(action("-p EXIT"), None);
+    }
+
+    #[test]
+    fn aq_runs_only_with_run_before_the_separator() {
+        assert!(is_aq_run(&words("run --sandbox -- rm")));
+        assert!(is_aq_run(&words("mcp run -- server")));
+        assert!(!is_aq_run(&words("check -- run")));
+    }
+
+    #[test]
+    fn leading_values_are_skipped_after_options() {
+        let argv = |inner: Vec<Inner>| -> Vec<String> {
+            inner
+                .into_iter()
+                .flat_map(|i| match i {
+                    Inner::Argv { argv, .. } => argv.into_iter().map(|w| w.text).collect(),
+                    Inner::Script { script, .. } => vec![script],
+                })
+                .collect()
+        };
+        let timeout = Opts::new("sk", &["signal", "kill-after"]);
+        assert_eq!(
+            argv(argv_after_options(
+                "timeout",
+                &words("-s KILL 5 rm x"),
+                &timeout,
+                1,
+                false
+            )),
+            ["rm", "x"]
+        );
+        assert!(argv_after_options("timeout", &words("-s KILL 5"), &timeout, 1, false).is_empty());
+        assert!(argv_after_options("timeout", &words("-s"), &timeout, 1, false).is_empty());
     }
 
     fn remote_script(program: &str, line: &str) -> Vec<String> {
