@@ -99,8 +99,8 @@ mod elsewhere {
 
     use super::{Check, KERNEL_PROFILES, Profile, Status};
 
-    /// macOS's sandbox launcher (Seatbelt).
-    pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+    /// macOS's sandbox launcher (Seatbelt), the one `aq run` starts.
+    pub use aq_sandbox::SANDBOX_EXEC;
 
     /// The name of the check that stands for every Linux one.
     const LINUX_SANDBOX: &str = "linux-sandbox";
@@ -172,25 +172,8 @@ mod elsewhere {
 
     /// The human-readable report.
     pub fn render_text(os: &str, checks: &[Check], profiles: &[Profile]) -> String {
-        let mut s = String::new();
-        let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
-        for c in checks {
-            let _ = writeln!(
-                s,
-                "{:<7}  {:<width$}  {}",
-                c.status.label(),
-                c.name,
-                c.detail
-            );
-        }
-        let names = |works: bool| {
-            profiles
-                .iter()
-                .filter(|p| p.works == works)
-                .map(|p| p.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let mut s = super::render_checks(checks);
+        let names = |works: bool| super::profile_names(profiles, works);
         let failing = names(false);
         let needs = if os == "macos" {
             "they need sandbox-exec"
@@ -884,8 +867,8 @@ pub fn profiles(checks: &[Check]) -> Vec<Profile> {
     out
 }
 
-/// The human-readable report.
-pub fn render_text(checks: &[Check], profiles: &[Profile], fix: bool) -> String {
+/// One line per check, names aligned: the report's table on every system.
+fn render_checks(checks: &[Check]) -> String {
     let mut s = String::new();
     let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
     for c in checks {
@@ -897,14 +880,23 @@ pub fn render_text(checks: &[Check], profiles: &[Profile], fix: bool) -> String 
             c.detail
         );
     }
-    let names = |works: bool| {
-        profiles
-            .iter()
-            .filter(|p| p.works == works)
-            .map(|p| p.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    s
+}
+
+/// The profiles that work (or do not), comma-separated.
+fn profile_names(profiles: &[Profile], works: bool) -> String {
+    profiles
+        .iter()
+        .filter(|p| p.works == works)
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The human-readable report.
+pub fn render_text(checks: &[Check], profiles: &[Profile], fix: bool) -> String {
+    let mut s = render_checks(checks);
+    let names = |works: bool| profile_names(profiles, works);
     let _ = write!(s, "profiles: works: {}", names(true));
     if let Some(broken) = profiles.iter().find(|p| !p.works) {
         let _ = write!(
