@@ -973,6 +973,30 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_rewritten_after_the_start_is_not_what_altered_copies_are_known_by() {
+        // The ELF facts are read when first needed; by then `rm` was rewritten
+        // (by the session, say) into something else: the index still says
+        // what was installed at the start, so a copy of the new content is
+        // not taken for `rm`.
+        let (dir, id) = host();
+        let planted = elf(b"planted-id", b"planted code");
+        std::fs::write(dir.path().join("rm"), &planted).unwrap();
+        let copy = dir.path().join("c");
+        let mut bytes = planted.clone();
+        bytes.push(b'x');
+        std::fs::write(&copy, &bytes).unwrap();
+        let got = identify(&id, &copy, &["./c"]);
+        assert_eq!((got.argv[0].as_str(), got.kin), ("c", Kin::Unknown));
+        // Control: a tool left as it was is still found by build id.
+        let mut curl = std::fs::read(dir.path().join("curl")).unwrap();
+        curl.push(b'x');
+        let c2 = dir.path().join("c2");
+        std::fs::write(&c2, &curl).unwrap();
+        let got = identify(&id, &c2, &["./c2"]);
+        assert_eq!((got.argv[0].as_str(), got.how), ("curl", "build-id"));
+    }
+
+    #[test]
     fn the_background_index_is_the_same_index() {
         let (dir, _) = host();
         // The same directory named twice, once through a link to it.
