@@ -7,7 +7,9 @@
 //! sandbox reads (`/tmp`) would have that directory listed entry by entry.
 //! Their root prints as `/FAKE` and aq's own directory as `/AQ_BIN`. The
 //! masks found by looking at the host (its `/tmp/ssh-*` agent directories,
-//! the resolver's sockets) are left out of the comparison.
+//! the resolver's sockets) are left out of the comparison, and the masks are
+//! compared in the order of their printed paths (the profile orders them by
+//! the real ones, which depends on where the checkout is).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -81,17 +83,40 @@ impl Fake {
             .replace(&bin, "/AQ_BIN")
             .replace(&folded(&root), "/FAKE")
             .replace(&folded(&bin), "/AQ_BIN");
-        let mut out = String::new();
-        let mut skipping = false;
+        // Split into blocks, each starting at a comment line; drop the
+        // host's masks; put the mask blocks in order of their normalized
+        // path. The profile sorts its masks by the real paths, so where the
+        // scratch directory sorts among `/etc`, `/run` and `/var` depends on
+        // the checkout's path; the masks are all denies after every allow,
+        // so their order among themselves carries no meaning.
+        let mut blocks: Vec<String> = Vec::new();
         for line in text.lines() {
-            if line.starts_with(';') || line.is_empty() {
-                skipping = line
-                    .strip_prefix("; masked: ")
-                    .is_some_and(|p| HOST_MASKS.iter().any(|h| p.starts_with(h)));
+            if line.starts_with(';') || line.is_empty() || blocks.is_empty() {
+                blocks.push(String::new());
             }
-            if !skipping {
-                out.push_str(line);
-                out.push('\n');
+            let block = blocks.last_mut().expect("a block was pushed");
+            block.push_str(line);
+            block.push('\n');
+        }
+        blocks.retain(|b| {
+            !b.strip_prefix("; masked: ")
+                .is_some_and(|p| HOST_MASKS.iter().any(|h| p.starts_with(h)))
+        });
+        let is_mask = |b: &String| b.starts_with("; masked: ");
+        let mut out = String::new();
+        let mut i = 0;
+        while i < blocks.len() {
+            if is_mask(&blocks[i]) {
+                let start = i;
+                while i < blocks.len() && is_mask(&blocks[i]) {
+                    i += 1;
+                }
+                let mut run = blocks[start..i].to_vec();
+                run.sort();
+                out.extend(run);
+            } else {
+                out.push_str(&blocks[i]);
+                i += 1;
             }
         }
         out
