@@ -179,7 +179,9 @@ pub fn combine(
     Ok((eff, refusals))
 }
 
-/// Puts back what the managed layer set where a layer below lowered it.
+/// Puts back what the managed layer set where a layer below lowered it:
+/// one step per thing a managed file can hold, each refusing (once, by
+/// place and entry) what a layer below wrote against it.
 fn ceiling(
     eff: &mut EffectivePolicy,
     m: &PolicyLayer,
@@ -187,50 +189,101 @@ fn ceiling(
     below: &[(&PolicyLayer, Trust)],
     refusals: &mut Vec<Refusal>,
 ) {
-    let file = m.source.clone();
-    let refuse =
-        |refusals: &mut Vec<Refusal>, at: &Location, entry: String, key: String, kept: String| {
-            if !refusals.iter().any(|r| r.at == *at && r.entry == entry) {
-                refusals.push(Refusal {
-                    at: at.clone(),
-                    entry,
-                    managed: file.clone(),
-                    key,
-                    kept,
-                });
-            }
-        };
-    // Rule actions.
-    for set in &m.actions {
-        for (layer, _) in below {
-            for lower in layer.actions.iter().filter(|a| a.rule == set.rule) {
-                if lower.action < set.action {
-                    refuse(
-                        refusals,
-                        &lower.at,
-                        format!("`\"{}\" = \"{}\"`", lower.rule, lower.action),
-                        format!("[rules] \"{}\"", set.rule),
-                        format!("`{}` stays `{}`", set.rule, set.action),
-                    );
-                }
-            }
-        }
-        if eff.policy.action(set.rule) < set.action {
-            eff.policy.actions.insert(set.rule, set.action);
-            eff.provenance.actions.insert(set.rule, set.at.clone());
-        }
-        if !eff.policy.locked.contains(&set.rule) {
-            eff.policy.locked.push(set.rule);
+    let mut c = Ceiling {
+        managed: m,
+        below,
+        refusals,
+    };
+    c.rule_actions(eff);
+    if settings.lock_network {
+        c.locked_network(eff);
+    }
+    let settings = &ManagedSettings {
+        forbid_profiles: c.forbidden_with_their_children(&settings.forbid_profiles),
+        ..settings.clone()
+    };
+    c.profiles_below_the_floor(settings);
+    c.built_in_programs(eff);
+    if settings.forbid_profiles.contains(&eff.session.profile) {
+        c.forbidden_session_profile(eff, settings);
+    }
+    if settings.forbid_hooks_approve && eff.hooks_approve {
+        c.hooks_approve(eff);
+    }
+    if settings.require_checkpoints && !eff.undo.enabled {
+        c.checkpoints(eff);
+    }
+    eff.managed = Some(crate::config::ManagedInForce {
+        file: m.source.clone(),
+        settings: settings.clone(),
+        locked_rules: m.actions.iter().map(|a| (a.rule, a.action)).collect(),
+        hosts: settings
+            .lock_network
+            .then(|| m.network.allow.iter().map(|(h, _)| h.clone()).collect()),
+    });
+}
+
+/// The managed layer, the layers below it and what was refused so far.
+struct Ceiling<'a> {
+    managed: &'a PolicyLayer,
+    below: &'a [(&'a PolicyLayer, Trust)],
+    refusals: &'a mut Vec<Refusal>,
+}
+
+impl Ceiling<'_> {
+    /// Refuses `entry` at `at` once: a layer met twice (a `--policy` file
+    /// that is also the user's) says it once.
+    fn refuse(&mut self, at: &Location, entry: String, key: String, kept: String) {
+        if !self
+            .refusals
+            .iter()
+            .any(|r| r.at == *at && r.entry == entry)
+        {
+            self.refusals.push(Refusal {
+                at: at.clone(),
+                entry,
+                managed: self.managed.source.clone(),
+                key,
+                kept,
+            });
         }
     }
-    // Hosts: only the managed file's.
-    if settings.lock_network {
+
+    /// Rule actions: none below the managed one, and each locked (a session
+    /// cannot lower it with a flag either).
+    fn rule_actions(&mut self, eff: &mut EffectivePolicy) {
+        for set in &self.managed.actions {
+            for (layer, _) in self.below {
+                for lower in layer.actions.iter().filter(|a| a.rule == set.rule) {
+                    if lower.action < set.action {
+                        self.refuse(
+                            &lower.at,
+                            format!("`\"{}\" = \"{}\"`", lower.rule, lower.action),
+                            format!("[rules] \"{}\"", set.rule),
+                            format!("`{}` stays `{}`", set.rule, set.action),
+                        );
+                    }
+                }
+            }
+            if eff.policy.action(set.rule) < set.action {
+                eff.policy.actions.insert(set.rule, set.action);
+                eff.provenance.actions.insert(set.rule, set.at.clone());
+            }
+            if !eff.policy.locked.contains(&set.rule) {
+                eff.policy.locked.push(set.rule);
+            }
+        }
+    }
+
+    /// `lock-network`: only the managed file's hosts, permits and pinned
+    /// names (a pin sends a name wherever it says), and no asks for others.
+    fn locked_network(&mut self, eff: &mut EffectivePolicy) {
+        let m = self.managed;
         let allowed: Vec<&str> = m.network.allow.iter().map(|(h, _)| h.as_str()).collect();
-        for (layer, _) in below {
+        for (layer, _) in self.below {
             for (host, at) in &layer.network.allow {
                 if !allowed.contains(&host.as_str()) {
-                    refuse(
-                        refusals,
+                    self.refuse(
                         at,
                         format!("[network] allow `{host}`"),
                         "[network] allow".to_string(),
@@ -258,13 +311,11 @@ fn ceiling(
         eff.network
             .permit
             .retain(|c| permitted.contains(&c.as_str()));
-        // A pinned name goes wherever the pin says: only the managed file's.
         let pinned: Vec<&str> = m.network.resolve.iter().map(|(r, _)| r.as_str()).collect();
-        for (layer, _) in below {
+        for (layer, _) in self.below {
             for (pin, at) in &layer.network.resolve {
                 if !pinned.contains(&pin.as_str()) {
-                    refuse(
-                        refusals,
+                    self.refuse(
                         at,
                         format!("[network] resolve `{pin}`"),
                         "[managed] lock-network".to_string(),
@@ -276,74 +327,78 @@ fn ceiling(
         eff.network.resolve.retain(|r| pinned.contains(&r.as_str()));
         eff.network.unlisted = crate::UnlistedHosts::Refuse;
     }
-    // A profile made on top of a forbidden one is forbidden too.
-    let mut forbidden = settings.forbid_profiles.clone();
-    loop {
-        let mut grew = false;
-        for (layer, _) in below {
-            for (name, p, _) in &layer.profiles {
-                if let Some(base) = &p.extends
-                    && forbidden.contains(base)
-                    && !forbidden.contains(name)
-                {
-                    forbidden.push(name.clone());
-                    grew = true;
+
+    /// The forbidden profiles and every profile below made on top of one
+    /// (`extends`), to any depth.
+    fn forbidden_with_their_children(&self, forbidden: &[String]) -> Vec<String> {
+        let mut forbidden = forbidden.to_vec();
+        loop {
+            let mut grew = false;
+            for (layer, _) in self.below {
+                for (name, p, _) in &layer.profiles {
+                    if let Some(base) = &p.extends
+                        && forbidden.contains(base)
+                        && !forbidden.contains(name)
+                    {
+                        forbidden.push(name.clone());
+                        grew = true;
+                    }
+                }
+            }
+            if !grew {
+                return forbidden;
+            }
+        }
+    }
+
+    /// Profiles below that switch off what the floor keeps (the session
+    /// refuses them too: [`check_profile`]).
+    fn profiles_below_the_floor(&mut self, settings: &ManagedSettings) {
+        let floor = settings.forbid_profiles.iter().any(|p| {
+            crate::Profile::builtins()
+                .iter()
+                .any(|b| &b.name == p && !b.sandbox)
+        });
+        for (layer, _) in self.below {
+            for (name, p, at) in &layer.profiles {
+                if floor && p.sandbox == Some(false) {
+                    self.refuse(
+                        at,
+                        format!("`[profile.{name}] sandbox = false`"),
+                        "[managed] forbid-profiles".to_string(),
+                        "sessions keep the kernel sandbox".to_string(),
+                    );
+                }
+                if p.exec_guard == Some(false) {
+                    self.refuse(
+                        at,
+                        format!("`[profile.{name}] exec_guard = false`"),
+                        "its rules".to_string(),
+                        "every exec is judged".to_string(),
+                    );
                 }
             }
         }
-        if !grew {
-            break;
-        }
     }
-    let settings = &ManagedSettings {
-        forbid_profiles: forbidden,
-        ..settings.clone()
-    };
-    // Profiles below that switch off what the floor keeps (the session
-    // refuses them too: [`check_profile`]).
-    let floor = settings.forbid_profiles.iter().any(|p| {
-        crate::Profile::builtins()
-            .iter()
-            .any(|b| &b.name == p && !b.sandbox)
-    });
-    for (layer, _) in below {
-        for (name, p, at) in &layer.profiles {
-            if floor && p.sandbox == Some(false) {
-                refuse(
-                    refusals,
-                    at,
-                    format!("`[profile.{name}] sandbox = false`"),
-                    "[managed] forbid-profiles".to_string(),
-                    "sessions keep the kernel sandbox".to_string(),
-                );
-            }
-            if p.exec_guard == Some(false) {
-                refuse(
-                    refusals,
-                    at,
-                    format!("`[profile.{name}] exec_guard = false`"),
-                    "its rules".to_string(),
-                    "every exec is judged".to_string(),
-                );
-            }
-        }
-    }
-    // Built-in programs described anew below: `[program.kubectl] "delete" =
-    // "read"` would lower what the rules decide, so only the managed file
-    // may do it; a program the catalog does not know may still be described.
-    for (layer, _) in below {
-        for (name, _, at) in &layer.programs {
-            let built_in = aq_knowledge::programs::lookup(name).is_some()
-                || aq_knowledge::programs::known_class(name).is_some();
-            if built_in {
-                refuse(
-                    refusals,
+
+    /// Built-in programs described anew below: `[program.kubectl] "delete"
+    /// = "read"` would lower what the rules decide, so only the managed file
+    /// may do it; a program the catalog does not know may still be described.
+    fn built_in_programs(&mut self, eff: &mut EffectivePolicy) {
+        for (layer, _) in self.below {
+            for (name, _, at) in &layer.programs {
+                let built_in = aq_knowledge::programs::lookup(name).is_some()
+                    || aq_knowledge::programs::known_class(name).is_some();
+                if !built_in {
+                    continue;
+                }
+                self.refuse(
                     at,
                     format!("[program.{name}]"),
                     "built-in programs".to_string(),
                     format!("`{name}` is decided as the built-in catalog describes it"),
                 );
-                match m.programs.iter().find(|(n, _, _)| n == name) {
+                match self.managed.programs.iter().find(|(n, _, _)| n == name) {
                     Some((_, p, _)) => {
                         let mut p = p.clone();
                         p.sort_subs();
@@ -356,14 +411,15 @@ fn ceiling(
             }
         }
     }
-    // Profiles no session may use.
-    if settings.forbid_profiles.contains(&eff.session.profile) {
-        for (layer, _) in below {
+
+    /// A session profile no session may use: the managed file's own, or
+    /// the built-in default.
+    fn forbidden_session_profile(&mut self, eff: &mut EffectivePolicy, settings: &ManagedSettings) {
+        for (layer, _) in self.below {
             if let Some((name, at)) = &layer.session.profile
                 && settings.forbid_profiles.contains(name)
             {
-                refuse(
-                    refusals,
+                self.refuse(
                     at,
                     format!("`profile = \"{name}\"`"),
                     "[managed] forbid-profiles".to_string(),
@@ -371,7 +427,8 @@ fn ceiling(
                 );
             }
         }
-        eff.session.profile = m
+        eff.session.profile = self
+            .managed
             .session
             .profile
             .as_ref()
@@ -379,11 +436,12 @@ fn ceiling(
             .filter(|p| !settings.forbid_profiles.contains(p))
             .unwrap_or_else(|| crate::SessionSettings::default().profile);
     }
-    if settings.forbid_hooks_approve && eff.hooks_approve {
-        for (layer, _) in below {
+
+    /// `forbid-hooks-approve`: aq's allow in a hook defers to the agent.
+    fn hooks_approve(&mut self, eff: &mut EffectivePolicy) {
+        for (layer, _) in self.below {
             if let Some((true, at)) = &layer.hooks_approve {
-                refuse(
-                    refusals,
+                self.refuse(
                     at,
                     "`[hooks] allow = \"approve\"`".to_string(),
                     "[managed] forbid-hooks-approve".to_string(),
@@ -393,11 +451,12 @@ fn ceiling(
         }
         eff.hooks_approve = false;
     }
-    if settings.require_checkpoints && !eff.undo.enabled {
-        for (layer, _) in below {
+
+    /// `require-checkpoints`: sessions take checkpoints.
+    fn checkpoints(&mut self, eff: &mut EffectivePolicy) {
+        for (layer, _) in self.below {
             if let Some((false, at)) = &layer.undo.enabled {
-                refuse(
-                    refusals,
+                self.refuse(
                     at,
                     "`[undo] enabled = false`".to_string(),
                     "[managed] require-checkpoints".to_string(),
@@ -407,14 +466,6 @@ fn ceiling(
         }
         eff.undo.enabled = true;
     }
-    eff.managed = Some(crate::config::ManagedInForce {
-        file,
-        settings: settings.clone(),
-        locked_rules: m.actions.iter().map(|a| (a.rule, a.action)).collect(),
-        hosts: settings
-            .lock_network
-            .then(|| m.network.allow.iter().map(|(h, _)| h.clone()).collect()),
-    });
 }
 
 /// "only `a`, `b`", or "no host".
