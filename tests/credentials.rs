@@ -167,7 +167,7 @@ fn home_credentials_of_the_catalog_are_masked_and_their_neighbours_are_not() {
 /// beside them are not. The control: each fake file holds its content
 /// outside aq.
 #[test]
-fn issue_29_catalog_places_are_masked_and_their_neighbours_are_not() {
+fn catalog_places_are_masked_and_their_neighbours_are_not() {
     let env = Env::new();
     let home = env.root().join("home");
     // Directories masked whole: the file is gone.

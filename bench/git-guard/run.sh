@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What aq run's git guard costs (issue 26, red-team finding 2): its start
+# What aq run's git guard costs: its start
 # (find the git surface, pin, hash) and its end check, as it times itself
 # (git-guard/snapshot.json `start_us`, git-guard/checked `check_us`), on a
 # repository of 20,000 committed files in 1,000 directories with 3

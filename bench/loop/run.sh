@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14's headline figure: a bash loop of 600 ordinary commands through
+# The headline figure: a bash loop of 600 ordinary commands through
 # PATH (300 x `ls`, 300 x `git --version`), bare against `aq run` in each
 # profile, paired in one run with farm-bench (A/B alternating; the ratio is
 # taken pair by pair, so machine drift cancels).

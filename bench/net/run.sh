@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Broker cost on loopback (issue 6): bulk throughput and connection setup,
+# Broker cost on loopback: bulk throughput and connection setup,
 # direct vs through aq-net's in-process proxy, in the same run.
 # Usage: bench/net/run.sh [--mib N] [--rounds R] [--conns C]
 # Writes bench/net/runs/<UTC timestamp>.txt: command, machine, toolchain, raw output.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 32: does a large workspace cost `aq run` more at start than a small
+# Does a large workspace cost `aq run` more at start than a small
 # one? Three git workspaces under a scratch directory: `small` (one file),
 # `big` (20,000 files in 200 directories, committed) and `bigu` (the same
 # files untracked). `aq run -q -- /bin/true` in each, paired in turn with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14's start-up figures: what one `aq` process costs, paired in turn
+# Start-up figures: what one `aq` process costs, paired in turn
 # against a bare /bin/true in the same run (pairs.py: medians, p90, p99 of
 # each and of the difference, in ms).
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What workspace checkpoints cost (issue 27), in a git repository of 20,000
+# What workspace checkpoints cost, in a git repository of 20,000
 # committed files (~100 MB, 1,000 directories), every figure paired in the
 # same run against the same thing with `[undo] enabled = false`:
 #   1. the first session in the workspace (no store yet): `aq run -q -- /bin/true`;

@@ -434,7 +434,7 @@ impl Profile {
         out.push((
             Rest,
             format!(
-                "  masked:    the {} credential paths of the catalog (docs/policy.md; `[paths] unmasked` passes one back){}",
+                "  masked:    the {} credential paths of the catalog (docs/credentials.md; `[paths] unmasked` passes one back){}",
                 catalog.len(),
                 if added.is_empty() {
                     String::new()

@@ -208,7 +208,7 @@ fn dev_corpus_meets_targets() {
 }
 
 /// Our own held-out set: commands written after the rules, with evasion
-/// spellings, by someone who had not read the rules (issue #2).
+/// spellings, by someone who had not read the rules.
 #[test]
 fn heldout_corpus_meets_targets() {
     check_corpus(
@@ -218,7 +218,7 @@ fn heldout_corpus_meets_targets() {
 }
 
 /// A second blind set, written without reading the rules, aimed at realistic
-/// multi-step agent lines, package runners and disguised attacks (issue #2).
+/// multi-step agent lines, package runners and disguised attacks.
 #[test]
 fn blind_corpus_meets_targets() {
     check_corpus(
@@ -403,7 +403,7 @@ fn a_command_in_a_variable_is_judged_as_a_command() {
     }
 }
 
-/// Environment-variable injection (issue #13), written by someone who had
+/// Environment-variable injection, written by someone who had
 /// not read the rules, from the label conventions only.
 #[test]
 fn env_injection_heldout_meets_targets() {
@@ -413,7 +413,7 @@ fn env_injection_heldout_meets_targets() {
     );
 }
 
-/// A second blind set of environment-variable injection (issue #13),
+/// A second blind set of environment-variable injection,
 /// written after the rules by someone who had read neither them nor the
 /// first set.
 #[test]
@@ -424,7 +424,7 @@ fn env_injection_blind_set_meets_targets() {
     );
 }
 
-/// Other evasion classes of issue #13 (readers of secrets, hunts,
+/// Other evasion classes (readers of secrets, hunts,
 /// obfuscation, two-step lines), written by someone who had read neither
 /// the rules nor the other sets. Not all of it is decided yet: the floor
 /// is what the engine does today, so it can only go up.
@@ -447,7 +447,7 @@ fn evasion_blind_set_does_not_regress() {
 }
 
 /// Programs made to run commands through options, modes and input, readers
-/// of secrets, servers and two-step lines (issue #13, the capability model
+/// of secrets, servers and two-step lines (the capability model
 /// of programs), written by someone who had read neither the rules nor the
 /// other sets. First score, with the rules wired to a model of three
 /// programs: 124/160 (77.5%), 13 block lines allowed.
@@ -481,7 +481,7 @@ fn tamper_neighbours_set_meets_targets() {
 }
 
 /// A mixed set written after the capability model landed, as a new user's
-/// day of work and an attacker's tries (issue #13), by someone who had read
+/// day of work and an attacker's tries, by someone who had read
 /// neither the rules nor the other sets. First score: 206/220 (93.6%), five
 /// dangerous lines allowed. One label was changed after scoring (a preload
 /// library from /tmp, ask -> block, as the environment sets label it); the
@@ -766,7 +766,7 @@ fn every_catalog_row_is_a_secret_to_the_rules_and_masked_by_every_profile() {
 /// kill` is allowed. One label changed after scoring: `crontab -r`, ask to
 /// block, as the label rules' crontab edit (the line says so).
 #[test]
-fn fourth_issue29_blind_set_meets_targets() {
+fn the_fourth_blind_set_meets_its_targets() {
     check_corpus_with(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind29b.jsonl"),
         96,
@@ -779,7 +779,7 @@ fn fourth_issue29_blind_set_meets_targets() {
 /// before their misses were seen (first scores in docs/generalization.md),
 /// then used to fix classes: their floors keep today's decisions.
 #[test]
-fn spent_issue29_blind_sets_keep_their_floors() {
+fn spent_blind_sets_keep_their_floors() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     // (file, exact %, block lines asked, block lines allowed, ask lines blocked)
     for (file, min, asked, allowed, over) in [
@@ -813,7 +813,7 @@ fn spent_issue29_blind_sets_keep_their_floors() {
 /// crossed and are fixed, with the attempts the engine already held. The
 /// ones still open are listed in docs/generalization.md.
 #[test]
-fn red_team_issue29_attempts_hold() {
+fn the_engine_red_teams_attempts_hold() {
     check_corpus_with(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/red_team29.jsonl"),
         98,
@@ -835,7 +835,7 @@ fn red_team_round7_attempts_hold() {
     );
 }
 
-/// Round 6, group g2: places (regenerable build output, the system's own
+/// Places (regenerable build output, the system's own
 /// files destroyed, archives unpacked over / or the home), tampering with
 /// the guard (hook directories, case variants, a project's Codex settings,
 /// aq's project policy), persistence through tools' configuration and the
@@ -850,7 +850,7 @@ fn round6_g2_classes_hold() {
     );
 }
 
-/// Round 6, group g3: how the shell line is read. `{}` of `find -exec` and
+/// How the shell line is read. `{}` of `find -exec` and
 /// `-delete` stands for the paths under each starting point; `xargs`
 /// hands its command the words of a here-string, here-document or literal
 /// pipe; links made on the line are followed; `${x:-cmd}` reads as its

@@ -608,7 +608,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn policy_denies_every_call_issue_4_names() {
+    fn policy_denies_every_call_the_threat_model_names() {
         let p = plan_seccomp();
         let denied = |s: Syscall| p.denials.iter().find(|d| d.syscall == s).copied();
         for s in [

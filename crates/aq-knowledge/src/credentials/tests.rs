@@ -499,13 +499,13 @@ fn paths_and_parts_read_as_written() {
     assert_eq!(row(".env").read_limit(), 0);
 }
 
-/// docs/policy.md lists every row (regenerate its table from this one).
+/// docs/credentials.md lists every row (regenerate its table from this one).
 #[test]
-fn the_policy_documentation_lists_every_row() {
+fn the_credentials_documentation_lists_every_row() {
     let doc = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/policy.md"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/credentials.md"),
     )
-    .expect("docs/policy.md");
+    .expect("docs/credentials.md");
     let missing: Vec<&str> = CREDENTIALS
         .iter()
         .filter(|c| c.mask != Mask::Near)
@@ -514,6 +514,6 @@ fn the_policy_documentation_lists_every_row() {
         .collect();
     assert!(
         missing.is_empty(),
-        "docs/policy.md does not list: {missing:?}"
+        "docs/credentials.md does not list: {missing:?}"
     );
 }
