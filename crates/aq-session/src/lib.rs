@@ -77,6 +77,7 @@ pub mod denials {
         }
     }
 }
+pub mod error;
 pub mod exec_identity;
 pub mod exec_judge;
 pub mod exit;

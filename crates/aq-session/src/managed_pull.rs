@@ -287,7 +287,8 @@ fn get(url: &str) -> Result<Vec<u8>, String> {
 fn install(managed: &Path, bundle: &[u8]) -> Result<(), String> {
     write_atomic(managed, bundle)?;
     // What was written is what a session reads: same checks, same parse.
-    crate::policy_files::read_managed(managed).map(drop)
+    crate::policy_files::read_managed(managed)?;
+    Ok(())
 }
 
 /// Writes through a temporary file in the same directory, synced, then a

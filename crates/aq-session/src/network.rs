@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use aq_audit::EventBody;
 use aq_policy::{NetworkSetting, NetworkSettings, Profile};
 
+pub use crate::error::NetworkError;
 use crate::supervisor::Supervisor;
 
 /// The relay's port inside the sandbox's own network namespace.
@@ -105,7 +106,7 @@ pub fn decide(
     profile: &Profile,
     policy: &NetworkSettings,
     agent_hosts: Option<&[String]>,
-) -> Result<NetPlan, String> {
+) -> Result<NetPlan, NetworkError> {
     let mut allow: Vec<Allowed> = Vec::new();
     let tagged = |from: NetSource| {
         move |entry: &String| Allowed {
@@ -123,18 +124,15 @@ pub fn decide(
                 .map(String::from)
                 .collect();
             if list.is_empty() {
-                return Err(
-                    "`--net allow:` needs at least one domain, e.g. --net allow:registry.npmjs.org"
-                        .to_string(),
-                );
+                return Err(NetworkError::EmptyAllow);
             }
             allow.extend(list.iter().map(tagged(NetSource::Flag)));
             true
         }
         Some(other) => {
-            return Err(format!(
-                "unknown --net value `{other}`: write `--net off` or `--net allow:DOMAIN[,DOMAIN...]`"
-            ));
+            return Err(NetworkError::UnknownValue {
+                value: other.to_string(),
+            });
         }
         None => {
             profile.sandbox
@@ -149,10 +147,9 @@ pub fn decide(
         return Ok(NetPlan::Off);
     }
     if !profile.sandbox {
-        return Err(format!(
-            "`--net allow:` needs the kernel sandbox, and profile `{}` has none",
-            profile.name
-        ));
+        return Err(NetworkError::AllowWithoutSandbox {
+            profile: profile.name.clone(),
+        });
     }
     let from_policy = |list: &[String]| -> Vec<Allowed> {
         list.iter()
@@ -172,7 +169,7 @@ pub fn decide(
     let entries = |l: &[Allowed]| l.iter().map(|a| a.entry.clone()).collect::<Vec<_>>();
     let allowlist =
         aq_net::Allowlist::from_entries(&entries(&allow), &entries(&pins), &policy.permit)
-            .map_err(|e| format!("network allowlist: {e}"))?;
+            .map_err(NetworkError::Allowlist)?;
     Ok(NetPlan::Broker {
         allowlist,
         allow,
@@ -186,15 +183,15 @@ pub fn decide(
 pub fn pins(
     resolve: &[String],
     policy: &NetworkSettings,
-) -> Result<Vec<(String, std::net::IpAddr)>, String> {
+) -> Result<Vec<(String, std::net::IpAddr)>, NetworkError> {
     let entries: Vec<&str> = resolve
         .iter()
         .chain(&policy.resolve)
         .map(String::as_str)
         .collect();
     let no: [&str; 0] = [];
-    let list = aq_net::Allowlist::from_entries(&no, &entries, &no)
-        .map_err(|e| format!("--resolve: {e}"))?;
+    let list =
+        aq_net::Allowlist::from_entries(&no, &entries, &no).map_err(NetworkError::Resolve)?;
     Ok(list
         .pins()
         .map(|(name, addr)| (name.to_string(), addr))

@@ -32,6 +32,7 @@ use std::time::{Instant, SystemTime};
 
 use aq_policy::Profile;
 
+pub use crate::error::ResolveWorkspaceError;
 use crate::git_guard::GitGuard;
 use crate::supervisor::Supervisor;
 use crate::{ENV_SESSION_DIR, ENV_SESSION_ID};
@@ -363,16 +364,17 @@ pub(crate) fn session_env(
 
 /// The workspace: the flag, else the git root of the current directory, else
 /// the current directory.
-pub fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, String> {
+pub fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, ResolveWorkspaceError> {
     let dir = match flag {
         Some(d) => d.to_path_buf(),
         None => {
             let cwd = std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?;
+                .map_err(|source| ResolveWorkspaceError::CurrentDir { source })?;
             crate::policy_files::workspace_root(&cwd)
         }
     };
-    std::fs::canonicalize(&dir).map_err(|e| format!("workspace {}: {e}", dir.display()))
+    std::fs::canonicalize(&dir)
+        .map_err(|source| ResolveWorkspaceError::Canonicalize { dir, source })
 }
 
 #[cfg(test)]

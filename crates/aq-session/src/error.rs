@@ -1,0 +1,520 @@
+//! Errors that say which operation of a session's runtime failed, on what:
+//! reading a policy file, settling the profile and network in force,
+//! checking the workspace. Each `Display` is the sentence users read (the
+//! text these operations always printed); the variants keep the pieces and
+//! the cause.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+use crate::policy_files::{FileKind, PROJECT_FILE};
+
+/// Why a policy file, the managed file or the trust store could not be
+/// used.
+#[derive(Debug)]
+pub enum PolicyFilesError {
+    /// The current directory (where the workspace is looked for) is gone.
+    CurrentDir {
+        /// The error.
+        source: io::Error,
+    },
+    /// A policy file is not UTF-8.
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A policy file (or the trust store) cannot be read.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// A file that must exist does not.
+    Missing {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The `--policy` file does not exist.
+    MissingFlagFile {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A policy file does not parse or check.
+    Parse(Box<aq_policy::ConfigError>),
+    /// The repository's own policy file cannot be read or parsed.
+    Project(Box<PolicyFilesError>),
+    /// The managed file is refused: anyone but root could have written it,
+    /// or it cannot be read.
+    Managed {
+        /// The managed file.
+        path: PathBuf,
+        /// Why.
+        why: ManagedRefusal,
+    },
+    /// A `[managed]` table outside the managed file.
+    ManagedOutOfPlace {
+        /// Where the table is.
+        at: String,
+        /// The managed file's place.
+        managed: PathBuf,
+        /// The file holding it.
+        kind: FileKind,
+    },
+    /// The managed file and the layers below it do not combine.
+    Combine(Box<aq_policy::ConfigError>),
+    /// `--policy` is not allowed under the managed policy.
+    PolicyFlag(aq_policy::ManagedError),
+    /// The trust store does not parse.
+    BrokenTrustStore {
+        /// The store.
+        path: PathBuf,
+        /// The parser's answer.
+        source: toml::de::Error,
+    },
+    /// A path to trust or untrust cannot be made absolute.
+    Resolve {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// Neither `XDG_CONFIG_HOME` nor `HOME` says where the config is.
+    NoConfigDir,
+    /// The config directory cannot be created.
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The trust store cannot be encoded.
+    EncodeTrustStore {
+        /// The encoder's answer.
+        source: toml::ser::Error,
+    },
+    /// The trust store (or its temporary file) cannot be written.
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+/// Why the managed file is refused.
+#[derive(Debug)]
+pub enum ManagedRefusal {
+    /// It is a symbolic link to nothing.
+    DanglingLink,
+    /// Its metadata cannot be read.
+    Unreadable(io::Error),
+    /// Its real path cannot be found.
+    Unresolvable(io::Error),
+    /// Someone other than root could write it.
+    Writable(Writable),
+    /// A directory on the way to it cannot be looked at.
+    DirUnreadable {
+        /// The directory.
+        dir: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// Someone other than root could write a directory on the way to it.
+    DirWritable {
+        /// The directory.
+        dir: PathBuf,
+        /// How.
+        why: Writable,
+    },
+    /// Its text cannot be read or does not parse.
+    Content(Box<PolicyFilesError>),
+}
+
+/// How someone other than root could write a file or directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writable {
+    /// Its owner is not root.
+    Owner {
+        /// The owner.
+        uid: u32,
+    },
+    /// Its mode lets group or others write.
+    Mode {
+        /// The permission bits.
+        mode: u32,
+    },
+}
+
+impl fmt::Display for Writable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Writable::Owner { uid } => write!(f, "owned by uid {uid}, not root"),
+            Writable::Mode { mode } => {
+                write!(f, "writable by users other than root (mode {mode:o})")
+            }
+        }
+    }
+}
+
+impl fmt::Display for ManagedRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ManagedRefusal::DanglingLink => f.write_str("it is a link to nothing"),
+            ManagedRefusal::Unreadable(e) => write!(f, "it cannot be read: {e}"),
+            ManagedRefusal::Unresolvable(e) => write!(f, "it cannot be resolved: {e}"),
+            ManagedRefusal::Writable(why) => write!(f, "it is {why}"),
+            ManagedRefusal::DirUnreadable { dir, source } => {
+                write!(f, "{} cannot be read: {source}", dir.display())
+            }
+            ManagedRefusal::DirWritable { dir, why } => {
+                write!(f, "its directory {} is {why}", dir.display())
+            }
+            ManagedRefusal::Content(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl fmt::Display for PolicyFilesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolicyFilesError::CurrentDir { source } => {
+                write!(f, "cannot read the current directory: {source}")
+            }
+            PolicyFilesError::NotUtf8 { path } => write!(
+                f,
+                "{}: not UTF-8 text; a policy file is TOML",
+                path.display()
+            ),
+            PolicyFilesError::Read { path, source } => {
+                write!(f, "cannot read {}: {source}", path.display())
+            }
+            PolicyFilesError::Missing { path } => write!(f, "{}: no such file", path.display()),
+            PolicyFilesError::MissingFlagFile { path } => {
+                write!(f, "{}: no such file (given with --policy)", path.display())
+            }
+            PolicyFilesError::Parse(e) | PolicyFilesError::Combine(e) => write!(f, "{e}"),
+            PolicyFilesError::Project(e) => write!(
+                f,
+                "{e}\n  this is the repository's own policy file ({PROJECT_FILE}): aq does not start with a policy it cannot read, and nothing was started; fix or remove the file (`aq preflight` reports it with the rest of the repository)"
+            ),
+            PolicyFilesError::Managed { path, why } => write!(
+                f,
+                "the managed policy {} is refused: {why}; no session starts until root fixes it (`chown root:root` it and its directory, `chmod 644` it, `aq check` to see what does not parse)",
+                path.display()
+            ),
+            PolicyFilesError::ManagedOutOfPlace { at, managed, kind } => write!(
+                f,
+                "{at}: [managed] belongs in the managed file ({}) only, which root writes; take it out of this {} file",
+                managed.display(),
+                kind.as_str()
+            ),
+            PolicyFilesError::PolicyFlag(e) => write!(f, "{e}"),
+            PolicyFilesError::BrokenTrustStore { path, source } => write!(
+                f,
+                "{}: broken trust store: {source}\n  help: fix or delete it, then trust the project files again with `aq policy trust`",
+                path.display()
+            ),
+            PolicyFilesError::Resolve { path, source } => {
+                write!(f, "cannot resolve {}: {source}", path.display())
+            }
+            PolicyFilesError::NoConfigDir => f.write_str(
+                "cannot tell where your config directory is: set XDG_CONFIG_HOME or HOME",
+            ),
+            PolicyFilesError::CreateDir { path, source } => {
+                write!(f, "cannot create {}: {source}", path.display())
+            }
+            PolicyFilesError::EncodeTrustStore { source } => {
+                write!(f, "cannot write the trust store: {source}")
+            }
+            PolicyFilesError::Write { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for PolicyFilesError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PolicyFilesError::CurrentDir { source }
+            | PolicyFilesError::Read { source, .. }
+            | PolicyFilesError::Resolve { source, .. }
+            | PolicyFilesError::CreateDir { source, .. }
+            | PolicyFilesError::Write { source, .. } => Some(source),
+            PolicyFilesError::Parse(e) | PolicyFilesError::Combine(e) => Some(e.as_ref()),
+            PolicyFilesError::Project(e) => Some(e.as_ref()),
+            PolicyFilesError::Managed { why, .. } => match why {
+                ManagedRefusal::Unreadable(e)
+                | ManagedRefusal::Unresolvable(e)
+                | ManagedRefusal::DirUnreadable { source: e, .. } => Some(e),
+                ManagedRefusal::Content(e) => Some(e.as_ref()),
+                ManagedRefusal::DanglingLink
+                | ManagedRefusal::Writable(_)
+                | ManagedRefusal::DirWritable { .. } => None,
+            },
+            PolicyFilesError::PolicyFlag(e) => Some(e),
+            PolicyFilesError::BrokenTrustStore { source, .. } => Some(source),
+            PolicyFilesError::EncodeTrustStore { source } => Some(source),
+            PolicyFilesError::NotUtf8 { .. }
+            | PolicyFilesError::Missing { .. }
+            | PolicyFilesError::MissingFlagFile { .. }
+            | PolicyFilesError::ManagedOutOfPlace { .. }
+            | PolicyFilesError::NoConfigDir => None,
+        }
+    }
+}
+
+/// Why a workspace was not found where it was asked for.
+#[derive(Debug)]
+pub enum ResolveWorkspaceError {
+    /// The current directory is gone.
+    CurrentDir {
+        /// The error.
+        source: io::Error,
+    },
+    /// The directory cannot be resolved (it does not exist, say).
+    Canonicalize {
+        /// The directory.
+        dir: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for ResolveWorkspaceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResolveWorkspaceError::CurrentDir { source } => {
+                write!(f, "cannot read the current directory: {source}")
+            }
+            ResolveWorkspaceError::Canonicalize { dir, source } => {
+                write!(f, "workspace {}: {source}", dir.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ResolveWorkspaceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ResolveWorkspaceError::CurrentDir { source }
+            | ResolveWorkspaceError::Canonicalize { source, .. } => Some(source),
+        }
+    }
+}
+
+/// Why a session may not run in a workspace (see [`crate::workspace::check`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkspaceError {
+    /// The workspace is the home directory.
+    IsHome {
+        /// The workspace.
+        workspace: PathBuf,
+    },
+    /// The workspace holds the home directory.
+    HoldsHome {
+        /// The workspace.
+        workspace: PathBuf,
+        /// The home directory.
+        home: PathBuf,
+    },
+    /// The workspace holds one of aq's own places.
+    HoldsProtected {
+        /// The workspace.
+        workspace: PathBuf,
+        /// What the place is.
+        what: &'static str,
+        /// Where.
+        path: PathBuf,
+    },
+    /// The workspace is inside one of aq's own places.
+    InsideProtected {
+        /// The workspace.
+        workspace: PathBuf,
+        /// What the place is.
+        what: &'static str,
+        /// Where.
+        path: PathBuf,
+    },
+}
+
+impl fmt::Display for WorkspaceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = "Run `aq run` in a project directory (a git repository, or any directory of its own), or name one: `aq run --workspace DIR -- COMMAND`";
+        match self {
+            WorkspaceError::IsHome { workspace } => write!(
+                f,
+                "the workspace would be {}, your home directory (no git repository holds the current directory). A session may write anywhere in its workspace: your shell's startup files, your other projects, aq's own policy and session state. {how}.",
+                workspace.display()
+            ),
+            WorkspaceError::HoldsHome { workspace, home } => write!(
+                f,
+                "the workspace {} holds your home directory {}: a session could write anywhere in it. {how}.",
+                workspace.display(),
+                home.display()
+            ),
+            WorkspaceError::HoldsProtected {
+                workspace,
+                what,
+                path,
+            } => write!(
+                f,
+                "the workspace {} holds {what} ({}): a session could rewrite its own log or approve its own commands. {how}.",
+                workspace.display(),
+                path.display()
+            ),
+            WorkspaceError::InsideProtected {
+                workspace,
+                what,
+                path,
+            } => write!(
+                f,
+                "the workspace {} is inside {what} ({}): a session could rewrite its own log or approve its own commands. {how}.",
+                workspace.display(),
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WorkspaceError {}
+
+/// Why the session's network cannot be what was asked (see
+/// [`crate::network::decide`] and [`crate::network::pins`]).
+#[derive(Debug)]
+pub enum NetworkError {
+    /// `--net allow:` with no domain.
+    EmptyAllow,
+    /// A `--net` value that is neither `off` nor `allow:...`.
+    UnknownValue {
+        /// The value.
+        value: String,
+    },
+    /// `--net allow:` for a profile without the kernel sandbox.
+    AllowWithoutSandbox {
+        /// The profile.
+        profile: String,
+    },
+    /// An allowlist entry is invalid.
+    Allowlist(aq_net::EntryError),
+    /// A `--resolve` (or `[network] resolve`) pin is invalid.
+    Resolve(aq_net::EntryError),
+}
+
+impl fmt::Display for NetworkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NetworkError::EmptyAllow => f.write_str(
+                "`--net allow:` needs at least one domain, e.g. --net allow:registry.npmjs.org",
+            ),
+            NetworkError::UnknownValue { value } => write!(
+                f,
+                "unknown --net value `{value}`: write `--net off` or `--net allow:DOMAIN[,DOMAIN...]`"
+            ),
+            NetworkError::AllowWithoutSandbox { profile } => write!(
+                f,
+                "`--net allow:` needs the kernel sandbox, and profile `{profile}` has none"
+            ),
+            NetworkError::Allowlist(e) => write!(f, "network allowlist: {e}"),
+            NetworkError::Resolve(e) => write!(f, "--resolve: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for NetworkError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            NetworkError::Allowlist(e) | NetworkError::Resolve(e) => Some(e),
+            NetworkError::EmptyAllow
+            | NetworkError::UnknownValue { .. }
+            | NetworkError::AllowWithoutSandbox { .. } => None,
+        }
+    }
+}
+
+/// Why a session cannot have the profile and network asked for (see
+/// [`crate::in_force::session`]).
+#[derive(Debug)]
+pub enum InForceError {
+    /// No profile of that name.
+    UnknownProfile {
+        /// The name asked for.
+        name: String,
+        /// The profiles there are.
+        available: Vec<String>,
+    },
+    /// The managed policy does not allow it.
+    Managed(aq_policy::ManagedError),
+    /// The network asked for cannot be.
+    Network(NetworkError),
+    /// A profile with the host's network, unfiltered, under a managed
+    /// policy that locks the network.
+    UnfilteredNetwork {
+        /// The profile.
+        profile: String,
+        /// The managed file.
+        managed: String,
+    },
+}
+
+impl fmt::Display for InForceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InForceError::UnknownProfile { name, available } => write!(
+                f,
+                "unknown profile `{name}`; available: {} (`aq policy show` explains each)",
+                available.join(", ")
+            ),
+            InForceError::Managed(e) => write!(f, "{e}"),
+            InForceError::Network(e) => write!(f, "{e}"),
+            InForceError::UnfilteredNetwork { profile, managed } => write!(
+                f,
+                "the profile `{profile}` has the host's network, unfiltered: the managed policy {managed} allows only its own hosts ([managed] lock-network); use one whose network is off or brokered (strict, network-isolated, ci)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for InForceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            InForceError::Managed(e) => Some(e),
+            InForceError::Network(e) => Some(e),
+            InForceError::UnknownProfile { .. } | InForceError::UnfilteredNetwork { .. } => None,
+        }
+    }
+}
+
+impl From<aq_policy::ManagedError> for InForceError {
+    fn from(e: aq_policy::ManagedError) -> InForceError {
+        InForceError::Managed(e)
+    }
+}
+
+impl From<NetworkError> for InForceError {
+    fn from(e: NetworkError) -> InForceError {
+        InForceError::Network(e)
+    }
+}
+
+/// Callers whose own errors are still sentences (`Result<_, String>`) use
+/// `?` on these as before; the text is the `Display` above.
+macro_rules! into_string {
+    ($($t:ty),*) => {$(
+        impl From<$t> for String {
+            fn from(e: $t) -> String {
+                e.to_string()
+            }
+        }
+    )*};
+}
+
+into_string!(
+    PolicyFilesError,
+    ResolveWorkspaceError,
+    WorkspaceError,
+    NetworkError,
+    InForceError
+);
