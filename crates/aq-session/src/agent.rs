@@ -7,6 +7,7 @@ use std::sync::Arc;
 use aq_agents::{Grants, Preset, PresetSet};
 use aq_audit::EventBody;
 
+pub use crate::error::UnknownAgent;
 use crate::supervisor::Supervisor;
 
 /// The key proxy's port inside the sandbox's own network namespace.
@@ -28,7 +29,7 @@ pub fn choose(
     set: &PresetSet,
     flag: Option<&str>,
     command: &[String],
-) -> Result<Option<Chosen>, String> {
+) -> Result<Option<Chosen>, UnknownAgent> {
     let resolved = resolve_program(command.first().map(String::as_str).unwrap_or_default());
     match flag {
         Some("none") => return Ok(None),
@@ -45,11 +46,9 @@ pub fn choose(
                         args_at,
                     })
                 })
-                .ok_or_else(|| {
-                    format!(
-                        "unknown agent `{name}`; presets: {}, or `none` (`aq policy show --agents` explains each)",
-                        set.names().join(", ")
-                    )
+                .ok_or_else(|| UnknownAgent {
+                    name: name.to_string(),
+                    presets: set.names().into_iter().map(String::from).collect(),
                 });
         }
         None => {}

@@ -499,6 +499,321 @@ impl From<NetworkError> for InForceError {
     }
 }
 
+/// An agent preset `--agent` names that the policy does not have (see
+/// [`crate::agent::choose`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownAgent {
+    /// The name asked for.
+    pub name: String,
+    /// The presets there are.
+    pub presets: Vec<String>,
+}
+
+impl fmt::Display for UnknownAgent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown agent `{}`; presets: {}, or `none` (`aq policy show --agents` explains each)",
+            self.name,
+            self.presets.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownAgent {}
+
+/// Why a macOS session's launch cannot be planned (see
+/// [`crate::seatbelt_launch::plan`]).
+#[derive(Debug)]
+pub enum SeatbeltLaunchError {
+    /// The session has no PATH shims, the only firewall on macOS.
+    NoShims,
+    /// The command's `PATH` does not start with the shims.
+    PathWithoutShims {
+        /// The shim directory.
+        shim_dir: PathBuf,
+    },
+    /// The agent's key proxy needs a network namespace of the sandbox's own.
+    KeyProxy {
+        /// The variable naming the proxy's base URL.
+        base_url_env: String,
+        /// The keys it keeps outside the sandbox.
+        keys_outside: Vec<String>,
+    },
+    /// Bridges to loopback model endpoints need one too.
+    Bridges {
+        /// Their ports.
+        ports: Vec<u16>,
+    },
+    /// The Seatbelt profile or the `sandbox-exec` command line cannot be
+    /// made.
+    Seatbelt(aq_sandbox::SeatbeltError),
+}
+
+impl fmt::Display for SeatbeltLaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let instead = "a profile with the host's network (`network = \"host\"`, as `--profile dev`) needs neither, and `--agent none` runs without the agent preset";
+        match self {
+            SeatbeltLaunchError::NoShims => f.write_str(
+                "on macOS the PATH shims are the firewall (there is no exec guard), and this session has none: nothing would judge what the command starts",
+            ),
+            SeatbeltLaunchError::PathWithoutShims { shim_dir } => write!(
+                f,
+                "on macOS the PATH shims are the firewall, and the command's PATH does not start with them ({}): nothing would judge what it starts",
+                shim_dir.display()
+            ),
+            SeatbeltLaunchError::KeyProxy {
+                base_url_env,
+                keys_outside,
+            } => {
+                let keys = Some(keys_outside.join(", "))
+                    .filter(|k| !k.is_empty())
+                    .map(|k| format!(", which keeps {k} outside the sandbox"))
+                    .unwrap_or_default();
+                write!(
+                    f,
+                    "the agent's key proxy (for {base_url_env}{keys}) needs a network namespace of the sandbox's own, which macOS does not have; {instead}"
+                )
+            }
+            SeatbeltLaunchError::Bridges { ports } => {
+                let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+                write!(
+                    f,
+                    "the model endpoints on this machine's loopback (port {}) are reached through bridges in a network namespace of the sandbox's own, which macOS does not have; {instead}",
+                    ports.join(", ")
+                )
+            }
+            SeatbeltLaunchError::Seatbelt(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SeatbeltLaunchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SeatbeltLaunchError::Seatbelt(e) => Some(e),
+            SeatbeltLaunchError::NoShims
+            | SeatbeltLaunchError::PathWithoutShims { .. }
+            | SeatbeltLaunchError::KeyProxy { .. }
+            | SeatbeltLaunchError::Bridges { .. } => None,
+        }
+    }
+}
+
+impl From<aq_sandbox::SeatbeltError> for SeatbeltLaunchError {
+    fn from(e: aq_sandbox::SeatbeltError) -> SeatbeltLaunchError {
+        SeatbeltLaunchError::Seatbelt(e)
+    }
+}
+
+/// Why `aq sandbox-profile` prints no profile (see
+/// [`crate::seatbelt_profile::print`]).
+#[derive(Debug)]
+pub enum SeatbeltProfileError {
+    /// The policy files cannot be read.
+    Policy(PolicyFilesError),
+    /// `--agent` names no preset.
+    UnknownAgent {
+        /// The name asked for.
+        name: String,
+        /// The presets there are.
+        presets: Vec<String>,
+    },
+    /// The profile and network asked for cannot be.
+    InForce(InForceError),
+    /// The profile has no sandbox.
+    NoSandbox {
+        /// The profile.
+        profile: String,
+    },
+    /// aq's state directory cannot be found.
+    StateRoot(io::Error),
+    /// The Seatbelt profile cannot be made.
+    Seatbelt(aq_sandbox::SeatbeltError),
+}
+
+impl fmt::Display for SeatbeltProfileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SeatbeltProfileError::Policy(e) => write!(f, "{e}"),
+            SeatbeltProfileError::UnknownAgent { name, presets } => {
+                write!(f, "unknown agent `{name}`; presets: {}", presets.join(", "))
+            }
+            SeatbeltProfileError::InForce(e) => write!(f, "{e}"),
+            SeatbeltProfileError::NoSandbox { profile } => write!(
+                f,
+                "profile `{profile}` has no sandbox (only the PATH shims): there is no Seatbelt profile to print"
+            ),
+            SeatbeltProfileError::StateRoot(e) => write!(f, "{e}"),
+            SeatbeltProfileError::Seatbelt(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SeatbeltProfileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SeatbeltProfileError::Policy(e) => Some(e),
+            SeatbeltProfileError::InForce(e) => Some(e),
+            SeatbeltProfileError::StateRoot(e) => Some(e),
+            SeatbeltProfileError::Seatbelt(e) => Some(e),
+            SeatbeltProfileError::UnknownAgent { .. } | SeatbeltProfileError::NoSandbox { .. } => {
+                None
+            }
+        }
+    }
+}
+
+impl From<PolicyFilesError> for SeatbeltProfileError {
+    fn from(e: PolicyFilesError) -> SeatbeltProfileError {
+        SeatbeltProfileError::Policy(e)
+    }
+}
+
+impl From<InForceError> for SeatbeltProfileError {
+    fn from(e: InForceError) -> SeatbeltProfileError {
+        SeatbeltProfileError::InForce(e)
+    }
+}
+
+/// Why `aq run` stopped before its command ran, with a message for the
+/// caller to print (see [`crate::run::run`]).
+#[derive(Debug)]
+pub enum RunError {
+    /// A launcher inside a sandbox found no real program to run in place.
+    NotFound {
+        /// The program.
+        program: String,
+    },
+    /// A launcher inside a sandbox could not run the real program in place.
+    CannotStart {
+        /// The program.
+        program: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// The workspace cannot be found.
+    Workspace(ResolveWorkspaceError),
+    /// A session may not run in the workspace.
+    Refused(WorkspaceError),
+    /// The policy files cannot be read.
+    Policy(PolicyFilesError),
+    /// `[audit] export` headers in the environment do not parse.
+    AuditExport(aq_export::HeadersError),
+    /// `--agent` names no preset.
+    Agent(UnknownAgent),
+    /// The profile and network asked for cannot be.
+    InForce(InForceError),
+    /// A `--resolve` or `[network] resolve` pin is invalid.
+    Pins(NetworkError),
+    /// Learn mode, where the managed policy forbids it.
+    Learn(aq_policy::ManagedError),
+    /// The session's directory cannot be created.
+    SessionDir(io::Error),
+    /// The running aq binary (what the shims link to) cannot be found.
+    AqBinary(io::Error),
+    /// The shims cannot be installed.
+    Shims(io::Error),
+    /// The approval queue cannot be created.
+    ApprovalQueue(io::Error),
+    /// What the session was allowed cannot be encoded for its digest.
+    Digest(serde_json::Error),
+    /// The session file cannot be written.
+    SessionFile(io::Error),
+    /// The session's audit log cannot be opened.
+    AuditLog {
+        /// The log.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// Checkpoints the managed policy requires cannot be kept.
+    CheckpointsRequired {
+        /// Why they cannot be kept.
+        why: String,
+        /// The managed file.
+        managed: String,
+    },
+    /// The supervisor's socket cannot be opened.
+    SupervisorSocket(io::Error),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::NotFound { program } => write!(f, "{program}: command not found"),
+            RunError::CannotStart { program, source } => {
+                write!(f, "cannot start {program}: {source}")
+            }
+            RunError::Workspace(e) => write!(f, "{e}"),
+            RunError::Refused(e) => write!(f, "refused: {e}"),
+            RunError::Policy(e) => write!(f, "{e}"),
+            RunError::AuditExport(e) => write!(f, "[audit] export: {e}"),
+            RunError::Agent(e) => write!(f, "{e}"),
+            RunError::InForce(e) => write!(f, "{e}"),
+            RunError::Pins(e) => write!(f, "{e}"),
+            RunError::Learn(e) => write!(f, "{e}"),
+            RunError::SessionDir(e) => write!(f, "cannot create the session directory: {e}"),
+            RunError::AqBinary(e) => write!(f, "cannot find the aq binary: {e}"),
+            RunError::Shims(e) => write!(f, "cannot install shims: {e}"),
+            RunError::ApprovalQueue(e) => write!(f, "cannot create the approval queue: {e}"),
+            RunError::Digest(e) => write!(f, "{e}"),
+            RunError::SessionFile(e) => write!(f, "cannot write the session file: {e}"),
+            RunError::AuditLog { path, source } => {
+                write!(f, "cannot open the audit log {}: {source}", path.display())
+            }
+            RunError::CheckpointsRequired { why, managed } => write!(
+                f,
+                "checkpoints cannot be kept ({why}), and the managed policy {managed} requires them ([managed] require-checkpoints); nothing was run"
+            ),
+            RunError::SupervisorSocket(e) => write!(f, "cannot open the supervisor socket: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RunError::CannotStart { source, .. } | RunError::AuditLog { source, .. } => {
+                Some(source)
+            }
+            RunError::SessionDir(e)
+            | RunError::AqBinary(e)
+            | RunError::Shims(e)
+            | RunError::ApprovalQueue(e)
+            | RunError::SessionFile(e)
+            | RunError::SupervisorSocket(e) => Some(e),
+            RunError::Workspace(e) => Some(e),
+            RunError::Refused(e) => Some(e),
+            RunError::Policy(e) => Some(e),
+            RunError::AuditExport(e) => Some(e),
+            RunError::Agent(e) => Some(e),
+            RunError::InForce(e) => Some(e),
+            RunError::Pins(e) => Some(e),
+            RunError::Learn(e) => Some(e),
+            RunError::Digest(e) => Some(e),
+            RunError::NotFound { .. } | RunError::CheckpointsRequired { .. } => None,
+        }
+    }
+}
+
+macro_rules! into_run_error {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for RunError {
+            fn from(e: $t) -> RunError {
+                RunError::$v(e)
+            }
+        }
+    )*};
+}
+
+into_run_error!(
+    ResolveWorkspaceError => Workspace,
+    PolicyFilesError => Policy,
+    UnknownAgent => Agent,
+    InForceError => InForce
+);
+
 /// Callers whose own errors are still sentences (`Result<_, String>`) use
 /// `?` on these as before; the text is the `Display` above.
 macro_rules! into_string {
@@ -516,5 +831,9 @@ into_string!(
     ResolveWorkspaceError,
     WorkspaceError,
     NetworkError,
-    InForceError
+    InForceError,
+    UnknownAgent,
+    SeatbeltLaunchError,
+    SeatbeltProfileError,
+    RunError
 );

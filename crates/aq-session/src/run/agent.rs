@@ -59,7 +59,10 @@ impl Agent {
 
 /// Chooses the preset for the command (or the one `--agent` names) and finds
 /// where the user pointed it at its model.
-pub(super) fn recognise_agent(policy: &Policy, args: &RunOptions) -> Result<Agent, String> {
+pub(super) fn recognise_agent(
+    policy: &Policy,
+    args: &RunOptions,
+) -> Result<Agent, crate::agent::UnknownAgent> {
     let command = &args.command;
     let chosen = crate::agent::choose(
         &policy.loaded.effective.agents,

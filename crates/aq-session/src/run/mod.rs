@@ -32,7 +32,7 @@ use std::time::{Instant, SystemTime};
 
 use aq_policy::Profile;
 
-pub use crate::error::ResolveWorkspaceError;
+pub use crate::error::{ResolveWorkspaceError, RunError};
 use crate::git_guard::GitGuard;
 use crate::supervisor::Supervisor;
 use crate::{ENV_SESSION_DIR, ENV_SESSION_ID};
@@ -128,7 +128,7 @@ fn inside_a_sandbox() -> bool {
 }
 
 /// Runs a session to its end; the command's exit code, or 125, 126, 127.
-pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
+pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, RunError> {
     if args.wrapped && inside_a_sandbox() {
         return Err(exec_in_place(&args.command));
     }
@@ -226,7 +226,7 @@ impl<'a> Setup<'a> {
 /// Why a session stopped before its command ran.
 enum Stop {
     /// For the caller to print (`aq: …`, with the CLI's exit code).
-    Error(String),
+    Error(RunError),
     /// A boundary could not be set up, and stderr says so: exit 125.
     SandboxFailed,
 }
@@ -242,27 +242,32 @@ impl Stop {
     }
 }
 
-impl From<String> for Stop {
-    fn from(e: String) -> Stop {
-        Stop::Error(e)
+impl<E: Into<RunError>> From<E> for Stop {
+    fn from(e: E) -> Stop {
+        Stop::Error(e.into())
     }
 }
 
 /// A launcher inside a sandbox already runs the real program in its
 /// place (a sandbox cannot nest); what went wrong when it could not.
-fn exec_in_place(command: &[String]) -> String {
+fn exec_in_place(command: &[String]) -> RunError {
     use std::os::unix::process::CommandExt;
     let program = &command[0];
     let Some(real) =
         aq_shim::find_real_program(program.as_ref(), &host_path(), Path::new("/nonexistent"))
     else {
-        return format!("{program}: command not found");
+        return RunError::NotFound {
+            program: program.clone(),
+        };
     };
     let err = std::process::Command::new(real)
         .arg0(program)
         .args(&command[1..])
         .exec();
-    format!("cannot start {program}: {err}")
+    RunError::CannotStart {
+        program: program.clone(),
+        source: err,
+    }
 }
 
 /// Git files the user's next `git status` would run a program from:
