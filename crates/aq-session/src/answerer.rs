@@ -15,13 +15,14 @@ use std::time::Duration;
 
 use aq_shim::approvals::{Answer, AnswerRecord, Queue, Request};
 
+pub use crate::error::AnswererRefusal;
 use crate::files::{self, ENV_SESSION_DIR};
 
 /// Refuses when this process descends from a live session's supervisor,
 /// carries a session's environment, or cannot write a session's approval
 /// queue (inside the kernel sandbox, where the parent chain ends at the
 /// sandbox's own PID 1). `verb` names the command in the message.
-pub fn refuse_inside_session(verb: &str) -> Result<(), String> {
+pub fn refuse_inside_session(verb: &str) -> Result<(), AnswererRefusal> {
     refuse_inside_session_because(
         verb,
         "approvals must come from the user, in a terminal of their own",
@@ -29,8 +30,13 @@ pub fn refuse_inside_session(verb: &str) -> Result<(), String> {
 }
 
 /// [`refuse_inside_session`] with the reason the refusal gives.
-pub fn refuse_inside_session_because(verb: &str, because: &str) -> Result<(), String> {
-    let refuse = || Err(format!("{verb} cannot run inside an aq session: {because}"));
+pub fn refuse_inside_session_because(verb: &str, because: &str) -> Result<(), AnswererRefusal> {
+    let refuse = || {
+        Err(AnswererRefusal::InsideSession {
+            verb: verb.to_string(),
+            because: because.to_string(),
+        })
+    };
     if std::env::var_os(ENV_SESSION_DIR).is_some() {
         return refuse();
     }
@@ -66,13 +72,13 @@ pub fn refuse_inside_session_because(verb: &str, because: &str) -> Result<(), St
 
 /// Refuses unless stdin and stdout are terminals: a human, not a program,
 /// answers.
-pub fn require_terminal(verb: &str) -> Result<(), String> {
+pub fn require_terminal(verb: &str) -> Result<(), AnswererRefusal> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         Ok(())
     } else {
-        Err(format!(
-            "{verb} needs a real terminal on stdin and stdout: it is how a human, not a program, answers"
-        ))
+        Err(AnswererRefusal::NotATerminal {
+            verb: verb.to_string(),
+        })
     }
 }
 

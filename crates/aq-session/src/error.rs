@@ -814,6 +814,163 @@ into_run_error!(
     InForceError => InForce
 );
 
+/// Why a verb only a human may run refuses to run here (see
+/// [`crate::answerer::refuse_inside_session`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnswererRefusal {
+    /// This process is inside an aq session.
+    InsideSession {
+        /// The command (`aq approve`).
+        verb: String,
+        /// Why it may not run there.
+        because: String,
+    },
+    /// stdin or stdout is not a terminal.
+    NotATerminal {
+        /// The command.
+        verb: String,
+    },
+}
+
+impl fmt::Display for AnswererRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AnswererRefusal::InsideSession { verb, because } => {
+                write!(f, "{verb} cannot run inside an aq session: {because}")
+            }
+            AnswererRefusal::NotATerminal { verb } => write!(
+                f,
+                "{verb} needs a real terminal on stdin and stdout: it is how a human, not a program, answers"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AnswererRefusal {}
+
+/// Why no session's log was found (see [`crate::files::resolve_log`]).
+#[derive(Debug)]
+pub enum SessionLookupError {
+    /// The sessions cannot be listed.
+    List(io::Error),
+    /// No session has that id or prefix.
+    NoSuch {
+        /// What was asked for.
+        what: String,
+    },
+    /// More than one session has that prefix.
+    Ambiguous {
+        /// What was asked for.
+        what: String,
+        /// How many match.
+        count: usize,
+    },
+    /// There is no session at all.
+    NoSessions,
+}
+
+impl fmt::Display for SessionLookupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionLookupError::List(e) => write!(f, "cannot list sessions: {e}"),
+            SessionLookupError::NoSuch { what } => {
+                write!(f, "no session `{what}` (see `aq audit list`)")
+            }
+            SessionLookupError::Ambiguous { what, count } => {
+                write!(f, "`{what}` matches {count} sessions; give more of the id")
+            }
+            SessionLookupError::NoSessions => {
+                f.write_str("no sessions yet: start one with `aq run -- COMMAND`")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SessionLookupError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SessionLookupError::List(e) => Some(e),
+            SessionLookupError::NoSuch { .. }
+            | SessionLookupError::Ambiguous { .. }
+            | SessionLookupError::NoSessions => None,
+        }
+    }
+}
+
+/// Why no checkpoint is the one asked for (see
+/// [`crate::checkpoints::choose`]).
+#[derive(Debug)]
+pub enum CheckpointChoiceError {
+    /// No session with that prefix took checkpoints here.
+    NoSession {
+        /// The prefix.
+        prefix: String,
+    },
+    /// More than one did.
+    AmbiguousSession {
+        /// The prefix.
+        prefix: String,
+        /// The sessions it names.
+        sessions: Vec<String>,
+    },
+    /// The checkpoint id does not resolve in the store.
+    Store(aq_undo::Error),
+    /// The checkpoint is not one that can be used.
+    Unusable {
+        /// The id, as given.
+        spec: String,
+    },
+    /// The session took no checkpoint.
+    NoCheckpointsOf {
+        /// The session.
+        session: String,
+    },
+    /// No session took a checkpoint in the workspace yet.
+    NoneYet {
+        /// The workspace.
+        workspace: PathBuf,
+    },
+}
+
+impl fmt::Display for CheckpointChoiceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckpointChoiceError::NoSession { prefix } => write!(
+                f,
+                "no checkpoints of a session `{prefix}` in this workspace (`aq checkpoints` lists them)"
+            ),
+            CheckpointChoiceError::AmbiguousSession { prefix, sessions } => write!(
+                f,
+                "`{prefix}` names {} sessions: {}",
+                sessions.len(),
+                sessions.join(", ")
+            ),
+            CheckpointChoiceError::Store(e) => write!(f, "{e}"),
+            CheckpointChoiceError::Unusable { spec } => write!(
+                f,
+                "checkpoint {spec} is not usable (`aq checkpoints` lists those that are)"
+            ),
+            CheckpointChoiceError::NoCheckpointsOf { session } => {
+                write!(f, "no checkpoints of session {session}")
+            }
+            CheckpointChoiceError::NoneYet { workspace } => write!(
+                f,
+                "no checkpoints of {} yet: they are taken by `aq run` sessions and agent hooks in it",
+                workspace.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CheckpointChoiceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CheckpointChoiceError::Store(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 /// Callers whose own errors are still sentences (`Result<_, String>`) use
 /// `?` on these as before; the text is the `Display` above.
 macro_rules! into_string {
@@ -835,5 +992,8 @@ into_string!(
     UnknownAgent,
     SeatbeltLaunchError,
     SeatbeltProfileError,
-    RunError
+    RunError,
+    AnswererRefusal,
+    SessionLookupError,
+    CheckpointChoiceError
 );

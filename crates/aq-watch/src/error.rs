@@ -11,6 +11,9 @@ pub enum WatchError {
     /// The session layer refused or could not open what is watched (inside
     /// a session, no terminal, no such session); its sentence as it gave it.
     Session(String),
+    /// `aq watch` may not run here: inside a session, or without a
+    /// terminal.
+    Refused(aq_session::answerer::AnswererRefusal),
     /// Writing a JSON line failed (a reader that went away is not one).
     Write {
         /// The error.
@@ -37,6 +40,7 @@ impl fmt::Display for WatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WatchError::Session(why) => f.write_str(why),
+            WatchError::Refused(e) => write!(f, "{e}"),
             WatchError::Write { source } => write!(f, "cannot write: {source}"),
             WatchError::SetUpTerminal { source } => {
                 write!(f, "cannot set up the terminal: {source}")
@@ -51,6 +55,7 @@ impl std::error::Error for WatchError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             WatchError::Session(_) => None,
+            WatchError::Refused(e) => Some(e),
             WatchError::Write { source }
             | WatchError::SetUpTerminal { source }
             | WatchError::Draw { source }
@@ -63,6 +68,12 @@ impl std::error::Error for WatchError {
 impl From<String> for WatchError {
     fn from(why: String) -> WatchError {
         WatchError::Session(why)
+    }
+}
+
+impl From<aq_session::answerer::AnswererRefusal> for WatchError {
+    fn from(e: aq_session::answerer::AnswererRefusal) -> WatchError {
+        WatchError::Refused(e)
     }
 }
 
