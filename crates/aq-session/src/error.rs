@@ -867,6 +867,10 @@ pub enum SessionLookupError {
     },
     /// There is no session at all.
     NoSessions,
+    /// `--session` with an empty id.
+    EmptyId,
+    /// The sessions' directory cannot be found.
+    SessionsDir(io::Error),
 }
 
 impl fmt::Display for SessionLookupError {
@@ -882,6 +886,10 @@ impl fmt::Display for SessionLookupError {
             SessionLookupError::NoSessions => {
                 f.write_str("no sessions yet: start one with `aq run -- COMMAND`")
             }
+            SessionLookupError::EmptyId => {
+                f.write_str("--session needs a session id (see `aq audit list`)")
+            }
+            SessionLookupError::SessionsDir(e) => write!(f, "{e}"),
         }
     }
 }
@@ -889,10 +897,11 @@ impl fmt::Display for SessionLookupError {
 impl std::error::Error for SessionLookupError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            SessionLookupError::List(e) => Some(e),
+            SessionLookupError::List(e) | SessionLookupError::SessionsDir(e) => Some(e),
             SessionLookupError::NoSuch { .. }
             | SessionLookupError::Ambiguous { .. }
-            | SessionLookupError::NoSessions => None,
+            | SessionLookupError::NoSessions
+            | SessionLookupError::EmptyId => None,
         }
     }
 }
@@ -971,7 +980,200 @@ impl std::error::Error for CheckpointChoiceError {
     }
 }
 
-/// Callers whose own errors are still sentences (`Result<_, String>`) use
+/// Why the record of when grants were made cannot be read or written
+/// (see [`crate::grant_dates::GrantDates`]).
+#[derive(Debug)]
+pub enum GrantDatesError {
+    /// The record cannot be read.
+    Read(PolicyFilesError),
+    /// The record does not parse.
+    Broken {
+        /// The record.
+        path: PathBuf,
+        /// The parser's answer.
+        source: toml::de::Error,
+    },
+    /// The record cannot be encoded.
+    Encode(toml::ser::Error),
+    /// Its directory cannot be created.
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The record cannot be written.
+    Write {
+        /// The record.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for GrantDatesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GrantDatesError::Read(e) => write!(f, "{e}"),
+            GrantDatesError::Broken { path, source } => write!(
+                f,
+                "{}: broken record of grant dates: {source}; fix or delete it (the grants themselves are in policy.toml)",
+                path.display()
+            ),
+            GrantDatesError::Encode(e) => write!(f, "cannot write the grant dates: {e}"),
+            GrantDatesError::CreateDir { path, source } => {
+                write!(f, "cannot create {}: {source}", path.display())
+            }
+            GrantDatesError::Write { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for GrantDatesError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            GrantDatesError::Read(e) => Some(e),
+            GrantDatesError::Broken { source, .. } => Some(source),
+            GrantDatesError::Encode(e) => Some(e),
+            GrantDatesError::CreateDir { source, .. } | GrantDatesError::Write { source, .. } => {
+                Some(source)
+            }
+        }
+    }
+}
+
+/// Why a grant was not written to the user's policy file (see
+/// [`crate::user_grants::apply`]).
+#[derive(Debug)]
+pub enum UserGrantError {
+    /// Neither `XDG_CONFIG_HOME` nor `HOME` says where the file is.
+    NoPolicyFile,
+    /// The file cannot be read.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The file cannot be edited.
+    Edit(aq_policy::GrantError),
+    /// The edited file would not be a valid policy.
+    Invalid(Box<aq_policy::ConfigError>),
+    /// The managed file cannot be read.
+    Managed(PolicyFilesError),
+    /// The managed file and the edited file do not combine.
+    Combine(Box<aq_policy::ConfigError>),
+    /// The managed policy does not allow the host.
+    HostRefused(aq_policy::ManagedError),
+    /// The managed policy would refuse the entry.
+    Refused(Box<aq_policy::managed::Refusal>),
+    /// The file has no directory.
+    NoDirectory {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file's directory cannot be created.
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The file, or its backup, cannot be written.
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for UserGrantError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UserGrantError::NoPolicyFile => {
+                f.write_str("cannot tell where your policy file is: set XDG_CONFIG_HOME or HOME")
+            }
+            UserGrantError::Read { path, source } => {
+                write!(f, "cannot read {}: {source}", path.display())
+            }
+            UserGrantError::Edit(e) => write!(f, "{e}"),
+            UserGrantError::Invalid(e) => write!(
+                f,
+                "the change would make your policy invalid, so it was not made: {e}"
+            ),
+            UserGrantError::Managed(e) => write!(f, "{e}"),
+            UserGrantError::Combine(e) => write!(f, "{e}"),
+            UserGrantError::HostRefused(e) => write!(f, "{e}; nothing was written"),
+            UserGrantError::Refused(r) => write!(f, "{r}; nothing was written"),
+            UserGrantError::NoDirectory { path } => {
+                write!(f, "{} has no directory", path.display())
+            }
+            UserGrantError::CreateDir { path, source } => {
+                write!(f, "cannot create {}: {source}", path.display())
+            }
+            UserGrantError::Write { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for UserGrantError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UserGrantError::Read { source, .. }
+            | UserGrantError::CreateDir { source, .. }
+            | UserGrantError::Write { source, .. } => Some(source),
+            UserGrantError::Edit(e) => Some(e),
+            UserGrantError::Invalid(e) | UserGrantError::Combine(e) => Some(e.as_ref()),
+            UserGrantError::Managed(e) => Some(e),
+            UserGrantError::HostRefused(e) => Some(e),
+            UserGrantError::NoPolicyFile
+            | UserGrantError::Refused(_)
+            | UserGrantError::NoDirectory { .. } => None,
+        }
+    }
+}
+
+/// A credential preset (`[network] credential_presets`) that cannot be
+/// used (see [`crate::net_intercept::preset`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CredentialPresetError {
+    /// None of the variables it reads is set (or one holds a line break).
+    Missing {
+        /// The preset.
+        preset: String,
+        /// The variables, in the order they are looked for.
+        vars: Vec<&'static str>,
+    },
+    /// No preset of that name.
+    Unknown {
+        /// The name.
+        name: String,
+    },
+}
+
+impl fmt::Display for CredentialPresetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CredentialPresetError::Missing { preset, vars } => write!(
+                f,
+                "credential preset `{preset}` needs {} in the environment aq was started in",
+                vars.join(" or ")
+            ),
+            CredentialPresetError::Unknown { name } => {
+                write!(f, "`{name}` is not a credential preset")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CredentialPresetError {}
+
+/// Callers whose own errors are still sentences (`String`) use
 /// `?` on these as before; the text is the `Display` above.
 macro_rules! into_string {
     ($($t:ty),*) => {$(
@@ -995,5 +1197,8 @@ into_string!(
     RunError,
     AnswererRefusal,
     SessionLookupError,
-    CheckpointChoiceError
+    CheckpointChoiceError,
+    GrantDatesError,
+    UserGrantError,
+    CredentialPresetError
 );
