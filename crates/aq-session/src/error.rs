@@ -1173,6 +1173,336 @@ impl fmt::Display for CredentialPresetError {
 
 impl std::error::Error for CredentialPresetError {}
 
+/// A policy source `aq policy pull` cannot fetch from (see
+/// [`crate::managed_pull::Source::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceError {
+    /// A plain `http://` URL.
+    PlainHttp {
+        /// The source, as given.
+        text: String,
+    },
+    /// Not a URL, a repository or an absolute path.
+    NotASource {
+        /// The source, as given.
+        text: String,
+    },
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourceError::PlainHttp { text } => write!(
+                f,
+                "`{text}`: a policy source is fetched over https only (over plain http an old bundle could be served forever)"
+            ),
+            SourceError::NotASource { text } => write!(
+                f,
+                "`{text}` is not a policy source: write an https:// URL of a managed.toml, git+URL of a repository holding one, or an absolute path"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SourceError {}
+
+/// Why a bundle's signature was not accepted (see
+/// [`crate::managed_pull::verify`]).
+#[derive(Debug)]
+pub enum VerifyError {
+    /// The pinned key is not a minisign public key.
+    Key(minisign_verify::Error),
+    /// The signature file is not text.
+    SignatureNotText,
+    /// The signature file does not parse.
+    Signature(minisign_verify::Error),
+    /// The signature does not verify with the key.
+    Mismatch(minisign_verify::Error),
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VerifyError::Key(e) => {
+                write!(f, "the pinned public key is not a minisign key: {e}")
+            }
+            VerifyError::SignatureNotText => f.write_str("the signature is not text"),
+            VerifyError::Signature(e) => write!(f, "the signature does not parse: {e}"),
+            VerifyError::Mismatch(e) => {
+                write!(f, "the signature does not verify with the pinned key: {e}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for VerifyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            VerifyError::Key(e) | VerifyError::Signature(e) | VerifyError::Mismatch(e) => Some(e),
+            VerifyError::SignatureNotText => None,
+        }
+    }
+}
+
+/// Why a bundle could not be fetched from its source.
+#[derive(Debug)]
+pub enum FetchError {
+    /// A file of the bundle cannot be read.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// A file of the bundle is larger than a bundle can be.
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit, in bytes.
+        max: u64,
+    },
+    /// `git` cannot be run.
+    Git(io::Error),
+    /// `git clone` failed.
+    Clone {
+        /// The repository.
+        repo: String,
+        /// What git said.
+        stderr: String,
+    },
+    /// The URL cannot be fetched.
+    Get {
+        /// The URL.
+        url: String,
+        /// The error.
+        source: Box<ureq::Error>,
+    },
+    /// The response's body cannot be read.
+    ReadBody {
+        /// The URL.
+        url: String,
+        /// The error.
+        source: Box<ureq::Error>,
+    },
+}
+
+impl fmt::Display for FetchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FetchError::Read { path, source } => {
+                write!(f, "cannot read {}: {source}", path.display())
+            }
+            FetchError::TooLarge { path, max } => write!(
+                f,
+                "{} is larger than a bundle can be ({max} bytes)",
+                path.display()
+            ),
+            FetchError::Git(e) => write!(f, "cannot run git: {e}"),
+            FetchError::Clone { repo, stderr } => write!(f, "cannot clone {repo}: {stderr}"),
+            FetchError::Get { url, source } => write!(f, "cannot fetch {url}: {source}"),
+            FetchError::ReadBody { url, source } => write!(f, "cannot read {url}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for FetchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FetchError::Read { source, .. } => Some(source),
+            FetchError::Git(e) => Some(e),
+            FetchError::Get { source, .. } | FetchError::ReadBody { source, .. } => {
+                Some(source.as_ref())
+            }
+            FetchError::TooLarge { .. } | FetchError::Clone { .. } => None,
+        }
+    }
+}
+
+/// Why a fetched bundle was refused; the installed policy is unchanged.
+#[derive(Debug)]
+pub enum BundleRefusal {
+    /// It could not be fetched.
+    Fetch(FetchError),
+    /// Its signature was not accepted.
+    Verify(VerifyError),
+    /// It is not UTF-8.
+    NotUtf8,
+    /// It does not parse.
+    Parse(Box<aq_policy::ConfigError>),
+    /// It has no `[managed]` table.
+    NoManagedTable,
+    /// It has no `[managed] serial`.
+    NoSerial,
+    /// It pins no `[managed] public-key`.
+    NoPublicKey,
+    /// Its serial is older than the installed one.
+    Rollback {
+        /// The bundle's.
+        serial: u64,
+        /// The installed one's.
+        installed: u64,
+    },
+}
+
+impl fmt::Display for BundleRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BundleRefusal::Fetch(e) => write!(f, "{e}"),
+            BundleRefusal::Verify(e) => write!(f, "{e}"),
+            BundleRefusal::NotUtf8 => f.write_str("the bundle is not UTF-8 text"),
+            BundleRefusal::Parse(e) => write!(f, "the bundle does not parse: {e}"),
+            BundleRefusal::NoManagedTable => f.write_str("the bundle has no [managed] table"),
+            BundleRefusal::NoSerial => f.write_str("the bundle has no [managed] serial"),
+            BundleRefusal::NoPublicKey => f.write_str(
+                "the bundle pins no [managed] public-key, so the next pull could not be verified",
+            ),
+            BundleRefusal::Rollback { serial, installed } => write!(
+                f,
+                "the bundle's serial {serial} is older than the installed {installed}: a rollback is refused"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BundleRefusal {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BundleRefusal::Fetch(e) => Some(e),
+            BundleRefusal::Verify(e) => Some(e),
+            BundleRefusal::Parse(e) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+/// Why `aq policy pull` or `aq policy status` failed (see
+/// [`crate::managed_pull::pull`]).
+#[derive(Debug)]
+pub enum ManagedPullError {
+    /// The source is not one aq fetches from.
+    Source(SourceError),
+    /// The status record is not JSON of its shape.
+    StatusNotJson {
+        /// The record.
+        path: PathBuf,
+        /// The parser's answer.
+        source: serde_json::Error,
+    },
+    /// The status record cannot be read.
+    ReadStatus {
+        /// The record.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The installed managed file is refused, or the new one once written.
+    Managed(PolicyFilesError),
+    /// `--key` is not the key the installed file pins.
+    KeyDiffers {
+        /// The managed file.
+        managed: PathBuf,
+    },
+    /// No key to verify with.
+    NoKey {
+        /// The managed file.
+        managed: PathBuf,
+    },
+    /// No source to pull from.
+    NoSource {
+        /// The managed file.
+        managed: PathBuf,
+    },
+    /// The bundle was refused; nothing changed.
+    Bundle(BundleRefusal),
+    /// The managed file has no directory.
+    NoDirectory {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Its directory cannot be created.
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The new file cannot be put in place.
+    Install {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The status record cannot be encoded.
+    EncodeStatus(serde_json::Error),
+}
+
+impl fmt::Display for ManagedPullError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ManagedPullError::Source(e) => write!(f, "{e}"),
+            ManagedPullError::StatusNotJson { path, source } => {
+                write!(f, "{}: not a status record: {source}", path.display())
+            }
+            ManagedPullError::ReadStatus { path, source } => {
+                write!(f, "cannot read {}: {source}", path.display())
+            }
+            ManagedPullError::Managed(e) => write!(f, "{e}"),
+            ManagedPullError::KeyDiffers { managed } => write!(
+                f,
+                "--key differs from the key {} pins ([managed] public-key); a new key comes in a bundle signed with the old one",
+                managed.display()
+            ),
+            ManagedPullError::NoKey { managed } => write!(
+                f,
+                "no public key to verify with: {} pins none ([managed] public-key); give the team's key with --key RW…",
+                managed.display()
+            ),
+            ManagedPullError::NoSource { managed } => write!(
+                f,
+                "no source given, and {} names none ([managed] source)",
+                managed.display()
+            ),
+            ManagedPullError::Bundle(r) => write!(f, "{r}; the installed policy is unchanged"),
+            ManagedPullError::NoDirectory { path } => {
+                write!(f, "{} has no directory", path.display())
+            }
+            ManagedPullError::CreateDir { path, source } => {
+                write!(f, "cannot create {}: {source}", path.display())
+            }
+            ManagedPullError::Install { path, source } => {
+                write!(f, "cannot install {}: {source}", path.display())
+            }
+            ManagedPullError::EncodeStatus(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ManagedPullError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ManagedPullError::Source(e) => Some(e),
+            ManagedPullError::StatusNotJson { source, .. } => Some(source),
+            ManagedPullError::ReadStatus { source, .. }
+            | ManagedPullError::CreateDir { source, .. }
+            | ManagedPullError::Install { source, .. } => Some(source),
+            ManagedPullError::Managed(e) => Some(e),
+            ManagedPullError::Bundle(e) => Some(e),
+            ManagedPullError::EncodeStatus(e) => Some(e),
+            ManagedPullError::KeyDiffers { .. }
+            | ManagedPullError::NoKey { .. }
+            | ManagedPullError::NoSource { .. }
+            | ManagedPullError::NoDirectory { .. } => None,
+        }
+    }
+}
+
+impl From<BundleRefusal> for ManagedPullError {
+    fn from(e: BundleRefusal) -> ManagedPullError {
+        ManagedPullError::Bundle(e)
+    }
+}
+
 /// Callers whose own errors are still sentences (`String`) use
 /// `?` on these as before; the text is the `Display` above.
 macro_rules! into_string {
@@ -1200,5 +1530,8 @@ into_string!(
     CheckpointChoiceError,
     GrantDatesError,
     UserGrantError,
-    CredentialPresetError
+    CredentialPresetError,
+    SourceError,
+    VerifyError,
+    ManagedPullError
 );
