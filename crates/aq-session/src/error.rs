@@ -1503,6 +1503,105 @@ impl From<BundleRefusal> for ManagedPullError {
     }
 }
 
+/// Why `aq policy suggest` or `aq audit summary` could not read the
+/// sessions, or write what it suggests (see [`crate::suggest`]).
+#[derive(Debug)]
+pub enum SuggestError {
+    /// `--since` is not an age.
+    Since {
+        /// The value.
+        text: String,
+        /// The parser's answer.
+        source: humantime::DurationError,
+    },
+    /// The sessions cannot be listed.
+    List(io::Error),
+    /// A session named with `--session` is not found.
+    Lookup(SessionLookupError),
+    /// No session of the workspace (that recent).
+    NoSessionsOf {
+        /// The workspace.
+        workspace: PathBuf,
+        /// Whether `--since` was given.
+        recent: bool,
+    },
+    /// No session at all.
+    NoSessions,
+    /// A session's log cannot be opened.
+    Open {
+        /// The log.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// A session's log, or the user's policy file, cannot be read.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// Neither `XDG_CONFIG_HOME` nor `HOME` says where the policy file is.
+    NoPolicyFile,
+    /// The policy files cannot be read.
+    Policy(PolicyFilesError),
+    /// The default profile cannot be found.
+    InForce(InForceError),
+    /// A suggested grant could not be written.
+    Grant(UserGrantError),
+}
+
+impl fmt::Display for SuggestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SuggestError::Since { text, source } => write!(
+                f,
+                "--since {text}: {source}; write an age like `7d`, `12h` or `30m`"
+            ),
+            SuggestError::List(e) => write!(f, "cannot list sessions: {e}"),
+            SuggestError::Lookup(e) => write!(f, "{e}"),
+            SuggestError::NoSessionsOf { workspace, recent } => write!(
+                f,
+                "no sessions of {}{}: name one with --session ID, or read every one with --all (`aq audit list` lists them)",
+                workspace.display(),
+                if *recent { " that recent" } else { "" }
+            ),
+            SuggestError::NoSessions => {
+                f.write_str("no sessions to read (`aq audit list` lists them)")
+            }
+            SuggestError::Open { path, source } => {
+                write!(f, "cannot open {}: {source}", path.display())
+            }
+            SuggestError::Read { path, source } => {
+                write!(f, "cannot read {}: {source}", path.display())
+            }
+            SuggestError::NoPolicyFile => {
+                f.write_str("cannot tell where your policy file is: set XDG_CONFIG_HOME or HOME")
+            }
+            SuggestError::Policy(e) => write!(f, "{e}"),
+            SuggestError::InForce(e) => write!(f, "{e}"),
+            SuggestError::Grant(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SuggestError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SuggestError::Since { source, .. } => Some(source),
+            SuggestError::List(e) => Some(e),
+            SuggestError::Open { source, .. } | SuggestError::Read { source, .. } => Some(source),
+            SuggestError::Lookup(e) => Some(e),
+            SuggestError::Policy(e) => Some(e),
+            SuggestError::InForce(e) => Some(e),
+            SuggestError::Grant(e) => Some(e),
+            SuggestError::NoSessionsOf { .. }
+            | SuggestError::NoSessions
+            | SuggestError::NoPolicyFile => None,
+        }
+    }
+}
+
 /// Callers whose own errors are still sentences (`String`) use
 /// `?` on these as before; the text is the `Display` above.
 macro_rules! into_string {
@@ -1533,5 +1632,6 @@ into_string!(
     CredentialPresetError,
     SourceError,
     VerifyError,
-    ManagedPullError
+    ManagedPullError,
+    SuggestError
 );

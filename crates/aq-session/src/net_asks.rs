@@ -235,7 +235,7 @@ impl NetAsker {
 
 /// Adds `dest` to the user's `[network] allow`, as `aq allow --net` does.
 /// Returns the file written.
-fn grant_always(dest: &str, profile: &str) -> Result<String, String> {
+fn grant_always(dest: &str, profile: &str) -> Result<String, crate::user_grants::UserGrantError> {
     let grant = aq_policy::grants::Grant {
         allow: true,
         read_only: false,
