@@ -26,7 +26,7 @@ pub struct Checkpoints {
     /// Started with the first checkpoint, off the session's start path;
     /// the error says why there is none (every checkpoint then walks
     /// everything).
-    watcher: std::sync::OnceLock<std::result::Result<Watcher, String>>,
+    watcher: std::sync::OnceLock<std::result::Result<Watcher, aq_undo::Error>>,
     workspace: std::path::PathBuf,
     session: String,
     coalesce: Duration,
@@ -135,14 +135,14 @@ impl Checkpoints {
     /// it runs is missed.
     pub fn first(&self) -> Option<EventBody> {
         self.watcher
-            .get_or_init(|| Watcher::start(&self.workspace, &self.opts).map_err(|e| e.to_string()));
+            .get_or_init(|| Watcher::start(&self.workspace, &self.opts));
         self.take(Reason::SessionStart, None)
     }
 
     /// Why changes are not watched, for the session's notes.
     pub fn watch_error(&self) -> Option<&str> {
         match self.watcher.get() {
-            Some(Err(e)) => Some(e),
+            Some(Err(e)) => Some(&e.0),
             _ => None,
         }
     }
