@@ -115,7 +115,7 @@ pub fn parent_of(pid: u32) -> u32 {
 }
 
 /// The terminal on stdin, for the log.
-pub fn tty_name() -> String {
+pub(crate) fn tty_name() -> String {
     std::fs::read_link("/proc/self/fd/0")
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "a terminal".into())
@@ -190,7 +190,7 @@ pub fn announce_presence_for(only: Option<&str>) -> Option<std::fs::File> {
 /// Whether a human answerer (`aq approve`, `aq watch`) of session
 /// `session_id` is running for this user now (it holds a presence lock),
 /// so an ask can wait for it.
-pub fn approver_attached(session_id: &str) -> bool {
+pub(crate) fn approver_attached(session_id: &str) -> bool {
     if locked(presence_file(None)) {
         return true;
     }
@@ -271,7 +271,7 @@ pub fn show_request(out: &mut impl Write, session_id: &str, r: &Request) {
 
 /// Prompts on the session's terminal (`/dev/tty`) while the wrapped command
 /// does not use it. Stops when dropped.
-pub struct TtyPrompter {
+pub(crate) struct TtyPrompter {
     stop: Arc<AtomicBool>,
 }
 
@@ -283,7 +283,7 @@ impl Drop for TtyPrompter {
 
 /// Starts prompting on `/dev/tty` for this session's requests, if there is a
 /// terminal to prompt on.
-pub fn spawn_tty_prompter(session_dir: PathBuf) -> Option<TtyPrompter> {
+pub(crate) fn spawn_tty_prompter(session_dir: PathBuf) -> Option<TtyPrompter> {
     let tty = std::fs::OpenOptions::new()
         .read(true)
         .write(true)

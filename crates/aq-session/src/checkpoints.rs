@@ -140,7 +140,7 @@ impl Checkpoints {
     }
 
     /// Why changes are not watched, for the session's notes.
-    pub fn watch_error(&self) -> Option<&str> {
+    pub(crate) fn watch_error(&self) -> Option<&str> {
         match self.watcher.get() {
             Some(Err(e)) => Some(&e.0),
             _ => None,

@@ -11,7 +11,7 @@ use aq_policy::{Decision, Policy};
 /// The environment variable that tells a shim which session it is in.
 pub use aq_shim::entry::ENV_SESSION_DIR;
 /// The session id, for programs that want to show it.
-pub const ENV_SESSION_ID: &str = "AQ_SESSION_ID";
+pub(crate) const ENV_SESSION_ID: &str = "AQ_SESSION_ID";
 
 /// The session's settings and policy, written once when the session starts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -86,7 +86,7 @@ pub fn sessions_dir() -> io::Result<PathBuf> {
 }
 
 /// A new session id: UTC time, then random hex (`20261129T230455Z-3f9a1c2b`).
-pub fn new_id(now: std::time::SystemTime) -> String {
+pub(crate) fn new_id(now: std::time::SystemTime) -> String {
     let stamp = humantime::format_rfc3339_seconds(now)
         .to_string()
         .replace([':', '-'], "");
@@ -214,7 +214,7 @@ pub fn now_rfc3339() -> String {
 }
 
 /// `at` as the log writes times (RFC 3339, UTC, milliseconds).
-pub fn rfc3339(at: std::time::SystemTime) -> String {
+pub(crate) fn rfc3339(at: std::time::SystemTime) -> String {
     humantime::format_rfc3339_millis(at).to_string()
 }
 

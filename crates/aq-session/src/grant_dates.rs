@@ -68,7 +68,7 @@ impl GrantDates {
     }
 
     /// When the grant `entry` in `place` was made, if recorded.
-    pub fn date_of(&self, place: &str, entry: &str) -> Option<&str> {
+    pub(crate) fn date_of(&self, place: &str, entry: &str) -> Option<&str> {
         self.entries
             .iter()
             .find(|d| d.place == place && d.entry == entry)

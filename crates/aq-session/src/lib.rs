@@ -63,7 +63,7 @@ pub mod denials {
     use crate::supervisor::Supervisor;
 
     /// Never made here.
-    pub enum DenialWatch {}
+    pub(crate) enum DenialWatch {}
 
     impl DenialWatch {
         /// `None`: nothing to watch on this system.

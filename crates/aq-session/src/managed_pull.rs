@@ -80,7 +80,7 @@ pub struct Status {
 }
 
 /// The status record of the managed file at `managed`.
-pub fn status_path(managed: &Path) -> PathBuf {
+pub(crate) fn status_path(managed: &Path) -> PathBuf {
     managed.with_extension("status.json")
 }
 

@@ -71,7 +71,7 @@ impl NetPlan {
 
     /// [`NetPlan::note`] with the broker's relay described as `relay`
     /// (on macOS it listens on the host's loopback, on a port of its own).
-    pub fn note_with_relay(&self, relay: &str) -> String {
+    pub(crate) fn note_with_relay(&self, relay: &str) -> String {
         match self {
             NetPlan::Off => "off".to_string(),
             NetPlan::Host => "host (unfiltered)".to_string(),
@@ -201,7 +201,7 @@ pub fn pins(
 /// The variables that send the common tools through the relay on
 /// `127.0.0.1:port`: [`PROXY_PORT`] in the Linux sandbox's own network
 /// namespace, the port the broker got on the host's loopback on macOS.
-pub fn proxy_env(port: u16) -> Vec<(OsString, OsString)> {
+pub(crate) fn proxy_env(port: u16) -> Vec<(OsString, OsString)> {
     let http = format!("http://127.0.0.1:{port}");
     let socks = format!("socks5h://127.0.0.1:{port}");
     [
@@ -256,7 +256,7 @@ fn ssh_through_broker(port: u16) -> Option<(OsString, OsString)> {
 
 /// The broker of one session: started when the sandbox hands out its
 /// listener, stopped (flushing the records of open connections) at the end.
-pub struct SessionBroker {
+pub(crate) struct SessionBroker {
     server: Arc<Mutex<Option<aq_net::ProxyServer>>>,
 }
 
@@ -334,7 +334,7 @@ fn log_record(supervisor: &Supervisor, r: &aq_net::ConnectionRecord) {
 
 /// What a process whose connection was refused reads on its standard
 /// error: the destination, the rule, why, and how the user allows it.
-pub fn refusal_note(r: &aq_net::ConnectionRecord) -> String {
+pub(crate) fn refusal_note(r: &aq_net::ConnectionRecord) -> String {
     let why = r
         .reason
         .as_deref()

@@ -585,7 +585,7 @@ impl TrustStore {
     }
 
     /// Whether the file at `path`, holding `content`, is trusted.
-    pub fn state_of(&self, path: &Path, content: &[u8]) -> TrustState {
+    pub(crate) fn state_of(&self, path: &Path, content: &[u8]) -> TrustState {
         let Ok(key) = trust_key(path) else {
             return TrustState::Untrusted;
         };

@@ -527,7 +527,7 @@ pub fn plan(
 
 /// What the user is told of the secret-looking variables
 /// [`build`] left out of the command's environment (none: nothing).
-pub fn removed_env_note(removed: &[String]) -> Option<String> {
+pub(crate) fn removed_env_note(removed: &[String]) -> Option<String> {
     (!removed.is_empty()).then(|| {
         format!(
             "secret-looking variables left out: {} (pass one with `env` in the profile or `[session] env_pass`)",

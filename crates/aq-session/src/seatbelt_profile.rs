@@ -34,7 +34,7 @@ pub struct Request<'a> {
 }
 
 /// The name the printed profile gives the session directory.
-pub const EXAMPLE_SESSION: &str = "EXAMPLE";
+pub(crate) const EXAMPLE_SESSION: &str = "EXAMPLE";
 
 /// The Seatbelt profile for `request`, as text.
 pub fn print(request: &Request<'_>) -> Result<String, SeatbeltProfileError> {

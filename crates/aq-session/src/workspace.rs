@@ -27,7 +27,7 @@ pub struct Protected {
 
 /// aq's state directory and its configuration directory, as they are
 /// found for this user (canonical where they exist).
-pub fn protected_places() -> Vec<Protected> {
+pub(crate) fn protected_places() -> Vec<Protected> {
     let canonical = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
     let mut out = Vec::new();
     if let Ok(state) = crate::state_root() {
@@ -88,7 +88,7 @@ pub fn check(
 /// Which of `protected` a writable path of the sandbox holds (so they are
 /// bound read-only over it), with the writable paths that lie inside them
 /// and must stay writable (the session's own `TMPDIR`).
-pub fn to_keep_read_only<'a>(
+pub(crate) fn to_keep_read_only<'a>(
     writable: &[PathBuf],
     protected: &'a [Protected],
 ) -> Vec<&'a Protected> {

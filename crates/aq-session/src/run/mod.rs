@@ -66,7 +66,7 @@ use session::{create_session, open_log};
 use supervise::start_supervisor;
 
 /// Exit code when a boundary the profile asks for cannot be set up.
-pub const EXIT_SANDBOX: u8 = crate::exit::ExitCode::SandboxFailed.code();
+pub(crate) const EXIT_SANDBOX: u8 = crate::exit::ExitCode::SandboxFailed.code();
 
 /// What `aq run` was asked (its command line, or `aq mcp serve`'s).
 #[derive(Default)]
@@ -106,7 +106,7 @@ pub struct RunOptions {
 
 /// `PATH` as the caller has it, without aq's own launchers (`aq enable
 /// --wrap`): the program a session runs is the real one.
-pub fn host_path() -> OsString {
+pub(crate) fn host_path() -> OsString {
     let path =
         std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
     match crate::files::launcher_dir() {
@@ -308,7 +308,7 @@ impl Exit {
 /// The sandbox `aq run` gives a profile with `sandbox = true` on this
 /// system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SandboxKind {
+pub(crate) enum SandboxKind {
     /// Linux: namespaces, mounts, Landlock, seccomp and the exec guard.
     Kernel,
     /// macOS: a Seatbelt profile through `sandbox-exec`, with the PATH
