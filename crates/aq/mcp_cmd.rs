@@ -161,7 +161,7 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
         let _ = dup2(null.as_raw_fd(), 1);
     }
     let _ = server_relay.join();
-    code
+    Ok(code?)
 }
 
 /// `aq mcp wrap` / `aq mcp unwrap`.

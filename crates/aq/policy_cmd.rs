@@ -245,7 +245,7 @@ pub fn run_show(args: &ShowArgs, flag: Option<&Path>) -> Result<ExitCode, String
                     let sources = in_force::sources(&loaded, &dates, &session);
                     Ok((session, sources))
                 }
-                Err(e) => Err((name.clone(), e)),
+                Err(e) => Err((name.clone(), e.to_string())),
             }
         })
         .collect();
@@ -787,7 +787,7 @@ fn render_show_json(shown: &Shown) -> Value {
 fn trust_target(args: &TrustArgs) -> Result<PathBuf, String> {
     match &args.file {
         Some(p) => Ok(p.clone()),
-        None => policy_files::project_file(),
+        None => Ok(policy_files::project_file()?),
     }
 }
 

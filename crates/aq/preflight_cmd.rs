@@ -46,7 +46,7 @@ pub fn run(args: &PreflightArgs, policy_flag: Option<&Path>) -> ExitCode {
             Ok(loaded) => loaded.effective.policy,
             Err(problem) => match aq_session::policy_files::load_for_user(&dir, policy_flag) {
                 Ok(loaded) => {
-                    project_problem = Some(problem);
+                    project_problem = Some(problem.to_string());
                     loaded.effective.policy
                 }
                 Err(e) => {

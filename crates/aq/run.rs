@@ -8,7 +8,7 @@ use aq_session::run::RunOptions;
 use crate::cli::RunArgs;
 
 pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
-    aq_session::run::run(&options(args), policy_flag)
+    Ok(aq_session::run::run(&options(args), policy_flag)?)
 }
 
 fn options(args: &RunArgs) -> RunOptions {

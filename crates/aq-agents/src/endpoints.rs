@@ -52,7 +52,7 @@ pub struct Found {
 /// one of its state paths and not bound read-only by its config. What such
 /// a file names could have been planted by a command of the last session,
 /// to open a host port or a destination in the next one.
-pub fn agent_writes(preset: &Preset, file: &str) -> bool {
+pub(crate) fn agent_writes(preset: &Preset, file: &str) -> bool {
     let covers = |entry: &String| match entry.strip_suffix('/') {
         Some(dir) => file == dir || file.starts_with(entry.as_str()),
         None => file == entry,

@@ -80,7 +80,7 @@ pub struct Grants {
 
 /// Where `~/REST` is: in the home, or, for an agent that follows the XDG
 /// base directories (`xdg`), where the user's `XDG_*_HOME` puts it.
-pub fn home_path(
+pub(crate) fn home_path(
     entry: &str,
     home: Option<&Path>,
     xdg: Option<&[(OsString, OsString)]>,

@@ -90,7 +90,7 @@ pub fn guard_files() -> Vec<String> {
 }
 
 /// Whether a hook command string is aq's for `agent`: `…/aq hook AGENT`.
-pub fn is_our_command(command: &str, agent: HookAgent) -> bool {
+pub(crate) fn is_our_command(command: &str, agent: HookAgent) -> bool {
     let mut words = command.split_whitespace();
     let program = words.next().unwrap_or_default();
     let program = program.trim_matches(['"', '\'']);
@@ -176,7 +176,7 @@ fn indent_of(text: &str) -> Vec<u8> {
 }
 
 /// `v` as JSON text indented the way `like` (the file it came from) is.
-pub fn json_like(v: &Value, like: &str) -> String {
+pub(crate) fn json_like(v: &Value, like: &str) -> String {
     to_text(v, &indent_of(like))
 }
 

@@ -106,7 +106,7 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 
 /// Wraps (or, with `unwrap`, unwraps) the servers of a JSON configuration
 /// (`mcpServers` at the top), all or only `only`.
-pub fn edit_json(
+pub(crate) fn edit_json(
     root: &mut Value,
     aq: &str,
     only: Option<&str>,
@@ -160,7 +160,7 @@ pub fn edit_json(
 }
 
 /// The same for Codex's `[mcp_servers.NAME]` in `config.toml`.
-pub fn edit_toml(
+pub(crate) fn edit_toml(
     doc: &mut toml_edit::DocumentMut,
     aq: &str,
     only: Option<&str>,

@@ -499,7 +499,7 @@ impl Preset {
     }
 
     /// Whether `name` is one of its own variables (`env`, by name or prefix).
-    pub fn passes_env(&self, name: &str) -> bool {
+    pub(crate) fn passes_env(&self, name: &str) -> bool {
         self.env.iter().any(|p| match p.strip_suffix('*') {
             Some(prefix) => name.starts_with(prefix),
             None => p == name,

@@ -28,7 +28,7 @@ pub struct ShadowFile {
 }
 
 /// `copy` with every protected key path as `original` has it (or absent).
-pub fn merge_back(copy: &Value, original: &Value, protect: &[String]) -> Value {
+pub(crate) fn merge_back(copy: &Value, original: &Value, protect: &[String]) -> Value {
     let mut out = copy.clone();
     for pattern in protect {
         let segments: Vec<&str> = pattern.split('.').collect();
@@ -78,7 +78,7 @@ fn restore(out: &mut Value, original: &Value, segments: &[&str]) {
 
 /// Makes the session's copy of `real` in `dir` (`{}` when `real` is missing
 /// or empty, and then `real` too, as the bind's target).
-pub fn make_copy(real: &Path, dir: &Path, index: usize) -> std::io::Result<PathBuf> {
+pub(crate) fn make_copy(real: &Path, dir: &Path, index: usize) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::create_dir_all(dir)?;
     let text = match std::fs::read(real) {

@@ -317,7 +317,7 @@ pub enum EventBody {
 
 impl EventBody {
     /// The `event` tags this version knows, in declaration order.
-    pub const KINDS: [&'static str; 13] = [
+    pub(crate) const KINDS: [&'static str; 13] = [
         "session_start",
         "command_decision",
         "approval",

@@ -633,7 +633,7 @@ fn html_decisions(
 
 /// `layers` of `session_start` as (layer, setting) rows: `name: a; b; c`
 /// gives one row per part (semicolons inside parentheses stay).
-pub fn layer_rows(layers: &[String]) -> Vec<(String, String)> {
+pub(crate) fn layer_rows(layers: &[String]) -> Vec<(String, String)> {
     let mut rows = Vec::new();
     for layer in layers {
         let (name, detail) = match layer.split_once(": ") {
@@ -748,7 +748,7 @@ fn color(d: &str) -> &'static str {
 }
 
 /// Milliseconds since the epoch of a log time (`2026-11-30T20:44:26.123Z`).
-pub fn parse_ms(ts: &str) -> Option<i64> {
+pub(crate) fn parse_ms(ts: &str) -> Option<i64> {
     let t = humantime::parse_rfc3339_weak(ts.trim_end_matches('Z')).ok()?;
     t.duration_since(std::time::UNIX_EPOCH)
         .ok()

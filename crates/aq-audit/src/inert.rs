@@ -12,7 +12,7 @@
 /// Whether `c` acts instead of showing: a C0 or C1 control, DEL, a
 /// bidirectional mark, override or isolate, a zero-width character, or a
 /// byte-order mark.
-pub fn is_unsafe(c: char) -> bool {
+pub(crate) fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -22,7 +22,7 @@ pub fn is_unsafe(c: char) -> bool {
 
 /// The Unicode control picture of a C0 control or DEL (ESC shows as `␛`,
 /// so an escape sequence reads `␛[2J` and does nothing).
-pub fn control_picture(c: char) -> Option<char> {
+pub(crate) fn control_picture(c: char) -> Option<char> {
     match c {
         '\0'..='\u{1f}' => char::from_u32(0x2400 + c as u32),
         '\u{7f}' => Some('\u{2421}'),

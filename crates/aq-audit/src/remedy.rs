@@ -121,7 +121,7 @@ const APPROVED: [&str; 2] = ["once", "session"];
 
 /// The answer of an ask learn mode let through (it ran: not a refusal,
 /// but what `aq policy suggest` reads).
-pub const LEARNED: &str = "learn";
+pub(crate) const LEARNED: &str = "learn";
 
 /// Rule families whose asks guard something a prompt injection wants.
 const RISKY: [(&str, &str); 5] = [

@@ -102,7 +102,7 @@ impl Summary {
 
     /// The command that puts the workspace back as it was when this session
     /// started, when it took checkpoints.
-    pub fn undo_command(&self) -> Option<String> {
+    pub(crate) fn undo_command(&self) -> Option<String> {
         let session = self.session.as_deref()?;
         (!self.checkpoints.is_empty()).then(|| format!("aq undo --session {session}"))
     }
@@ -110,7 +110,7 @@ impl Summary {
     /// Whether the session changed the workspace: a checkpoint after its
     /// first one records changes (the first one's are the changes made
     /// before the session, since the checkpoint before it).
-    pub fn workspace_changed(&self) -> bool {
+    pub(crate) fn workspace_changed(&self) -> bool {
         self.checkpoints
             .iter()
             .skip(1)
@@ -118,7 +118,7 @@ impl Summary {
     }
 
     /// One line on the session's checkpoints, for the recap and the reports.
-    pub fn checkpoints_line(&self) -> Option<String> {
+    pub(crate) fn checkpoints_line(&self) -> Option<String> {
         if let Some(undo) = self.undo_command() {
             let n = self.checkpoints.len();
             let not_kept: usize = self.checkpoints.iter().map(|c| c.not_kept.len()).sum();
@@ -626,7 +626,7 @@ impl Summary {
     }
 
     /// Folds one line (without its newline); `line_no` is used in notes.
-    pub fn add_line(&mut self, line_no: u64, line: &[u8]) {
+    pub(crate) fn add_line(&mut self, line_no: u64, line: &[u8]) {
         let parsed = std::str::from_utf8(line)
             .map_err(|err| err.to_string())
             .and_then(|text| Record::parse(text).map_err(|err| err.to_string()));
@@ -1038,7 +1038,7 @@ impl Summary {
 
     /// Remarks to show with any rendering: skipped lines, unknown kinds, a
     /// missing start or end.
-    pub fn remarks(&self) -> Vec<String> {
+    pub(crate) fn remarks(&self) -> Vec<String> {
         let mut remarks = self.notes.clone();
         if !self.counts.unknown_kinds.is_empty() {
             let kinds: Vec<String> = self
@@ -1470,7 +1470,7 @@ pub(crate) fn exit_status(exit_code: Option<i32>, signal: Option<i32>) -> String
 }
 
 /// `850 ms`, `12.3 s`, `12m 03s`, `1h 02m`.
-pub fn format_duration(ms: u64) -> String {
+pub(crate) fn format_duration(ms: u64) -> String {
     let secs = ms / 1000;
     if ms < 1000 {
         format!("{ms} ms")

@@ -98,7 +98,7 @@ pub fn level(v: &Value) -> Level {
 const HEADLINE_COMMAND: usize = 400;
 
 /// One short line for a person: what happened, to what, and why.
-pub fn headline(v: &Value) -> String {
+pub(crate) fn headline(v: &Value) -> String {
     let cmd = || shorten(&command_line(v).unwrap_or_default(), HEADLINE_COMMAND);
     let num = |f: &str| {
         v.get(f)

@@ -14,13 +14,13 @@
 //! headers variable is an error, not a request sent without its key.
 
 /// The headers variables, the more specific first.
-pub const HEADERS_VARS: [&str; 2] = [
+pub(crate) const HEADERS_VARS: [&str; 2] = [
     "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
     "OTEL_EXPORTER_OTLP_HEADERS",
 ];
 
 /// The endpoint variables, the more specific first.
-pub const ENDPOINT_VARS: [&str; 2] = [
+pub(crate) const ENDPOINT_VARS: [&str; 2] = [
     "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
 ];
@@ -56,7 +56,7 @@ pub fn endpoint_from_env() -> Option<String> {
 /// Parses `key=value,key2=value2` (values percent-encoded). Names must be
 /// HTTP tokens and values must hold no line breaks or NUL, so a header can
 /// never smuggle another line into the request.
-pub fn parse_headers(text: &str) -> Result<Vec<(String, String)>, HeadersError> {
+pub(crate) fn parse_headers(text: &str) -> Result<Vec<(String, String)>, HeadersError> {
     let mut out = Vec::new();
     for (i, item) in text.split(',').enumerate() {
         if item.trim().is_empty() {

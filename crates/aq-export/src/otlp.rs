@@ -27,7 +27,7 @@ use serde_json::Value;
 use crate::describe::{self, Level};
 
 /// `service.name` of every resource.
-pub const SERVICE_NAME: &str = "agent-quarantine";
+pub(crate) const SERVICE_NAME: &str = "agent-quarantine";
 
 /// The request body of one POST.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -159,7 +159,7 @@ fn any(v: &Value) -> Option<AnyValue> {
 }
 
 /// Nanoseconds since the epoch of an RFC 3339 time, as OTLP/JSON writes them.
-pub fn unix_nanos(ts: &str) -> String {
+pub(crate) fn unix_nanos(ts: &str) -> String {
     humantime::parse_rfc3339(ts)
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())

@@ -122,7 +122,7 @@ impl Sink {
     }
 
     /// How many records one send should carry.
-    pub fn batch_size(&self) -> usize {
+    pub(crate) fn batch_size(&self) -> usize {
         match self.target.format {
             ExportFormat::Otlp => 256,
             ExportFormat::Syslog => 64,

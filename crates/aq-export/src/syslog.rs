@@ -26,11 +26,11 @@ use aq_audit::Record;
 use crate::describe::{self, Level};
 
 /// `authpriv`.
-pub const FACILITY: u8 = 10;
+pub(crate) const FACILITY: u8 = 10;
 /// The SD-ID of aq's structured data.
-pub const SD_ID: &str = "aq@32473";
+pub(crate) const SD_ID: &str = "aq@32473";
 /// APP-NAME.
-pub const APP_NAME: &str = "aq";
+pub(crate) const APP_NAME: &str = "aq";
 /// Longest MSG, in characters: a message fits a UDP datagram.
 const MSG_MAX: usize = 2000;
 
@@ -44,7 +44,7 @@ pub fn severity(level: Level) -> u8 {
 }
 
 /// A PARAM-VALUE with `"`, `\` and `]` escaped (RFC 5424 §6.3.3).
-pub fn escape_param(value: &str) -> String {
+pub(crate) fn escape_param(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for c in value.chars() {
         if matches!(c, '"' | '\\' | ']') {

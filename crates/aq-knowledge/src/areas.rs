@@ -281,10 +281,10 @@ pub const SYSTEM_PROGRAMS: &[&str] = &[
 ];
 
 /// Software installed by hand, carved out of the system's programs.
-pub const LOCAL_SOFTWARE: &[&str] = &["/Applications/", "/opt/", "/snap/", "/usr/local/"];
+pub(crate) const LOCAL_SOFTWARE: &[&str] = &["/Applications/", "/opt/", "/snap/", "/usr/local/"];
 
 /// Agents' own directories.
-pub const AGENT_STATE: &[&str] = &["~/.claude/", "~/.codex/", "~/.cursor/", "~/.gemini/"];
+pub(crate) const AGENT_STATE: &[&str] = &["~/.claude/", "~/.codex/", "~/.cursor/", "~/.gemini/"];
 
 /// The user's program directories: their own, and the ones language
 /// toolchains put on the `PATH` for what they install (`cargo install`,
@@ -321,7 +321,7 @@ pub fn in_local_program_dir<S: AsRef<str>>(parts: &[S]) -> bool {
 }
 
 /// Every row, by area.
-pub const AREAS: &[(Area, &[&str])] = &[
+pub(crate) const AREAS: &[(Area, &[&str])] = &[
     (Area::SystemConfig, SYSTEM_CONFIG),
     (Area::SystemPrograms, SYSTEM_PROGRAMS),
     (Area::LocalSoftware, LOCAL_SOFTWARE),

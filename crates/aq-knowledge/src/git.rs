@@ -510,12 +510,12 @@ fn parse_value(cur: &mut Cursor<'_>) -> Option<String> {
 }
 
 /// The attributes that hand a file to a driver a config defines.
-pub const GIT_DRIVER_ATTRIBUTES: &[&str] = &["diff", "filter", "merge"];
+pub(crate) const GIT_DRIVER_ATTRIBUTES: &[&str] = &["diff", "filter", "merge"];
 
 /// Drivers git has built in, that run no program unless a config gives
 /// them one: diff's function-name patterns and merge's own strategies.
 /// `lfs` is git-lfs's (its usual filter settings are in [`GIT_KEYS`]).
-pub const GIT_BUILTIN_DRIVERS: &[&str] = &[
+pub(crate) const GIT_BUILTIN_DRIVERS: &[&str] = &[
     "ada", "bash", "bibtex", "binary", "cpp", "csharp", "css", "default", "dts", "elixir",
     "fortran", "fountain", "golang", "html", "ini", "java", "kotlin", "lfs", "markdown", "matlab",
     "objc", "pascal", "perl", "php", "python", "r", "ruby", "rust", "scheme", "tex", "text",

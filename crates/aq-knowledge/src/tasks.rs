@@ -33,7 +33,7 @@ pub enum TaskArgs {
 }
 
 /// Task runners, sorted by name.
-pub const TASK_RUNNERS: &[(&str, TaskArgs)] = &[
+pub(crate) const TASK_RUNNERS: &[(&str, TaskArgs)] = &[
     ("bmake", TaskArgs::Operands),
     ("bun", TaskArgs::AfterRun),
     ("gmake", TaskArgs::Operands),
@@ -129,7 +129,7 @@ pub const LOCAL_WORDS: &[&str] = &["dry", "dryrun", "local", "mavenlocal", "prev
 /// First words of a task name that build, check or run the project here:
 /// its later parts are a variant (`build:release`, `test:deploy`), not a
 /// namespace (`api:deploy`).
-pub const LOCAL_VERBS: &[&str] = &[
+pub(crate) const LOCAL_VERBS: &[&str] = &[
     "build",
     "bundle",
     "check",

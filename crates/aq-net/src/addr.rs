@@ -51,7 +51,7 @@ pub enum AddrClass {
 
 impl AddrClass {
     /// Whether a name may lead here without the user's explicit say-so.
-    pub fn is_public(self) -> bool {
+    pub(crate) fn is_public(self) -> bool {
         self == AddrClass::Public
     }
 

@@ -216,7 +216,7 @@ impl RefusalRule {
 
     /// Whether this is a policy decision (denied) rather than a failure to
     /// reach an allowed destination.
-    pub fn is_policy(self) -> bool {
+    pub(crate) fn is_policy(self) -> bool {
         !matches!(
             self,
             RefusalRule::ResolveFailed | RefusalRule::ConnectFailed | RefusalRule::BadRequest

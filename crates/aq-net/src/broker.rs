@@ -305,7 +305,7 @@ impl Broker {
     }
 
     /// Records a request the front end could not even parse.
-    pub fn record_bad_request(&self, front_end: FrontEnd, what: &str, started: Instant) {
+    pub(crate) fn record_bad_request(&self, front_end: FrontEnd, what: &str, started: Instant) {
         (self.on_record)(&ConnectionRecord {
             host: String::new(),
             port: 0,
@@ -329,7 +329,7 @@ impl Broker {
 
     /// [`Broker::open`] for a client at `client` (its address as the
     /// listener sees it), which goes into the records and any ask.
-    pub fn open_from(
+    pub(crate) fn open_from(
         &self,
         host: &str,
         port: u16,
@@ -632,7 +632,7 @@ impl Tunnel {
     /// [`Tunnel::send_up`]: copies only the answer down, until the upstream
     /// ends. Nothing more of the client's goes up (a request pipelined
     /// behind the first is never sent).
-    pub fn relay_down(mut self, client: TcpStream) -> ConnectionRecord {
+    pub(crate) fn relay_down(mut self, client: TcpStream) -> ConnectionRecord {
         let Some(upstream) = self.upstream.take() else {
             return self.finish();
         };

@@ -47,7 +47,7 @@ impl HttpRule {
     /// records it), `head` its whole head. TRACE and TRACK are refused
     /// whatever the rule says: a server that echoes them would hand the
     /// credential the broker added back to the sandbox.
-    pub fn check_request(&self, request: &str, head: &str) -> Result<(), HttpRefusal> {
+    pub(crate) fn check_request(&self, request: &str, head: &str) -> Result<(), HttpRefusal> {
         let (method, path) = request.split_once(' ').unwrap_or((request, "/"));
         if method.eq_ignore_ascii_case("TRACE") || method.eq_ignore_ascii_case("TRACK") {
             return Err(HttpRefusal::Echo {

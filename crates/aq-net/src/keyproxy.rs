@@ -151,7 +151,8 @@ pub fn http_target(url: &str) -> Result<(bool, String, u16), UrlError> {
 }
 
 /// The path part of a base URL (`https://x/v1` → `/v1`, none → ``).
-pub fn base_path(url: &str) -> &str {
+#[cfg(test)]
+fn base_path(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     match rest.find('/') {
         Some(i) => rest[i..].trim_end_matches('/'),

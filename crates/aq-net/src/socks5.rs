@@ -15,7 +15,7 @@ use crate::broker::{Broker, BrokerError, FrontEnd};
 /// Reply codes of RFC 1928 section 6.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// 0: succeeded.
     Succeeded = 0,
     /// 1: general SOCKS server failure.
@@ -35,7 +35,7 @@ pub enum Reply {
 }
 
 /// The reply for a broker refusal.
-pub fn reply_for(e: &BrokerError) -> Reply {
+pub(crate) fn reply_for(e: &BrokerError) -> Reply {
     match e.refusal.rule {
         RefusalRule::ResolveFailed => Reply::HostUnreachable,
         RefusalRule::ConnectFailed => match e.io_kind {

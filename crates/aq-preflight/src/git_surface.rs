@@ -31,7 +31,7 @@ use aq_knowledge::git::{
 /// Directories whose contents the walk does not list: dependencies and
 /// build output. Nested repositories there are still found when the index
 /// has a gitlink to them.
-pub const SKIPPED_DIRS: &[&str] = &[
+pub(crate) const SKIPPED_DIRS: &[&str] = &[
     "node_modules",
     "target",
     ".venv",
@@ -525,7 +525,7 @@ fn pointed(base: &Path, text: &[u8]) -> Option<PathBuf> {
 }
 
 /// Where a gitfile points: `gitdir: PATH`, relative to the file's directory.
-pub fn read_gitfile(path: &Path) -> Option<PathBuf> {
+pub(crate) fn read_gitfile(path: &Path) -> Option<PathBuf> {
     let text = read_small(path)?;
     let line = String::from_utf8_lossy(&text);
     let target = line.lines().next()?.strip_prefix("gitdir: ")?.trim_end();
@@ -670,7 +670,7 @@ pub fn git_dangers(
 /// The drivers configs define with a program: `(attribute, driver)` →
 /// (`key = value`, the file). From every config of `surface` and the
 /// user's own (`~/.gitconfig`, `~/.config/git/config`, `/etc/gitconfig`).
-pub fn defined_drivers(
+pub(crate) fn defined_drivers(
     surface: &GitSurface,
     home: Option<&Path>,
 ) -> BTreeMap<(String, String), (String, PathBuf)> {

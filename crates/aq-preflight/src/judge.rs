@@ -51,7 +51,7 @@ pub(crate) const REMOTE_EXEC_RULES: &[&str] = &[
 
 impl Judgement {
     /// Whether a remote-execution or exfiltration rule fired.
-    pub fn runs_remote_code(&self) -> bool {
+    pub(crate) fn runs_remote_code(&self) -> bool {
         self.rules
             .iter()
             .any(|r| REMOTE_EXEC_RULES.contains(&r.as_str()))

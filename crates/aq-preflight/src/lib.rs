@@ -282,12 +282,12 @@ mod test_support {
     }
 
     /// [`scan_with`] without extra setup.
-    pub fn scan_files(files: &[(&str, &str)]) -> Vec<Finding> {
+    pub(crate) fn scan_files(files: &[(&str, &str)]) -> Vec<Finding> {
         scan_with(files, |_, _| {})
     }
 
     /// (severity, line) of each finding with this id, in report order.
-    pub fn by_id(found: &[Finding], id: &str) -> Vec<(Severity, usize)> {
+    pub(crate) fn by_id(found: &[Finding], id: &str) -> Vec<(Severity, usize)> {
         found
             .iter()
             .filter(|f| f.id == id)

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use aq_agents::{Grants, Preset, PresetSet};
 use aq_audit::EventBody;
 
+pub use crate::error::UnknownAgent;
 use crate::supervisor::Supervisor;
 
 /// The key proxy's port inside the sandbox's own network namespace.
-pub const KEY_PROXY_PORT: u16 = 3129;
+pub(crate) const KEY_PROXY_PORT: u16 = 3129;
 
 /// The preset in force and how it was chosen.
 pub struct Chosen {
@@ -28,7 +29,7 @@ pub fn choose(
     set: &PresetSet,
     flag: Option<&str>,
     command: &[String],
-) -> Result<Option<Chosen>, String> {
+) -> Result<Option<Chosen>, UnknownAgent> {
     let resolved = resolve_program(command.first().map(String::as_str).unwrap_or_default());
     match flag {
         Some("none") => return Ok(None),
@@ -45,11 +46,9 @@ pub fn choose(
                         args_at,
                     })
                 })
-                .ok_or_else(|| {
-                    format!(
-                        "unknown agent `{name}`; presets: {}, or `none` (`aq policy show --agents` explains each)",
-                        set.names().join(", ")
-                    )
+                .ok_or_else(|| UnknownAgent {
+                    name: name.to_string(),
+                    presets: set.names().into_iter().map(String::from).collect(),
                 });
         }
         None => {}
@@ -157,7 +156,7 @@ pub fn banner(chosen: &Chosen, grants: &Grants) -> Vec<String> {
 
 /// Serve the key proxy on `fd` (the listener handed out of the sandbox),
 /// logging each request as a `network_connection` event.
-pub fn serve_key_proxy(
+pub(crate) fn serve_key_proxy(
     fd: std::os::fd::OwnedFd,
     plan: &aq_agents::KeyProxyPlan,
     agent: &str,
@@ -183,7 +182,7 @@ pub fn serve_key_proxy(
 /// Serve a bridge to a model server on the host's loopback on `fd` (the
 /// listener inside at the same port): the key proxy's code for that one
 /// upstream, with the key proxy's keys when it is the agent's model API.
-pub fn serve_bridge(
+pub(crate) fn serve_bridge(
     fd: std::os::fd::OwnedFd,
     bridge: &crate::model_routes::Bridge,
     keys_of: Option<&aq_agents::KeyProxyPlan>,
@@ -253,7 +252,11 @@ fn serve_proxy(
 }
 
 /// The command with the preset's arguments added where the agent's own start.
-pub fn with_args(command: &[String], chosen: Option<&Chosen>, grants: &Grants) -> Vec<String> {
+pub(crate) fn with_args(
+    command: &[String],
+    chosen: Option<&Chosen>,
+    grants: &Grants,
+) -> Vec<String> {
     match chosen {
         Some(c) if !grants.args.is_empty() => {
             let at = c.args_at.min(command.len());

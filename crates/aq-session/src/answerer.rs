@@ -15,13 +15,14 @@ use std::time::Duration;
 
 use aq_shim::approvals::{Answer, AnswerRecord, Queue, Request};
 
+pub use crate::error::AnswererRefusal;
 use crate::files::{self, ENV_SESSION_DIR};
 
 /// Refuses when this process descends from a live session's supervisor,
 /// carries a session's environment, or cannot write a session's approval
 /// queue (inside the kernel sandbox, where the parent chain ends at the
 /// sandbox's own PID 1). `verb` names the command in the message.
-pub fn refuse_inside_session(verb: &str) -> Result<(), String> {
+pub fn refuse_inside_session(verb: &str) -> Result<(), AnswererRefusal> {
     refuse_inside_session_because(
         verb,
         "approvals must come from the user, in a terminal of their own",
@@ -29,8 +30,13 @@ pub fn refuse_inside_session(verb: &str) -> Result<(), String> {
 }
 
 /// [`refuse_inside_session`] with the reason the refusal gives.
-pub fn refuse_inside_session_because(verb: &str, because: &str) -> Result<(), String> {
-    let refuse = || Err(format!("{verb} cannot run inside an aq session: {because}"));
+pub fn refuse_inside_session_because(verb: &str, because: &str) -> Result<(), AnswererRefusal> {
+    let refuse = || {
+        Err(AnswererRefusal::InsideSession {
+            verb: verb.to_string(),
+            because: because.to_string(),
+        })
+    };
     if std::env::var_os(ENV_SESSION_DIR).is_some() {
         return refuse();
     }
@@ -66,13 +72,13 @@ pub fn refuse_inside_session_because(verb: &str, because: &str) -> Result<(), St
 
 /// Refuses unless stdin and stdout are terminals: a human, not a program,
 /// answers.
-pub fn require_terminal(verb: &str) -> Result<(), String> {
+pub fn require_terminal(verb: &str) -> Result<(), AnswererRefusal> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         Ok(())
     } else {
-        Err(format!(
-            "{verb} needs a real terminal on stdin and stdout: it is how a human, not a program, answers"
-        ))
+        Err(AnswererRefusal::NotATerminal {
+            verb: verb.to_string(),
+        })
     }
 }
 
@@ -109,7 +115,7 @@ pub fn parent_of(pid: u32) -> u32 {
 }
 
 /// The terminal on stdin, for the log.
-pub fn tty_name() -> String {
+pub(crate) fn tty_name() -> String {
     std::fs::read_link("/proc/self/fd/0")
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "a terminal".into())
@@ -184,7 +190,7 @@ pub fn announce_presence_for(only: Option<&str>) -> Option<std::fs::File> {
 /// Whether a human answerer (`aq approve`, `aq watch`) of session
 /// `session_id` is running for this user now (it holds a presence lock),
 /// so an ask can wait for it.
-pub fn approver_attached(session_id: &str) -> bool {
+pub(crate) fn approver_attached(session_id: &str) -> bool {
     if locked(presence_file(None)) {
         return true;
     }
@@ -265,7 +271,7 @@ pub fn show_request(out: &mut impl Write, session_id: &str, r: &Request) {
 
 /// Prompts on the session's terminal (`/dev/tty`) while the wrapped command
 /// does not use it. Stops when dropped.
-pub struct TtyPrompter {
+pub(crate) struct TtyPrompter {
     stop: Arc<AtomicBool>,
 }
 
@@ -277,7 +283,7 @@ impl Drop for TtyPrompter {
 
 /// Starts prompting on `/dev/tty` for this session's requests, if there is a
 /// terminal to prompt on.
-pub fn spawn_tty_prompter(session_dir: PathBuf) -> Option<TtyPrompter> {
+pub(crate) fn spawn_tty_prompter(session_dir: PathBuf) -> Option<TtyPrompter> {
     let tty = std::fs::OpenOptions::new()
         .read(true)
         .write(true)

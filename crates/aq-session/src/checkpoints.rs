@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use aq_audit::EventBody;
 use aq_undo::{Dirty, Meta, Options, Reason, Store, Taken, Watcher};
 
+pub use crate::error::CheckpointChoiceError;
+
 /// The checkpoints of one session.
 pub struct Checkpoints {
     store: Store,
@@ -24,7 +26,7 @@ pub struct Checkpoints {
     /// Started with the first checkpoint, off the session's start path;
     /// the error says why there is none (every checkpoint then walks
     /// everything).
-    watcher: std::sync::OnceLock<std::result::Result<Watcher, String>>,
+    watcher: std::sync::OnceLock<std::result::Result<Watcher, aq_undo::Error>>,
     workspace: std::path::PathBuf,
     session: String,
     coalesce: Duration,
@@ -133,14 +135,14 @@ impl Checkpoints {
     /// it runs is missed.
     pub fn first(&self) -> Option<EventBody> {
         self.watcher
-            .get_or_init(|| Watcher::start(&self.workspace, &self.opts).map_err(|e| e.to_string()));
+            .get_or_init(|| Watcher::start(&self.workspace, &self.opts));
         self.take(Reason::SessionStart, None)
     }
 
     /// Why changes are not watched, for the session's notes.
-    pub fn watch_error(&self) -> Option<&str> {
+    pub(crate) fn watch_error(&self) -> Option<&str> {
         match self.watcher.get() {
-            Some(Err(e)) => Some(e),
+            Some(Err(e)) => Some(&e.0),
             _ => None,
         }
     }
@@ -267,7 +269,10 @@ pub enum Target<'a> {
 }
 
 /// The session a prefix names, among those that took checkpoints here.
-pub fn session_named(listing: &aq_undo::Listing, prefix: &str) -> Result<String, String> {
+pub fn session_named(
+    listing: &aq_undo::Listing,
+    prefix: &str,
+) -> Result<String, CheckpointChoiceError> {
     let mut found: Vec<&str> = listing
         .checkpoints
         .iter()
@@ -278,14 +283,13 @@ pub fn session_named(listing: &aq_undo::Listing, prefix: &str) -> Result<String,
     found.dedup();
     match found.as_slice() {
         [one] => Ok(one.to_string()),
-        [] => Err(format!(
-            "no checkpoints of a session `{prefix}` in this workspace (`aq checkpoints` lists them)"
-        )),
-        many => Err(format!(
-            "`{prefix}` names {} sessions: {}",
-            many.len(),
-            many.join(", ")
-        )),
+        [] => Err(CheckpointChoiceError::NoSession {
+            prefix: prefix.to_string(),
+        }),
+        many => Err(CheckpointChoiceError::AmbiguousSession {
+            prefix: prefix.to_string(),
+            sessions: many.iter().map(|s| s.to_string()).collect(),
+        }),
     }
 }
 
@@ -303,7 +307,7 @@ pub fn choose<'l>(
     store: &Store,
     listing: &'l aq_undo::Listing,
     target: Target<'_>,
-) -> Result<&'l aq_undo::Checkpoint, String> {
+) -> Result<&'l aq_undo::Checkpoint, CheckpointChoiceError> {
     let first_of = |session: &str| {
         listing
             .checkpoints
@@ -312,29 +316,24 @@ pub fn choose<'l>(
     };
     match target {
         Target::Checkpoint(spec) => {
-            let id = store.resolve(spec).map_err(|e| e.to_string())?;
+            let id = store.resolve(spec).map_err(CheckpointChoiceError::Store)?;
             listing
                 .checkpoints
                 .iter()
                 .find(|c| c.id == id)
-                .ok_or_else(|| {
-                    format!(
-                        "checkpoint {spec} is not usable (`aq checkpoints` lists those that are)"
-                    )
+                .ok_or_else(|| CheckpointChoiceError::Unusable {
+                    spec: spec.to_string(),
                 })
         }
         Target::Session(prefix) => {
             let s = session_named(listing, prefix)?;
-            first_of(&s).ok_or_else(|| format!("no checkpoints of session {s}"))
+            first_of(&s).ok_or(CheckpointChoiceError::NoCheckpointsOf { session: s })
         }
         Target::LatestSession => {
-            let s = latest_session(listing).ok_or_else(|| {
-                format!(
-                    "no checkpoints of {} yet: they are taken by `aq run` sessions and agent hooks in it",
-                    store.workspace().display()
-                )
+            let s = latest_session(listing).ok_or_else(|| CheckpointChoiceError::NoneYet {
+                workspace: store.workspace().to_path_buf(),
             })?;
-            first_of(&s).ok_or_else(|| format!("no checkpoints of session {s}"))
+            first_of(&s).ok_or(CheckpointChoiceError::NoCheckpointsOf { session: s })
         }
     }
 }

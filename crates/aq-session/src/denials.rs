@@ -28,7 +28,7 @@ const AUDIT_LANDLOCK_ACCESS: u16 = 1423;
 const AUDIT_LANDLOCK_DOMAIN: u16 = 1424;
 
 /// The running watch; [`DenialWatch::stop`] ends it.
-pub struct DenialWatch {
+pub(crate) struct DenialWatch {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }

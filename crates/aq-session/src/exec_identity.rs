@@ -144,7 +144,7 @@ pub struct ElfFacts {
 
 impl ElfFacts {
     /// Bytes of code in the file.
-    pub fn code_size(&self) -> u64 {
+    pub(crate) fn code_size(&self) -> u64 {
         self.code.iter().map(|(_, n)| n).sum()
     }
 }
@@ -152,7 +152,7 @@ impl ElfFacts {
 /// Parse the ELF header, program headers and notes of `head` (the first
 /// bytes of a file; 64-bit little-endian only, as the guard's filters run
 /// no other native code). Pure: nothing is read past `head`.
-pub fn parse_elf(head: &[u8]) -> ElfFacts {
+pub(crate) fn parse_elf(head: &[u8]) -> ElfFacts {
     let mut facts = ElfFacts {
         native: head.starts_with(b"\x7fELF"),
         ..ElfFacts::default()
@@ -771,7 +771,7 @@ impl Places {
 
     /// Whether `executable` is beneath the workspace or a writable
     /// temporary directory (its path only).
-    pub fn beneath_writable(&self, executable: &Path) -> bool {
+    pub(crate) fn beneath_writable(&self, executable: &Path) -> bool {
         executable.starts_with(&self.workspace)
             || self.temporary.iter().any(|t| executable.starts_with(t))
     }
@@ -780,7 +780,7 @@ impl Places {
 /// An [`Identifier`] indexed on a thread of its own, so a session's start
 /// does not wait for a few hundred `stat` calls: the first exec that needs
 /// it waits for what is left.
-pub struct Background {
+pub(crate) struct Background {
     dirs: Vec<PathBuf>,
     pending: Mutex<Option<std::thread::JoinHandle<Identifier>>>,
     ready: std::sync::OnceLock<Identifier>,

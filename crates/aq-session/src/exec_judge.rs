@@ -149,7 +149,7 @@ impl SessionExecJudge {
 
 /// What the socket guard tells a session without the exec guard: only its
 /// refusals, which go into the log.
-pub struct SocketReporter {
+pub(crate) struct SocketReporter {
     supervisor: Arc<Supervisor>,
 }
 
@@ -314,7 +314,7 @@ impl SessionExecJudge {
 /// The places of the session `supervisor` runs in the sandbox `plan`
 /// (its Landlock writable paths) with the environment `env` (its `TMPDIR`),
 /// from now on.
-pub fn places_of(
+pub(crate) fn places_of(
     plan: &aq_sandbox::SandboxPlan,
     env: &[(std::ffi::OsString, std::ffi::OsString)],
     supervisor: &Supervisor,

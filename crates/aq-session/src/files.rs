@@ -11,7 +11,7 @@ use aq_policy::{Decision, Policy};
 /// The environment variable that tells a shim which session it is in.
 pub use aq_shim::entry::ENV_SESSION_DIR;
 /// The session id, for programs that want to show it.
-pub const ENV_SESSION_ID: &str = "AQ_SESSION_ID";
+pub(crate) const ENV_SESSION_ID: &str = "AQ_SESSION_ID";
 
 /// The session's settings and policy, written once when the session starts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -86,7 +86,7 @@ pub fn sessions_dir() -> io::Result<PathBuf> {
 }
 
 /// A new session id: UTC time, then random hex (`20261129T230455Z-3f9a1c2b`).
-pub fn new_id(now: std::time::SystemTime) -> String {
+pub(crate) fn new_id(now: std::time::SystemTime) -> String {
     let stamp = humantime::format_rfc3339_seconds(now)
         .to_string()
         .replace([':', '-'], "");
@@ -164,7 +164,8 @@ pub fn list() -> io::Result<Vec<PathBuf>> {
 
 /// Finds a session's log from an id, a unique id prefix, a session
 /// directory or a log file path.
-pub fn resolve_log(what: &str) -> Result<PathBuf, String> {
+pub fn resolve_log(what: &str) -> Result<PathBuf, crate::error::SessionLookupError> {
+    use crate::error::SessionLookupError;
     let p = Path::new(what);
     if p.is_file() {
         return Ok(p.to_path_buf());
@@ -172,7 +173,7 @@ pub fn resolve_log(what: &str) -> Result<PathBuf, String> {
     if p.is_dir() && p.join("log.jsonl").is_file() {
         return Ok(p.join("log.jsonl"));
     }
-    let sessions = list().map_err(|e| format!("cannot list sessions: {e}"))?;
+    let sessions = list().map_err(SessionLookupError::List)?;
     let matches: Vec<&PathBuf> = sessions
         .iter()
         .filter(|d| {
@@ -182,21 +183,24 @@ pub fn resolve_log(what: &str) -> Result<PathBuf, String> {
         .collect();
     match matches.as_slice() {
         [one] => Ok(log_path(one)),
-        [] => Err(format!("no session `{what}` (see `aq audit list`)")),
-        _ => Err(format!(
-            "`{what}` matches {} sessions; give more of the id",
-            matches.len()
-        )),
+        [] => Err(SessionLookupError::NoSuch {
+            what: what.to_string(),
+        }),
+        _ => Err(SessionLookupError::Ambiguous {
+            what: what.to_string(),
+            count: matches.len(),
+        }),
     }
 }
 
 /// The newest session's log.
-pub fn latest_log() -> Result<PathBuf, String> {
-    let sessions = list().map_err(|e| format!("cannot list sessions: {e}"))?;
+pub fn latest_log() -> Result<PathBuf, crate::error::SessionLookupError> {
+    use crate::error::SessionLookupError;
+    let sessions = list().map_err(SessionLookupError::List)?;
     sessions
         .last()
         .map(|d| log_path(d))
-        .ok_or_else(|| "no sessions yet: start one with `aq run -- COMMAND`".to_string())
+        .ok_or(SessionLookupError::NoSessions)
 }
 
 /// Whether a process is alive.
@@ -210,7 +214,7 @@ pub fn now_rfc3339() -> String {
 }
 
 /// `at` as the log writes times (RFC 3339, UTC, milliseconds).
-pub fn rfc3339(at: std::time::SystemTime) -> String {
+pub(crate) fn rfc3339(at: std::time::SystemTime) -> String {
     humantime::format_rfc3339_millis(at).to_string()
 }
 

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::error::GrantDatesError;
 use crate::policy_files::{config_dir, read_text};
 
 const DATES_FILE: &str = "grants.toml";
@@ -45,19 +46,17 @@ pub struct GrantDates {
 
 impl GrantDates {
     /// Reads the record; none yet means no dates.
-    pub fn load() -> Result<Self, String> {
+    pub fn load() -> Result<Self, GrantDatesError> {
         let Some(path) = config_dir().map(|d| d.join(DATES_FILE)) else {
             return Ok(GrantDates::default());
         };
-        let entries = match read_text(&path)? {
+        let entries = match read_text(&path).map_err(GrantDatesError::Read)? {
             None => Vec::new(),
             Some(text) => {
                 toml::from_str::<DatesFile>(&text)
-                    .map_err(|e| {
-                        format!(
-                            "{}: broken record of grant dates: {e}; fix or delete it (the grants themselves are in policy.toml)",
-                            path.display()
-                        )
+                    .map_err(|source| GrantDatesError::Broken {
+                        path: path.clone(),
+                        source,
                     })?
                     .grant
             }
@@ -69,7 +68,7 @@ impl GrantDates {
     }
 
     /// When the grant `entry` in `place` was made, if recorded.
-    pub fn date_of(&self, place: &str, entry: &str) -> Option<&str> {
+    pub(crate) fn date_of(&self, place: &str, entry: &str) -> Option<&str> {
         self.entries
             .iter()
             .find(|d| d.place == place && d.entry == entry)
@@ -93,19 +92,23 @@ impl GrantDates {
     }
 
     /// Writes the record back.
-    pub fn save(&self) -> Result<(), String> {
+    pub fn save(&self) -> Result<(), GrantDatesError> {
         let Some(path) = &self.path else {
             return Ok(());
         };
         let body = toml::to_string(&DatesFile {
             grant: self.entries.clone(),
         })
-        .map_err(|e| format!("cannot write the grant dates: {e}"))?;
+        .map_err(GrantDatesError::Encode)?;
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|source| GrantDatesError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
         }
-        std::fs::write(path, format!("{HEADER}{body}"))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        std::fs::write(path, format!("{HEADER}{body}")).map_err(|source| GrantDatesError::Write {
+            path: path.clone(),
+            source,
+        })
     }
 }

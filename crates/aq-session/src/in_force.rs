@@ -12,6 +12,7 @@
 use aq_agents::Preset;
 use aq_policy::{EffectivePolicy, Location, PathAccess, Profile};
 
+pub use crate::error::InForceError;
 use crate::grant_dates::GrantDates;
 use crate::network::{Allowed, NetPlan, NetSource};
 use crate::policy_files::{FileKind, Loaded};
@@ -43,21 +44,31 @@ pub struct InForce {
 }
 
 /// The profile called `name`, else the policy's default one.
-pub fn profile_named(effective: &EffectivePolicy, name: Option<&str>) -> Result<Profile, String> {
+pub fn profile_named(
+    effective: &EffectivePolicy,
+    name: Option<&str>,
+) -> Result<Profile, InForceError> {
     let name = name
         .map(String::from)
         .unwrap_or_else(|| effective.session_settings().profile);
-    effective.profiles.get(&name).cloned().ok_or_else(|| {
-        format!(
-            "unknown profile `{name}`; available: {} (`aq policy show` explains each)",
-            effective.profiles.names().join(", ")
-        )
-    })
+    effective
+        .profiles
+        .get(&name)
+        .cloned()
+        .ok_or_else(|| InForceError::UnknownProfile {
+            available: effective
+                .profiles
+                .names()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            name,
+        })
 }
 
 /// The profile and network of a session asked for with `asked`, under the
 /// policy `effective`.
-pub fn session(effective: &EffectivePolicy, asked: &Asked) -> Result<InForce, String> {
+pub fn session(effective: &EffectivePolicy, asked: &Asked) -> Result<InForce, InForceError> {
     let mut profile = profile_named(effective, asked.profile)?;
     aq_policy::managed::check_profile(effective, &profile)?;
     aq_policy::managed::check_resolve(effective, asked.resolve)?;
@@ -89,10 +100,10 @@ pub fn session(effective: &EffectivePolicy, asked: &Asked) -> Result<InForce, St
     if let (Some(m), NetPlan::Host) = (&effective.managed, &net)
         && m.hosts.is_some()
     {
-        return Err(format!(
-            "the profile `{}` has the host's network, unfiltered: the managed policy {} allows only its own hosts ([managed] lock-network); use one whose network is off or brokered (strict, network-isolated, ci)",
-            profile.name, m.file
-        ));
+        return Err(InForceError::UnfilteredNetwork {
+            profile: profile.name.clone(),
+            managed: m.file.to_string(),
+        });
     }
     // The sandbox of a broker session has no network of its own either.
     if matches!(net, NetPlan::Off | NetPlan::Broker { .. }) {

@@ -63,7 +63,7 @@ pub mod denials {
     use crate::supervisor::Supervisor;
 
     /// Never made here.
-    pub enum DenialWatch {}
+    pub(crate) enum DenialWatch {}
 
     impl DenialWatch {
         /// `None`: nothing to watch on this system.
@@ -77,6 +77,7 @@ pub mod denials {
         }
     }
 }
+pub mod error;
 pub mod exec_identity;
 pub mod exec_judge;
 pub mod exit;

@@ -17,6 +17,8 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::error::{BundleRefusal, FetchError, ManagedPullError, SourceError, VerifyError};
+
 /// Where a bundle comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
@@ -31,7 +33,7 @@ pub enum Source {
 
 impl Source {
     /// Reads how a source is written.
-    pub fn parse(s: &str) -> Result<Source, String> {
+    pub fn parse(s: &str) -> Result<Source, SourceError> {
         if let Some(repo) = s.strip_prefix("git+") {
             return Ok(Source::Git(repo.to_string()));
         }
@@ -41,9 +43,9 @@ impl Source {
         if s.starts_with("http://") {
             // The signature keeps the content honest, not its age: over
             // plain HTTP anyone on the way could keep serving an old bundle.
-            return Err(format!(
-                "`{s}`: a policy source is fetched over https only (over plain http an old bundle could be served forever)"
-            ));
+            return Err(SourceError::PlainHttp {
+                text: s.to_string(),
+            });
         }
         if let Some(p) = s.strip_prefix("file://") {
             return Ok(Source::File(PathBuf::from(p)));
@@ -54,9 +56,9 @@ impl Source {
         if s.starts_with('/') {
             return Ok(Source::File(PathBuf::from(s)));
         }
-        Err(format!(
-            "`{s}` is not a policy source: write an https:// URL of a managed.toml, git+URL of a repository holding one, or an absolute path"
-        ))
+        Err(SourceError::NotASource {
+            text: s.to_string(),
+        })
     }
 }
 
@@ -78,24 +80,26 @@ pub struct Status {
 }
 
 /// The status record of the managed file at `managed`.
-pub fn status_path(managed: &Path) -> PathBuf {
+pub(crate) fn status_path(managed: &Path) -> PathBuf {
     managed.with_extension("status.json")
 }
 
 /// Reads the status record, if a pull wrote one.
-pub fn read_status(managed: &Path) -> Result<Option<Status>, String> {
+pub fn read_status(managed: &Path) -> Result<Option<Status>, ManagedPullError> {
     match std::fs::read(status_path(managed)) {
-        Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| {
-            format!(
-                "{}: not a status record: {e}",
-                status_path(managed).display()
-            )
-        }),
+        Ok(b) => {
+            serde_json::from_slice(&b)
+                .map(Some)
+                .map_err(|source| ManagedPullError::StatusNotJson {
+                    path: status_path(managed),
+                    source,
+                })
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!(
-            "cannot read {}: {e}",
-            status_path(managed).display()
-        )),
+        Err(source) => Err(ManagedPullError::ReadStatus {
+            path: status_path(managed),
+            source,
+        }),
     }
 }
 
@@ -111,8 +115,13 @@ pub enum Pulled {
 /// Fetches, verifies and installs a bundle over the managed file at
 /// `managed`. `key` is the public key for a first install (ignored, and
 /// refused when it differs, once a managed file pins one).
-pub fn pull(managed: &Path, source: Option<&str>, key: Option<&str>) -> Result<Pulled, String> {
-    let installed = crate::policy_files::read_managed(managed)?;
+pub fn pull(
+    managed: &Path,
+    source: Option<&str>,
+    key: Option<&str>,
+) -> Result<Pulled, ManagedPullError> {
+    let installed =
+        crate::policy_files::read_managed(managed).map_err(ManagedPullError::Managed)?;
     let installed_settings = installed
         .as_ref()
         .and_then(|(_, l)| l.managed.as_ref().map(|(s, _)| s.clone()));
@@ -121,18 +130,16 @@ pub fn pull(managed: &Path, source: Option<&str>, key: Option<&str>) -> Result<P
         .and_then(|s| s.public_key.clone());
     let key = match (&pinned, key) {
         (Some(p), Some(k)) if p != k => {
-            return Err(format!(
-                "--key differs from the key {} pins ([managed] public-key); a new key comes in a bundle signed with the old one",
-                managed.display()
-            ));
+            return Err(ManagedPullError::KeyDiffers {
+                managed: managed.to_path_buf(),
+            });
         }
         (Some(p), _) => p.clone(),
         (None, Some(k)) => k.to_string(),
         (None, None) => {
-            return Err(format!(
-                "no public key to verify with: {} pins none ([managed] public-key); give the team's key with --key RW…",
-                managed.display()
-            ));
+            return Err(ManagedPullError::NoKey {
+                managed: managed.to_path_buf(),
+            });
         }
     };
     let source_text = match source {
@@ -140,46 +147,35 @@ pub fn pull(managed: &Path, source: Option<&str>, key: Option<&str>) -> Result<P
         None => installed_settings
             .as_ref()
             .and_then(|s| s.source.clone())
-            .ok_or_else(|| {
-                format!(
-                    "no source given, and {} names none ([managed] source)",
-                    managed.display()
-                )
+            .ok_or_else(|| ManagedPullError::NoSource {
+                managed: managed.to_path_buf(),
             })?,
     };
-    let src = Source::parse(&source_text)?;
-    let (bundle, sig) =
-        fetch(&src).map_err(|e| format!("{e}; the installed policy is unchanged"))?;
-    let comment = verify(&bundle, &sig, &key)
-        .map_err(|e| format!("{e}; the installed policy is unchanged"))?;
-    let text = String::from_utf8(bundle.clone()).map_err(|_| {
-        "the bundle is not UTF-8 text; the installed policy is unchanged".to_string()
-    })?;
-    let layer = aq_policy::parse_layer(&source_text, &text).map_err(|e| {
-        format!("the bundle does not parse: {e}; the installed policy is unchanged")
-    })?;
+    let src = Source::parse(&source_text).map_err(ManagedPullError::Source)?;
+    let (bundle, sig) = fetch(&src).map_err(BundleRefusal::Fetch)?;
+    let comment = verify(&bundle, &sig, &key).map_err(BundleRefusal::Verify)?;
+    let text = String::from_utf8(bundle.clone()).map_err(|_| BundleRefusal::NotUtf8)?;
+    let layer = aq_policy::parse_layer(&source_text, &text)
+        .map_err(|e| BundleRefusal::Parse(Box::new(e)))?;
     let new_settings = layer
         .managed
         .as_ref()
         .map(|(s, _)| s.clone())
-        .ok_or("the bundle has no [managed] table; the installed policy is unchanged")?;
-    let serial = new_settings
-        .serial
-        .ok_or("the bundle has no [managed] serial; the installed policy is unchanged")?;
+        .ok_or(BundleRefusal::NoManagedTable)?;
+    let serial = new_settings.serial.ok_or(BundleRefusal::NoSerial)?;
     if new_settings.public_key.is_none() {
-        return Err(
-            "the bundle pins no [managed] public-key, so the next pull could not be verified; the installed policy is unchanged"
-                .to_string(),
-        );
+        return Err(BundleRefusal::NoPublicKey.into());
     }
     if let Some(old) = installed_settings.as_ref().and_then(|s| s.serial) {
         if serial == old {
             return Ok(Pulled::Current(serial));
         }
         if serial < old {
-            return Err(format!(
-                "the bundle's serial {serial} is older than the installed {old}: a rollback is refused; the installed policy is unchanged"
-            ));
+            return Err(BundleRefusal::Rollback {
+                serial,
+                installed: old,
+            }
+            .into());
         }
     }
     install(managed, &bundle)?;
@@ -194,25 +190,23 @@ pub fn pull(managed: &Path, source: Option<&str>, key: Option<&str>) -> Result<P
             .unwrap_or(0),
         sha256: crate::policy_files::digest(&bundle),
     };
-    let json = serde_json::to_vec_pretty(&status).map_err(|e| e.to_string())?;
+    let json = serde_json::to_vec_pretty(&status).map_err(ManagedPullError::EncodeStatus)?;
     write_atomic(&status_path(managed), &json)?;
     Ok(Pulled::Installed(status))
 }
 
 /// Checks `sig` (a minisign signature file's text) over `bundle` with the
 /// public key `key` (its base64 line); returns the trusted comment.
-pub fn verify(bundle: &[u8], sig: &[u8], key: &str) -> Result<String, String> {
-    let pk = minisign_verify::PublicKey::from_base64(key.trim())
-        .map_err(|e| format!("the pinned public key is not a minisign key: {e}"))?;
-    let sig_text = std::str::from_utf8(sig).map_err(|_| "the signature is not text".to_string())?;
-    let sig = minisign_verify::Signature::decode(sig_text)
-        .map_err(|e| format!("the signature does not parse: {e}"))?;
+pub fn verify(bundle: &[u8], sig: &[u8], key: &str) -> Result<String, VerifyError> {
+    let pk = minisign_verify::PublicKey::from_base64(key.trim()).map_err(VerifyError::Key)?;
+    let sig_text = std::str::from_utf8(sig).map_err(|_| VerifyError::SignatureNotText)?;
+    let sig = minisign_verify::Signature::decode(sig_text).map_err(VerifyError::Signature)?;
     pk.verify(bundle, &sig, false)
-        .map_err(|e| format!("the signature does not verify with the pinned key: {e}"))?;
+        .map_err(VerifyError::Mismatch)?;
     Ok(sig.trusted_comment().to_string())
 }
 
-fn fetch(src: &Source) -> Result<(Vec<u8>, Vec<u8>), String> {
+fn fetch(src: &Source) -> Result<(Vec<u8>, Vec<u8>), FetchError> {
     match src {
         Source::File(p) => {
             let sig = PathBuf::from(format!("{}.minisig", p.display()));
@@ -233,15 +227,15 @@ fn fetch(src: &Source) -> Result<(Vec<u8>, Vec<u8>), String> {
                 .arg(&dir)
                 .env("GIT_TERMINAL_PROMPT", "0")
                 .output()
-                .map_err(|e| format!("cannot run git: {e}"))?;
+                .map_err(FetchError::Git)?;
             let got = if out.status.success() {
                 let f = dir.join("managed.toml");
                 read(&f).and_then(|b| Ok((b, read(&dir.join("managed.toml.minisig"))?)))
             } else {
-                Err(format!(
-                    "cannot clone {repo}: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ))
+                Err(FetchError::Clone {
+                    repo: repo.clone(),
+                    stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                })
             };
             let _ = std::fs::remove_dir_all(&dir);
             got
@@ -249,18 +243,22 @@ fn fetch(src: &Source) -> Result<(Vec<u8>, Vec<u8>), String> {
     }
 }
 
-fn read(p: &Path) -> Result<Vec<u8>, String> {
+fn read(p: &Path) -> Result<Vec<u8>, FetchError> {
     use std::io::Read as _;
-    let f = std::fs::File::open(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    let cannot_read = |source| FetchError::Read {
+        path: p.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(p).map_err(cannot_read)?;
     let mut bytes = Vec::new();
     f.take(MAX_BUNDLE + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        .map_err(cannot_read)?;
     if bytes.len() as u64 > MAX_BUNDLE {
-        return Err(format!(
-            "{} is larger than a bundle can be ({MAX_BUNDLE} bytes)",
-            p.display()
-        ));
+        return Err(FetchError::TooLarge {
+            path: p.to_path_buf(),
+            max: MAX_BUNDLE,
+        });
     }
     Ok(bytes)
 }
@@ -268,36 +266,43 @@ fn read(p: &Path) -> Result<Vec<u8>, String> {
 /// A bundle is small: more than this is not one.
 const MAX_BUNDLE: u64 = 1 << 20;
 
-fn get(url: &str) -> Result<Vec<u8>, String> {
+fn get(url: &str) -> Result<Vec<u8>, FetchError> {
     let agent = ureq::Agent::config_builder()
         .timeout_global(Some(std::time::Duration::from_secs(30)))
         .build()
         .new_agent();
-    let mut resp = agent
-        .get(url)
-        .call()
-        .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+    let mut resp = agent.get(url).call().map_err(|e| FetchError::Get {
+        url: url.to_string(),
+        source: Box::new(e),
+    })?;
     resp.body_mut()
         .with_config()
         .limit(MAX_BUNDLE)
         .read_to_vec()
-        .map_err(|e| format!("cannot read {url}: {e}"))
+        .map_err(|e| FetchError::ReadBody {
+            url: url.to_string(),
+            source: Box::new(e),
+        })
 }
 
-fn install(managed: &Path, bundle: &[u8]) -> Result<(), String> {
+fn install(managed: &Path, bundle: &[u8]) -> Result<(), ManagedPullError> {
     write_atomic(managed, bundle)?;
     // What was written is what a session reads: same checks, same parse.
-    crate::policy_files::read_managed(managed).map(drop)
+    crate::policy_files::read_managed(managed).map_err(ManagedPullError::Managed)?;
+    Ok(())
 }
 
 /// Writes through a temporary file in the same directory, synced, then a
 /// rename: a reader sees the old file or the new one, never a part.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ManagedPullError> {
     use std::io::Write as _;
-    let dir = path
-        .parent()
-        .ok_or_else(|| format!("{} has no directory", path.display()))?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let dir = path.parent().ok_or_else(|| ManagedPullError::NoDirectory {
+        path: path.to_path_buf(),
+    })?;
+    std::fs::create_dir_all(dir).map_err(|source| ManagedPullError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
         path.file_name()
@@ -320,9 +325,12 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
         }
         Ok(())
     };
-    write().map_err(|e| {
+    write().map_err(|source| {
         let _ = std::fs::remove_file(&tmp);
-        format!("cannot install {}: {e}", path.display())
+        ManagedPullError::Install {
+            path: path.to_path_buf(),
+            source,
+        }
     })
 }
 

@@ -31,10 +31,10 @@ use crate::network::PROXY_PORT;
 use crate::supervisor::Supervisor;
 
 /// The rule id network asks carry.
-pub const NET_ASK_RULE: &str = "net-unlisted-host";
+pub(crate) const NET_ASK_RULE: &str = "net-unlisted-host";
 
 /// Decides the broker's unlisted hosts for one session.
-pub struct NetAsker {
+pub(crate) struct NetAsker {
     supervisor: Arc<Supervisor>,
     unlisted: UnlistedHosts,
     /// One ask at a time per `host:port`: a client that retries, or opens
@@ -54,7 +54,7 @@ pub struct NetAsker {
 /// At most this many connections wait on asks at once; more are refused
 /// at once, so that asks cannot take every client slot of the broker (an
 /// allowed connection still gets through) or flood whoever answers.
-pub const MAX_WAITING: usize = 8;
+pub(crate) const MAX_WAITING: usize = 8;
 
 impl NetAsker {
     /// An asker for `supervisor`'s session, with the policy's choice.
@@ -70,7 +70,7 @@ impl NetAsker {
     }
 
     /// The broker's callback.
-    pub fn into_asker(self) -> aq_net::UnlistedAsker {
+    pub(crate) fn into_asker(self) -> aq_net::UnlistedAsker {
         let me = Arc::new(self);
         Arc::new(move |r: &UnlistedRequest| me.ask(r))
     }
@@ -235,7 +235,7 @@ impl NetAsker {
 
 /// Adds `dest` to the user's `[network] allow`, as `aq allow --net` does.
 /// Returns the file written.
-fn grant_always(dest: &str, profile: &str) -> Result<String, String> {
+fn grant_always(dest: &str, profile: &str) -> Result<String, crate::user_grants::UserGrantError> {
     let grant = aq_policy::grants::Grant {
         allow: true,
         read_only: false,
@@ -251,7 +251,7 @@ fn grant_always(dest: &str, profile: &str) -> Result<String, String> {
 /// relay: the socket whose local address is `client` and remote address
 /// the relay's port, in the network namespace of the session's command
 /// (`command_pid`), then the process with a descriptor on that socket.
-pub fn client_process(command_pid: u32, client: SocketAddr, relay_port: u16) -> Option<u32> {
+pub(crate) fn client_process(command_pid: u32, client: SocketAddr, relay_port: u16) -> Option<u32> {
     if command_pid == 0 {
         return None;
     }

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use aq_audit::EventBody;
 use aq_policy::NetworkSettings;
 
+pub use crate::error::CredentialPresetError;
 use crate::supervisor::Supervisor;
 
 /// The trust bundles the host may keep (Debian and kin, Fedora and kin,
@@ -149,17 +150,18 @@ pub struct Preset {
 ///   the password of `x-access-token` to `github.com` (git over HTTPS);
 /// - `npm`: `NPM_TOKEN` as a bearer token to `registry.npmjs.org` (npm
 ///   publish, private packages).
-pub fn preset(name: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Preset, String> {
-    let first = |names: &[&str]| -> Result<String, String> {
+pub fn preset(
+    name: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Preset, CredentialPresetError> {
+    let first = |names: &[&'static str]| -> Result<String, CredentialPresetError> {
         names
             .iter()
             .find_map(|n| lookup(n).filter(|v| !v.is_empty()))
             .filter(|v| !v.contains(['\r', '\n', '\0']))
-            .ok_or_else(|| {
-                format!(
-                    "credential preset `{name}` needs {} in the environment aq was started in",
-                    names.join(" or ")
-                )
+            .ok_or_else(|| CredentialPresetError::Missing {
+                preset: name.to_string(),
+                vars: names.to_vec(),
             })
     };
     match name {
@@ -196,7 +198,9 @@ pub fn preset(name: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Pre
                 placeholders: vec!["NPM_TOKEN".into()],
             })
         }
-        other => Err(format!("`{other}` is not a credential preset")),
+        other => Err(CredentialPresetError::Unknown {
+            name: other.to_string(),
+        }),
     }
 }
 
@@ -323,7 +327,7 @@ mod tests {
         assert!(
             preset("npm", &env)
                 .err()
-                .is_some_and(|e| e.contains("needs NPM_TOKEN"))
+                .is_some_and(|e| e.to_string().contains("needs NPM_TOKEN"))
         );
         assert!(preset("gitlab", &env).is_err());
     }

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use aq_audit::EventBody;
 use aq_policy::{NetworkSetting, NetworkSettings, Profile};
 
+pub use crate::error::NetworkError;
 use crate::supervisor::Supervisor;
 
 /// The relay's port inside the sandbox's own network namespace.
@@ -70,7 +71,7 @@ impl NetPlan {
 
     /// [`NetPlan::note`] with the broker's relay described as `relay`
     /// (on macOS it listens on the host's loopback, on a port of its own).
-    pub fn note_with_relay(&self, relay: &str) -> String {
+    pub(crate) fn note_with_relay(&self, relay: &str) -> String {
         match self {
             NetPlan::Off => "off".to_string(),
             NetPlan::Host => "host (unfiltered)".to_string(),
@@ -105,7 +106,7 @@ pub fn decide(
     profile: &Profile,
     policy: &NetworkSettings,
     agent_hosts: Option<&[String]>,
-) -> Result<NetPlan, String> {
+) -> Result<NetPlan, NetworkError> {
     let mut allow: Vec<Allowed> = Vec::new();
     let tagged = |from: NetSource| {
         move |entry: &String| Allowed {
@@ -123,18 +124,15 @@ pub fn decide(
                 .map(String::from)
                 .collect();
             if list.is_empty() {
-                return Err(
-                    "`--net allow:` needs at least one domain, e.g. --net allow:registry.npmjs.org"
-                        .to_string(),
-                );
+                return Err(NetworkError::EmptyAllow);
             }
             allow.extend(list.iter().map(tagged(NetSource::Flag)));
             true
         }
         Some(other) => {
-            return Err(format!(
-                "unknown --net value `{other}`: write `--net off` or `--net allow:DOMAIN[,DOMAIN...]`"
-            ));
+            return Err(NetworkError::UnknownValue {
+                value: other.to_string(),
+            });
         }
         None => {
             profile.sandbox
@@ -149,10 +147,9 @@ pub fn decide(
         return Ok(NetPlan::Off);
     }
     if !profile.sandbox {
-        return Err(format!(
-            "`--net allow:` needs the kernel sandbox, and profile `{}` has none",
-            profile.name
-        ));
+        return Err(NetworkError::AllowWithoutSandbox {
+            profile: profile.name.clone(),
+        });
     }
     let from_policy = |list: &[String]| -> Vec<Allowed> {
         list.iter()
@@ -172,7 +169,7 @@ pub fn decide(
     let entries = |l: &[Allowed]| l.iter().map(|a| a.entry.clone()).collect::<Vec<_>>();
     let allowlist =
         aq_net::Allowlist::from_entries(&entries(&allow), &entries(&pins), &policy.permit)
-            .map_err(|e| format!("network allowlist: {e}"))?;
+            .map_err(NetworkError::Allowlist)?;
     Ok(NetPlan::Broker {
         allowlist,
         allow,
@@ -186,15 +183,15 @@ pub fn decide(
 pub fn pins(
     resolve: &[String],
     policy: &NetworkSettings,
-) -> Result<Vec<(String, std::net::IpAddr)>, String> {
+) -> Result<Vec<(String, std::net::IpAddr)>, NetworkError> {
     let entries: Vec<&str> = resolve
         .iter()
         .chain(&policy.resolve)
         .map(String::as_str)
         .collect();
     let no: [&str; 0] = [];
-    let list = aq_net::Allowlist::from_entries(&no, &entries, &no)
-        .map_err(|e| format!("--resolve: {e}"))?;
+    let list =
+        aq_net::Allowlist::from_entries(&no, &entries, &no).map_err(NetworkError::Resolve)?;
     Ok(list
         .pins()
         .map(|(name, addr)| (name.to_string(), addr))
@@ -204,7 +201,7 @@ pub fn pins(
 /// The variables that send the common tools through the relay on
 /// `127.0.0.1:port`: [`PROXY_PORT`] in the Linux sandbox's own network
 /// namespace, the port the broker got on the host's loopback on macOS.
-pub fn proxy_env(port: u16) -> Vec<(OsString, OsString)> {
+pub(crate) fn proxy_env(port: u16) -> Vec<(OsString, OsString)> {
     let http = format!("http://127.0.0.1:{port}");
     let socks = format!("socks5h://127.0.0.1:{port}");
     [
@@ -259,7 +256,7 @@ fn ssh_through_broker(port: u16) -> Option<(OsString, OsString)> {
 
 /// The broker of one session: started when the sandbox hands out its
 /// listener, stopped (flushing the records of open connections) at the end.
-pub struct SessionBroker {
+pub(crate) struct SessionBroker {
     server: Arc<Mutex<Option<aq_net::ProxyServer>>>,
 }
 
@@ -337,7 +334,7 @@ fn log_record(supervisor: &Supervisor, r: &aq_net::ConnectionRecord) {
 
 /// What a process whose connection was refused reads on its standard
 /// error: the destination, the rule, why, and how the user allows it.
-pub fn refusal_note(r: &aq_net::ConnectionRecord) -> String {
+pub(crate) fn refusal_note(r: &aq_net::ConnectionRecord) -> String {
     let why = r
         .reason
         .as_deref()

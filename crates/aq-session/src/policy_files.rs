@@ -26,6 +26,8 @@ use aq_policy::{EffectivePolicy, PolicyLayer, Trust};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+pub use crate::error::{ManagedRefusal, PolicyFilesError, Writable};
+
 /// The project file's name, at the workspace root.
 pub const PROJECT_FILE: &str = "agent-quarantine.toml";
 /// The user file's name, in the config directory.
@@ -91,10 +93,6 @@ pub fn user_file() -> Option<PathBuf> {
     config_dir().map(|d| d.join(USER_FILE))
 }
 
-fn no_config_dir() -> String {
-    "cannot tell where your config directory is: set XDG_CONFIG_HOME or HOME".to_string()
-}
-
 /// The workspace root: the nearest directory from `cwd` up holding `.git`
 /// (a directory, or a file in worktrees and submodules), else `cwd`.
 pub fn workspace_root(cwd: &Path) -> PathBuf {
@@ -105,9 +103,8 @@ pub fn workspace_root(cwd: &Path) -> PathBuf {
 }
 
 /// The project file of the current directory's workspace (it may not exist).
-pub fn project_file() -> Result<PathBuf, String> {
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+pub fn project_file() -> Result<PathBuf, PolicyFilesError> {
+    let cwd = std::env::current_dir().map_err(|source| PolicyFilesError::CurrentDir { source })?;
     Ok(workspace_root(&cwd).join(PROJECT_FILE))
 }
 
@@ -173,21 +170,27 @@ impl Loaded {
 }
 
 /// Reads a file's text; `Ok(None)` when it does not exist.
-pub fn read_text(path: &Path) -> Result<Option<String>, String> {
+pub fn read_text(path: &Path) -> Result<Option<String>, PolicyFilesError> {
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
-            .map_err(|_| format!("{}: not UTF-8 text; a policy file is TOML", path.display())),
+            .map_err(|_| PolicyFilesError::NotUtf8 {
+                path: path.to_path_buf(),
+            }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => Err(PolicyFilesError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
 /// Reads and checks one policy file that must exist.
-pub fn parse_file(path: &Path) -> Result<(String, PolicyLayer), String> {
-    let text = read_text(path)?.ok_or_else(|| format!("{}: no such file", path.display()))?;
-    let layer =
-        aq_policy::parse_layer(&path.display().to_string(), &text).map_err(|e| e.to_string())?;
+pub fn parse_file(path: &Path) -> Result<(String, PolicyLayer), PolicyFilesError> {
+    let text = read_text(path)?.ok_or_else(|| PolicyFilesError::Missing {
+        path: path.to_path_buf(),
+    })?;
+    let layer = parse(path, &text)?;
     Ok((text, layer))
 }
 
@@ -195,15 +198,14 @@ pub fn parse_file(path: &Path) -> Result<(String, PolicyLayer), String> {
 /// skipped; a missing `--policy` file, an unreadable or invalid file, and a
 /// broken trust store are errors (a policy that cannot be read is not
 /// silently replaced by a weaker one).
-pub fn load(flag: Option<&Path>) -> Result<Loaded, String> {
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+pub fn load(flag: Option<&Path>) -> Result<Loaded, PolicyFilesError> {
+    let cwd = std::env::current_dir().map_err(|source| PolicyFilesError::CurrentDir { source })?;
     load_for(&workspace_root(&cwd), flag)
 }
 
 /// [`load`] for the workspace at `workspace` (its project file is
 /// `workspace/agent-quarantine.toml`).
-pub fn load_for(workspace: &Path, flag: Option<&Path>) -> Result<Loaded, String> {
+pub fn load_for(workspace: &Path, flag: Option<&Path>) -> Result<Loaded, PolicyFilesError> {
     load_layers(workspace, flag, true)
 }
 
@@ -211,7 +213,7 @@ pub fn load_for(workspace: &Path, flag: Option<&Path>) -> Result<Loaded, String>
 /// alone. `aq preflight` judges a repository whose file is broken or hostile
 /// with this (and reports the file), so the repository cannot switch the
 /// scan off.
-pub fn load_for_user(workspace: &Path, flag: Option<&Path>) -> Result<Loaded, String> {
+pub fn load_for_user(workspace: &Path, flag: Option<&Path>) -> Result<Loaded, PolicyFilesError> {
     load_layers(workspace, flag, false)
 }
 
@@ -219,7 +221,7 @@ fn load_layers(
     workspace: &Path,
     flag: Option<&Path>,
     with_project: bool,
-) -> Result<Loaded, String> {
+) -> Result<Loaded, PolicyFilesError> {
     let mut looked_for = Vec::new();
     let mut files = Vec::new();
 
@@ -255,13 +257,13 @@ fn load_layers(
     let path = workspace.join(PROJECT_FILE);
     let project_text = if with_project {
         looked_for.push((FileKind::Project, path.clone()));
-        read_text(&path).map_err(|e| project_file_refused(&e))?
+        read_text(&path).map_err(project_file_refused)?
     } else {
         None
     };
     let mut refused_export = Vec::new();
     if let Some(text) = project_text {
-        let mut layer = parse(&path, &text).map_err(|e| project_file_refused(&e))?;
+        let mut layer = parse(&path, &text).map_err(project_file_refused)?;
         for p in std::mem::take(&mut layer.unmasked_paths) {
             refused_export.push(format!(
                 "{}: ignored [paths] unmasked `{}`: a repository's policy file cannot pass a credential back, trusted or not; set it in your own policy file{}",
@@ -296,10 +298,9 @@ fn load_layers(
 
     if let Some(path) = flag {
         if !path.exists() {
-            return Err(format!(
-                "{}: no such file (given with --policy)",
-                path.display()
-            ));
+            return Err(PolicyFilesError::MissingFlagFile {
+                path: path.to_path_buf(),
+            });
         }
         let (_, layer) = parse_file(path)?;
         files.push(LoadedFile {
@@ -322,14 +323,11 @@ fn load_layers(
             .as_ref()
             .map(|(_, at)| at.to_string())
             .unwrap_or_default();
-        return Err(format!(
-            "{at}: [managed] belongs in the managed file ({}) only, which root writes; take it out of this {} file",
-            managed
-                .as_deref()
-                .unwrap_or(Path::new(DEFAULT_MANAGED_FILE))
-                .display(),
-            f.kind.as_str()
-        ));
+        return Err(PolicyFilesError::ManagedOutOfPlace {
+            at: at.clone(),
+            managed: managed.unwrap_or_else(|| PathBuf::from(DEFAULT_MANAGED_FILE)),
+            kind: f.kind,
+        });
     }
     let managed_layer = files
         .iter()
@@ -340,10 +338,10 @@ fn load_layers(
         .filter(|f| f.kind != FileKind::Managed)
         .map(|f| (&f.layer, f.trust))
         .collect();
-    let (mut effective, refused_managed) =
-        aq_policy::managed::combine(managed_layer, &below).map_err(|e| e.to_string())?;
+    let (mut effective, refused_managed) = aq_policy::managed::combine(managed_layer, &below)
+        .map_err(|e| PolicyFilesError::Combine(Box::new(e)))?;
     if flag.is_some() {
-        aq_policy::managed::check_policy_flag(&effective)?;
+        aq_policy::managed::check_policy_flag(&effective).map_err(PolicyFilesError::PolicyFlag)?;
     }
     let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     effective.for_workspace(&canonical);
@@ -390,38 +388,53 @@ pub fn managed_file() -> Option<PathBuf> {
 /// Reads the managed file when it exists. Fails closed: a managed file that
 /// cannot be read, does not parse, or that anyone but root could have
 /// written (its owner, its mode, its directory's) stops every session.
-pub fn read_managed(path: &Path) -> Result<Option<(String, PolicyLayer)>, String> {
+pub fn read_managed(path: &Path) -> Result<Option<(String, PolicyLayer)>, PolicyFilesError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             // A dangling link is not "no managed file".
             if path.symlink_metadata().is_ok() {
-                return Err(managed_refused(path, "it is a link to nothing"));
+                return Err(managed_refused(path, ManagedRefusal::DanglingLink));
             }
             return Ok(None);
         }
-        Err(e) => return Err(managed_refused(path, &format!("it cannot be read: {e}"))),
+        Err(e) => return Err(managed_refused(path, ManagedRefusal::Unreadable(e))),
     };
     only_root_writes(path, &meta)?;
     // Every directory on the way to it, and to what a link names: one that
     // another user can write lets that user swap the file.
     let real = std::fs::canonicalize(path)
-        .map_err(|e| managed_refused(path, &format!("it cannot be resolved: {e}")))?;
+        .map_err(|e| managed_refused(path, ManagedRefusal::Unresolvable(e)))?;
     for dir in path
         .ancestors()
         .skip(1)
         .chain(real.ancestors().skip(1))
         .filter(|d| !d.as_os_str().is_empty())
     {
-        let dmeta = std::fs::metadata(dir).map_err(|e| {
-            managed_refused(path, &format!("{} cannot be read: {e}", dir.display()))
+        let dmeta = std::fs::metadata(dir).map_err(|source| {
+            managed_refused(
+                path,
+                ManagedRefusal::DirUnreadable {
+                    dir: dir.to_path_buf(),
+                    source,
+                },
+            )
         })?;
-        only_root_writes_dir(dir, &dmeta).map_err(|e| managed_refused(path, &e))?;
+        if let Some(why) = others_could_write(&dmeta, true) {
+            return Err(managed_refused(
+                path,
+                ManagedRefusal::DirWritable {
+                    dir: dir.to_path_buf(),
+                    why,
+                },
+            ));
+        }
     }
     let text = read_text(path)
-        .map_err(|e| managed_refused(path, &e))?
+        .map_err(|e| managed_refused(path, ManagedRefusal::Content(Box::new(e))))?
         .unwrap_or_default();
-    let layer = parse(path, &text).map_err(|e| managed_refused(path, &e))?;
+    let layer = parse(path, &text)
+        .map_err(|e| managed_refused(path, ManagedRefusal::Content(Box::new(e))))?;
     Ok(Some((text, layer)))
 }
 
@@ -429,49 +442,36 @@ pub fn read_managed(path: &Path) -> Result<Option<(String, PolicyLayer)>, String
 /// `meta`, if they could. A root-owned sticky directory (`/tmp`) is fine
 /// on the way to the file: nobody else can rename or remove root's entries.
 #[cfg(unix)]
-fn others_could_write(meta: &std::fs::Metadata, on_the_way: bool) -> Option<String> {
+fn others_could_write(meta: &std::fs::Metadata, on_the_way: bool) -> Option<Writable> {
     use std::os::unix::fs::MetadataExt;
     if meta.uid() != 0 {
-        return Some(format!("owned by uid {}, not root", meta.uid()));
+        return Some(Writable::Owner { uid: meta.uid() });
     }
     if on_the_way && meta.is_dir() && meta.mode() & 0o1000 != 0 {
         return None;
     }
-    (meta.mode() & 0o022 != 0).then(|| {
-        format!(
-            "writable by users other than root (mode {:o})",
-            meta.mode() & 0o7777
-        )
+    (meta.mode() & 0o022 != 0).then(|| Writable::Mode {
+        mode: meta.mode() & 0o7777,
     })
 }
 
 #[cfg(not(unix))]
-fn others_could_write(_: &std::fs::Metadata, _: bool) -> Option<String> {
+fn others_could_write(_: &std::fs::Metadata, _: bool) -> Option<Writable> {
     None
 }
 
-fn only_root_writes(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
+fn only_root_writes(path: &Path, meta: &std::fs::Metadata) -> Result<(), PolicyFilesError> {
     match others_could_write(meta, false) {
-        Some(why) => Err(managed_refused(path, &format!("it is {why}"))),
+        Some(why) => Err(managed_refused(path, ManagedRefusal::Writable(why))),
         None => Ok(()),
     }
 }
 
-fn only_root_writes_dir(dir: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
-    match others_could_write(meta, true) {
-        Some(why) => Err(format!("its directory {} is {why}", dir.display())),
-        None => Ok(()),
+fn managed_refused(path: &Path, why: ManagedRefusal) -> PolicyFilesError {
+    PolicyFilesError::Managed {
+        path: path.to_path_buf(),
+        why,
     }
-}
-
-fn managed_refused(path: &Path, why: &str) -> String {
-    if why.starts_with("the managed policy") {
-        return why.to_string();
-    }
-    format!(
-        "the managed policy {} is refused: {why}; no session starts until root fixes it (`chown root:root` it and its directory, `chmod 644` it, `aq check` to see what does not parse)",
-        path.display()
-    )
 }
 
 /// aq's own directories on this machine: its configuration, its state (the
@@ -493,14 +493,13 @@ pub fn own_dirs() -> Vec<String> {
 /// The error of a repository's own policy file, with what to do: aq does
 /// not start with a policy it cannot read, and the file is the repository's,
 /// not the user's.
-fn project_file_refused(error: &str) -> String {
-    format!(
-        "{error}\n  this is the repository's own policy file ({PROJECT_FILE}): aq does not start with a policy it cannot read, and nothing was started; fix or remove the file (`aq preflight` reports it with the rest of the repository)"
-    )
+fn project_file_refused(error: PolicyFilesError) -> PolicyFilesError {
+    PolicyFilesError::Project(Box::new(error))
 }
 
-fn parse(path: &Path, text: &str) -> Result<PolicyLayer, String> {
-    aq_policy::parse_layer(&path.display().to_string(), text).map_err(|e| e.to_string())
+fn parse(path: &Path, text: &str) -> Result<PolicyLayer, PolicyFilesError> {
+    aq_policy::parse_layer(&path.display().to_string(), text)
+        .map_err(|e| PolicyFilesError::Parse(Box::new(e)))
 }
 
 // ---- trust --------------------------------------------------------------------
@@ -516,12 +515,13 @@ pub fn digest(content: &[u8]) -> String {
 
 /// The path a file is trusted under: canonical when it exists, else made
 /// absolute (so `untrust` still works on a deleted file).
-pub fn trust_key(path: &Path) -> Result<PathBuf, String> {
+pub fn trust_key(path: &Path) -> Result<PathBuf, PolicyFilesError> {
     match std::fs::canonicalize(path) {
         Ok(p) => Ok(p),
-        Err(_) => {
-            std::path::absolute(path).map_err(|e| format!("cannot resolve {}: {e}", path.display()))
-        }
+        Err(_) => std::path::absolute(path).map_err(|source| PolicyFilesError::Resolve {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -555,7 +555,7 @@ pub struct TrustStore {
 
 impl TrustStore {
     /// Reads the store; no store yet means nothing is trusted.
-    pub fn load() -> Result<Self, String> {
+    pub fn load() -> Result<Self, PolicyFilesError> {
         let Some(path) = config_dir().map(|d| d.join(TRUST_FILE)) else {
             return Ok(TrustStore {
                 path: None,
@@ -565,12 +565,11 @@ impl TrustStore {
         let entries = match read_text(&path)? {
             None => Vec::new(),
             Some(text) => {
-                let file: TrustFile = toml::from_str(&text).map_err(|e| {
-                    format!(
-                        "{}: broken trust store: {e}\n  help: fix or delete it, then trust the project files again with `aq policy trust`",
-                        path.display()
-                    )
-                })?;
+                let file: TrustFile =
+                    toml::from_str(&text).map_err(|source| PolicyFilesError::BrokenTrustStore {
+                        path: path.clone(),
+                        source,
+                    })?;
                 file.file
             }
         };
@@ -586,7 +585,7 @@ impl TrustStore {
     }
 
     /// Whether the file at `path`, holding `content`, is trusted.
-    pub fn state_of(&self, path: &Path, content: &[u8]) -> TrustState {
+    pub(crate) fn state_of(&self, path: &Path, content: &[u8]) -> TrustState {
         let Ok(key) = trust_key(path) else {
             return TrustState::Untrusted;
         };
@@ -615,20 +614,29 @@ impl TrustStore {
     }
 
     /// Writes the store (to a temporary file, then renamed over it).
-    pub fn save(&self) -> Result<(), String> {
-        let path = self.path.as_ref().ok_or_else(no_config_dir)?;
+    pub fn save(&self) -> Result<(), PolicyFilesError> {
+        let path = self.path.as_ref().ok_or(PolicyFilesError::NoConfigDir)?;
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|source| PolicyFilesError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
         }
         let body = toml::to_string(&TrustFile {
             file: self.entries.clone(),
         })
-        .map_err(|e| format!("cannot write the trust store: {e}"))?;
+        .map_err(|source| PolicyFilesError::EncodeTrustStore { source })?;
         let tmp = path.with_extension("toml.tmp");
-        std::fs::write(&tmp, format!("{TRUST_HEADER}{body}"))
-            .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        std::fs::write(&tmp, format!("{TRUST_HEADER}{body}")).map_err(|source| {
+            PolicyFilesError::Write {
+                path: tmp.clone(),
+                source,
+            }
+        })?;
+        std::fs::rename(&tmp, path).map_err(|source| PolicyFilesError::Write {
+            path: path.clone(),
+            source,
+        })
     }
 }
 

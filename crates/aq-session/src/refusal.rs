@@ -10,7 +10,7 @@ pub const EXIT_BLOCKED: u8 = aq_shim::entry::EXIT_BLOCKED;
 pub const EXIT_NOT_FOUND: u8 = aq_shim::entry::EXIT_NOT_FOUND;
 
 /// Prints [`refusal_text`] on stderr.
-pub fn print_refusal(what: &str, argv: &[String], verdict: &Verdict) {
+pub(crate) fn print_refusal(what: &str, argv: &[String], verdict: &Verdict) {
     eprint!("{}", refusal_text(what, argv, verdict));
 }
 

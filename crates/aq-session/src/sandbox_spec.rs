@@ -509,12 +509,13 @@ pub struct PlannedSandbox {
 /// Build the spec for `profile` and plan it on this host's facts: the one
 /// way `aq run` and `aq verify` make a sandbox. An error is a boundary the
 /// profile needs and this host cannot give (the caller exits 125).
-pub fn plan(profile: &Profile, inputs: SpecInputs<'_>) -> Result<PlannedSandbox, String> {
+pub fn plan(
+    profile: &Profile,
+    inputs: SpecInputs<'_>,
+) -> Result<PlannedSandbox, aq_sandbox::SandboxError> {
     let built = build(profile, inputs);
     let facts = aq_sandbox::HostFacts::probe(&built.spec);
-    let plan = aq_sandbox::plan(&built.spec, &facts)
-        .map_err(aq_sandbox::SandboxError::from)
-        .map_err(|e| e.to_string())?;
+    let plan = aq_sandbox::plan(&built.spec, &facts)?;
     let mut notes = built.notes;
     notes.extend(removed_env_note(&built.removed_env));
     Ok(PlannedSandbox {
@@ -526,7 +527,7 @@ pub fn plan(profile: &Profile, inputs: SpecInputs<'_>) -> Result<PlannedSandbox,
 
 /// What the user is told of the secret-looking variables
 /// [`build`] left out of the command's environment (none: nothing).
-pub fn removed_env_note(removed: &[String]) -> Option<String> {
+pub(crate) fn removed_env_note(removed: &[String]) -> Option<String> {
     (!removed.is_empty()).then(|| {
         format!(
             "secret-looking variables left out: {} (pass one with `env` in the profile or `[session] env_pass`)",

@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 
 use aq_policy::Profile;
 
+pub use crate::error::SeatbeltLaunchError;
 use crate::sandbox_spec::{SessionSandbox, SpecInputs};
 
 /// How the command is started under Seatbelt, decided before anything runs.
@@ -116,7 +117,7 @@ pub fn plan(
     profile: &Profile,
     inputs: SpecInputs<'_>,
     launch: Launch<'_>,
-) -> Result<LaunchPlan, String> {
+) -> Result<LaunchPlan, SeatbeltLaunchError> {
     refuse_netns_services(inputs.grants, launch.bridge_ports)?;
     let names = crate::seatbelt_profile::masked_names(profile, inputs.sensitive);
     let shim_dir = inputs.path_prefix.map(Path::to_path_buf);
@@ -134,9 +135,9 @@ pub fn plan_launch(
     masked_names: &[String],
     shim_dir: Option<&Path>,
     launch: Launch<'_>,
-) -> Result<LaunchPlan, String> {
+) -> Result<LaunchPlan, SeatbeltLaunchError> {
     let Some(shim_dir) = shim_dir else {
-        return Err("on macOS the PATH shims are the firewall (there is no exec guard), and this session has none: nothing would judge what the command starts".to_string());
+        return Err(SeatbeltLaunchError::NoShims);
     };
     let path = built
         .spec
@@ -147,10 +148,9 @@ pub fn plan_launch(
         .map(|(_, v)| v.clone())
         .unwrap_or_default();
     if std::env::split_paths(&path).next().as_deref() != Some(shim_dir) {
-        return Err(format!(
-            "on macOS the PATH shims are the firewall, and the command's PATH does not start with them ({}): nothing would judge what it starts",
-            shim_dir.display()
-        ));
+        return Err(SeatbeltLaunchError::PathWithoutShims {
+            shim_dir: shim_dir.to_path_buf(),
+        });
     }
     let mut spec = built.spec.clone();
     // A private home leaves aq's state unreadable, the session's shims
@@ -162,10 +162,8 @@ pub fn plan_launch(
         spec: &spec,
         masked_names,
         notes: &launch.profile_notes,
-    })
-    .map_err(|e| e.to_string())?;
-    let argv =
-        aq_sandbox::sandbox_exec_argv(&profile, &launch.command).map_err(|e| e.to_string())?;
+    })?;
+    let argv = aq_sandbox::sandbox_exec_argv(&profile, &launch.command)?;
     let mut notes = built.notes.clone();
     notes.extend(crate::sandbox_spec::removed_env_note(&built.removed_env));
     if spec.exec_guard == aq_sandbox::ExecGuardMode::Required {
@@ -194,25 +192,19 @@ pub fn plan_launch(
 pub fn refuse_netns_services(
     grants: Option<&aq_agents::Grants>,
     bridge_ports: &[u16],
-) -> Result<(), String> {
-    let instead = "a profile with the host's network (`network = \"host\"`, as `--profile dev`) needs neither, and `--agent none` runs without the agent preset";
+) -> Result<(), SeatbeltLaunchError> {
     if let Some(proxy) = grants.and_then(|g| g.key_proxy.as_ref()) {
-        let keys = grants
-            .map(|g| g.keys_outside.join(", "))
-            .filter(|k| !k.is_empty())
-            .map(|k| format!(", which keeps {k} outside the sandbox"))
-            .unwrap_or_default();
-        return Err(format!(
-            "the agent's key proxy (for {}{keys}) needs a network namespace of the sandbox's own, which macOS does not have; {instead}",
-            proxy.base_url_env
-        ));
+        return Err(SeatbeltLaunchError::KeyProxy {
+            base_url_env: proxy.base_url_env.to_string(),
+            keys_outside: grants
+                .map(|g| g.keys_outside.iter().map(|k| k.to_string()).collect())
+                .unwrap_or_default(),
+        });
     }
     if !bridge_ports.is_empty() {
-        let ports: Vec<String> = bridge_ports.iter().map(u16::to_string).collect();
-        return Err(format!(
-            "the model endpoints on this machine's loopback (port {}) are reached through bridges in a network namespace of the sandbox's own, which macOS does not have; {instead}",
-            ports.join(", ")
-        ));
+        return Err(SeatbeltLaunchError::Bridges {
+            ports: bridge_ports.to_vec(),
+        });
     }
     Ok(())
 }
@@ -464,9 +456,12 @@ mod tests {
             Some(Path::new("/s/shims")),
             launch(&["/bin/sh"]),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("does not start with them (/s/shims)"), "{err}");
-        let err = plan_launch(&built, &[], None, launch(&["/bin/sh"])).unwrap_err();
+        let err = plan_launch(&built, &[], None, launch(&["/bin/sh"]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("this session has none"), "{err}");
     }
 
@@ -496,7 +491,8 @@ mod tests {
             session_inputs(ws.path(), shims, &tmp, Some(&grants)),
             launch(&["/usr/local/bin/claude"]),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             err,
             "the agent's key proxy (for ANTHROPIC_BASE_URL, which keeps ANTHROPIC_API_KEY outside the sandbox) needs a network namespace of the sandbox's own, which macOS does not have; a profile with the host's network (`network = \"host\"`, as `--profile dev`) needs neither, and `--agent none` runs without the agent preset"
@@ -505,11 +501,10 @@ mod tests {
         // Refused before the spec was built (which makes `.git/hooks`).
         assert!(!ws.path().join(".git/hooks").exists());
 
-        let err = refuse_netns_services(None, &[11434]).unwrap_err();
+        let err = refuse_netns_services(None, &[11434])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("(port 11434)"), "{err}");
-        assert_eq!(
-            refuse_netns_services(Some(&aq_agents::Grants::default()), &[]),
-            Ok(())
-        );
+        assert!(refuse_netns_services(Some(&aq_agents::Grants::default()), &[]).is_ok());
     }
 }

@@ -18,6 +18,7 @@ use std::path::Path;
 
 use aq_policy::Profile;
 
+pub use crate::error::SeatbeltProfileError;
 use crate::network::NetPlan;
 
 /// What to print the profile for.
@@ -33,20 +34,25 @@ pub struct Request<'a> {
 }
 
 /// The name the printed profile gives the session directory.
-pub const EXAMPLE_SESSION: &str = "EXAMPLE";
+pub(crate) const EXAMPLE_SESSION: &str = "EXAMPLE";
 
 /// The Seatbelt profile for `request`, as text.
-pub fn print(request: &Request<'_>) -> Result<String, String> {
+pub fn print(request: &Request<'_>) -> Result<String, SeatbeltProfileError> {
     let loaded = crate::policy_files::load_for(request.workspace, request.policy_flag)?;
     loaded.warn_ignored();
     let effective = &loaded.effective;
     let preset = match request.agent {
         None => None,
         Some(name) => Some(effective.agents.get(name).cloned().ok_or_else(|| {
-            format!(
-                "unknown agent `{name}`; presets: {}",
-                effective.agents.names().join(", ")
-            )
+            SeatbeltProfileError::UnknownAgent {
+                name: name.to_string(),
+                presets: effective
+                    .agents
+                    .names()
+                    .into_iter()
+                    .map(String::from)
+                    .collect(),
+            }
         })?),
     };
     let crate::in_force::InForce { profile, net, .. } = crate::in_force::session(
@@ -60,17 +66,16 @@ pub fn print(request: &Request<'_>) -> Result<String, String> {
         },
     )?;
     if !profile.sandbox {
-        return Err(format!(
-            "profile `{}` has no sandbox (only the PATH shims): there is no Seatbelt profile to print",
-            profile.name
-        ));
+        return Err(SeatbeltProfileError::NoSandbox {
+            profile: profile.name.clone(),
+        });
     }
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .and_then(|h| std::fs::canonicalize(h).ok());
     let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let session_dir = crate::state_root()
-        .map_err(|e| e.to_string())?
+        .map_err(SeatbeltProfileError::StateRoot)?
         .join("sessions")
         .join(EXAMPLE_SESSION);
     let grants = preset
@@ -146,7 +151,7 @@ pub fn print(request: &Request<'_>) -> Result<String, String> {
         masked_names: &names,
         notes: &notes,
     })
-    .map_err(|e| e.to_string())
+    .map_err(SeatbeltProfileError::Seatbelt)
 }
 
 /// The profile's and the policy's globs masked in the workspace (entries

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
+pub use crate::error::SessionLookupError;
 use crate::{files, pid_alive};
 use aq_audit::Record;
 use aq_audit::follow::Follower;
@@ -88,13 +89,13 @@ pub struct Sources {
 impl Sources {
     /// Resolves `target` to sessions; fails for an unknown or ambiguous id
     /// or when there is no session at all for `--latest`.
-    pub fn open(target: Target) -> Result<Sources, String> {
-        let sessions = files::list().map_err(|e| format!("cannot list sessions: {e}"))?;
+    pub fn open(target: Target) -> Result<Sources, SessionLookupError> {
+        let sessions = files::list().map_err(SessionLookupError::List)?;
         let only = match &target {
             Target::AllLive => None,
             Target::Session(prefix) => {
                 if prefix.is_empty() {
-                    return Err("--session needs a session id (see `aq audit list`)".into());
+                    return Err(SessionLookupError::EmptyId);
                 }
                 let matches: Vec<&PathBuf> = sessions
                     .iter()
@@ -102,12 +103,16 @@ impl Sources {
                     .collect();
                 match matches.as_slice() {
                     [one] => Some(id_of(one)),
-                    [] => return Err(format!("no session `{prefix}` (see `aq audit list`)")),
+                    [] => {
+                        return Err(SessionLookupError::NoSuch {
+                            what: prefix.clone(),
+                        });
+                    }
                     _ => {
-                        return Err(format!(
-                            "`{prefix}` matches {} sessions; give more of the id",
-                            matches.len()
-                        ));
+                        return Err(SessionLookupError::Ambiguous {
+                            what: prefix.clone(),
+                            count: matches.len(),
+                        });
                     }
                 }
             }
@@ -115,7 +120,7 @@ impl Sources {
                 sessions
                     .last()
                     .map(|d| id_of(d))
-                    .ok_or("no sessions yet: start one with `aq run -- COMMAND`")?,
+                    .ok_or(SessionLookupError::NoSessions)?,
             ),
         };
         let mut sources = Sources {
@@ -125,7 +130,9 @@ impl Sources {
             since: SystemTime::now(),
         };
         if let Some(id) = sources.only.clone() {
-            let dir = files::sessions_dir().map_err(|e| e.to_string())?.join(&id);
+            let dir = files::sessions_dir()
+                .map_err(SessionLookupError::SessionsDir)?
+                .join(&id);
             sources.follow(id, dir);
         }
         sources.scan();

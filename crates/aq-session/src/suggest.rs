@@ -20,6 +20,8 @@ use aq_audit::team_view::{Tally, TeamView};
 use aq_audit::{Allowance, Summary};
 use aq_policy::grants::{self, Change, Grant, Target};
 
+pub use crate::error::SuggestError;
+
 /// Which sessions to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Which {
@@ -43,9 +45,11 @@ pub struct Chosen {
 }
 
 /// Parses `--since` (`7d`, `12h`, `30m`, `2w`).
-pub fn parse_since(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text)
-        .map_err(|e| format!("--since {text}: {e}; write an age like `7d`, `12h` or `30m`"))
+pub fn parse_since(text: &str) -> Result<Duration, SuggestError> {
+    humantime::parse_duration(text).map_err(|source| SuggestError::Since {
+        text: text.to_string(),
+        source,
+    })
 }
 
 /// When a session started: its `session.json`'s `started`, else its log's
@@ -66,7 +70,7 @@ fn started(dir: &Path) -> Option<SystemTime> {
 
 /// The sessions `which` names, oldest first, only those started within
 /// `since` when given.
-pub fn choose(which: &Which, since: Option<Duration>) -> Result<Vec<Chosen>, String> {
+pub fn choose(which: &Which, since: Option<Duration>) -> Result<Vec<Chosen>, SuggestError> {
     let id_of = |dir: &Path| {
         dir.file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -81,12 +85,12 @@ pub fn choose(which: &Which, since: Option<Duration>) -> Result<Vec<Chosen>, Str
         }),
     };
     let here = |dir: &Path, ws: &Path| crate::read_file(dir).is_ok_and(|f| f.workspace == ws);
-    let listed = || crate::list().map_err(|e| format!("cannot list sessions: {e}"));
+    let listed = || crate::list().map_err(SuggestError::List);
     let dirs: Vec<PathBuf> = match which {
         Which::Named(names) => {
             let mut out = Vec::new();
             for n in names {
-                let log = crate::resolve_log(n)?;
+                let log = crate::resolve_log(n).map_err(SuggestError::Lookup)?;
                 let id = log
                     .parent()
                     .map(id_of)
@@ -112,12 +116,11 @@ pub fn choose(which: &Which, since: Option<Duration>) -> Result<Vec<Chosen>, Str
     };
     if dirs.is_empty() {
         return Err(match which {
-            Which::LatestHere(ws) | Which::AllHere(ws) => format!(
-                "no sessions of {}{}: name one with --session ID, or read every one with --all (`aq audit list` lists them)",
-                ws.display(),
-                if since.is_some() { " that recent" } else { "" }
-            ),
-            _ => "no sessions to read (`aq audit list` lists them)".to_string(),
+            Which::LatestHere(ws) | Which::AllHere(ws) => SuggestError::NoSessionsOf {
+                workspace: ws.clone(),
+                recent: since.is_some(),
+            },
+            _ => SuggestError::NoSessions,
         });
     }
     Ok(dirs
@@ -130,28 +133,38 @@ pub fn choose(which: &Which, since: Option<Duration>) -> Result<Vec<Chosen>, Str
 }
 
 /// Reads each chosen session's log into its summary.
-pub fn summaries(chosen: &[Chosen]) -> Result<Vec<(String, Summary)>, String> {
+pub fn summaries(chosen: &[Chosen]) -> Result<Vec<(String, Summary)>, SuggestError> {
     chosen
         .iter()
         .map(|c| {
-            let f = std::fs::File::open(&c.log)
-                .map_err(|e| format!("cannot open {}: {e}", c.log.display()))?;
-            let s = Summary::from_reader(BufReader::new(f))
-                .map_err(|e| format!("cannot read {}: {e}", c.log.display()))?;
+            let f = std::fs::File::open(&c.log).map_err(|source| SuggestError::Open {
+                path: c.log.clone(),
+                source,
+            })?;
+            let s =
+                Summary::from_reader(BufReader::new(f)).map_err(|source| SuggestError::Read {
+                    path: c.log.clone(),
+                    source,
+                })?;
             Ok((c.id.clone(), s))
         })
         .collect()
 }
 
 /// The figures across the chosen sessions (`aq audit summary`).
-pub fn team_view(chosen: &[Chosen]) -> Result<TeamView, String> {
+pub fn team_view(chosen: &[Chosen]) -> Result<TeamView, SuggestError> {
     let mut tally = Tally::default();
     for c in chosen {
-        let f = std::fs::File::open(&c.log)
-            .map_err(|e| format!("cannot open {}: {e}", c.log.display()))?;
+        let f = std::fs::File::open(&c.log).map_err(|source| SuggestError::Open {
+            path: c.log.clone(),
+            source,
+        })?;
         tally
             .add_log(BufReader::new(f))
-            .map_err(|e| format!("cannot read {}: {e}", c.log.display()))?;
+            .map_err(|source| SuggestError::Read {
+                path: c.log.clone(),
+                source,
+            })?;
     }
     Ok(tally.finish())
 }
@@ -183,10 +196,29 @@ pub struct Plan {
     pub user_file: PathBuf,
 }
 
+/// Why no line is proposed for an allowance: the path it names is not
+/// one a grant can be, or `aq allow` refuses it.
+#[derive(Debug)]
+enum RefusedGrant {
+    /// The path cannot be normalized.
+    Path(aq_policy::GrantError),
+    /// `aq allow` refuses it (too broad, a credential's place).
+    Refused(String),
+}
+
+impl std::fmt::Display for RefusedGrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RefusedGrant::Path(e) => write!(f, "{e}"),
+            RefusedGrant::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
 /// The grant an allowance makes, as `aq allow` would make it: a path
 /// normalized (under the home as `~/...`) and refused where `aq allow`
 /// refuses it (too broad, a credential's place).
-fn grant_of(a: &Allowance, profile: &str, home: Option<&Path>) -> Result<Grant, String> {
+fn grant_of(a: &Allowance, profile: &str, home: Option<&Path>) -> Result<Grant, RefusedGrant> {
     let (target, read_only) = match a {
         Allowance::Command {
             program,
@@ -200,9 +232,10 @@ fn grant_of(a: &Allowance, profile: &str, home: Option<&Path>) -> Result<Grant, 
         ),
         Allowance::Net { host } => (Target::Net(host.to_ascii_lowercase()), false),
         Allowance::Write { path } | Allowance::Read { path } => {
-            let p = grants::normalize_path(path, Path::new("/"), home)?;
+            let p =
+                grants::normalize_path(path, Path::new("/"), home).map_err(RefusedGrant::Path)?;
             if let Some(why) = grants::refuse_path(&p, true) {
-                return Err(why);
+                return Err(RefusedGrant::Refused(why));
             }
             (Target::Path(p), matches!(a, Allowance::Read { .. }))
         }
@@ -277,19 +310,28 @@ pub fn plan(
 
 /// Builds the plan for `which`: reads the sessions, the user's file and
 /// the profile a grant goes to.
-pub fn plan_for(which: &Which, since: Option<Duration>, workspace: &Path) -> Result<Plan, String> {
+pub fn plan_for(
+    which: &Which,
+    since: Option<Duration>,
+    workspace: &Path,
+) -> Result<Plan, SuggestError> {
     let chosen = choose(which, since)?;
     let suggestions = aq_audit::suggest::suggest(&summaries(&chosen)?);
-    let user_file = crate::policy_files::user_file().ok_or_else(|| {
-        "cannot tell where your policy file is: set XDG_CONFIG_HOME or HOME".to_string()
-    })?;
+    let user_file = crate::policy_files::user_file().ok_or(SuggestError::NoPolicyFile)?;
     let user_text = match std::fs::read_to_string(&user_file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", user_file.display())),
+        Err(source) => {
+            return Err(SuggestError::Read {
+                path: user_file,
+                source,
+            });
+        }
     };
-    let loaded = crate::policy_files::load_for(workspace, None)?;
-    let profile = crate::in_force::profile_named(&loaded.effective, None)?.name;
+    let loaded = crate::policy_files::load_for(workspace, None).map_err(SuggestError::Policy)?;
+    let profile = crate::in_force::profile_named(&loaded.effective, None)
+        .map_err(SuggestError::InForce)?
+        .name;
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
@@ -304,10 +346,10 @@ pub fn plan_for(which: &Which, since: Option<Duration>, workspace: &Path) -> Res
 
 /// Writes every line the user's file does not have yet, as `aq allow`
 /// does (checked, backed up, renamed into place); what each did.
-pub fn write(plan: &Plan) -> Result<Vec<String>, String> {
+pub fn write(plan: &Plan) -> Result<Vec<String>, SuggestError> {
     let mut done = Vec::new();
     for p in plan.lines.iter().filter(|p| !p.already_granted) {
-        let applied = crate::user_grants::apply(&p.grant, false)?;
+        let applied = crate::user_grants::apply(&p.grant, false).map_err(SuggestError::Grant)?;
         let file = applied.file.display();
         done.push(match applied.change {
             Change::Added(what) => format!("added {what} ({file}): {}", p.suggestion.line),

@@ -172,7 +172,7 @@ impl LogWriter {
 
 /// What the exec guard found about the file an exec runs, beyond its argv.
 #[derive(Debug, Default)]
-pub struct ExecFindings {
+pub(crate) struct ExecFindings {
     /// Rules that fired on the file (`exec-unknown-native`).
     pub rules: Vec<aq_policy::RuleMatch>,
     /// How the file was identified, for the log.
@@ -249,7 +249,7 @@ impl Supervisor {
     /// Whether `pid` is a shim that was just allowed to run one of
     /// `candidates` (the argv as the kernel has it, or as identified) and now
     /// execs the real program; forgets it either way.
-    pub fn shim_already_decided(&self, pid: u32, candidates: &[&[String]]) -> bool {
+    pub(crate) fn shim_already_decided(&self, pid: u32, candidates: &[&[String]]) -> bool {
         self.shim_allowed
             .lock()
             .is_ok_and(|mut map| take_if_allowed(&mut map, pid, candidates))
@@ -274,7 +274,7 @@ impl Supervisor {
     /// [`Supervisor::decide`] with what the exec guard found about the file
     /// that runs: its rules join the engine's (the strictest decides), and
     /// the identity goes into the logged decision.
-    pub fn decide_with(
+    pub(crate) fn decide_with(
         &self,
         argv: &[String],
         asker: Asker<'_>,
@@ -409,7 +409,7 @@ impl Supervisor {
 
     /// Logs an exec let through without the engine (the agent itself, or
     /// its own housekeeping), with the reason as the rule.
-    pub fn record_allowed(&self, argv: &[String], asker: Asker<'_>, rule: &str, why: &str) {
+    pub(crate) fn record_allowed(&self, argv: &[String], asker: Asker<'_>, rule: &str, why: &str) {
         self.log_later(EventBody::CommandDecision {
             argv: argv.to_vec(),
             cwd: asker.cwd.to_string(),
@@ -427,7 +427,7 @@ impl Supervisor {
     }
 
     /// Logs a file access Landlock refused (reported by the kernel).
-    pub fn record_file_refused(&self, path: &str, access: &str) {
+    pub(crate) fn record_file_refused(&self, path: &str, access: &str) {
         self.log_later(EventBody::FileRefused {
             path: path.to_string(),
             access: access.to_string(),
@@ -438,7 +438,7 @@ impl Supervisor {
     /// (`target`: its path, or `@` and an abstract name). Recorded as a
     /// refused file access, `unix.connect`, which reports and exports fold
     /// like Landlock's. The pid and why go to the same line for the reader.
-    pub fn record_socket_refused(&self, pid: u32, target: &str, why: &str) {
+    pub(crate) fn record_socket_refused(&self, pid: u32, target: &str, why: &str) {
         let _ = (pid, why);
         self.log_later(EventBody::FileRefused {
             path: target.to_string(),
@@ -447,7 +447,7 @@ impl Supervisor {
     }
 
     /// Logs a system call the sandbox refused (off the caller's path).
-    pub fn record_syscall_refused(&self, pid: u32, syscall: &str, errno: i32) {
+    pub(crate) fn record_syscall_refused(&self, pid: u32, syscall: &str, errno: i32) {
         let name = std::io::Error::from_raw_os_error(errno).kind();
         let errno = match errno {
             libc::EPERM => "EPERM".to_string(),
@@ -485,7 +485,7 @@ impl Supervisor {
     /// Nobody to answer an ask now (no `aq approve` or `aq watch` attached,
     /// no terminal of our own to prompt on, no `wait_for_approver`): asks
     /// are answered at once, so a headless run never stalls.
-    pub fn nobody_to_answer(&self) -> bool {
+    pub(crate) fn nobody_to_answer(&self) -> bool {
         !self.file.wait_for_approver
             && !self.prompting.load(std::sync::atomic::Ordering::Relaxed)
             && !crate::answerer::approver_attached(&self.file.id)
@@ -620,13 +620,13 @@ impl Supervisor {
 }
 
 /// The answer logged for an ask that learn mode let through.
-pub const LEARN_ANSWER: &str = "learn";
+pub(crate) const LEARN_ANSWER: &str = "learn";
 
 /// What an exec asked after the log failed is told.
-pub const LOG_FAILED_REFUSAL: &str = "aq: refused: the session's audit log cannot be written, so the session is ending (nothing runs unlogged)\n";
+pub(crate) const LOG_FAILED_REFUSAL: &str = "aq: refused: the session's audit log cannot be written, so the session is ending (nothing runs unlogged)\n";
 
 /// The access a refused `connect` to a host socket is logged as.
-pub const UNIX_CONNECT: &str = "unix.connect";
+pub(crate) const UNIX_CONNECT: &str = "unix.connect";
 
 /// Remove `pid`'s entry; whether it was one of `candidates`.
 fn take_if_allowed(

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use aq_policy::grants::{self, Change, Grant};
 
+pub use crate::error::UserGrantError;
 use crate::grant_dates::GrantDates;
 
 /// What [`apply`] did.
@@ -24,16 +25,15 @@ pub struct Applied {
 
 /// Makes `grant` in the user's policy file (or takes it back with
 /// `remove`), dated for `aq policy show`.
-pub fn apply(grant: &Grant, remove: bool) -> Result<Applied, String> {
-    let file = crate::policy_files::user_file().ok_or_else(|| {
-        "cannot tell where your policy file is: set XDG_CONFIG_HOME or HOME".to_string()
-    })?;
+pub fn apply(grant: &Grant, remove: bool) -> Result<Applied, UserGrantError> {
+    let file = crate::policy_files::user_file().ok_or(UserGrantError::NoPolicyFile)?;
     let before = match std::fs::read_to_string(&file) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+        Err(source) => return Err(UserGrantError::Read { path: file, source }),
     };
-    let (after, change) = grants::edit(before.as_deref().unwrap_or(""), grant, remove)?;
+    let (after, change) = grants::edit(before.as_deref().unwrap_or(""), grant, remove)
+        .map_err(UserGrantError::Edit)?;
     if matches!(change, Change::AlreadyThere(_) | Change::NotThere(_)) {
         return Ok(Applied {
             change,
@@ -41,25 +41,28 @@ pub fn apply(grant: &Grant, remove: bool) -> Result<Applied, String> {
             backup: None,
         });
     }
-    let layer = aq_policy::parse_layer(&file.display().to_string(), &after).map_err(|e| {
-        format!("the change would make your policy invalid, so it was not made: {e}")
-    })?;
+    let layer = aq_policy::parse_layer(&file.display().to_string(), &after)
+        .map_err(|e| UserGrantError::Invalid(Box::new(e)))?;
     // Under a managed policy, a grant it would refuse is not written: the
     // refusal names the managed key, now rather than at every session.
     if !remove
         && let Some(path) = crate::policy_files::managed_file()
-        && let Some((_, managed)) = crate::policy_files::read_managed(&path)?
+        && let Some((_, managed)) =
+            crate::policy_files::read_managed(&path).map_err(UserGrantError::Managed)?
     {
         let (eff, refused) =
             aq_policy::managed::combine(Some(&managed), &[(&layer, aq_policy::Trust::Full)])
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| UserGrantError::Combine(Box::new(e)))?;
         if let aq_policy::grants::Target::Net(host) = &grant.target {
             aq_policy::managed::check_host(&eff, host.as_str())
-                .map_err(|e| format!("{e}; nothing was written"))?;
+                .map_err(UserGrantError::HostRefused)?;
         }
         let (_, entry) = grants::place(grant);
-        if let Some(r) = refused.iter().find(|r| r.entry.contains(entry.as_str())) {
-            return Err(format!("{r}; nothing was written"));
+        if let Some(r) = refused
+            .into_iter()
+            .find(|r| r.entry.contains(entry.as_str()))
+        {
+            return Err(UserGrantError::Refused(Box::new(r)));
         }
     }
     let backup = write_with_backup(&file, before.as_deref(), &after)?;
@@ -87,15 +90,21 @@ fn write_with_backup(
     file: &Path,
     before: Option<&str>,
     text: &str,
-) -> Result<Option<PathBuf>, String> {
-    let dir = file
-        .parent()
-        .ok_or_else(|| format!("{} has no directory", file.display()))?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+) -> Result<Option<PathBuf>, UserGrantError> {
+    let dir = file.parent().ok_or_else(|| UserGrantError::NoDirectory {
+        path: file.to_path_buf(),
+    })?;
+    std::fs::create_dir_all(dir).map_err(|source| UserGrantError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let backup = match before {
         Some(old) => {
             let b = file.with_extension("toml.bak");
-            std::fs::write(&b, old).map_err(|e| format!("cannot write {}: {e}", b.display()))?;
+            std::fs::write(&b, old).map_err(|source| UserGrantError::Write {
+                path: b.clone(),
+                source,
+            })?;
             Some(b)
         }
         None => None,
@@ -109,7 +118,10 @@ fn write_with_backup(
         .and_then(|()| std::fs::rename(&tmp, file));
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {}: {e}", file.display()));
+        return Err(UserGrantError::Write {
+            path: file.to_path_buf(),
+            source: e,
+        });
     }
     Ok(backup)
 }

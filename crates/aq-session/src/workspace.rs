@@ -14,6 +14,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub use crate::error::WorkspaceError;
+
 /// aq's own places, which no session may write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Protected {
@@ -25,7 +27,7 @@ pub struct Protected {
 
 /// aq's state directory and its configuration directory, as they are
 /// found for this user (canonical where they exist).
-pub fn protected_places() -> Vec<Protected> {
+pub(crate) fn protected_places() -> Vec<Protected> {
     let canonical = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
     let mut out = Vec::new();
     if let Ok(state) = crate::state_root() {
@@ -46,39 +48,38 @@ pub fn protected_places() -> Vec<Protected> {
 /// Why `workspace` cannot be a session's workspace, if it cannot: it is
 /// the home directory `home`, holds it, holds one of `protected` or lies
 /// inside one. Paths are compared as given (canonicalize them first).
-pub fn check(workspace: &Path, home: Option<&Path>, protected: &[Protected]) -> Result<(), String> {
-    let how = "Run `aq run` in a project directory (a git repository, or any directory of its own), or name one: `aq run --workspace DIR -- COMMAND`";
+pub fn check(
+    workspace: &Path,
+    home: Option<&Path>,
+    protected: &[Protected],
+) -> Result<(), WorkspaceError> {
     if let Some(home) = home {
         if workspace == home {
-            return Err(format!(
-                "the workspace would be {}, your home directory (no git repository holds the current directory). A session may write anywhere in its workspace: your shell's startup files, your other projects, aq's own policy and session state. {how}.",
-                workspace.display()
-            ));
+            return Err(WorkspaceError::IsHome {
+                workspace: workspace.to_path_buf(),
+            });
         }
         if home.starts_with(workspace) {
-            return Err(format!(
-                "the workspace {} holds your home directory {}: a session could write anywhere in it. {how}.",
-                workspace.display(),
-                home.display()
-            ));
+            return Err(WorkspaceError::HoldsHome {
+                workspace: workspace.to_path_buf(),
+                home: home.to_path_buf(),
+            });
         }
     }
     for p in protected {
         if p.path.starts_with(workspace) {
-            return Err(format!(
-                "the workspace {} holds {} ({}): a session could rewrite its own log or approve its own commands. {how}.",
-                workspace.display(),
-                p.what,
-                p.path.display()
-            ));
+            return Err(WorkspaceError::HoldsProtected {
+                workspace: workspace.to_path_buf(),
+                what: p.what,
+                path: p.path.clone(),
+            });
         }
         if workspace.starts_with(&p.path) {
-            return Err(format!(
-                "the workspace {} is inside {} ({}): a session could rewrite its own log or approve its own commands. {how}.",
-                workspace.display(),
-                p.what,
-                p.path.display()
-            ));
+            return Err(WorkspaceError::InsideProtected {
+                workspace: workspace.to_path_buf(),
+                what: p.what,
+                path: p.path.clone(),
+            });
         }
     }
     Ok(())
@@ -87,7 +88,7 @@ pub fn check(workspace: &Path, home: Option<&Path>, protected: &[Protected]) -> 
 /// Which of `protected` a writable path of the sandbox holds (so they are
 /// bound read-only over it), with the writable paths that lie inside them
 /// and must stay writable (the session's own `TMPDIR`).
-pub fn to_keep_read_only<'a>(
+pub(crate) fn to_keep_read_only<'a>(
     writable: &[PathBuf],
     protected: &'a [Protected],
 ) -> Vec<&'a Protected> {
@@ -128,10 +129,12 @@ mod tests {
             "/home/u/.local/state/agent-quarantine/sessions/x",
             "/home/u/.config/agent-quarantine/sub",
         ] {
-            let err = check(Path::new(bad), home, &p).unwrap_err();
+            let err = check(Path::new(bad), home, &p).unwrap_err().to_string();
             assert!(err.contains("--workspace DIR"), "{bad}: {err}");
         }
-        let home_err = check(Path::new("/home/u"), home, &p).unwrap_err();
+        let home_err = check(Path::new("/home/u"), home, &p)
+            .unwrap_err()
+            .to_string();
         assert!(home_err.contains("your home directory"), "{home_err}");
         for good in [
             "/home/u/src/app",

@@ -147,7 +147,7 @@ impl Queue {
     }
 
     /// Removes a request and its answer.
-    pub fn withdraw(&self, id: &str) {
+    pub(crate) fn withdraw(&self, id: &str) {
         let _ = std::fs::remove_file(self.pending_dir().join(format!("{id}.json")));
         let _ = std::fs::remove_file(self.answers_dir().join(format!("{id}.json")));
     }

@@ -18,7 +18,7 @@ use crate::error::ShimError;
 /// The session directory, set by `aq run` for everything it starts.
 pub const ENV_SESSION_DIR: &str = "AQ_SESSION_DIR";
 /// The approved request whose commands a child may run without asking.
-pub const ENV_GRANT: &str = "AQ_GRANT";
+pub(crate) const ENV_GRANT: &str = "AQ_GRANT";
 /// Exit code of a command the firewall refused.
 pub const EXIT_BLOCKED: u8 = aq_exit::ExitCode::Blocked.code();
 /// Exit code when the real program does not exist.

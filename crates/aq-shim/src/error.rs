@@ -9,7 +9,7 @@ use crate::entry::ENV_SESSION_DIR;
 
 /// Why a shim could not ask the session's supervisor.
 #[derive(Debug)]
-pub enum ShimError {
+pub(crate) enum ShimError {
     /// Started outside a session: no session directory to ask in.
     NoSession,
     /// The supervisor's socket could not be reached or did not answer.

@@ -36,7 +36,7 @@ pub(crate) struct FileStat {
 }
 
 impl FileStat {
-    pub fn from_meta(name: &[u8], m: &std::fs::Metadata, oid: Oid) -> FileStat {
+    pub(crate) fn from_meta(name: &[u8], m: &std::fs::Metadata, oid: Oid) -> FileStat {
         FileStat {
             name: name.into(),
             dev: m.dev(),
@@ -181,7 +181,7 @@ impl StatCache {
     }
 
     /// Records a directory's new tree id (its files unchanged).
-    pub fn set_tree(&mut self, dir: &[u8], tree: Oid) {
+    pub(crate) fn set_tree(&mut self, dir: &[u8], tree: Oid) {
         if self.tree_of(dir).is_some_and(|t| t == tree) {
             return;
         }

@@ -33,7 +33,7 @@ pub(crate) struct Oid(pub [u8; 20]);
 
 impl Oid {
     /// The id of the empty tree, which stands for an empty directory.
-    pub const EMPTY_TREE: Oid = Oid([
+    pub(crate) const EMPTY_TREE: Oid = Oid([
         0x4b, 0x82, 0x5d, 0xc6, 0x42, 0xcb, 0x6e, 0xb9, 0xa0, 0x60, 0xe5, 0x4b, 0xf8, 0xd6, 0x92,
         0x88, 0xfb, 0xee, 0x49, 0x04,
     ]);
@@ -47,7 +47,7 @@ impl Oid {
         s
     }
 
-    pub fn from_hex(s: &str) -> Option<Oid> {
+    pub(crate) fn from_hex(s: &str) -> Option<Oid> {
         let s = s.as_bytes();
         if s.len() != 40 {
             return None;
@@ -252,7 +252,7 @@ impl Objects {
         }
     }
 
-    pub fn pack_dir(&self) -> PathBuf {
+    pub(crate) fn pack_dir(&self) -> PathBuf {
         self.dir.join("pack")
     }
 
@@ -339,7 +339,7 @@ impl Objects {
 
     /// Whether a pack in the store failed its checks (its objects are
     /// missing, so nothing that names them may be trusted).
-    pub fn damaged_pack(&self) -> bool {
+    pub(crate) fn damaged_pack(&self) -> bool {
         !self
             .packs
             .read()
@@ -351,7 +351,7 @@ impl Objects {
     /// Sets damaged packs aside (their index renamed `.idx.damaged`), once
     /// a take has stored again what it needed: later takes then trust
     /// their stat cache again. Prune deletes them.
-    pub fn set_aside_damaged(&self) {
+    pub(crate) fn set_aside_damaged(&self) {
         let dir = self.pack_dir();
         let mut p = self.packs.write().unwrap_or_else(|e| e.into_inner());
         for name in std::mem::take(&mut p.damaged) {
@@ -382,13 +382,13 @@ impl Objects {
     }
 
     /// Prune rewrites `name`: its objects stop counting as stored.
-    pub fn exclude_pack(&self, name: &str) {
+    pub(crate) fn exclude_pack(&self, name: &str) {
         let mut p = self.packs.write().unwrap_or_else(|e| e.into_inner());
         p.excluded.insert(name.to_string());
     }
 
     /// Deletes a pack (index first: a pack without one is not read).
-    pub fn remove_pack(&self, name: &str) -> Result<()> {
+    pub(crate) fn remove_pack(&self, name: &str) -> Result<()> {
         let dir = self.pack_dir();
         let idx = Pack::idx_path(&dir, name);
         fs::remove_file(&idx).map_err(|e| io_error("remove", &idx, e))?;
@@ -422,7 +422,7 @@ impl Objects {
     }
 
     /// The bytes `oid` takes on disk (0 when it is not stored).
-    pub fn stored_size(&self, oid: &Oid) -> u64 {
+    pub(crate) fn stored_size(&self, oid: &Oid) -> u64 {
         if let Some((p, i)) = self.locate(oid) {
             return p.stored_size(i);
         }
@@ -448,7 +448,7 @@ impl Objects {
     }
 
     /// Stores `data` whose id the caller has computed.
-    pub fn write_as(&self, oid: Oid, kind: Kind, data: &[u8]) -> Result<()> {
+    pub(crate) fn write_as(&self, oid: Oid, kind: Kind, data: &[u8]) -> Result<()> {
         if self.find_packed(&oid, false).is_some() {
             return Ok(());
         }
@@ -608,7 +608,7 @@ impl Objects {
         Ok((kind, data))
     }
 
-    pub fn read_kind(&self, oid: &Oid, want: Kind) -> Result<Vec<u8>> {
+    pub(crate) fn read_kind(&self, oid: &Oid, want: Kind) -> Result<Vec<u8>> {
         let (kind, data) = self.read(oid)?;
         if kind != want {
             return Err(Error(format!(
@@ -622,7 +622,7 @@ impl Objects {
     }
 
     /// A blob's length, from its header alone (no full inflate).
-    pub fn blob_size(&self, oid: &Oid) -> Result<u64> {
+    pub(crate) fn blob_size(&self, oid: &Oid) -> Result<u64> {
         if let Some((p, i)) = self.locate(oid) {
             return match p.kind_and_size(i, oid)? {
                 (Kind::Blob, n) => Ok(n),

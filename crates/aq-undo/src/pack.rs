@@ -124,7 +124,7 @@ impl PackWriter {
     }
 
     /// Removes the unfinished pack.
-    pub fn abort(self) {
+    pub(crate) fn abort(self) {
         let _ = fs::remove_file(&self.tmp);
     }
 
@@ -263,11 +263,11 @@ fn be32(b: &[u8], at: usize) -> u32 {
 }
 
 impl Pack {
-    pub fn idx_path(dir: &Path, name: &str) -> PathBuf {
+    pub(crate) fn idx_path(dir: &Path, name: &str) -> PathBuf {
         dir.join(format!("{name}.idx"))
     }
 
-    pub fn pack_path(dir: &Path, name: &str) -> PathBuf {
+    pub(crate) fn pack_path(dir: &Path, name: &str) -> PathBuf {
         dir.join(format!("{name}.pack"))
     }
 
@@ -404,7 +404,7 @@ impl Pack {
     }
 
     /// The bytes object `i` takes in the pack.
-    pub fn stored_size(&self, i: usize) -> u64 {
+    pub(crate) fn stored_size(&self, i: usize) -> u64 {
         let off = self.offset(i);
         let next = match self.sorted.binary_search(&off) {
             Ok(k) => self.sorted.get(k + 1).copied().unwrap_or(self.end),
@@ -417,14 +417,14 @@ impl Pack {
         read_entry(&self.file, self.offset(i), self.end, oid)
     }
 
-    pub fn kind_and_size(&self, i: usize, oid: &Oid) -> Result<(Kind, u64)> {
+    pub(crate) fn kind_and_size(&self, i: usize, oid: &Oid) -> Result<(Kind, u64)> {
         read_header(&self.file, self.offset(i), self.end, oid).map(|(k, n, _)| (k, n))
     }
 
     /// Whether the pack was written at zlib level 0, as a take writes it
     /// (its first objects' first deflate blocks are stored ones; at level 1
     /// only incompressible content is): prune compresses it.
-    pub fn is_stored(&self) -> bool {
+    pub(crate) fn is_stored(&self) -> bool {
         !self.sorted.is_empty()
             && self.sorted.iter().take(8).all(|&off| {
                 let Ok((_, _, at)) = read_header(&self.file, off, self.end, &Oid::default()) else {
@@ -436,7 +436,7 @@ impl Pack {
     }
 
     /// The pack's and index's sizes on disk.
-    pub fn disk_size(&self) -> u64 {
+    pub(crate) fn disk_size(&self) -> u64 {
         self.end + 20 + self.idx.len() as u64
     }
 }

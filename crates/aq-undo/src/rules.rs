@@ -101,7 +101,7 @@ impl Rules {
 
     /// The stack for a directory's children, given its parent's stack and
     /// its own `.gitignore` (if it has one).
-    pub fn child_stack(
+    pub(crate) fn child_stack(
         &self,
         parent: &Stack,
         verdict: Verdict,
@@ -120,7 +120,7 @@ impl Rules {
     }
 
     /// Reads `dir/.gitignore` when there is one.
-    pub fn load_dir(&self, dir: &Path) -> Option<Arc<Gitignore>> {
+    pub(crate) fn load_dir(&self, dir: &Path) -> Option<Arc<Gitignore>> {
         load(dir, &dir.join(".gitignore"))
     }
 
@@ -158,7 +158,7 @@ impl Rules {
     /// `rel` or a directory above it is not kept. Only the inotify watcher
     /// asks, which is Linux's.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub fn stack_for(&self, rel: &Path) -> Option<Stack> {
+    pub(crate) fn stack_for(&self, rel: &Path) -> Option<Stack> {
         let mut stack =
             self.child_stack(&Stack::default(), Verdict::Keep, self.load_dir(&self.root));
         let mut cur = PathBuf::new();

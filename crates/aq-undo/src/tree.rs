@@ -32,7 +32,7 @@ pub(crate) struct TreeEntry {
 }
 
 impl TreeEntry {
-    pub fn is_tree(&self) -> bool {
+    pub(crate) fn is_tree(&self) -> bool {
         self.mode == MODE_TREE
     }
 }

@@ -1,5 +1,5 @@
 //! Why `aq watch` stopped: a step of its own (the terminal, the output)
-//! with its cause, or a refusal from the session layer, kept as its text.
+//! with its cause, or a refusal from the session layer, kept as it came.
 //! Each `Display` is the sentence `aq` prints.
 
 use std::fmt;
@@ -8,9 +8,12 @@ use std::io;
 /// Why the console or the JSON stream ended with an error.
 #[derive(Debug)]
 pub enum WatchError {
-    /// The session layer refused or could not open what is watched (inside
-    /// a session, no terminal, no such session); its sentence as it gave it.
-    Session(String),
+    /// The session layer could not open what is watched (no such session,
+    /// or none at all).
+    Session(aq_session::sources::SessionLookupError),
+    /// `aq watch` may not run here: inside a session, or without a
+    /// terminal.
+    Refused(aq_session::answerer::AnswererRefusal),
     /// Writing a JSON line failed (a reader that went away is not one).
     Write {
         /// The error.
@@ -36,7 +39,8 @@ pub enum WatchError {
 impl fmt::Display for WatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WatchError::Session(why) => f.write_str(why),
+            WatchError::Session(e) => write!(f, "{e}"),
+            WatchError::Refused(e) => write!(f, "{e}"),
             WatchError::Write { source } => write!(f, "cannot write: {source}"),
             WatchError::SetUpTerminal { source } => {
                 write!(f, "cannot set up the terminal: {source}")
@@ -50,7 +54,8 @@ impl fmt::Display for WatchError {
 impl std::error::Error for WatchError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            WatchError::Session(_) => None,
+            WatchError::Session(e) => Some(e),
+            WatchError::Refused(e) => Some(e),
             WatchError::Write { source }
             | WatchError::SetUpTerminal { source }
             | WatchError::Draw { source }
@@ -59,10 +64,15 @@ impl std::error::Error for WatchError {
     }
 }
 
-/// The session layer's errors are still sentences.
-impl From<String> for WatchError {
-    fn from(why: String) -> WatchError {
-        WatchError::Session(why)
+impl From<aq_session::sources::SessionLookupError> for WatchError {
+    fn from(e: aq_session::sources::SessionLookupError) -> WatchError {
+        WatchError::Session(e)
+    }
+}
+
+impl From<aq_session::answerer::AnswererRefusal> for WatchError {
+    fn from(e: aq_session::answerer::AnswererRefusal) -> WatchError {
+        WatchError::Refused(e)
     }
 }
 

@@ -16,7 +16,7 @@ pub use aq_audit::inert::inert;
 
 /// An argument vector as one inert line: words joined by spaces, a word
 /// that is empty or holds a space quoted so word boundaries stay visible.
-pub fn inert_argv(argv: &[String]) -> String {
+pub(crate) fn inert_argv(argv: &[String]) -> String {
     argv.iter()
         .map(|w| {
             if w.is_empty() || w.contains(' ') {

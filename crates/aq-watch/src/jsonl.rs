@@ -51,7 +51,7 @@ pub fn stream(target: Target, out: &mut impl Write) -> Result<(), WatchError> {
 /// `line` as it will be written: unchanged when it is a JSON object with a
 /// `session` field, with `"session":ID` put first when it lacks one, `None`
 /// when it is not a JSON object.
-pub fn with_session(line: &str, session: &str) -> Option<String> {
+pub(crate) fn with_session(line: &str, session: &str) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(line).ok()?;
     let object = value.as_object()?;
     if object.contains_key("session") {

@@ -80,7 +80,7 @@ pub struct Ask {
 
 impl Ask {
     /// An ask from a session's queue.
-    pub fn from_request(session: &str, r: &Request) -> Ask {
+    pub(crate) fn from_request(session: &str, r: &Request) -> Ask {
         Ask {
             session: inert(session),
             id: r.id.clone(),
@@ -346,7 +346,7 @@ impl State {
 
     /// Replaces the pending asks with what the queues hold now; whether
     /// they changed.
-    pub fn set_pending(&mut self, asks: Vec<Ask>) -> bool {
+    pub(crate) fn set_pending(&mut self, asks: Vec<Ask>) -> bool {
         if asks == self.pending {
             return false;
         }
@@ -378,12 +378,12 @@ impl State {
     }
 
     /// Whether an ask was skipped.
-    pub fn is_skipped(&self, ask: &Ask) -> bool {
+    pub(crate) fn is_skipped(&self, ask: &Ask) -> bool {
         self.skipped.contains(&ask.key())
     }
 
     /// The rows to show, newest first, filtered.
-    pub fn visible_rows(&self) -> impl Iterator<Item = &Row> {
+    pub(crate) fn visible_rows(&self) -> impl Iterator<Item = &Row> {
         self.rows.iter().rev().filter(|r| self.matches_row(r))
     }
 
@@ -414,7 +414,7 @@ impl State {
     }
 
     /// Handles one key press.
-    pub fn on_key(&mut self, key: KeyEvent) -> Effect {
+    pub(crate) fn on_key(&mut self, key: KeyEvent) -> Effect {
         if key.kind == KeyEventKind::Release {
             return Effect::None;
         }
@@ -524,7 +524,7 @@ impl State {
 }
 
 /// How an answer reads on screen.
-pub fn answer_label(answer: Answer) -> &'static str {
+pub(crate) fn answer_label(answer: Answer) -> &'static str {
     match answer {
         Answer::Once => "allow once",
         Answer::Session => "allow for the session",

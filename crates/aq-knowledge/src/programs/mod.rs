@@ -575,7 +575,7 @@ pub fn known_names() -> impl Iterator<Item = &'static str> {
 
 /// The table's own spelling of `name`, if the table has it (a binary
 /// search, for callers that need a `&'static str`).
-pub fn known_name(name: &str) -> Option<&'static str> {
+pub(crate) fn known_name(name: &str) -> Option<&'static str> {
     NAMES
         .binary_search_by(|(k, _)| k.cmp(&name))
         .ok()

@@ -50,7 +50,7 @@ pub(super) struct Agent {
 impl Agent {
     /// The preset with its remote endpoints among its hosts: the network
     /// in force lets the agent reach them through the broker.
-    pub fn preset_with_endpoint_hosts(&self) -> Option<Preset> {
+    pub(crate) fn preset_with_endpoint_hosts(&self) -> Option<Preset> {
         self.chosen
             .as_ref()
             .map(|c| with_hosts(&c.preset, &self.routes.broker_hosts))
@@ -59,7 +59,10 @@ impl Agent {
 
 /// Chooses the preset for the command (or the one `--agent` names) and finds
 /// where the user pointed it at its model.
-pub(super) fn recognise_agent(policy: &Policy, args: &RunOptions) -> Result<Agent, String> {
+pub(super) fn recognise_agent(
+    policy: &Policy,
+    args: &RunOptions,
+) -> Result<Agent, crate::agent::UnknownAgent> {
     let command = &args.command;
     let chosen = crate::agent::choose(
         &policy.loaded.effective.agents,

@@ -25,7 +25,7 @@ pub(super) struct Checkpointing {
 pub(super) fn start_checkpoints(
     policy: &Policy,
     session: &Session,
-) -> Result<Checkpointing, String> {
+) -> Result<Checkpointing, crate::error::RunError> {
     let effective = &policy.loaded.effective;
     match Checkpoints::open(&effective.undo, &policy.workspace, &session.id) {
         Ok(c) => {
@@ -52,14 +52,14 @@ pub(super) fn start_checkpoints(
                 .as_ref()
                 .is_some_and(|m| m.settings.require_checkpoints) =>
         {
-            Err(format!(
-                "checkpoints cannot be kept ({why}), and the managed policy {} requires them ([managed] require-checkpoints); nothing was run",
-                effective
+            Err(crate::error::RunError::CheckpointsRequired {
+                why,
+                managed: effective
                     .managed
                     .as_ref()
-                    .map(|m| m.file.as_str())
-                    .unwrap_or_default()
-            ))
+                    .map(|m| m.file.to_string())
+                    .unwrap_or_default(),
+            })
         }
         Err(Some(why)) => {
             let (tx, rx) = std::sync::mpsc::channel();

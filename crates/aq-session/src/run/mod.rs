@@ -32,6 +32,7 @@ use std::time::{Instant, SystemTime};
 
 use aq_policy::Profile;
 
+pub use crate::error::{ResolveWorkspaceError, RunError};
 use crate::git_guard::GitGuard;
 use crate::supervisor::Supervisor;
 use crate::{ENV_SESSION_DIR, ENV_SESSION_ID};
@@ -65,7 +66,7 @@ use session::{create_session, open_log};
 use supervise::start_supervisor;
 
 /// Exit code when a boundary the profile asks for cannot be set up.
-pub const EXIT_SANDBOX: u8 = crate::exit::ExitCode::SandboxFailed.code();
+pub(crate) const EXIT_SANDBOX: u8 = crate::exit::ExitCode::SandboxFailed.code();
 
 /// What `aq run` was asked (its command line, or `aq mcp serve`'s).
 #[derive(Default)]
@@ -105,7 +106,7 @@ pub struct RunOptions {
 
 /// `PATH` as the caller has it, without aq's own launchers (`aq enable
 /// --wrap`): the program a session runs is the real one.
-pub fn host_path() -> OsString {
+pub(crate) fn host_path() -> OsString {
     let path =
         std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
     match crate::files::launcher_dir() {
@@ -127,7 +128,7 @@ fn inside_a_sandbox() -> bool {
 }
 
 /// Runs a session to its end; the command's exit code, or 125, 126, 127.
-pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
+pub fn run(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, RunError> {
     if args.wrapped && inside_a_sandbox() {
         return Err(exec_in_place(&args.command));
     }
@@ -225,7 +226,7 @@ impl<'a> Setup<'a> {
 /// Why a session stopped before its command ran.
 enum Stop {
     /// For the caller to print (`aq: …`, with the CLI's exit code).
-    Error(String),
+    Error(RunError),
     /// A boundary could not be set up, and stderr says so: exit 125.
     SandboxFailed,
 }
@@ -241,27 +242,32 @@ impl Stop {
     }
 }
 
-impl From<String> for Stop {
-    fn from(e: String) -> Stop {
-        Stop::Error(e)
+impl<E: Into<RunError>> From<E> for Stop {
+    fn from(e: E) -> Stop {
+        Stop::Error(e.into())
     }
 }
 
 /// A launcher inside a sandbox already runs the real program in its
 /// place (a sandbox cannot nest); what went wrong when it could not.
-fn exec_in_place(command: &[String]) -> String {
+fn exec_in_place(command: &[String]) -> RunError {
     use std::os::unix::process::CommandExt;
     let program = &command[0];
     let Some(real) =
         aq_shim::find_real_program(program.as_ref(), &host_path(), Path::new("/nonexistent"))
     else {
-        return format!("{program}: command not found");
+        return RunError::NotFound {
+            program: program.clone(),
+        };
     };
     let err = std::process::Command::new(real)
         .arg0(program)
         .args(&command[1..])
         .exec();
-    format!("cannot start {program}: {err}")
+    RunError::CannotStart {
+        program: program.clone(),
+        source: err,
+    }
 }
 
 /// Git files the user's next `git status` would run a program from:
@@ -302,7 +308,7 @@ impl Exit {
 /// The sandbox `aq run` gives a profile with `sandbox = true` on this
 /// system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SandboxKind {
+pub(crate) enum SandboxKind {
     /// Linux: namespaces, mounts, Landlock, seccomp and the exec guard.
     Kernel,
     /// macOS: a Seatbelt profile through `sandbox-exec`, with the PATH
@@ -363,16 +369,17 @@ pub(crate) fn session_env(
 
 /// The workspace: the flag, else the git root of the current directory, else
 /// the current directory.
-pub fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, String> {
+pub fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, ResolveWorkspaceError> {
     let dir = match flag {
         Some(d) => d.to_path_buf(),
         None => {
             let cwd = std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?;
+                .map_err(|source| ResolveWorkspaceError::CurrentDir { source })?;
             crate::policy_files::workspace_root(&cwd)
         }
     };
-    std::fs::canonicalize(&dir).map_err(|e| format!("workspace {}: {e}", dir.display()))
+    std::fs::canonicalize(&dir)
+        .map_err(|source| ResolveWorkspaceError::Canonicalize { dir, source })
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::resolve_workspace;
+use crate::error::RunError;
 use crate::policy_files::Loaded;
 
 /// The workspace and what governs it.
@@ -21,7 +22,7 @@ pub(super) struct Policy {
 pub(super) fn resolve_policy(
     workspace_flag: Option<&Path>,
     policy_flag: Option<&Path>,
-) -> Result<Policy, String> {
+) -> Result<Policy, RunError> {
     let workspace = resolve_workspace(workspace_flag)?;
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
@@ -31,7 +32,7 @@ pub(super) fn resolve_policy(
         home.as_deref(),
         &crate::workspace::protected_places(),
     )
-    .map_err(|e| format!("refused: {e}"))?;
+    .map_err(RunError::Refused)?;
     let loaded = crate::policy_files::load_for(&workspace, policy_flag)?;
     loaded.warn_ignored();
     // `[audit] export` to OTLP with headers from the environment that do
@@ -43,7 +44,7 @@ pub(super) fn resolve_policy(
         .iter()
         .any(|t| t.format == aq_policy::ExportFormat::Otlp)
     {
-        aq_export::otel_env::headers_from_env().map_err(|e| format!("[audit] export: {e}"))?;
+        aq_export::otel_env::headers_from_env().map_err(RunError::AuditExport)?;
     }
     let settings = loaded.effective.session_settings();
     Ok(Policy {

@@ -6,6 +6,7 @@ use aq_policy::{Profile, SessionMode};
 use super::RunOptions;
 use super::agent::Agent;
 use super::policy::Policy;
+use crate::error::RunError;
 use crate::model_routes::Bridge;
 use crate::network::NetPlan;
 
@@ -38,7 +39,7 @@ pub(super) fn settle_profile(
     policy: &Policy,
     agent: &Agent,
     args: &RunOptions,
-) -> Result<Settled, String> {
+) -> Result<Settled, RunError> {
     let effective = &policy.loaded.effective;
     let with_endpoint_hosts = agent.preset_with_endpoint_hosts();
     let crate::in_force::InForce {
@@ -53,12 +54,12 @@ pub(super) fn settle_profile(
             agent: with_endpoint_hosts.as_ref(),
         },
     )?;
-    let pins = crate::network::pins(&args.resolve, &effective.network)?;
+    let pins = crate::network::pins(&args.resolve, &effective.network).map_err(RunError::Pins)?;
     if args.learn {
         profile.mode = SessionMode::Learn;
     }
     if profile.mode == SessionMode::Learn {
-        aq_policy::managed::check_learn(effective)?;
+        aq_policy::managed::check_learn(effective).map_err(RunError::Learn)?;
     }
     let key_proxy_port = key_proxy_port(profile.sandbox, &net);
     // Bridges need the sandbox's own network namespace, as the key proxy.

@@ -58,7 +58,7 @@ pub(super) fn plan_sandbox(
             sandbox: Some(planned),
         }),
         Err(e) => Err(Stop::sandbox_failed(&[
-            e,
+            e.to_string(),
             refusal_hint(kind, &profile.name),
         ])),
     }
@@ -164,7 +164,7 @@ struct SandboxInputs<'a> {
 
 /// Build the spec from the profile and plan it for this system's sandbox:
 /// on this host's facts (Linux), or as a Seatbelt launch (macOS).
-fn plan_for(inputs: SandboxInputs<'_>) -> Result<Planned, String> {
+fn plan_for(inputs: SandboxInputs<'_>) -> Result<Planned, PlanError> {
     let SandboxInputs {
         kind,
         profile,
@@ -182,8 +182,7 @@ fn plan_for(inputs: SandboxInputs<'_>) -> Result<Planned, String> {
         intercept,
     } = inputs;
     let tmpdir = dir.join("tmp");
-    std::fs::create_dir_all(&tmpdir)
-        .map_err(|e| format!("cannot create the session's TMPDIR: {e}"))?;
+    std::fs::create_dir_all(&tmpdir).map_err(PlanError::Tmpdir)?;
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
@@ -204,19 +203,14 @@ fn plan_for(inputs: SandboxInputs<'_>) -> Result<Planned, String> {
     // picks.
     let broker_listener = if broker && kind == SandboxKind::Seatbelt {
         Some(
-            std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).map_err(|e| {
-                format!("cannot listen on the host's loopback for the network broker: {e}")
-            })?,
+            std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+                .map_err(PlanError::BrokerListen)?,
         )
     } else {
         None
     };
     let broker_port = match &broker_listener {
-        Some(l) => Some(
-            l.local_addr()
-                .map_err(|e| format!("the network broker's listener: {e}"))?
-                .port(),
-        ),
+        Some(l) => Some(l.local_addr().map_err(PlanError::BrokerAddr)?.port()),
         None => broker.then_some(crate::network::PROXY_PORT),
     };
     let inputs = crate::sandbox_spec::SpecInputs {
@@ -282,8 +276,7 @@ fn plan_for(inputs: SandboxInputs<'_>) -> Result<Planned, String> {
             }))
         }
         SandboxKind::Seatbelt => {
-            let cwd = std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?;
+            let cwd = std::env::current_dir().map_err(PlanError::CurrentDir)?;
             let mut profile_notes = vec![format!(
                 "Session {}: profile `{}`, workspace {}.",
                 file.id,
@@ -310,7 +303,52 @@ fn plan_for(inputs: SandboxInputs<'_>) -> Result<Planned, String> {
                 broker_port,
             }))
         }
-        SandboxKind::Unavailable => Err(aq_sandbox::SandboxError::Unsupported.to_string()),
+        SandboxKind::Unavailable => Err(PlanError::Kernel(aq_sandbox::SandboxError::Unsupported)),
+    }
+}
+
+/// Why the sandbox could not be planned: the session stops with exit 125.
+#[derive(Debug)]
+enum PlanError {
+    /// The session's `TMPDIR` cannot be created.
+    Tmpdir(std::io::Error),
+    /// The broker cannot listen on the host's loopback (macOS).
+    BrokerListen(std::io::Error),
+    /// The broker's listener has no address.
+    BrokerAddr(std::io::Error),
+    /// The current directory (where the command starts) is gone.
+    CurrentDir(std::io::Error),
+    /// The kernel sandbox cannot be planned on this host, or there is none.
+    Kernel(aq_sandbox::SandboxError),
+    /// The Seatbelt launch cannot be planned.
+    Seatbelt(crate::seatbelt_launch::SeatbeltLaunchError),
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanError::Tmpdir(e) => write!(f, "cannot create the session's TMPDIR: {e}"),
+            PlanError::BrokerListen(e) => write!(
+                f,
+                "cannot listen on the host's loopback for the network broker: {e}"
+            ),
+            PlanError::BrokerAddr(e) => write!(f, "the network broker's listener: {e}"),
+            PlanError::CurrentDir(e) => write!(f, "cannot read the current directory: {e}"),
+            PlanError::Kernel(e) => write!(f, "{e}"),
+            PlanError::Seatbelt(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<aq_sandbox::SandboxError> for PlanError {
+    fn from(e: aq_sandbox::SandboxError) -> PlanError {
+        PlanError::Kernel(e)
+    }
+}
+
+impl From<crate::seatbelt_launch::SeatbeltLaunchError> for PlanError {
+    fn from(e: crate::seatbelt_launch::SeatbeltLaunchError) -> PlanError {
+        PlanError::Seatbelt(e)
     }
 }
 

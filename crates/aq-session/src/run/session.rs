@@ -13,6 +13,7 @@ use super::profile::Settled;
 use super::{RunOptions, SandboxKind, Start, exec_guard_in_force};
 use crate as session;
 use crate::SessionFile;
+use crate::error::RunError;
 use crate::supervisor::LogHealth;
 
 /// A session's directory and what it holds before anything runs.
@@ -47,7 +48,7 @@ pub(super) fn create_session(
     agent: &Agent,
     settled: &Settled,
     args: &RunOptions,
-) -> Result<Session, String> {
+) -> Result<Session, RunError> {
     let kind = start.kind;
     let caller = &agent.caller;
     let asked = &args.command;
@@ -55,8 +56,7 @@ pub(super) fn create_session(
     let profile = &settled.profile;
     let chosen = agent.chosen.as_ref();
     let id = session::new_id(start.now);
-    let dir = session::create_dir(&id)
-        .map_err(|e| format!("cannot create the session directory: {e}"))?;
+    let dir = session::create_dir(&id).map_err(RunError::SessionDir)?;
     let grants = chosen
         .map(|c| {
             aq_agents::grant(
@@ -85,7 +85,7 @@ pub(super) fn create_session(
     let shims = install_shims(&shim_dir, guarded, &settings.extra_shims)?;
     aq_shim::approvals::Queue::new(&dir)
         .create()
-        .map_err(|e| format!("cannot create the approval queue: {e}"))?;
+        .map_err(RunError::ApprovalQueue)?;
 
     let network_allow = settled.net.allowed();
     let mut grants_record =
@@ -104,7 +104,7 @@ pub(super) fn create_session(
         settled.net.note().as_str(),
         &settings.trusted_exec,
     ))
-    .map_err(|e| e.to_string())?;
+    .map_err(RunError::Digest)?;
     let file = SessionFile {
         id: id.clone(),
         workspace: policy.workspace.clone(),
@@ -121,7 +121,7 @@ pub(super) fn create_session(
         wait_for_approver: settings.wait_for_approver,
         trusted_exec: settings.trusted_exec.clone(),
     };
-    session::write_file(&dir, &file).map_err(|e| format!("cannot write the session file: {e}"))?;
+    session::write_file(&dir, &file).map_err(RunError::SessionFile)?;
     Ok(Session {
         kind,
         id,
@@ -139,8 +139,12 @@ pub(super) fn create_session(
 /// Under the exec guard every exec is judged already: shims would only
 /// double each command's cost (and break agents that re-exec `node`).
 /// Without it, a shim for each program that exists on this machine.
-fn install_shims(shim_dir: &Path, guarded: bool, extra: &[String]) -> Result<Vec<String>, String> {
-    let aq_exe = std::env::current_exe().map_err(|e| format!("cannot find the aq binary: {e}"))?;
+fn install_shims(
+    shim_dir: &Path,
+    guarded: bool,
+    extra: &[String],
+) -> Result<Vec<String>, RunError> {
+    let aq_exe = std::env::current_exe().map_err(RunError::AqBinary)?;
     if guarded {
         return Ok(Vec::new());
     }
@@ -153,7 +157,7 @@ fn install_shims(shim_dir: &Path, guarded: bool, extra: &[String]) -> Result<Vec
         .chain(extra.iter().map(String::as_str))
         .collect();
     aq_shim::install_shims(shim_dir, &aq_shim::entry::shim_target(&aq_exe), names)
-        .map_err(|e| format!("cannot install shims: {e}"))
+        .map_err(RunError::Shims)
 }
 
 /// The session's audit log, and what follows it.
@@ -169,10 +173,12 @@ pub(super) struct SessionLog {
 }
 
 /// Opens the session's log and starts a shipper for each export target.
-pub(super) fn open_log(policy: &Policy, session: &Session) -> Result<SessionLog, String> {
+pub(super) fn open_log(policy: &Policy, session: &Session) -> Result<SessionLog, RunError> {
     let path = session::log_path(&session.dir);
-    let log = AuditLog::open(&path)
-        .map_err(|e| format!("cannot open the audit log {}: {e}", path.display()))?;
+    let log = AuditLog::open(&path).map_err(|source| RunError::AuditLog {
+        path: path.clone(),
+        source,
+    })?;
     let shippers = policy
         .loaded
         .effective

@@ -11,6 +11,7 @@ use super::checkpoint::Checkpointing;
 use super::profile::Settled;
 use super::session::{Session, SessionLog};
 use crate::denials::DenialWatch;
+use crate::error::RunError;
 use crate::supervisor::Supervisor;
 
 /// The running supervisor, and what reads Landlock's refusals back.
@@ -28,11 +29,12 @@ pub(super) fn start_supervisor(
     log: &SessionLog,
     checkpointing: &Checkpointing,
     args: &RunOptions,
-) -> Result<Supervised, String> {
-    let cannot_open =
-        |e: std::io::Error| format!("cannot open the audit log {}: {e}", log.path.display());
-    let listener = aq_shim::channel::bind(&session.dir)
-        .map_err(|e| format!("cannot open the supervisor socket: {e}"))?;
+) -> Result<Supervised, RunError> {
+    let cannot_open = |source: std::io::Error| RunError::AuditLog {
+        path: log.path.clone(),
+        source,
+    };
+    let listener = aq_shim::channel::bind(&session.dir).map_err(RunError::SupervisorSocket)?;
     let supervisor = Arc::new(Supervisor {
         engine: Engine::new(session.file.policy.clone()),
         file: session.file.clone(),

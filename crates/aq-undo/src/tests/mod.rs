@@ -53,7 +53,7 @@ impl Ws {
         self.take_with(&Options::default(), None)
     }
 
-    pub fn take_with(&self, opts: &Options, dirty: Option<&crate::Dirty>) -> Taken {
+    pub(crate) fn take_with(&self, opts: &Options, dirty: Option<&crate::Dirty>) -> Taken {
         self.store
             .take(Reason::BeforeCommand, &Meta::default(), opts, dirty)
             .unwrap()
