@@ -844,549 +844,24 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
     let raw: RawFile = toml::from_str(text).map_err(|e| {
         ConfigError::new(source, text, e.span(), e.message().trim().to_string()).help(SCHEMA_HELP)
     })?;
-    let err =
-        |span: Range<usize>, message: String| ConfigError::new(source, text, Some(span), message);
-    let loc = |offset: usize| Location::at_offset(source, text, offset);
-
-    if let Some(v) = &raw.version
-        && *v.get_ref() != POLICY_VERSION
-    {
-        return Err(err(
-            v.span(),
-            format!("unsupported policy file version {}", v.get_ref()),
-        )
-        .help(format!(
-            "this aq reads version {POLICY_VERSION}; write `version = {POLICY_VERSION}` and follow docs/policy.md"
-        )));
-    }
-
+    let cx = FileCx { source, text };
+    check_version(cx, raw.version.as_ref())?;
     // Custom rules first: `[rules]` errors can then say when an id is one of them.
-    let mut custom_rules = Vec::new();
-    let mut seen_ids = BTreeSet::new();
-    for table in &raw.rule {
-        let r = table.get_ref();
-        let id = r.id.get_ref();
-        if let Ok(builtin) = id.parse::<RuleId>() {
-            return Err(err(r.id.span(), format!("`{id}` is a built-in rule id")).help(format!(
-                "pick another id for your own rule; to change the built-in rule's action write `\"{builtin}\" = \"block\"` under [rules]"
-            )));
-        }
-        if !is_kebab_case(id) {
-            return Err(err(r.id.span(), format!("rule id `{id}` is not kebab-case"))
-                .help("use lowercase letters, digits and single dashes, starting with a letter, e.g. `no-terraform-apply`"));
-        }
-        if !seen_ids.insert(id.clone()) {
-            return Err(err(
-                r.id.span(),
-                format!("rule id `{id}` is defined twice in this file"),
-            )
-            .help("give each [[rule]] its own id"));
-        }
-        let action = r
-            .action
-            .get_ref()
-            .parse::<Decision>()
-            .map_err(|m| err(r.action.span(), format!("rule `{id}`: {m}")))?;
-        let risk = match &r.risk {
-            Some(risk) => risk
-                .get_ref()
-                .parse::<Risk>()
-                .map_err(|m| err(risk.span(), format!("rule `{id}`: {m}")))?,
-            None => Risk::Medium,
-        };
-        if r.why.get_ref().trim().is_empty() {
-            return Err(err(r.why.span(), format!("rule `{id}` has an empty `why`"))
-                .help("say in a sentence why the rule matters; it is shown when the rule fires"));
-        }
-        let lists = [
-            ("program", &r.program),
-            ("subcommand", &r.subcommand),
-            ("flags", &r.flags),
-            ("args", &r.args),
-            ("paths", &r.paths),
-        ];
-        for (name, list) in lists {
-            if name != "flags"
-                && let Some((p, m)) = list
-                    .iter()
-                    .find_map(|p| check_glob(p.get_ref()).err().map(|m| (p, m)))
-            {
-                return Err(err(p.span(), format!("rule `{id}`, `{name}`: {m}")).help(GLOB_HELP));
-            }
-            if let Some(empty) = list.iter().find(|p| p.get_ref().trim().is_empty()) {
-                return Err(err(
-                    empty.span(),
-                    format!("rule `{id}`: empty pattern in `{name}`"),
-                )
-                .help(
-                    "remove the empty string; an empty pattern would match nothing or everything",
-                ));
-            }
-        }
-        if lists.iter().all(|(_, list)| list.is_empty()) {
-            return Err(err(table.span(), format!("rule `{id}` matches nothing"))
-                .help("set at least one of `program`, `subcommand`, `flags`, `args` or `paths`, e.g. program = [\"terraform\"]"));
-        }
-        let strings = |list: &[Spanned<String>]| -> Vec<String> {
-            list.iter().map(|s| s.get_ref().clone()).collect()
-        };
-        custom_rules.push(RuleDefinition {
-            rule: CustomRule {
-                id: id.clone(),
-                action,
-                risk,
-                why: r.why.get_ref().clone(),
-                safer: r.safer.clone().filter(|s| !s.trim().is_empty()),
-                matcher: CommandMatcher {
-                    program: strings(&r.program),
-                    subcommand: strings(&r.subcommand),
-                    flags: strings(&r.flags),
-                    args: strings(&r.args),
-                    paths: strings(&r.paths),
-                },
-            },
-            at: loc(table.span().start),
-        });
-    }
-
-    let mut entries: Vec<_> = raw.rules.iter().collect();
-    entries.sort_by_key(|(k, _)| k.span().start);
-    let mut actions = Vec::new();
-    for (key, value) in entries {
-        let name = key.get_ref();
-        let rule = match name.parse::<RuleId>() {
-            Ok(rule) => rule,
-            Err(_) if seen_ids.contains(name) => {
-                return Err(err(
-                    key.span(),
-                    format!("`{name}` is one of your own rules, not a built-in one"),
-                )
-                .help(format!(
-                    "set its action with `action = ...` in the [[rule]] whose id is `{name}`"
-                )));
-            }
-            Err(_) => {
-                let hint = match closest_rule_id(name) {
-                    Some(near) => format!(
-                        "did you mean `{near}`? `aq explain --rules` lists every built-in rule id"
-                    ),
-                    None => "`aq explain --rules` lists every built-in rule id".to_string(),
-                };
-                return Err(err(key.span(), format!("unknown rule id `{name}`")).help(hint));
-            }
-        };
-        let action = match value.get_ref() {
-            toml::Value::String(s) => s.parse::<Decision>().map_err(|e| e.to_string()),
-            other => Err(format!(
-                "expected \"allow\", \"ask\" or \"block\", found {} `{other}`",
-                other.type_str()
-            )),
-        }
-        .map_err(|m| err(value.span(), format!("`{rule}`: {m}")))?;
-        actions.push(ActionSetting {
-            rule,
-            action,
-            at: loc(key.span().start),
-        });
-    }
-
-    let mut sensitive_paths = Vec::new();
-    for p in &raw.paths.sensitive {
-        let pattern = p.get_ref().trim();
-        if pattern.is_empty() {
-            return Err(err(p.span(), "empty pattern in `sensitive`".to_string())
-                .help("remove the empty string, or name a path or glob such as \"~/.config/acme/token\" or \"*.kdbx\""));
-        }
-        check_glob(pattern).map_err(|m| err(p.span(), m.to_string()).help(GLOB_HELP))?;
-        sensitive_paths.push(SensitivePath {
-            pattern: pattern.to_string(),
-            at: loc(p.span().start),
-        });
-    }
-
-    let mut unmasked_paths = Vec::new();
-    for p in &raw.paths.unmasked {
-        let pattern = p.get_ref().trim();
-        if pattern.is_empty() || pattern == "~" || pattern == "~/" || pattern == "/" {
-            return Err(err(p.span(), format!("`{pattern}` in `unmasked` names no credential"))
-                .help("name the masked path to pass back, as `aq policy show` lists it, such as \"~/.m2/settings.xml\" or \"terraform.tfstate\""));
-        }
-        check_glob(pattern).map_err(|m| err(p.span(), m.to_string()).help(GLOB_HELP))?;
-        unmasked_paths.push(SensitivePath {
-            pattern: pattern.to_string(),
-            at: loc(p.span().start),
-        });
-    }
-
-    let mut session = SessionLayer::default();
-    if let Some(t) = &raw.session.approval_timeout_secs {
-        if !(1..=86_400).contains(t.get_ref()) {
-            return Err(err(
-                t.span(),
-                format!("approval_timeout_secs = {} is out of range", t.get_ref()),
-            )
-            .help("give a number of seconds from 1 to 86400"));
-        }
-        session.approval_timeout_secs = Some((*t.get_ref(), loc(t.span().start)));
-    }
-    if let Some(u) = &raw.session.unanswered {
-        let d = match u.get_ref().as_str() {
-            "deny" => Decision::Block,
-            "allow" => Decision::Allow,
-            other => {
-                return Err(
-                    err(u.span(), format!("unknown value `{other}` for unanswered"))
-                        .help("write `unanswered = \"deny\"` (the default) or `\"allow\"`"),
-                );
-            }
-        };
-        session.unanswered = Some((d, loc(u.span().start)));
-    }
-    for name in &raw.session.shims {
-        let n = name.get_ref();
-        if n.is_empty() || n.contains('/') || n == "aq" || n == "." || n == ".." {
-            return Err(err(name.span(), format!("`{n}` cannot be a shim name"))
-                .help("give a program name as it is looked up on PATH, like `terraform`"));
-        }
-        session.shims.push((n.clone(), loc(name.span().start)));
-    }
-    for var in &raw.session.env_pass {
-        let v = var.get_ref();
-        if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(err(
-                var.span(),
-                format!("`{v}` is not an environment variable name"),
-            )
-            .help("use letters, digits and underscores, like `OPENAI_API_KEY`"));
-        }
-        session.env_pass.push((v.clone(), loc(var.span().start)));
-    }
-    for s in &raw.session.host_sockets {
-        let v = s.get_ref();
-        let var_ok = v.strip_prefix('$').is_some_and(|n| {
-            !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        });
-        if !(v.starts_with('/') || v.starts_with("~/") || var_ok) {
-            return Err(err(
-                s.span(),
-                format!("`{v}` is not a socket path"),
-            )
-            .help("give an absolute path, `~/PATH`, or `$VAR` for the path a variable holds, like `$SSH_AUTH_SOCK`"));
-        }
-        session.host_sockets.push((v.clone(), loc(s.span().start)));
-    }
-    if let Some(p) = &raw.session.profile {
-        session.profile = Some((p.get_ref().clone(), loc(p.span().start)));
-    }
-    if let Some(p) = &raw.session.preflight {
-        session.preflight = Some((*p.get_ref(), loc(p.span().start)));
-    }
-    if let Some(w) = &raw.session.wait_for_approver {
-        session.wait_for_approver = Some((*w.get_ref(), loc(w.span().start)));
-    }
-    for entry in &raw.session.trusted_exec {
-        crate::exec_trust::check_entry(entry.get_ref())
-            .map_err(|m| err(entry.span(), m.to_string()).help(crate::exec_trust::ENTRY_HELP))?;
-        session
-            .trusted_exec
-            .push((entry.get_ref().clone(), loc(entry.span().start)));
-    }
-
-    let mut profiles = Vec::new();
-    for (name, table) in raw.profile {
-        let at = loc(name.span().start);
-        let span = name.span();
-        let layer = crate::profile::check_layer(name.get_ref(), table.into_inner())
-            .map_err(|(message, help)| err(span, message).help(help))?;
-        profiles.push((name.into_inner(), layer, at));
-    }
-
-    let hooks_approve = match &raw.hooks.allow {
-        None => None,
-        Some(a) => Some((
-            match a.get_ref().as_str() {
-                "defer" => false,
-                "approve" => true,
-                other => {
-                    return Err(err(a.span(), format!("unknown value `{other}` for [hooks] allow"))
-                        .help("write `allow = \"defer\"` (the agent's own rules decide what aq allows; the default) or `\"approve\"`"));
-                }
-            },
-            loc(a.span().start),
-        )),
-    };
-    let mut mcp_deny = Vec::new();
-    for d in &raw.mcp.deny {
-        let v = d.get_ref();
-        if !v.contains('.') {
-            return Err(err(d.span(), format!("`{v}` is not SERVER.TOOL"))
-                .help("write the server's name, a dot and the tool's, globs allowed: `files.write_*`, `*.delete`"));
-        }
-        check_glob(v).map_err(|m| err(d.span(), m.to_string()))?;
-        mcp_deny.push((v.clone(), loc(d.span().start)));
-    }
-    let mut agents = Vec::new();
-    for (name, table) in raw.agent {
-        let at = loc(name.span().start);
-        let span = name.span();
-        let layer = aq_agents::check_layer(name.get_ref(), table.into_inner())
-            .map_err(|(message, help)| err(span, message).help(help))?;
-        agents.push((name.into_inner(), layer, at));
-    }
-
-    let mut network = NetworkLayer::default();
-    for (list, entries) in [
-        (&mut network.allow, &raw.network.allow),
-        (&mut network.resolve, &raw.network.resolve),
-        (&mut network.permit, &raw.network.permit),
-    ] {
-        for e in entries {
-            let v = e.get_ref().trim();
-            if v.is_empty() || v.contains(char::is_whitespace) {
-                return Err(err(e.span(), format!("`{v}` is not a network entry"))
-                    .help("write a host (`registry.npmjs.org`, `*.example.com:443`), `NAME:ADDR` under resolve, or a CIDR under permit"));
-            }
-            list.push((v.to_string(), loc(e.span().start)));
-        }
-    }
-
-    if let Some(u) = &raw.network.unlisted {
-        let value = match u.get_ref().as_str() {
-            "ask" => UnlistedHosts::Ask,
-            "refuse" => UnlistedHosts::Refuse,
-            other => {
-                return Err(err(
-                    u.span(),
-                    format!("`{other}` is not a choice for unlisted hosts"),
-                )
-                .help("write unlisted = \"ask\" (ask whoever can answer) or \"refuse\""));
-            }
-        };
-        network.unlisted = Some((value, loc(u.span().start)));
-    }
-    // A host of a `[network.http]` or `[network.credentials]` table: one
-    // name, lower case, no wildcard, no port.
-    let network_host = |host: &Spanned<String>| -> Result<String, ConfigError> {
-        let v = host.get_ref().trim_end_matches('.').to_ascii_lowercase();
-        if v.is_empty()
-            || !v
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
-        {
-            return Err(err(
-                host.span(),
-                format!("`{}` is not a host name", host.get_ref()),
-            )
-            .help(
-                "name one host, without a port or wildcard: [network.http.\"api.example.com\"]",
-            ));
-        }
-        Ok(v)
-    };
-    for (host, rule) in &raw.network.http {
-        let name = network_host(host)?;
-        let mut setting = HttpRuleSetting::default();
-        for m in &rule.methods {
-            let v = m.get_ref();
-            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_uppercase()) {
-                return Err(err(m.span(), format!("`{v}` is not an HTTP method"))
-                    .help("write methods in upper case: methods = [\"GET\", \"HEAD\"]"));
-            }
-            setting.methods.push(v.clone());
-        }
-        for p in &rule.paths {
-            let v = p.get_ref();
-            if !v.starts_with('/') || v.contains(['?', '#', ' ']) {
-                return Err(err(p.span(), format!("`{v}` is not a path prefix")).help(
-                    "write a path that starts with `/`, without a query: paths = [\"/v1/\"]",
-                ));
-            }
-            setting.paths.push(v.clone());
-        }
-        network.http.push((name, setting, loc(host.span().start)));
-    }
-    for p in &raw.network.credential_presets {
-        let v = p.get_ref();
-        if !CREDENTIAL_PRESETS.contains(&v.as_str()) {
-            return Err(err(p.span(), format!("`{v}` is not a credential preset"))
-                .help(format!("the presets are {}", CREDENTIAL_PRESETS.join(", "))));
-        }
-        network
-            .credential_presets
-            .push((v.clone(), loc(p.span().start)));
-    }
-    for (host, cred) in &raw.network.credentials {
-        let name = network_host(host)?;
-        let header = cred.header.get_ref();
-        if header.is_empty()
-            || !header
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
-            return Err(err(
-                cred.header.span(),
-                format!("`{header}` is not a header name"),
-            )
-            .help("write a header name such as `Authorization` or `X-Api-Key`"));
-        }
-        let value = cred.value.get_ref();
-        if value.contains(['\r', '\n', '\0']) {
-            return Err(err(
-                cred.value.span(),
-                "a header value cannot hold a line break".to_string(),
-            ));
-        }
-        if !value.contains("${") {
-            return Err(err(cred.value.span(), "the value holds no `${NAME}`: a secret written into a policy file is a secret on disk".to_string())
-                .help("name the variable that holds it: value = \"Bearer ${EXAMPLE_TOKEN}\""));
-        }
-        network.credentials.push((
-            name,
-            CredentialSetting {
-                header: header.clone(),
-                value: value.clone(),
-            },
-            loc(host.span().start),
-        ));
-    }
-
-    let mut workspaces = Vec::new();
-    for (path, table) in raw.workspace {
-        let at = loc(path.span().start);
-        if !path.get_ref().starts_with('/') {
-            return Err(err(
-                path.span(),
-                format!("workspace `{}` is not an absolute path", path.get_ref()),
-            )
-            .help("name the workspace by its absolute path: [workspace.\"/home/me/src/app\"]"));
-        }
-        let t = table.into_inner();
-        let mut grant = WorkspaceGrant {
-            path: path.into_inner(),
-            ..WorkspaceGrant::default()
-        };
-        for (list, entries) in [
-            (&mut grant.writable, &t.writable),
-            (&mut grant.readable, &t.readable),
-        ] {
-            for e in entries {
-                let v = e.get_ref();
-                if !(v.starts_with('/') || v.starts_with("~/")) {
-                    return Err(err(e.span(), format!("`{v}` is not an absolute path"))
-                        .help("write an absolute path or one under the home directory (`~/...`)"));
-                }
-                list.push(v.clone());
-            }
-        }
-        workspaces.push((grant, at));
-    }
-
-    let mut audit_export = Vec::new();
-    for e in &raw.audit.export {
-        let RawExport { format, endpoint } = e.get_ref();
-        let target = ExportTarget::parse(format.get_ref(), endpoint.get_ref()).map_err(|m| {
-            let span = if matches!(m, ExportTargetError::UnknownFormat { .. }) {
-                format.span()
-            } else {
-                endpoint.span()
-            };
-            err(span, format!("[audit] export: {m}")).help(
-                "write `export = [{ format = \"otlp\", endpoint = \"http://127.0.0.1:4318\" }]`; syslog takes unix:///dev/log, udp://HOST:PORT or tcp://HOST:PORT",
-            )
-        })?;
-        audit_export.push((target, loc(e.span().start)));
-    }
-
-    let spanned =
-        |v: &Option<Spanned<u64>>| v.as_ref().map(|v| (*v.get_ref(), loc(v.span().start)));
-    let mut undo = UndoLayer {
-        enabled: raw
-            .undo
-            .enabled
-            .as_ref()
-            .map(|v| (*v.get_ref(), loc(v.span().start))),
-        max_file_mb: spanned(&raw.undo.max_file_mb),
-        keep_days: raw
-            .undo
-            .keep_days
-            .as_ref()
-            .map(|v| (*v.get_ref(), loc(v.span().start))),
-        max_store_mb: spanned(&raw.undo.max_store_mb),
-        include: Vec::new(),
-        coalesce_ms: spanned(&raw.undo.coalesce_ms),
-    };
-    for e in &raw.undo.include {
-        let v = e.get_ref();
-        let bad = v.is_empty()
-            || v.starts_with('/')
-            || v.starts_with('~')
-            || std::path::Path::new(v)
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)));
-        if bad {
-            return Err(err(
-                e.span(),
-                format!("[undo] include: `{v}` is not a path inside the workspace"),
-            )
-            .help("write a path relative to the workspace, like `include = [\"data/fixtures\"]`"));
-        }
-        undo.include.push((v.clone(), loc(e.span().start)));
-    }
-    if let Some(v) = &raw.undo.max_file_mb
-        && *v.get_ref() == 0
-    {
-        return Err(err(
-            v.span(),
-            "[undo] max_file_mb must be at least 1".to_string(),
-        )
-        .help("files over this size are listed as not kept; the default is 64"));
-    }
-
-    let mut programs = Vec::new();
-    for (name, table) in raw.program {
-        let at = loc(name.span().start);
-        let n = name.get_ref();
-        if n.is_empty() || n.contains(['/', ' ', '\t']) {
-            return Err(err(name.span(), format!("`{n}` is not a program name"))
-                .help("name the program as it is run, without a path: [program.acme]"));
-        }
-        let effect = |v: &Spanned<String>| -> Result<String, ConfigError> {
-            aq_knowledge::programs::Effect::from_name(v.get_ref())
-                .map(|e| e.name().to_string())
-                .ok_or_else(|| {
-                    let names: Vec<&str> = aq_knowledge::programs::Effect::ALL
-                        .iter()
-                        .map(|(n, _)| *n)
-                        .collect();
-                    err(v.span(), format!("`{}` is not an effect", v.get_ref()))
-                        .help(format!("write one of: {}", names.join(", ")))
-                })
-        };
-        let t = table.into_inner();
-        let mut entry = crate::policy::UserProgram {
-            default: t.default.as_ref().map(effect).transpose()?,
-            subs: Vec::new(),
-            known: false,
-        };
-        for (sub, e) in &t.subs {
-            let words: Vec<&str> = sub.get_ref().split_whitespace().collect();
-            if words.is_empty() || words.iter().any(|w| w.starts_with('-')) {
-                return Err(err(sub.span(), format!("`{}` is not a subcommand", sub.get_ref()))
-                    .help("write the subcommand's words, without options: subs = { \"repo delete\" = \"delete\" }"));
-            }
-            entry.subs.push((words.join(" "), effect(e)?));
-        }
-        entry.sort_subs();
-        programs.push((n.clone(), entry, at));
-    }
-
-    let managed = match &raw.managed {
-        Some(m) => Some((
-            crate::managed::check(m.get_ref()).map_err(|e| err(m.span(), e.to_string()))?,
-            loc(m.span().start),
-        )),
-        None => None,
-    };
+    let custom_rules = parse_custom_rules(cx, &raw.rule)?;
+    let actions = parse_actions(cx, &raw.rules, &custom_rules)?;
+    let sensitive_paths = parse_sensitive_paths(cx, &raw.paths.sensitive)?;
+    let unmasked_paths = parse_unmasked_paths(cx, &raw.paths.unmasked)?;
+    let session = parse_session(cx, &raw.session)?;
+    let profiles = parse_profiles(cx, raw.profile)?;
+    let hooks_approve = parse_hooks_allow(cx, raw.hooks.allow.as_ref())?;
+    let mcp_deny = parse_mcp_deny(cx, &raw.mcp.deny)?;
+    let agents = parse_agents(cx, raw.agent)?;
+    let network = parse_network(cx, &raw.network)?;
+    let workspaces = parse_workspaces(cx, raw.workspace)?;
+    let audit_export = parse_audit_export(cx, &raw.audit.export)?;
+    let undo = parse_undo(cx, &raw.undo)?;
+    let programs = parse_programs(cx, raw.program)?;
+    let managed = parse_managed(cx, raw.managed.as_ref())?;
 
     Ok(PolicyLayer {
         source: source.to_string(),
@@ -1406,6 +881,827 @@ pub fn parse_layer(source: &str, text: &str) -> Result<PolicyLayer, ConfigError>
         audit_export,
         undo,
     })
+}
+
+/// The file being parsed, so that every section's errors and locations point into it.
+#[derive(Clone, Copy)]
+struct FileCx<'a> {
+    source: &'a str,
+    text: &'a str,
+}
+
+impl FileCx<'_> {
+    /// An error about the text at `span`.
+    fn err(self, span: Range<usize>, message: String) -> ConfigError {
+        ConfigError::new(self.source, self.text, Some(span), message)
+    }
+
+    /// Where byte `offset` of the file is.
+    fn loc(self, offset: usize) -> Location {
+        Location::at_offset(self.source, self.text, offset)
+    }
+
+    /// A value with where it was written, for settings that need no check.
+    fn spanned<T: Copy>(self, v: Option<&Spanned<T>>) -> Option<(T, Location)> {
+        v.map(|v| (*v.get_ref(), self.loc(v.span().start)))
+    }
+}
+
+/// `version`: only the version this aq reads is accepted.
+fn check_version(cx: FileCx, version: Option<&Spanned<i64>>) -> Result<(), ConfigError> {
+    if let Some(v) = version
+        && *v.get_ref() != POLICY_VERSION
+    {
+        return Err(cx
+            .err(
+                v.span(),
+                format!("unsupported policy file version {}", v.get_ref()),
+            )
+            .help(format!(
+                "this aq reads version {POLICY_VERSION}; write `version = {POLICY_VERSION}` and follow docs/policy.md"
+            )));
+    }
+    Ok(())
+}
+
+/// `[[rule]]` tables, in file order, each with an id of its own.
+fn parse_custom_rules(
+    cx: FileCx,
+    tables: &[Spanned<RawRule>],
+) -> Result<Vec<RuleDefinition>, ConfigError> {
+    let mut custom_rules = Vec::new();
+    let mut seen_ids = BTreeSet::new();
+    for table in tables {
+        check_rule_id(cx, &table.get_ref().id, &mut seen_ids)?;
+        custom_rules.push(parse_custom_rule(cx, table)?);
+    }
+    Ok(custom_rules)
+}
+
+/// A custom rule's id: not a built-in one, kebab-case, and not seen before in the file.
+fn check_rule_id(
+    cx: FileCx,
+    id: &Spanned<String>,
+    seen_ids: &mut BTreeSet<String>,
+) -> Result<(), ConfigError> {
+    let span = id.span();
+    let id = id.get_ref();
+    if let Ok(builtin) = id.parse::<RuleId>() {
+        return Err(cx.err(span, format!("`{id}` is a built-in rule id")).help(format!(
+            "pick another id for your own rule; to change the built-in rule's action write `\"{builtin}\" = \"block\"` under [rules]"
+        )));
+    }
+    if !is_kebab_case(id) {
+        return Err(cx.err(span, format!("rule id `{id}` is not kebab-case"))
+            .help("use lowercase letters, digits and single dashes, starting with a letter, e.g. `no-terraform-apply`"));
+    }
+    if !seen_ids.insert(id.clone()) {
+        return Err(cx
+            .err(
+                span,
+                format!("rule id `{id}` is defined twice in this file"),
+            )
+            .help("give each [[rule]] its own id"));
+    }
+    Ok(())
+}
+
+/// One `[[rule]]` table whose id is already checked: its action, risk, `why` and patterns.
+fn parse_custom_rule(cx: FileCx, table: &Spanned<RawRule>) -> Result<RuleDefinition, ConfigError> {
+    let r = table.get_ref();
+    let id = r.id.get_ref();
+    let action = r
+        .action
+        .get_ref()
+        .parse::<Decision>()
+        .map_err(|m| cx.err(r.action.span(), format!("rule `{id}`: {m}")))?;
+    let risk = match &r.risk {
+        Some(risk) => risk
+            .get_ref()
+            .parse::<Risk>()
+            .map_err(|m| cx.err(risk.span(), format!("rule `{id}`: {m}")))?,
+        None => Risk::Medium,
+    };
+    if r.why.get_ref().trim().is_empty() {
+        return Err(cx
+            .err(r.why.span(), format!("rule `{id}` has an empty `why`"))
+            .help("say in a sentence why the rule matters; it is shown when the rule fires"));
+    }
+    let lists = [
+        ("program", &r.program),
+        ("subcommand", &r.subcommand),
+        ("flags", &r.flags),
+        ("args", &r.args),
+        ("paths", &r.paths),
+    ];
+    for (name, list) in lists {
+        check_rule_patterns(cx, id, name, list)?;
+    }
+    if lists.iter().all(|(_, list)| list.is_empty()) {
+        return Err(cx.err(table.span(), format!("rule `{id}` matches nothing"))
+            .help("set at least one of `program`, `subcommand`, `flags`, `args` or `paths`, e.g. program = [\"terraform\"]"));
+    }
+    let strings = |list: &[Spanned<String>]| -> Vec<String> {
+        list.iter().map(|s| s.get_ref().clone()).collect()
+    };
+    Ok(RuleDefinition {
+        rule: CustomRule {
+            id: id.clone(),
+            action,
+            risk,
+            why: r.why.get_ref().clone(),
+            safer: r.safer.clone().filter(|s| !s.trim().is_empty()),
+            matcher: CommandMatcher {
+                program: strings(&r.program),
+                subcommand: strings(&r.subcommand),
+                flags: strings(&r.flags),
+                args: strings(&r.args),
+                paths: strings(&r.paths),
+            },
+        },
+        at: cx.loc(table.span().start),
+    })
+}
+
+/// One pattern list of a custom rule: valid globs (flags are not globs) and no empty pattern.
+fn check_rule_patterns(
+    cx: FileCx,
+    id: &str,
+    name: &str,
+    list: &[Spanned<String>],
+) -> Result<(), ConfigError> {
+    if name != "flags"
+        && let Some((p, m)) = list
+            .iter()
+            .find_map(|p| check_glob(p.get_ref()).err().map(|m| (p, m)))
+    {
+        return Err(cx
+            .err(p.span(), format!("rule `{id}`, `{name}`: {m}"))
+            .help(GLOB_HELP));
+    }
+    if let Some(empty) = list.iter().find(|p| p.get_ref().trim().is_empty()) {
+        return Err(cx
+            .err(
+                empty.span(),
+                format!("rule `{id}`: empty pattern in `{name}`"),
+            )
+            .help("remove the empty string; an empty pattern would match nothing or everything"));
+    }
+    Ok(())
+}
+
+/// `[rules]`: built-in rules' actions, in file order.
+fn parse_actions(
+    cx: FileCx,
+    rules: &BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    custom_rules: &[RuleDefinition],
+) -> Result<Vec<ActionSetting>, ConfigError> {
+    let mut entries: Vec<_> = rules.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    let mut actions = Vec::new();
+    for (key, value) in entries {
+        let rule = builtin_rule_id(cx, key, custom_rules)?;
+        let action = match value.get_ref() {
+            toml::Value::String(s) => s.parse::<Decision>().map_err(|e| e.to_string()),
+            other => Err(format!(
+                "expected \"allow\", \"ask\" or \"block\", found {} `{other}`",
+                other.type_str()
+            )),
+        }
+        .map_err(|m| cx.err(value.span(), format!("`{rule}`: {m}")))?;
+        actions.push(ActionSetting {
+            rule,
+            action,
+            at: cx.loc(key.span().start),
+        });
+    }
+    Ok(actions)
+}
+
+/// A `[rules]` key: a built-in rule id, else an error that names the custom rule or the nearest id.
+fn builtin_rule_id(
+    cx: FileCx,
+    key: &Spanned<String>,
+    custom_rules: &[RuleDefinition],
+) -> Result<RuleId, ConfigError> {
+    let name = key.get_ref();
+    match name.parse::<RuleId>() {
+        Ok(rule) => Ok(rule),
+        Err(_) if custom_rules.iter().any(|d| d.rule.id == *name) => Err(cx
+            .err(
+                key.span(),
+                format!("`{name}` is one of your own rules, not a built-in one"),
+            )
+            .help(format!(
+                "set its action with `action = ...` in the [[rule]] whose id is `{name}`"
+            ))),
+        Err(_) => {
+            let hint = match closest_rule_id(name) {
+                Some(near) => format!(
+                    "did you mean `{near}`? `aq explain --rules` lists every built-in rule id"
+                ),
+                None => "`aq explain --rules` lists every built-in rule id".to_string(),
+            };
+            Err(cx
+                .err(key.span(), format!("unknown rule id `{name}`"))
+                .help(hint))
+        }
+    }
+}
+
+/// `[paths] sensitive`: non-empty globs, trimmed.
+fn parse_sensitive_paths(
+    cx: FileCx,
+    sensitive: &[Spanned<String>],
+) -> Result<Vec<SensitivePath>, ConfigError> {
+    let mut sensitive_paths = Vec::new();
+    for p in sensitive {
+        let pattern = p.get_ref().trim();
+        if pattern.is_empty() {
+            return Err(cx.err(p.span(), "empty pattern in `sensitive`".to_string())
+                .help("remove the empty string, or name a path or glob such as \"~/.config/acme/token\" or \"*.kdbx\""));
+        }
+        check_glob(pattern).map_err(|m| cx.err(p.span(), m.to_string()).help(GLOB_HELP))?;
+        sensitive_paths.push(SensitivePath {
+            pattern: pattern.to_string(),
+            at: cx.loc(p.span().start),
+        });
+    }
+    Ok(sensitive_paths)
+}
+
+/// `[paths] unmasked`: globs that name a credential, never the whole home or root.
+fn parse_unmasked_paths(
+    cx: FileCx,
+    unmasked: &[Spanned<String>],
+) -> Result<Vec<SensitivePath>, ConfigError> {
+    let mut unmasked_paths = Vec::new();
+    for p in unmasked {
+        let pattern = p.get_ref().trim();
+        if pattern.is_empty() || pattern == "~" || pattern == "~/" || pattern == "/" {
+            return Err(cx.err(p.span(), format!("`{pattern}` in `unmasked` names no credential"))
+                .help("name the masked path to pass back, as `aq policy show` lists it, such as \"~/.m2/settings.xml\" or \"terraform.tfstate\""));
+        }
+        check_glob(pattern).map_err(|m| cx.err(p.span(), m.to_string()).help(GLOB_HELP))?;
+        unmasked_paths.push(SensitivePath {
+            pattern: pattern.to_string(),
+            at: cx.loc(p.span().start),
+        });
+    }
+    Ok(unmasked_paths)
+}
+
+/// `[session]`, its settings checked in the order they are declared.
+fn parse_session(cx: FileCx, raw: &RawSession) -> Result<SessionLayer, ConfigError> {
+    let approval_timeout_secs = session_timeout(cx, raw.approval_timeout_secs.as_ref())?;
+    let unanswered = session_unanswered(cx, raw.unanswered.as_ref())?;
+    let shims = session_shims(cx, &raw.shims)?;
+    let env_pass = session_env_pass(cx, &raw.env_pass)?;
+    let host_sockets = session_host_sockets(cx, &raw.host_sockets)?;
+    let profile = raw
+        .profile
+        .as_ref()
+        .map(|p| (p.get_ref().clone(), cx.loc(p.span().start)));
+    let preflight = cx.spanned(raw.preflight.as_ref());
+    let wait_for_approver = cx.spanned(raw.wait_for_approver.as_ref());
+    let trusted_exec = session_trusted_exec(cx, &raw.trusted_exec)?;
+    Ok(SessionLayer {
+        approval_timeout_secs,
+        unanswered,
+        shims,
+        env_pass,
+        host_sockets,
+        profile,
+        preflight,
+        wait_for_approver,
+        trusted_exec,
+    })
+}
+
+/// `[session] approval_timeout_secs`: from a second to a day.
+fn session_timeout(
+    cx: FileCx,
+    t: Option<&Spanned<u64>>,
+) -> Result<Option<(u64, Location)>, ConfigError> {
+    let Some(t) = t else { return Ok(None) };
+    if !(1..=86_400).contains(t.get_ref()) {
+        return Err(cx
+            .err(
+                t.span(),
+                format!("approval_timeout_secs = {} is out of range", t.get_ref()),
+            )
+            .help("give a number of seconds from 1 to 86400"));
+    }
+    Ok(Some((*t.get_ref(), cx.loc(t.span().start))))
+}
+
+/// `[session] unanswered`: `"deny"` blocks, `"allow"` allows.
+fn session_unanswered(
+    cx: FileCx,
+    u: Option<&Spanned<String>>,
+) -> Result<Option<(Decision, Location)>, ConfigError> {
+    let Some(u) = u else { return Ok(None) };
+    let d = match u.get_ref().as_str() {
+        "deny" => Decision::Block,
+        "allow" => Decision::Allow,
+        other => {
+            return Err(cx
+                .err(u.span(), format!("unknown value `{other}` for unanswered"))
+                .help("write `unanswered = \"deny\"` (the default) or `\"allow\"`"));
+        }
+    };
+    Ok(Some((d, cx.loc(u.span().start))))
+}
+
+/// `[session] shims`: program names as looked up on PATH, never aq itself.
+fn session_shims(
+    cx: FileCx,
+    shims: &[Spanned<String>],
+) -> Result<Vec<(String, Location)>, ConfigError> {
+    let mut out = Vec::new();
+    for name in shims {
+        let n = name.get_ref();
+        if n.is_empty() || n.contains('/') || n == "aq" || n == "." || n == ".." {
+            return Err(cx
+                .err(name.span(), format!("`{n}` cannot be a shim name"))
+                .help("give a program name as it is looked up on PATH, like `terraform`"));
+        }
+        out.push((n.clone(), cx.loc(name.span().start)));
+    }
+    Ok(out)
+}
+
+/// `[session] env_pass`: environment variable names.
+fn session_env_pass(
+    cx: FileCx,
+    env_pass: &[Spanned<String>],
+) -> Result<Vec<(String, Location)>, ConfigError> {
+    let mut out = Vec::new();
+    for var in env_pass {
+        let v = var.get_ref();
+        if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(cx
+                .err(
+                    var.span(),
+                    format!("`{v}` is not an environment variable name"),
+                )
+                .help("use letters, digits and underscores, like `OPENAI_API_KEY`"));
+        }
+        out.push((v.clone(), cx.loc(var.span().start)));
+    }
+    Ok(out)
+}
+
+/// `[session] host_sockets`: absolute or home paths, or `$VAR` naming one.
+fn session_host_sockets(
+    cx: FileCx,
+    host_sockets: &[Spanned<String>],
+) -> Result<Vec<(String, Location)>, ConfigError> {
+    let mut out = Vec::new();
+    for s in host_sockets {
+        let v = s.get_ref();
+        let var_ok = v.strip_prefix('$').is_some_and(|n| {
+            !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        if !(v.starts_with('/') || v.starts_with("~/") || var_ok) {
+            return Err(cx.err(
+                s.span(),
+                format!("`{v}` is not a socket path"),
+            )
+            .help("give an absolute path, `~/PATH`, or `$VAR` for the path a variable holds, like `$SSH_AUTH_SOCK`"));
+        }
+        out.push((v.clone(), cx.loc(s.span().start)));
+    }
+    Ok(out)
+}
+
+/// `[session] trusted_exec`: entries as [`crate::exec_trust`] reads them.
+fn session_trusted_exec(
+    cx: FileCx,
+    trusted_exec: &[Spanned<String>],
+) -> Result<Vec<(String, Location)>, ConfigError> {
+    let mut out = Vec::new();
+    for entry in trusted_exec {
+        crate::exec_trust::check_entry(entry.get_ref()).map_err(|m| {
+            cx.err(entry.span(), m.to_string())
+                .help(crate::exec_trust::ENTRY_HELP)
+        })?;
+        out.push((entry.get_ref().clone(), cx.loc(entry.span().start)));
+    }
+    Ok(out)
+}
+
+/// `[profile.NAME]` tables, each checked by the profile module.
+fn parse_profiles(
+    cx: FileCx,
+    raw: BTreeMap<Spanned<String>, Spanned<RawProfile>>,
+) -> Result<Vec<(String, ProfileLayer, Location)>, ConfigError> {
+    let mut profiles = Vec::new();
+    for (name, table) in raw {
+        let at = cx.loc(name.span().start);
+        let span = name.span();
+        let layer = crate::profile::check_layer(name.get_ref(), table.into_inner())
+            .map_err(|(message, help)| cx.err(span, message).help(help))?;
+        profiles.push((name.into_inner(), layer, at));
+    }
+    Ok(profiles)
+}
+
+/// `[hooks] allow`: `"approve"` when an aq allow approves in the agent's hook, `"defer"` when not.
+fn parse_hooks_allow(
+    cx: FileCx,
+    allow: Option<&Spanned<String>>,
+) -> Result<Option<(bool, Location)>, ConfigError> {
+    let Some(a) = allow else { return Ok(None) };
+    let approve = match a.get_ref().as_str() {
+        "defer" => false,
+        "approve" => true,
+        other => {
+            return Err(cx.err(a.span(), format!("unknown value `{other}` for [hooks] allow"))
+                .help("write `allow = \"defer\"` (the agent's own rules decide what aq allows; the default) or `\"approve\"`"));
+        }
+    };
+    Ok(Some((approve, cx.loc(a.span().start))))
+}
+
+/// `[mcp] deny`: `SERVER.TOOL` globs.
+fn parse_mcp_deny(
+    cx: FileCx,
+    deny: &[Spanned<String>],
+) -> Result<Vec<(String, Location)>, ConfigError> {
+    let mut mcp_deny = Vec::new();
+    for d in deny {
+        let v = d.get_ref();
+        if !v.contains('.') {
+            return Err(cx.err(d.span(), format!("`{v}` is not SERVER.TOOL"))
+                .help("write the server's name, a dot and the tool's, globs allowed: `files.write_*`, `*.delete`"));
+        }
+        check_glob(v).map_err(|m| cx.err(d.span(), m.to_string()))?;
+        mcp_deny.push((v.clone(), cx.loc(d.span().start)));
+    }
+    Ok(mcp_deny)
+}
+
+/// `[agent.NAME]` tables, each checked by the agents crate.
+fn parse_agents(
+    cx: FileCx,
+    raw: BTreeMap<Spanned<String>, Spanned<aq_agents::RawPreset>>,
+) -> Result<Vec<(String, aq_agents::PresetLayer, Location)>, ConfigError> {
+    let mut agents = Vec::new();
+    for (name, table) in raw {
+        let at = cx.loc(name.span().start);
+        let span = name.span();
+        let layer = aq_agents::check_layer(name.get_ref(), table.into_inner())
+            .map_err(|(message, help)| cx.err(span, message).help(help))?;
+        agents.push((name.into_inner(), layer, at));
+    }
+    Ok(agents)
+}
+
+/// `[network]`: its lists, then `unlisted`, the HTTP rules, the credential presets and the credentials.
+fn parse_network(cx: FileCx, raw: &RawNetwork) -> Result<NetworkLayer, ConfigError> {
+    let allow = network_entries(cx, &raw.allow)?;
+    let resolve = network_entries(cx, &raw.resolve)?;
+    let permit = network_entries(cx, &raw.permit)?;
+    let unlisted = network_unlisted(cx, raw.unlisted.as_ref())?;
+    let http = network_http(cx, &raw.http)?;
+    let credential_presets = network_credential_presets(cx, &raw.credential_presets)?;
+    let credentials = network_credentials(cx, &raw.credentials)?;
+    Ok(NetworkLayer {
+        allow,
+        resolve,
+        permit,
+        unlisted,
+        http,
+        credentials,
+        credential_presets,
+    })
+}
+
+/// One of `[network]`'s `allow`, `resolve` or `permit`: single words, trimmed.
+fn network_entries(
+    cx: FileCx,
+    entries: &[Spanned<String>],
+) -> Result<Vec<(String, Location)>, ConfigError> {
+    let mut list = Vec::new();
+    for e in entries {
+        let v = e.get_ref().trim();
+        if v.is_empty() || v.contains(char::is_whitespace) {
+            return Err(cx.err(e.span(), format!("`{v}` is not a network entry"))
+                .help("write a host (`registry.npmjs.org`, `*.example.com:443`), `NAME:ADDR` under resolve, or a CIDR under permit"));
+        }
+        list.push((v.to_string(), cx.loc(e.span().start)));
+    }
+    Ok(list)
+}
+
+/// `[network] unlisted`: `"ask"` or `"refuse"`.
+fn network_unlisted(
+    cx: FileCx,
+    u: Option<&Spanned<String>>,
+) -> Result<Option<(UnlistedHosts, Location)>, ConfigError> {
+    let Some(u) = u else { return Ok(None) };
+    let value = match u.get_ref().as_str() {
+        "ask" => UnlistedHosts::Ask,
+        "refuse" => UnlistedHosts::Refuse,
+        other => {
+            return Err(cx
+                .err(
+                    u.span(),
+                    format!("`{other}` is not a choice for unlisted hosts"),
+                )
+                .help("write unlisted = \"ask\" (ask whoever can answer) or \"refuse\""));
+        }
+    };
+    Ok(Some((value, cx.loc(u.span().start))))
+}
+
+/// A host of a `[network.http]` or `[network.credentials]` table: one
+/// name, lower case, no wildcard, no port.
+fn network_host(cx: FileCx, host: &Spanned<String>) -> Result<String, ConfigError> {
+    let v = host.get_ref().trim_end_matches('.').to_ascii_lowercase();
+    if v.is_empty()
+        || !v
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+    {
+        return Err(cx
+            .err(
+                host.span(),
+                format!("`{}` is not a host name", host.get_ref()),
+            )
+            .help(
+                "name one host, without a port or wildcard: [network.http.\"api.example.com\"]",
+            ));
+    }
+    Ok(v)
+}
+
+/// `[network.http."HOST"]` tables: upper-case methods and path prefixes per host.
+fn network_http(
+    cx: FileCx,
+    raw: &BTreeMap<Spanned<String>, RawHttpRule>,
+) -> Result<Vec<(String, HttpRuleSetting, Location)>, ConfigError> {
+    let mut http = Vec::new();
+    for (host, rule) in raw {
+        let name = network_host(cx, host)?;
+        let mut setting = HttpRuleSetting::default();
+        for m in &rule.methods {
+            let v = m.get_ref();
+            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_uppercase()) {
+                return Err(cx
+                    .err(m.span(), format!("`{v}` is not an HTTP method"))
+                    .help("write methods in upper case: methods = [\"GET\", \"HEAD\"]"));
+            }
+            setting.methods.push(v.clone());
+        }
+        for p in &rule.paths {
+            let v = p.get_ref();
+            if !v.starts_with('/') || v.contains(['?', '#', ' ']) {
+                return Err(cx
+                    .err(p.span(), format!("`{v}` is not a path prefix"))
+                    .help(
+                        "write a path that starts with `/`, without a query: paths = [\"/v1/\"]",
+                    ));
+            }
+            setting.paths.push(v.clone());
+        }
+        http.push((name, setting, cx.loc(host.span().start)));
+    }
+    Ok(http)
+}
+
+/// `[network] credential_presets`: names of the built-in recipes.
+fn network_credential_presets(
+    cx: FileCx,
+    presets: &[Spanned<String>],
+) -> Result<Vec<(String, Location)>, ConfigError> {
+    let mut out = Vec::new();
+    for p in presets {
+        let v = p.get_ref();
+        if !CREDENTIAL_PRESETS.contains(&v.as_str()) {
+            return Err(cx
+                .err(p.span(), format!("`{v}` is not a credential preset"))
+                .help(format!("the presets are {}", CREDENTIAL_PRESETS.join(", "))));
+        }
+        out.push((v.clone(), cx.loc(p.span().start)));
+    }
+    Ok(out)
+}
+
+/// `[network.credentials."HOST"]` tables: a header name and a value that names its secret.
+fn network_credentials(
+    cx: FileCx,
+    raw: &BTreeMap<Spanned<String>, RawCredential>,
+) -> Result<Vec<(String, CredentialSetting, Location)>, ConfigError> {
+    let mut credentials = Vec::new();
+    for (host, cred) in raw {
+        let name = network_host(cx, host)?;
+        let header = cred.header.get_ref();
+        if header.is_empty()
+            || !header
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(cx
+                .err(
+                    cred.header.span(),
+                    format!("`{header}` is not a header name"),
+                )
+                .help("write a header name such as `Authorization` or `X-Api-Key`"));
+        }
+        let value = cred.value.get_ref();
+        if value.contains(['\r', '\n', '\0']) {
+            return Err(cx.err(
+                cred.value.span(),
+                "a header value cannot hold a line break".to_string(),
+            ));
+        }
+        if !value.contains("${") {
+            return Err(cx.err(cred.value.span(), "the value holds no `${NAME}`: a secret written into a policy file is a secret on disk".to_string())
+                .help("name the variable that holds it: value = \"Bearer ${EXAMPLE_TOKEN}\""));
+        }
+        credentials.push((
+            name,
+            CredentialSetting {
+                header: header.clone(),
+                value: value.clone(),
+            },
+            cx.loc(host.span().start),
+        ));
+    }
+    Ok(credentials)
+}
+
+/// `[workspace."PATH"]` tables: an absolute workspace and the absolute paths it grants.
+fn parse_workspaces(
+    cx: FileCx,
+    raw: BTreeMap<Spanned<String>, Spanned<RawWorkspace>>,
+) -> Result<Vec<(WorkspaceGrant, Location)>, ConfigError> {
+    let mut workspaces = Vec::new();
+    for (path, table) in raw {
+        let at = cx.loc(path.span().start);
+        if !path.get_ref().starts_with('/') {
+            return Err(cx
+                .err(
+                    path.span(),
+                    format!("workspace `{}` is not an absolute path", path.get_ref()),
+                )
+                .help(
+                    "name the workspace by its absolute path: [workspace.\"/home/me/src/app\"]",
+                ));
+        }
+        let t = table.into_inner();
+        let mut grant = WorkspaceGrant {
+            path: path.into_inner(),
+            ..WorkspaceGrant::default()
+        };
+        for (list, entries) in [
+            (&mut grant.writable, &t.writable),
+            (&mut grant.readable, &t.readable),
+        ] {
+            for e in entries {
+                let v = e.get_ref();
+                if !(v.starts_with('/') || v.starts_with("~/")) {
+                    return Err(cx
+                        .err(e.span(), format!("`{v}` is not an absolute path"))
+                        .help("write an absolute path or one under the home directory (`~/...`)"));
+                }
+                list.push(v.clone());
+            }
+        }
+        workspaces.push((grant, at));
+    }
+    Ok(workspaces)
+}
+
+/// `[audit] export`: targets as [`ExportTarget`] reads them.
+fn parse_audit_export(
+    cx: FileCx,
+    export: &[Spanned<RawExport>],
+) -> Result<Vec<(ExportTarget, Location)>, ConfigError> {
+    let mut audit_export = Vec::new();
+    for e in export {
+        let RawExport { format, endpoint } = e.get_ref();
+        let target = ExportTarget::parse(format.get_ref(), endpoint.get_ref()).map_err(|m| {
+            let span = if matches!(m, ExportTargetError::UnknownFormat { .. }) {
+                format.span()
+            } else {
+                endpoint.span()
+            };
+            cx.err(span, format!("[audit] export: {m}")).help(
+                "write `export = [{ format = \"otlp\", endpoint = \"http://127.0.0.1:4318\" }]`; syslog takes unix:///dev/log, udp://HOST:PORT or tcp://HOST:PORT",
+            )
+        })?;
+        audit_export.push((target, cx.loc(e.span().start)));
+    }
+    Ok(audit_export)
+}
+
+/// `[undo]`: its numbers as written, `include` paths inside the workspace, and a file size of at least 1 MiB.
+fn parse_undo(cx: FileCx, raw: &RawUndo) -> Result<UndoLayer, ConfigError> {
+    let mut undo = UndoLayer {
+        enabled: cx.spanned(raw.enabled.as_ref()),
+        max_file_mb: cx.spanned(raw.max_file_mb.as_ref()),
+        keep_days: cx.spanned(raw.keep_days.as_ref()),
+        max_store_mb: cx.spanned(raw.max_store_mb.as_ref()),
+        include: Vec::new(),
+        coalesce_ms: cx.spanned(raw.coalesce_ms.as_ref()),
+    };
+    for e in &raw.include {
+        let v = e.get_ref();
+        let bad = v.is_empty()
+            || v.starts_with('/')
+            || v.starts_with('~')
+            || std::path::Path::new(v)
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)));
+        if bad {
+            return Err(cx
+                .err(
+                    e.span(),
+                    format!("[undo] include: `{v}` is not a path inside the workspace"),
+                )
+                .help(
+                    "write a path relative to the workspace, like `include = [\"data/fixtures\"]`",
+                ));
+        }
+        undo.include.push((v.clone(), cx.loc(e.span().start)));
+    }
+    if let Some(v) = &raw.max_file_mb
+        && *v.get_ref() == 0
+    {
+        return Err(cx
+            .err(
+                v.span(),
+                "[undo] max_file_mb must be at least 1".to_string(),
+            )
+            .help("files over this size are listed as not kept; the default is 64"));
+    }
+    Ok(undo)
+}
+
+/// `[program.NAME]` tables: what a program and its subcommands do.
+fn parse_programs(
+    cx: FileCx,
+    raw: BTreeMap<Spanned<String>, Spanned<RawProgram>>,
+) -> Result<Vec<(String, crate::policy::UserProgram, Location)>, ConfigError> {
+    let mut programs = Vec::new();
+    for (name, table) in raw {
+        let at = cx.loc(name.span().start);
+        let n = name.get_ref();
+        if n.is_empty() || n.contains(['/', ' ', '\t']) {
+            return Err(cx
+                .err(name.span(), format!("`{n}` is not a program name"))
+                .help("name the program as it is run, without a path: [program.acme]"));
+        }
+        let t = table.into_inner();
+        let mut entry = crate::policy::UserProgram {
+            default: t
+                .default
+                .as_ref()
+                .map(|v| program_effect(cx, v))
+                .transpose()?,
+            subs: Vec::new(),
+            known: false,
+        };
+        for (sub, e) in &t.subs {
+            let words: Vec<&str> = sub.get_ref().split_whitespace().collect();
+            if words.is_empty() || words.iter().any(|w| w.starts_with('-')) {
+                return Err(cx.err(sub.span(), format!("`{}` is not a subcommand", sub.get_ref()))
+                    .help("write the subcommand's words, without options: subs = { \"repo delete\" = \"delete\" }"));
+            }
+            entry.subs.push((words.join(" "), program_effect(cx, e)?));
+        }
+        entry.sort_subs();
+        programs.push((n.clone(), entry, at));
+    }
+    Ok(programs)
+}
+
+/// An effect a `[program.NAME]` table names, by its canonical name.
+fn program_effect(cx: FileCx, v: &Spanned<String>) -> Result<String, ConfigError> {
+    aq_knowledge::programs::Effect::from_name(v.get_ref())
+        .map(|e| e.name().to_string())
+        .ok_or_else(|| {
+            let names: Vec<&str> = aq_knowledge::programs::Effect::ALL
+                .iter()
+                .map(|(n, _)| *n)
+                .collect();
+            cx.err(v.span(), format!("`{}` is not an effect", v.get_ref()))
+                .help(format!("write one of: {}", names.join(", ")))
+        })
+}
+
+/// `[managed]`: what the managed file locks, as the managed module checks it.
+fn parse_managed(
+    cx: FileCx,
+    managed: Option<&Spanned<crate::managed::RawManaged>>,
+) -> Result<Option<(crate::managed::ManagedSettings, Location)>, ConfigError> {
+    let Some(m) = managed else { return Ok(None) };
+    let settings =
+        crate::managed::check(m.get_ref()).map_err(|e| cx.err(m.span(), e.to_string()))?;
+    Ok(Some((settings, cx.loc(m.span().start))))
 }
 
 /// A glob that can never match is an error, not a rule that silently does

@@ -659,61 +659,32 @@ impl Walker {
                 default_value,
             } => {
                 let value = self.parameter_value(parameter, *indirect, acc);
+                let assign = matches!(expr, P::AssignDefaultValues { .. });
+                // The variable `${x:=word}` assigns to: a plain name only.
+                let target = match parameter {
+                    Parameter::Named(n) if assign && !*indirect => Some(n.as_str()),
+                    _ => None,
+                };
                 match value.is_missing(test_type) {
                     None => {
-                        // Set or not is only known at run time (the line does
-                        // not set it): the word is read with its default,
-                        // which is what bash uses when the environment does
-                        // not set it either (`${SHELL:-sh}`, `x=${x:-rm};
-                        // $x -rf ~/`), and stays marked as only known at run
-                        // time. For `:=`, that is also the value assigned.
-                        // Its substitutions run then, as commands of the
-                        // line; a subscript in it runs when the value is
-                        // evaluated as arithmetic later (`: ${x:='a[$(cmd)]'};
-                        // (( x ))`), so it is read as such here.
-                        let mut sub = Acc::default();
-                        if let Some(d) = default_value {
-                            self.fold_operand(d, quoted, &mut sub);
-                        }
-                        let w = sub.to_scalar();
-                        if holds_subscript_code(&w.text) {
-                            self.eval_arithmetic(&w, "arithmetic", 0);
-                        }
-                        let name = any_parameter_name(source).map(str::to_string);
-                        if matches!(expr, P::AssignDefaultValues { .. })
-                            && !*indirect
-                            && let Parameter::Named(n) = parameter
-                        {
-                            let mut v = w.clone();
-                            v.dynamic = true;
-                            v.vars.extend(name.clone());
-                            self.set_var(n, v);
-                        }
-                        acc.append(sub);
-                        acc.word.dynamic = true;
-                        if let Some(name) = name
-                            && !acc.word.vars.contains(&name)
-                        {
-                            acc.word.vars.push(name);
-                        }
+                        self.fold_unknown_default(
+                            default_value.as_deref(),
+                            target,
+                            source,
+                            quoted,
+                            acc,
+                        );
                         return;
                     }
                     Some(false) => value,
                     Some(true) => {
-                        let mut sub = Acc::default();
-                        if let Some(d) = default_value {
-                            self.fold_operand(d, quoted, &mut sub);
-                        }
-                        if matches!(expr, P::AssignDefaultValues { .. }) {
-                            match parameter {
-                                Parameter::Named(name) if !*indirect => {
-                                    let w = sub.to_scalar();
-                                    self.set_var(name, w);
-                                }
-                                _ => sub.word.dynamic = true,
-                            }
-                        }
-                        acc.append(sub);
+                        self.fold_missing_default(
+                            default_value.as_deref(),
+                            assign,
+                            target,
+                            quoted,
+                            acc,
+                        );
                         return;
                     }
                 }
@@ -729,10 +700,7 @@ impl Walker {
                     None => Val::Unknown,
                     Some(true) => Val::One(String::new()),
                     Some(false) => {
-                        let mut sub = Acc::default();
-                        if let Some(d) = alternative_value {
-                            self.fold_operand(d, quoted, &mut sub);
-                        }
+                        let sub = self.fold_optional_operand(alternative_value.as_deref(), quoted);
                         acc.append(sub);
                         return;
                     }
@@ -913,6 +881,77 @@ impl Walker {
             P::VariableNames { .. } => Val::Unknown,
         };
         self.place_value(result, expr, source, quoted, vars_before, acc);
+    }
+
+    /// The operand of `${x:-word}`, `${x:=word}` or `${x:+word}` folded on its own (empty when absent).
+    fn fold_optional_operand(&mut self, word: Option<&str>, quoted: bool) -> Acc {
+        let mut sub = Acc::default();
+        if let Some(d) = word {
+            self.fold_operand(d, quoted, &mut sub);
+        }
+        sub
+    }
+
+    /// `${x:-word}` or `${x:=word}` whose variable is set or not only at run time.
+    fn fold_unknown_default(
+        &mut self,
+        default_value: Option<&str>,
+        target: Option<&str>,
+        source: &str,
+        quoted: bool,
+        acc: &mut Acc,
+    ) {
+        // Set or not is only known at run time (the line does
+        // not set it): the word is read with its default,
+        // which is what bash uses when the environment does
+        // not set it either (`${SHELL:-sh}`, `x=${x:-rm};
+        // $x -rf ~/`), and stays marked as only known at run
+        // time. For `:=`, that is also the value assigned.
+        // Its substitutions run then, as commands of the
+        // line; a subscript in it runs when the value is
+        // evaluated as arithmetic later (`: ${x:='a[$(cmd)]'};
+        // (( x ))`), so it is read as such here.
+        let sub = self.fold_optional_operand(default_value, quoted);
+        let w = sub.to_scalar();
+        if holds_subscript_code(&w.text) {
+            self.eval_arithmetic(&w, "arithmetic", 0);
+        }
+        let name = any_parameter_name(source).map(str::to_string);
+        if let Some(n) = target {
+            let mut v = w.clone();
+            v.dynamic = true;
+            v.vars.extend(name.clone());
+            self.set_var(n, v);
+        }
+        acc.append(sub);
+        acc.word.dynamic = true;
+        if let Some(name) = name
+            && !acc.word.vars.contains(&name)
+        {
+            acc.word.vars.push(name);
+        }
+    }
+
+    /// `${x:-word}` or `${x:=word}` whose variable is missing: the default, assigned by `:=`.
+    fn fold_missing_default(
+        &mut self,
+        default_value: Option<&str>,
+        assign: bool,
+        target: Option<&str>,
+        quoted: bool,
+        acc: &mut Acc,
+    ) {
+        let mut sub = self.fold_optional_operand(default_value, quoted);
+        if assign {
+            match target {
+                Some(name) => {
+                    let w = sub.to_scalar();
+                    self.set_var(name, w);
+                }
+                None => sub.word.dynamic = true,
+            }
+        }
+        acc.append(sub);
     }
 
     /// Writes the value an expansion folded to into `acc`: as its source

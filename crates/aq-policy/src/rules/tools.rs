@@ -1543,111 +1543,164 @@ pub(crate) fn is_audit_service(unit: &str) -> bool {
 fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
     let c = &ctx.commands()[i];
     let ops: Vec<&str> = operands(c).iter().map(|w| w.text.as_str()).collect();
+    if asks_for_usage(c, name, &ops) {
+        return;
+    }
+    if installs_packages(c, name, &ops) {
+        ctx.hit(
+            RuleId::PkgInstall,
+            i,
+            format!("`{}` installs, removes or fetches packages", c.display()),
+        );
+    }
+}
+
+/// `npm install --help`: usage, nothing installed. A runner's `--help`
+/// after the package is the package's (`npx pkg --help` fetches pkg).
+fn asks_for_usage(c: &Command, name: &str, ops: &[&str]) -> bool {
     let sub = ops.first().copied().unwrap_or("");
-    let second = ops.get(1).copied().unwrap_or("");
-    // `npm install --help`: usage, nothing installed. A runner's `--help`
-    // after the package is the package's (`npx pkg --help` fetches pkg).
     let runner = matches!(name, "npx" | "bunx" | "pnpx" | "uvx")
         || matches!(sub, "dlx" | "exec" | "x" | "run");
     let texts: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
-    if !runner && super::platforms::asks_for_help(&texts) {
-        return;
-    }
-    let installs = match name {
-        "npm" => {
-            matches!(
-                sub,
-                "install"
-                    | "i"
-                    | "in"
-                    | "ins"
-                    | "inst"
-                    | "insta"
-                    | "instal"
-                    | "isnt"
-                    | "isnta"
-                    | "isntal"
-                    | "add"
-                    | "ci"
-                    | "clean-install"
-                    | "install-clean"
-                    | "update"
-                    | "up"
-                    | "upgrade"
-                    | "uninstall"
-                    | "un"
-                    | "remove"
-                    | "rm"
-                    | "r"
-                    | "unlink"
-                    | "link"
-                    | "ln"
-                    | "exec"
-                    | "x"
-                    | "install-test"
-                    | "it"
-                    | "install-ci-test"
-                    | "cit"
-                    | "dedupe"
-                    | "rebuild"
-            ) || sub == "init" && ops.len() > 1
-                || matches!(sub, "create" | "innit")
-        }
-        "pnpm" => matches!(
-            sub,
-            "install"
-                | "i"
-                | "add"
-                | "update"
-                | "up"
-                | "upgrade"
-                | "remove"
-                | "rm"
-                | "uninstall"
-                | "un"
-                | "dlx"
-                | "link"
-                | "ln"
-                | "publish"
-                | "import"
-                | "rebuild"
-                | "fetch"
-                | "create"
-        ),
-        "yarn" => {
-            matches!(
-                sub,
-                "add"
-                    | "install"
-                    | "remove"
-                    | "upgrade"
-                    | "up"
-                    | "dlx"
-                    | "global"
-                    | "publish"
-                    | "link"
-                    | "create"
-                    | "import"
-            ) || sub.is_empty() && c.args().is_empty()
-        }
-        "bun" => {
-            matches!(
-                sub,
-                "install"
-                    | "i"
-                    | "add"
-                    | "a"
-                    | "remove"
-                    | "rm"
-                    | "update"
-                    | "upgrade"
-                    | "link"
-                    | "publish"
-                    | "x"
-                    | "create"
-            ) || sub == "pm" && matches!(second, "trust" | "untrusted" | "migrate")
-        }
+    !runner && super::platforms::asks_for_help(&texts)
+}
+
+/// Whether package manager `name` installs, removes or fetches packages, by its ecosystem.
+fn installs_packages(c: &Command, name: &str, ops: &[&str]) -> bool {
+    let sub = ops.first().copied().unwrap_or("");
+    let second = ops.get(1).copied().unwrap_or("");
+    match name {
+        "npm" => npm_installs(sub, ops),
+        "pnpm" => pnpm_installs(sub),
+        "yarn" => yarn_installs(c, sub),
+        "bun" => bun_installs(sub, second),
         "npx" | "bunx" | "pnpx" => npx_fetches(c),
+        "deno" => deno_installs(c, sub),
+        "corepack" => matches!(sub, "enable" | "install" | "prepare" | "use" | "up"),
+        "pip" | "pip3" | "pipx" | "uv" | "uvx" | "poetry" | "pipenv" | "conda" | "mamba"
+        | "micromamba" => python_installs(c, name, sub, second),
+        "apt" | "apt-get" | "aptitude" | "dnf" | "yum" | "zypper" | "pacman" | "apk" | "port"
+        | "snap" | "flatpak" | "nix-env" => system_installs(c, name, sub),
+        "nix" | "nix-shell" => nix_fetches(c, name, ops),
+        _ => other_installs(name, ops),
+    }
+}
+
+/// npm's installing subcommands, their abbreviations and misspellings included.
+fn npm_installs(sub: &str, ops: &[&str]) -> bool {
+    matches!(
+        sub,
+        "install"
+            | "i"
+            | "in"
+            | "ins"
+            | "inst"
+            | "insta"
+            | "instal"
+            | "isnt"
+            | "isnta"
+            | "isntal"
+            | "add"
+            | "ci"
+            | "clean-install"
+            | "install-clean"
+            | "update"
+            | "up"
+            | "upgrade"
+            | "uninstall"
+            | "un"
+            | "remove"
+            | "rm"
+            | "r"
+            | "unlink"
+            | "link"
+            | "ln"
+            | "exec"
+            | "x"
+            | "install-test"
+            | "it"
+            | "install-ci-test"
+            | "cit"
+            | "dedupe"
+            | "rebuild"
+    ) || sub == "init" && ops.len() > 1
+        || matches!(sub, "create" | "innit")
+}
+
+/// pnpm's installing subcommands.
+fn pnpm_installs(sub: &str) -> bool {
+    matches!(
+        sub,
+        "install"
+            | "i"
+            | "add"
+            | "update"
+            | "up"
+            | "upgrade"
+            | "remove"
+            | "rm"
+            | "uninstall"
+            | "un"
+            | "dlx"
+            | "link"
+            | "ln"
+            | "publish"
+            | "import"
+            | "rebuild"
+            | "fetch"
+            | "create"
+    )
+}
+
+/// yarn's installing subcommands, and a bare `yarn` (which installs).
+fn yarn_installs(c: &Command, sub: &str) -> bool {
+    matches!(
+        sub,
+        "add"
+            | "install"
+            | "remove"
+            | "upgrade"
+            | "up"
+            | "dlx"
+            | "global"
+            | "publish"
+            | "link"
+            | "create"
+            | "import"
+    ) || sub.is_empty() && c.args().is_empty()
+}
+
+/// bun's installing subcommands and the `bun pm` ones that change trust or the lockfile.
+fn bun_installs(sub: &str, second: &str) -> bool {
+    matches!(
+        sub,
+        "install"
+            | "i"
+            | "add"
+            | "a"
+            | "remove"
+            | "rm"
+            | "update"
+            | "upgrade"
+            | "link"
+            | "publish"
+            | "x"
+            | "create"
+    ) || sub == "pm" && matches!(second, "trust" | "untrusted" | "migrate")
+}
+
+/// deno's installing subcommands, and `deno run` of a remote or registry module.
+fn deno_installs(c: &Command, sub: &str) -> bool {
+    matches!(sub, "install" | "add" | "remove" | "upgrade" | "uninstall")
+        || sub == "run"
+            && c.args().iter().any(|a| {
+                a.text.contains("://") || a.text.starts_with("npm:") || a.text.starts_with("jsr:")
+            })
+}
+
+/// Python's package managers: pip, pipx, uv, poetry, pipenv and conda's family.
+fn python_installs(c: &Command, name: &str, sub: &str, second: &str) -> bool {
+    match name {
         "pip" | "pip3" => matches!(sub, "install" | "uninstall" | "download" | "wheel"),
         "pipx" => matches!(
             sub,
@@ -1680,6 +1733,77 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                 "install" | "remove" | "uninstall" | "update" | "upgrade" | "create"
             ) || sub == "env" && matches!(second, "create" | "update" | "remove")
         }
+        _ => false,
+    }
+}
+
+/// The system's package managers (apt, dnf, pacman, nix-env, ...): their shared
+/// subcommands, and pacman's and nix-env's option forms.
+fn system_installs(c: &Command, name: &str, sub: &str) -> bool {
+    matches!(
+        sub,
+        "install"
+            | "remove"
+            | "purge"
+            | "upgrade"
+            | "dist-upgrade"
+            | "full-upgrade"
+            | "update"
+            | "autoremove"
+            | "reinstall"
+            | "add"
+            | "del"
+            | "erase"
+            | "localinstall"
+            | "downgrade"
+            | "build-dep"
+            | "source"
+            | "in"
+            | "rm"
+            | "up"
+            | "dup"
+    ) || name == "pacman"
+        && c.args().iter().any(|a| {
+            a.text.starts_with("-S") || a.text.starts_with("-R") || a.text.starts_with("-U")
+        })
+        || name == "nix-env"
+            && c.args().iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "-i" | "-iA" | "-e" | "-u" | "--install" | "--uninstall" | "--upgrade"
+                )
+            })
+}
+
+/// `nix run github:o/r`, `nix shell nixpkgs#jq`, `nix-shell -p jq`:
+/// a flake or package from elsewhere, fetched and run (as `npx` of a
+/// package not installed); the project's own flake (`.#app`) is not.
+fn nix_fetches(c: &Command, name: &str, ops: &[&str]) -> bool {
+    let sub = ops.first().copied().unwrap_or("");
+    let second = ops.get(1).copied().unwrap_or("");
+    match name {
+        "nix" => match sub {
+            "run" | "shell" | "develop" | "build" | "bundle" => {
+                ops[1..].iter().any(|r| remote_flake(r))
+            }
+            "profile" => matches!(second, "install" | "add" | "upgrade" | "remove"),
+            _ => false,
+        },
+        "nix-shell" => {
+            c.args()
+                .iter()
+                .any(|a| a.text == "-p" || a.text == "--packages")
+                || ops.iter().any(|r| r.contains("://"))
+        }
+        _ => false,
+    }
+}
+
+/// The other languages' package managers: cargo, go, gem, brew, composer, dotnet, ...
+fn other_installs(name: &str, ops: &[&str]) -> bool {
+    let sub = ops.first().copied().unwrap_or("");
+    let second = ops.get(1).copied().unwrap_or("");
+    match name {
         // Publishing, yanking and registry logins are `programs.toml` data
         // (rules/platforms.rs).
         "cargo" => matches!(sub, "install" | "add" | "remove" | "rm" | "uninstall"),
@@ -1707,42 +1831,6 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                 | "services"
                 | "bundle"
         ),
-        "apt" | "apt-get" | "aptitude" | "dnf" | "yum" | "zypper" | "pacman" | "apk" | "port"
-        | "snap" | "flatpak" | "nix-env" => {
-            matches!(
-                sub,
-                "install"
-                    | "remove"
-                    | "purge"
-                    | "upgrade"
-                    | "dist-upgrade"
-                    | "full-upgrade"
-                    | "update"
-                    | "autoremove"
-                    | "reinstall"
-                    | "add"
-                    | "del"
-                    | "erase"
-                    | "localinstall"
-                    | "downgrade"
-                    | "build-dep"
-                    | "source"
-                    | "in"
-                    | "rm"
-                    | "up"
-                    | "dup"
-            ) || name == "pacman"
-                && c.args().iter().any(|a| {
-                    a.text.starts_with("-S") || a.text.starts_with("-R") || a.text.starts_with("-U")
-                })
-                || name == "nix-env"
-                    && c.args().iter().any(|a| {
-                        matches!(
-                            a.text.as_str(),
-                            "-i" | "-iA" | "-e" | "-u" | "--install" | "--uninstall" | "--upgrade"
-                        )
-                    })
-        }
         "composer" => matches!(
             sub,
             "install" | "require" | "update" | "remove" | "create-project" | "global" | "upgrade"
@@ -1768,37 +1856,11 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
                     | "uninstall"
             ) && !matches!(second, "list")
         }
-        "deno" => {
-            matches!(sub, "install" | "add" | "remove" | "upgrade" | "uninstall")
-                || sub == "run"
-                    && c.args().iter().any(|a| {
-                        a.text.contains("://")
-                            || a.text.starts_with("npm:")
-                            || a.text.starts_with("jsr:")
-                    })
-        }
-        "corepack" => matches!(sub, "enable" | "install" | "prepare" | "use" | "up"),
         "cpan" | "cpanm" | "luarocks" | "easy_install" => {
             sub != "list" && !ops.is_empty() || name == "cpanm"
         }
         "opam" => matches!(sub, "install" | "remove" | "upgrade" | "update" | "pin"),
         "cabal" | "stack" => matches!(sub, "install" | "update"),
-        // `nix run github:o/r`, `nix shell nixpkgs#jq`, `nix-shell -p jq`:
-        // a flake or package from elsewhere, fetched and run (as `npx` of a
-        // package not installed); the project's own flake (`.#app`) is not.
-        "nix" => match sub {
-            "run" | "shell" | "develop" | "build" | "bundle" => {
-                ops[1..].iter().any(|r| remote_flake(r))
-            }
-            "profile" => matches!(second, "install" | "add" | "upgrade" | "remove"),
-            _ => false,
-        },
-        "nix-shell" => {
-            c.args()
-                .iter()
-                .any(|a| a.text == "-p" || a.text == "--packages")
-                || ops.iter().any(|r| r.contains("://"))
-        }
         "mix" | "hex" => {
             sub.starts_with("deps.get")
                 || sub == "archive.install"
@@ -1813,13 +1875,6 @@ fn check_packages(ctx: &mut Ctx, i: usize, name: &str) {
         "mvn" | "gradle" => false,
         "R" => false,
         _ => false,
-    };
-    if installs {
-        ctx.hit(
-            RuleId::PkgInstall,
-            i,
-            format!("`{}` installs, removes or fetches packages", c.display()),
-        );
     }
 }
 
