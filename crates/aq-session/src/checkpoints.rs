@@ -27,7 +27,6 @@ pub struct Checkpoints {
     /// the error says why there is none (every checkpoint then walks
     /// everything).
     watcher: std::sync::OnceLock<std::result::Result<Watcher, aq_undo::Error>>,
-    workspace: std::path::PathBuf,
     session: String,
     coalesce: Duration,
     /// When the last checkpoint was taken; held while one is being taken,
@@ -117,26 +116,35 @@ impl Checkpoints {
         }
         let store = open_store(workspace).map_err(|e| Some(e.to_string()))?;
         let opts = options(settings);
-        // Started before the first walk, so that nothing written while it
-        // runs is missed.
         Ok(Checkpoints {
             store,
             opts,
             watcher: std::sync::OnceLock::new(),
-            workspace: workspace.to_path_buf(),
             session: session.to_string(),
             coalesce: Duration::from_millis(settings.coalesce_ms),
             last: Mutex::new(None),
         })
     }
 
-    /// Starts the watcher, then takes the session's first checkpoint (a
-    /// full walk): started before the walk, so that nothing written while
-    /// it runs is missed.
+    /// Takes the session's first checkpoint (a full walk) and starts the
+    /// watcher in the same walk: each directory is watched just before the
+    /// walk lists it, so that nothing written while it runs is missed.
     pub fn first(&self) -> Option<EventBody> {
-        self.watcher
-            .get_or_init(|| Watcher::start(&self.workspace, &self.opts));
-        self.take(Reason::SessionStart, None)
+        if self.watcher.get().is_some() {
+            return self.take(Reason::SessionStart, None);
+        }
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let (taken, watcher) = self.store.take_and_watch(
+            Reason::SessionStart,
+            &Meta {
+                session: Some(self.session.clone()),
+                command: None,
+            },
+            &self.opts,
+        );
+        let _ = self.watcher.set(watcher);
+        *last = Some(Instant::now());
+        event(Reason::SessionStart, None, &taken)
     }
 
     /// Why changes are not watched, for the session's notes.

@@ -322,6 +322,24 @@ impl Store {
         self.take_locked(reason, meta, opts, dirty)
     }
 
+    /// Starts a [`Watcher`] and takes a checkpoint of the whole workspace
+    /// (a session's first) whose walk adds the watcher's watches, each
+    /// directory's just before it lists it: the workspace is walked once,
+    /// not once by the watcher and again by the checkpoint. Nothing written
+    /// after a directory's watch is added is missed: what the walk did not
+    /// list, the watcher reports. The watcher's error says why there is
+    /// none (no inotify, the watch limit), as [`Watcher::start`]'s does;
+    /// the checkpoint is taken either way.
+    pub fn take_and_watch(
+        &self,
+        reason: Reason,
+        meta: &Meta,
+        opts: &Options,
+    ) -> (Result<Taken>, Result<Watcher>) {
+        let (taken, running) = self.take_and_watch_impl(reason, meta, opts);
+        (taken, running.map(|running| Watcher { running }))
+    }
+
     /// Every usable checkpoint, newest last.
     pub fn list(&self) -> Result<Listing> {
         Ok(self.list_impl()?.0)
@@ -423,5 +441,10 @@ impl Watcher {
     /// What changed since the last call, and starts over.
     pub fn take(&self) -> Dirty {
         self.running.take()
+    }
+
+    #[cfg(all(test, target_os = "linux"))]
+    pub(crate) fn watched_dirs(&self) -> Vec<PathBuf> {
+        self.running.watched_dirs()
     }
 }

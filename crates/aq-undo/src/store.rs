@@ -283,6 +283,17 @@ impl crate::Store {
         dirty: Option<&Dirty>,
         latest: Option<&(Checkpoint, Root)>,
     ) -> Result<Now> {
+        self.walk_now_watching(opts, dirty, latest, None)
+    }
+
+    /// [`Self::walk_now`]; a full walk given `watch` adds its watches too.
+    pub(crate) fn walk_now_watching(
+        &self,
+        opts: &Options,
+        dirty: Option<&Dirty>,
+        latest: Option<&(Checkpoint, Root)>,
+        watch: Option<&crate::watch::Running>,
+    ) -> Result<Now> {
         let started_ns = now_ns();
         let cache_path = self.dir.join(STAT_CACHE);
         // Many new objects go into one pack, in place before the stat
@@ -302,6 +313,7 @@ impl crate::Store {
             trees: &trees,
             opts,
             started_ns,
+            watch: None,
         };
         let carried: Vec<NotKept>;
         let base = match (dirty, latest) {
@@ -329,7 +341,10 @@ impl crate::Store {
                     walk.run(&mut cache, None)?
                 }
             },
-            None => walk.run(&mut cache, None)?,
+            None => {
+                let walk = Walk { watch, ..walk };
+                walk.run(&mut cache, None)?
+            }
         };
         let git = gitstate::capture(&self.workspace, &self.objects, &mut cache, started_ns)?;
         batch.finish()?;
@@ -357,8 +372,56 @@ impl crate::Store {
         opts: &Options,
         dirty: Option<&Dirty>,
     ) -> Result<crate::Taken> {
+        self.take_locked_watching(reason, meta, opts, dirty, None)
+    }
+
+    /// A full checkpoint whose walk adds `watch`'s watches, each directory's
+    /// just before it is listed; if the walk fails, the watcher walks the
+    /// workspace itself. `Err` for the watcher when it cannot be used: it
+    /// could not start, or the watch limit was reached.
+    pub(crate) fn take_and_watch_impl(
+        &self,
+        reason: Reason,
+        meta: &Meta,
+        opts: &Options,
+    ) -> (Result<crate::Taken>, Result<crate::watch::Running>) {
+        let running = match crate::watch::start_unwalked(&self.workspace, opts) {
+            Ok(r) => r,
+            Err(e) => return (self.take(reason, meta, opts, None), Err(e)),
+        };
+        let taken = if running.root() == self.workspace {
+            self.lock().and_then(|_lock| {
+                self.take_locked_watching(reason, meta, opts, None, Some(&running))
+            })
+        } else {
+            // Another path to the workspace (it moved in between): watched
+            // by the watcher's own walk, as the checkpoint's walk names
+            // directories under another root.
+            self.take(reason, meta, opts, None)
+        };
+        // A walk that stopped short, or did not add the watches, left
+        // directories unwatched.
+        if (taken.is_err() || running.root() != self.workspace)
+            && let Err(e) = running.cover()
+        {
+            return (taken, Err(e));
+        }
+        match running.error() {
+            Some(e) => (taken, Err(Error(e))),
+            None => (taken, Ok(running)),
+        }
+    }
+
+    fn take_locked_watching(
+        &self,
+        reason: Reason,
+        meta: &Meta,
+        opts: &Options,
+        dirty: Option<&Dirty>,
+        watch: Option<&crate::watch::Running>,
+    ) -> Result<crate::Taken> {
         let latest = self.latest()?;
-        let now = self.walk_now(opts, dirty, latest.as_ref())?;
+        let now = self.walk_now_watching(opts, dirty, latest.as_ref(), watch)?;
         // A session's first checkpoint is recorded even when nothing
         // changed since the last one (another session's): `aq undo
         // --session` and the recap's command start from it.

@@ -8,6 +8,10 @@
 //! trees bottom up; a directory whose tree id is the one the cache recorded
 //! costs no write.
 //!
+//! A full walk given a watcher adds each directory's watch just before it
+//! lists the directory (the first checkpoint of a session watches the
+//! workspace so, in the same walk).
+//!
 //! With a watcher's [`Dirty`] set, only the dirty directories are listed:
 //! their ancestors are rebuilt from the previous checkpoint's trees, every
 //! other subtree is reused by id, and a directory that is new is walked in
@@ -38,6 +42,9 @@ pub(crate) struct Walk<'a> {
     pub opts: &'a Options,
     /// When this walk started (ns since the epoch), for the racy rule.
     pub started_ns: i64,
+    /// A watcher to watch each directory just before it is listed (a full
+    /// walk's), instead of its own walk.
+    pub watch: Option<&'a crate::watch::Running>,
 }
 
 /// The previous checkpoint, for a walk of only the dirty directories.
@@ -381,6 +388,11 @@ impl Walk<'_> {
             not_kept: Vec::new(),
             omit: false,
         };
+        // Watched before it is listed: an entry made after the listing is
+        // reported by the watcher, one made before it is listed.
+        if let Some(w) = self.watch {
+            w.add_dir(&job.rel, abs);
+        }
         let rd = match fs::read_dir(abs) {
             Ok(rd) => rd,
             Err(e) if job.rel.as_os_str().is_empty() => {

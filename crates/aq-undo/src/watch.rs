@@ -15,6 +15,13 @@
 //! so the next checkpoint walks everything. A lost event (`IN_Q_OVERFLOW`)
 //! or a watch the kernel refused does the same. The repository's ref
 //! directories are watched too, so `git branch -D` counts as a change.
+//!
+//! The watches on the workspace's directories come either from the
+//! watcher's own walk ([`start`]) or, for a session's first checkpoint,
+//! from that checkpoint's walk ([`start_unwalked`] then [`Running::add_dir`]
+//! for each directory, just before the walk lists it): one walk instead of
+//! two. Either way a directory's watch exists before its entries are read,
+//! so whatever is written in it later is either read or reported.
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::{CString, OsStr};
@@ -60,6 +67,46 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     reader: Mutex<()>,
     changed: AtomicBool,
+    /// Why some directory could not be watched (the watch limit), when a
+    /// checkpoint's walk added the watches.
+    error: Mutex<Option<String>>,
+    #[cfg(test)]
+    test: Arc<TestHooks>,
+}
+
+#[cfg(test)]
+pub(crate) type AroundWatch = Box<dyn Fn(&Path, bool) + Send + Sync>;
+
+/// What tests change in the work of the watchers of one workspace.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct TestHooks {
+    /// Called with a directory's relative path when a checkpoint's walk
+    /// asks for its watch, just before it is added (`false`) and just
+    /// after (`true`); the walk lists the directory next.
+    pub around_watch: Option<AroundWatch>,
+    /// Past this many watches, adding one fails as at the watch limit.
+    pub max_watches: Option<usize>,
+}
+
+#[cfg(test)]
+static TEST_HOOKS: Mutex<Vec<(PathBuf, Arc<TestHooks>)>> = Mutex::new(Vec::new());
+
+/// Sets the hooks of the watchers started on `root` (canonical) from now on.
+#[cfg(test)]
+pub(crate) fn set_test_hooks(root: &Path, hooks: TestHooks) {
+    let mut all = TEST_HOOKS.lock().unwrap();
+    all.retain(|(r, _)| r != root);
+    all.push((root.to_path_buf(), Arc::new(hooks)));
+}
+
+#[cfg(test)]
+fn test_hooks(root: &Path) -> Arc<TestHooks> {
+    let all = TEST_HOOKS.lock().unwrap();
+    all.iter()
+        .find(|(r, _)| r == root)
+        .map(|(_, h)| h.clone())
+        .unwrap_or_default()
 }
 
 pub(crate) struct Running {
@@ -92,6 +139,12 @@ impl Shared {
         let Ok(c) = CString::new(abs.as_os_str().as_bytes()) else {
             return Ok(false);
         };
+        #[cfg(test)]
+        if let Some(max) = self.test.max_watches
+            && st.wds.len() >= max
+        {
+            return Err(Error(watch_limit_hint()));
+        }
         let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), MASK) };
         if wd < 0 {
             let e = std::io::Error::last_os_error();
@@ -295,7 +348,18 @@ impl Shared {
     }
 }
 
+/// Starts watching: every kept directory of the workspace, found by the
+/// watcher's own walk.
 pub(crate) fn start(workspace: &Path, opts: &Options) -> Result<Running> {
+    let running = start_unwalked(workspace, opts)?;
+    running.cover()?;
+    Ok(running)
+}
+
+/// Starts watching the repository's refs only: the workspace's directories
+/// are added by a checkpoint's walk, [`Running::add_dir`] for each, or by
+/// [`Running::cover`].
+pub(crate) fn start_unwalked(workspace: &Path, opts: &Options) -> Result<Running> {
     let root = std::fs::canonicalize(workspace)
         .map_err(|e| crate::io_error("find the workspace", workspace, e))?;
     let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
@@ -315,22 +379,18 @@ pub(crate) fn start(workspace: &Path, opts: &Options) -> Result<Running> {
     let shared = Arc::new(Shared {
         fd: unsafe { OwnedFd::from_raw_fd(fd) },
         rules: Rules::new(&root, &opts.include),
+        #[cfg(test)]
+        test: test_hooks(&root),
         root,
         state: Mutex::new(State::default()),
         reader: Mutex::new(()),
         changed: AtomicBool::new(false),
+        error: Mutex::new(None),
     });
     {
         let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         shared
-            .add_tree(
-                &mut st,
-                Path::new(""),
-                &Stack::default(),
-                Verdict::Keep,
-                false,
-            )
-            .and_then(|_| shared.add_git(&mut st))
+            .add_git(&mut st)
             .map_err(|e| Error(format!("cannot watch the workspace: {e}")))?;
     }
     let mut pipe = [0i32; 2];
@@ -357,6 +417,80 @@ pub(crate) fn start(workspace: &Path, opts: &Options) -> Result<Running> {
 }
 
 impl Running {
+    /// The workspace's canonical path, which watched paths are relative to.
+    pub fn root(&self) -> &Path {
+        &self.shared.root
+    }
+
+    /// Watches every kept directory, by the watcher's own walk.
+    pub fn cover(&self) -> Result<()> {
+        let shared = &self.shared;
+        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        shared
+            .add_tree(
+                &mut st,
+                Path::new(""),
+                &Stack::default(),
+                Verdict::Keep,
+                false,
+            )
+            .map_err(|e| Error(format!("cannot watch the workspace: {e}")))
+    }
+
+    /// Watches the directory `rel` (`abs` in full), for a walk that lists
+    /// it next; after the watch limit is reached, does nothing more and
+    /// [`Running::error`] says why. Called from the walk's workers at once:
+    /// the watch is added and recorded under the state's lock, so that the
+    /// watcher thread never handles an event of a watch it does not know.
+    pub fn add_dir(&self, rel: &Path, abs: &Path) {
+        let shared = &self.shared;
+        #[cfg(test)]
+        if let Some(hook) = &shared.test.around_watch {
+            hook(rel, false);
+        }
+        let mut failed = shared.error.lock().unwrap_or_else(|e| e.into_inner());
+        if failed.is_some() {
+            return;
+        }
+        let added = {
+            let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            shared.add(&mut st, abs, Target::Dir(rel.to_path_buf()))
+        };
+        if let Err(e) = added {
+            *failed = Some(format!("cannot watch the workspace: {e}"));
+        }
+        drop(failed);
+        #[cfg(test)]
+        if let Some(hook) = &shared.test.around_watch {
+            hook(rel, true);
+        }
+    }
+
+    /// Why the watches a walk added are not complete, if they are not.
+    pub fn error(&self) -> Option<String> {
+        self.shared
+            .error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The workspace's directories watched now, sorted.
+    #[cfg(test)]
+    pub(crate) fn watched_dirs(&self) -> Vec<PathBuf> {
+        let st = self.shared.state.lock().unwrap();
+        let mut v: Vec<PathBuf> = st
+            .wds
+            .values()
+            .filter_map(|t| match t {
+                Target::Dir(rel) => Some(rel.clone()),
+                Target::Git(_) => None,
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
     pub fn changed(&self) -> bool {
         let seen = || self.shared.changed.load(Ordering::Acquire) || self.shared.pending();
         if seen() {
