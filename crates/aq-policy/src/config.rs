@@ -78,7 +78,7 @@ pub struct Location {
 
 impl Location {
     /// The line and column of a byte offset in `text`.
-    pub fn at_offset(source: &str, text: &str, offset: usize) -> Self {
+    pub(crate) fn at_offset(source: &str, text: &str, offset: usize) -> Self {
         let offset = floor_char_boundary(text, offset.min(text.len()));
         let before = &text[..offset];
         let line = before.matches('\n').count() + 1;
@@ -115,7 +115,7 @@ pub struct ConfigError {
     /// What is wrong.
     pub message: String,
     /// The offending line and a caret under the problem, when known.
-    pub excerpt: Option<String>,
+    pub(crate) excerpt: Option<String>,
     /// What to do about it.
     pub help: Option<String>,
 }
@@ -228,12 +228,12 @@ pub struct PolicyLayer {
     pub agents: Vec<(String, aq_agents::PresetLayer, Location)>,
     /// `[hooks] allow`: whether an aq allow approves in an agent's hook
     /// (`true`) or defers to the agent's own rules.
-    pub hooks_approve: Option<(bool, Location)>,
+    pub(crate) hooks_approve: Option<(bool, Location)>,
     /// `[mcp] deny`: `SERVER.TOOL` globs `aq mcp run` refuses.
-    pub mcp_deny: Vec<(String, Location)>,
+    pub(crate) mcp_deny: Vec<(String, Location)>,
     /// `[workspace."PATH"]`: paths writable or readable in sessions whose
     /// workspace is PATH or beneath it (`aq allow --here`).
-    pub workspaces: Vec<(WorkspaceGrant, Location)>,
+    pub(crate) workspaces: Vec<(WorkspaceGrant, Location)>,
     /// `[audit] export`: where every session's log is shipped as it is
     /// written. Honoured from the user's own files only.
     pub audit_export: Vec<(ExportTarget, Location)>,
@@ -252,15 +252,15 @@ pub struct UndoLayer {
     /// Whether sessions take checkpoints (a repository cannot turn this off).
     pub enabled: Option<(bool, Location)>,
     /// Files larger than this many MiB are listed as not kept.
-    pub max_file_mb: Option<(u64, Location)>,
+    pub(crate) max_file_mb: Option<(u64, Location)>,
     /// Checkpoints are kept this many days.
     pub keep_days: Option<(u32, Location)>,
     /// The store of one workspace grows to at most this many MiB.
-    pub max_store_mb: Option<(u64, Location)>,
+    pub(crate) max_store_mb: Option<(u64, Location)>,
     /// Ignored paths (relative to the workspace) kept all the same.
     pub include: Vec<(String, Location)>,
     /// Ordinary commands get at most one checkpoint per this many ms.
-    pub coalesce_ms: Option<(u64, Location)>,
+    pub(crate) coalesce_ms: Option<(u64, Location)>,
 }
 
 /// The `[undo]` settings in force (docs/undo.md).
@@ -352,7 +352,7 @@ impl UndoSettings {
 
 /// Grants for the sessions of one workspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WorkspaceGrant {
+pub(crate) struct WorkspaceGrant {
     /// The workspace (absolute).
     pub path: String,
     /// Added to every profile's `writable`.
@@ -382,7 +382,7 @@ pub struct NetworkLayer {
 }
 
 /// The built-in credential recipes `[network] credential_presets` may name.
-pub const CREDENTIAL_PRESETS: &[&str] = &["github", "npm"];
+pub(crate) const CREDENTIAL_PRESETS: &[&str] = &["github", "npm"];
 
 /// `[network.http."HOST"]`: which requests may go to a host (the broker
 /// reads them inside TLS).
@@ -450,7 +450,7 @@ pub struct SessionLayer {
     /// Secret-looking variables to pass on to commands anyway.
     pub env_pass: Vec<(String, Location)>,
     /// Unix sockets of the host the sandbox may connect to.
-    pub host_sockets: Vec<(String, Location)>,
+    pub(crate) host_sockets: Vec<(String, Location)>,
     /// The sandbox profile `aq run` uses by default.
     pub profile: Option<(String, Location)>,
     /// Whether `aq run` scans the workspace with `aq preflight` first.
@@ -1767,7 +1767,7 @@ pub enum Trust {
 pub struct IgnoredEntry {
     /// The field it belongs to, as its [`Field`] names it
     /// (`[session] env_pass`).
-    pub field: &'static str,
+    pub(crate) field: &'static str,
     /// Where it is written.
     pub at: Location,
     /// The entry, as written (`"pkg-install" = "allow"`, `[[rule]] id = "x"`).
@@ -1813,10 +1813,10 @@ pub struct Provenance {
     /// Who added each of [`NetworkSettings::permit`].
     pub network_permit: Vec<Location>,
     /// Who defined each of [`EffectivePolicy::workspaces`] (its table).
-    pub workspaces: Vec<Location>,
+    pub(crate) workspaces: Vec<Location>,
     /// Who added each writable or readable path of a profile that its
     /// built-in lists lack; a path not here is built in.
-    pub profile_paths: BTreeMap<(String, PathAccess, String), PathOrigin>,
+    pub(crate) profile_paths: BTreeMap<(String, PathAccess, String), PathOrigin>,
 }
 
 /// Which list of a profile a path is on.
@@ -1873,7 +1873,7 @@ pub struct EffectivePolicy {
     /// may add them: refusing only tightens).
     pub mcp_deny: Vec<String>,
     /// `[workspace."PATH"]` grants of trusted files; see [`Self::for_workspace`].
-    pub workspaces: Vec<WorkspaceGrant>,
+    pub(crate) workspaces: Vec<WorkspaceGrant>,
     /// `[audit] export` targets of the user's files.
     pub audit_export: Vec<ExportTarget>,
     /// `[undo]` in force.
@@ -1890,7 +1890,7 @@ pub struct ManagedInForce {
     /// Its `[managed]` table.
     pub settings: crate::managed::ManagedSettings,
     /// The rule actions it sets: no file below lowers them.
-    pub locked_rules: Vec<(RuleId, Decision)>,
+    pub(crate) locked_rules: Vec<(RuleId, Decision)>,
     /// With `lock-network`, the only hosts that may be reached.
     pub hosts: Option<Vec<String>>,
 }

@@ -67,10 +67,10 @@ pub const BUILD_OUTPUTS: &[&str] = &[
 ];
 
 /// The prefix of an entry anchored at the session's `TMPDIR`.
-pub const TMPDIR_PREFIX: &str = "$TMPDIR/";
+pub(crate) const TMPDIR_PREFIX: &str = "$TMPDIR/";
 
 /// How to write an entry, for messages.
-pub const ENTRY_HELP: &str = "write a glob relative to the workspace (`tools/bin/*`), beneath the session's TMPDIR (`$TMPDIR/go-build*/**`) or absolute (`/opt/tools/**`, `~/bin/*`); `!ENTRY` removes an entry in force";
+pub(crate) const ENTRY_HELP: &str = "write a glob relative to the workspace (`tools/bin/*`), beneath the session's TMPDIR (`$TMPDIR/go-build*/**`) or absolute (`/opt/tools/**`, `~/bin/*`); `!ENTRY` removes an entry in force";
 
 /// Checks one `trusted_exec` entry (a `!` removal included).
 pub fn check_entry(entry: &str) -> Result<(), EntryError> {

@@ -136,7 +136,7 @@ pub fn refuse_path(path: &str, allow: bool) -> Option<String> {
 /// `~/.config/gh`): a catalog row the sandbox masks. A directory that holds
 /// a masked file (`~/.cargo`, `~/.cargo/credentials.toml`) is not one: the
 /// mask stays on top of a grant.
-pub fn credential_location(path: &str) -> Option<&'static str> {
+pub(crate) fn credential_location(path: &str) -> Option<&'static str> {
     let under =
         |a: &str, b: &str| a == b || a.starts_with(&format!("{}/", b.trim_end_matches('/')));
     credentials::in_place(Place::Home)
@@ -149,7 +149,7 @@ pub fn credential_location(path: &str) -> Option<&'static str> {
 }
 
 /// A `[[rule]]` id for a command grant: `grant-allow-terraform-plan`.
-pub fn rule_id(allow: bool, program: &str, subcommand: Option<&str>) -> String {
+pub(crate) fn rule_id(allow: bool, program: &str, subcommand: Option<&str>) -> String {
     let mut id = format!("grant-{}-", if allow { "allow" } else { "block" });
     for word in std::iter::once(program).chain(subcommand) {
         for c in word.chars() {

@@ -52,11 +52,11 @@ pub struct ManagedSettings {
     /// Every file below may only tighten (as an untrusted project file).
     pub strict: bool,
     /// Profiles no session may use (`shims-only`, `off`).
-    pub forbid_profiles: Vec<String>,
+    pub(crate) forbid_profiles: Vec<String>,
     /// `--policy FILE` is refused.
-    pub forbid_policy_flag: bool,
+    pub(crate) forbid_policy_flag: bool,
     /// `[hooks] allow = "approve"` below is refused.
-    pub forbid_hooks_approve: bool,
+    pub(crate) forbid_hooks_approve: bool,
     /// Sessions and hooks always take checkpoints (`[undo] enabled = false`
     /// below is refused).
     pub require_checkpoints: bool,
@@ -64,10 +64,10 @@ pub struct ManagedSettings {
     /// files below, `--net` and `aq allow --net` add none, private
     /// destinations below are dropped, and a new host is refused, never
     /// asked.
-    pub lock_network: bool,
+    pub(crate) lock_network: bool,
     /// `aq run --learn` and `mode = "learn"` are refused (even without it,
     /// learn mode lets no ask of a rule this file sets through).
-    pub forbid_learn: bool,
+    pub(crate) forbid_learn: bool,
     /// The minisign public key policy bundles must be signed with
     /// (`aq policy pull`).
     pub public_key: Option<String>,

@@ -39,12 +39,12 @@ pub enum Merge {
 
 /// A field of a layer and how it merges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Field {
+pub(crate) struct Field {
     /// The field as a policy file writes it: `[session] env_pass`,
     /// `[profile] writable`.
     pub key: &'static str,
     /// How a lower-trust layer's entries combine.
-    pub merge: Merge,
+    pub(crate) merge: Merge,
 }
 
 /// Merges the fields of one layer: decides each entry by its field's kind

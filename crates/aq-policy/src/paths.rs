@@ -9,13 +9,13 @@ use aq_knowledge::credentials::{self, Credential, Files, Kind, Mask, Place};
 
 /// A path with `~`-style home prefixes and `./` removed, split in parts.
 #[derive(Debug, Clone)]
-pub struct NormPath {
+pub(crate) struct NormPath {
     /// Whether the path starts at a home directory (`~`, `$HOME`, `/home/x`).
-    pub in_home: bool,
+    pub(crate) in_home: bool,
     /// Whether it is absolute (and not in a home directory).
-    pub absolute: bool,
+    pub(crate) absolute: bool,
     /// The components after the home or root prefix.
-    pub parts: Vec<String>,
+    pub(crate) parts: Vec<String>,
 }
 
 /// Variables that name a directory under the home by default: a path
@@ -92,7 +92,7 @@ fn through_proc_root(path: &str) -> Option<String> {
 
 impl NormPath {
     /// Normalizes a path as the shell left it.
-    pub fn new(path: &str) -> Self {
+    pub(crate) fn new(path: &str) -> Self {
         let path = path.trim();
         let replaced = if path.starts_with('$') {
             with_home_dirs(path)
@@ -146,7 +146,7 @@ impl NormPath {
     }
 
     /// The path as `~/a/b`, `/a/b` or `a/b`.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         let joined = self.parts.join("/");
         if self.in_home {
             format!("~/{joined}")
@@ -158,17 +158,17 @@ impl NormPath {
     }
 
     /// The last component.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.parts.last().map(String::as_str).unwrap_or("")
     }
 
     /// Whether the path is exactly the home directory.
-    pub fn is_home(&self) -> bool {
+    pub(crate) fn is_home(&self) -> bool {
         self.in_home && self.parts.is_empty()
     }
 
     /// Whether the path is exactly `/`.
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.absolute && self.parts.is_empty()
     }
 
@@ -252,13 +252,13 @@ fn concrete_examples(pattern: &str) -> Vec<String> {
 }
 
 /// Whether a word has glob characters.
-pub fn has_glob(s: &str) -> bool {
+pub(crate) fn has_glob(s: &str) -> bool {
     // A byte scan: the rules ask this of many names per command.
     s.bytes().any(|b| matches!(b, b'*' | b'?' | b'['))
 }
 
 /// Shell-style glob match of a whole name.
-pub fn glob_match(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
     // As in bash: `*` does not match dotfiles, `.e*v` does.
     if name.starts_with('.') && !pattern.starts_with('.') && has_glob(pattern) {
         return false;
@@ -440,7 +440,7 @@ fn system_parts(p: &NormPath) -> Vec<&str> {
 
 /// `/proc/self/environ`, `/proc/$$/environ`, `/proc/thread-self/environ`:
 /// the reading process's own environment, all of it.
-pub fn is_own_environ(path: &str) -> bool {
+pub(crate) fn is_own_environ(path: &str) -> bool {
     let p = NormPath::new(path);
     p.absolute
         && matches!(
@@ -526,7 +526,7 @@ fn written_name_is(have: &str, row: &str) -> bool {
 /// Whether a path is a key file by its name or extension (`server.pem`,
 /// `tls.key`, `id_rsa`): it may be a certificate or a key, which
 /// `openssl x509` inspects without printing.
-pub fn is_key_file(path: &str) -> bool {
+pub(crate) fn is_key_file(path: &str) -> bool {
     workspace_kind(&NormPath::new(path)).is_some_and(|c| c.kind == Kind::KeyFile)
 }
 
@@ -567,7 +567,7 @@ pub fn secret_dir(path: &str) -> Option<&'static str> {
 /// not a credential directory itself (`~/.claude` holds the Claude Code
 /// login, `~/.config` holds many): archiving, copying or sending it whole
 /// takes them along. Listing it or reading its other files does not.
-pub fn holds_secrets(path: &str) -> Option<&'static str> {
+pub(crate) fn holds_secrets(path: &str) -> Option<&'static str> {
     let p = NormPath::new(path);
     if !p.in_home || p.parts.is_empty() || !may_be_in_home_rows(&p) {
         return None;
@@ -589,7 +589,7 @@ pub fn holds_secrets(path: &str) -> Option<&'static str> {
 /// Codex's (`auth.json`), `~/.gemini` Gemini's (the catalog's `Unmasked`
 /// rows). Listing it shows the login is there and what it is called, as
 /// listing a credential directory does.
-pub fn lists_credential_file(path: &str) -> Option<&'static str> {
+pub(crate) fn lists_credential_file(path: &str) -> Option<&'static str> {
     let p = NormPath::new(path);
     if !p.in_home || p.parts.is_empty() || !may_be_in_home_rows(&p) {
         return None;
@@ -631,7 +631,7 @@ pub fn credential_location(path: &str) -> bool {
 /// absolute glob covers what it matches and everything below; a file-name
 /// glob (no `/`) covers workspace files of that name; a relative glob with
 /// a `/` covers that path in the workspace.
-pub fn unmask_covers(entry: &str, p: &NormPath) -> bool {
+pub(crate) fn unmask_covers(entry: &str, p: &NormPath) -> bool {
     let entry = entry.trim_end_matches('/');
     let e = NormPath::new(entry);
     if e.in_home || e.absolute {
@@ -650,7 +650,7 @@ pub fn unmask_covers(entry: &str, p: &NormPath) -> bool {
 }
 
 /// `.env`, `.env.local`, `.env.production` ... but not the templates.
-pub fn is_dotenv_secret(name: &str) -> bool {
+pub(crate) fn is_dotenv_secret(name: &str) -> bool {
     if has_glob(name) {
         let candidates = [".env", ".env.local", ".env.production", ".env.development"];
         return candidates.iter().any(|c| glob_match(name, c));
@@ -678,7 +678,7 @@ fn is_fixture_path(p: &NormPath) -> bool {
 
 /// Shell startup files in a home directory or the system (the
 /// [`PlaceKind::ShellRc`](crate::places::PlaceKind) places).
-pub fn is_shell_rc(path: &str) -> bool {
+pub(crate) fn is_shell_rc(path: &str) -> bool {
     crate::places::place_of(path).is_some_and(|m| m.kind == crate::places::PlaceKind::ShellRc)
 }
 
@@ -686,7 +686,7 @@ pub fn is_shell_rc(path: &str) -> bool {
 /// boot loader (`/boot`), the account and sudo files, the mount table, the
 /// system's programs and libraries. Deleting one leaves a machine that
 /// does not boot or that nobody can log in to.
-pub fn vital_system_file(path: &str) -> Option<&'static str> {
+pub(crate) fn vital_system_file(path: &str) -> Option<&'static str> {
     let p = NormPath::new(path);
     if !p.absolute || p.parts.len() < 2 {
         return None;
@@ -722,7 +722,7 @@ pub fn vital_system_file(path: &str) -> Option<&'static str> {
 
 /// `/tmp/*`, `/var/tmp/*`: everything in a temporary directory, which other
 /// programs' files share; deleting it asks, unlike `rm -rf /tmp`.
-pub fn is_everything_in_temp(path: &str) -> bool {
+pub(crate) fn is_everything_in_temp(path: &str) -> bool {
     matches!(
         path.trim_end_matches(['*', '.', '/', '{', '}', ',']),
         "/tmp" | "/var/tmp"
@@ -730,7 +730,7 @@ pub fn is_everything_in_temp(path: &str) -> bool {
 }
 
 /// Top-level system directories.
-pub fn is_system_dir(path: &str) -> bool {
+pub(crate) fn is_system_dir(path: &str) -> bool {
     let p = NormPath::new(path);
     if p.is_root() || p.is_home() {
         return true;
@@ -789,7 +789,7 @@ pub fn is_system_dir(path: &str) -> bool {
 
 /// Whether a path written as `/*`, `~/*`, `~/.*` means "everything in" a
 /// top-level directory.
-pub fn is_everything_in_system_dir(path: &str) -> bool {
+pub(crate) fn is_everything_in_system_dir(path: &str) -> bool {
     match path
         .strip_suffix("/*")
         .or_else(|| path.strip_suffix("/.*"))
@@ -804,7 +804,7 @@ pub fn is_everything_in_system_dir(path: &str) -> bool {
 /// The coding agents' records of what they did (Claude Code's and Qwen's
 /// `projects`, Codex's `sessions`, Gemini's `tmp` chats): deleting them
 /// hides a session's history as deleting the shell's does.
-pub fn agent_transcripts(path: &str) -> Option<&'static str> {
+pub(crate) fn agent_transcripts(path: &str) -> Option<&'static str> {
     let p = NormPath::new(path);
     if !p.in_home || p.parts.len() < 2 {
         return None;
@@ -822,7 +822,7 @@ pub fn agent_transcripts(path: &str) -> Option<&'static str> {
 /// keep one like it (what the user typed, tokens and passwords pasted on
 /// command lines among it): reading one asks, searching or sending it
 /// blocks, and deleting, emptying or freezing it hides what was run.
-pub fn is_history_file(path: &str) -> bool {
+pub(crate) fn is_history_file(path: &str) -> bool {
     /// Files right in the home directory.
     const NAMES: &[&str] = &[
         ".bash_history",
@@ -866,7 +866,7 @@ pub fn is_history_file(path: &str) -> bool {
 }
 
 /// System logs.
-pub fn is_system_log(path: &str) -> bool {
+pub(crate) fn is_system_log(path: &str) -> bool {
     let p = NormPath::new(path);
     p.absolute
         && p.parts.first().is_some_and(|f| f == "var")
@@ -877,7 +877,7 @@ pub fn is_system_log(path: &str) -> bool {
 }
 
 /// Whole disks and partitions.
-pub fn is_block_device(path: &str) -> bool {
+pub(crate) fn is_block_device(path: &str) -> bool {
     let Some(dev) = path.strip_prefix("/dev/") else {
         return false;
     };
@@ -1006,7 +1006,7 @@ const SOURCE_DIRS: &[&str] = &[
 
 /// Whether deleting `path` only removes regenerable build output (or the
 /// agent's scratch space under /tmp).
-pub fn is_build_output(path: &str) -> bool {
+pub(crate) fn is_build_output(path: &str) -> bool {
     let p = NormPath::new(path);
     // `../shared-ui/node_modules`: a neighbouring checkout's build output,
     // named below the project it belongs to.

@@ -35,7 +35,7 @@ enum Anchor {
 
 /// A place a path is in.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlaceMatch {
+pub(crate) struct PlaceMatch {
     /// What writing it does.
     pub kind: PlaceKind,
     /// The pattern that matched, as written in the table (or aq's own
@@ -176,7 +176,7 @@ fn writable_in_state(p: &NormPath, state: &NormPath) -> bool {
 }
 
 /// The protected place `path` is in, if any (the first of the list).
-pub fn place_of(path: &str) -> Option<PlaceMatch> {
+pub(crate) fn place_of(path: &str) -> Option<PlaceMatch> {
     place_of_norm(&NormPath::new(path))
 }
 
@@ -233,7 +233,7 @@ fn from_home<'p>(path: &'p str, home: Option<&str>) -> std::borrow::Cow<'p, str>
 /// or under it), a path under [`crate::Policy::workspace`], and, when the
 /// workspace is not known, an absolute path the areas do not name (it may
 /// be the workspace). `$TMPDIR/...` is scratch space.
-pub fn area_with(path: &str, policy: &crate::Policy) -> Option<aq_knowledge::areas::Area> {
+pub(crate) fn area_with(path: &str, policy: &crate::Policy) -> Option<aq_knowledge::areas::Area> {
     let path = path.trim();
     if ["$TMPDIR", "${TMPDIR"].iter().any(|v| path.starts_with(v))
         && !path.split('/').any(|c| c == "..")
@@ -274,7 +274,7 @@ pub fn area_with(path: &str, policy: &crate::Policy) -> Option<aq_knowledge::are
 
 /// Whether `path` is in the state the session's agent preset keeps
 /// ([`crate::Policy::agent_state`]).
-pub fn in_agent_state(path: &str, policy: &crate::Policy) -> bool {
+pub(crate) fn in_agent_state(path: &str, policy: &crate::Policy) -> bool {
     if policy.agent_state.is_empty() {
         return false;
     }
@@ -291,7 +291,7 @@ pub fn in_agent_state(path: &str, policy: &crate::Policy) -> bool {
 /// The protected place `path` is in, counting aq's own directories where
 /// this machine has them ([`crate::Policy::own_dirs`]) and its home
 /// ([`crate::Policy::home`]).
-pub fn place_with(path: &str, policy: &crate::Policy) -> Option<PlaceMatch> {
+pub(crate) fn place_with(path: &str, policy: &crate::Policy) -> Option<PlaceMatch> {
     let own_dirs = &policy.own_dirs;
     let p = NormPath::new(path);
     if !own_dirs.is_empty() {
@@ -329,7 +329,7 @@ fn place_of_other_case(p: &NormPath) -> Option<PlaceMatch> {
 }
 
 /// [`holds_place`], counting aq's own directories and the home too.
-pub fn holds_place_with(
+pub(crate) fn holds_place_with(
     path: &str,
     kinds: &[PlaceKind],
     policy: &crate::Policy,
@@ -359,7 +359,7 @@ pub fn holds_place_with(
 /// `path` as the workspace names it (`./dist` for
 /// `/home/dev/src/project/dist` or `~/src/project/dist`), when it is under
 /// [`crate::Policy::workspace`] (not the workspace itself).
-pub fn within_workspace(path: &str, policy: &crate::Policy) -> Option<String> {
+pub(crate) fn within_workspace(path: &str, policy: &crate::Policy) -> Option<String> {
     let ws = policy.workspace.as_deref()?;
     let p = NormPath::new(&from_home(path.trim(), policy.home.as_deref()));
     let dir = NormPath::new(&from_home(ws, policy.home.as_deref()));
@@ -379,7 +379,7 @@ fn is_under(p: &NormPath, dir: &NormPath) -> bool {
 
 /// Whether any protected place of these kinds is `path` or under it
 /// (`rm -rf ~/.local/state` removes aq's state).
-pub fn holds_place(path: &str, kinds: &[PlaceKind]) -> Option<PlaceMatch> {
+pub(crate) fn holds_place(path: &str, kinds: &[PlaceKind]) -> Option<PlaceMatch> {
     let p = NormPath::new(path);
     if writable_in_state(&p, &table().state) {
         return None;
@@ -460,7 +460,7 @@ fn tool_files() -> &'static [(Pattern, &'static aq_knowledge::tool_config::Confi
 /// site directory (also when that directory is computed on the line,
 /// `$(python3 -c 'import site; print(site.getusersitepackages())')/x.pth`,
 /// `$(python3 -m site --user-site)/x.pth`).
-pub fn tool_config_with(
+pub(crate) fn tool_config_with(
     path: &str,
     policy: &crate::Policy,
 ) -> Option<&'static aq_knowledge::tool_config::ConfigFile> {

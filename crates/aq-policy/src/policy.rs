@@ -65,11 +65,11 @@ pub struct UserProgram {
     pub default: Option<String>,
     /// Subcommands (`"repo delete"`) and what each does, most specific first
     /// when two overlap.
-    pub subs: Vec<(String, String)>,
+    pub(crate) subs: Vec<(String, String)>,
     /// Whether a file of the user's own (not a repository's) describes it:
     /// then the program is known, not `exec-unknown-program`.
     #[serde(default)]
-    pub known: bool,
+    pub(crate) known: bool,
 }
 
 impl Policy {
@@ -82,7 +82,7 @@ impl Policy {
 impl UserProgram {
     /// The longest subcommand first (`repo delete` before `repo`), so the
     /// most specific listed one matches.
-    pub fn sort_subs(&mut self) {
+    pub(crate) fn sort_subs(&mut self) {
         self.subs.sort_by(|a, b| {
             b.0.split(' ')
                 .count()

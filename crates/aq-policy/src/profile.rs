@@ -19,13 +19,13 @@ use crate::config::{Location, Trust};
 use crate::merge::{Merge, Merger};
 
 /// The profile `aq run` uses when neither the flag nor `[session] profile` names one.
-pub const DEFAULT_PROFILE: &str = "strict";
+pub(crate) const DEFAULT_PROFILE: &str = "strict";
 
 /// Paths outside the workspace every sandboxed profile masks whatever they
 /// hold: the catalog's always-masked home, socket and runtime rows
 /// (`aq_knowledge::credentials`), as written there (`~/.ssh`,
 /// `$SSH_AUTH_SOCK`, `/tmp/ssh-*`).
-pub fn catalog_masks() -> impl Iterator<Item = &'static str> {
+pub(crate) fn catalog_masks() -> impl Iterator<Item = &'static str> {
     credentials::all()
         .iter()
         .filter(|c| c.place() != Place::Workspace && c.always_masked())
@@ -51,7 +51,7 @@ pub fn catalog_conditional_masks() -> impl Iterator<Item = &'static Credential> 
 
 /// What the `dev` profile may write beyond the workspace: `/tmp` and the
 /// download and build caches of `aq_knowledge::areas::BUILD_CACHES`.
-pub fn build_caches() -> impl Iterator<Item = &'static str> {
+pub(crate) fn build_caches() -> impl Iterator<Item = &'static str> {
     std::iter::once("/tmp").chain(
         aq_knowledge::areas::BUILD_CACHES
             .iter()
@@ -241,7 +241,7 @@ pub struct Profile {
     /// Its name (`strict`, `dev`, or the user's own).
     pub name: String,
     /// One line for `aq policy show` and `aq run`.
-    pub description: String,
+    pub(crate) description: String,
     /// Whether the kernel sandbox is used (`false`: PATH shims only).
     pub sandbox: bool,
     /// Whether every exec in the sandbox is judged by the firewall (the
@@ -344,7 +344,7 @@ impl Profile {
     }
 
     /// Whether this is one of the built-in names.
-    pub fn is_builtin(name: &str) -> bool {
+    pub(crate) fn is_builtin(name: &str) -> bool {
         matches!(
             name,
             "strict" | "dev" | "network-isolated" | "ci" | "shims-only"
@@ -494,9 +494,9 @@ impl fmt::Display for Profile {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProfileLayer {
     /// Which profile it extends when `NAME` is not built in (default `strict`).
-    pub extends: Option<String>,
+    pub(crate) extends: Option<String>,
     /// Replaces the description.
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// Turns the kernel sandbox on or off.
     pub sandbox: Option<bool>,
     /// Turns the exec guard on or off.

@@ -63,7 +63,7 @@ pub const MAX_SYNTAX_NESTING: usize = 32;
 pub const MAX_NESTED_SYNTAX_NESTING: usize = 12;
 
 /// Most commands collected from one line.
-pub const MAX_COMMANDS: usize = 4096;
+pub(crate) const MAX_COMMANDS: usize = 4096;
 
 /// Analyzes one command line, as passed to `bash -c`.
 pub fn analyze(line: &str) -> Analysis {

@@ -132,7 +132,7 @@ impl Command {
     /// The other programs a name spelled as a glob could run (`/???/r?` is
     /// `rm`, `rg` or another two-letter name starting with r) than the one
     /// [`Self::program`] reads it as; empty when the name is no glob.
-    pub fn glob_candidates(&self) -> Vec<&'static str> {
+    pub(crate) fn glob_candidates(&self) -> Vec<&'static str> {
         let Some(w) = self.argv.first().filter(|w| w.glob && !w.dynamic) else {
             return Vec::new();
         };
@@ -391,7 +391,7 @@ pub enum RedirectKind {
 
 impl RedirectKind {
     /// The operator as written.
-    pub fn symbol(self) -> &'static str {
+    pub(crate) fn symbol(self) -> &'static str {
         match self {
             RedirectKind::Read => "<",
             RedirectKind::Write => ">",
@@ -410,7 +410,7 @@ impl RedirectKind {
     }
 
     /// Whether the target is read from.
-    pub fn reads(self) -> bool {
+    pub(crate) fn reads(self) -> bool {
         matches!(self, RedirectKind::Read | RedirectKind::ReadWrite)
     }
 }

@@ -52,7 +52,7 @@ pub(crate) struct Hit {
 
 /// What the checks can see.
 pub(crate) struct Ctx<'a> {
-    pub analysis: &'a Analysis,
+    pub(crate) analysis: &'a Analysis,
     pub policy: &'a Policy,
     hits: Vec<Hit>,
     /// Each command's entry in the capability model, looked up once.
@@ -61,15 +61,15 @@ pub(crate) struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     /// What the capability model knows about command `i`'s program.
-    pub fn model(&self, i: usize) -> Option<&'static aq_knowledge::programs::Program> {
+    pub(crate) fn model(&self, i: usize) -> Option<&'static aq_knowledge::programs::Program> {
         self.models.get(i).copied().flatten()
     }
 
-    pub fn commands(&self) -> &'a [Command] {
+    pub(crate) fn commands(&self) -> &'a [Command] {
         &self.analysis.commands
     }
 
-    pub fn hit(&mut self, rule: RuleId, command: usize, evidence: impl Into<String>) {
+    pub(crate) fn hit(&mut self, rule: RuleId, command: usize, evidence: impl Into<String>) {
         self.hits.push(Hit {
             rule: HitRule::Builtin(rule),
             command: Some(command),
@@ -98,7 +98,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Commands whose output reaches `i`'s stdin, through pipes, transitively.
-    pub fn upstream(&self, i: usize) -> Vec<usize> {
+    pub(crate) fn upstream(&self, i: usize) -> Vec<usize> {
         let mut out = Vec::new();
         let mut todo: Vec<usize> = self.commands()[i]
             .stdin
@@ -136,7 +136,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Commands whose output ends up in `word`, transitively.
-    pub fn word_sources(&self, word: &Word) -> Vec<usize> {
+    pub(crate) fn word_sources(&self, word: &Word) -> Vec<usize> {
         let mut out = Vec::new();
         for &f in &word.feeds {
             if f < self.commands().len() && !out.contains(&f) {
@@ -148,7 +148,11 @@ impl<'a> Ctx<'a> {
     }
 
     /// Whether any of `sources` (or what they wrap) satisfies `pred`.
-    pub fn any_source(&self, sources: &[usize], pred: impl Fn(&Command) -> bool) -> Option<usize> {
+    pub(crate) fn any_source(
+        &self,
+        sources: &[usize],
+        pred: impl Fn(&Command) -> bool,
+    ) -> Option<usize> {
         sources.iter().copied().find(|&s| {
             let mut at = Some(s);
             let mut steps = 0;
@@ -168,7 +172,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Commands that read `i`'s output through a pipe.
-    pub fn downstream(&self, i: usize) -> Vec<usize> {
+    pub(crate) fn downstream(&self, i: usize) -> Vec<usize> {
         self.commands()
             .iter()
             .enumerate()
@@ -179,7 +183,7 @@ impl<'a> Ctx<'a> {
 
     /// Whether command `f` was found reading a secret (by a rule that
     /// already fired on it).
-    pub fn read_a_secret(&self, f: usize) -> bool {
+    pub(crate) fn read_a_secret(&self, f: usize) -> bool {
         self.hits.iter().any(|h| {
             h.command == Some(f)
                 && matches!(
@@ -196,7 +200,7 @@ impl<'a> Ctx<'a> {
 
     /// Whether a path is a credential file, built in or from the policy,
     /// unless the user's policy passed it back (`[paths] unmasked`).
-    pub fn secret_kind(&self, path: &str) -> Option<String> {
+    pub(crate) fn secret_kind(&self, path: &str) -> Option<String> {
         // Most policies list no paths of their own: then the built-in
         // answer stands, and the path need not be normalized twice.
         if self.policy.unmasked_paths.is_empty() && self.policy.sensitive_paths.is_empty() {

@@ -68,13 +68,13 @@ pub(crate) struct Judged {
     /// A table of password hashes it reads.
     pub credentials: Option<&'static str>,
     /// A whole database, schema or keyspace it drops.
-    pub drops_all: Option<&'static str>,
+    pub(crate) drops_all: Option<&'static str>,
     /// It drops or empties tables, or deletes every row.
-    pub destructive: bool,
+    pub(crate) destructive: bool,
     /// A statement changes data, schema or rights.
-    pub changes: bool,
+    pub(crate) changes: bool,
     /// It runs statements from a file the line does not show (`\i F`, `source F`).
-    pub includes: bool,
+    pub(crate) includes: bool,
     /// Some text on the line is SQL at all.
     pub any: bool,
     /// Shell commands of `COPY … PROGRAM`.

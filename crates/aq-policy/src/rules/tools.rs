@@ -472,7 +472,7 @@ pub(crate) struct GitConfigWrite {
     /// The files `-f`/`--file` name.
     pub files: Vec<String>,
     /// Whether it writes (sets or adds a value).
-    pub sets: bool,
+    pub(crate) sets: bool,
     pub key: Option<String>,
     pub value: Option<String>,
 }
