@@ -358,6 +358,39 @@ fn a_new_nested_repository_with_a_program_or_a_hook_is_put_aside() {
     );
 }
 
+/// The end check lists again only the directories whose entries changed
+/// since the start (their change time moved): a repository planted deep in
+/// a tree older than the check's two-second window is still found, and the
+/// check listed that directory, not the whole tree.
+#[test]
+fn a_repository_planted_deep_in_an_old_tree_is_found_by_a_short_end_check() {
+    let env = Env::with_policy("", RULES);
+    let w = env.work();
+    for i in 0..40 {
+        env.write(&w.join(format!("src/d{i}/e/f.rs")), "fn f() {}\n");
+    }
+    // Older than the window in which a directory's times are not trusted.
+    std::thread::sleep(Duration::from_millis(2100));
+    let mc = marker(&env, "deep-config");
+    let script = format!(
+        "git init -q src/d17/e/n && printf '[core]\\n\\tfsmonitor = \"{cmd}\"\\n' >> src/d17/e/n/.git/config && echo wrote-deep\n",
+        cmd = planted(&mc)
+    );
+    attack(&env, &script).code(0).stdout_has("wrote-deep");
+    let session = env.only_session();
+    assert_put_aside(&session, "src/d17/e/n/.git/config", "removed", "fsmonitor");
+    let checked: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(session.dir.join("git-guard/checked")).expect("checked"),
+    )
+    .expect("checked is JSON");
+    let listed = checked["dirs_listed"].as_u64().expect("dirs_listed");
+    // The workspace root (attack.sh), src/d17/e and the new repository's
+    // directory: not the 80 directories of the tree.
+    assert!((1..=6).contains(&listed), "{checked}");
+    let _ = git(&env, &w.join("src/d17/e/n"), &["status", "--short"]);
+    assert!(!ran(&mc), "git ran a planted command");
+}
+
 #[test]
 fn an_existing_nested_repository_gets_its_config_back() {
     let env = Env::with_policy("", RULES);

@@ -23,6 +23,8 @@ use std::io::Read;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
+use crate::dir_record::{DirRecord, Listing, Recorder};
+
 use aq_knowledge::git::{
     GitRuns, git_driver_attributes, git_hook_is_lfs, git_hook_is_sample, git_key_runs,
     parse_git_config,
@@ -147,38 +149,87 @@ pub struct GitSurface {
 /// Finds the git surface of the tree at `root` (canonical) with a walk of
 /// its own, bounded by [`MAX_ENTRIES`].
 pub fn discover(root: &Path, home: Option<&Path>) -> GitSurface {
+    rediscover(root, home, None).0
+}
+
+/// [`discover`], and a record of the walk's directories; given the record
+/// of an earlier walk of the same tree, only the directories changed since
+/// are listed (see [`crate::dir_record`]).
+pub fn rediscover(
+    root: &Path,
+    home: Option<&Path>,
+    earlier: Option<&DirRecord>,
+) -> (GitSurface, DirRecord) {
+    rediscover_with(root, home, earlier, crate::dir_record::RACY_NS)
+}
+
+pub(crate) fn rediscover_with(
+    root: &Path,
+    home: Option<&Path>,
+    earlier: Option<&DirRecord>,
+    racy_ns: i128,
+) -> (GitSurface, DirRecord) {
     let mut d = Discovery::new(root, home);
+    let mut record = Recorder::new(root, earlier, racy_ns);
     let mut seen = 0usize;
     let mut stack = vec![root.to_path_buf()];
-    'walk: while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
+    while let Some(dir) = stack.pop() {
+        let stamp = record.stamp(&dir);
+        let listing = match record.unchanged(&dir, stamp) {
+            Some(listing) => {
+                if listing.dot_git {
+                    d.dot_git(&dir.join(".git"));
+                }
+                listing
+            }
+            None => {
+                let Some(listing) = list(&mut d, &dir, MAX_ENTRIES + 1 - seen) else {
+                    continue;
+                };
+                record.listed(&dir, stamp, &listing);
+                listing
+            }
         };
-        let mut bare = BareSigns::default();
-        let mut children = Vec::new();
-        for entry in rd.flatten() {
-            seen += 1;
-            if seen > MAX_ENTRIES {
-                d.surface.truncated = true;
-                break 'walk;
-            }
-            let Ok(ft) = entry.file_type() else { continue };
-            let name = entry.file_name();
-            if name == ".git" {
-                d.dot_git(&entry.path());
-            } else if ft.is_dir() && !SKIPPED_DIRS.iter().any(|s| name == *s) {
-                children.push(entry.path());
-            }
-            bare.see(&name, ft);
+        seen += listing.entries;
+        if seen > MAX_ENTRIES {
+            d.surface.truncated = true;
+            record.truncated();
+            break;
         }
         // A bare repository's objects are not walked.
-        if dir != root && bare.all() {
+        if dir != root && listing.bare {
             d.bare(&dir);
         } else {
-            stack.extend(children);
+            stack.extend(listing.children);
         }
     }
-    d.finish()
+    (d.finish(), record.finish())
+}
+
+/// Lists `dir`, `budget` entries at most: its `.git` entry goes to
+/// discovery at once; what the walk does with the rest is returned. `None`
+/// if it cannot be read.
+fn list(d: &mut Discovery, dir: &Path, budget: usize) -> Option<Listing> {
+    let rd = std::fs::read_dir(dir).ok()?;
+    let mut bare = BareSigns::default();
+    let mut out = Listing::default();
+    for entry in rd.flatten() {
+        out.entries += 1;
+        if out.entries >= budget {
+            break;
+        }
+        let Ok(ft) = entry.file_type() else { continue };
+        let name = entry.file_name();
+        if name == ".git" {
+            out.dot_git = true;
+            d.dot_git(&entry.path());
+        } else if ft.is_dir() && !SKIPPED_DIRS.iter().any(|s| name == *s) {
+            out.children.push(entry.path());
+        }
+        bare.see(&name, ft);
+    }
+    out.bare = bare.all();
+    Some(out)
 }
 
 /// What makes a directory a bare repository: `HEAD`, `objects/` and

@@ -30,6 +30,7 @@
 
 mod agent;
 mod catalog;
+mod dir_record;
 mod error;
 mod git;
 mod git_index;
@@ -50,6 +51,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+pub use dir_record::DirRecord;
 pub use error::{IndexError, UnknownSeverity};
 
 pub use agent::invalid_policy;

@@ -48,8 +48,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use aq_audit::{AuditLog, EventBody};
+use aq_preflight::DirRecord;
 use aq_preflight::git_surface::{
-    GitDir, GitFileKind, GitJudgeContext, GitPlace, GitSurface, discover, git_dangers, read_bounded,
+    GitDir, GitFileKind, GitJudgeContext, GitPlace, GitSurface, git_dangers, read_bounded,
+    rediscover,
 };
 use serde::{Deserialize, Serialize};
 
@@ -162,6 +164,9 @@ pub struct GitGuard {
     pub recovered: Vec<GitRefusal>,
     /// The end check ran.
     finished: bool,
+    /// The start's walk, so that the end check lists only the directories
+    /// changed since (not kept on disk: a killed session's check walks all).
+    walked: DirRecord,
 }
 
 impl GitGuard {
@@ -177,7 +182,7 @@ impl GitGuard {
         let started = Instant::now();
         let guard_dir = session_dir.join(GUARD_DIR);
         let _ = std::fs::create_dir_all(guard_dir.join("originals"));
-        let surface = discover(workspace, home.as_deref());
+        let (surface, walked) = rediscover(workspace, home.as_deref(), None);
         make_hook_dirs(workspace, &surface);
         let pinned = plan_pins(workspace, &surface);
         let mut templates = Templates::new(home.as_deref());
@@ -219,6 +224,7 @@ impl GitGuard {
             snapshot,
             recovered,
             finished: false,
+            walked,
         }
     }
 
@@ -234,11 +240,12 @@ impl GitGuard {
     pub fn finish(mut self, log: &AuditLog, session_id: &str, say: bool) -> Vec<GitRefusal> {
         self.finished = true;
         let started = Instant::now();
-        let refusals = check(
+        let (refusals, listed) = check_listing(
             &self.workspace,
             &self.session_dir,
             self.home.as_deref(),
             &self.snapshot,
+            Some(&self.walked),
         );
         for r in &refusals {
             log_refusal(log, session_id, r);
@@ -249,9 +256,10 @@ impl GitGuard {
         let _ = std::fs::write(
             self.session_dir.join(GUARD_DIR).join("checked"),
             format!(
-                "{{\"check_us\":{},\"refused\":{}}}\n",
+                "{{\"check_us\":{},\"refused\":{},\"dirs_listed\":{}}}\n",
                 started.elapsed().as_micros(),
-                refusals.len()
+                refusals.len(),
+                listed
             ),
         );
         pending::remove(&self.session_dir);
@@ -273,6 +281,7 @@ impl Drop for GitGuard {
             &self.session_dir,
             self.home.as_deref(),
             &self.snapshot,
+            Some(&self.walked),
         );
         for r in &refusals {
             eprintln!("aq: {}", describe(r, None));
@@ -580,8 +589,21 @@ fn check(
     session_dir: &Path,
     home: Option<&Path>,
     snapshot: &Snapshot,
+    walked: Option<&DirRecord>,
 ) -> Vec<GitRefusal> {
-    let surface = discover(workspace, home);
+    check_listing(workspace, session_dir, home, snapshot, walked).0
+}
+
+/// [`check`], and how many directories its walk listed (given the start's
+/// walk, only those changed since).
+fn check_listing(
+    workspace: &Path,
+    session_dir: &Path,
+    home: Option<&Path>,
+    snapshot: &Snapshot,
+    walked: Option<&DirRecord>,
+) -> (Vec<GitRefusal>, usize) {
+    let (surface, record) = rediscover(workspace, home, walked);
     let mut templates = Templates::new(home);
     let mut out = Vec::new();
     if surface.truncated {
@@ -694,7 +716,7 @@ fn check(
         };
         out.push(refusal);
     }
-    out
+    (out, record.listed())
 }
 
 /// Copies `path` into the quarantine, then puts its original back (`was`,
@@ -793,7 +815,7 @@ fn recover_killed_sessions(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let refusals = check(workspace, &dir, home, &snapshot);
+        let refusals = check(workspace, &dir, home, &snapshot, None);
         if let Ok(log) = AuditLog::open(crate::log_path(&dir)) {
             for r in &refusals {
                 log_refusal(&log, &id, r);
@@ -1091,7 +1113,7 @@ mod tests {
             std::fs::write(&hook, text).unwrap();
             std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let got: Vec<String> = check(&s.ws, &s.session, Some(&home), &guard.snapshot)
+        let got: Vec<String> = check(&s.ws, &s.session, Some(&home), &guard.snapshot, None)
             .into_iter()
             .map(|r| r.path)
             .collect();
@@ -1123,7 +1145,7 @@ mod tests {
         let killed = GitGuard::start(&s.ws, &s.session);
         std::fs::write(s.ws.join(".git/commondir"), "../evil\n").unwrap();
         // No finish: the supervisor died. The next check uses its snapshot.
-        let got = check(&s.ws, &s.session, None, &killed.snapshot);
+        let got = check(&s.ws, &s.session, None, &killed.snapshot, None);
         assert_eq!(got.len(), 1);
         assert!(!s.ws.join(".git/commondir").exists());
         std::mem::forget(killed);

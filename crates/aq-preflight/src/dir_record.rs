@@ -1,0 +1,406 @@
+//! What a walk of the tree saw of each directory it listed, so that a later
+//! walk of the same tree lists only the directories whose entries changed.
+//!
+//! Creating, removing or renaming an entry updates its directory's change
+//! time (`ctime`), which no unprivileged process can set back (`utimes`
+//! sets it to now). So a directory whose device, inode, `ctime` and `mtime`
+//! are what they were has the same entries, and what the first walk found
+//! in it (a `.git` entry, the signs of a bare repository, subdirectories)
+//! still holds. Two cases are not trusted and are listed again:
+//!
+//! - a directory changed within [`RACY_NS`] before the first walk began:
+//!   the file system's clock is coarse (a tick, or a second), so a change
+//!   made just after the walk read the directory could carry the very time
+//!   it read (git's "racy" index entries are the same case);
+//! - a file system that is not known to keep `ctime` the kernel's way (a
+//!   FUSE or network mount may not), or a directory on another device than
+//!   the tree's root (a mount inside the tree). On those the record is left
+//!   empty, and the next walk lists everything.
+//!
+//! Files inside git directories are not covered: discovery reads them on
+//! every walk. Only the walk's search for git directories is shortened.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// How long before a walk began a directory's last change must be for the
+/// record to be trusted: longer than any clock tick or timestamp
+/// granularity of the file systems [`keeps_ctime`] accepts.
+pub(crate) const RACY_NS: i128 = 2_000_000_000;
+
+/// Which inode a directory was, and when its entries last changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    dev: u64,
+    ino: u64,
+    ctime_ns: i128,
+    mtime_ns: i128,
+}
+
+impl Stamp {
+    /// The directory at `path` (not followed if it is a link: a link has no
+    /// stamp).
+    pub(crate) fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::symlink_metadata(path).ok()?;
+        if !m.is_dir() {
+            return None;
+        }
+        Some(Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        })
+    }
+}
+
+/// What one listing found that discovery's walk acts on.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Listing {
+    /// Entries listed (they count toward the walk's cap).
+    pub entries: usize,
+    /// A `.git` entry is there.
+    pub dot_git: bool,
+    /// `HEAD`, `objects/` and `refs/` are there.
+    pub bare: bool,
+    /// The subdirectories the walk goes into, in the order it pushed them.
+    pub children: Vec<PathBuf>,
+}
+
+/// A directory as listed, with its stamp from just before the listing.
+#[derive(Debug, Clone)]
+struct Seen {
+    stamp: Stamp,
+    listing: Listing,
+}
+
+/// The directories of one walk (see the module's doc).
+#[derive(Debug, Default)]
+pub struct DirRecord {
+    dirs: HashMap<PathBuf, Seen>,
+    /// False when the walk stopped at its cap, or the tree's file system is
+    /// not trusted: the next walk then lists everything.
+    usable: bool,
+    /// How many directories the walk that made this record listed (the
+    /// others were taken from the record before it).
+    listed: usize,
+}
+
+impl DirRecord {
+    /// How many directories the walk that made this record listed.
+    pub fn listed(&self) -> usize {
+        self.listed
+    }
+}
+
+/// Builds a [`DirRecord`] during a walk, reading an older one.
+pub(crate) struct Recorder<'a> {
+    old: Option<&'a DirRecord>,
+    new: DirRecord,
+    /// Directories changed after this (ns since the epoch) are not trusted.
+    trusted_before: i128,
+    root_dev: Option<u64>,
+}
+
+impl<'a> Recorder<'a> {
+    /// For a walk of `root` starting now; `old` is the record of an earlier
+    /// walk of the same tree, if any. `racy_ns` is [`RACY_NS`] but in tests.
+    pub(crate) fn new(root: &Path, old: Option<&'a DirRecord>, racy_ns: i128) -> Recorder<'a> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as i128)
+            .unwrap_or(0);
+        let root_dev = keeps_ctime(root)
+            .then(|| Stamp::of(root).map(|s| s.dev))
+            .flatten();
+        Recorder {
+            old: old.filter(|o| o.usable),
+            new: DirRecord {
+                usable: root_dev.is_some(),
+                ..DirRecord::default()
+            },
+            trusted_before: now - racy_ns,
+            root_dev,
+        }
+    }
+
+    /// The stamp to record `dir` under, taken before it is listed (a change
+    /// after it then shows as a different stamp next time).
+    pub(crate) fn stamp(&self, dir: &Path) -> Option<Stamp> {
+        self.root_dev?;
+        Stamp::of(dir)
+    }
+
+    /// What the older record says of `dir`, if `stamp` shows it unchanged
+    /// since and it was trusted then.
+    pub(crate) fn unchanged(&mut self, dir: &Path, stamp: Option<Stamp>) -> Option<Listing> {
+        let stamp = stamp?;
+        let seen = self.old?.dirs.get(dir)?;
+        if seen.stamp != stamp {
+            return None;
+        }
+        self.new.dirs.insert(dir.to_path_buf(), seen.clone());
+        Some(seen.listing.clone())
+    }
+
+    /// `dir` was listed; kept for the next walk when it can be trusted.
+    pub(crate) fn listed(&mut self, dir: &Path, stamp: Option<Stamp>, listing: &Listing) {
+        self.new.listed += 1;
+        let Some(stamp) = stamp else { return };
+        if Some(stamp.dev) != self.root_dev || stamp.ctime_ns >= self.trusted_before {
+            return;
+        }
+        self.new.dirs.insert(
+            dir.to_path_buf(),
+            Seen {
+                stamp,
+                listing: listing.clone(),
+            },
+        );
+    }
+
+    /// The walk stopped at its cap: the record is not to be used.
+    pub(crate) fn truncated(&mut self) {
+        self.new.usable = false;
+    }
+
+    pub(crate) fn finish(self) -> DirRecord {
+        let mut new = self.new;
+        if !new.usable {
+            new.dirs.clear();
+        }
+        new
+    }
+}
+
+/// Whether the file system holding `root` keeps directories' `ctime` the
+/// kernel's way (local file systems and tmpfs). Elsewhere nothing is
+/// recorded.
+#[cfg(target_os = "linux")]
+fn keeps_ctime(root: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    const KNOWN: &[i64] = &[
+        0xEF53,      // ext2, ext3, ext4
+        0x5846_5342, // xfs
+        0x9123_683E, // btrfs
+        0x0102_1994, // tmpfs
+        0xF2F5_2010, // f2fs
+        0x2FC1_2FC1, // zfs
+        0xCA45_1A4E, // bcachefs
+        0x794C_7630, // overlayfs
+    ];
+    let Ok(path) = std::ffi::CString::new(root.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs fills the zeroed struct we own from a NUL-terminated path.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(path.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    KNOWN.contains(&(st.f_type as i64))
+}
+
+/// Elsewhere every walk lists everything.
+#[cfg(not(target_os = "linux"))]
+fn keeps_ctime(_root: &Path) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::{DirRecord, RACY_NS, keeps_ctime};
+    use crate::git_surface::{GitSurface, rediscover_with};
+
+    /// In tests a directory is trusted once it is 50 ms old, not 2 s.
+    const TEST_RACY: i128 = 50_000_000;
+
+    fn walk(root: &Path, earlier: Option<&DirRecord>) -> (GitSurface, DirRecord) {
+        rediscover_with(root, None, earlier, TEST_RACY)
+    }
+
+    fn files(s: &GitSurface, root: &Path) -> Vec<String> {
+        let mut v: Vec<String> = s
+            .files
+            .iter()
+            .map(|f| {
+                f.path
+                    .strip_prefix(root)
+                    .unwrap_or(&f.path)
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// A tree of 30 directories, a nested repository and a bare one, old
+    /// enough to be trusted.
+    fn tree() -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        assert!(
+            keeps_ctime(&root),
+            "the test's temporary directory is on a file system whose ctime is not trusted"
+        );
+        write(&root, ".git/config", "[core]\n");
+        for i in 0..10 {
+            for j in 0..2 {
+                write(&root, &format!("src/d{i}/e{j}/f.rs"), "fn f() {}\n");
+            }
+        }
+        write(&root, "vendor/n/.git/config", "[core]\n");
+        write(&root, "remote.git/HEAD", "ref: refs/heads/main\n");
+        std::fs::create_dir_all(root.join("remote.git/objects")).unwrap();
+        std::fs::create_dir_all(root.join("remote.git/refs")).unwrap();
+        std::thread::sleep(Duration::from_nanos(2 * TEST_RACY as u64));
+        (dir, root)
+    }
+
+    #[test]
+    fn an_unchanged_tree_is_found_again_without_listing_it() {
+        let (_d, root) = tree();
+        let (first, record) = walk(&root, None);
+        assert!(record.listed() > 30, "{}", record.listed());
+        let (again, record2) = walk(&root, Some(&record));
+        assert_eq!(record2.listed(), 0, "nothing changed, nothing listed");
+        assert_eq!(files(&again, &root), files(&first, &root));
+        assert_eq!(
+            files(&first, &root),
+            [".git/config", "vendor/n/.git/config"]
+        );
+        assert!(
+            first
+                .git_dirs
+                .iter()
+                .any(|g| g.path.ends_with("remote.git"))
+        );
+        assert!(
+            again
+                .git_dirs
+                .iter()
+                .any(|g| g.path.ends_with("remote.git"))
+        );
+        // The record of a walk that took the older record is as good.
+        let (_, record3) = walk(&root, Some(&record2));
+        assert_eq!(record3.listed(), 0);
+    }
+
+    #[test]
+    fn a_repository_made_after_the_walk_is_found() {
+        let (_d, root) = tree();
+        let (_, record) = walk(&root, None);
+        // In an existing directory deep down, and one moved in whole.
+        write(&root, "src/d3/e1/new/.git/config", "[core]\n");
+        let outside = tempfile::tempdir().unwrap();
+        write(outside.path(), "moved/.git/config", "[core]\n");
+        std::fs::rename(outside.path().join("moved"), root.join("src/d7/moved")).unwrap();
+        // A hook added to a repository found before: its git directory is
+        // read again on every walk.
+        write(&root, "vendor/n/.git/hooks/post-checkout", "#!/bin/sh\n");
+        let (s, record2) = walk(&root, Some(&record));
+        let got = files(&s, &root);
+        for want in [
+            "src/d3/e1/new/.git/config",
+            "src/d7/moved/.git/config",
+            "vendor/n/.git/hooks/post-checkout",
+        ] {
+            assert!(got.iter().any(|g| g == want), "{want} not in {got:?}");
+        }
+        // Only the changed directories and the new ones were listed.
+        assert!((2..=6).contains(&record2.listed()), "{}", record2.listed());
+        assert_eq!(files(&s, &root), files(&walk(&root, None).0, &root));
+    }
+
+    #[test]
+    fn a_bare_repository_made_in_a_listed_directory_is_found() {
+        let (_d, root) = tree();
+        let (_, record) = walk(&root, None);
+        write(&root, "src/d5/HEAD", "ref: refs/heads/main\n");
+        write(&root, "src/d5/config", "[core]\n\tbare = true\n");
+        std::fs::create_dir_all(root.join("src/d5/objects")).unwrap();
+        std::fs::create_dir_all(root.join("src/d5/refs")).unwrap();
+        let (s, _) = walk(&root, Some(&record));
+        assert!(files(&s, &root).contains(&"src/d5/config".to_string()));
+    }
+
+    #[test]
+    fn setting_a_directory_times_back_does_not_hide_a_change() {
+        let (_d, root) = tree();
+        let (_, record) = walk(&root, None);
+        let dir = root.join("src/d2");
+        let before = std::fs::metadata(&dir).unwrap();
+        write(&root, "src/d2/x/.git/config", "[core]\n");
+        // mtime (and atime) set back to what they were: ctime moves anyway.
+        let f = std::fs::File::open(&dir).unwrap();
+        f.set_times(
+            std::fs::FileTimes::new()
+                .set_modified(before.modified().unwrap())
+                .set_accessed(before.accessed().unwrap()),
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().modified().unwrap(),
+            before.modified().unwrap()
+        );
+        let (s, _) = walk(&root, Some(&record));
+        assert!(files(&s, &root).contains(&"src/d2/x/.git/config".to_string()));
+    }
+
+    #[test]
+    fn a_directory_replaced_or_turned_into_a_link_is_listed_again() {
+        let (_d, root) = tree();
+        let (_, record) = walk(&root, None);
+        // Replaced by another directory (another inode) holding a repository.
+        std::fs::rename(root.join("src/d4"), root.join("old-d4")).unwrap();
+        write(&root, "src/d4/e0/.git/config", "[core]\n");
+        // Turned into a link: not followed, as in a full walk.
+        let elsewhere = tempfile::tempdir().unwrap();
+        write(elsewhere.path(), "r/.git/config", "[core]\n");
+        std::fs::remove_dir_all(root.join("src/d6")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), root.join("src/d6")).unwrap();
+        let (s, _) = walk(&root, Some(&record));
+        let got = files(&s, &root);
+        assert!(
+            got.contains(&"src/d4/e0/.git/config".to_string()),
+            "{got:?}"
+        );
+        assert_eq!(got, files(&walk(&root, None).0, &root));
+    }
+
+    #[test]
+    fn a_directory_changed_just_before_the_walk_is_listed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        write(&root, "a/b/c/f", "x");
+        // With the real window: everything here changed a moment ago.
+        let (_, record) = rediscover_with(&root, None, None, RACY_NS);
+        let (_, again) = rediscover_with(&root, None, Some(&record), RACY_NS);
+        assert_eq!(again.listed(), record.listed());
+        assert_eq!(again.listed(), 4);
+        // Made in the same instant as the walk read its directory: found.
+        write(&root, "a/b/n/.git/config", "[core]\n");
+        let (s, _) = rediscover_with(&root, None, Some(&record), RACY_NS);
+        assert!(files(&s, &root).contains(&"a/b/n/.git/config".to_string()));
+    }
+
+    #[test]
+    fn a_walk_stopped_at_its_cap_leaves_nothing_to_reuse() {
+        let (_d, root) = tree();
+        let mut record = walk(&root, None).1;
+        record.usable = false;
+        let (_, again) = walk(&root, Some(&record));
+        assert!(again.listed() > 30);
+    }
+}
