@@ -361,7 +361,8 @@ fn a_new_nested_repository_with_a_program_or_a_hook_is_put_aside() {
 /// The end check lists again only the directories whose entries changed
 /// since the start (their change time moved): a repository planted deep in
 /// a tree older than the check's two-second window is still found, and the
-/// check listed that directory, not the whole tree.
+/// check listed that directory, not the whole tree. The next session's
+/// start does the same from the record the end check left.
 #[test]
 fn a_repository_planted_deep_in_an_old_tree_is_found_by_a_short_end_check() {
     let env = Env::with_policy("", RULES);
@@ -389,6 +390,32 @@ fn a_repository_planted_deep_in_an_old_tree_is_found_by_a_short_end_check() {
     assert!((1..=6).contains(&listed), "{checked}");
     let _ = git(&env, &w.join("src/d17/e/n"), &["status", "--short"]);
     assert!(!ran(&mc), "git ran a planted command");
+
+    // The next session's start takes the record the end check left: a
+    // repository the user made between the sessions, in an old directory,
+    // is in its snapshot, and the start listed a few directories, not all.
+    git_ok(&env, &w.join("src/d30/e"), &["init", "-q", "m"]);
+    env.aq(&["run", "--quiet", "--", "true"]).code(0);
+    let second = env
+        .sessions()
+        .into_iter()
+        .find(|s| s.dir != session.dir)
+        .expect("a second session");
+    let snapshot: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(second.dir.join("git-guard/snapshot.json")).expect("snapshot"),
+    )
+    .expect("snapshot is JSON");
+    let files = snapshot["files"].as_object().expect("files");
+    assert!(
+        files.keys().any(|k| k.ends_with("src/d30/e/m/.git/config")),
+        "{:?}",
+        files.keys().collect::<Vec<_>>()
+    );
+    let listed = snapshot["dirs_listed"].as_u64().expect("dirs_listed");
+    assert!(
+        (1..=8).contains(&listed),
+        "the start listed {listed} directories"
+    );
 }
 
 #[test]

@@ -23,14 +23,16 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 /// How long before a walk began a directory's last change must be for the
 /// record to be trusted: longer than any clock tick or timestamp
 /// granularity of the file systems [`keeps_ctime`] accepts.
-pub(crate) const RACY_NS: i128 = 2_000_000_000;
+pub const RACY_NS: i128 = 2_000_000_000;
 
 /// Which inode a directory was, and when its entries last changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
     dev: u64,
     ino: u64,
     ctime_ns: i128,
@@ -55,9 +57,9 @@ impl Stamp {
     }
 }
 
-/// What one listing found that discovery's walk acts on.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Listing {
+/// What one listing found that git discovery's walk acts on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Listing {
     /// Entries listed (they count toward the walk's cap).
     pub entries: usize,
     /// A `.git` entry is there.
@@ -69,44 +71,83 @@ pub(crate) struct Listing {
 }
 
 /// A directory as listed, with its stamp from just before the listing.
-#[derive(Debug, Clone)]
-struct Seen {
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Seen<L> {
     stamp: Stamp,
-    listing: Listing,
+    listing: L,
 }
 
-/// The directories of one walk (see the module's doc).
-#[derive(Debug, Default)]
-pub struct DirRecord {
-    dirs: HashMap<PathBuf, Seen>,
+/// The directories of one walk (see the module's doc), with what the walk
+/// took from each listing (`L`: git discovery's [`Listing`], or another
+/// walk's). It can be kept between runs (serde): a record read back is
+/// only as good as where it was kept, so keep it where the tree's own
+/// programs cannot write.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct DirRecord<L = Listing> {
+    /// What the walk was, as its caller says: a record of another walk, or
+    /// of the same walk with other rules (what a listing holds, which
+    /// directories it skips, which names it looks for), is not used.
+    key: String,
+    /// The tree walked.
+    root: PathBuf,
+    dirs: HashMap<PathBuf, Seen<L>>,
     /// False when the walk stopped at its cap, or the tree's file system is
     /// not trusted: the next walk then lists everything.
     usable: bool,
     /// How many directories the walk that made this record listed (the
     /// others were taken from the record before it).
+    #[serde(skip)]
     listed: usize,
 }
 
-impl DirRecord {
+impl<L> Default for DirRecord<L> {
+    fn default() -> Self {
+        DirRecord {
+            key: String::new(),
+            root: PathBuf::new(),
+            dirs: HashMap::new(),
+            usable: false,
+            listed: 0,
+        }
+    }
+}
+
+impl<L> DirRecord<L> {
     /// How many directories the walk that made this record listed.
     pub fn listed(&self) -> usize {
         self.listed
     }
+
+    /// How many directories it holds (those a later walk need not list).
+    pub fn len(&self) -> usize {
+        self.dirs.len()
+    }
+
+    /// It holds no directory.
+    pub fn is_empty(&self) -> bool {
+        self.dirs.is_empty()
+    }
 }
 
 /// Builds a [`DirRecord`] during a walk, reading an older one.
-pub(crate) struct Recorder<'a> {
-    old: Option<&'a DirRecord>,
-    new: DirRecord,
+pub struct Recorder<'a, L = Listing> {
+    old: Option<&'a DirRecord<L>>,
+    new: DirRecord<L>,
     /// Directories changed after this (ns since the epoch) are not trusted.
     trusted_before: i128,
     root_dev: Option<u64>,
 }
 
-impl<'a> Recorder<'a> {
-    /// For a walk of `root` starting now; `old` is the record of an earlier
-    /// walk of the same tree, if any. `racy_ns` is [`RACY_NS`] but in tests.
-    pub(crate) fn new(root: &Path, old: Option<&'a DirRecord>, racy_ns: i128) -> Recorder<'a> {
+impl<'a, L: Clone> Recorder<'a, L> {
+    /// For a walk of `root` starting now, by the rules `key` names; `old`
+    /// is the record of an earlier walk, used if it is of the same tree by
+    /// the same rules. `racy_ns` is [`RACY_NS`] but in tests.
+    pub fn new(
+        root: &Path,
+        key: &str,
+        old: Option<&'a DirRecord<L>>,
+        racy_ns: i128,
+    ) -> Recorder<'a, L> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as i128)
@@ -115,8 +156,10 @@ impl<'a> Recorder<'a> {
             .then(|| Stamp::of(root).map(|s| s.dev))
             .flatten();
         Recorder {
-            old: old.filter(|o| o.usable),
+            old: old.filter(|o| o.usable && o.key == key && o.root == root),
             new: DirRecord {
+                key: key.to_string(),
+                root: root.to_path_buf(),
                 usable: root_dev.is_some(),
                 ..DirRecord::default()
             },
@@ -127,14 +170,14 @@ impl<'a> Recorder<'a> {
 
     /// The stamp to record `dir` under, taken before it is listed (a change
     /// after it then shows as a different stamp next time).
-    pub(crate) fn stamp(&self, dir: &Path) -> Option<Stamp> {
+    pub fn stamp(&self, dir: &Path) -> Option<Stamp> {
         self.root_dev?;
         Stamp::of(dir)
     }
 
     /// What the older record says of `dir`, if `stamp` shows it unchanged
     /// since and it was trusted then.
-    pub(crate) fn unchanged(&mut self, dir: &Path, stamp: Option<Stamp>) -> Option<Listing> {
+    pub fn unchanged(&mut self, dir: &Path, stamp: Option<Stamp>) -> Option<L> {
         let stamp = stamp?;
         let seen = self.old?.dirs.get(dir)?;
         if seen.stamp != stamp {
@@ -145,7 +188,7 @@ impl<'a> Recorder<'a> {
     }
 
     /// `dir` was listed; kept for the next walk when it can be trusted.
-    pub(crate) fn listed(&mut self, dir: &Path, stamp: Option<Stamp>, listing: &Listing) {
+    pub fn listed(&mut self, dir: &Path, stamp: Option<Stamp>, listing: &L) {
         self.new.listed += 1;
         let Some(stamp) = stamp else { return };
         if Some(stamp.dev) != self.root_dev || stamp.ctime_ns >= self.trusted_before {
@@ -161,11 +204,12 @@ impl<'a> Recorder<'a> {
     }
 
     /// The walk stopped at its cap: the record is not to be used.
-    pub(crate) fn truncated(&mut self) {
+    pub fn truncated(&mut self) {
         self.new.usable = false;
     }
 
-    pub(crate) fn finish(self) -> DirRecord {
+    /// The record, for the next walk.
+    pub fn finish(self) -> DirRecord<L> {
         let mut new = self.new;
         if !new.usable {
             new.dirs.clear();
@@ -393,6 +437,22 @@ mod tests {
         write(&root, "a/b/n/.git/config", "[core]\n");
         let (s, _) = rediscover_with(&root, None, Some(&record), RACY_NS);
         assert!(files(&s, &root).contains(&"a/b/n/.git/config".to_string()));
+    }
+
+    #[test]
+    fn a_record_kept_as_json_is_used_for_its_own_tree_only() {
+        let (_d, root) = tree();
+        let (_, record) = walk(&root, None);
+        let json = serde_json::to_vec(&record).unwrap();
+        let back: DirRecord = serde_json::from_slice(&json).unwrap();
+        assert_eq!(walk(&root, Some(&back)).1.listed(), 0);
+        // Another tree (a copy at another path) or other rules: all listed.
+        let mut elsewhere: DirRecord = serde_json::from_slice(&json).unwrap();
+        elsewhere.root = root.join("src");
+        assert!(walk(&root, Some(&elsewhere)).1.listed() > 30);
+        let mut older: DirRecord = serde_json::from_slice(&json).unwrap();
+        older.key = "git-dirs/0".into();
+        assert!(walk(&root, Some(&older)).1.listed() > 30);
     }
 
     #[test]

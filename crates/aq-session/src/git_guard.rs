@@ -55,6 +55,8 @@ use aq_preflight::git_surface::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::walk_records::{self, Walk};
+
 /// How much of one file is judged (git reads more, so a larger file that
 /// changed is refused).
 const MAX_FILE: u64 = 1024 * 1024;
@@ -133,6 +135,10 @@ struct Snapshot {
     pinned: Vec<String>,
     /// How long finding and hashing took.
     start_us: u64,
+    /// How many directories the start's walk listed (the others were
+    /// unchanged since the last session's end check).
+    #[serde(default)]
+    dirs_listed: usize,
     /// How many directory entries the walk stopped at, if it did.
     truncated: bool,
 }
@@ -182,7 +188,8 @@ impl GitGuard {
         let started = Instant::now();
         let guard_dir = session_dir.join(GUARD_DIR);
         let _ = std::fs::create_dir_all(guard_dir.join("originals"));
-        let (surface, walked) = rediscover(workspace, home.as_deref(), None);
+        let earlier = walk_records::load(Walk::GitDirs, workspace);
+        let (surface, walked) = rediscover(workspace, home.as_deref(), earlier.as_ref());
         make_hook_dirs(workspace, &surface);
         let pinned = plan_pins(workspace, &surface);
         let mut templates = Templates::new(home.as_deref());
@@ -211,6 +218,7 @@ impl GitGuard {
             files,
             pinned,
             start_us: started.elapsed().as_micros() as u64,
+            dirs_listed: walked.listed(),
             truncated: surface.truncated,
         };
         if let Ok(json) = serde_json::to_vec(&snapshot) {
@@ -240,7 +248,7 @@ impl GitGuard {
     pub fn finish(mut self, log: &AuditLog, session_id: &str, say: bool) -> Vec<GitRefusal> {
         self.finished = true;
         let started = Instant::now();
-        let (refusals, listed) = check_listing(
+        let (refusals, walked) = check_listing(
             &self.workspace,
             &self.session_dir,
             self.home.as_deref(),
@@ -259,10 +267,14 @@ impl GitGuard {
                 "{{\"check_us\":{},\"refused\":{},\"dirs_listed\":{}}}\n",
                 started.elapsed().as_micros(),
                 refusals.len(),
-                listed
+                walked.listed()
             ),
         );
         pending::remove(&self.session_dir);
+        // Unless both walks took every directory from the record kept.
+        if self.walked.listed() > 0 || walked.listed() > 0 {
+            walk_records::save(Walk::GitDirs, &self.workspace, &walked);
+        }
         refusals
     }
 }
@@ -594,15 +606,15 @@ fn check(
     check_listing(workspace, session_dir, home, snapshot, walked).0
 }
 
-/// [`check`], and how many directories its walk listed (given the start's
-/// walk, only those changed since).
+/// [`check`], and the record of its walk (given the start's, it listed
+/// only the directories changed since).
 fn check_listing(
     workspace: &Path,
     session_dir: &Path,
     home: Option<&Path>,
     snapshot: &Snapshot,
     walked: Option<&DirRecord>,
-) -> (Vec<GitRefusal>, usize) {
+) -> (Vec<GitRefusal>, DirRecord) {
     let (surface, record) = rediscover(workspace, home, walked);
     let mut templates = Templates::new(home);
     let mut out = Vec::new();
@@ -716,7 +728,7 @@ fn check_listing(
         };
         out.push(refusal);
     }
-    (out, record.listed())
+    (out, record)
 }
 
 /// Copies `path` into the quarantine, then puts its original back (`was`,

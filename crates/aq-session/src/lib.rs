@@ -13,6 +13,8 @@
 //!     tmp/            the sandboxed command's private TMPDIR
 //!     git-guard/      the git guard's snapshot of the workspace's git files
 //!     git-quarantine/ git files the session wrote that were put aside
+//!   walk-records/     per workspace, the directories the last walks listed
+//!                     (git guard, secret search), see walk_records
 //! ```
 //!
 //! This crate is the runtime of a session, which the verbs of `crates/aq`
@@ -102,6 +104,7 @@ pub mod sources;
 pub mod suggest;
 pub mod supervisor;
 pub mod user_grants;
+mod walk_records;
 pub mod workspace;
 
 pub use files::*;

@@ -21,7 +21,7 @@ use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use aq_knowledge::credentials::{self, Look, Place};
+use aq_knowledge::credentials::{self, Place};
 use aq_policy::Profile;
 use aq_policy::profile::{catalog_conditional_masks, catalog_workspace_masks};
 
@@ -303,107 +303,8 @@ pub(crate) struct Found {
     pub reads_capped: bool,
 }
 
-/// Files in the workspace the catalog names ([`credentials::look_at`]:
-/// by name, or by their first bytes, reading at most `max_reads` files),
-/// and entries matching one of `globs` (a glob with a `/` is matched
-/// against the path relative to the workspace).
-pub(crate) fn find_in_workspace(workspace: &Path, globs: &[String], max_reads: usize) -> Found {
-    let patterns: Vec<(glob::Pattern, bool)> = globs
-        .iter()
-        .filter_map(|g| glob::Pattern::new(g).ok().map(|p| (p, g.contains('/'))))
-        .collect();
-    let options = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    let mut out = Found {
-        files: Vec::new(),
-        truncated: false,
-        reads: 0,
-        reads_capped: false,
-    };
-    let mut start = [0u8; credentials::SNIFF_BYTES];
-    let mut stack = vec![(workspace.to_path_buf(), false)];
-    let mut seen = 0usize;
-    while let Some((dir, in_fixtures)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > WALK_MAX_ENTRIES {
-                out.truncated = true;
-                return out;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let os_name = entry.file_name();
-            let name = os_name.to_string_lossy();
-            let by_glob = !patterns.is_empty() && {
-                let path = dir.join(&os_name);
-                let rel = path.strip_prefix(workspace).unwrap_or(&path);
-                patterns.iter().any(|(p, with_slash)| {
-                    if *with_slash {
-                        p.matches_path_with(rel, options)
-                    } else {
-                        p.matches_with(&name, options)
-                    }
-                })
-            };
-            if by_glob {
-                out.files.push((dir.join(&os_name), None));
-                continue;
-            }
-            if kind.is_dir() {
-                if !SKIP_DIRS.contains(&name.as_ref()) {
-                    let fixtures = in_fixtures || credentials::is_fixture_dir(&name);
-                    stack.push((dir.join(&os_name), fixtures));
-                }
-                continue;
-            }
-            let (row, limit) = match credentials::look_at(&name, in_fixtures) {
-                Look::Pass => continue,
-                Look::Mask(_) => {
-                    out.files.push((dir.join(&os_name), None));
-                    continue;
-                }
-                Look::Read(c) => (Some(c), c.read_limit()),
-                // A symbolic link is not followed to be sniffed.
-                Look::Sniff if kind.is_file() => (None, credentials::SNIFF_BYTES),
-                Look::Sniff => continue,
-            };
-            if out.reads >= max_reads {
-                out.reads_capped = true;
-                continue;
-            }
-            let path = dir.join(&os_name);
-            // Only regular files are read (a link to one is, for a named row).
-            if !kind.is_file() && !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
-                continue;
-            }
-            out.reads += 1;
-            let what = match row {
-                // What the bytes show, not what the name allows.
-                Some(c) if c.mask == credentials::Mask::IfKey => {
-                    read_start(&path, &mut start).and_then(credentials::sniff_secret)
-                }
-                Some(c) if limit > credentials::SNIFF_BYTES => read_head(&path, limit)
-                    .is_some_and(|head| c.masks_content(&head))
-                    .then_some(c.what),
-                Some(c) => read_start(&path, &mut start)
-                    .is_some_and(|head| c.masks_content(head))
-                    .then_some(c.what),
-                None => read_start(&path, &mut start).and_then(credentials::sniff_secret),
-            };
-            if let Some(what) = what {
-                out.files.push((path, Some(what)));
-            }
-        }
-    }
-    out
-}
+pub(crate) mod search;
+pub(crate) use search::find_in_workspace;
 
 #[cfg(test)]
 mod tests;

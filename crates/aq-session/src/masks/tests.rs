@@ -376,3 +376,82 @@ fn walk_cost_on_20000_files() {
         );
     }
 }
+
+/// The secret search from the last search's record, on a tree old enough
+/// to be trusted (50 ms in these tests; 2 s for sessions).
+mod from_a_record {
+    use super::*;
+    use crate::masks::search::search;
+
+    const TEST_RACY: i128 = 50_000_000;
+
+    fn found(root: &Path, f: &Found) -> Vec<String> {
+        let mut v: Vec<String> = f
+            .files
+            .iter()
+            .map(|(p, _)| p.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn old_tree() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let w = t.path();
+        for i in 0..12 {
+            write(w, &format!("src/m{i}/lib.rs"), "fn f() {}\n");
+            write(w, &format!("src/m{i}/notes"), "plain text\n");
+        }
+        write(w, "deploy/.env", "API_KEY=fake\n");
+        write(w, "deploy/ci_deploy", &fake_key());
+        std::thread::sleep(std::time::Duration::from_nanos(2 * TEST_RACY as u64));
+        t
+    }
+
+    #[test]
+    fn an_unchanged_tree_is_searched_again_without_listing_it() {
+        let t = old_tree();
+        let w = t.path();
+        let (first, record) = search(w, &[], MAX_READS, None, TEST_RACY);
+        assert_eq!(found(w, &first), ["deploy/.env", "deploy/ci_deploy"]);
+        assert!(record.listed() > 12, "{}", record.listed());
+        let (again, record2) = search(w, &[], MAX_READS, Some(&record), TEST_RACY);
+        assert_eq!(record2.listed(), 0);
+        assert_eq!(found(w, &again), found(w, &first));
+        // Files are still read for what they hold.
+        assert_eq!(again.reads, first.reads);
+        assert!(again.reads >= 12, "{}", again.reads);
+    }
+
+    #[test]
+    fn a_secret_added_or_a_key_written_into_an_old_file_is_found() {
+        let t = old_tree();
+        let w = t.path();
+        let (_, record) = search(w, &[], MAX_READS, None, TEST_RACY);
+        // A new file in an old directory: the directory is listed again.
+        write(w, "src/m4/.env.production", "API_KEY=fake\n");
+        // A key written into a file that was there: its directory did not
+        // change, but the file is read again.
+        write(w, "src/m7/notes", &fake_key());
+        let (again, record2) = search(w, &[], MAX_READS, Some(&record), TEST_RACY);
+        let got = found(w, &again);
+        assert!(
+            got.contains(&"src/m4/.env.production".to_string()),
+            "{got:?}"
+        );
+        assert!(got.contains(&"src/m7/notes".to_string()), "{got:?}");
+        assert_eq!(record2.listed(), 1, "only src/m4 changed");
+        assert_eq!(got, found(w, &search(w, &[], MAX_READS, None, TEST_RACY).0));
+    }
+
+    #[test]
+    fn other_globs_do_not_take_the_record() {
+        let t = old_tree();
+        let w = t.path();
+        let (_, record) = search(w, &[], MAX_READS, None, TEST_RACY);
+        let globs = ["*.rs".to_string()];
+        let (again, record2) = search(w, &globs, MAX_READS, Some(&record), TEST_RACY);
+        assert_eq!(record2.listed(), record.listed());
+        assert!(found(w, &again).contains(&"src/m3/lib.rs".to_string()));
+    }
+}

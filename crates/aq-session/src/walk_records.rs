@@ -1,0 +1,96 @@
+//! Records of a session's walks of its workspace
+//! ([`aq_preflight::DirRecord`]: the git guard's search for repositories,
+//! the secret search), kept between sessions in aq's state directory: the
+//! next walk lists only the directories whose entries changed since.
+//!
+//! A record is only a hint checked against each directory's stamp, so a
+//! stale one (another session's, a killed one's) costs listings, never a
+//! missed repository or secret. It is not kept where the workspace is (a
+//! state directory inside the workspace is writable from the sandbox).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use aq_preflight::DirRecord;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Under the state root.
+const DIR: &str = "walk-records";
+
+/// Which walk a record is of (a file name part).
+#[derive(Clone, Copy)]
+pub(crate) enum Walk {
+    /// The git guard's search for git directories.
+    GitDirs,
+    /// The secret search (`masks`).
+    Secrets,
+}
+
+impl Walk {
+    fn name(self) -> &'static str {
+        match self {
+            Walk::GitDirs => "git-dirs",
+            Walk::Secrets => "secrets",
+        }
+    }
+}
+
+/// A record larger than this is not read (a 200,000-entry tree's is a few
+/// MiB).
+const MAX_BYTES: u64 = 64 << 20;
+
+/// Where the record of `walk` in `workspace` is kept, if it may be.
+fn path(walk: Walk, workspace: &Path) -> Option<PathBuf> {
+    let root = crate::files::state_root().ok()?;
+    if root.starts_with(workspace) {
+        return None;
+    }
+    let id = crate::policy_files::digest(workspace.as_os_str().as_encoded_bytes());
+    Some(
+        root.join(DIR)
+            .join(format!("{}-{}.json", walk.name(), &id[..32])),
+    )
+}
+
+/// The record of `walk` the last session in `workspace` left, if any can
+/// be read.
+pub(crate) fn load<L: DeserializeOwned>(walk: Walk, workspace: &Path) -> Option<DirRecord<L>> {
+    let file = std::fs::File::open(path(walk, workspace)?).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return None;
+    }
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Keeps `record` for the next session (written aside and renamed in, so a
+/// reader never sees half of it). An empty record removes the old one.
+pub(crate) fn save<L: Serialize>(walk: Walk, workspace: &Path, record: &DirRecord<L>) {
+    let Some(path) = path(walk, workspace) else {
+        return;
+    };
+    if record.is_empty() {
+        let _ = std::fs::remove_file(&path);
+        return;
+    }
+    let (Some(dir), Ok(json)) = (path.parent(), serde_json::to_vec(record)) else {
+        return;
+    };
+    let aside = dir.join(format!(".{}.{}", std::process::id(), unique_suffix()));
+    if std::fs::create_dir_all(dir).is_ok()
+        && std::fs::write(&aside, json).is_ok()
+        && std::fs::rename(&aside, &path).is_err()
+    {
+        let _ = std::fs::remove_file(&aside);
+    }
+}
+
+/// A suffix that differs between two writers of one process.
+fn unique_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
