@@ -7,12 +7,19 @@
 # workspace, and the new build's large workspace against its small one.
 #
 # Usage: bench/start/large.sh AQ_NEW AQ_BEFORE [PAIRS]   (default 40)
+# With UNDO=off, checkpoints are off in every run (`[undo] enabled = false`
+# in a --policy file): what the large workspace costs besides them.
 set -euo pipefail
-NEW=$1 OLD=$2 N=${3:-40}
+NEW_BIN=$1 OLD_BIN=$2 N=${3:-40}
 PAIRS=$(cd "$(dirname "$0")" && pwd)/pairs.py
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 export XDG_STATE_HOME=$scratch/state XDG_CONFIG_HOME=$scratch/config
+NEW=$NEW_BIN OLD=$OLD_BIN
+if [ "${UNDO:-on}" = off ]; then
+  printf '[undo]\nenabled = false\n' > "$scratch/undo-off.toml"
+  NEW="$NEW_BIN --policy $scratch/undo-off.toml" OLD="$OLD_BIN --policy $scratch/undo-off.toml"
+fi
 commit() { git -c user.email=b@example.invalid -c user.name=b commit -qm "$1"; }
 files() { python3 - "$1" <<'PY'
 import os, sys
@@ -34,7 +41,7 @@ for w in small big bigu; do
 done
 cd "$scratch"
 echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), Linux $(uname -r), $(git --version)"
-echo "# new: $NEW"; echo "# before: $OLD"
+echo "# new: $NEW"; echo "# before: $OLD"; echo "# checkpoints: ${UNDO:-on}"
 for w in small big bigu; do
   echo; echo "## $w: new (A) against before (B)"
   python3 "$PAIRS" "$N" "$NEW run -q --workspace $scratch/$w -- /bin/true" "$OLD run -q --workspace $scratch/$w -- /bin/true"

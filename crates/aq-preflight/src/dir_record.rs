@@ -43,9 +43,19 @@ impl Stamp {
     /// The directory at `path` (not followed if it is a link: a link has no
     /// stamp).
     pub(crate) fn of(path: &Path) -> Option<Stamp> {
+        Stamp::of_kind(path, true)
+    }
+
+    /// The regular file at `path` (not followed if it is a link): a write
+    /// moves its `mtime` and `ctime`, a replacement its inode.
+    pub(crate) fn of_file(path: &Path) -> Option<Stamp> {
+        Stamp::of_kind(path, false)
+    }
+
+    fn of_kind(path: &Path, dir: bool) -> Option<Stamp> {
         use std::os::unix::fs::MetadataExt;
         let m = std::fs::symlink_metadata(path).ok()?;
-        if !m.is_dir() {
+        if (dir && !m.is_dir()) || (!dir && !m.is_file()) {
             return None;
         }
         Some(Stamp {
@@ -127,6 +137,17 @@ impl<L> DirRecord<L> {
     pub fn is_empty(&self) -> bool {
         self.dirs.is_empty()
     }
+
+    /// It is a usable record of `root` by the rules `key` names.
+    pub(crate) fn is_for(&self, root: &Path, key: &str) -> bool {
+        self.usable && self.key == key && self.root == root
+    }
+
+    /// A next walk may use it (the walk did not stop at its cap, and the
+    /// file system keeps `ctime`).
+    pub(crate) fn is_usable(&self) -> bool {
+        self.usable
+    }
 }
 
 /// Builds a [`DirRecord`] during a walk, reading an older one.
@@ -156,7 +177,7 @@ impl<'a, L: Clone> Recorder<'a, L> {
             .then(|| Stamp::of(root).map(|s| s.dev))
             .flatten();
         Recorder {
-            old: old.filter(|o| o.usable && o.key == key && o.root == root),
+            old: old.filter(|o| o.is_for(root, key)),
             new: DirRecord {
                 key: key.to_string(),
                 root: root.to_path_buf(),
@@ -201,6 +222,12 @@ impl<'a, L: Clone> Recorder<'a, L> {
                 listing: listing.clone(),
             },
         );
+    }
+
+    /// Whether what was read of a file with `stamp` may be kept for the
+    /// next walk (the same rule as a directory's).
+    pub fn trusts(&self, stamp: &Stamp) -> bool {
+        Some(stamp.dev) == self.root_dev && stamp.ctime_ns < self.trusted_before
     }
 
     /// The walk stopped at its cap: the record is not to be used.
@@ -257,13 +284,13 @@ mod tests {
     use std::path::Path;
     use std::time::Duration;
 
-    use super::{DirRecord, RACY_NS, keeps_ctime};
-    use crate::git_surface::{GitSurface, rediscover_with};
+    use super::{RACY_NS, keeps_ctime};
+    use crate::git_surface::{GitSurface, GitWalkRecord, rediscover_with};
 
     /// In tests a directory is trusted once it is 50 ms old, not 2 s.
     const TEST_RACY: i128 = 50_000_000;
 
-    fn walk(root: &Path, earlier: Option<&DirRecord>) -> (GitSurface, DirRecord) {
+    fn walk(root: &Path, earlier: Option<&GitWalkRecord>) -> (GitSurface, GitWalkRecord) {
         rediscover_with(root, None, earlier, TEST_RACY)
     }
 
@@ -444,22 +471,80 @@ mod tests {
         let (_d, root) = tree();
         let (_, record) = walk(&root, None);
         let json = serde_json::to_vec(&record).unwrap();
-        let back: DirRecord = serde_json::from_slice(&json).unwrap();
+        let back: GitWalkRecord = serde_json::from_slice(&json).unwrap();
         assert_eq!(walk(&root, Some(&back)).1.listed(), 0);
         // Another tree (a copy at another path) or other rules: all listed.
-        let mut elsewhere: DirRecord = serde_json::from_slice(&json).unwrap();
-        elsewhere.root = root.join("src");
+        let mut elsewhere: GitWalkRecord = serde_json::from_slice(&json).unwrap();
+        elsewhere.dirs.root = root.join("src");
         assert!(walk(&root, Some(&elsewhere)).1.listed() > 30);
-        let mut older: DirRecord = serde_json::from_slice(&json).unwrap();
-        older.key = "git-dirs/0".into();
+        let mut older: GitWalkRecord = serde_json::from_slice(&json).unwrap();
+        older.dirs.key = "git-dirs/0".into();
         assert!(walk(&root, Some(&older)).1.listed() > 30);
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .expect("run git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// The index is read again only when it changed: a gitlink into a
+    /// directory the walk skips (`node_modules`) is followed from the
+    /// record, and one added since is followed too.
+    #[test]
+    fn an_index_is_read_again_only_when_it_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        git(&root, &["init", "-q", "."]);
+        for name in ["x", "y"] {
+            git(&root, &["init", "-q", &format!("node_modules/{name}")]);
+        }
+        let link = |name: &str| {
+            git(
+                &root,
+                &[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    &format!("160000,{},node_modules/{name}", "1".repeat(40)),
+                ],
+            )
+        };
+        link("x");
+        std::thread::sleep(Duration::from_nanos(2 * TEST_RACY as u64));
+        let has = |s: &GitSurface, name: &str| {
+            files(s, &root).contains(&format!("node_modules/{name}/.git/config"))
+        };
+        let (first, record) = walk(&root, None);
+        assert!(
+            has(&first, "x") && !has(&first, "y"),
+            "{:?}",
+            files(&first, &root)
+        );
+        assert_eq!(record.indexes_read, 1);
+        let (again, record2) = walk(&root, Some(&record));
+        assert_eq!(record2.indexes_read, 0, "the index did not change");
+        assert_eq!(files(&again, &root), files(&first, &root));
+        link("y");
+        let (after, record3) = walk(&root, Some(&record2));
+        assert_eq!(record3.indexes_read, 1);
+        assert!(
+            has(&after, "x") && has(&after, "y"),
+            "{:?}",
+            files(&after, &root)
+        );
     }
 
     #[test]
     fn a_walk_stopped_at_its_cap_leaves_nothing_to_reuse() {
         let (_d, root) = tree();
         let mut record = walk(&root, None).1;
-        record.usable = false;
+        record.dirs.usable = false;
         let (_, again) = walk(&root, Some(&record));
         assert!(again.listed() > 30);
     }

@@ -23,7 +23,10 @@ use std::io::Read;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use crate::dir_record::{DirRecord, Listing, Recorder};
+use serde::{Deserialize, Serialize};
+
+use crate::dir_record::{DirRecord, Listing, Recorder, Stamp};
+use crate::git_index::GitlinkPath;
 
 use aq_knowledge::git::{
     GitRuns, git_driver_attributes, git_hook_is_lfs, git_hook_is_sample, git_key_runs,
@@ -156,25 +159,65 @@ pub fn discover(root: &Path, home: Option<&Path>) -> GitSurface {
     rediscover(root, home, None).0
 }
 
-/// [`discover`], and a record of the walk's directories; given the record
-/// of an earlier walk of the same tree, only the directories changed since
-/// are listed (see [`crate::dir_record`]).
+/// What a search for git directories leaves for the next one: its
+/// directories, and the gitlinks of each index it read by the index's
+/// stamp (a 20,000-file repository's index is 1.6 MB to read and parse).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct GitWalkRecord {
+    pub(crate) dirs: DirRecord,
+    indexes: HashMap<PathBuf, IndexSeen>,
+    /// How many indexes the walk that made this record read.
+    #[serde(skip)]
+    pub(crate) indexes_read: usize,
+}
+
+impl GitWalkRecord {
+    /// How many directories the walk that made this record listed.
+    pub fn listed(&self) -> usize {
+        self.dirs.listed()
+    }
+
+    /// It holds nothing a next walk could use.
+    pub fn is_empty(&self) -> bool {
+        self.dirs.is_empty() && self.indexes.is_empty()
+    }
+
+    /// How many indexes the walk that made this record read (the others
+    /// were unchanged since the record before it).
+    pub fn indexes_read(&self) -> usize {
+        self.indexes_read
+    }
+}
+
+/// An index as read: its stamp then, and its gitlinks (or why not).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct IndexSeen {
+    stamp: Stamp,
+    gitlinks: Result<Vec<GitlinkPath>, String>,
+}
+
+/// [`discover`], and a record of the walk; given the record of an earlier
+/// walk of the same tree, only the directories changed since are listed
+/// (see [`crate::dir_record`]) and only the indexes changed since are read.
 pub fn rediscover(
     root: &Path,
     home: Option<&Path>,
-    earlier: Option<&DirRecord>,
-) -> (GitSurface, DirRecord) {
+    earlier: Option<&GitWalkRecord>,
+) -> (GitSurface, GitWalkRecord) {
     rediscover_with(root, home, earlier, crate::dir_record::RACY_NS)
 }
 
 pub(crate) fn rediscover_with(
     root: &Path,
     home: Option<&Path>,
-    earlier: Option<&DirRecord>,
+    earlier: Option<&GitWalkRecord>,
     racy_ns: i128,
-) -> (GitSurface, DirRecord) {
+) -> (GitSurface, GitWalkRecord) {
     let mut d = Discovery::new(root, home);
-    let mut record = Recorder::new(root, GIT_WALK, earlier, racy_ns);
+    let mut record = Recorder::new(root, GIT_WALK, earlier.map(|e| &e.dirs), racy_ns);
+    if let Some(e) = earlier.filter(|e| e.dirs.is_for(root, GIT_WALK)) {
+        d.indexes_before = e.indexes.clone();
+    }
     let mut seen = 0usize;
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -207,7 +250,26 @@ pub(crate) fn rediscover_with(
             stack.extend(listing.children);
         }
     }
-    (d.finish(), record.finish())
+    // The indexes read now, kept when their stamp can be trusted.
+    let indexes = std::mem::take(&mut d.indexes_now)
+        .into_iter()
+        .filter(|(_, seen)| record.trusts(&seen.stamp))
+        .collect();
+    let dirs = record.finish();
+    let indexes = if dirs.is_usable() {
+        indexes
+    } else {
+        HashMap::new()
+    };
+    let indexes_read = d.indexes_read;
+    (
+        d.finish(),
+        GitWalkRecord {
+            dirs,
+            indexes,
+            indexes_read,
+        },
+    )
 }
 
 /// Lists `dir`, `budget` entries at most: its `.git` entry goes to
@@ -273,6 +335,12 @@ pub(crate) struct Discovery {
     visited: HashMap<PathBuf, usize>,
     /// Canonical files already listed.
     listed: HashSet<PathBuf>,
+    /// The indexes an earlier walk read, by path.
+    indexes_before: HashMap<PathBuf, IndexSeen>,
+    /// The indexes this walk read or took from the earlier walk.
+    indexes_now: HashMap<PathBuf, IndexSeen>,
+    /// How many it read.
+    indexes_read: usize,
 }
 
 impl Discovery {
@@ -283,6 +351,9 @@ impl Discovery {
             surface: GitSurface::default(),
             visited: HashMap::new(),
             listed: HashSet::new(),
+            indexes_before: HashMap::new(),
+            indexes_now: HashMap::new(),
+            indexes_read: 0,
         }
     }
 
@@ -515,10 +586,10 @@ impl Discovery {
             }));
         }
         for index in indexes {
-            let Ok(bytes) = read_bounded(&index, 256 * MAX_FILE) else {
+            let Some(found) = self.index_gitlinks(&index, hash_len) else {
                 continue;
             };
-            match crate::git_index::gitlinks(&bytes, hash_len) {
+            match found {
                 Ok(links) => {
                     for l in links {
                         let rel = String::from_utf8_lossy(&l).into_owned();
@@ -537,6 +608,39 @@ impl Discovery {
                 )),
             }
         }
+    }
+
+    /// The gitlinks of one index: what an earlier walk read when the
+    /// index's stamp is the same, else read now. `None` if it cannot be
+    /// read.
+    fn index_gitlinks(
+        &mut self,
+        index: &Path,
+        hash_len: usize,
+    ) -> Option<Result<Vec<GitlinkPath>, String>> {
+        let stamp = crate::dir_record::Stamp::of_file(index);
+        if let Some(stamp) = stamp
+            && let Some(seen) = self.indexes_before.get(index)
+            && seen.stamp == stamp
+        {
+            let seen = seen.clone();
+            let links = seen.gitlinks.clone();
+            self.indexes_now.insert(index.to_path_buf(), seen);
+            return Some(links);
+        }
+        let bytes = read_bounded(index, 256 * MAX_FILE).ok()?;
+        self.indexes_read += 1;
+        let links = crate::git_index::gitlinks(&bytes, hash_len).map_err(|e| e.to_string());
+        if let Some(stamp) = stamp {
+            self.indexes_now.insert(
+                index.to_path_buf(),
+                IndexSeen {
+                    stamp,
+                    gitlinks: links.clone(),
+                },
+            );
+        }
+        Some(links)
     }
 
     pub(crate) fn finish(self) -> GitSurface {

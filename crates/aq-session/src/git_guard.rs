@@ -48,10 +48,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use aq_audit::{AuditLog, EventBody};
-use aq_preflight::DirRecord;
 use aq_preflight::git_surface::{
-    GitDir, GitFileKind, GitJudgeContext, GitPlace, GitSurface, git_dangers, read_bounded,
-    rediscover,
+    GitDir, GitFileKind, GitJudgeContext, GitPlace, GitSurface, GitWalkRecord, git_dangers,
+    read_bounded, rediscover,
 };
 use serde::{Deserialize, Serialize};
 
@@ -172,7 +171,7 @@ pub struct GitGuard {
     finished: bool,
     /// The start's walk, so that the end check lists only the directories
     /// changed since (not kept on disk: a killed session's check walks all).
-    walked: DirRecord,
+    walked: GitWalkRecord,
 }
 
 impl GitGuard {
@@ -264,10 +263,11 @@ impl GitGuard {
         let _ = std::fs::write(
             self.session_dir.join(GUARD_DIR).join("checked"),
             format!(
-                "{{\"check_us\":{},\"refused\":{},\"dirs_listed\":{}}}\n",
+                "{{\"check_us\":{},\"refused\":{},\"dirs_listed\":{},\"indexes_read\":{}}}\n",
                 started.elapsed().as_micros(),
                 refusals.len(),
-                walked.listed()
+                walked.listed(),
+                walked.indexes_read()
             ),
         );
         pending::remove(&self.session_dir);
@@ -601,7 +601,7 @@ fn check(
     session_dir: &Path,
     home: Option<&Path>,
     snapshot: &Snapshot,
-    walked: Option<&DirRecord>,
+    walked: Option<&GitWalkRecord>,
 ) -> Vec<GitRefusal> {
     check_listing(workspace, session_dir, home, snapshot, walked).0
 }
@@ -613,8 +613,8 @@ fn check_listing(
     session_dir: &Path,
     home: Option<&Path>,
     snapshot: &Snapshot,
-    walked: Option<&DirRecord>,
-) -> (Vec<GitRefusal>, DirRecord) {
+    walked: Option<&GitWalkRecord>,
+) -> (Vec<GitRefusal>, GitWalkRecord) {
     let (surface, record) = rediscover(workspace, home, walked);
     let mut templates = Templates::new(home);
     let mut out = Vec::new();

@@ -12,8 +12,27 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use aq_preflight::DirRecord;
+use aq_preflight::git_surface::GitWalkRecord;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+/// A walk's record, as kept.
+pub(crate) trait Record: Serialize + DeserializeOwned {
+    /// It holds nothing a next walk could use.
+    fn holds_nothing(&self) -> bool;
+}
+
+impl<L: Serialize + DeserializeOwned> Record for DirRecord<L> {
+    fn holds_nothing(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+impl Record for GitWalkRecord {
+    fn holds_nothing(&self) -> bool {
+        self.is_empty()
+    }
+}
 
 /// Under the state root.
 const DIR: &str = "walk-records";
@@ -55,7 +74,7 @@ fn path(walk: Walk, workspace: &Path) -> Option<PathBuf> {
 
 /// The record of `walk` the last session in `workspace` left, if any can
 /// be read.
-pub(crate) fn load<L: DeserializeOwned>(walk: Walk, workspace: &Path) -> Option<DirRecord<L>> {
+pub(crate) fn load<R: Record>(walk: Walk, workspace: &Path) -> Option<R> {
     let file = std::fs::File::open(path(walk, workspace)?).ok()?;
     let mut bytes = Vec::new();
     file.take(MAX_BYTES + 1).read_to_end(&mut bytes).ok()?;
@@ -67,11 +86,11 @@ pub(crate) fn load<L: DeserializeOwned>(walk: Walk, workspace: &Path) -> Option<
 
 /// Keeps `record` for the next session (written aside and renamed in, so a
 /// reader never sees half of it). An empty record removes the old one.
-pub(crate) fn save<L: Serialize>(walk: Walk, workspace: &Path, record: &DirRecord<L>) {
+pub(crate) fn save<R: Record>(walk: Walk, workspace: &Path, record: &R) {
     let Some(path) = path(walk, workspace) else {
         return;
     };
-    if record.is_empty() {
+    if record.holds_nothing() {
         let _ = std::fs::remove_file(&path);
         return;
     }
