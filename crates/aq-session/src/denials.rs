@@ -27,37 +27,94 @@ const AUDIT_NLGRP_READLOG: u32 = 1;
 const AUDIT_LANDLOCK_ACCESS: u16 = 1423;
 const AUDIT_LANDLOCK_DOMAIN: u16 = 1424;
 
-/// The running watch; [`DenialWatch::stop`] ends it.
+/// The watch, from the question whether the kernel's audit is on to its
+/// end ([`DenialWatch::stop`]).
+///
+/// The kernel answers `AUDIT_GET` from a thread it creates for each
+/// request, and the asker waits for that thread to be made and run: 1 to
+/// 4 ms on a 2-vCPU VM, on the session's start path. So the question is
+/// asked on the watch's own thread as soon as the profile is known
+/// ([`DenialWatch::begin`]), and the answer is waited for only when the
+/// sandbox is planned ([`DenialWatch::is_on`]).
 pub(crate) struct DenialWatch {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    /// The answer, once the thread gives it: whether the watch runs.
+    answer: std::sync::Mutex<Answer>,
+    /// Where the supervisor goes to the thread, once it exists.
+    supervisor: Option<std::sync::mpsc::Sender<Arc<Supervisor>>>,
+}
+
+/// The thread's answer, awaited once.
+enum Answer {
+    Awaited(std::sync::mpsc::Receiver<bool>),
+    Known(bool),
 }
 
 impl DenialWatch {
-    /// Starts watching, when this process can read the audit log and the
-    /// kernel's audit is on; `None` otherwise (nothing is switched on).
-    pub fn start(supervisor: Arc<Supervisor>) -> Option<DenialWatch> {
+    /// Starts asking, when this process could read the audit log (root)
+    /// and `wanted` (a sandboxed, guarded session); `None` otherwise
+    /// (nothing is switched on).
+    pub fn begin(wanted: bool) -> Option<DenialWatch> {
         // SAFETY: geteuid cannot fail.
-        if unsafe { libc::geteuid() } != 0 || !audit_enabled() {
+        if !wanted || unsafe { libc::geteuid() } != 0 {
             return None;
         }
-        let socket = netlink(AUDIT_NLGRP_READLOG).ok()?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let (answer_tx, answer_rx) = std::sync::mpsc::channel();
+        let (supervisor_tx, supervisor_rx) = std::sync::mpsc::channel::<Arc<Supervisor>>();
         let thread = std::thread::Builder::new()
             .name("aq-denials".into())
-            .spawn(move || watch(socket, &supervisor, &flag))
+            .spawn(move || {
+                let socket = audit_enabled()
+                    .then(|| netlink(AUDIT_NLGRP_READLOG).ok())
+                    .flatten();
+                let _ = answer_tx.send(socket.is_some());
+                // The supervisor comes once the session has one; without
+                // it (the session stopped first) the watch ends here.
+                if let (Some(socket), Ok(supervisor)) = (socket, supervisor_rx.recv()) {
+                    watch(socket, &supervisor, &flag);
+                }
+            })
             .ok()?;
         Some(DenialWatch {
             stop,
             thread: Some(thread),
+            answer: std::sync::Mutex::new(Answer::Awaited(answer_rx)),
+            supervisor: Some(supervisor_tx),
         })
     }
 
-    /// Reads what the kernel still has for a moment, then ends.
+    /// Hands the watch the supervisor whose command's refusals it logs.
+    pub fn attach(mut self, supervisor: Arc<Supervisor>) -> DenialWatch {
+        if let Some(tx) = self.supervisor.take() {
+            let _ = tx.send(supervisor);
+        }
+        self
+    }
+
+    /// Whether the watch runs (audit is on and its socket was bound),
+    /// waiting for the answer the first time.
+    pub fn is_on(&self) -> bool {
+        let mut answer = self.answer.lock().unwrap_or_else(|e| e.into_inner());
+        let on = match &*answer {
+            Answer::Known(on) => return *on,
+            Answer::Awaited(rx) => rx.recv().unwrap_or(false),
+        };
+        *answer = Answer::Known(on);
+        on
+    }
+
+    /// Reads what the kernel still has for a moment (when the watch runs),
+    /// then ends.
     pub fn stop(mut self) {
-        std::thread::sleep(Duration::from_millis(50));
+        if self.is_on() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         self.stop.store(true, Ordering::Relaxed);
+        // Without a supervisor handed over, the thread ends at once.
+        self.supervisor.take();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

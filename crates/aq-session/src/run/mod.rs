@@ -65,6 +65,8 @@ use sandbox::plan_sandbox;
 use session::{create_session, open_log};
 use supervise::start_supervisor;
 
+use crate::denials::DenialWatch;
+
 /// Exit code when a boundary the profile asks for cannot be set up.
 pub(crate) const EXIT_SANDBOX: u8 = crate::exit::ExitCode::SandboxFailed.code();
 
@@ -150,10 +152,13 @@ fn session(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     let policy = resolve_policy(args.workspace.as_deref(), policy_flag)?;
     let agent = recognise_agent(&policy, args)?;
     let mut settled = settle_profile(&policy, &agent, args)?;
+    let denials = DenialWatch::begin(
+        settled.profile.sandbox && exec_guard_in_force(&settled.profile, start.kind),
+    );
     let session = create_session(&start, &policy, &agent, &settled, args)?;
     let log = open_log(&policy, &session)?;
     let checkpoints = start_checkpoints(&policy, &session)?;
-    let supervised = start_supervisor(&session, &settled, &log, &checkpoints, args)?;
+    let supervised = start_supervisor(&session, &settled, &log, &checkpoints, args, denials)?;
     let guard = guard_git(&policy.workspace, &session.dir, &mut settled.profile);
     let setup = Setup::new(&start, args, &policy, &agent, &settled, &session);
     let intercept = prepare_network(&setup, &supervised)?;

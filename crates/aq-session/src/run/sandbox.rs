@@ -8,6 +8,7 @@ use aq_policy::Profile;
 use super::supervise::Supervised;
 use super::{SandboxKind, Setup, Stop, host_path, session_env};
 use crate::SessionFile;
+use crate::denials::DenialWatch;
 use crate::net_intercept::SessionIntercept;
 use crate::network::NetPlan;
 
@@ -47,7 +48,7 @@ pub(super) fn plan_sandbox(
         broker: matches!(settled.net, NetPlan::Broker { .. }),
         grants: &session.grants,
         bridge_ports: &bridge_ports,
-        log_denials: supervised.denials.is_some(),
+        log_denials: supervised.denials.as_ref().is_some_and(DenialWatch::is_on),
         pass_fds: &args.pass_fds,
         host_sockets_named: &host_sockets_named,
         intercept: intercept.as_ref(),

@@ -29,6 +29,7 @@ pub(super) fn start_supervisor(
     log: &SessionLog,
     checkpointing: &Checkpointing,
     args: &RunOptions,
+    denials: Option<DenialWatch>,
 ) -> Result<Supervised, RunError> {
     let cannot_open = |source: std::io::Error| RunError::AuditLog {
         path: log.path.clone(),
@@ -58,11 +59,7 @@ pub(super) fn start_supervisor(
         checkpoints: checkpointing.checkpoints.clone(),
     });
     // As root, with the kernel's audit on: Landlock's refusals are read back.
-    let denials = if settled.profile.sandbox && session.guarded {
-        DenialWatch::start(supervisor.clone())
-    } else {
-        None
-    };
+    let denials = denials.map(|d| d.attach(supervisor.clone()));
     crate::supervisor::spawn(listener, supervisor.clone());
     if let Some(ready) = &args.on_ready {
         ready(supervisor.clone());
