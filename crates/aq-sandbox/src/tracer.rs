@@ -48,7 +48,7 @@ use crate::syscall::{Call, ptrace};
 const OPTIONS: libc::c_int = libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_EXITKILL;
 
 /// The handshake thread: receive the listener, check the command can be
-/// traced, start the notifier pool, answer the command.
+/// traced, answer the command, start the notifier pool.
 pub(crate) fn run(shared: Arc<Shared>, socket: OwnedFd, stop: OwnedFd) {
     let Some((pid, listener, diag)) = receive_hello(&socket) else {
         return;
@@ -70,8 +70,11 @@ pub(crate) fn run(shared: Arc<Shared>, socket: OwnedFd, stop: OwnedFd) {
         return refuse(&socket, Call::SocketGuard, e);
     }
     shared.set_command(pid);
-    Notifier::start(listener, stop, shared);
+    // The command may go on at once: its first exec's notification waits
+    // in the kernel until a notifier receives it, so the pool's threads
+    // are made while the command makes its way to that exec.
     reply(&socket, &[READY]);
+    Notifier::start(listener, stop, shared);
 }
 
 /// Interrupt a seized thread that is not stopped, and detach at its stop.
