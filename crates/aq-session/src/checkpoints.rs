@@ -32,6 +32,8 @@ pub struct Checkpoints {
     /// When the last checkpoint was taken; held while one is being taken,
     /// so that concurrent execs wait for it rather than take their own.
     last: Mutex<Option<Instant>>,
+    /// The session ended ([`Checkpoints::end`]): no more checkpoints.
+    ended: std::sync::atomic::AtomicBool,
 }
 
 /// What a checkpoint did, for the log.
@@ -123,6 +125,7 @@ impl Checkpoints {
             session: session.to_string(),
             coalesce: Duration::from_millis(settings.coalesce_ms),
             last: Mutex::new(None),
+            ended: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -160,6 +163,9 @@ impl Checkpoints {
     /// the same).
     pub fn take(&self, reason: Reason, command: Option<&str>) -> Option<EventBody> {
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if self.ended.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
         if reason == Reason::SessionEnd
             && let Some(Ok(w)) = self.watcher.get()
             && !w.changed()
@@ -180,6 +186,18 @@ impl Checkpoints {
         event(reason, command, &taken)
     }
 
+    /// After the session's last checkpoint: no more are taken (a late
+    /// request of a shim waits for none), and the watcher stops, its
+    /// inotify instance closed in a short-lived child process (closing it
+    /// here waited up to 13 ms for the kernel, at every session's end).
+    pub fn end(&self) {
+        let _last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        self.ended.store(true, std::sync::atomic::Ordering::Release);
+        if let Some(Ok(w)) = self.watcher.get() {
+            w.stop();
+        }
+    }
+
     /// The watcher's changes, except for the first checkpoint (a full walk).
     fn dirty(&self, reason: Reason) -> Option<Dirty> {
         let Some(Ok(w)) = self.watcher.get() else {
@@ -195,6 +213,9 @@ impl Checkpoints {
     /// The command's text is made only when a checkpoint is taken: this
     /// runs before every exec the session allows.
     pub fn before(&self, argv: &[String], urgent: bool) -> Option<EventBody> {
+        if self.ended.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
         if let Some(Ok(w)) = self.watcher.get()
             && !w.changed()
         {

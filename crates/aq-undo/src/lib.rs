@@ -443,8 +443,21 @@ impl Watcher {
         self.running.take()
     }
 
+    /// Stops watching, before the process ends: the inotify instance's
+    /// last close (which waits for the kernel to free its watches) is made
+    /// in a short-lived child process. From then on everything counts as
+    /// changed.
+    pub fn stop(&self) {
+        self.running.stop()
+    }
+
     #[cfg(all(test, target_os = "linux"))]
     pub(crate) fn watched_dirs(&self) -> Vec<PathBuf> {
         self.running.watched_dirs()
+    }
+
+    #[cfg(all(test, target_os = "linux"))]
+    pub(crate) fn inotify_fd(&self) -> i32 {
+        self.running.inotify_fd()
     }
 }

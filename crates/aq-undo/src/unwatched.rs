@@ -44,4 +44,8 @@ impl Running {
     pub fn take(&self) -> Dirty {
         match *self {}
     }
+
+    pub fn stop(&self) {
+        match *self {}
+    }
 }

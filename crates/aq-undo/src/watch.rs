@@ -61,7 +61,7 @@ struct State {
 }
 
 pub(crate) struct Shared {
-    fd: OwnedFd,
+    fd: Inotify,
     root: PathBuf,
     rules: Rules,
     state: Mutex<State>,
@@ -112,15 +112,128 @@ fn test_hooks(root: &Path) -> Arc<TestHooks> {
 pub(crate) struct Running {
     shared: Arc<Shared>,
     wake: OwnedFd,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Running {
+    /// Ends the reader thread.
+    fn end_thread(&self) {
+        unsafe { libc::write(self.wake.as_raw_fd(), b"x".as_ptr().cast(), 1) };
+        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(t) = thread {
+            let _ = t.join();
+        }
+    }
+
+    /// Stops watching: the reader thread ends and the inotify instance is
+    /// closed aside. From then on every directory counts as changed (an
+    /// overflow): a later checkpoint walks everything.
+    pub fn stop(&self) {
+        self.end_thread();
+        self.shared.fd.close();
+        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.overflow = true;
+        self.shared.changed.store(true, Ordering::Release);
+    }
+}
+
+/// The inotify instance.
+///
+/// Its last close frees its watches, and the kernel waits for that
+/// (`fsnotify_destroy_group` flushes the mark reaper, which waits for an
+/// SRCU grace period): 0.2 ms usually, up to 13 ms on a 2-vCPU VM, at the
+/// end of every session and in its exit. So the last close is made in a
+/// short-lived child process, which holds nothing else, and the session
+/// goes on (see [`close_aside`]).
+struct Inotify(std::sync::RwLock<Option<OwnedFd>>);
+
+impl Inotify {
+    /// `f` with the descriptor, unless it was closed ([`Inotify::close`]).
+    fn with<R>(&self, f: impl FnOnce(std::os::fd::RawFd) -> R) -> Option<R> {
+        let fd = self.0.read().unwrap_or_else(|e| e.into_inner());
+        fd.as_ref().map(|fd| f(fd.as_raw_fd()))
+    }
+
+    /// The descriptor as a number, for the reader thread's `poll` (which
+    /// must not hold the lock while it waits; the thread has ended before
+    /// the descriptor is closed).
+    fn raw(&self) -> std::os::fd::RawFd {
+        self.with(|fd| fd).unwrap_or(-1)
+    }
+
+    /// Closes it, aside (see [`close_aside`]).
+    fn close(&self) {
+        let fd = self.0.write().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(fd) = fd {
+            close_aside(fd);
+        }
+    }
+}
+
+impl Drop for Inotify {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Closes `fd` so that its last close, and whatever the kernel waits for
+/// in it, happens in a child process: the child keeps only `fd` and a pipe,
+/// waits until this process has closed its own copy (the pipe's end), then
+/// closes `fd` and exits; a thread here reaps it (or, if this process ends
+/// first, whoever adopts it). If the child cannot be made, `fd` is closed
+/// here.
+fn close_aside(fd: OwnedFd) {
+    let mut pipe = [0; 2];
+    // SAFETY: pipe2 fills the two-int array we own.
+    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return;
+    }
+    let [read_end, write_end] = pipe;
+    let raw = fd.as_raw_fd();
+    // SAFETY: the child makes only system calls (no allocation, no lock)
+    // before `_exit`, as a child of a threaded process must.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let (low, high) = (raw.min(read_end) as u32, raw.max(read_end) as u32);
+        // SAFETY: closing descriptors of this child's own table; reading
+        // one byte into a local.
+        unsafe {
+            if low > 0 {
+                libc::syscall(libc::SYS_close_range, 0u32, low - 1, 0u32);
+            }
+            if high > low + 1 {
+                libc::syscall(libc::SYS_close_range, low + 1, high - 1, 0u32);
+            }
+            libc::syscall(libc::SYS_close_range, high + 1, u32::MAX, 0u32);
+            let mut byte = 0u8;
+            while libc::read(read_end, (&mut byte as *mut u8).cast(), 1) < 0
+                && *libc::__errno_location() == libc::EINTR
+            {}
+            libc::close(raw);
+            libc::_exit(0);
+        }
+    }
+    drop(fd);
+    // SAFETY: closing the pipe's ends we own; the child sees EOF once the
+    // write end is closed here, after `fd`.
+    unsafe {
+        libc::close(write_end);
+        libc::close(read_end);
+    }
+    if pid > 0 {
+        let _ = std::thread::Builder::new()
+            .name("aq-undo-close".into())
+            .spawn(move || {
+                let mut status = 0;
+                // SAFETY: waiting for our own child into a local.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            });
+    }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        unsafe { libc::write(self.wake.as_raw_fd(), b"x".as_ptr().cast(), 1) };
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.end_thread();
     }
 }
 
@@ -145,7 +258,13 @@ impl Shared {
         {
             return Err(Error(watch_limit_hint()));
         }
-        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), MASK) };
+        // Closed (the session ended): nothing is watched any more.
+        let Some(wd) = self
+            .fd
+            .with(|fd| unsafe { libc::inotify_add_watch(fd, c.as_ptr(), MASK) })
+        else {
+            return Ok(false);
+        };
         if wd < 0 {
             let e = std::io::Error::last_os_error();
             return match e.raw_os_error() {
@@ -288,7 +407,10 @@ impl Shared {
         let mut buf = [0u8; 16 * 1024];
         let head = std::mem::size_of::<libc::inotify_event>();
         loop {
-            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            let n = self
+                .fd
+                .with(|fd| unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })
+                .unwrap_or(0);
             if n <= 0 {
                 return; // EAGAIN: nothing more queued
             }
@@ -313,7 +435,10 @@ impl Shared {
     /// Whether events are queued in the kernel that nobody has read yet.
     fn pending(&self) -> bool {
         let mut n: libc::c_int = 0;
-        let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::FIONREAD, &mut n) };
+        let r = self
+            .fd
+            .with(|fd| unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) })
+            .unwrap_or(-1);
         r == 0 && n > 0
     }
 
@@ -321,7 +446,7 @@ impl Shared {
         loop {
             let mut fds = [
                 libc::pollfd {
-                    fd: self.fd.as_raw_fd(),
+                    fd: self.fd.raw(),
                     events: libc::POLLIN,
                     revents: 0,
                 },
@@ -377,7 +502,9 @@ pub(crate) fn start_unwalked(workspace: &Path, opts: &Options) -> Result<Running
         )));
     }
     let shared = Arc::new(Shared {
-        fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        fd: Inotify(std::sync::RwLock::new(Some(unsafe {
+            OwnedFd::from_raw_fd(fd)
+        }))),
         rules: Rules::new(&root, &opts.include),
         #[cfg(test)]
         test: test_hooks(&root),
@@ -412,7 +539,7 @@ pub(crate) fn start_unwalked(workspace: &Path, opts: &Options) -> Result<Running
     Ok(Running {
         shared,
         wake: wr,
-        thread: Some(thread),
+        thread: Mutex::new(Some(thread)),
     })
 }
 
@@ -475,6 +602,12 @@ impl Running {
             .clone()
     }
 
+    /// The inotify descriptor's number.
+    #[cfg(test)]
+    pub(crate) fn inotify_fd(&self) -> i32 {
+        self.shared.fd.raw()
+    }
+
     /// The workspace's directories watched now, sorted.
     #[cfg(test)]
     pub(crate) fn watched_dirs(&self) -> Vec<PathBuf> {
@@ -492,6 +625,10 @@ impl Running {
     }
 
     pub fn changed(&self) -> bool {
+        // Stopped: nothing is watched, so anything may have changed.
+        if self.shared.fd.with(|_| ()).is_none() {
+            return true;
+        }
         let seen = || self.shared.changed.load(Ordering::Acquire) || self.shared.pending();
         if seen() {
             return true;
@@ -504,11 +641,12 @@ impl Running {
 
     pub fn take(&self) -> Dirty {
         self.shared.drain();
+        let stopped = self.shared.fd.with(|_| ()).is_none();
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         self.shared.changed.store(false, Ordering::Release);
         Dirty {
             dirs: std::mem::take(&mut st.dirty),
-            overflow: std::mem::replace(&mut st.overflow, false),
+            overflow: std::mem::replace(&mut st.overflow, false) || stopped,
         }
     }
 }

@@ -43,6 +43,7 @@ pub(super) fn finish(
             session::log_event(&log.log, id, event);
         }
         c.prune_now_and_then();
+        c.end();
     }
     supervised.supervisor.flush_log();
     git_guard.finish(&log.log, id, args.quiet || headless);

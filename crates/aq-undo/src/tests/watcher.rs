@@ -75,6 +75,47 @@ fn the_watcher_sees_a_write_and_a_new_nested_dir() {
     same_tree(&ws, &c.id);
 }
 
+/// The inodes an inotify descriptor of this process watches, from the
+/// kernel's `fdinfo` (empty when the descriptor is closed or not one).
+fn watched_inodes(fd: i32) -> Vec<u64> {
+    let text = fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).unwrap_or_default();
+    text.lines()
+        .filter(|l| l.starts_with("inotify "))
+        .filter_map(|l| l.split("ino:").nth(1)?.split_whitespace().next())
+        .filter_map(|h| u64::from_str_radix(h, 16).ok())
+        .collect()
+}
+
+#[test]
+fn a_stopped_watcher_gives_its_instance_away_and_counts_everything_as_changed() {
+    use std::os::unix::fs::MetadataExt;
+    let ws = Ws::new();
+    ws.write("src/a.rs", "a\n");
+    let w = Watcher::start(&ws.root(), &Options::default()).unwrap();
+    ws.take();
+    w.take();
+    assert!(!w.changed());
+    let fd = w.inotify_fd();
+    let root = fs::metadata(ws.root()).unwrap().ino();
+    // Positive control: the kernel shows the workspace's root watched here.
+    assert!(
+        watched_inodes(fd).contains(&root),
+        "{:?}",
+        watched_inodes(fd)
+    );
+    w.stop();
+    // This process no longer holds the instance (its last close is the
+    // child's), whatever the number now names.
+    assert!(!watched_inodes(fd).contains(&root));
+    // Nothing is watched any more: everything counts as changed, every
+    // time.
+    for _ in 0..2 {
+        assert!(w.changed());
+        assert!(w.take().overflow);
+    }
+    w.stop();
+}
+
 #[test]
 fn a_git_ref_change_counts_as_changed() {
     let ws = Ws::new();
