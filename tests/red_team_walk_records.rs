@@ -16,7 +16,9 @@
 //!   directory is not writable there (and, outside aq, the same forged
 //!   record does unmask it: the record is worth protecting);
 //! - a bare repository whose `HEAD`, `objects` and `refs` are symbolic
-//!   links (git takes it for a repository; see the test's note).
+//!   links (git takes it for a repository; see the test's note);
+//! - a directory made to look like a bare repository, above a nested
+//!   repository with a hook: the walk went no further into it.
 //!
 //! Shell builtins do the writes where the kernel is the boundary tested.
 
@@ -302,11 +304,10 @@ fn the_record_cannot_be_forged_from_the_sandbox() {
 /// directories beside them and whose `HEAD` is a symbolic link to
 /// `refs/heads/main`: git takes it for a repository (`access(2)` follows
 /// links, a `HEAD` link into `refs/` is valid), and its config runs on
-/// `git fetch` there. The walk's bare-repository test (`BareSigns`) reads
-/// the entries' own types, so it is not found: a hole of the walk itself,
-/// with or without records.
+/// `git fetch` there. Found by this red team: the walk's bare-repository
+/// test read the entries' own types, so it was not found (with or without
+/// records); now any entries of the three names make a candidate.
 #[test]
-#[ignore = "hole: a bare repository made of symbolic links is not found (BareSigns)"]
 fn a_bare_repository_made_of_links_is_put_aside() {
     let env = Env::with_policy("", RULES);
     let w = env.work();
@@ -332,4 +333,45 @@ fn a_bare_repository_made_of_links_is_put_aside() {
     let _ = git(&env, &ev, &["fetch", "-q", "o"]);
     assert!(!m.exists(), "git fetch ran the planted command");
     assert_put_aside(&session, "tools/ev/config", "sshCommand");
+}
+
+/// A directory given entries named `HEAD`, `objects` and `refs` looked like
+/// a bare repository, and the walk did not go into it: a nested repository
+/// below it, with an executable hook, was not found. Now the walk goes on
+/// below a bare repository, its `objects` included.
+#[test]
+fn a_nested_repository_below_a_fake_bare_one_is_put_aside() {
+    let env = Env::with_policy("", RULES);
+    identity(&env);
+    let w = env.work();
+    let m = marker(&env, "below-fake-bare");
+    let script = format!(
+        "set -e\nmkdir -p lib/objects lib/refs\necho junk > lib/HEAD\n\
+         git init -q lib/objects/inner\n\
+         printf '#!/bin/sh\\necho ran >> {m}\\n' > lib/objects/inner/.git/hooks/pre-commit\n\
+         chmod +x lib/objects/inner/.git/hooks/pre-commit && echo planted-below\n",
+        m = m.display()
+    );
+    env.write(&w.join("attack.sh"), &script);
+    env.aq(&["run", "--quiet", "--", "sh", "attack.sh"])
+        .code(0)
+        .stdout_has("planted-below");
+    let session = env.only_session();
+    assert_put_aside(
+        &session,
+        "lib/objects/inner/.git/hooks/pre-commit",
+        "ran >>",
+    );
+    let inner = w.join("lib/objects/inner");
+    git_ok(&env, &inner, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    assert!(!m.exists(), "git ran the planted hook");
+    // Control: the same hook made outside aq runs.
+    let hook = inner.join(".git/hooks/pre-commit");
+    std::fs::write(&hook, format!("#!/bin/sh\necho ran >> {}\n", m.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    git_ok(&env, &inner, &["commit", "-q", "--allow-empty", "-m", "y"]);
+    assert!(
+        m.exists(),
+        "the control hook did not run: the test proves nothing"
+    );
 }

@@ -151,7 +151,7 @@ pub struct GitSurface {
 
 /// What [`rediscover`]'s record is of: changed with anything that changes
 /// what its listings hold or which directories it skips.
-const GIT_WALK: &str = "git-dirs/1";
+const GIT_WALK: &str = "git-dirs/2";
 
 /// Finds the git surface of the tree at `root` (canonical) with a walk of
 /// its own, bounded by [`MAX_ENTRIES`].
@@ -243,12 +243,12 @@ pub(crate) fn rediscover_with(
             record.truncated();
             break;
         }
-        // A bare repository's objects are not walked.
         if dir != root && listing.bare {
             d.bare(&dir);
-        } else {
-            stack.extend(listing.children);
         }
+        // A bare repository's directories are walked too: a directory
+        // that only looks like one must not hide a repository below it.
+        stack.extend(listing.children);
     }
     // The indexes read now, kept when their stamp can be trusted.
     let indexes = std::mem::take(&mut d.indexes_now)
@@ -298,8 +298,11 @@ fn list(d: &mut Discovery, dir: &Path, budget: usize) -> Option<Listing> {
     Some(out)
 }
 
-/// What makes a directory a bare repository: `HEAD`, `objects/` and
-/// `refs/` among its entries.
+/// What may make a directory a bare repository: entries named `HEAD`,
+/// `objects` and `refs`, whatever their type. git's own test follows links
+/// (`objects` and `refs` need only be searchable: a link to a directory
+/// will do) and takes a `HEAD` link into `refs/`; a directory with the
+/// three names is a candidate, and discovery reads what it would run.
 #[derive(Default)]
 pub(crate) struct BareSigns {
     head: bool,
@@ -308,13 +311,13 @@ pub(crate) struct BareSigns {
 }
 
 impl BareSigns {
-    /// One entry of the directory.
-    pub(crate) fn see(&mut self, name: &std::ffi::OsStr, ft: std::fs::FileType) {
-        if name == "HEAD" && ft.is_file() {
+    /// One entry of the directory (its type does not matter, see above).
+    pub(crate) fn see(&mut self, name: &std::ffi::OsStr, _ft: std::fs::FileType) {
+        if name == "HEAD" {
             self.head = true;
-        } else if name == "objects" && ft.is_dir() {
+        } else if name == "objects" {
             self.objects = true;
-        } else if name == "refs" && ft.is_dir() {
+        } else if name == "refs" {
             self.refs = true;
         }
     }
