@@ -17,8 +17,11 @@
 //!   the tree's root (a mount inside the tree). On those the record is left
 //!   empty, and the next walk lists everything.
 //!
-//! Files inside git directories are not covered: discovery reads them on
-//! every walk. Only the walk's search for git directories is shortened.
+//! Only the listing of directories is shortened: what a walk reads inside
+//! files (git's files in each git directory, the secret search's first
+//! bytes of a file) it reads on every walk. Two walks keep records: git
+//! discovery's ([`crate::git_surface::rediscover`]) and `aq run`'s secret
+//! search.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -74,7 +77,8 @@ pub struct Listing {
     pub entries: usize,
     /// A `.git` entry is there.
     pub dot_git: bool,
-    /// `HEAD`, `objects/` and `refs/` are there.
+    /// Entries named `HEAD`, `objects` and `refs` are there (a bare
+    /// repository, or something git may take for one).
     pub bare: bool,
     /// The subdirectories the walk goes into, in the order it pushed them.
     pub children: Vec<PathBuf>,
