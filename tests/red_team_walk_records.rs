@@ -14,7 +14,8 @@
 //! - the record kept on disk forged from the sandbox, so that the next
 //!   session's secret search takes a listing without the `.env`: the state
 //!   directory is not writable there (and, outside aq, the same forged
-//!   record does unmask it: the record is worth protecting);
+//!   record does unmask it: the record is worth protecting), as root and as
+//!   an unprivileged user;
 //! - a bare repository whose `HEAD`, `objects` and `refs` are symbolic
 //!   links (git takes it for a repository; see the test's note);
 //! - a directory made to look like a bare repository, above a nested
@@ -373,5 +374,101 @@ fn a_nested_repository_below_a_fake_bare_one_is_put_aside() {
     assert!(
         m.exists(),
         "the control hook did not run: the test proves nothing"
+    );
+}
+
+/// The forged record again, as an unprivileged user: the user's own state
+/// directory is theirs to write outside aq, but not from the sandbox.
+#[test]
+fn an_unprivileged_users_sandbox_cannot_write_its_walk_records() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        // Already unprivileged: the test above is the proof.
+        return;
+    }
+    let (root, aq, uid, gid) =
+        crate::util::user_scratch("aq-unpriv-walks-", &["home", "state", "config", "work/cfg"]);
+    let r = root.path();
+    let w = r.join("work");
+    for (rel, text) in [
+        ("cfg/.env", "API_TOKEN=FAKE-DOTENV-SECRET\n"),
+        ("cfg/app.toml", "CONTROL-CFG\n"),
+        (
+            "attack.sh",
+            "for R in \"$XDG_STATE_HOME\"/agent-quarantine/walk-records/*.json; do\n\
+             (: > \"$R\") 2>/dev/null && echo overwrote\n\
+             done\n\
+             (: > \"$XDG_STATE_HOME/agent-quarantine/walk-records/x\") 2>/dev/null && echo created\n\
+             echo done\n",
+        ),
+        (
+            "read.sh",
+            "printf 'dotenv:[%s]\\n' \"$(cat cfg/.env)\"\nprintf 'app:[%s]\\n' \"$(cat cfg/app.toml)\"\n",
+        ),
+    ] {
+        std::fs::write(w.join(rel), text).unwrap();
+        std::os::unix::fs::chown(w.join(rel), Some(uid), Some(gid)).unwrap();
+    }
+    age();
+    let run = |script: &str| {
+        let out = crate::util::aq_as_user(
+            r,
+            &aq,
+            (uid, gid),
+            "work",
+            &["run", "--quiet", "--", "sh", script],
+        );
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // The first session leaves the records (the workspace is old enough).
+    run("read.sh");
+    let records: Vec<PathBuf> = std::fs::read_dir(r.join("state/agent-quarantine/walk-records"))
+        .expect("walk records kept")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(
+        records
+            .iter()
+            .any(|p| p.to_string_lossy().contains("secrets-")),
+        "{records:?}"
+    );
+    let before: Vec<String> = records
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let out = run("attack.sh");
+    assert!(out.contains("done"), "{out}");
+    assert!(
+        !out.contains("overwrote") && !out.contains("created"),
+        "{out}"
+    );
+    let after: Vec<String> = records
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert_eq!(before, after, "a record changed from inside the sandbox");
+    // The next session, from the record: the secret still masked, the
+    // control file readable.
+    let out = run("read.sh");
+    assert!(
+        out.contains("dotenv:[]") && out.contains("app:[CONTROL-CFG]"),
+        "{out}"
+    );
+    // The control: the same user, outside aq, can write the records.
+    use std::os::unix::process::CommandExt;
+    let control = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(": > \"$1\" && echo overwrote")
+        .arg("sh")
+        .arg(&records[0])
+        .uid(uid)
+        .gid(gid)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&control.stdout).contains("overwrote"),
+        "the control write failed: the test proves nothing ({control:?})"
     );
 }
