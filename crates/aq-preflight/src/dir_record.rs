@@ -132,11 +132,6 @@ impl<L> DirRecord<L> {
         self.listed
     }
 
-    /// How many directories it holds (those a later walk need not list).
-    pub fn len(&self) -> usize {
-        self.dirs.len()
-    }
-
     /// It holds no directory.
     pub fn is_empty(&self) -> bool {
         self.dirs.is_empty()
@@ -299,19 +294,10 @@ mod tests {
     }
 
     fn files(s: &GitSurface, root: &Path) -> Vec<String> {
-        let mut v: Vec<String> = s
-            .files
-            .iter()
-            .map(|f| {
-                f.path
-                    .strip_prefix(root)
-                    .unwrap_or(&f.path)
-                    .display()
-                    .to_string()
-            })
-            .collect();
-        v.sort();
-        v
+        crate::git_surface::tests::kinds(s, root)
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect()
     }
 
     fn write(root: &Path, rel: &str, text: &str) {

@@ -887,10 +887,11 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn kinds(surface: &GitSurface, root: &Path) -> Vec<(String, GitFileKind)> {
+    /// Each file found, relative to `root`, with its kind, sorted.
+    pub(crate) fn kinds(surface: &GitSurface, root: &Path) -> Vec<(String, GitFileKind)> {
         let mut v: Vec<(String, GitFileKind)> = surface
             .files
             .iter()
