@@ -797,6 +797,102 @@ fn a_program_cannot_read_the_environment_or_files_of_the_process_that_started_it
     );
 }
 
+/// A static x86-64 program of one executable segment of `size` bytes at
+/// 0x400000 (no loader): it opens `argv[1]` and exits with `errno` when that
+/// fails, 100 when it opens.
+#[cfg(target_arch = "x86_64")]
+fn tiny_static_program(size: u64) -> Vec<u8> {
+    let base: u64 = 0x40_0000;
+    let entry = base + 64 + 56;
+    let mut elf = Vec::new();
+    // Elf64_Ehdr: ELF64, little-endian, ET_EXEC, x86-64.
+    elf.extend_from_slice(b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0");
+    elf.extend_from_slice(&2u16.to_le_bytes()); // e_type
+    elf.extend_from_slice(&62u16.to_le_bytes()); // e_machine
+    elf.extend_from_slice(&1u32.to_le_bytes()); // e_version
+    elf.extend_from_slice(&entry.to_le_bytes());
+    elf.extend_from_slice(&64u64.to_le_bytes()); // e_phoff
+    elf.extend_from_slice(&0u64.to_le_bytes()); // e_shoff
+    elf.extend_from_slice(&0u32.to_le_bytes()); // e_flags
+    for v in [64u16, 56, 1, 64, 0, 0] {
+        elf.extend_from_slice(&v.to_le_bytes()); // sizes, one header, no sections
+    }
+    // Elf64_Phdr: PT_LOAD, R+X, the whole file at base.
+    elf.extend_from_slice(&1u32.to_le_bytes());
+    elf.extend_from_slice(&5u32.to_le_bytes());
+    for v in [0, base, base, size, size, 0x1000] {
+        elf.extend_from_slice(&v.to_le_bytes());
+    }
+    elf.extend_from_slice(&[
+        0x48, 0x8b, 0x7c, 0x24, 0x10, // mov rdi, [rsp + 16]: argv[1]
+        0x31, 0xf6, // xor esi, esi: O_RDONLY
+        0xb8, 0x02, 0, 0, 0, // mov eax, 2: open
+        0x0f, 0x05, // syscall
+        0x48, 0x89, 0xc3, // mov rbx, rax
+        0x48, 0xf7, 0xdb, // neg rbx: errno
+        0x48, 0x85, 0xc0, // test rax, rax
+        0x78, 0x05, // js: failed
+        0xbb, 100, 0, 0, 0, // mov ebx, 100
+        0x48, 0x89, 0xdf, // mov rdi, rbx
+        0xb8, 0xe7, 0, 0, 0, // mov eax, 231: exit_group
+        0x0f, 0x05, // syscall
+    ]);
+    elf.resize(size as usize, 0);
+    elf
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_static_program_without_a_loader_is_nested_too() {
+    // The nesting code runs at the page a program starts in: for a dynamic
+    // program the loader's, for a static one its own (here one whose code
+    // fills its page to the end). Either way the program cannot read its
+    // parent's environment, and it then runs as it would.
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new();
+    for (name, size) in [("small", 0x200), ("full", 0x1000)] {
+        let path = s.ws.join(name);
+        std::fs::write(&path, tiny_static_program(size)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let script = "for p in small full; do \
+                    ./$p /proc/$$/environ; echo $? > $p-parent; \
+                    ./$p /proc/self/environ; echo $? > $p-own; \
+                  done";
+    let Some(status) = sh(&s, Arc::new(Recorder::default()), script) else {
+        return;
+    };
+    assert!(status.success(), "{status:?}");
+    let ws = |f: &str| read(&s.ws.join(f)).trim().to_string();
+    for p in ["small", "full"] {
+        assert_eq!(
+            ws(&format!("{p}-parent")),
+            "13",
+            "{p}: EACCES from Landlock"
+        );
+        assert_eq!(ws(&format!("{p}-own")), "100", "{p}");
+    }
+
+    // The control: without the guard the same programs read it.
+    let c = Scratch::new();
+    for p in ["small", "full"] {
+        std::fs::copy(s.ws.join(p), c.ws.join(p)).unwrap();
+    }
+    let script = format!("cd '{}' || exit 99; {script}", c.ws.display());
+    let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
+    let mut spec = c.spec();
+    spec.writable = vec!["/dev/null".into()];
+    let status = aq_sandbox::run_sandboxed(&spec, &argv).expect("the control sandbox runs");
+    assert!(status.success(), "{status:?}");
+    for p in ["small", "full"] {
+        assert_eq!(
+            read(&c.ws.join(format!("{p}-parent"))).trim(),
+            "100",
+            "control {p}"
+        );
+    }
+}
+
 #[test]
 fn a_call_the_sandbox_denies_is_answered_by_the_guard_and_recorded() {
     // Under the exec guard its notifier answers the unconditional denials:
