@@ -62,8 +62,9 @@ impl HostFacts {
     /// Probe the running kernel and stat every path in `spec`.
     pub fn probe(spec: &SandboxSpec) -> HostFacts {
         let mut paths = BTreeMap::new();
+        let mut real_dirs = BTreeMap::new();
         for p in spec_paths(spec) {
-            let facts = probe_path(&p);
+            let facts = probe_path_in(&p, &mut real_dirs);
             paths.insert(p, facts);
         }
         let datagram_sockets = match spec.socket_guard {
@@ -110,6 +111,45 @@ pub(crate) fn spec_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
         out.push(target.clone());
     }
     out
+}
+
+/// [`probe_path`], resolving a path that is not a link through its
+/// directory's real path, resolved once for all its entries (`real_dirs`): a
+/// readable `/tmp` cut into its hundreds of entries took two `readlink`s and
+/// a `stat` for each.
+fn probe_path_in(path: &Path, real_dirs: &mut BTreeMap<PathBuf, Option<PathBuf>>) -> PathFacts {
+    use std::os::unix::fs::MetadataExt;
+    let plain = path.is_absolute()
+        && path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::RootDir | std::path::Component::Normal(_)
+            )
+        });
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return probe_path(path);
+    };
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return PathFacts::Missing;
+    };
+    if !plain || meta.file_type().is_symlink() {
+        return probe_path(path);
+    }
+    let real_dir = real_dirs
+        .entry(dir.to_path_buf())
+        .or_insert_with(|| std::fs::canonicalize(dir).ok());
+    match real_dir {
+        Some(real_dir) => PathFacts::Exists {
+            real: real_dir.join(name),
+            kind: if meta.is_dir() {
+                PathKind::Dir
+            } else {
+                PathKind::File
+            },
+            links: meta.nlink(),
+        },
+        None => probe_path(path),
+    }
 }
 
 fn probe_path(path: &Path) -> PathFacts {
@@ -192,7 +232,44 @@ fn current_gid() -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_kernel_version;
+    use super::{parse_kernel_version, probe_path, probe_path_in};
+
+    #[test]
+    fn a_path_resolved_through_its_directory_is_what_resolving_it_whole_gives() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::create_dir_all(root.join("real/dir")).unwrap();
+        std::fs::write(root.join("real/file"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+        std::os::unix::fs::symlink(root.join("real/file"), root.join("real/to-file")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("real/dangling")).unwrap();
+        let mut real_dirs = Default::default();
+        for p in [
+            "real/dir",
+            "real/file",
+            "link/file",
+            "link/dir",
+            "real/to-file",
+            "real/dangling",
+            "real/missing",
+            "link/../real/file",
+            "real/./file",
+            "",
+        ] {
+            let path = root.join(p);
+            assert_eq!(
+                probe_path_in(&path, &mut real_dirs),
+                probe_path(&path),
+                "{}",
+                path.display()
+            );
+        }
+        let root_dir = std::path::Path::new("/");
+        assert_eq!(
+            probe_path_in(root_dir, &mut real_dirs),
+            probe_path(root_dir)
+        );
+    }
 
     #[test]
     fn kernel_version_is_major_and_minor_of_the_release() {

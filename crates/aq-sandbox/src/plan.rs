@@ -692,11 +692,15 @@ pub fn plan(spec: &SandboxSpec, facts: &HostFacts) -> Result<SandboxPlan, PlanEr
             return Err(PlanError::ExecGuardProcWritable(w.clone()));
         }
         // Only what exists can be read; symlinks are granted at their target.
+        // Real paths are canonical, so equal paths are equal bytes: one set
+        // (a readable /tmp cut into its entries is hundreds of paths, and a
+        // search of the list for each was most of a start).
         let readable = spec.readable.as_ref().map(|paths| {
             let mut real: Vec<PathBuf> = Vec::with_capacity(paths.len());
+            let mut seen = std::collections::HashSet::new();
             for p in paths {
                 if let PathFacts::Exists { real: r, .. } = facts.path(p)
-                    && !real.contains(r)
+                    && seen.insert(r.as_os_str())
                 {
                     real.push(r.clone());
                 }

@@ -474,11 +474,19 @@ fn python_env_root(dir: &Path) -> Option<&Path> {
 /// path is replaced by its entries, one level at a time, down to the
 /// excluded path, which is left out. A readable path inside an excluded one
 /// (`~/.cargo` in the home) stays: it was asked for.
+///
+/// An entry that is not a symbolic link is its own real path (its directory
+/// was resolved): only links are resolved again, since a directory such as
+/// `/tmp` may hold hundreds of entries and resolving each took a system call
+/// per component of its path.
 fn cut_out(readable: Vec<PathBuf>, excluded: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut todo: Vec<(PathBuf, bool)> = readable.into_iter().map(|r| (r, false)).collect();
-    while let Some((path, derived)) = todo.pop() {
-        let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    // (the path, its real path when already known, found by the cut)
+    let mut todo: Vec<(PathBuf, Option<PathBuf>, bool)> =
+        readable.into_iter().map(|r| (r, None, false)).collect();
+    while let Some((path, known, derived)) = todo.pop() {
+        let real =
+            known.unwrap_or_else(|| std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
         if derived && excluded.contains(&real) {
             continue;
         }
@@ -487,7 +495,12 @@ fn cut_out(readable: Vec<PathBuf>, excluded: &[PathBuf]) -> Vec<PathBuf> {
             .any(|ex| ex != &real && ex.starts_with(&real))
         {
             if let Ok(entries) = std::fs::read_dir(&real) {
-                todo.extend(entries.flatten().map(|e| (e.path(), true)));
+                todo.extend(entries.flatten().map(|e| {
+                    let path = e.path();
+                    let link = e.file_type().map_or(true, |t| t.is_symlink());
+                    let known = (!link).then(|| path.clone());
+                    (path, known, true)
+                }));
             }
             continue;
         }
@@ -609,12 +622,21 @@ mod tests {
         for d in ["a", "home/src", "home/.cargo", "state/sessions", "b/c"] {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
+        // Links are resolved: one to the state is cut out with it, one to a
+        // directory stays as it is.
+        std::os::unix::fs::symlink(root.join("state"), root.join("to-state")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("to-a")).unwrap();
         let excluded = [root.join("home"), root.join("state")];
         let mut got = cut_out(vec![root.clone(), root.join("home/.cargo")], &excluded);
         got.sort();
         assert_eq!(
             got,
-            vec![root.join("a"), root.join("b"), root.join("home/.cargo")]
+            vec![
+                root.join("a"),
+                root.join("b"),
+                root.join("home/.cargo"),
+                root.join("to-a")
+            ]
         );
     }
 
