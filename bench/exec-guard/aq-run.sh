@@ -16,7 +16,10 @@ if [ -z "${AQ:-}" ]; then
   AQ="$target/release/aq"
 fi
 aq=$(realpath "$AQ")
-dir=$(mktemp -d)
+# The state directory is kept where a user's is, in the home: one inside
+# /tmp would make each entry of /tmp a Landlock rule of its own (the state
+# is cut out of the readable /tmp), which every nested exec copies.
+dir=$(mktemp -d -p "${AQ_BENCH_DIR:-$HOME}" aq-bench.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 printf 'i=0\nwhile [ $i -lt %s ]; do /bin/true; i=$((i+1)); done\n' "$execs" >"$dir/loop.sh"
 printf 'i=0\nwhile [ $i -lt 0 ]; do /bin/true; i=$((i+1)); done\n' >"$dir/loop0.sh"

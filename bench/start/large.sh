@@ -12,7 +12,10 @@
 set -euo pipefail
 NEW_BIN=$1 OLD_BIN=$2 N=${3:-40}
 PAIRS=$(cd "$(dirname "$0")" && pwd)/pairs.py
-scratch=$(mktemp -d)
+# The state directory is kept where a user's is, in the home: one inside
+# /tmp would make each entry of /tmp a Landlock rule of its own (the state
+# is cut out of the readable /tmp), which every nested exec copies.
+scratch=$(mktemp -d -p "${AQ_BENCH_DIR:-$HOME}" aq-bench.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 export XDG_STATE_HOME=$scratch/state XDG_CONFIG_HOME=$scratch/config
 NEW=$NEW_BIN OLD=$OLD_BIN

@@ -16,7 +16,10 @@ cargo build --release --quiet --bins
 BIN=${CARGO_TARGET_DIR:-$PWD/target}/release
 PAIRS=$PWD/bench/start/pairs.py
 
-scratch=$(mktemp -d)
+# The state directory is kept where a user's is, in the home: one inside
+# /tmp would make each entry of /tmp a Landlock rule of its own (the state
+# is cut out of the readable /tmp), which every nested exec copies.
+scratch=$(mktemp -d -p "${AQ_BENCH_DIR:-$HOME}" aq-bench.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 export XDG_STATE_HOME=$scratch/state XDG_CONFIG_HOME=$scratch/config
 mkdir -p "$scratch/ws" && cd "$scratch/ws" && git init -q . && echo x > README.md

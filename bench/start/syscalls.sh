@@ -13,7 +13,10 @@
 # Usage: bench/start/syscalls.sh AQ_NEW AQ_BEFORE [RUNS]   (default 10)
 set -euo pipefail
 NEW=$1 OLD=$2 N=${3:-10}
-scratch=$(mktemp -d)
+# The state directory is kept where a user's is, in the home: one inside
+# /tmp would make each entry of /tmp a Landlock rule of its own (the state
+# is cut out of the readable /tmp), which every nested exec copies.
+scratch=$(mktemp -d -p "${AQ_BENCH_DIR:-$HOME}" aq-bench.XXXXXX)
 trap 'sleep 1; rm -rf "$scratch" || true' EXIT
 python3 - "$scratch/big" <<'PY'
 import os, sys

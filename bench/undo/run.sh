@@ -22,7 +22,10 @@ PAIRS=$PWD/bench/start/pairs.py
 REV=$(git rev-parse --short HEAD 2>/dev/null || echo ?)
 RUSTC=$(rustc --version)
 
-scratch=$(mktemp -d)
+# The state directory is kept where a user's is, in the home: one inside
+# /tmp would make each entry of /tmp a Landlock rule of its own (the state
+# is cut out of the readable /tmp), which every nested exec copies.
+scratch=$(mktemp -d -p "${AQ_BENCH_DIR:-$HOME}" aq-bench.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 export HOME=$scratch/home XDG_STATE_HOME=$scratch/state XDG_CONFIG_HOME=$scratch/config
 export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@example.invalid GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@example.invalid
