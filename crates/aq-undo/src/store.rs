@@ -246,17 +246,50 @@ impl crate::Store {
         Ok((listing, good_lines))
     }
 
-    /// The newest usable checkpoint (read from the end: a take must not
-    /// cost the length of the history).
+    /// The newest usable checkpoint, read from the end: a take (every session
+    /// start, every hook call) must not cost the length of the history. The
+    /// last 8 KiB hold it unless the lines after it are torn or unusable;
+    /// then the window doubles, up to the whole file.
     pub(crate) fn latest(&self) -> Result<Option<(Checkpoint, Root)>> {
-        for line in self.read_lines()?.iter().rev() {
-            if let Ok(c) = serde_json::from_str::<Checkpoint>(line)
-                && let Ok(root) = self.check(&c)
-            {
-                return Ok(Some((c, root)));
+        use std::os::unix::fs::FileExt;
+        let path = self.dir.join(LIST);
+        let file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error("open", &path, e)),
+        };
+        let len = file
+            .metadata()
+            .map_err(|e| io_error("stat", &path, e))?
+            .len();
+        let mut window: u64 = 8 * 1024;
+        // Lines from `done` on were tried already.
+        let mut done = len;
+        loop {
+            let from = len.saturating_sub(window);
+            let mut buf = vec![0u8; (done - from) as usize];
+            file.read_exact_at(&mut buf, from)
+                .map_err(|e| io_error("read", &path, e))?;
+            // Before `from` the first line may be cut: it is read whole in
+            // the next window (its end is where this one's tries start).
+            let whole = match (from, buf.iter().position(|b| *b == b'\n')) {
+                (0, _) => &buf[..],
+                (_, Some(nl)) => &buf[nl + 1..],
+                (_, None) => &buf[buf.len()..],
+            };
+            for line in whole.split(|b| *b == b'\n').rev() {
+                if let Ok(c) = serde_json::from_str::<Checkpoint>(&String::from_utf8_lossy(line))
+                    && let Ok(root) = self.check(&c)
+                {
+                    return Ok(Some((c, root)));
+                }
             }
+            if from == 0 {
+                return Ok(None);
+            }
+            done = from + (buf.len() - whole.len()) as u64;
+            window = window.saturating_mul(2);
         }
-        Ok(None)
     }
 
     pub(crate) fn find(&self, id: &CheckpointId) -> Result<(Checkpoint, Root)> {

@@ -44,6 +44,42 @@ fn a_torn_line_and_a_missing_object_are_skipped() {
 }
 
 #[test]
+fn the_latest_checkpoint_is_found_behind_a_long_torn_tail_and_in_a_long_history() {
+    // The latest is read from the end of the list, a window at a time: what
+    // lies behind more torn lines than one window must still be found.
+    let ws = Ws::new();
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        ws.write("a", &format!("{i}\n"));
+        ids.push(ws.id());
+    }
+    let list = ws.store.dir().join("checkpoints.jsonl");
+    assert!(
+        fs::metadata(&list).unwrap().len() > 8 * 1024,
+        "a history longer than one window"
+    );
+    let (latest, _) = ws.store.latest().unwrap().unwrap();
+    assert_eq!(latest.id, *ids.last().unwrap());
+    // 40 KiB of torn and foreign lines after it, one longer than a window.
+    let mut f = fs::OpenOptions::new().append(true).open(&list).unwrap();
+    for _ in 0..300 {
+        f.write_all(
+            b"{\"id\":\"abc\",\"torn\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n",
+        )
+        .unwrap();
+    }
+    f.write_all(&vec![b'x'; 20 * 1024]).unwrap();
+    f.write_all(b"\n{\"id\":\"cut").unwrap();
+    drop(f);
+    let (latest, _) = ws.store.latest().unwrap().unwrap();
+    assert_eq!(latest.id, *ids.last().unwrap());
+    // And the listing agrees with it.
+    let listing = ws.store.list().unwrap();
+    assert_eq!(listing.checkpoints.last().unwrap().id, latest.id);
+    assert_eq!(listing.checkpoints.len(), 40);
+}
+
+#[test]
 fn a_checkpoint_missing_a_blob_refuses_before_touching_anything() {
     let ws = Ws::new();
     ws.write("a", "precious\n");
