@@ -1425,6 +1425,57 @@ fn hook_mode_takes_a_checkpoint_before_the_agent_deletes_src() {
     );
 }
 
+#[test]
+fn hook_mode_takes_its_checkpoint_with_the_policys_undo_settings() {
+    // The hook decides in a child and takes the checkpoint in the parent,
+    // which takes `[undo]` from the child's policy: a size limit holds, and
+    // `enabled = false` means no checkpoint at all.
+    let payload = |env: &Env, command: &str| {
+        serde_json::json!({
+            "session_id": "11111111-2222-4333-8444-272727272728",
+            "transcript_path": "/home/user/.claude/projects/p/x.jsonl",
+            "cwd": env.work().display().to_string(),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "tool_use_id": "toolu_fake_0028",
+        })
+        .to_string()
+    };
+    let (env, _) = fixture_env();
+    env.write(
+        &env.user_policy(),
+        "version = 1\n\n[undo]\nmax_file_mb = 1\n",
+    );
+    write(&env.work().join("big.bin"), vec![7u8; 2 << 20]);
+    env.aq_input(&["hook", "claude"], &payload(&env, "ls -la"))
+        .code(0);
+    let list = checkpoints(&env, &[]);
+    let cp = list
+        .iter()
+        .find(|c| c["command"] == "ls -la")
+        .unwrap_or_else(|| panic!("no checkpoint before ls -la: {list:#?}"));
+    let not_kept = cp["not_kept"].as_array().unwrap();
+    assert!(
+        not_kept.iter().any(|n| n["path"] == "big.bin"),
+        "the 1 MiB limit was not applied: {cp:#}"
+    );
+
+    let (env, _) = fixture_env();
+    env.write(
+        &env.user_policy(),
+        "version = 1\n\n[undo]\nenabled = false\n",
+    );
+    env.aq_input(&["hook", "claude"], &payload(&env, "ls -la"))
+        .code(0);
+    let list = checkpoints(&env, &[]);
+    assert!(
+        list.iter().all(|c| c["command"] != "ls -la"),
+        "a checkpoint with [undo] enabled = false: {list:#?}"
+    );
+}
+
 // ---- a real agent ----------------------------------------------------------------
 
 #[test]

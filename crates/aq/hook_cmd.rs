@@ -42,7 +42,7 @@ pub fn run(agent: &str, policy_flag: Option<&Path>) -> std::process::ExitCode {
         Ok(Ok(d)) => {
             // The command runs once the hook answers: the checkpoint first.
             if let Some(c) = &d.checkpoint {
-                checkpoint(agent, c, policy_flag);
+                checkpoint(agent, c);
             }
             d.answer
         }
@@ -186,18 +186,20 @@ struct CheckpointAsk {
     session: String,
     tag: String,
     command: String,
+    /// `[undo] max_file_mb` and `include` of the policy the child loaded, so
+    /// that the parent does not load it again (half a hook's policy work).
+    max_file_mb: u64,
+    include: Vec<String>,
 }
 
-/// The checkpoint before the agent runs the command; its outcome goes to
-/// the hook session's log and never changes the answer.
-fn checkpoint(agent: HookAgent, c: &CheckpointAsk, policy_flag: Option<&Path>) {
-    let Ok(loaded) = aq_session::policy_files::load_for(&c.workspace, policy_flag) else {
-        return;
+/// The checkpoint before the agent runs the command (asked only when `[undo]`
+/// is enabled); its outcome goes to the hook session's log and never
+/// changes the answer.
+fn checkpoint(agent: HookAgent, c: &CheckpointAsk) {
+    let options = aq_undo::Options {
+        max_file_bytes: c.max_file_mb.saturating_mul(1 << 20),
+        include: c.include.iter().map(Into::into).collect(),
     };
-    let settings = &loaded.effective.undo;
-    if !settings.enabled {
-        return;
-    }
     let (event, store) = match aq_session::checkpoints::open_store(&c.workspace) {
         Ok(store) => {
             let taken = store.take(
@@ -206,7 +208,7 @@ fn checkpoint(agent: HookAgent, c: &CheckpointAsk, policy_flag: Option<&Path>) {
                     session: Some(c.session.clone()),
                     command: Some(c.command.clone()),
                 },
-                &aq_session::checkpoints::options(settings),
+                &options,
                 None,
             );
             (
@@ -264,6 +266,11 @@ fn encode(r: &Result<Decided, String>) -> Vec<u8> {
                 put(&c.session, &mut out);
                 put(&c.tag, &mut out);
                 put(&c.command, &mut out);
+                put(&c.max_file_mb.to_string(), &mut out);
+                put(&c.include.len().to_string(), &mut out);
+                for i in &c.include {
+                    put(i, &mut out);
+                }
             }
         }
         Err(e) => {
@@ -292,11 +299,22 @@ fn decode(b: &[u8]) -> Option<Result<Decided, String>> {
             let flag = *b.get(at)?;
             at += 1;
             let checkpoint = if flag == b'1' {
+                let workspace = PathBuf::from(take_str(b, &mut at)?);
+                let session = take_str(b, &mut at)?;
+                let tag = take_str(b, &mut at)?;
+                let command = take_str(b, &mut at)?;
+                let max_file_mb = take_str(b, &mut at)?.parse().ok()?;
+                let count: usize = take_str(b, &mut at)?.parse().ok()?;
+                let include = (0..count)
+                    .map(|_| take_str(b, &mut at))
+                    .collect::<Option<Vec<_>>>()?;
                 Some(CheckpointAsk {
-                    workspace: PathBuf::from(take_str(b, &mut at)?),
-                    session: take_str(b, &mut at)?,
-                    tag: take_str(b, &mut at)?,
-                    command: take_str(b, &mut at)?,
+                    workspace,
+                    session,
+                    tag,
+                    command,
+                    max_file_mb,
+                    include,
                 })
             } else if flag == b'0' {
                 None
@@ -423,13 +441,16 @@ fn decide(agent: HookAgent, policy_flag: Option<&Path>) -> Result<Decided, Strin
         HookDecision::Ask => agent.native_ask(mode),
         HookDecision::Deny => false,
     };
-    let checkpoint = may_run
+    let undo = &loaded.effective.undo;
+    let checkpoint = (may_run && undo.enabled)
         .then(|| {
             log.as_ref().map(|l| CheckpointAsk {
                 workspace: workspace.clone(),
                 session: l.id.clone(),
                 tag: event.session.clone().unwrap_or_default(),
                 command: event.commands.join("\n"),
+                max_file_mb: undo.max_file_mb,
+                include: undo.include.clone(),
             })
         })
         .flatten();
@@ -558,6 +579,8 @@ mod tests {
                 session: "hook-claude-x".into(),
                 tag: "x".into(),
                 command: "rm -rf src".into(),
+                max_file_mb: 64,
+                include: vec!["build/keep".into(), "a\nb".into()],
             }),
         });
         let long = encode(&with);
