@@ -203,3 +203,39 @@ fn pytest_runs_in_a_private_home() {
     );
     out.code(0).stdout_has("1 passed");
 }
+
+#[test]
+fn a_link_planted_beside_the_home_does_not_grant_what_it_points_to() {
+    // Red team: the home here lies inside /tmp (as on many CI runners), so
+    // the readable /tmp is granted entry by entry with the home left out.
+    // A link planted among those entries, pointing into the home, was
+    // granted at its target: the private home's files read through it.
+    let env = Env::new();
+    let home = env.root().join("home");
+    let notes = home.join("src/other-project/notes.txt");
+    env.write(&notes, "FAKE-PRIVATE-notes\n");
+    let link = env.root().join("planted-link");
+    std::os::unix::fs::symlink(home.join("src/other-project"), &link).unwrap();
+    let via = link.join("notes.txt");
+    let script = format!(
+        "if {{ read -r _ < '{}'; }} 2> err.txt; then echo 'read via-link'; else echo \"refused via-link: $(cat err.txt)\"; fi\n",
+        via.display()
+    );
+    env.write(&env.work().join("via.sh"), &script);
+    let out = env.aq(&["run", "--quiet", "--", "sh", "via.sh"]);
+    out.code(0)
+        .stdout_lacks("read via-link")
+        .stdout_has("refused via-link: ")
+        .stdout_has("Permission denied");
+    // The control: with the whole home readable the link reads it.
+    let out = env.aq(&[
+        "run",
+        "--quiet",
+        "--home",
+        "read-only",
+        "--",
+        "sh",
+        "via.sh",
+    ]);
+    out.code(0).stdout_has("read via-link");
+}

@@ -487,7 +487,9 @@ fn cut_out(readable: Vec<PathBuf>, excluded: &[PathBuf]) -> Vec<PathBuf> {
     while let Some((path, known, derived)) = todo.pop() {
         let real =
             known.unwrap_or_else(|| std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
-        if derived && excluded.contains(&real) {
+        // An entry found by the cut that is, or leads into, an excluded path
+        // stays out: a link planted in /tmp to the home must not grant it.
+        if derived && excluded.iter().any(|ex| real.starts_with(ex)) {
             continue;
         }
         if excluded
@@ -622,9 +624,10 @@ mod tests {
         for d in ["a", "home/src", "home/.cargo", "state/sessions", "b/c"] {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
-        // Links are resolved: one to the state is cut out with it, one to a
-        // directory stays as it is.
+        // Links are resolved: one to the state or into the home is cut out
+        // with it, one to a directory stays as it is.
         std::os::unix::fs::symlink(root.join("state"), root.join("to-state")).unwrap();
+        std::os::unix::fs::symlink(root.join("home/src"), root.join("to-home-src")).unwrap();
         std::os::unix::fs::symlink(root.join("a"), root.join("to-a")).unwrap();
         let excluded = [root.join("home"), root.join("state")];
         let mut got = cut_out(vec![root.clone(), root.join("home/.cargo")], &excluded);
