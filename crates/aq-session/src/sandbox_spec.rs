@@ -481,6 +481,9 @@ fn python_env_root(dir: &Path) -> Option<&Path> {
 /// per component of its path.
 fn cut_out(readable: Vec<PathBuf>, excluded: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    // Directories already cut: a link back to one (`/tmp/x -> /tmp`, or to
+    // `/`) would otherwise cut it again, for ever.
+    let mut cut = std::collections::HashSet::new();
     // (the path, its real path when already known, found by the cut)
     let mut todo: Vec<(PathBuf, Option<PathBuf>, bool)> =
         readable.into_iter().map(|r| (r, None, false)).collect();
@@ -496,6 +499,9 @@ fn cut_out(readable: Vec<PathBuf>, excluded: &[PathBuf]) -> Vec<PathBuf> {
             .iter()
             .any(|ex| ex != &real && ex.starts_with(&real))
         {
+            if !cut.insert(real.clone()) {
+                continue;
+            }
             if let Ok(entries) = std::fs::read_dir(&real) {
                 todo.extend(entries.flatten().map(|e| {
                     let path = e.path();
@@ -628,6 +634,8 @@ mod tests {
         // with it, one to a directory stays as it is.
         std::os::unix::fs::symlink(root.join("state"), root.join("to-state")).unwrap();
         std::os::unix::fs::symlink(root.join("home/src"), root.join("to-home-src")).unwrap();
+        // A link back to a directory being cut (or to `/`) is cut once.
+        std::os::unix::fs::symlink(&root, root.join("loop")).unwrap();
         std::os::unix::fs::symlink(root.join("a"), root.join("to-a")).unwrap();
         let excluded = [root.join("home"), root.join("state")];
         let mut got = cut_out(vec![root.clone(), root.join("home/.cargo")], &excluded);
