@@ -174,7 +174,7 @@ fn probe_path(path: &Path) -> PathFacts {
 }
 
 #[cfg(target_os = "linux")]
-fn probe_landlock_abi() -> u32 {
+pub(crate) fn probe_landlock_abi() -> u32 {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1;
     // SAFETY: with a null attribute pointer and size 0 and the VERSION flag the
     // syscall only returns the ABI version (or -1 with errno); it touches no memory.
@@ -190,7 +190,7 @@ fn probe_landlock_abi() -> u32 {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn probe_landlock_abi() -> u32 {
+pub(crate) fn probe_landlock_abi() -> u32 {
     0
 }
 

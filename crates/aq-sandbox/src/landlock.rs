@@ -10,8 +10,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
+    ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, RulesetStatus, Scope,
 };
 
 use crate::error::SandboxError;
@@ -81,15 +81,19 @@ pub(crate) fn prepare_ruleset(
                 .map(|w| (w.as_path(), AccessFs::from_all(abi), true)),
         );
     for (path, access, required) in grants {
-        let fd = match PathFd::new(path) {
+        // The readable paths of a private home are real paths (resolved when
+        // the sandbox was planned): one that holds a link now was changed
+        // since, and is refused rather than followed to where it points now.
+        let no_links = readable.is_some() && !required;
+        let fd = match open_for_rule(path, no_links) {
             Ok(fd) => fd,
             // A readable path gone since the plan (an entry of /tmp): there
             // is nothing to read. A writable one must be there.
-            Err(_) if !required && !path.exists() => continue,
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(setup_error("open", Some(path), e)),
         };
         // Directory-only rights (make, remove, refer) cannot be granted on a file.
-        let access = if path.is_dir() {
+        let access = if is_dir(&fd) {
             access
         } else {
             access & AccessFs::from_file(abi)
@@ -113,6 +117,49 @@ pub(crate) fn prepare_ruleset(
         None => None,
     };
     Ok((created, late))
+}
+
+/// `O_PATH` of `path` for a rule; with `no_links`, `openat2` refuses a
+/// symbolic link anywhere in it (`ELOOP`).
+fn open_for_rule(path: &Path, no_links: bool) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let how = crate::socket_guard::OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: if no_links {
+            libc::RESOLVE_NO_SYMLINKS
+        } else {
+            0
+        },
+    };
+    // SAFETY: c is NUL-terminated; how is a valid open_how of its size.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const crate::socket_guard::OpenHow,
+            std::mem::size_of::<crate::socket_guard::OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Whether the open `fd` is a directory.
+fn is_dir(fd: &OwnedFd) -> bool {
+    // SAFETY: an all-zero stat is valid; the kernel fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is open; st is a valid stat.
+    unsafe {
+        libc::fstat(fd.as_raw_fd(), &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+    }
 }
 
 /// Grant reads beneath the `/proc` mounted now (see [`LateProcRule`]).
@@ -198,5 +245,37 @@ pub(crate) fn apply_ruleset(
             call: Call::LandlockRestrictSelf,
             errno: crate::syscall::errno(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prepare_ruleset;
+
+    #[test]
+    fn a_private_home_path_that_became_a_link_is_refused_not_followed() {
+        let abi = crate::facts::probe_landlock_abi();
+        if abi < 3 {
+            aq_testkit::skip("no Landlock ABI 3 here");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        std::fs::create_dir_all(root.join("home/src")).unwrap();
+        std::fs::create_dir_all(root.join("tools")).unwrap();
+        // Planned as a real directory, swapped for a link into the home
+        // before the rules are made.
+        std::os::unix::fs::symlink(root.join("home/src"), root.join("swapped")).unwrap();
+        let readable = [root.join("tools"), root.join("swapped")];
+        let err = match prepare_ruleset(abi, &[], Some(&readable)) {
+            Ok(_) => panic!("a link in a readable real path was followed"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains("swapped"), "{err}");
+        // The control: the same paths without the link, and one gone since.
+        let readable = [root.join("tools"), root.join("home/src"), root.join("gone")];
+        assert!(prepare_ruleset(abi, &[], Some(&readable)).is_ok());
+        // Without a private home (reads everywhere) nothing changes.
+        assert!(prepare_ruleset(abi, &[root.join("swapped")], None).is_ok());
     }
 }

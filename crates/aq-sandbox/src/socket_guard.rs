@@ -435,12 +435,12 @@ fn resolve_under_descriptor(tid: i32, fd: u32, rest: &[u8]) -> io::Result<OwnedF
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-/// `struct open_how` of `openat2(2)`.
+/// `struct open_how` of `openat2(2)` (libc's is non-exhaustive).
 #[repr(C)]
-struct OpenHow {
-    flags: u64,
-    mode: u64,
-    resolve: u64,
+pub(crate) struct OpenHow {
+    pub(crate) flags: u64,
+    pub(crate) mode: u64,
+    pub(crate) resolve: u64,
 }
 
 fn open_path(p: &str) -> io::Result<std::fs::File> {
