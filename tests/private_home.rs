@@ -216,13 +216,8 @@ fn a_link_planted_beside_the_home_does_not_grant_what_it_points_to() {
     env.write(&notes, "FAKE-PRIVATE-notes\n");
     let link = env.root().join("planted-link");
     std::os::unix::fs::symlink(home.join("src/other-project"), &link).unwrap();
-    let via = link.join("notes.txt");
-    let script = format!(
-        "if {{ read -r _ < '{}'; }} 2> err.txt; then echo 'read via-link'; else echo \"refused via-link: $(cat err.txt)\"; fi\n",
-        via.display()
-    );
-    env.write(&env.work().join("via.sh"), &script);
-    let out = env.aq(&["run", "--quiet", "--", "sh", "via.sh"]);
+    reader(&env, &[("via-link", link.join("notes.txt"))]);
+    let out = env.aq(&["run", "--quiet", "--", "sh", "read.sh"]);
     out.code(0)
         .stdout_lacks("read via-link")
         .stdout_has("refused via-link: ")
@@ -235,7 +230,59 @@ fn a_link_planted_beside_the_home_does_not_grant_what_it_points_to() {
         "read-only",
         "--",
         "sh",
-        "via.sh",
+        "read.sh",
     ]);
     out.code(0).stdout_has("read via-link");
+}
+
+#[test]
+fn an_unprivileged_users_home_is_not_opened_by_a_link_planted_beside_it() {
+    // The planted link again, as an unprivileged user whose home lies in
+    // /tmp; a link back to the directory being cut must not hang the start.
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        // Already unprivileged: the test above is the proof.
+        return;
+    }
+    let (root, aq, uid, gid) = crate::util::user_scratch(
+        "aq-unpriv-link-",
+        &["home/src/other-project", "state", "config", "work"],
+    );
+    let r = root.path();
+    let notes = r.join("home/src/other-project/notes.txt");
+    std::fs::write(&notes, "FAKE-PRIVATE-notes\n").unwrap();
+    std::os::unix::fs::chown(&notes, Some(uid), Some(gid)).unwrap();
+    std::os::unix::fs::symlink(r.join("home/src/other-project"), r.join("planted-link")).unwrap();
+    std::os::unix::fs::symlink(r, r.join("loop")).unwrap();
+    let script = r.join("work/read.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "if {{ read -r _ < '{}'; }} 2> err.txt; then echo 'read via-link'; else echo \"refused via-link: $(cat err.txt)\"; fi\n",
+            r.join("planted-link/notes.txt").display()
+        ),
+    )
+    .unwrap();
+    std::os::unix::fs::chown(&script, Some(uid), Some(gid)).unwrap();
+    let run = |args: &[&str]| {
+        let out = crate::util::aq_as_user(r, &aq, (uid, gid), "work", args);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = run(&["run", "--quiet", "--", "sh", "read.sh"]);
+    assert!(
+        out.contains("refused via-link: ") && out.contains("Permission denied"),
+        "{out}"
+    );
+    // The control: with the whole home readable the same user reads it.
+    let out = run(&[
+        "run",
+        "--quiet",
+        "--home",
+        "read-only",
+        "--",
+        "sh",
+        "read.sh",
+    ]);
+    assert!(out.contains("read via-link"), "{out}");
 }

@@ -112,6 +112,15 @@ fn sh(s: &Scratch, judge: Arc<Recorder>, script: &str) -> Option<ExitStatus> {
     }
 }
 
+/// [`sh`] in the same sandbox without the exec guard: the controls.
+fn unguarded_sh(s: &Scratch, script: &str) -> ExitStatus {
+    let script = format!("cd '{}' || exit 99; {script}", s.ws.display());
+    let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
+    let mut spec = s.spec();
+    spec.writable = vec!["/dev/null".into()];
+    aq_sandbox::run_sandboxed(&spec, &argv).expect("the control sandbox runs")
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| format!("<{}: {e}>", path.display()))
 }
@@ -778,11 +787,7 @@ fn a_program_cannot_read_the_environment_or_files_of_the_process_that_started_it
     // The control: the same script in the same sandbox without the exec
     // guard (so without the nested domains) reads the parent's environ.
     let c = Scratch::new();
-    let script = format!("cd '{}' || exit 99; {script}", c.ws.display());
-    let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
-    let mut spec = c.spec();
-    spec.writable = vec!["/dev/null".into()];
-    let status = aq_sandbox::run_sandboxed(&spec, &argv).expect("the control sandbox runs");
+    let status = unguarded_sh(&c, script);
     assert!(status.success(), "{status:?}");
     let cws = |f: &str| read(&c.ws.join(f));
     assert!(
@@ -878,11 +883,7 @@ fn a_static_program_without_a_loader_is_nested_too() {
     for p in ["small", "full"] {
         std::fs::copy(s.ws.join(p), c.ws.join(p)).unwrap();
     }
-    let script = format!("cd '{}' || exit 99; {script}", c.ws.display());
-    let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
-    let mut spec = c.spec();
-    spec.writable = vec!["/dev/null".into()];
-    let status = aq_sandbox::run_sandboxed(&spec, &argv).expect("the control sandbox runs");
+    let status = unguarded_sh(&c, script);
     assert!(status.success(), "{status:?}");
     for p in ["small", "full"] {
         assert_eq!(
