@@ -152,13 +152,13 @@ fn guarded_sessions_put_no_shims_on_path_and_shims_only_makes_them_for_real_prog
         .stdout_lacks("agent-quarantine/sessions")
         .stderr_has("strict: exec guard, kernel sandbox");
     let session = env.only_session();
-    assert!(!session.dir.join("shims").exists());
+    assert!(!session.shim_dir().exists());
     let out = env.aq(&["run", "--profile", "shims-only", "--", "sh", "p.sh"]);
-    out.code(0).stdout_has("/shims:");
+    out.code(0).stdout_has("/shims/");
     let shims = env
         .sessions()
         .into_iter()
-        .map(|s| s.dir.join("shims"))
+        .map(|s| s.shim_dir())
         .find(|d| d.exists())
         .expect("a shims-only session has shims");
     for entry in std::fs::read_dir(&shims).unwrap() {

@@ -177,6 +177,40 @@ fn a_missing_program_exits_127() {
 }
 
 #[test]
+fn shims_only_sessions_share_their_shims_and_a_changed_one_is_made_again() {
+    let env = Env::new();
+    env.write(&env.work().join("s.sh"), "ls >/dev/null\n");
+    let run = || {
+        env.aq(&["run", "--profile", "shims-only", "--", "sh", "s.sh"])
+            .code(0);
+    };
+    run();
+    let first = env.only_session();
+    let shims = first.shim_dir();
+    assert!(
+        shims.starts_with(env.state_home().join("agent-quarantine/shims")),
+        "{}",
+        shims.display()
+    );
+    let target = std::fs::read_link(shims.join("ls")).unwrap();
+    // A link another program put there is not followed: the directory is
+    // made again before the next session puts it on PATH.
+    std::fs::remove_file(shims.join("ls")).unwrap();
+    std::os::unix::fs::symlink("/bin/true", shims.join("ls")).unwrap();
+    run();
+    let sessions = env.sessions();
+    assert_eq!(sessions.len(), 2);
+    assert!(sessions.iter().all(|s| s.shim_dir() == shims));
+    assert_eq!(std::fs::read_link(shims.join("ls")).unwrap(), target);
+    // The second session's `ls` went through the shim (judged and logged).
+    assert!(
+        sessions.iter().all(|s| s.decisions_for("ls").len() == 1),
+        "{}",
+        sessions.iter().map(|s| s.log_text()).collect::<String>()
+    );
+}
+
+#[test]
 fn a_shim_whose_real_program_is_missing_exits_127() {
     let env = Env::with_policy(
         "shims = [\"no-such-tool-xyz\"]",
@@ -190,7 +224,7 @@ fn a_shim_whose_real_program_is_missing_exits_127() {
         .stderr_has("aq: no-such-tool-xyz: command not found");
     let session = env.only_session();
     assert!(
-        session.dir.join("shims/no-such-tool-xyz").is_symlink(),
+        session.shim_dir().join("no-such-tool-xyz").is_symlink(),
         "{}",
         out.dump()
     );
@@ -307,7 +341,7 @@ fn session_state_lives_outside_the_workspace() {
     out.stdout_has(&format!("dir={}", session.dir.display()));
     for (path, mode) in [
         (session.dir.clone(), 0o700),
-        (session.dir.join("shims"), 0o700),
+        (session.shim_dir(), 0o700),
         (session.dir.join("approvals"), 0o700),
         (session.log_path(), 0o600),
     ] {

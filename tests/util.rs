@@ -524,6 +524,14 @@ impl Session {
             .unwrap_or_default()
     }
 
+    /// Where its shims are (`shim_dir` in its `session.json`): a directory
+    /// shared by the sessions that shim the same programs.
+    pub fn shim_dir(&self) -> PathBuf {
+        let file = std::fs::read(self.dir.join("session.json")).unwrap();
+        let file: Value = serde_json::from_slice(&file).unwrap();
+        PathBuf::from(file["shim_dir"].as_str().unwrap())
+    }
+
     /// `log.jsonl`.
     pub fn log_path(&self) -> PathBuf {
         self.dir.join("log.jsonl")

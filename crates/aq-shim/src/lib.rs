@@ -26,5 +26,5 @@ mod error;
 pub mod install;
 pub mod lookup;
 
-pub use install::{DEFAULT_SHIMS, install_shims};
+pub use install::{DEFAULT_SHIMS, install_shims, shared_shims};
 pub use lookup::{find_real_program, programs_present};

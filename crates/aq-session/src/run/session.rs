@@ -80,9 +80,8 @@ pub(super) fn create_session(
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
     let command = crate::agent::with_args(asked, chosen, &grants);
-    let shim_dir = dir.join("shims");
     let guarded = exec_guard_in_force(profile, kind);
-    let shims = install_shims(&shim_dir, guarded, &settings.extra_shims)?;
+    let (shim_dir, shims) = install_shims(&dir, guarded, &settings.extra_shims)?;
     aq_shim::approvals::Queue::new(&dir)
         .create()
         .map_err(RunError::ApprovalQueue)?;
@@ -138,26 +137,37 @@ pub(super) fn create_session(
 
 /// Under the exec guard every exec is judged already: shims would only
 /// double each command's cost (and break agents that re-exec `node`).
-/// Without it, a shim for each program that exists on this machine.
+/// Without it, a shim for each program that exists on this machine, in
+/// the directory shared by the sessions that shim the same (`shims/` in
+/// aq's state; the session's own when that one cannot be used). Returns
+/// the directory and the names.
 fn install_shims(
-    shim_dir: &Path,
+    session_dir: &Path,
     guarded: bool,
     extra: &[String],
-) -> Result<Vec<String>, RunError> {
-    let aq_exe = std::env::current_exe().map_err(RunError::AqBinary)?;
+) -> Result<(PathBuf, Vec<String>), RunError> {
+    let own = session_dir.join("shims");
     if guarded {
-        return Ok(Vec::new());
+        return Ok((own, Vec::new()));
     }
+    let aq_exe = std::env::current_exe().map_err(RunError::AqBinary)?;
     let host_path = std::env::var_os("PATH").unwrap_or_default();
     // The built-in names only where the program exists (a `zsh` shim
     // where no zsh is installed makes agents pick a shell that fails);
     // the policy's own names always.
-    let names: Vec<&str> = aq_shim::programs_present(aq_shim::DEFAULT_SHIMS, &host_path, shim_dir)
+    let names: Vec<&str> = aq_shim::programs_present(aq_shim::DEFAULT_SHIMS, &host_path, &own)
         .into_iter()
         .chain(extra.iter().map(String::as_str))
         .collect();
-    aq_shim::install_shims(shim_dir, &aq_shim::entry::shim_target(&aq_exe), names)
-        .map_err(RunError::Shims)
+    let target = aq_shim::entry::shim_target(&aq_exe);
+    let shared = session::state_root()
+        .and_then(|state| aq_shim::shared_shims(&state.join("shims"), &target, names.clone()));
+    match shared {
+        Ok(made) => Ok(made),
+        Err(_) => aq_shim::install_shims(&own, &target, names)
+            .map(|names| (own, names))
+            .map_err(RunError::Shims),
+    }
 }
 
 /// The session's audit log, and what follows it.
