@@ -101,7 +101,7 @@ fn table() -> &'static Table {
                 .filter(|p| p.kind != PlaceKind::AqOwn)
                 .map(|p| parse(p.pattern, p.kind)),
         );
-        for preset in aq_agents::PresetSet::builtin().0 {
+        for preset in &aq_agents::PresetSet::builtin_ref().0 {
             patterns.extend(
                 preset
                     .config

@@ -455,8 +455,7 @@ fn check_replace_binary(ctx: &mut Ctx, i: usize) {
 
 /// The agent presets, parsed once.
 fn presets() -> &'static aq_agents::PresetSet {
-    static SET: OnceLock<aq_agents::PresetSet> = OnceLock::new();
-    SET.get_or_init(aq_agents::PresetSet::builtin)
+    aq_agents::PresetSet::builtin_ref()
 }
 
 /// An agent started with its own approval of commands switched off
