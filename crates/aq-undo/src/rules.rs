@@ -81,8 +81,8 @@ impl Rules {
                 base.push(g);
             }
         }
-        let (global, _) = GitignoreBuilder::new(root).build_global();
-        if !global.is_empty() {
+        let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if let Some(global) = global_excludes(root, &env, std::env::home_dir()) {
             base.push(Arc::new(global));
         }
         Rules {
@@ -183,4 +183,140 @@ fn load(root: &Path, file: &Path) -> Option<Arc<Gitignore>> {
     b.add(file);
     let g = b.build().ok()?;
     (!g.is_empty()).then(|| Arc::new(g))
+}
+
+/// The user's global excludes file as git reads it: `core.excludesFile`,
+/// else `$XDG_CONFIG_HOME/git/ignore` (`~/.config/git/ignore`). The
+/// `ignore` crate finds the setting with a regular expression it compiles
+/// in each process, a third of a checkpoint in a hook or a short session:
+/// where no git configuration file it reads names the setting, the
+/// default file is read here directly (what it would read).
+fn global_excludes(
+    root: &Path,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    home: Option<PathBuf>,
+) -> Option<Gitignore> {
+    let global = match excludes_file(env, home) {
+        ExcludesFile::Configured => GitignoreBuilder::new(root).build_global().0,
+        ExcludesFile::Default(None) => return None,
+        ExcludesFile::Default(Some(file)) => {
+            if !file.is_file() {
+                return None;
+            }
+            let mut b = GitignoreBuilder::new(root);
+            b.add(file);
+            b.build().ok()?
+        }
+    };
+    (!global.is_empty()).then_some(global)
+}
+
+/// Where the global excludes come from.
+#[derive(Debug, PartialEq, Eq)]
+enum ExcludesFile {
+    /// A git configuration file names `core.excludesFile`: the `ignore`
+    /// crate reads it.
+    Configured,
+    /// The default file (none without a home or `XDG_CONFIG_HOME`).
+    Default(Option<PathBuf>),
+}
+
+/// Whether a git configuration file the `ignore` crate reads names
+/// `excludesFile` (in any case, anywhere: then the crate decides), else
+/// the default file. `env` gives the non-empty variables.
+fn excludes_file(
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    home: Option<PathBuf>,
+) -> ExcludesFile {
+    let xdg = env("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let configs = [
+        env("GIT_CONFIG_GLOBAL").map(PathBuf::from),
+        home.as_ref().map(|h| h.join(".gitconfig")),
+        xdg.as_ref().map(|x| x.join("git/config")),
+        Some(
+            env("GIT_CONFIG_SYSTEM")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/etc/gitconfig")),
+        ),
+    ];
+    let named = configs.iter().flatten().any(|p| {
+        std::fs::read(p).is_ok_and(|text| {
+            text.windows(b"excludesfile".len())
+                .any(|w| w.eq_ignore_ascii_case(b"excludesfile"))
+        })
+    });
+    if named {
+        ExcludesFile::Configured
+    } else {
+        ExcludesFile::Default(xdg.map(|x| x.join("git/ignore")))
+    }
+}
+
+#[cfg(test)]
+mod global_excludes_tests {
+    use super::*;
+
+    #[test]
+    fn the_default_excludes_file_is_read_where_no_configuration_names_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let root = tmp.path().join("work");
+        std::fs::create_dir_all(home.join(".config/git")).unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        let system = tmp.path().join("gitconfig");
+        let env = |name: &str| match name {
+            "GIT_CONFIG_SYSTEM" => Some(system.clone().into()),
+            _ => None,
+        };
+        assert!(global_excludes(&root, &env, Some(home.clone())).is_none());
+        std::fs::write(home.join(".config/git/ignore"), "*.swp\n").unwrap();
+        std::fs::write(home.join(".gitconfig"), "[user]\n\tname = A\n").unwrap();
+        let g = global_excludes(&root, &env, Some(home.clone())).unwrap();
+        assert!(g.matched(root.join("a.swp"), false).is_ignore());
+        assert!(!g.matched(root.join("a.rs"), false).is_ignore());
+    }
+
+    #[test]
+    fn a_configuration_that_names_an_excludes_file_is_left_to_the_crate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let xdg = tmp.path().join("xdg");
+        std::fs::create_dir_all(xdg.join("git")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let system = tmp.path().join("gitconfig");
+        let global = tmp.path().join("global");
+        let env = |name: &str| match name {
+            "GIT_CONFIG_SYSTEM" => Some(system.clone().into()),
+            "GIT_CONFIG_GLOBAL" => Some(global.clone().into()),
+            "XDG_CONFIG_HOME" => Some(xdg.clone().into()),
+            _ => None,
+        };
+        let default = ExcludesFile::Default(Some(xdg.join("git/ignore")));
+        assert_eq!(excludes_file(&env, Some(home.clone())), default);
+        assert_eq!(
+            excludes_file(&env, None),
+            default,
+            "XDG_CONFIG_HOME without a home"
+        );
+        assert_eq!(excludes_file(&|_| None, None), ExcludesFile::Default(None));
+        // Each file the crate reads, in any case.
+        for (file, text) in [
+            (&global, "[core]\n\texcludesFile = ~/x\n"),
+            (&home.join(".gitconfig"), "[core]\nEXCLUDESFILE=/x\n"),
+            (&xdg.join("git/config"), "[core]\n  excludesfile = /x\n"),
+            (&system, "[core]\n\tExcludesFile = /x\n"),
+        ] {
+            std::fs::write(file, text).unwrap();
+            assert_eq!(
+                excludes_file(&env, Some(home.clone())),
+                ExcludesFile::Configured,
+                "{}",
+                file.display()
+            );
+            std::fs::remove_file(file).unwrap();
+            assert_eq!(excludes_file(&env, Some(home.clone())), default);
+        }
+    }
 }
