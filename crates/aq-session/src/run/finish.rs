@@ -84,7 +84,9 @@ pub(super) fn finish(
             },
         );
     }
-    if let Ok(f) = std::fs::File::open(&log.path)
+    // Quiet and not headless: no recap, so the log is not read back.
+    if (headless || !args.quiet)
+        && let Ok(f) = std::fs::File::open(&log.path)
         && let Ok(summary) = aq_audit::Summary::from_reader(std::io::BufReader::new(f))
     {
         if headless {
