@@ -56,6 +56,13 @@ fn main() -> std::process::ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // `aq hook AGENT` runs before every tool call an agent makes: in its
+    // exact shape (no flag) it skips clap, whose building of every verb's
+    // parser was a tenth of the hook's time. Any other shape goes through
+    // clap as before.
+    if let Some(agent) = hook_agent(std::env::args_os().skip(1)) {
+        return hook_cmd::run(&agent, None);
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),
@@ -150,4 +157,55 @@ fn subcommand_name() -> Option<String> {
         }
     }
     None
+}
+
+/// The agent of a command line that is exactly `hook AGENT` (after the
+/// program), where AGENT is a plain name: what clap would parse it to.
+fn hook_agent(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
+    if args.next()? != "hook" {
+        return None;
+    }
+    let agent = args.next()?.into_string().ok()?;
+    let plain = !agent.is_empty()
+        && agent
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && !agent.starts_with('-');
+    (plain && args.next().is_none()).then_some(agent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(args: &[&str]) -> Option<String> {
+        hook_agent(args.iter().map(std::ffi::OsString::from))
+    }
+
+    #[test]
+    fn only_the_exact_hook_shape_skips_clap_and_parses_as_clap_would() {
+        for agent in ["claude", "gemini-cli", "copilot_cli", "x1"] {
+            assert_eq!(shape(&["hook", agent]).as_deref(), Some(agent));
+            let cli = cli::Cli::try_parse_from(["aq", "hook", agent]).unwrap();
+            assert!(cli.policy.is_none());
+            match cli.command {
+                cli::Command::Hook(a) => assert_eq!(a.agent, agent),
+                _ => panic!("not the hook verb"),
+            }
+        }
+        for other in [
+            &["hook"][..],
+            &["hook", "--help"],
+            &["hook", "-h"],
+            &["hook", "claude", "extra"],
+            &["hook", ""],
+            &["hook", "cl aude"],
+            &["--policy", "p.toml", "hook", "claude"],
+            &["hook", "--policy=p.toml"],
+            &["run", "claude"],
+            &[],
+        ] {
+            assert_eq!(shape(other), None, "{other:?}");
+        }
+    }
 }
