@@ -309,7 +309,7 @@ fn supervisors() -> &'static [String] {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        for p in aq_agents::PresetSet::builtin().0 {
+        for p in &aq_agents::PresetSet::builtin_ref().0 {
             names.extend(p.programs.iter().cloned());
         }
         names.sort();
