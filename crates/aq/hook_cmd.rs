@@ -38,7 +38,8 @@ pub fn run(agent: &str, policy_flag: Option<&Path>) -> std::process::ExitCode {
         );
         return crate::exit::ExitCode::Usage.into();
     };
-    let answer = match decide_apart(|| decide(agent, policy_flag)) {
+    let (decided, child) = decide_apart(|| decide(agent, policy_flag));
+    let answer = match decided {
         Ok(Ok(d)) => {
             // The command runs once the hook answers: the checkpoint first.
             if let Some(c) = &d.checkpoint {
@@ -48,23 +49,42 @@ pub fn run(agent: &str, policy_flag: Option<&Path>) -> std::process::ExitCode {
         }
         Ok(Err(e)) | Err(e) => hooks::answer_error(agent, &e),
     };
+    // The child's exit (its memory freed) went on meanwhile.
+    drop(child);
     let _ = std::io::stdout().write_all(answer.stdout.as_bytes());
     let _ = std::io::stderr().write_all(answer.stderr.as_bytes());
     std::process::ExitCode::from(answer.exit_code.clamp(0, 255) as u8)
 }
 
+/// A child that gave its answer, killed if still there and reaped when
+/// dropped: after the checkpoint, which its exit (freeing its memory)
+/// overlaps.
+struct Reap(libc::pid_t);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        // SAFETY: our own child, killed then reaped into a local.
+        unsafe {
+            libc::kill(self.0, libc::SIGKILL);
+            let mut status = 0;
+            libc::waitpid(self.0, &mut status, 0);
+        }
+    }
+}
+
 /// Run `f` in a forked child with [`CHILD_MEMORY`] and [`DEADLINE`], and
 /// return its answer; `Err` when it did not give one. Where this process
 /// already has threads (fork would copy only this one), `f` runs here.
+/// The child that answered is returned to be reaped later.
 fn decide_apart(
     f: impl FnOnce() -> Result<Decided, String>,
-) -> Result<Result<Decided, String>, String> {
+) -> (Result<Result<Decided, String>, String>, Option<Reap>) {
     if !single_threaded() {
-        return Ok(f());
+        return (Ok(f()), None);
     }
     // Both ends close-on-exec (std's pipe is, on every system).
     let Ok((read_end, write_end)) = std::io::pipe() else {
-        return Ok(f());
+        return (Ok(f()), None);
     };
     let (read_end, write_end) = (
         std::os::fd::IntoRawFd::into_raw_fd(read_end),
@@ -79,7 +99,7 @@ fn decide_apart(
             libc::close(read_end);
             libc::close(write_end);
         }
-        return Ok(f());
+        return (Ok(f()), None);
     }
     if pid == 0 {
         // SAFETY: closing the child's copy of the read end; setrlimit on
@@ -93,9 +113,12 @@ fn decide_apart(
             libc::setrlimit(libc::RLIMIT_AS, &limit);
         }
         let bytes = encode(&f());
-        // SAFETY: our pipe; a short write is seen by the parent as no answer.
+        // SAFETY: our pipe; a short write is seen by the parent as no
+        // answer. Closed before the exit, which frees this process's
+        // memory first and would make the parent wait for it.
         unsafe {
             libc::write(write_end, bytes.as_ptr().cast(), bytes.len());
+            libc::close(write_end);
             libc::_exit(0)
         }
     }
@@ -108,24 +131,27 @@ fn decide_apart(
         .filter(|d| *d < DEADLINE)
         .unwrap_or(DEADLINE);
     let got = read_until(read_end, deadline);
-    // SAFETY: our pipe; the child, killed if it is still there, then reaped.
+    // SAFETY: our pipe.
+    unsafe { libc::close(read_end) };
+    if let Some(answer) = got.and_then(|b| decode(&b)) {
+        return (Ok(answer), Some(Reap(pid)));
+    }
+    // SAFETY: the child, killed if it is still there, then reaped.
     let status = unsafe {
-        libc::close(read_end);
         libc::kill(pid, libc::SIGKILL);
         let mut status = 0;
         libc::waitpid(pid, &mut status, 0);
         status
     };
-    match got.and_then(|b| decode(&b)) {
-        Some(answer) => Ok(answer),
-        None if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) != libc::SIGKILL => Err(
-            format!("the decision ended with signal {}", libc::WTERMSIG(status)),
-        ),
-        None => Err(format!(
+    let why = if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) != libc::SIGKILL {
+        format!("the decision ended with signal {}", libc::WTERMSIG(status))
+    } else {
+        format!(
             "the decision gave no answer within {} ms or ran out of memory",
             deadline.as_millis()
-        )),
-    }
+        )
+    };
+    (Err(why), None)
 }
 
 fn single_threaded() -> bool {
