@@ -135,6 +135,12 @@ impl StatCache {
         }))
     }
 
+    /// How many directories the cache held when loaded (the size of the
+    /// workspace at the last walk; 0 before the first).
+    pub fn dirs_loaded(&self) -> usize {
+        self.index.len()
+    }
+
     pub fn tree_of(&self, dir: &[u8]) -> Option<Oid> {
         if let Some(d) = self.dirs.get(dir) {
             return Some(d.tree);
