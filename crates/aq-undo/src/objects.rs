@@ -172,6 +172,24 @@ fn deflate(head: &[u8], data: &[u8]) -> std::io::Result<Vec<u8>> {
     DEFLATE.with(|z| deflate_with(&mut z.borrow_mut(), head, data, data.len() / 2 + 128))
 }
 
+/// Objects up to this size (header included) are stored, not compressed:
+/// a loose object takes a 4 KiB block whatever its size, and making the
+/// compressor (300 KB to allocate and zero, once per thread) cost more than
+/// the rest of a small checkpoint (a tree and a record).
+const STORED_UP_TO: usize = 4096;
+
+/// A loose object's bytes: zlib of `head` followed by `data`, stored when
+/// small, else at level 1.
+fn loose_zlib(head: &[u8], data: &[u8]) -> std::io::Result<Vec<u8>> {
+    if head.len() + data.len() > STORED_UP_TO {
+        return deflate(head, data);
+    }
+    let whole = [head, data].concat();
+    let mut out = Vec::with_capacity(whole.len() + 16);
+    stored_zlib(&whole, &mut out);
+    Ok(out)
+}
+
 /// Appends zlib of `data` at level 0 to `out`: stored blocks, written
 /// here rather than by zlib, whose per-object reset (zeroing its hash
 /// tables) costs more than copying a small file.
@@ -481,7 +499,7 @@ impl Objects {
             crate::store::create_private_dir(parent)?;
             self.made[fan / 64].fetch_or(bit, Ordering::Relaxed);
         }
-        let compressed = deflate(header(kind, data.len()).as_bytes(), data)
+        let compressed = loose_zlib(header(kind, data.len()).as_bytes(), data)
             .map_err(|e| io_error("compress object", &path, e))?;
         // A temporary name in the same directory, then a rename: a reader
         // (or a crash) never sees half an object under its real name.
@@ -700,6 +718,32 @@ mod tests {
             c.compress_vec(&data, &mut want, flate2::FlushCompress::Finish)
                 .unwrap();
             assert_eq!(z[z.len() - 4..], want[want.len() - 4..], "adler32 of {n}");
+        }
+    }
+
+    #[test]
+    fn small_objects_are_stored_and_large_ones_compressed_both_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = Objects::new(dir.path().join("objects"));
+        let small = b"a small tree or record".repeat(10);
+        let large = b"a large file, compressible ".repeat(400);
+        for (data, stored) in [(&small[..], true), (&large[..], false)] {
+            let oid = objects.write(Kind::Blob, data).unwrap();
+            assert_eq!(objects.read(&oid).unwrap().1, data);
+            let raw = std::fs::read(objects.path(&oid)).unwrap();
+            // Stored: the bytes appear as they are, after the header.
+            let seen = raw.windows(data.len()).any(|w| w == data);
+            assert_eq!(seen, stored, "{} bytes", data.len());
+            assert_eq!(raw.len() < data.len(), !stored);
+            // git reads it too: zlib of "blob N\0" and the bytes.
+            let mut back = Vec::new();
+            flate2::read::ZlibDecoder::new(&raw[..])
+                .read_to_end(&mut back)
+                .unwrap();
+            assert_eq!(
+                back,
+                [header(Kind::Blob, data.len()).as_bytes(), data].concat()
+            );
         }
     }
 
