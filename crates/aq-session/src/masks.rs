@@ -226,6 +226,16 @@ fn expand(entry: &str, inputs: &MaskInputs<'_>) -> Vec<PathBuf> {
     };
     let text = path.to_string_lossy();
     if text.contains(['*', '?', '[']) {
+        // Most of the catalog's patterns are under a directory this
+        // machine does not have (another browser, another cloud): then
+        // nothing matches, and the pattern is not compiled and walked.
+        let base: PathBuf = path
+            .components()
+            .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[']))
+            .collect();
+        if std::fs::symlink_metadata(&base).is_err() {
+            return Vec::new();
+        }
         glob::glob(&text)
             .map(|paths| paths.flatten().collect())
             .unwrap_or_default()

@@ -455,3 +455,33 @@ mod from_a_record {
         assert!(found(w, &again).contains(&"src/m3/lib.rs".to_string()));
     }
 }
+
+#[test]
+fn globs_expand_under_directories_that_exist_and_to_nothing_elsewhere() {
+    let t = tempfile::tempdir().unwrap();
+    let (home, ws) = (t.path().join("home"), t.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    write(&home, ".ssh/id_ed25519", "FAKE\n");
+    write(&home, ".ssh/known_hosts", "\n");
+    write(&home, ".config/Code/User/globalStorage/state.vscdb", "x");
+    let inputs = MaskInputs {
+        workspace: &ws,
+        home: Some(&home),
+        env: &[],
+        sensitive: &[],
+        unmasked: &[],
+        passed: &[],
+    };
+    assert_eq!(
+        expand("~/.ssh/id_*", &inputs),
+        vec![home.join(".ssh/id_ed25519")]
+    );
+    assert_eq!(
+        expand("~/.config/*/User/globalStorage/state.vscdb*", &inputs),
+        vec![home.join(".config/Code/User/globalStorage/state.vscdb")]
+    );
+    // Under a directory that does not exist: nothing, at any depth.
+    for absent in ["~/.nope/id_*", "~/.nope/*/x", "~/.ssh/nope/*"] {
+        assert!(expand(absent, &inputs).is_empty(), "{absent}");
+    }
+}
