@@ -211,6 +211,87 @@ fn shims_only_sessions_share_their_shims_and_a_changed_one_is_made_again() {
 }
 
 #[test]
+fn a_sandboxed_command_cannot_plant_a_program_among_the_shared_shims() {
+    // Red team: the shim directory is shared by later sessions; a command
+    // in a sandbox that puts shims first on PATH (a profile without the
+    // exec guard, as on macOS) tries to add a program of its own there.
+    let env = Env::new();
+    env.write(
+        &env.user_policy(),
+        "version = 1\n\n[profile.noguard]\nextends = \"strict\"\nexec_guard = false\n",
+    );
+    env.write(
+        &env.work().join("s.sh"),
+        "d=${PATH%%:*}\nif { echo '#!/bin/sh' > \"$d/planted\"; } 2>err.txt; then echo PLANTED-IT; else echo REFUSED-IT; cat err.txt; fi\n",
+    );
+    let out = env.aq(&["run", "--profile", "noguard", "--", "sh", "s.sh"]);
+    out.code(0)
+        .stdout_has("REFUSED-IT")
+        .stdout_has("Permission denied")
+        .stdout_lacks("PLANTED-IT");
+    let shims = env.only_session().shim_dir();
+    assert!(shims.starts_with(env.state_home()), "{}", shims.display());
+    assert!(!shims.join("planted").exists());
+    // The control: without the sandbox the same line plants it, and the
+    // next session finds the directory changed and makes it again.
+    env.aq(&["run", "--profile", "shims-only", "--", "sh", "s.sh"])
+        .code(0)
+        .stdout_has("PLANTED-IT");
+    assert!(shims.join("planted").exists());
+    env.aq(&["run", "--profile", "noguard", "--", "sh", "s.sh"])
+        .code(0)
+        .stdout_has("REFUSED-IT");
+    assert!(
+        !shims.join("planted").exists(),
+        "the changed directory was used"
+    );
+}
+
+#[test]
+fn an_unprivileged_sandboxed_command_cannot_plant_a_program_among_the_shared_shims() {
+    // The attempt above, as an unprivileged user.
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        // Already unprivileged: the test above is the proof.
+        return;
+    }
+    let (root, aq, uid, gid) = crate::util::user_scratch(
+        "aq-unpriv-shims-",
+        &["home", "state", "config/agent-quarantine", "work/.git"],
+    );
+    let r = root.path();
+    for (path, text) in [
+        (
+            "config/agent-quarantine/policy.toml",
+            "version = 1\n\n[profile.noguard]\nextends = \"strict\"\nexec_guard = false\n",
+        ),
+        (
+            "work/s.sh",
+            "d=${PATH%%:*}\nif { echo '#!/bin/sh' > \"$d/planted\"; } 2>/dev/null; then echo PLANTED-IT; else echo REFUSED-IT; fi\n",
+        ),
+    ] {
+        std::fs::write(r.join(path), text).unwrap();
+        std::os::unix::fs::chown(r.join(path), Some(uid), Some(gid)).unwrap();
+    }
+    let run = |profile: &str| {
+        let out = crate::util::aq_as_user(
+            r,
+            &aq,
+            (uid, gid),
+            "work",
+            &["run", "-q", "--profile", profile, "--", "sh", "s.sh"],
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (text, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (out, err) = run("noguard");
+    assert!(out.contains("REFUSED-IT"), "{out}{err}");
+    // The control: without the sandbox the same user plants it.
+    let (out, err) = run("shims-only");
+    assert!(out.contains("PLANTED-IT"), "{out}{err}");
+}
+
+#[test]
 fn a_shim_whose_real_program_is_missing_exits_127() {
     let env = Env::with_policy(
         "shims = [\"no-such-tool-xyz\"]",
