@@ -65,6 +65,7 @@ fn aqs_state_and_policy_stay_read_only_where_a_profile_makes_their_parent_writab
          (echo junk >> \"$d/log.jsonl\") 2>/dev/null && echo 'log:appended'\n\
          (echo '[rules]' >> \"$XDG_CONFIG_HOME/agent-quarantine/policy.toml\") 2>/dev/null && echo 'policy:written'\n\
          (mkdir \"$d/../forged-session\") 2>/dev/null && echo 'sessions:written'\n\
+         (echo '{}' > \"$XDG_STATE_HOME/agent-quarantine/tool-dirs.json\") 2>/dev/null && echo 'record:written'\n\
          echo ok > \"$TMPDIR/scratch\" && echo 'tmpdir:written'\n\
          echo ok > \"$(dirname \"$XDG_STATE_HOME\")/beside-state\" && echo 'tmp:written'\n\
          exit 0\n",
@@ -84,7 +85,8 @@ fn aqs_state_and_policy_stay_read_only_where_a_profile_makes_their_parent_writab
         .stdout_lacks("answer:written")
         .stdout_lacks("log:appended")
         .stdout_lacks("policy:written")
-        .stdout_lacks("sessions:written");
+        .stdout_lacks("sessions:written")
+        .stdout_lacks("record:written");
     let session = env.only_session();
     assert!(!session.dir.join("approvals/answers/forged").exists());
     env.aq(&["audit", "verify", &session.id()])

@@ -248,7 +248,7 @@ impl<'a, L: Clone> Recorder<'a, L> {
 /// kernel's way (local file systems and tmpfs). Elsewhere nothing is
 /// recorded.
 #[cfg(target_os = "linux")]
-fn keeps_ctime(root: &Path) -> bool {
+pub fn keeps_ctime(root: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     const KNOWN: &[i64] = &[
         0xEF53,      // ext2, ext3, ext4
@@ -274,7 +274,7 @@ fn keeps_ctime(root: &Path) -> bool {
 
 /// Elsewhere every walk lists everything.
 #[cfg(not(target_os = "linux"))]
-fn keeps_ctime(_root: &Path) -> bool {
+pub fn keeps_ctime(_root: &Path) -> bool {
     false
 }
 

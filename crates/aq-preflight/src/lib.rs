@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-pub use dir_record::{DirRecord, RACY_NS, Recorder, Stamp};
+pub use dir_record::{DirRecord, RACY_NS, Recorder, Stamp, keeps_ctime};
 pub use error::{IndexError, UnknownSeverity};
 
 pub use agent::invalid_policy;

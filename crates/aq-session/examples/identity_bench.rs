@@ -1,7 +1,8 @@
 //! The exec judge's identity check, alone (no kernel, no sandbox): what the
 //! judge does per exec before the policy engine, for (a) a system binary,
 //! (b) a binary in the workspace, the first time and cached, and the index
-//! built at the session's start. Run by `bench/exec-guard/identity.sh`.
+//! built at the session's start, listed or from the last session's record.
+//! Run by `bench/exec-guard/identity.sh`.
 //!
 //!   identity_bench [rounds]        (default 2000)
 
@@ -68,6 +69,17 @@ fn main() {
         dirs.len()
     );
     stats("index build at session start (background thread)", index);
+    // The same index from the record of the last session (directories
+    // unchanged: no listing, no `stat` but of links).
+    let (_, record) = Identifier::remembered(dirs.iter().map(PathBuf::as_path), None);
+    let mut remembered = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let (again, _) = Identifier::remembered(dirs.iter().map(PathBuf::as_path), Some(&record));
+        remembered.push(t.elapsed());
+        assert_eq!(again.len(), id.len());
+    }
+    stats("index from the last session's record", remembered);
 
     let ws = tempfile::tempdir().expect("scratch workspace");
     let tmp = ws.path().join("tmp");

@@ -126,6 +126,80 @@ fn version_of(m: &std::fs::Metadata) -> Version {
     )
 }
 
+/// Which known names each directory of the `PATH` held when it was last
+/// listed, kept in aq's state directory between sessions
+/// ([`Identifier::remembered`]): listing `/usr/bin` and matching a thousand
+/// names against it was most of a session's index.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct ToolDirsRecord {
+    /// Digest of the names this build indexes: another build lists again.
+    names: String,
+    dirs: Vec<ToolDir>,
+}
+
+#[derive(Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct ToolDir {
+    path: PathBuf,
+    stamp: DirStamp,
+    /// The known names it held (only those: not the whole listing).
+    tools: Vec<ToolEntry>,
+}
+
+/// A known name a directory held.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct ToolEntry {
+    name: String,
+    /// A symbolic link, followed again at each start.
+    link: bool,
+    /// The file it named (none for a link, or what is not a regular file).
+    version: Option<Version>,
+}
+
+/// A directory as it is now: what adding, removing or renaming an entry
+/// changes (its modification and change time), and which directory it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct DirStamp {
+    dev: u64,
+    ino: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+/// How long after its last change a directory's record is not kept: a
+/// change within one timestamp tick of the listing would not show.
+const SETTLE: Duration = Duration::from_secs(2);
+
+impl DirStamp {
+    fn of(m: &std::fs::Metadata) -> DirStamp {
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        DirStamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            mtime_ns: ns(m.mtime(), m.mtime_nsec()),
+            ctime_ns: ns(m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// Its entries last changed at least [`SETTLE`] before `now` (a change
+    /// of entries sets both times; the change time alone also moves with
+    /// its owner or mode).
+    fn settled(&self, now: SystemTime) -> bool {
+        let now = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        now - self.mtime_ns >= SETTLE.as_nanos() as i128
+    }
+}
+
+fn names_digest(names: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for n in names {
+        h.update(n.as_bytes());
+        h.update([0]);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// How far the ELF parser reads into a file for its headers and notes.
 const ELF_HEAD: usize = 64 * 1024;
 /// At most this many program headers are looked at.
@@ -356,7 +430,41 @@ impl Identifier {
     /// know about a thousand names, most absent from any one directory, and
     /// this runs at every session start.
     pub fn new<'a>(path_dirs: impl IntoIterator<Item = &'a Path>) -> Identifier {
+        Identifier::listing(path_dirs, None).0
+    }
+
+    /// [`Identifier::new`], taking which known names a directory holds
+    /// from `record` (what the last session listed) where the directory is
+    /// unchanged since: same device, inode, modification and change time
+    /// (kept only for a directory on a local file system, unchanged for two
+    /// seconds when it was listed).
+    /// Adding, removing or renaming an entry changes the last two, so the
+    /// record only spares the listing, never a `stat`: each tool is still
+    /// `stat`ed here, and a name the record holds that is no known name, or
+    /// no file now, is nothing. Returns the record to keep for the next
+    /// session.
+    pub fn remembered<'a>(
+        path_dirs: impl IntoIterator<Item = &'a Path>,
+        record: Option<&ToolDirsRecord>,
+    ) -> (Identifier, ToolDirsRecord) {
+        Identifier::listing(path_dirs, Some(record))
+    }
+
+    fn listing<'a>(
+        path_dirs: impl IntoIterator<Item = &'a Path>,
+        record: Option<Option<&ToolDirsRecord>>,
+    ) -> (Identifier, ToolDirsRecord) {
         let names = indexed_names();
+        let digest = names_digest(&names);
+        let known = record
+            .flatten()
+            .filter(|r| r.names == digest)
+            .map(|r| &r.dirs[..])
+            .unwrap_or_default();
+        let mut kept = ToolDirsRecord {
+            names: digest,
+            dirs: Vec::new(),
+        };
         let mut id = Identifier {
             by_inode: HashMap::new(),
             by_size: HashMap::new(),
@@ -366,46 +474,134 @@ impl Identifier {
             code_hashes: Mutex::new(HashMap::new()),
             facts: Mutex::new(HashMap::new()),
         };
+        let now = SystemTime::now();
         let mut dirs_seen = std::collections::HashSet::new();
         for dir in path_dirs {
-            if !std::fs::metadata(dir).is_ok_and(|m| dirs_seen.insert((m.dev(), m.ino()))) {
-                continue;
-            }
-            let Ok(entries) = std::fs::read_dir(dir) else {
+            let Ok(meta) = std::fs::metadata(dir) else {
                 continue;
             };
-            let present: std::collections::HashSet<std::ffi::OsString> =
-                entries.flatten().map(|e| e.file_name()).collect();
-            for name in &names {
-                if !present.contains(OsStr::new(name)) {
-                    continue;
+            if !dirs_seen.insert((meta.dev(), meta.ino())) {
+                continue;
+            }
+            let stamp = DirStamp::of(&meta);
+            let remembered = known.iter().find(|d| d.path == dir && d.stamp == stamp);
+            let candidates = match remembered {
+                Some(d) => recalled(dir, &d.tools, &names),
+                None => {
+                    let Ok(entries) = std::fs::read_dir(dir) else {
+                        continue;
+                    };
+                    listed(dir, entries, &names)
                 }
-                // One stat a candidate (it follows links).
-                let p = dir.join(name);
-                let Ok(m) = std::fs::metadata(&p) else {
+            };
+            for c in &candidates {
+                let Some(version) = c.version else {
                     continue;
                 };
-                if !m.is_file() {
-                    continue;
-                }
+                let (dev, ino, size, ..) = version;
                 // The first name found for an inode wins (python3 before python);
                 // a file seen before (another link to it) is a candidate once.
-                let std::collections::hash_map::Entry::Vacant(e) =
-                    id.by_inode.entry((m.dev(), m.ino()))
+                let std::collections::hash_map::Entry::Vacant(e) = id.by_inode.entry((dev, ino))
                 else {
                     continue;
                 };
-                e.insert(*name);
+                e.insert(c.name);
+                let p = dir.join(c.name);
                 id.by_size
-                    .entry(m.size())
+                    .entry(size)
                     .or_default()
-                    .push((p.clone(), *name));
-                id.tools.push((p, *name, version_of(&m)));
+                    .push((p.clone(), c.name));
+                id.tools.push((p, c.name, version));
+            }
+            // A directory changed in the last seconds may change again
+            // within the same timestamp, and one on a file system that may
+            // not keep its times the kernel's way (FUSE, NFS) may change
+            // unseen: either is listed again next time.
+            if stamp.settled(now) && aq_preflight::keeps_ctime(dir) {
+                kept.dirs.push(ToolDir {
+                    path: dir.to_path_buf(),
+                    stamp,
+                    tools: candidates
+                        .into_iter()
+                        .map(|c| ToolEntry {
+                            name: c.name.to_string(),
+                            link: c.link,
+                            version: if c.link { None } else { c.version },
+                        })
+                        .collect(),
+                });
             }
         }
-        id
+        (id, kept)
     }
+}
 
+/// A known name a directory holds: the file it names now (`None`: not a
+/// regular file, or gone), and whether the entry is a symbolic link.
+struct Found {
+    name: &'static str,
+    link: bool,
+    version: Option<Version>,
+}
+
+/// The version of the file `path` leads to now, if it is a regular file
+/// (one `stat`, following links).
+fn file_version(path: &Path) -> Option<Version> {
+    std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| version_of(&m))
+}
+
+/// The known names among `entries` of `dir`, in `names`' order, each
+/// `stat`ed.
+fn listed(dir: &Path, entries: std::fs::ReadDir, names: &[&'static str]) -> Vec<Found> {
+    let present: HashMap<std::ffi::OsString, bool> = entries
+        .flatten()
+        .map(|e| {
+            let link = e.file_type().is_ok_and(|t| t.is_symlink());
+            (e.file_name(), link)
+        })
+        .collect();
+    names
+        .iter()
+        .filter_map(|name| {
+            let link = *present.get(OsStr::new(name))?;
+            Some(Found {
+                name,
+                link,
+                version: file_version(&dir.join(name)),
+            })
+        })
+        .collect()
+}
+
+/// The known names the record of `dir` (unchanged since) holds, in
+/// `names`' order. An entry that is not a symbolic link names the same
+/// file as long as the directory is unchanged (renaming, linking or
+/// removing an entry changes it), so its recorded version stands; a link
+/// may lead elsewhere now and is `stat`ed again. A name that is no known
+/// name is nothing.
+fn recalled(dir: &Path, tools: &[ToolEntry], names: &[&'static str]) -> Vec<Found> {
+    let by_name: HashMap<&str, &ToolEntry> = tools.iter().map(|t| (t.name.as_str(), t)).collect();
+    names
+        .iter()
+        .filter_map(|name| {
+            let t = by_name.get(name)?;
+            Some(Found {
+                name,
+                link: t.link,
+                version: if t.link {
+                    file_version(&dir.join(name))
+                } else {
+                    t.version
+                },
+            })
+        })
+        .collect()
+}
+
+impl Identifier {
     /// Build ids and code sizes of the indexed tools, read once. A tool
     /// whose file changed since the index was made is left out: the index
     /// says what was installed when the session started.
@@ -789,10 +985,21 @@ pub(crate) struct Background {
 impl Background {
     /// Start indexing the known tools in `dirs`.
     pub fn start(dirs: Vec<PathBuf>) -> Background {
+        Background::start_with(dirs, None)
+    }
+
+    /// [`Background::start`], sparing the listing of the directories
+    /// unchanged since the record at `record` was kept, and keeping a new
+    /// one there ([`Identifier::remembered`]).
+    pub fn start_remembered(dirs: Vec<PathBuf>, record: PathBuf) -> Background {
+        Background::start_with(dirs, Some(record))
+    }
+
+    fn start_with(dirs: Vec<PathBuf>, record: Option<PathBuf>) -> Background {
         let copy = dirs.clone();
         let pending = std::thread::Builder::new()
             .name("aq-tool-index".into())
-            .spawn(move || Identifier::new(copy.iter().map(PathBuf::as_path)))
+            .spawn(move || index(&copy, record.as_deref()))
             .ok();
         Background {
             dirs,
@@ -810,6 +1017,19 @@ impl Background {
                 .unwrap_or_else(|| Identifier::new(self.dirs.iter().map(PathBuf::as_path)))
         })
     }
+}
+
+/// The index of `dirs`, with the record at `record` when there is one.
+fn index(dirs: &[PathBuf], record: Option<&Path>) -> Identifier {
+    let Some(path) = record else {
+        return Identifier::new(dirs.iter().map(PathBuf::as_path));
+    };
+    let old = crate::state_records::load::<ToolDirsRecord>(path);
+    let (id, new) = Identifier::remembered(dirs.iter().map(PathBuf::as_path), old.as_ref());
+    if old.as_ref().is_none_or(|o| o.dirs != new.dirs) {
+        crate::state_records::save(path, &new);
+    }
+    id
 }
 
 fn base_name(arg: &str) -> String {
@@ -994,6 +1214,127 @@ mod tests {
         std::fs::write(&c2, &curl).unwrap();
         let got = identify(&id, &c2, &["./c2"]);
         assert_eq!((got.argv[0].as_str(), got.how), ("curl", "build-id"));
+    }
+
+    /// `dir`'s modification time an hour back, as a directory nobody
+    /// changed lately has.
+    fn settle(dir: &Path) {
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        File::open(dir).unwrap().set_modified(hour_ago).unwrap();
+    }
+
+    fn indexed(id: &Identifier) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = id.by_inode.values().copied().collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_remembered_listing_gives_the_same_index_and_spares_the_listing() {
+        let (dir, fresh) = host();
+        settle(dir.path());
+        let (first, record) = Identifier::remembered([dir.path()], None);
+        assert_eq!(indexed(&first), indexed(&fresh));
+        assert_eq!(indexed(&first), ["busybox", "curl", "rm"]);
+        // Only known names are kept, not the whole listing.
+        assert_eq!(record.dirs.len(), 1);
+        let mut kept: Vec<&str> = record.dirs[0]
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        kept.sort();
+        assert_eq!(kept, ["busybox", "curl", "rm"]);
+        let (again, record2) = Identifier::remembered([dir.path()], Some(&record));
+        assert_eq!(indexed(&again), indexed(&fresh));
+        assert_eq!(record2.dirs, record.dirs);
+        // The listing is what the record spares: a record that leaves a
+        // name out of an unchanged directory leaves that tool out.
+        let mut partial = record;
+        partial.dirs[0].tools.retain(|t| t.name != "rm");
+        let (spared, _) = Identifier::remembered([dir.path()], Some(&partial));
+        assert_eq!(indexed(&spared), ["busybox", "curl"]);
+    }
+
+    #[test]
+    fn a_changed_directory_is_listed_again() {
+        let (dir, _) = host();
+        settle(dir.path());
+        let (_, record) = Identifier::remembered([dir.path()], None);
+        std::fs::write(dir.path().join("wget"), elf(b"wget-id", b"wget code")).unwrap();
+        let (id, kept) = Identifier::remembered([dir.path()], Some(&record));
+        assert!(indexed(&id).contains(&"wget"), "{:?}", indexed(&id));
+        // Changed just now: not kept, so a change within the same
+        // timestamp tick cannot hide behind it.
+        assert!(kept.dirs.is_empty(), "{kept:?}");
+        // A removed tool: listed again, gone.
+        settle(dir.path());
+        let (_, record) = Identifier::remembered([dir.path()], None);
+        std::fs::remove_file(dir.path().join("curl")).unwrap();
+        let (id, _) = Identifier::remembered([dir.path()], Some(&record));
+        assert!(!indexed(&id).contains(&"curl"));
+    }
+
+    #[test]
+    fn a_record_adds_nothing_a_listing_would_not_find() {
+        let (dir, _) = host();
+        settle(dir.path());
+        let (_, mut record) = Identifier::remembered([dir.path()], None);
+        // A name no table knows, a known name with no file, a path
+        // outside: nothing.
+        for name in ["frobnicate", "wget", "../etc/passwd"] {
+            record.dirs[0].tools.push(ToolEntry {
+                name: name.into(),
+                link: true,
+                version: None,
+            });
+        }
+        let (id, _) = Identifier::remembered([dir.path()], Some(&record));
+        assert_eq!(indexed(&id), ["busybox", "curl", "rm"]);
+        // Another build's names: listed again.
+        record.names = "another build".into();
+        record.dirs[0].tools.clear();
+        let (id, _) = Identifier::remembered([dir.path()], Some(&record));
+        assert_eq!(indexed(&id), ["busybox", "curl", "rm"]);
+    }
+
+    #[test]
+    fn a_link_is_followed_again_where_it_leads_can_change_unseen() {
+        let (dir, _) = host();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let real = elsewhere.path().join("real");
+        std::fs::write(&real, elf(b"wget-1", b"wget one")).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("wget")).unwrap();
+        settle(dir.path());
+        let (id, record) = Identifier::remembered([dir.path()], None);
+        let first = std::fs::metadata(&real).unwrap();
+        assert!(id.is_installed((first.dev(), first.ino())));
+        // Another file where the link leads: the directory holding the
+        // link did not change.
+        let replacement = elsewhere.path().join("new");
+        std::fs::write(&replacement, elf(b"wget-2", b"wget two, longer")).unwrap();
+        std::fs::rename(&replacement, &real).unwrap();
+        let second = std::fs::metadata(&real).unwrap();
+        assert_ne!(first.ino(), second.ino());
+        let (id, _) = Identifier::remembered([dir.path()], Some(&record));
+        assert!(id.is_installed((second.dev(), second.ino())));
+        assert!(!id.is_installed((first.dev(), first.ino())));
+    }
+
+    #[test]
+    fn the_background_index_keeps_its_record_for_the_next_session() {
+        let (dir, _) = host();
+        settle(dir.path());
+        let state = tempfile::tempdir().unwrap();
+        let at = state.path().join("tool-dirs.json");
+        let bg = Background::start_remembered(vec![dir.path().to_path_buf()], at.clone());
+        assert_eq!(indexed(bg.get()), ["busybox", "curl", "rm"]);
+        let kept: ToolDirsRecord = crate::state_records::load(&at).unwrap();
+        assert_eq!(kept.dirs.len(), 1);
+        // A record that cannot be read is no record.
+        std::fs::write(&at, b"{ not json").unwrap();
+        let bg = Background::start_remembered(vec![dir.path().to_path_buf()], at.clone());
+        assert_eq!(indexed(bg.get()), ["busybox", "curl", "rm"]);
     }
 
     #[test]

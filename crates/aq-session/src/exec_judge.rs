@@ -138,13 +138,25 @@ impl SessionExecJudge {
             .collect();
         SessionExecJudge {
             supervisor,
-            identifier: Background::start(dirs),
+            identifier: match tool_dirs_record(&places) {
+                Some(record) => Background::start_remembered(dirs, record),
+                None => Background::start(dirs),
+            },
             places,
             aq_binaries,
             agent,
             scrub: scrub.iter().map(|k| k.as_bytes().to_vec()).collect(),
         }
     }
+}
+
+/// Where the tool index's record of the `PATH` directories is kept: in the
+/// state directory, unless the session can write there (a state directory
+/// inside the workspace or a writable temporary directory).
+fn tool_dirs_record(places: &Places) -> Option<std::path::PathBuf> {
+    let root = crate::files::state_root().ok()?;
+    let real = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+    (!places.beneath_writable(&real)).then(|| root.join("tool-dirs.json"))
 }
 
 /// What the socket guard tells a session without the exec guard: only its

@@ -111,6 +111,7 @@ pub mod sandbox_spec;
 pub mod seatbelt_launch;
 pub mod seatbelt_profile;
 pub mod sources;
+mod state_records;
 pub mod suggest;
 pub mod supervisor;
 pub mod user_grants;

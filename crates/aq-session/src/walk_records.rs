@@ -8,7 +8,6 @@
 //! missed repository or secret. It is not kept where the workspace is (a
 //! state directory inside the workspace is writable from the sandbox).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use aq_preflight::DirRecord;
@@ -55,10 +54,6 @@ impl Walk {
     }
 }
 
-/// A record larger than this is not read (a 200,000-entry tree's is a few
-/// MiB).
-const MAX_BYTES: u64 = 64 << 20;
-
 /// Where the record of `walk` in `workspace` is kept, if it may be.
 fn path(walk: Walk, workspace: &Path) -> Option<PathBuf> {
     let root = crate::files::state_root().ok()?;
@@ -75,17 +70,10 @@ fn path(walk: Walk, workspace: &Path) -> Option<PathBuf> {
 /// The record of `walk` the last session in `workspace` left, if any can
 /// be read.
 pub(crate) fn load<R: Record>(walk: Walk, workspace: &Path) -> Option<R> {
-    let file = std::fs::File::open(path(walk, workspace)?).ok()?;
-    let mut bytes = Vec::new();
-    file.take(MAX_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > MAX_BYTES {
-        return None;
-    }
-    serde_json::from_slice(&bytes).ok()
+    crate::state_records::load(&path(walk, workspace)?)
 }
 
-/// Keeps `record` for the next session (written aside and renamed in, so a
-/// reader never sees half of it). An empty record removes the old one.
+/// Keeps `record` for the next session. An empty record removes the old one.
 pub(crate) fn save<R: Record>(walk: Walk, workspace: &Path, record: &R) {
     let Some(path) = path(walk, workspace) else {
         return;
@@ -94,22 +82,5 @@ pub(crate) fn save<R: Record>(walk: Walk, workspace: &Path, record: &R) {
         let _ = std::fs::remove_file(&path);
         return;
     }
-    let (Some(dir), Ok(json)) = (path.parent(), serde_json::to_vec(record)) else {
-        return;
-    };
-    let aside = dir.join(format!(".{}.{}", std::process::id(), unique_suffix()));
-    if std::fs::create_dir_all(dir).is_ok()
-        && std::fs::write(&aside, json).is_ok()
-        && std::fs::rename(&aside, &path).is_err()
-    {
-        let _ = std::fs::remove_file(&aside);
-    }
-}
-
-/// A suffix that differs between two writers of one process.
-fn unique_suffix() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0)
+    crate::state_records::save(&path, record);
 }
