@@ -405,6 +405,11 @@ impl Discovery {
 
     fn file(&mut self, path: &Path, kind: GitFileKind, git_dir: Option<usize>) {
         let key = real(path).unwrap_or_else(|| path.to_path_buf());
+        self.file_at(path, key, kind, git_dir);
+    }
+
+    /// [`Self::file`] for a file whose real path `key` is known.
+    fn file_at(&mut self, path: &Path, key: PathBuf, kind: GitFileKind, git_dir: Option<usize>) {
         if self.listed.insert(key) {
             self.surface.files.push(GitFile {
                 path: path.to_path_buf(),
@@ -517,11 +522,21 @@ impl Discovery {
             self.surface.hook_dirs.push((dir.to_path_buf(), me));
         }
         if let Ok(rd) = std::fs::read_dir(dir) {
-            let mut names: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-            names.sort();
-            for p in names {
-                if !p.is_dir() {
-                    self.file(&p, GitFileKind::Hook, Some(me));
+            // The entry's type from the listing: a plain file is not `stat`ed
+            // nor resolved again (a hooks directory holds a dozen samples).
+            let mut entries: Vec<(PathBuf, Option<std::fs::FileType>)> = rd
+                .flatten()
+                .map(|e| (e.path(), e.file_type().ok()))
+                .collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            let dir_real = real(dir);
+            for (p, kind) in entries {
+                match (kind, &dir_real, p.file_name()) {
+                    (Some(k), Some(d), Some(name)) if k.is_file() => {
+                        self.file_at(&p, d.join(name), GitFileKind::Hook, Some(me));
+                    }
+                    _ if !p.is_dir() => self.file(&p, GitFileKind::Hook, Some(me)),
+                    _ => {}
                 }
             }
         }

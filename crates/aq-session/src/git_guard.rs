@@ -194,7 +194,7 @@ impl GitGuard {
         let mut templates = Templates::new(home.as_deref());
         let mut files = BTreeMap::new();
         let mut kept = 0u64;
-        for f in &surface.files {
+        for f in surface.files.iter().filter(|f| !inert(f.kind, &f.path)) {
             let path = normal(&f.path);
             let git_dir = git_dir_of(&surface, f.git_dir, &path);
             let Some((mut seen, bytes)) = look(&path, f.kind, &git_dir, &mut templates) else {
@@ -362,8 +362,15 @@ fn git_dir_of(surface: &GitSurface, index: Option<usize>, path: &Path) -> PathBu
 /// Whether the snapshot keeps `path`'s content to put it back: every kind
 /// but sample hooks (which never run, so a changed one is never refused).
 fn keeps_original(kind: GitFileKind, path: &Path) -> bool {
-    kind != GitFileKind::Hook
-        || !path
+    !inert(kind, path)
+}
+
+/// A sample hook (`pre-commit.sample`): git never runs it, whatever it
+/// holds, so it is neither read nor kept; renamed to a hook's name, it is
+/// a new file of the surface like any other.
+fn inert(kind: GitFileKind, path: &Path) -> bool {
+    kind == GitFileKind::Hook
+        && path
             .file_name()
             .is_some_and(|n| aq_knowledge::git::git_hook_is_sample(&n.to_string_lossy()))
 }
@@ -377,6 +384,9 @@ fn look(
     git_dir: &Path,
     templates: &mut Templates,
 ) -> Option<(Seen, Option<Vec<u8>>)> {
+    if inert(kind, path) {
+        return None;
+    }
     let lmeta = std::fs::symlink_metadata(path).ok()?;
     let link = lmeta
         .file_type()
@@ -629,7 +639,7 @@ fn check_listing(
     }
     let mut counter = 0usize;
     let mut acted = std::collections::HashSet::new();
-    for f in &surface.files {
+    for f in surface.files.iter().filter(|f| !inert(f.kind, &f.path)) {
         let path = normal(&f.path);
         let git_dir = git_dir_of(&surface, f.git_dir, &path);
         let Some((now, _)) = look(&path, f.kind, &git_dir, &mut templates) else {
@@ -998,6 +1008,33 @@ mod tests {
         );
         // The submodule's hooks directory was made, so it can be pinned.
         assert!(s.ws.join(".git/modules/a/hooks").is_dir());
+    }
+
+    #[test]
+    fn a_sample_is_never_read_and_one_renamed_to_a_hook_is_put_aside() {
+        let s = scratch();
+        std::fs::write(s.ws.join("n/.git/hooks/pre-push.sample"), "#!/bin/sh\n").unwrap();
+        let guard = GitGuard::start(&s.ws, &s.session);
+        // Not read: a sample that cannot be read is no error and no danger.
+        let sample = s.ws.join("n/.git/hooks/pre-commit.sample");
+        std::fs::write(&sample, "#!/bin/sh\n./evil\n").unwrap();
+        std::fs::set_permissions(&sample, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // Renamed to a name git runs, and made executable: a new hook.
+        let renamed = s.ws.join("n/.git/hooks/pre-push");
+        std::fs::rename(s.ws.join("n/.git/hooks/pre-push.sample"), &renamed).unwrap();
+        std::fs::write(&renamed, "#!/bin/sh\n./evil\n").unwrap();
+        std::fs::set_permissions(&renamed, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let got: Vec<(String, &str)> = finish(&s, guard)
+            .into_iter()
+            .map(|r| (r.path, r.action))
+            .collect();
+        assert_eq!(got, vec![("n/.git/hooks/pre-push".to_string(), "removed")]);
+        assert!(!renamed.exists());
+        assert!(sample.exists());
+        let snapshot =
+            std::fs::read_to_string(s.session.join(GUARD_DIR).join("snapshot.json")).unwrap();
+        assert!(snapshot.contains("n/.git/config"), "{snapshot}");
+        assert!(!snapshot.contains(".sample"), "{snapshot}");
     }
 
     #[test]
