@@ -98,14 +98,60 @@ pub const KNOWN_TOOLS: &[&str] = &[
 /// What is indexed: [`KNOWN_TOOLS`] first (their names win for a file seen
 /// under several names), then the programs of the `aq-knowledge` table.
 fn indexed_names() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = KNOWN_TOOLS.to_vec();
-    let mut seen: std::collections::HashSet<&'static str> = names.iter().copied().collect();
-    for n in aq_knowledge::programs::names() {
-        if !n.contains('/') && seen.insert(n) {
-            names.push(n);
+    let names = IndexedNames::new();
+    let mut all: Vec<&'static str> = KNOWN_TOOLS.to_vec();
+    all.extend(
+        names
+            .table
+            .iter()
+            .copied()
+            .filter(|n| !names.first.contains(n)),
+    );
+    all
+}
+
+/// The indexed names, by the order [`indexed_names`] gives them, without a
+/// set of a thousand names: [`KNOWN_TOOLS`] (sorted aside), then the
+/// table's names (sorted already), binary-searched.
+struct IndexedNames {
+    /// `KNOWN_TOOLS` sorted, with each one's place in it.
+    first: Vec<&'static str>,
+    first_at: Vec<usize>,
+    /// The table's names without a `/`, sorted.
+    table: Vec<&'static str>,
+}
+
+impl IndexedNames {
+    fn new() -> IndexedNames {
+        let mut first: Vec<(&'static str, usize)> = KNOWN_TOOLS
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, i))
+            .collect();
+        first.sort();
+        // The first place of a name listed twice.
+        first.dedup_by_key(|(n, _)| *n);
+        let mut table: Vec<&'static str> = aq_knowledge::programs::names()
+            .filter(|n| !n.contains('/'))
+            .collect();
+        table.sort_unstable();
+        table.dedup();
+        IndexedNames {
+            first_at: first.iter().map(|(_, i)| *i).collect(),
+            first: first.into_iter().map(|(n, _)| n).collect(),
+            table,
         }
     }
-    names
+
+    /// `name`'s spelling and place among the indexed names (a key that
+    /// sorts as [`indexed_names`] does), if it is one.
+    fn place(&self, name: &str) -> Option<(usize, &'static str)> {
+        if let Ok(i) = self.first.binary_search(&name) {
+            return Some((self.first_at[i], self.first[i]));
+        }
+        let j = self.table.binary_search(&name).ok()?;
+        Some((KNOWN_TOOLS.len() + j, self.table[j]))
+    }
 }
 
 /// A known tool's file and name.
@@ -455,6 +501,7 @@ impl Identifier {
         record: Option<Option<&ToolDirsRecord>>,
     ) -> (Identifier, ToolDirsRecord) {
         let names = indexed_names();
+        let places = IndexedNames::new();
         let digest = names_digest(&names);
         let known = record
             .flatten()
@@ -486,7 +533,7 @@ impl Identifier {
             let stamp = DirStamp::of(&meta);
             let remembered = known.iter().find(|d| d.path == dir && d.stamp == stamp);
             let candidates = match remembered {
-                Some(d) => recalled(dir, &d.tools, &names),
+                Some(d) => recalled(dir, &d.tools, &places),
                 None => {
                     let Ok(entries) = std::fs::read_dir(dir) else {
                         continue;
@@ -582,23 +629,29 @@ fn listed(dir: &Path, entries: std::fs::ReadDir, names: &[&'static str]) -> Vec<
 /// removing an entry changes it), so its recorded version stands; a link
 /// may lead elsewhere now and is `stat`ed again. A name that is no known
 /// name is nothing.
-fn recalled(dir: &Path, tools: &[ToolEntry], names: &[&'static str]) -> Vec<Found> {
-    let by_name: HashMap<&str, &ToolEntry> = tools.iter().map(|t| (t.name.as_str(), t)).collect();
-    names
+fn recalled(dir: &Path, tools: &[ToolEntry], names: &IndexedNames) -> Vec<Found> {
+    let mut found: Vec<(usize, Found)> = tools
         .iter()
-        .filter_map(|name| {
-            let t = by_name.get(name)?;
-            Some(Found {
-                name,
-                link: t.link,
-                version: if t.link {
-                    file_version(&dir.join(name))
-                } else {
-                    t.version
+        .filter_map(|t| {
+            let (place, name) = names.place(&t.name)?;
+            let version = if t.link {
+                file_version(&dir.join(name))
+            } else {
+                t.version
+            };
+            Some((
+                place,
+                Found {
+                    name,
+                    link: t.link,
+                    version,
                 },
-            })
+            ))
         })
-        .collect()
+        .collect();
+    found.sort_by_key(|(place, _)| *place);
+    found.dedup_by_key(|(place, _)| *place);
+    found.into_iter().map(|(_, f)| f).collect()
 }
 
 impl Identifier {
@@ -1254,6 +1307,23 @@ mod tests {
         partial.dirs[0].tools.retain(|t| t.name != "rm");
         let (spared, _) = Identifier::remembered([dir.path()], Some(&partial));
         assert_eq!(indexed(&spared), ["busybox", "curl"]);
+    }
+
+    #[test]
+    fn a_recorded_name_takes_its_place_among_the_indexed_names() {
+        let all = indexed_names();
+        let places = IndexedNames::new();
+        let mut last = None;
+        let mut seen = std::collections::HashSet::new();
+        for n in all.iter().filter(|n| seen.insert(**n)) {
+            let (at, spelled) = places.place(n).unwrap();
+            assert_eq!(spelled, *n);
+            assert!(last.is_none_or(|l| at > l), "{n} at {at} after {last:?}");
+            last = Some(at);
+        }
+        assert!(places.place("frobnicate").is_none());
+        // A name of both lists has its first list's place.
+        assert_eq!(places.place("curl").map(|p| p.0), Some(0));
     }
 
     #[test]
