@@ -3,7 +3,7 @@
 //! Tests build a `HostFacts` by hand to emulate kernels and file layouts this
 //! machine does not have (Landlock ABI 0, a symlinked `~/.ssh`, a hard-linked key).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::cgroup::CgroupFacts;
@@ -26,7 +26,7 @@ pub struct HostFacts {
     pub cgroup: CgroupFacts,
     /// What each path named by the spec really is, keyed by the path as written
     /// (relative `read_only` entries already joined to the workspace).
-    pub paths: BTreeMap<PathBuf, PathFacts>,
+    pub paths: HashMap<PathBuf, PathFacts>,
     /// The bound datagram sockets of the caller's network namespace
     /// (`/proc/net/unix`), probed only for a spec with the socket guard:
     /// the sandbox masks them (their facts are in `paths`).
@@ -61,8 +61,10 @@ pub enum PathKind {
 impl HostFacts {
     /// Probe the running kernel and stat every path in `spec`.
     pub fn probe(spec: &SandboxSpec) -> HostFacts {
-        let mut paths = BTreeMap::new();
-        let mut real_dirs = BTreeMap::new();
+        // Hashed, not ordered: hundreds of paths, looked up by the plan
+        // only (ordering them compared path components at every insert).
+        let mut paths = HashMap::new();
+        let mut real_dirs = HashMap::new();
         for p in spec_paths(spec) {
             let facts = probe_path_in(&p, &mut real_dirs);
             paths.insert(p, facts);
@@ -117,7 +119,7 @@ pub(crate) fn spec_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
 /// directory's real path, resolved once for all its entries (`real_dirs`): a
 /// readable `/tmp` cut into its hundreds of entries took two `readlink`s and
 /// a `stat` for each.
-fn probe_path_in(path: &Path, real_dirs: &mut BTreeMap<PathBuf, Option<PathBuf>>) -> PathFacts {
+fn probe_path_in(path: &Path, real_dirs: &mut HashMap<PathBuf, Option<PathBuf>>) -> PathFacts {
     use std::os::unix::fs::MetadataExt;
     let plain = path.is_absolute()
         && path.components().all(|c| {
@@ -135,9 +137,10 @@ fn probe_path_in(path: &Path, real_dirs: &mut BTreeMap<PathBuf, Option<PathBuf>>
     if !plain || meta.file_type().is_symlink() {
         return probe_path(path);
     }
-    let real_dir = real_dirs
-        .entry(dir.to_path_buf())
-        .or_insert_with(|| std::fs::canonicalize(dir).ok());
+    if !real_dirs.contains_key(dir) {
+        real_dirs.insert(dir.to_path_buf(), std::fs::canonicalize(dir).ok());
+    }
+    let real_dir = &real_dirs[dir];
     match real_dir {
         Some(real_dir) => PathFacts::Exists {
             real: real_dir.join(name),

@@ -909,7 +909,7 @@ mod tests {
     use super::*;
     use crate::cgroup::CgroupFacts;
     use crate::spec::RlimitResource;
-    use std::collections::BTreeMap;
+    use std::collections::HashMap;
 
     fn dir(p: &str) -> PathFacts {
         PathFacts::Exists {
@@ -939,7 +939,7 @@ mod tests {
             paths: paths
                 .iter()
                 .map(|(k, v)| (PathBuf::from(k), v.clone()))
-                .collect::<BTreeMap<_, _>>(),
+                .collect::<HashMap<_, _>>(),
         }
     }
 

@@ -87,14 +87,17 @@ pub(crate) fn plan(profile: &Profile, inputs: &MaskInputs<'_>) -> Masks {
         .collect();
 
     // 1. Paths outside the workspace.
+    let system_rows: std::collections::HashSet<&str> = credentials::all()
+        .iter()
+        .filter(|c| c.place() == Place::System)
+        .map(|c| c.mask_path())
+        .collect();
     for m in profile.masked.iter().chain(inputs.sensitive) {
         if !(m.starts_with('/') || m.starts_with('~') || m.starts_with('$')) {
             globs.push(m.trim_end_matches('/').to_string());
             continue;
         }
-        let system_row = credentials::all()
-            .iter()
-            .any(|c| c.place() == Place::System && c.mask_path() == m);
+        let system_row = system_rows.contains(m.as_str());
         let passed_var = m
             .strip_prefix('$')
             .is_some_and(|v| !v.contains('/') && inputs.passed.iter().any(|p| p == v));
