@@ -45,6 +45,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use aq_policy::exec_trust::{ExecPath, TrustedExec};
+
+use crate::dir_stamps::DirStamp;
 use sha2::{Digest, Sha256};
 
 /// Programs recognised by content when copied or renamed: those the rules
@@ -199,51 +201,6 @@ struct ToolEntry {
     link: bool,
     /// The file it named (none for a link, or what is not a regular file).
     version: Option<Version>,
-}
-
-/// A directory as it is now: what adding, removing or renaming an entry
-/// changes (its modification and change time), and which directory it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct DirStamp {
-    dev: u64,
-    ino: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
-}
-
-/// How long after its last change a directory's record is not kept: a
-/// change within one timestamp tick of the listing would not show.
-const SETTLE: Duration = Duration::from_secs(2);
-
-impl DirStamp {
-    fn of(m: &std::fs::Metadata) -> DirStamp {
-        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
-        DirStamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            mtime_ns: ns(m.mtime(), m.mtime_nsec()),
-            ctime_ns: ns(m.ctime(), m.ctime_nsec()),
-        }
-    }
-
-    /// Its entries last changed at least [`SETTLE`] before `now` (a change
-    /// of entries sets both times; the change time alone also moves with
-    /// its owner or mode).
-    fn settled(&self, now: SystemTime) -> bool {
-        let now = now
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as i128);
-        now - self.mtime_ns >= SETTLE.as_nanos() as i128
-    }
-}
-
-fn names_digest(names: &[&str]) -> String {
-    let mut h = Sha256::new();
-    for n in names {
-        h.update(n.as_bytes());
-        h.update([0]);
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// How far the ELF parser reads into a file for its headers and notes.
@@ -502,7 +459,7 @@ impl Identifier {
     ) -> (Identifier, ToolDirsRecord) {
         let names = indexed_names();
         let places = IndexedNames::new();
-        let digest = names_digest(&names);
+        let digest = crate::dir_stamps::names_digest(&names);
         let known = record
             .flatten()
             .filter(|r| r.names == digest)
@@ -564,7 +521,7 @@ impl Identifier {
             // within the same timestamp, and one on a file system that may
             // not keep its times the kernel's way (FUSE, NFS) may change
             // unseen: either is listed again next time.
-            if stamp.settled(now) && aq_preflight::keeps_ctime(dir) {
+            if stamp.keepable(dir, now) {
                 kept.dirs.push(ToolDir {
                     path: dir.to_path_buf(),
                     stamp,

@@ -89,6 +89,7 @@ pub mod denials {
         }
     }
 }
+mod dir_stamps;
 pub mod error;
 pub mod exec_identity;
 pub mod exec_judge;
@@ -110,6 +111,7 @@ pub mod run;
 pub mod sandbox_spec;
 pub mod seatbelt_launch;
 pub mod seatbelt_profile;
+mod shim_presence;
 pub mod sources;
 mod state_records;
 pub mod suggest;

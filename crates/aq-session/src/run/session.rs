@@ -14,6 +14,7 @@ use super::{RunOptions, SandboxKind, Start, exec_guard_in_force};
 use crate as session;
 use crate::SessionFile;
 use crate::error::RunError;
+use crate::shim_presence::{self, PathEntriesRecord};
 use crate::supervisor::LogHealth;
 
 /// A session's directory and what it holds before anything runs.
@@ -155,7 +156,20 @@ fn install_shims(
     // The built-in names only where the program exists (a `zsh` shim
     // where no zsh is installed makes agents pick a shell that fails);
     // the policy's own names always.
-    let names: Vec<&str> = aq_shim::programs_present(aq_shim::DEFAULT_SHIMS, &host_path, &own)
+    let record = session::state_root()
+        .ok()
+        .map(|state| state.join("shim-dirs.json"));
+    let old = record
+        .as_deref()
+        .and_then(crate::state_records::load::<PathEntriesRecord>);
+    let (present, new) =
+        shim_presence::present(aq_shim::DEFAULT_SHIMS, &host_path, &own, old.as_ref());
+    if let Some(at) = record.as_deref()
+        && old.as_ref() != Some(&new)
+    {
+        crate::state_records::save(at, &new);
+    }
+    let names: Vec<&str> = present
         .into_iter()
         .chain(extra.iter().map(String::as_str))
         .collect();
