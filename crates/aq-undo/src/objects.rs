@@ -212,6 +212,37 @@ pub(crate) fn stored_zlib(data: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&adler32(data).to_be_bytes());
 }
 
+/// The data of a zlib stream made only of stored blocks (as
+/// [`stored_zlib`] writes, and zlib at level 0), copied out without an
+/// inflater: making one allocates and clears tens of KiB, more than a small
+/// object's whole read. `None` for anything else (a compressed block, a
+/// preset dictionary, a bad length or check), which the caller inflates.
+pub(crate) fn unstored_zlib(z: &[u8]) -> Option<Vec<u8>> {
+    let (&[cmf, flg], mut rest) = z.split_first_chunk::<2>()?;
+    if cmf & 0x0f != 8 || (u16::from(cmf) << 8 | u16::from(flg)) % 31 != 0 || flg & 0x20 != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(z.len());
+    loop {
+        let (&[head, l0, l1, n0, n1], after) = rest.split_first_chunk::<5>()?;
+        // BTYPE 00 (stored); the header byte's other bits are padding.
+        if head & 0b110 != 0 {
+            return None;
+        }
+        let len = u16::from_le_bytes([l0, l1]);
+        if u16::from_le_bytes([n0, n1]) != !len {
+            return None;
+        }
+        let (block, after) = after.split_at_checked(usize::from(len))?;
+        out.extend_from_slice(block);
+        rest = after;
+        if head & 1 == 1 {
+            break;
+        }
+    }
+    (rest.len() == 4 && rest == adler32(&out).to_be_bytes()).then_some(out)
+}
+
 fn adler32(data: &[u8]) -> u32 {
     let (mut a, mut b) = (1u32, 0u32);
     // 5552 bytes is the most that cannot overflow `b` before the modulo.
@@ -589,10 +620,16 @@ impl Objects {
             }
             Err(e) => return Err(io_error("read object", &path, e)),
         };
-        let mut data = Vec::with_capacity(raw.len() * 2);
-        flate2::read::ZlibDecoder::new(&raw[..])
-            .read_to_end(&mut data)
-            .map_err(|e| Error(format!("object {} is corrupt: {e}", oid.hex())))?;
+        let mut data = match unstored_zlib(&raw) {
+            Some(data) => data,
+            None => {
+                let mut data = Vec::with_capacity(raw.len() * 2);
+                flate2::read::ZlibDecoder::new(&raw[..])
+                    .read_to_end(&mut data)
+                    .map_err(|e| Error(format!("object {} is corrupt: {e}", oid.hex())))?;
+                data
+            }
+        };
         let mut h = Sha1::new();
         h.update(&data);
         if Oid(h.finalize().into()) != *oid {
@@ -713,12 +750,39 @@ mod tests {
                 .read_to_end(&mut back)
                 .unwrap();
             assert_eq!(back, data, "{n}");
+            assert_eq!(unstored_zlib(&z).as_deref(), Some(&data[..]), "{n}");
             let mut c = flate2::Compress::new(flate2::Compression::new(0), true);
             let mut want = Vec::with_capacity(n + 1000);
             c.compress_vec(&data, &mut want, flate2::FlushCompress::Finish)
                 .unwrap();
             assert_eq!(z[z.len() - 4..], want[want.len() - 4..], "adler32 of {n}");
+            // zlib's own level 0 reads the same way.
+            assert_eq!(unstored_zlib(&want).as_deref(), Some(&data[..]), "{n}");
         }
+    }
+
+    #[test]
+    fn only_whole_stored_streams_are_read_without_an_inflater() {
+        let data = b"tree 12\0some entries".to_vec();
+        let mut z = Vec::new();
+        stored_zlib(&data, &mut z);
+        assert_eq!(unstored_zlib(&z), Some(data.clone()));
+        // Compressed: the inflater's.
+        let mut c = flate2::Compress::new(flate2::Compression::new(6), true);
+        let mut deflated = Vec::with_capacity(200);
+        c.compress_vec(&data, &mut deflated, flate2::FlushCompress::Finish)
+            .unwrap();
+        assert_eq!(unstored_zlib(&deflated), None);
+        // A wrong check, a wrong length, a cut stream, bytes after it.
+        let mut bad = z.clone();
+        *bad.last_mut().unwrap() ^= 1;
+        assert_eq!(unstored_zlib(&bad), None);
+        let mut bad = z.clone();
+        bad[3] ^= 1;
+        assert_eq!(unstored_zlib(&bad), None);
+        assert_eq!(unstored_zlib(&z[..z.len() - 1]), None);
+        assert_eq!(unstored_zlib(&[&z[..], b"x"].concat()), None);
+        assert_eq!(unstored_zlib(b""), None);
     }
 
     #[test]
