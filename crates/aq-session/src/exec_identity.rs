@@ -17,7 +17,8 @@
 //! - The known tools are the programs the rules know ([`KNOWN_TOOLS`] and
 //!   the `aq-knowledge` table), found on the host's `PATH`, indexed on a
 //!   thread of its own at the session's start (each directory listed, each
-//!   tool found `stat`ed; the first pages of each ELF are read the first
+//!   tool found `stat`ed, unless the directory is unchanged since the last
+//!   session's record; the first pages of each ELF are read the first
 //!   time an altered copy is looked for). Facts about a file are cached by
 //!   device, inode, size, modification and change time.
 //! - A busybox-style multi-call binary is judged as its applet (`argv[0]`'s
@@ -45,9 +46,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use aq_policy::exec_trust::{ExecPath, TrustedExec};
+use sha2::{Digest, Sha256};
 
 use crate::dir_stamps::DirStamp;
-use sha2::{Digest, Sha256};
 
 /// Programs recognised by content when copied or renamed: those the rules
 /// care about most (network fetchers, shells, interpreters, encoders). The
@@ -436,16 +437,18 @@ impl Identifier {
         Identifier::listing(path_dirs, None).0
     }
 
-    /// [`Identifier::new`], taking which known names a directory holds
-    /// from `record` (what the last session listed) where the directory is
-    /// unchanged since: same device, inode, modification and change time
-    /// (kept only for a directory on a local file system, unchanged for two
-    /// seconds when it was listed).
-    /// Adding, removing or renaming an entry changes the last two, so the
-    /// record only spares the listing, never a `stat`: each tool is still
-    /// `stat`ed here, and a name the record holds that is no known name, or
-    /// no file now, is nothing. Returns the record to keep for the next
-    /// session.
+    /// [`Identifier::new`], taking which known names a directory holds,
+    /// and the files they name, from `record` (what the last session saw)
+    /// where the directory is unchanged since: same device, inode,
+    /// modification and change time (kept only for a directory on a local
+    /// file system, unchanged for two seconds when it was listed). Adding,
+    /// removing or renaming an entry changes the last two, so an entry that
+    /// is not a symbolic link still names the same file; a link is followed
+    /// again, since where it leads can change unseen. A file written in
+    /// place since keeps its inode (and its name here) but not its version,
+    /// so [`Identifier::elf_index`] leaves it out, as it does a tool changed
+    /// during a session. A name the record holds that is no known name is
+    /// nothing. Returns the record to keep for the next session.
     pub fn remembered<'a>(
         path_dirs: impl IntoIterator<Item = &'a Path>,
         record: Option<&ToolDirsRecord>,
