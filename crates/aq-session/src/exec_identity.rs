@@ -99,23 +99,9 @@ pub const KNOWN_TOOLS: &[&str] = &[
 ];
 
 /// What is indexed: [`KNOWN_TOOLS`] first (their names win for a file seen
-/// under several names), then the programs of the `aq-knowledge` table.
-fn indexed_names() -> Vec<&'static str> {
-    let names = IndexedNames::new();
-    let mut all: Vec<&'static str> = KNOWN_TOOLS.to_vec();
-    all.extend(
-        names
-            .table
-            .iter()
-            .copied()
-            .filter(|n| !names.first.contains(n)),
-    );
-    all
-}
-
-/// The indexed names, by the order [`indexed_names`] gives them, without a
-/// set of a thousand names: [`KNOWN_TOOLS`] (sorted aside), then the
-/// table's names (sorted already), binary-searched.
+/// under several names), then the programs of the `aq-knowledge` table;
+/// looked up without a set of a thousand names: `KNOWN_TOOLS` sorted aside,
+/// the table's names sorted, both binary-searched.
 struct IndexedNames {
     /// `KNOWN_TOOLS` sorted, with each one's place in it.
     first: Vec<&'static str>,
@@ -146,8 +132,20 @@ impl IndexedNames {
         }
     }
 
+    /// Every indexed name, in order.
+    fn all(&self) -> Vec<&'static str> {
+        let mut all: Vec<&'static str> = KNOWN_TOOLS.to_vec();
+        all.extend(
+            self.table
+                .iter()
+                .copied()
+                .filter(|n| self.first.binary_search(n).is_err()),
+        );
+        all
+    }
+
     /// `name`'s spelling and place among the indexed names (a key that
-    /// sorts as [`indexed_names`] does), if it is one.
+    /// sorts as [`IndexedNames::all`] does), if it is one.
     fn place(&self, name: &str) -> Option<(usize, &'static str)> {
         if let Ok(i) = self.first.binary_search(&name) {
             return Some((self.first_at[i], self.first[i]));
@@ -460,8 +458,8 @@ impl Identifier {
         path_dirs: impl IntoIterator<Item = &'a Path>,
         record: Option<Option<&ToolDirsRecord>>,
     ) -> (Identifier, ToolDirsRecord) {
-        let names = indexed_names();
         let places = IndexedNames::new();
+        let names = places.all();
         let digest = crate::dir_stamps::names_digest(&names);
         let known = record
             .flatten()
@@ -1271,8 +1269,8 @@ mod tests {
 
     #[test]
     fn a_recorded_name_takes_its_place_among_the_indexed_names() {
-        let all = indexed_names();
         let places = IndexedNames::new();
+        let all = places.all();
         let mut last = None;
         let mut seen = std::collections::HashSet::new();
         for n in all.iter().filter(|n| seen.insert(**n)) {

@@ -13,8 +13,6 @@
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -57,23 +55,10 @@ pub(crate) fn present<'a>(
         names: digest,
         dirs: Vec::new(),
     };
-    let mut seen = HashSet::new();
     // Each directory once, with the names it has an entry for (`None`: it
     // cannot be listed, so each name is looked up in it).
     let mut dirs: Vec<(&Path, Option<HashSet<String>>)> = Vec::new();
-    for d in path
-        .as_bytes()
-        .split(|&b| b == b':')
-        .filter(|d| !d.is_empty() && *d != b".")
-        .map(|d| Path::new(OsStr::from_bytes(d)))
-        .filter(|d| *d != shim_dir)
-    {
-        let Ok(meta) = std::fs::metadata(d) else {
-            continue;
-        };
-        if !meta.is_dir() || !seen.insert((meta.dev(), meta.ino())) {
-            continue;
-        }
+    for (d, meta) in aq_shim::program_dirs(path, shim_dir) {
         let stamp = DirStamp::of(&meta);
         if let Some(r) = known.iter().find(|r| r.path == d && r.stamp == stamp) {
             kept.dirs.push(DirEntries {
@@ -109,8 +94,7 @@ pub(crate) fn present<'a>(
         .filter(|name| {
             dirs.iter().any(|(d, entries)| {
                 entries.as_ref().is_none_or(|e| e.contains(*name))
-                    && std::fs::metadata(d.join(name))
-                        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                    && aq_shim::is_program(&d.join(name))
             })
         })
         .collect();
@@ -120,6 +104,7 @@ pub(crate) fn present<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn exe(p: &Path) {
         std::fs::write(p, "#!/bin/sh\n").unwrap();

@@ -27,4 +27,4 @@ pub mod install;
 pub mod lookup;
 
 pub use install::{DEFAULT_SHIMS, install_shims, shared_shims};
-pub use lookup::{find_real_program, programs_present};
+pub use lookup::{find_real_program, is_program, program_dirs, programs_present};

@@ -49,28 +49,33 @@ pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<
 /// name and directory until found. (Listing the directories instead costs
 /// as much: `/usr/bin` holds thousands of entries.)
 pub fn programs_present<'a>(names: &[&'a str], path: &OsStr, shim_dir: &Path) -> Vec<&'a str> {
+    let dirs = program_dirs(path, shim_dir);
+    names
+        .iter()
+        .copied()
+        .filter(|name| dirs.iter().any(|(d, _)| is_program(&d.join(name))))
+        .collect()
+}
+
+/// The directories of `path` programs are looked for in, with their
+/// metadata: not `.`, not `shim_dir`, each directory once however often
+/// `path` names it.
+pub fn program_dirs<'a>(path: &'a OsStr, shim_dir: &Path) -> Vec<(&'a Path, std::fs::Metadata)> {
     use std::os::unix::fs::MetadataExt;
     let mut seen = std::collections::HashSet::new();
-    let dirs: Vec<&Path> = path
-        .as_bytes()
+    path.as_bytes()
         .split(|&b| b == b':')
         .filter(|d| !d.is_empty() && *d != b".")
         .map(|d| Path::new(OsStr::from_bytes(d)))
         .filter(|d| *d != shim_dir)
-        .filter(|d| {
-            std::fs::metadata(d).is_ok_and(|m| m.is_dir() && seen.insert((m.dev(), m.ino())))
-        })
-        .collect();
-    names
-        .iter()
-        .copied()
-        .filter(|name| {
-            dirs.iter().any(|d| {
-                std::fs::metadata(d.join(name))
-                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            })
-        })
+        .filter_map(|d| std::fs::metadata(d).ok().map(|m| (d, m)))
+        .filter(|(_, m)| m.is_dir() && seen.insert((m.dev(), m.ino())))
         .collect()
+}
+
+/// Whether `path` is a program: an executable regular file, through links.
+pub fn is_program(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// `PATH` with the shim directory removed (what the real program sees as
