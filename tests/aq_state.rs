@@ -203,3 +203,63 @@ fn a_hook_that_cannot_decide_in_time_refuses() {
     let allowed = claude_hook(&env, "ls");
     assert!(!allowed.contains("\"deny\""), "{allowed}");
 }
+
+/// The records aq keeps between sessions to spare listings (the exec
+/// guard's `tool-dirs.json`, the shims' `shim-dirs.json`): a command in
+/// `strict`, as an unprivileged user, can neither replace nor create them;
+/// the same user outside the sandbox can (the control).
+#[test]
+fn a_sandboxed_command_cannot_forge_the_records_that_spare_listings() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return; // needs root to run as another user; the root test above runs
+    }
+    let (root, aq, uid, gid) = crate::util::user_scratch(
+        "aq-unpriv-records-",
+        &["home", "state", "config", "work/.git"],
+    );
+    let r = root.path();
+    std::fs::write(
+        r.join("work/forge.sh"),
+        "for f in tool-dirs.json shim-dirs.json; do
+         if { echo '{}' > \"$XDG_STATE_HOME/agent-quarantine/$f\"; } 2>/dev/null; then echo \"FORGED-$f\"; else echo \"REFUSED-$f\"; fi
+         done
+",
+    )
+    .unwrap();
+    std::os::unix::fs::chown(r.join("work/forge.sh"), Some(uid), Some(gid)).unwrap();
+    let run = |profile: &str| {
+        let out = crate::util::aq_as_user(
+            r,
+            &aq,
+            (uid, gid),
+            "work",
+            &["run", "-q", "--profile", profile, "--", "sh", "forge.sh"],
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (text, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    // A first session leaves the tool index's record: the guard's judge
+    // waits for the index at the first exec after the command's own (`ls`),
+    // and the index's thread writes the record before it returns.
+    let (out, err) = run("strict");
+    let record = r.join("state/agent-quarantine/tool-dirs.json");
+    let kept = std::fs::read(&record).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    assert!(
+        kept.starts_with(b"{\"names\""),
+        "{}",
+        String::from_utf8_lossy(&kept)
+    );
+    for f in ["tool-dirs.json", "shim-dirs.json"] {
+        assert!(out.contains(&format!("REFUSED-{f}")), "{out}{err}");
+    }
+    // The next session read an unforged record and kept the same one.
+    let (out, err) = run("strict");
+    assert!(out.contains("REFUSED-tool-dirs.json"), "{out}{err}");
+    assert_eq!(std::fs::read(&record).unwrap(), kept);
+    // The control: without the sandbox the same user writes them.
+    let (out, err) = run("shims-only");
+    for f in ["tool-dirs.json", "shim-dirs.json"] {
+        assert!(out.contains(&format!("FORGED-{f}")), "{out}{err}");
+    }
+}
