@@ -221,10 +221,10 @@ fn a_sandboxed_command_cannot_forge_the_records_that_spare_listings() {
     let r = root.path();
     std::fs::write(
         r.join("work/forge.sh"),
-        "for f in tool-dirs.json shim-dirs.json; do
-         if { echo '{}' > \"$XDG_STATE_HOME/agent-quarantine/$f\"; } 2>/dev/null; then echo \"FORGED-$f\"; else echo \"REFUSED-$f\"; fi
-         done
-",
+        "for f in tool-dirs.json shim-dirs.json; do\n\
+         if { echo '{}' > \"$XDG_STATE_HOME/agent-quarantine/$f\"; } 2>/dev/null; \
+         then echo \"FORGED-$f\"; else echo \"REFUSED-$f\"; fi\n\
+         done\n",
     )
     .unwrap();
     std::os::unix::fs::chown(r.join("work/forge.sh"), Some(uid), Some(gid)).unwrap();
@@ -239,27 +239,26 @@ fn a_sandboxed_command_cannot_forge_the_records_that_spare_listings() {
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         (text, String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    // A first session leaves the tool index's record: the guard's judge
-    // waits for the index at the first exec after the command's own (`ls`),
-    // and the index's thread writes the record before it returns.
+    // Records as a session leaves them, the user's own files.
+    let dir = r.join("state/agent-quarantine");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).unwrap();
+    for f in ["tool-dirs.json", "shim-dirs.json"] {
+        std::fs::write(dir.join(f), "{\"names\":\"kept\",\"dirs\":[]}").unwrap();
+        std::os::unix::fs::chown(dir.join(f), Some(uid), Some(gid)).unwrap();
+    }
     let (out, err) = run("strict");
-    let record = r.join("state/agent-quarantine/tool-dirs.json");
-    let kept = std::fs::read(&record).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
-    assert!(
-        kept.starts_with(b"{\"names\""),
-        "{}",
-        String::from_utf8_lossy(&kept)
-    );
     for f in ["tool-dirs.json", "shim-dirs.json"] {
         assert!(out.contains(&format!("REFUSED-{f}")), "{out}{err}");
+        // Not forged: the sandbox never wrote `{}` over it (the session's
+        // own index may have replaced it with a real record).
+        let now = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(now.starts_with("{\"names\":"), "{f}: {now}");
     }
-    // The next session read an unforged record and kept the same one.
-    let (out, err) = run("strict");
-    assert!(out.contains("REFUSED-tool-dirs.json"), "{out}{err}");
-    assert_eq!(std::fs::read(&record).unwrap(), kept);
     // The control: without the sandbox the same user writes them.
     let (out, err) = run("shims-only");
     for f in ["tool-dirs.json", "shim-dirs.json"] {
         assert!(out.contains(&format!("FORGED-{f}")), "{out}{err}");
+        assert_eq!(std::fs::read_to_string(dir.join(f)).unwrap(), "{}\n");
     }
 }
