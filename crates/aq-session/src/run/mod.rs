@@ -8,7 +8,8 @@
 //! 3. `profile`: the profile and the network in force.
 //! 4. `session`: the session's directory outside the workspace, the
 //!    preset's grants, the shims, the session file; then its audit log.
-//! 5. `checkpoint`: the workspace's first checkpoint, started on a thread.
+//! 5. `checkpoint`: the workspace's first checkpoint, started on a thread;
+//!    the sandbox's credential masks are found on another (`sandbox`).
 //! 6. `supervise`: the supervisor, which judges what the shims and the
 //!    exec guard ask about; the sandbox is planned once it runs.
 //! 7. The git guard: git files that would run a program, read-only inside.
@@ -61,7 +62,7 @@ use network::prepare_network;
 use policy::resolve_policy;
 use profile::settle_profile;
 use ready::ready_workspace;
-use sandbox::plan_sandbox;
+use sandbox::{MasksAheadStart, plan_sandbox};
 use session::{create_session, open_log};
 use supervise::start_supervisor;
 
@@ -156,6 +157,12 @@ fn session(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         settled.profile.sandbox && exec_guard_in_force(&settled.profile, start.kind),
     );
     let session = create_session(&start, &policy, &agent, &settled, args)?;
+    let masks = MasksAheadStart::begin(
+        session.kind,
+        &settled.profile,
+        &policy.workspace,
+        &session.file,
+    );
     let git_guard = GitGuardStart::begin(&policy.workspace, &session.dir);
     let log = open_log(&policy, &session)?;
     let checkpoints = start_checkpoints(&policy, &session)?;
@@ -163,7 +170,7 @@ fn session(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     let guard = git_guard.join(&mut settled.profile);
     let setup = Setup::new(&start, args, &policy, &agent, &settled, &session);
     let intercept = prepare_network(&setup, &supervised)?;
-    let mut boundary = plan_sandbox(&setup, &supervised, intercept)?;
+    let mut boundary = plan_sandbox(&setup, &supervised, intercept, masks)?;
     announce(&setup, &log, &checkpoints, &boundary)?;
     ready_workspace(&setup, &log, &checkpoints);
     let judged = judge_command(&setup, &log);
