@@ -693,3 +693,33 @@ fn an_unprivileged_user_gets_the_same_git_guard() {
     );
     assert!(!r.join("work/n/.git/config").exists(), "{dump}");
 }
+
+/// A session whose sandbox cannot be set up (exit 125, nothing run) still
+/// waits for its git guard's start, which runs beside the session's other
+/// stages, and so gets its end check: the session is not left for the
+/// next one to take as killed.
+#[test]
+fn a_session_stopped_before_its_command_still_gets_its_git_check() {
+    let env = Env::with_policy("", RULES);
+    let w = env.work();
+    // A secret with a second name: no mask can hide it, the plan refuses.
+    env.write(&w.join(".env"), "TOKEN=fake\n");
+    std::fs::hard_link(w.join(".env"), w.join("env-copy")).unwrap();
+    env.aq(&["run", "--quiet", "--profile", "strict", "--", "true"])
+        .code(125)
+        .stderr_has("hard links");
+    let session = env.only_session();
+    assert!(
+        session.dir.join("git-guard/snapshot.json").is_file(),
+        "the git guard started"
+    );
+    assert!(
+        session.dir.join("git-guard/checked").is_file(),
+        "the end check ran"
+    );
+    let pending = env.state_home().join("agent-quarantine/git-guard-pending");
+    assert!(
+        !pending.join(session.id()).exists(),
+        "the session is still marked as unchecked"
+    );
+}
