@@ -61,24 +61,12 @@ pub enum PathKind {
 impl HostFacts {
     /// Probe the running kernel and stat every path in `spec`.
     pub fn probe(spec: &SandboxSpec) -> HostFacts {
-        HostFacts::probe_knowing(spec, HashMap::new())
-    }
-
-    /// [`HostFacts::probe`], taking the facts of the paths in `known` from
-    /// it rather than the file system: a caller that knows some of the
-    /// spec's paths early (the credential masks, hundreds of `stat`s)
-    /// probes them with [`probe_paths`] on a thread of its own. Entries of
-    /// `known` the spec does not name are dropped.
-    pub fn probe_knowing(spec: &SandboxSpec, mut known: HashMap<PathBuf, PathFacts>) -> HostFacts {
         // Hashed, not ordered: hundreds of paths, looked up by the plan
         // only (ordering them compared path components at every insert).
         let mut paths = HashMap::new();
         let mut real_dirs = HashMap::new();
         for p in spec_paths(spec) {
-            let facts = match known.remove(&p) {
-                Some(facts) => facts,
-                None => probe_path_in(&p, &mut real_dirs),
-            };
+            let facts = probe_path_in(&p, &mut real_dirs);
             paths.insert(p, facts);
         }
         let datagram_sockets = match spec.socket_guard {
@@ -109,16 +97,6 @@ impl HostFacts {
     pub fn path(&self, path: &Path) -> &PathFacts {
         self.paths.get(path).unwrap_or(&PathFacts::Missing)
     }
-}
-
-/// What each of `paths` is on the host, as [`HostFacts::probe`] finds it,
-/// for [`HostFacts::probe_knowing`].
-pub fn probe_paths<'a>(paths: impl IntoIterator<Item = &'a Path>) -> HashMap<PathBuf, PathFacts> {
-    let mut real_dirs = HashMap::new();
-    paths
-        .into_iter()
-        .map(|p| (p.to_path_buf(), probe_path_in(p, &mut real_dirs)))
-        .collect()
 }
 
 /// Every path the plan needs facts about, as keyed in [`HostFacts::paths`].

@@ -231,7 +231,7 @@ pub use apply::{
 pub use cgroup::{CgroupFacts, CgroupLimits};
 pub use error::SandboxError;
 pub use exec_guard::{ExecCheck, ExecEvent, ExecGuardMode, ExecJudge, ExecVerdict, FileStamp};
-pub use facts::{HostFacts, PathFacts, PathKind, probe_paths};
+pub use facts::{HostFacts, PathFacts, PathKind};
 pub use plan::{
     CapabilityState, Enforced, LANDLOCK_MAX_ABI, LANDLOCK_MIN_ABI, Namespace,
     PID_MAX_PER_NAMESPACE_SINCE, PlanError, ProcessLimit, RESERVED_PIDS, SandboxPlan, SocketPlan,

@@ -180,18 +180,6 @@ impl GitGuard {
     /// checks what sessions killed before their end left in this workspace
     /// (said on stderr, logged in their own logs).
     pub fn start(workspace: &Path, session_dir: &Path) -> GitGuard {
-        GitGuard::start_telling(workspace, session_dir, |_| {})
-    }
-
-    /// [`GitGuard::start`], telling `pins` what to make read-only (what
-    /// [`GitGuard::read_only`] gives) as soon as it is known, before the
-    /// files are hashed and the snapshot written: the sandbox is planned
-    /// meanwhile (`aq run` waits for the whole start before the command).
-    pub fn start_telling(
-        workspace: &Path,
-        session_dir: &Path,
-        pins: impl FnOnce(Vec<String>),
-    ) -> GitGuard {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
@@ -203,7 +191,6 @@ impl GitGuard {
         let (surface, walked) = rediscover(workspace, home.as_deref(), earlier.as_ref());
         make_hook_dirs(workspace, &surface);
         let pinned = plan_pins(workspace, &surface);
-        pins(pinned.clone());
         let mut templates = Templates::new(home.as_deref());
         let mut files = BTreeMap::new();
         let mut kept = 0u64;

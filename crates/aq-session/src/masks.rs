@@ -22,6 +22,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use aq_knowledge::credentials::{self, Place};
+use aq_policy::Profile;
 use aq_policy::profile::{catalog_conditional_masks, catalog_workspace_masks};
 
 /// Directories never searched for secret files: dependencies and build
@@ -74,21 +75,12 @@ pub(crate) struct MaskInputs<'a> {
 }
 
 /// Finds what `profile` masks here.
-#[cfg(test)]
-pub(crate) fn plan(profile: &aq_policy::Profile, inputs: &MaskInputs<'_>) -> Masks {
-    plan_from(&profile.masked, &profile.masked_in_workspace, inputs)
-}
-
-/// [`plan`], from the profile's `masked` and `masked_in_workspace`.
-pub(crate) fn plan_from(
-    masked: &[String],
-    masked_in_workspace: &[String],
-    inputs: &MaskInputs<'_>,
-) -> Masks {
+pub(crate) fn plan(profile: &Profile, inputs: &MaskInputs<'_>) -> Masks {
     let mut paths = BTreeSet::new();
     let mut notes = Vec::new();
     let catalog_names: Vec<&str> = catalog_workspace_masks().collect();
-    let mut globs: Vec<String> = masked_in_workspace
+    let mut globs: Vec<String> = profile
+        .masked_in_workspace
         .iter()
         .filter(|m| !catalog_names.contains(&m.as_str()))
         .cloned()
@@ -100,7 +92,7 @@ pub(crate) fn plan_from(
         .filter(|c| c.place() == Place::System)
         .map(|c| c.mask_path())
         .collect();
-    for m in masked.iter().chain(inputs.sensitive) {
+    for m in profile.masked.iter().chain(inputs.sensitive) {
         if !(m.starts_with('/') || m.starts_with('~') || m.starts_with('$')) {
             globs.push(m.trim_end_matches('/').to_string());
             continue;

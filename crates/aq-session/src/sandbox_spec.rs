@@ -168,104 +168,6 @@ const RESOLVER_DIRS: &[&str] = &["/run/nscd", "/var/run/nscd", "/run/systemd/res
 
 /// Build the spec for `profile`.
 pub fn build(profile: &Profile, inputs: SpecInputs<'_>) -> SessionSandbox {
-    let masks = find_masks(&MaskKey::of(profile, &inputs));
-    build_with(profile, inputs, masks)
-}
-
-/// Everything the credential masks are found from but the file system:
-/// two sets of masks found from equal keys are equal, files unchanged.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MaskKey {
-    masked: Vec<String>,
-    masked_in_workspace: Vec<String>,
-    workspace: PathBuf,
-    home: Option<PathBuf>,
-    env: Vec<(OsString, OsString)>,
-    sensitive: Vec<String>,
-    unmasked: Vec<String>,
-    /// The profile's `env` and `[session] env_pass`.
-    passed: Vec<String>,
-}
-
-impl MaskKey {
-    /// The key of the masks [`build`] finds for `profile` and `inputs`.
-    pub fn of(profile: &Profile, inputs: &SpecInputs<'_>) -> MaskKey {
-        MaskKey::new(
-            profile,
-            inputs.workspace,
-            inputs.home,
-            inputs.env.clone(),
-            (inputs.sensitive, inputs.unmasked),
-            inputs.env_pass,
-        )
-    }
-
-    /// The key of `profile`'s masks for these inputs (as [`SpecInputs`]
-    /// names them), before the rest of the spec's inputs are known.
-    pub fn new(
-        profile: &Profile,
-        workspace: &Path,
-        home: Option<&Path>,
-        env: Vec<(OsString, OsString)>,
-        (sensitive, unmasked): (&[String], &[String]),
-        env_pass: &[String],
-    ) -> MaskKey {
-        MaskKey {
-            masked: profile.masked.clone(),
-            masked_in_workspace: profile.masked_in_workspace.clone(),
-            workspace: workspace.to_path_buf(),
-            home: home.map(Path::to_path_buf),
-            env,
-            sensitive: sensitive.to_vec(),
-            unmasked: unmasked.to_vec(),
-            passed: profile.env.iter().chain(env_pass).cloned().collect(),
-        }
-    }
-}
-
-/// The masks `key` leads to here (the catalog's, the policy's, the
-/// workspace's secrets).
-fn find_masks(key: &MaskKey) -> crate::masks::Masks {
-    crate::masks::plan_from(
-        &key.masked,
-        &key.masked_in_workspace,
-        &crate::masks::MaskInputs {
-            workspace: &key.workspace,
-            home: key.home.as_deref(),
-            env: &key.env,
-            sensitive: &key.sensitive,
-            unmasked: &key.unmasked,
-            passed: &key.passed,
-        },
-    )
-}
-
-/// The credential masks found before the plan needs them, with what each
-/// of their paths is: `aq run` finds them on a thread while the session
-/// opens (they need only the profile, the policy and the environment,
-/// and a start spent 1 to 1.5 ms on them). [`plan_ahead`] takes them only
-/// when found from the very key it has; else it finds them again.
-pub struct MasksAhead {
-    key: MaskKey,
-    masks: crate::masks::Masks,
-    facts: std::collections::HashMap<PathBuf, aq_sandbox::PathFacts>,
-}
-
-impl MasksAhead {
-    /// The masks of `key`, and their paths probed.
-    pub fn find(key: MaskKey) -> MasksAhead {
-        let masks = find_masks(&key);
-        let facts = aq_sandbox::probe_paths(masks.paths.iter().map(PathBuf::as_path));
-        MasksAhead { key, masks, facts }
-    }
-}
-
-/// [`build`] with the masks found already.
-fn build_with(
-    profile: &Profile,
-    inputs: SpecInputs<'_>,
-    masks: crate::masks::Masks,
-) -> SessionSandbox {
     let mut notes = Vec::new();
     let home = inputs.home;
     let expand = |p: &str| -> Option<PathBuf> {
@@ -350,10 +252,21 @@ fn build_with(
         }
     }
 
+    let passed: Vec<String> = profile.env.iter().chain(inputs.env_pass).cloned().collect();
     let crate::masks::Masks {
         paths: mut masked,
         notes: mask_notes,
-    } = masks;
+    } = crate::masks::plan(
+        profile,
+        &crate::masks::MaskInputs {
+            workspace: inputs.workspace,
+            home,
+            env: &inputs.env,
+            sensitive: inputs.sensitive,
+            unmasked: inputs.unmasked,
+            passed: &passed,
+        },
+    );
     notes.extend(mask_notes);
     // The checkpoints of every workspace (docs/undo.md): hidden, so that the
     // agent can neither read what it deleted back (secrets included) nor
@@ -621,22 +534,8 @@ pub fn plan(
     profile: &Profile,
     inputs: SpecInputs<'_>,
 ) -> Result<PlannedSandbox, aq_sandbox::SandboxError> {
-    plan_ahead(profile, inputs, None)
-}
-
-/// [`plan`], with the masks found ahead where their key is this plan's.
-pub fn plan_ahead(
-    profile: &Profile,
-    inputs: SpecInputs<'_>,
-    ahead: Option<MasksAhead>,
-) -> Result<PlannedSandbox, aq_sandbox::SandboxError> {
-    let key = MaskKey::of(profile, &inputs);
-    let (masks, known) = match ahead {
-        Some(a) if a.key == key => (a.masks, a.facts),
-        _ => (find_masks(&key), Default::default()),
-    };
-    let built = build_with(profile, inputs, masks);
-    let facts = aq_sandbox::HostFacts::probe_knowing(&built.spec, known);
+    let built = build(profile, inputs);
+    let facts = aq_sandbox::HostFacts::probe(&built.spec);
     let plan = aq_sandbox::plan(&built.spec, &facts)?;
     let mut notes = built.notes;
     notes.extend(removed_env_note(&built.removed_env));
@@ -766,91 +665,6 @@ mod tests {
 
     fn profile(name: &str) -> Profile {
         Profile::builtin(name).unwrap()
-    }
-
-    /// A strict session's inputs in `ws`, with `env` and `sensitive`.
-    fn session_inputs<'a>(
-        ws: &'a Path,
-        home: &'a Path,
-        env: &[(&str, &Path)],
-        sensitive: &'a [String],
-    ) -> SpecInputs<'a> {
-        SpecInputs {
-            workspace: ws,
-            home: Some(home),
-            sensitive,
-            unmasked: &[],
-            env: env
-                .iter()
-                .map(|(k, v)| (OsString::from(k), v.as_os_str().to_owned()))
-                .collect(),
-            env_pass: &[],
-            session_env: vec![],
-            path_prefix: None,
-            tmpdir: None,
-            loopback_listeners: vec![],
-            grants: None,
-            program: None,
-            named: vec![],
-            log_denials: false,
-            allowed_sockets: vec![],
-            pass_fds: vec![],
-        }
-    }
-
-    #[test]
-    fn masks_found_ahead_are_taken_only_when_found_from_the_same_inputs() {
-        let t = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(t.path()).unwrap();
-        let (ws, home) = (root.join("ws"), root.join("home"));
-        let secret = root.join("elsewhere/token");
-        for d in [&ws, &home, &root.join("elsewhere")] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::fs::write(&secret, "fake-token\n").unwrap();
-        let sensitive = vec!["$AQ_TEST_TOKEN_FILE".to_string()];
-        let with = [("AQ_TEST_TOKEN_FILE", secret.as_path())];
-        let p = profile("strict");
-        let masks = |planned: &PlannedSandbox| -> Vec<PathBuf> {
-            planned
-                .plan
-                .steps
-                .iter()
-                .filter_map(|s| match s {
-                    aq_sandbox::Step::Mask { path, .. } => Some(path.clone()),
-                    _ => None,
-                })
-                .collect()
-        };
-        // Found without the variable (as before the network's interception
-        // hides one): the plan, which has it, finds them again.
-        let ahead = MasksAhead::find(MaskKey::of(
-            &p,
-            &session_inputs(&ws, &home, &[], &sensitive),
-        ));
-        assert!(!ahead.masks.paths.contains(&secret));
-        let planned = plan_ahead(
-            &p,
-            session_inputs(&ws, &home, &with, &sensitive),
-            Some(ahead),
-        )
-        .unwrap();
-        assert!(masks(&planned).contains(&secret), "{:?}", masks(&planned));
-        // Found from the same inputs: the very plan found at the plan.
-        let ahead = MasksAhead::find(MaskKey::of(
-            &p,
-            &session_inputs(&ws, &home, &with, &sensitive),
-        ));
-        assert!(ahead.masks.paths.contains(&secret));
-        let taken = plan_ahead(
-            &p,
-            session_inputs(&ws, &home, &with, &sensitive),
-            Some(ahead),
-        )
-        .unwrap();
-        let found = plan(&p, session_inputs(&ws, &home, &with, &sensitive)).unwrap();
-        assert!(masks(&found).contains(&secret));
-        assert_eq!(taken.plan, found.plan);
     }
 
     #[test]

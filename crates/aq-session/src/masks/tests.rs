@@ -1,5 +1,4 @@
 use super::*;
-use aq_policy::Profile;
 
 /// Fake key material, assembled so this source holds no key-shaped string.
 fn fake_key() -> String {

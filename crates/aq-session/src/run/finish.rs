@@ -38,41 +38,15 @@ pub(super) fn finish(
     if let Some(d) = supervised.denials {
         d.stop();
     }
+    if let Some(c) = &checkpoints.checkpoints {
+        if let Some(event) = c.take(aq_undo::Reason::SessionEnd, None) {
+            session::log_event(&log.log, id, event);
+        }
+        c.prune_now_and_then();
+        c.end();
+    }
     supervised.supervisor.flush_log();
-    // The last checkpoint and the git guard's end check, side by side
-    // (half a millisecond each on a small workspace): the guard puts a
-    // file aside by renaming, so the checkpoint sees it before or after,
-    // never half written.
-    let say = args.quiet || headless;
-    // Taken by the thread, or here when there is no thread to be had.
-    let guard = std::sync::Mutex::new(Some(git_guard));
-    let check_here = || {
-        let taken = guard.lock().ok().and_then(|mut g| g.take());
-        if let Some(g) = taken {
-            g.finish(&log.log, id, say);
-        }
-    };
-    std::thread::scope(|scope| {
-        let check = std::thread::Builder::new()
-            .name("aq-git-check".into())
-            .spawn_scoped(scope, check_here);
-        if let Some(c) = &checkpoints.checkpoints {
-            if let Some(event) = c.take(aq_undo::Reason::SessionEnd, None) {
-                session::log_event(&log.log, id, event);
-            }
-            c.prune_now_and_then();
-            c.end();
-        }
-        match check {
-            Ok(thread) => {
-                if let Err(panic) = thread.join() {
-                    std::panic::resume_unwind(panic);
-                }
-            }
-            // No thread to be had: here, then.
-            Err(_) => check_here(),
-        }
-    });
+    git_guard.finish(&log.log, id, args.quiet || headless);
     for shadow in &session.grants.shadows {
         if let Err(e) = aq_agents::shadow::write_back(shadow) {
             eprintln!("aq: {e}");

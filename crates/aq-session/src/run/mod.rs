@@ -8,13 +8,10 @@
 //! 3. `profile`: the profile and the network in force.
 //! 4. `session`: the session's directory outside the workspace, the
 //!    preset's grants, the shims, the session file; then its audit log.
-//! 5. `checkpoint`: the workspace's first checkpoint, started on a thread;
-//!    the sandbox's credential masks are found on another (`sandbox`).
+//! 5. `checkpoint`: the workspace's first checkpoint, started on a thread.
 //! 6. `supervise`: the supervisor, which judges what the shims and the
 //!    exec guard ask about; the sandbox is planned once it runs.
-//! 7. The git guard: git files that would run a program, read-only inside
-//!    (started on a thread after the session; its pins taken here, the
-//!    rest of its start waited for before the command).
+//! 7. The git guard: git files that would run a program, read-only inside.
 //! 8. `network`: the broker's interception of HTTPS requests.
 //! 9. `sandbox`: the sandbox, planned before anything runs (fail closed:
 //!    exit 125; Linux's kernel sandbox, or on macOS a Seatbelt launch from
@@ -64,7 +61,7 @@ use network::prepare_network;
 use policy::resolve_policy;
 use profile::settle_profile;
 use ready::ready_workspace;
-use sandbox::{MasksAheadStart, plan_sandbox};
+use sandbox::plan_sandbox;
 use session::{create_session, open_log};
 use supervise::start_supervisor;
 
@@ -159,23 +156,16 @@ fn session(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
         settled.profile.sandbox && exec_guard_in_force(&settled.profile, start.kind),
     );
     let session = create_session(&start, &policy, &agent, &settled, args)?;
-    let mut git_guard = GitGuardStart::begin(&policy.workspace, &session.dir);
-    let masks = MasksAheadStart::begin(
-        session.kind,
-        &settled.profile,
-        &policy.workspace,
-        &session.file,
-    );
+    let git_guard = GitGuardStart::begin(&policy.workspace, &session.dir);
     let log = open_log(&policy, &session)?;
     let checkpoints = start_checkpoints(&policy, &session)?;
     let supervised = start_supervisor(&session, &settled, &log, &checkpoints, args, denials)?;
-    git_guard.pin(&mut settled.profile);
+    let guard = git_guard.join(&mut settled.profile);
     let setup = Setup::new(&start, args, &policy, &agent, &settled, &session);
     let intercept = prepare_network(&setup, &supervised)?;
-    let mut boundary = plan_sandbox(&setup, &supervised, intercept, masks)?;
+    let mut boundary = plan_sandbox(&setup, &supervised, intercept)?;
     announce(&setup, &log, &checkpoints, &boundary)?;
     ready_workspace(&setup, &log, &checkpoints);
-    let guard = git_guard.join();
     let judged = judge_command(&setup, &log);
     let exit = run_command(&setup, &judged, &supervised, &mut boundary);
     Ok(finish(&setup, exit, supervised, guard, log, checkpoints))
@@ -288,81 +278,35 @@ fn exec_in_place(command: &[String]) -> RunError {
 
 /// Git files the user's next `git status` would run a program from:
 /// read-only in the sandbox where they exist, checked at the end.
-/// The git guard's start ([`GitGuard::start_telling`]: the workspace's git
-/// directories found, their files hashed, the snapshot written), on a
-/// thread of its own while the session opens its log, starts its
-/// checkpoints and its supervisor. Its pins are part of the sandbox's
-/// plan, and are taken as soon as found ([`GitGuardStart::pin`]); the rest
-/// is waited for before the command runs ([`GitGuardStart::join`]).
+/// The git guard's start ([`GitGuard::start`]: the workspace's git
+/// directories found, their files hashed), on a thread of its own while
+/// the session opens its log, starts its checkpoints and its supervisor;
+/// joined before the sandbox is planned, since its pins are part of it.
 struct GitGuardStart {
-    /// `None` once joined.
-    started: Option<GuardStarting>,
-}
-
-/// A git guard's start, on its thread or done here.
-enum GuardStarting {
-    /// On its thread, which sends the pins first.
-    Thread {
-        thread: std::thread::JoinHandle<GitGuard>,
-        pins: std::sync::mpsc::Receiver<Vec<String>>,
-    },
-    /// Done here (no thread to be had).
-    Here(Box<GitGuard>),
+    started: Result<std::thread::JoinHandle<GitGuard>, (PathBuf, PathBuf)>,
 }
 
 impl GitGuardStart {
     fn begin(workspace: &Path, dir: &Path) -> GitGuardStart {
         let (w, d) = (workspace.to_path_buf(), dir.to_path_buf());
-        let (tell, pins) = std::sync::mpsc::sync_channel(1);
-        let started = match std::thread::Builder::new()
+        let started = std::thread::Builder::new()
             .name("aq-git-guard".into())
-            .spawn(move || {
-                GitGuard::start_telling(&w, &d, |p| {
-                    let _ = tell.send(p);
-                })
-            }) {
-            Ok(thread) => GuardStarting::Thread { thread, pins },
-            Err(_) => GuardStarting::Here(Box::new(GitGuard::start(workspace, dir))),
-        };
-        GitGuardStart {
-            started: Some(started),
-        }
+            .spawn(move || GitGuard::start(&w, &d))
+            .map_err(|_| (workspace.to_path_buf(), dir.to_path_buf()));
+        GitGuardStart { started }
     }
 
-    /// Adds the guard's pins to `profile`'s read-only paths, once found.
-    fn pin(&mut self, profile: &mut Profile) {
-        let pins = match &self.started {
-            Some(GuardStarting::Thread { pins, .. }) => match pins.recv() {
-                Ok(p) => p,
-                // The thread ended without them: its panic, here.
-                Err(_) => self.join().read_only(),
-            },
-            Some(GuardStarting::Here(guard)) => guard.read_only(),
-            None => Vec::new(),
-        };
-        profile.read_only.extend(pins);
-    }
-
-    /// The guard, its start done (its snapshot written).
-    fn join(&mut self) -> GitGuard {
-        match self.started.take() {
-            Some(GuardStarting::Thread { thread, .. }) => thread
+    /// The guard, its pins added to `profile`'s read-only paths.
+    fn join(self, profile: &mut Profile) -> GitGuard {
+        let git_guard = match self.started {
+            Ok(thread) => thread
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Some(GuardStarting::Here(guard)) => *guard,
-            None => unreachable!("the git guard is joined once"),
-        }
-    }
-}
-
-impl Drop for GitGuardStart {
-    /// A session that stops before its command (a sandbox that cannot be
-    /// set up) waits for the start, so that the guard's end check runs
-    /// (its own `Drop`).
-    fn drop(&mut self) {
-        if let Some(GuardStarting::Thread { thread, .. }) = self.started.take() {
-            let _ = thread.join();
-        }
+            // No thread to be had: here, then.
+            Err((workspace, dir)) => GitGuard::start(&workspace, &dir),
+        };
+        profile.read_only.extend(git_guard.read_only());
+        git_guard
     }
 }
 

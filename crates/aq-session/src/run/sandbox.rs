@@ -11,7 +11,6 @@ use crate::SessionFile;
 use crate::denials::DenialWatch;
 use crate::net_intercept::SessionIntercept;
 use crate::network::NetPlan;
-use crate::sandbox_spec::{MaskKey, MasksAhead};
 
 /// Plans the sandbox the profile asks for before anything runs: a
 /// boundary that cannot be set up stops the session here (exit 125),
@@ -20,7 +19,6 @@ pub(super) fn plan_sandbox(
     setup: &Setup<'_>,
     supervised: &Supervised,
     intercept: Option<SessionIntercept>,
-    masks: MasksAheadStart,
 ) -> Result<Boundary, Stop> {
     let Setup {
         args,
@@ -54,7 +52,6 @@ pub(super) fn plan_sandbox(
         pass_fds: &args.pass_fds,
         host_sockets_named: &host_sockets_named,
         intercept: intercept.as_ref(),
-        masks: masks.join(),
     });
     match planned {
         Ok(planned) => Ok(Boundary {
@@ -66,55 +63,6 @@ pub(super) fn plan_sandbox(
             refusal_hint(kind, &profile.name),
         ])),
     }
-}
-
-/// The credential masks of the kernel sandbox, found on a thread of their
-/// own from the session's start on ([`MasksAhead`]: the catalog's paths
-/// expanded and `stat`ed, the workspace searched for secrets), while the
-/// session opens its log, starts its checkpoints, its supervisor and the
-/// git guard; the plan takes them if nothing they were found from changed
-/// since (the network's interception hides variables: then found again).
-pub(super) struct MasksAheadStart {
-    started: Option<std::thread::JoinHandle<MasksAhead>>,
-}
-
-impl MasksAheadStart {
-    /// Starts finding the masks, where the session has a kernel sandbox.
-    pub(super) fn begin(
-        kind: SandboxKind,
-        profile: &Profile,
-        workspace: &Path,
-        file: &SessionFile,
-    ) -> MasksAheadStart {
-        if !(profile.sandbox && kind == SandboxKind::Kernel) {
-            return MasksAheadStart { started: None };
-        }
-        let key = MaskKey::new(
-            profile,
-            workspace,
-            home().as_deref(),
-            std::env::vars_os().collect(),
-            (&file.policy.sensitive_paths, &file.policy.unmasked_paths),
-            &file.env_pass,
-        );
-        let started = std::thread::Builder::new()
-            .name("aq-masks".into())
-            .spawn(move || MasksAhead::find(key))
-            .ok();
-        MasksAheadStart { started }
-    }
-
-    /// The masks found; `None` without them (the plan finds them then).
-    fn join(self) -> Option<MasksAhead> {
-        self.started?.join().ok()
-    }
-}
-
-/// `$HOME`, where the masks' `~` is (unset or empty: none).
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
 }
 
 /// The boundary around the command, set up before anything runs.
@@ -183,6 +131,7 @@ impl SeatbeltSession {
 }
 
 /// What the sandbox is planned from.
+#[derive(Clone, Copy)]
 struct SandboxInputs<'a> {
     /// This system's sandbox.
     kind: SandboxKind,
@@ -212,8 +161,6 @@ struct SandboxInputs<'a> {
     host_sockets_named: &'a [String],
     /// The broker's interception, when it reads HTTPS requests.
     intercept: Option<&'a SessionIntercept>,
-    /// The credential masks, found ahead.
-    masks: Option<MasksAhead>,
 }
 
 /// Build the spec from the profile and plan it for this system's sandbox:
@@ -234,11 +181,12 @@ fn plan_for(inputs: SandboxInputs<'_>) -> Result<Planned, PlanError> {
         pass_fds,
         host_sockets_named,
         intercept,
-        masks,
     } = inputs;
     let tmpdir = dir.join("tmp");
     std::fs::create_dir_all(&tmpdir).map_err(PlanError::Tmpdir)?;
-    let home = home();
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
     // The command itself was judged already: run the real program, not its
     // shim (which would ask again about what the user typed). A missing
     // program is found out later and exits 127.
@@ -320,7 +268,7 @@ fn plan_for(inputs: SandboxInputs<'_>) -> Result<Planned, PlanError> {
     argv.extend(command[1..].iter().map(OsString::from));
     match kind {
         SandboxKind::Kernel => {
-            let planned = crate::sandbox_spec::plan_ahead(profile, inputs, masks)?;
+            let planned = crate::sandbox_spec::plan(profile, inputs)?;
             Ok(Planned::Kernel(PlannedSandbox {
                 plan: planned.plan,
                 env: planned.env,
