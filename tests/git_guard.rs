@@ -695,8 +695,8 @@ fn an_unprivileged_user_gets_the_same_git_guard() {
 }
 
 /// A session whose sandbox cannot be set up (exit 125, nothing run) after
-/// its git guard started (on a thread of its own) still gets the guard's
-/// end check: the session is not left for the next one to take as killed.
+/// its git guard started still gets the guard's end check: the session is
+/// not left for the next one to take as killed.
 #[test]
 fn a_session_stopped_before_its_command_still_gets_its_git_check() {
     let env = Env::with_policy("", RULES);
