@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Paired start-up timing: runs command A and command B in turn N times
-(after warm-ups), each as a whole process (posix_spawn + wait), and prints
+(after warm-ups; A first in even pairs, B first in odd ones), each as a whole process (posix_spawn + wait), and prints
 the median, p90 and p99 of each and of A minus B in milliseconds.
 
 Usage: pairs.py N 'A command' 'B command' [stdin-file]
@@ -32,8 +32,14 @@ stdin_path = sys.argv[4] if len(sys.argv) > 4 else None
 for _ in range(3):
     run(a, stdin_path); run(b, stdin_path)
 ta, tb = [], []
-for _ in range(n):
-    ta.append(run(a, stdin_path)); tb.append(run(b, stdin_path))
+for i in range(n):
+    # Each runs first in every other pair: what one leaves behind (a
+    # network namespace torn down by a kernel worker after its exit) falls
+    # on the other as often as on itself.
+    if i % 2 == 0:
+        ta.append(run(a, stdin_path)); tb.append(run(b, stdin_path))
+    else:
+        tb.append(run(b, stdin_path)); ta.append(run(a, stdin_path))
 d = [x - y for x, y in zip(ta, tb)]
 print(f"A = {sys.argv[2]}\nB = {sys.argv[3]}\nn = {n} pairs, load {open('/proc/loadavg').read().split()[0]}")
 for name, xs in (("A", ta), ("B", tb), ("A-B", d)):
