@@ -68,7 +68,7 @@ fn main() {
         id.len(),
         dirs.len()
     );
-    stats("index build at session start (background thread)", index);
+    stats("index build at the first exec, listed", index);
     // The same index from the record of the last session (directories
     // unchanged: no listing, no `stat` but of links).
     let (_, record) = Identifier::remembered(dirs.iter().map(PathBuf::as_path), None);

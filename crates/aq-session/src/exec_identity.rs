@@ -984,49 +984,45 @@ impl Places {
     }
 }
 
-/// An [`Identifier`] indexed on a thread of its own, so a session's start
-/// does not wait for a few hundred `stat` calls: the first exec that needs
-/// it waits for what is left.
-pub(crate) struct Background {
+/// The session's [`Identifier`], indexed when the first exec needs it
+/// (with the last session's record of the directories, when there is
+/// one). Indexed on a thread from the sandbox's start instead, beside the
+/// sandbox's own setup, a strict start was 0.5 ms slower (300 pairs, two
+/// vCPUs): the thread competed for the CPU the setup needed and was not
+/// free to start, and the record makes the index a quarter of a
+/// millisecond of work.
+pub(crate) struct ToolIndex {
     dirs: Vec<PathBuf>,
-    pending: Mutex<Option<std::thread::JoinHandle<Identifier>>>,
+    /// Where the record of the directories is kept, if anywhere.
+    record: Option<PathBuf>,
     ready: std::sync::OnceLock<Identifier>,
 }
 
-impl Background {
-    /// Start indexing the known tools in `dirs`.
-    pub fn start(dirs: Vec<PathBuf>) -> Background {
-        Background::start_with(dirs, None)
+impl ToolIndex {
+    /// The known tools in `dirs`, listed in full.
+    pub fn new(dirs: Vec<PathBuf>) -> ToolIndex {
+        ToolIndex::with(dirs, None)
     }
 
-    /// [`Background::start`], sparing the listing of the directories
+    /// [`ToolIndex::new`], sparing the listing of the directories
     /// unchanged since the record at `record` was kept, and keeping a new
     /// one there ([`Identifier::remembered`]).
-    pub fn start_remembered(dirs: Vec<PathBuf>, record: PathBuf) -> Background {
-        Background::start_with(dirs, Some(record))
+    pub fn remembered(dirs: Vec<PathBuf>, record: PathBuf) -> ToolIndex {
+        ToolIndex::with(dirs, Some(record))
     }
 
-    fn start_with(dirs: Vec<PathBuf>, record: Option<PathBuf>) -> Background {
-        let copy = dirs.clone();
-        let pending = std::thread::Builder::new()
-            .name("aq-tool-index".into())
-            .spawn(move || index(&copy, record.as_deref()))
-            .ok();
-        Background {
+    fn with(dirs: Vec<PathBuf>, record: Option<PathBuf>) -> ToolIndex {
+        ToolIndex {
             dirs,
-            pending: Mutex::new(pending),
+            record,
             ready: std::sync::OnceLock::new(),
         }
     }
 
-    /// The index, once built (built here if the thread could not be).
+    /// The index, built by the first caller (the others wait for it).
     pub fn get(&self) -> &Identifier {
-        self.ready.get_or_init(|| {
-            let pending = self.pending.lock().ok().and_then(|mut p| p.take());
-            pending
-                .and_then(|h| h.join().ok())
-                .unwrap_or_else(|| Identifier::new(self.dirs.iter().map(PathBuf::as_path)))
-        })
+        self.ready
+            .get_or_init(|| index(&self.dirs, self.record.as_deref()))
     }
 }
 
@@ -1350,28 +1346,28 @@ mod tests {
     }
 
     #[test]
-    fn the_background_index_keeps_its_record_for_the_next_session() {
+    fn the_session_index_keeps_its_record_for_the_next_session() {
         let (dir, _) = host();
         settle(dir.path());
         let state = tempfile::tempdir().unwrap();
         let at = state.path().join("tool-dirs.json");
-        let bg = Background::start_remembered(vec![dir.path().to_path_buf()], at.clone());
+        let bg = ToolIndex::remembered(vec![dir.path().to_path_buf()], at.clone());
         assert_eq!(indexed(bg.get()), ["busybox", "curl", "rm"]);
         let kept: ToolDirsRecord = crate::state_records::load(&at).unwrap();
         assert_eq!(kept.dirs.len(), 1);
         // A record that cannot be read is no record.
         std::fs::write(&at, b"{ not json").unwrap();
-        let bg = Background::start_remembered(vec![dir.path().to_path_buf()], at.clone());
+        let bg = ToolIndex::remembered(vec![dir.path().to_path_buf()], at.clone());
         assert_eq!(indexed(bg.get()), ["busybox", "curl", "rm"]);
     }
 
     #[test]
-    fn the_background_index_is_the_same_index() {
+    fn the_session_index_is_the_same_index() {
         let (dir, _) = host();
         // The same directory named twice, once through a link to it.
         let alias = dir.path().with_extension("alias");
         std::os::unix::fs::symlink(dir.path(), &alias).unwrap();
-        let bg = Background::start(vec![dir.path().to_path_buf(), alias.clone()]);
+        let bg = ToolIndex::new(vec![dir.path().to_path_buf(), alias.clone()]);
         let copy = dir.path().join("c");
         std::fs::copy(dir.path().join("curl"), &copy).unwrap();
         let got = identify(bg.get(), &copy, &["./c"]);

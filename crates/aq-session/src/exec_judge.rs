@@ -15,14 +15,14 @@ use aq_audit::ExecIdentity;
 use aq_policy::RuleId;
 use aq_sandbox::{ExecCheck, ExecEvent, ExecJudge, ExecVerdict};
 
-use crate::exec_identity::{Background, Identified, Kin, Place, Places, Subject};
+use crate::exec_identity::{Identified, Kin, Place, Places, Subject, ToolIndex};
 use crate::supervisor::{Asker, ExecFindings, Supervisor};
 
 /// Judges execs for one session.
 pub struct SessionExecJudge {
     supervisor: Arc<Supervisor>,
-    /// Known tools by identity, indexed in the background from the session's start.
-    identifier: Background,
+    /// Known tools by identity, indexed when the first exec is judged.
+    identifier: ToolIndex,
     /// Where the session can write, and the build outputs it trusts.
     places: Places,
     /// Device and inode of the `aq` binary and of `aq-shim` beside it: an
@@ -139,8 +139,8 @@ impl SessionExecJudge {
         SessionExecJudge {
             supervisor,
             identifier: match tool_dirs_record(&places) {
-                Some(record) => Background::start_remembered(dirs, record),
-                None => Background::start(dirs),
+                Some(record) => ToolIndex::remembered(dirs, record),
+                None => ToolIndex::new(dirs),
             },
             places,
             aq_binaries,
