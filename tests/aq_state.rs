@@ -228,17 +228,7 @@ fn a_sandboxed_command_cannot_forge_the_records_that_spare_listings() {
     )
     .unwrap();
     std::os::unix::fs::chown(r.join("work/forge.sh"), Some(uid), Some(gid)).unwrap();
-    let run = |profile: &str| {
-        let out = crate::util::aq_as_user(
-            r,
-            &aq,
-            (uid, gid),
-            "work",
-            &["run", "-q", "--profile", profile, "--", "sh", "forge.sh"],
-        );
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        (text, String::from_utf8_lossy(&out.stderr).into_owned())
-    };
+    let run = |profile: &str| crate::util::script_as_user(r, &aq, (uid, gid), profile, "forge.sh");
     // Records as a session leaves them, the user's own files.
     let dir = r.join("state/agent-quarantine");
     std::fs::create_dir_all(&dir).unwrap();

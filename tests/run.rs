@@ -273,17 +273,7 @@ fn an_unprivileged_sandboxed_command_cannot_plant_a_program_among_the_shared_shi
         std::fs::write(r.join(path), text).unwrap();
         std::os::unix::fs::chown(r.join(path), Some(uid), Some(gid)).unwrap();
     }
-    let run = |profile: &str| {
-        let out = crate::util::aq_as_user(
-            r,
-            &aq,
-            (uid, gid),
-            "work",
-            &["run", "-q", "--profile", profile, "--", "sh", "s.sh"],
-        );
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        (text, String::from_utf8_lossy(&out.stderr).into_owned())
-    };
+    let run = |profile: &str| crate::util::script_as_user(r, &aq, (uid, gid), profile, "s.sh");
     let (out, err) = run("noguard");
     assert!(out.contains("REFUSED-IT"), "{out}{err}");
     // The control: without the sandbox the same user plants it.

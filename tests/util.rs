@@ -671,6 +671,28 @@ pub fn aq_as_user(
     aq_as_user_with(root, aq, ids, cwd, args, &[])
 }
 
+/// `aq run -q --profile PROFILE -- sh SCRIPT` in `root/work` as the user
+/// `ids`: its stdout and stderr, as text.
+pub fn script_as_user(
+    root: &Path,
+    aq: &Path,
+    ids: (u32, u32),
+    profile: &str,
+    script: &str,
+) -> (String, String) {
+    let out = aq_as_user(
+        root,
+        aq,
+        ids,
+        "work",
+        &["run", "-q", "--profile", profile, "--", "sh", script],
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// [`aq_as_user`] with more environment variables.
 pub fn aq_as_user_with(
     root: &Path,

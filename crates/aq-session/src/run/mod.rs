@@ -159,7 +159,7 @@ fn session(args: &RunOptions, policy_flag: Option<&Path>) -> Result<ExitCode, St
     let log = open_log(&policy, &session)?;
     let checkpoints = start_checkpoints(&policy, &session)?;
     let supervised = start_supervisor(&session, &settled, &log, &checkpoints, args, denials)?;
-    let guard = start_git_guard(&policy.workspace, &session.dir, &mut settled.profile);
+    let guard = guard_git(&policy.workspace, &session.dir, &mut settled.profile);
     let setup = Setup::new(&start, args, &policy, &agent, &settled, &session);
     let intercept = prepare_network(&setup, &supervised)?;
     let mut boundary = plan_sandbox(&setup, &supervised, intercept)?;
@@ -276,17 +276,13 @@ fn exec_in_place(command: &[String]) -> RunError {
 }
 
 /// Git files the user's next `git status` would run a program from:
-/// read-only in the sandbox where they exist, checked at the end. The
-/// guard's start ([`GitGuard::start`]: the workspace's git directories
-/// found, their files hashed) runs here, on the session's own thread: on a
-/// thread of its own beside the log's opening and the checkpoints' and
-/// supervisor's starts it made a strict start 0.5-0.6 ms slower, not
-/// faster (300 pairs each way, 2 vCPUs: the threads competed for the CPU
-/// the session needed, and a thread is not free to start).
-fn start_git_guard(workspace: &Path, dir: &Path, profile: &mut Profile) -> GitGuard {
-    let guard = GitGuard::start(workspace, dir);
-    profile.read_only.extend(guard.read_only());
-    guard
+/// read-only in the sandbox where they exist, checked at the end. Started
+/// here, not on a thread: on two vCPUs a thread beside the session's other
+/// stages made a strict start 0.5 ms slower (bench/start/RESULTS.md).
+fn guard_git(workspace: &Path, dir: &Path, profile: &mut Profile) -> GitGuard {
+    let git_guard = GitGuard::start(workspace, dir);
+    profile.read_only.extend(git_guard.read_only());
+    git_guard
 }
 
 /// How the command ended.
