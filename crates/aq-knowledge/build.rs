@@ -109,17 +109,99 @@ fn effect(value: &str, who: &str) -> String {
         .collect()
 }
 
-fn opts_table(opts: &BTreeMap<String, String>, who: &str) -> String {
-    let mut s = String::from("&[");
+fn opts_table(t: &mut Tables, opts: &BTreeMap<String, String>, who: &str) -> String {
+    let mut rows = Vec::new();
     for (flag, e) in opts {
         assert!(
             flag.starts_with('-') || flag.contains('='),
             "programs.toml: {who}: option {flag:?} must start with `-`"
         );
-        let _ = write!(s, "({flag:?}, Effect::{}), ", effect(e, who));
+        rows.push(format!("({}, Effect::{})", t.text(flag), effect(e, who)));
     }
-    s.push(']');
-    s
+    let (at, len) = t.list(ListKind::Opts, rows);
+    format!("Opts({at}, {len})")
+}
+
+/// Which generated array a list's rows go into.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum ListKind {
+    Words,
+    Opts,
+    Subs,
+    Caps,
+}
+
+/// The generated tables' storage: every string once in one text, and every
+/// list as a run of rows in one array per kind. The tables then hold
+/// offsets, not pointers: the dynamic loader has nothing to relocate in
+/// them when aq starts (a pointer table of this size is about 20,000
+/// relocations and 400 KB of pages copied at every start).
+#[derive(Default)]
+struct Tables {
+    text: String,
+    strings: std::collections::HashMap<String, String>,
+    rows: std::collections::HashMap<ListKind, Vec<String>>,
+    lists: std::collections::HashMap<(ListKind, Vec<String>), (usize, usize)>,
+}
+
+impl Tables {
+    /// `Text(at, len)` for `s`, stored once.
+    fn text(&mut self, s: &str) -> String {
+        if let Some(t) = self.strings.get(s) {
+            return t.clone();
+        }
+        let at = self.text.len();
+        self.text.push_str(s);
+        let t = format!("Text({at}, {})", s.len());
+        self.strings.insert(s.to_string(), t.clone());
+        t
+    }
+
+    /// `Words(at, len)` for a list of strings.
+    fn words(&mut self, words: &[String]) -> String {
+        let rows = words.iter().map(|w| self.text(w)).collect();
+        let (at, len) = self.list(ListKind::Words, rows);
+        format!("Words({at}, {len})")
+    }
+
+    /// Where a list of rendered rows starts in its kind's array, and its
+    /// length; the same list is stored once.
+    fn list(&mut self, kind: ListKind, rows: Vec<String>) -> (usize, usize) {
+        if rows.is_empty() {
+            return (0, 0);
+        }
+        if let Some(&found) = self.lists.get(&(kind, rows.clone())) {
+            return found;
+        }
+        let all = self.rows.entry(kind).or_default();
+        let at = all.len();
+        let len = rows.len();
+        all.extend(rows.iter().cloned());
+        self.lists.insert((kind, rows), (at, len));
+        (at, len)
+    }
+
+    /// The arrays, as Rust source.
+    fn render(&self, out: &mut String) {
+        for (kind, name, ty) in [
+            (ListKind::Words, "WORDS", "Text"),
+            (ListKind::Opts, "OPTS", "(Text, Effect)"),
+            (ListKind::Subs, "SUBS", "Sub"),
+            (ListKind::Caps, "CAPS", "Cap"),
+        ] {
+            let rows = self.rows.get(&kind).map(Vec::as_slice).unwrap_or(&[]);
+            let _ = writeln!(out, "\nstatic {name}: [{ty}; {}] = [", rows.len());
+            for r in rows {
+                let _ = writeln!(out, "  {r},");
+            }
+            out.push_str("];\n");
+        }
+        assert!(
+            self.text.len() < u32::MAX as usize,
+            "the tables' text is too long"
+        );
+        let _ = writeln!(out, "\nconst TEXT: &str = {:?};", self.text);
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -208,7 +290,8 @@ fn main() {
     let mut programs = file.program;
     programs.sort_by(|a, b| a.name.cmp(&b.name));
     let mut names: BTreeMap<String, usize> = BTreeMap::new();
-    let mut out = String::from("static PROGRAMS: &[Program] = &[\n");
+    let mut t = Tables::default();
+    let mut out = format!("static PROGRAMS: [Program; {}] = [\n", programs.len());
     for (i, p) in programs.iter().enumerate() {
         let who = &p.name;
         assert!(
@@ -231,7 +314,7 @@ fn main() {
                 "programs.toml: {who}: opts, bare and nouns need subs or default"
             );
         }
-        let mut subs = String::from("&[");
+        let mut subs = Vec::new();
         for (path, v) in &p.subs {
             let words: Vec<&str> = path.split(' ').collect();
             assert!(
@@ -242,14 +325,16 @@ fn main() {
                 SubValue::Effect(e) => (e.clone(), BTreeMap::new()),
                 SubValue::Full(f) => (f.does.clone(), f.opts.clone()),
             };
-            let _ = write!(
-                subs,
-                "Sub {{ path: &{words:?}, effect: Effect::{}, opts: {} }}, ",
+            let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+            subs.push(format!(
+                "Sub {{ path: {}, effect: Effect::{}, opts: {} }}",
+                t.words(&words),
                 effect(&does, who),
-                opts_table(&opts, who)
-            );
+                opts_table(&mut t, &opts, who)
+            ));
         }
-        subs.push(']');
+        let (at, len) = t.list(ListKind::Subs, subs);
+        let subs = format!("Subs({at}, {len})");
         let default = match &p.default {
             None => "None".to_string(),
             Some(e) => format!("Some(Effect::{})", effect(e, who)),
@@ -264,16 +349,16 @@ fn main() {
                 panic!("programs.toml: {n} appears twice");
             }
         }
-        let _ = writeln!(
-            out,
-            "  Program {{ name: {:?}, also: &{:?}, what: {:?}, class: {class}, subs: {subs}, opts: {}, default: {default}, bare: Effect::{bare}, verbs: {}, nouns: &{:?}, caps: &[",
-            p.name,
-            p.also,
-            p.what,
-            opts_table(&p.opts, who),
+        let head = format!(
+            "  Program {{ name: {}, also: {}, what: {}, class: {class}, subs: {subs}, opts: {}, default: {default}, bare: Effect::{bare}, verbs: {}, nouns: {}, caps: ",
+            t.text(&p.name),
+            t.words(&p.also),
+            t.text(&p.what),
+            opts_table(&mut t, &p.opts, who),
             p.verbs && platform,
-            p.nouns
+            t.words(&p.nouns)
         );
+        let mut caps = Vec::new();
         for c in &p.caps {
             let does = variant(
                 "does",
@@ -374,22 +459,27 @@ fn main() {
                 !c.note.trim().is_empty(),
                 "programs.toml: {who}: empty note"
             );
-            let _ = writeln!(
-                out,
-                "    Cap {{ does: Does::{does}, via: Via::{via}, takes: Takes::{takes}, flags: &{:?}, args: &{:?}, env: {:?}, config: {:?}, usual: &{:?}, all_operands: {all_operands}, note: {:?} }},",
-                c.flags,
-                c.args,
-                c.env.clone().unwrap_or_default(),
-                c.config.clone().unwrap_or_default(),
-                c.usual,
-                c.note
-            );
+            caps.push(format!(
+                "Cap {{ does: Does::{does}, via: Via::{via}, takes: Takes::{takes}, flags: {}, args: {}, env: {}, config: {}, usual: {}, all_operands: {all_operands}, note: {} }}",
+                t.words(&c.flags),
+                t.words(&c.args),
+                t.text(c.env.as_deref().unwrap_or_default()),
+                t.text(c.config.as_deref().unwrap_or_default()),
+                t.words(&c.usual),
+                t.text(&c.note)
+            ));
         }
-        out.push_str("  ] },\n");
+        let (at, len) = t.list(ListKind::Caps, caps);
+        let _ = writeln!(out, "{head}Caps({at}, {len}) }},");
     }
-    out.push_str("];\n\nstatic NAMES: &[(&str, usize)] = &[\n");
+    out.push_str("];\n");
+    assert!(
+        programs.len() < u16::MAX as usize,
+        "programs.toml: too many programs"
+    );
+    let _ = writeln!(out, "\nstatic NAMES: [(Text, u16); {}] = [", names.len());
     for (n, i) in &names {
-        let _ = writeln!(out, "  ({n:?}, {i}),");
+        let _ = writeln!(out, "  ({}, {i}),", t.text(n));
     }
     out.push_str("];\n");
 
@@ -403,9 +493,9 @@ fn main() {
             }
         }
     }
-    out.push_str("\nstatic VERBS: &[(&str, Effect)] = &[\n");
+    let _ = writeln!(out, "\nstatic VERBS: [(Text, Effect); {}] = [", verbs.len());
     for (w, v) in &verbs {
-        let _ = writeln!(out, "  ({w:?}, Effect::{v}),");
+        let _ = writeln!(out, "  ({}, Effect::{v}),", t.text(w));
     }
     out.push_str("];\n");
 
@@ -435,16 +525,22 @@ fn main() {
             }
         }
     }
-    out.push_str("\nstatic KNOWN: &[(&str, Class)] = &[\n");
+    let _ = writeln!(out, "\nstatic KNOWN: [(Text, Class); {}] = [", known.len());
     for (n, c) in &known {
-        let _ = writeln!(out, "  ({n:?}, Class::{c}),");
-    }
-    out.push_str("];\n\nstatic PREFIXES: &[(&str, Class)] = &[\n");
-    for (prefix, class) in &nf.prefixes {
-        let v = variant("class", class, CLASSES, "names.toml [prefixes]");
-        let _ = writeln!(out, "  ({prefix:?}, Class::{v}),");
+        let _ = writeln!(out, "  ({}, Class::{c}),", t.text(n));
     }
     out.push_str("];\n");
+    let _ = writeln!(
+        out,
+        "\nstatic PREFIXES: [(Text, Class); {}] = [",
+        nf.prefixes.len()
+    );
+    for (prefix, class) in &nf.prefixes {
+        let v = variant("class", class, CLASSES, "names.toml [prefixes]");
+        let _ = writeln!(out, "  ({}, Class::{v}),", t.text(prefix));
+    }
+    out.push_str("];\n");
+    t.render(&mut out);
     let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("programs.rs");
     std::fs::write(dest, out).expect("write programs.rs");
 }

@@ -54,16 +54,15 @@ fn explain_program(name: &str, json: bool) -> Result<ExitCode, String> {
                     "does": format!("{:?}", c.does).to_lowercase(),
                     "via": c.via.as_str(),
                     "how": c.how(),
-                    "flags": c.flags,
-                    "args": c.args,
-                    "env": c.env,
-                    "usual": c.usual,
-                    "note": c.note,
+                    "flags": c.flags.to_vec(),
+                    "args": c.args.to_vec(),
+                    "env": c.env.as_str(),
+                    "usual": c.usual.to_vec(),
+                    "note": c.note.as_str(),
                 })
             })
             .collect();
-        let out =
-            serde_json::json!({"program": p.name, "also": p.also, "what": p.what, "caps": caps});
+        let out = serde_json::json!({"program": p.name.as_str(), "also": p.also.to_vec(), "what": p.what.as_str(), "caps": caps});
         println!("{out}");
     } else {
         print!("{p}");

@@ -27,7 +27,7 @@ fn option_values_are_found_in_every_spelling() {
 
 #[test]
 fn the_table_is_sorted_and_every_entry_says_something() {
-    let names: Vec<&str> = all().iter().map(|p| p.name).collect();
+    let names: Vec<&str> = all().iter().map(|p| p.name.as_str()).collect();
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted);
@@ -50,7 +50,7 @@ fn known_programs_have_a_class_with_their_aliases() {
         for n in p.also {
             assert_eq!(
                 known_class(n),
-                known_class(p.name),
+                known_class(&p.name),
                 "{n} is an alias of {}",
                 p.name
             );
@@ -573,7 +573,7 @@ fn usual_programs_are_listed_for_ordinary_option_values() {
         lookup(program)
             .unwrap()
             .caps(Does::Exec)
-            .find(|c| c.flags.contains(&flag))
+            .find(|c| c.flags.contains(flag))
             .unwrap()
             .usual
             .to_vec()

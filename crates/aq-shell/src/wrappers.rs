@@ -1277,7 +1277,7 @@ fn unwrap_by_model(name: &str, args: &[Word]) -> Vec<Inner> {
                 }),
                 aq_knowledge::programs::Takes::Argv => {
                     // The option's value and every word after it are the command.
-                    let attached = !cap.flags.contains(&texts[k]);
+                    let attached = !cap.flags.contains(texts[k]);
                     let mut argv = Vec::new();
                     if attached {
                         argv.push(Word::literal(value));
@@ -1346,7 +1346,7 @@ fn wrapped_by_model(
         if !t.starts_with('-') || t == "-" {
             break;
         }
-        if cap.flags.contains(&t) {
+        if cap.flags.contains(t) {
             i += 1;
         }
         i += 1;
@@ -1359,7 +1359,7 @@ fn wrapped_by_model(
         && program.caps(Does::Exec).any(|c| {
             c.via == Via::Args
                 && c.takes == Takes::Argv
-                && c.args.first() == Some(&first.text.as_str())
+                && c.args.first() == Some(first.text.as_str())
         })
     {
         return Vec::new();

@@ -52,31 +52,31 @@ pub struct Cap {
     pub does: Does,
     pub via: Via,
     pub takes: Takes,
-    pub flags: &'static [&'static str],
-    pub args: &'static [&'static str],
-    pub env: &'static str,
-    pub config: &'static str,
+    pub flags: Words,
+    pub args: Words,
+    pub env: Text,
+    pub config: Text,
     /// Programs this option ordinarily names (`rsync -e ssh`, `tar -I zstd`):
     /// those are not asked about.
-    pub usual: &'static [&'static str],
+    pub usual: Words,
     /// For `via = "operands"`: every operand, not only some (an editor
     /// saves every file it opens; `tee` writes every file it is given).
     pub all_operands: bool,
-    pub note: &'static str,
+    pub note: Text,
 }
 
 /// A program and what it can do.
 #[derive(Debug)]
 pub struct Program {
-    pub name: &'static str,
-    pub also: &'static [&'static str],
-    pub what: &'static str,
+    pub name: Text,
+    pub also: Words,
+    pub what: Text,
     /// What kind of program it is; `Some` makes it known to the rules.
     pub class: Option<Class>,
     /// Its subcommands and what each does (platform CLIs).
-    pub subs: &'static [Sub],
+    pub subs: Subs,
     /// Options that change what any of its subcommands does.
-    pub opts: &'static [(&'static str, Effect)],
+    pub opts: Opts,
     /// What it does when no listed subcommand or verb is recognised; `None`
     /// for a program that is not judged by subcommand.
     pub default: Option<Effect>,
@@ -86,8 +86,8 @@ pub struct Program {
     pub verbs: bool,
     /// Words that name a part of the service, never a verb, though the
     /// verb classes list them (`aws logs`, `aws events`, `aws connect`).
-    pub nouns: &'static [&'static str],
-    pub caps: &'static [Cap],
+    pub nouns: Words,
+    pub caps: Caps,
 }
 
 /// What kind of program a known program is.
@@ -229,10 +229,212 @@ impl Effect {
 /// One subcommand (`repo delete`) and what it does.
 #[derive(Debug)]
 pub struct Sub {
-    pub path: &'static [&'static str],
+    pub path: Words,
     pub effect: Effect,
     /// Options that change what it does (`--raw`, `--dry-run`).
-    pub opts: &'static [(&'static str, Effect)],
+    pub opts: Opts,
+}
+
+// The tables hold offsets into one text and one array per kind of list,
+// not pointers: a static table of `&str` is one relocation per string, and
+// the dynamic loader would write about 20,000 of them (400 KB of pages
+// copied) at every start of aq, the hook's included.
+
+/// A string of the tables: its offset and length in their text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Text(u32, u32);
+
+impl Text {
+    /// The string.
+    pub fn as_str(self) -> &'static str {
+        &TEXT[self.0 as usize..(self.0 + self.1) as usize]
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// A list of strings of the tables (a program's aliases, an option's
+/// spellings, a subcommand's words).
+#[derive(Clone, Copy)]
+pub struct Words(u32, u32);
+
+impl Words {
+    /// The strings, in order.
+    pub fn iter(self) -> impl ExactSizeIterator<Item = &'static str> + DoubleEndedIterator + Clone {
+        WORDS[self.0 as usize..(self.0 + self.1) as usize]
+            .iter()
+            .map(|t| t.as_str())
+    }
+
+    /// How many there are.
+    pub fn len(self) -> usize {
+        self.1 as usize
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(self) -> bool {
+        self.1 == 0
+    }
+
+    /// Whether `word` is one of them.
+    pub fn contains(self, word: &str) -> bool {
+        self.iter().any(|w| w == word)
+    }
+
+    /// The `k`th.
+    pub fn get(self, k: usize) -> Option<&'static str> {
+        self.iter().nth(k)
+    }
+
+    /// The first.
+    pub fn first(self) -> Option<&'static str> {
+        self.get(0)
+    }
+
+    /// The last.
+    pub fn last(self) -> Option<&'static str> {
+        self.iter().next_back()
+    }
+
+    /// The strings joined by `sep`.
+    pub fn join(self, sep: &str) -> String {
+        self.iter().collect::<Vec<_>>().join(sep)
+    }
+
+    /// As a vector (for callers that need a slice).
+    pub fn to_vec(self) -> Vec<&'static str> {
+        self.iter().collect()
+    }
+}
+
+impl IntoIterator for Words {
+    type Item = &'static str;
+    type IntoIter = std::iter::Map<std::slice::Iter<'static, Text>, fn(&Text) -> &'static str>;
+    fn into_iter(self) -> Self::IntoIter {
+        WORDS[self.0 as usize..(self.0 + self.1) as usize]
+            .iter()
+            .map(|t| t.as_str())
+    }
+}
+
+impl std::fmt::Debug for Words {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Options of a program or subcommand and what each does.
+#[derive(Clone, Copy, Default)]
+pub struct Opts(u32, u32);
+
+impl Opts {
+    /// Each option's spelling and its effect.
+    pub fn iter(self) -> impl ExactSizeIterator<Item = (&'static str, Effect)> + Clone {
+        OPTS[self.0 as usize..(self.0 + self.1) as usize]
+            .iter()
+            .map(|(t, e)| (t.as_str(), *e))
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(self) -> bool {
+        self.1 == 0
+    }
+}
+
+impl IntoIterator for Opts {
+    type Item = (&'static str, Effect);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'static, (Text, Effect)>,
+        fn(&(Text, Effect)) -> (&'static str, Effect),
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        OPTS[self.0 as usize..(self.0 + self.1) as usize]
+            .iter()
+            .map(|(t, e)| (t.as_str(), *e))
+    }
+}
+
+impl std::fmt::Debug for Opts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// A program's subcommands (a run of the subcommands' array).
+#[derive(Clone, Copy)]
+pub struct Subs(u32, u32);
+
+impl Subs {
+    /// The subcommands, for as long as the program lives.
+    pub fn all(self) -> &'static [Sub] {
+        &SUBS[self.0 as usize..(self.0 + self.1) as usize]
+    }
+}
+
+impl std::ops::Deref for Subs {
+    type Target = [Sub];
+    fn deref(&self) -> &'static [Sub] {
+        self.all()
+    }
+}
+
+impl std::fmt::Debug for Subs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// A program's capabilities (a run of the capabilities' array).
+#[derive(Clone, Copy)]
+pub struct Caps(u32, u32);
+
+impl Caps {
+    /// The capabilities, for as long as the program lives.
+    pub fn all(self) -> &'static [Cap] {
+        &CAPS[self.0 as usize..(self.0 + self.1) as usize]
+    }
+}
+
+impl std::ops::Deref for Caps {
+    type Target = [Cap];
+    fn deref(&self) -> &'static [Cap] {
+        self.all()
+    }
+}
+
+impl std::fmt::Debug for Caps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
 }
 
 pub mod places;
@@ -242,12 +444,12 @@ include!(concat!(env!("OUT_DIR"), "/programs.rs"));
 /// The class of a program the rules know, by its exact name (or a family
 /// prefix such as `python` or `gcc-`).
 pub fn known_class(name: &str) -> Option<Class> {
-    if let Ok(k) = KNOWN.binary_search_by(|(n, _)| n.cmp(&name)) {
+    if let Ok(k) = KNOWN.binary_search_by(|(n, _)| n.as_str().cmp(name)) {
         return Some(KNOWN[k].1);
     }
     PREFIXES
         .iter()
-        .find(|(p, _)| name.starts_with(p))
+        .find(|(p, _)| name.starts_with(p.as_str()))
         .map(|(_, c)| *c)
 }
 
@@ -263,7 +465,7 @@ pub fn verb_effect(word: &str) -> Option<Effect> {
 pub fn verb_match(word: &str) -> Option<(Effect, bool)> {
     let find = |w: &str| {
         VERBS
-            .binary_search_by(|(v, _)| v.cmp(&w))
+            .binary_search_by(|(v, _)| v.as_str().cmp(w))
             .ok()
             .map(|k| VERBS[k].1)
     };
@@ -310,13 +512,13 @@ pub fn verb_spelling(word: &str) -> String {
 }
 
 /// Every verb of the verb classes, with what it does.
-pub fn verbs() -> &'static [(&'static str, Effect)] {
-    VERBS
+pub fn verbs() -> impl ExactSizeIterator<Item = (&'static str, Effect)> {
+    VERBS.iter().map(|(v, e)| (v.as_str(), *e))
 }
 
 /// Every program in the table, sorted by name.
 pub fn all() -> &'static [Program] {
-    PROGRAMS
+    &PROGRAMS
 }
 
 /// The entry for `name` (a program name or path basename), trying the name
@@ -325,8 +527,8 @@ pub fn lookup(name: &str) -> Option<&'static Program> {
     let name = name.rsplit('/').next().unwrap_or(name);
     let mut n = name;
     loop {
-        if let Ok(k) = NAMES.binary_search_by(|(k, _)| k.cmp(&n)) {
-            return Some(&PROGRAMS[NAMES[k].1]);
+        if let Ok(k) = NAMES.binary_search_by(|(k, _)| k.as_str().cmp(n)) {
+            return Some(&PROGRAMS[NAMES[k].1 as usize]);
         }
         let trimmed = n.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
         if trimmed.len() == n.len() || trimmed.is_empty() {
@@ -341,12 +543,12 @@ impl Program {
     /// `doctl kubernetes cluster kubeconfig save`): a verb or a noun of
     /// the command, not a file named on the line.
     pub fn is_sub_word(&self, word: &str) -> bool {
-        self.subs.iter().any(|s| s.path.contains(&word))
+        self.subs.iter().any(|s| s.path.contains(word))
     }
 
     /// Capabilities that do `does`.
     pub fn caps(&self, does: Does) -> impl Iterator<Item = &'static Cap> + use<> {
-        let caps: &'static [Cap] = self.caps;
+        let caps: &'static [Cap] = self.caps.all();
         caps.iter().filter(move |c| c.does == does)
     }
 }
@@ -381,7 +583,7 @@ impl Cap {
                 }
                 continue;
             }
-            if word == *f {
+            if word == f {
                 return args.get(k + 1).copied();
             }
             if let Some(rest) = word.strip_prefix(f) {
@@ -400,7 +602,7 @@ impl Cap {
     /// Whether all of `args` (a mode's words) appear in `argv`, in order.
     pub fn mode_matches(&self, argv: &[&str]) -> bool {
         let mut it = argv.iter();
-        self.args.iter().all(|a| it.any(|w| w == a))
+        self.args.iter().all(|a| it.any(|w| *w == a))
     }
 }
 
@@ -561,7 +763,7 @@ impl std::fmt::Display for Program {
 
 /// Every name in the table (programs and their aliases), sorted.
 pub fn names() -> impl Iterator<Item = &'static str> {
-    NAMES.iter().map(|(n, _)| *n)
+    NAMES.iter().map(|(n, _)| n.as_str())
 }
 
 /// Every name the rules know a program by: the table's names and aliases,
@@ -569,17 +771,17 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 pub fn known_names() -> impl Iterator<Item = &'static str> {
     NAMES
         .iter()
-        .map(|(n, _)| *n)
-        .chain(KNOWN.iter().map(|(n, _)| *n))
+        .map(|(n, _)| n.as_str())
+        .chain(KNOWN.iter().map(|(n, _)| n.as_str()))
 }
 
 /// The table's own spelling of `name`, if the table has it (a binary
 /// search, for callers that need a `&'static str`).
 pub(crate) fn known_name(name: &str) -> Option<&'static str> {
     NAMES
-        .binary_search_by(|(k, _)| k.cmp(&name))
+        .binary_search_by(|(k, _)| k.as_str().cmp(name))
         .ok()
-        .map(|k| NAMES[k].0)
+        .map(|k| NAMES[k].0.as_str())
 }
 
 /// The tables' own spelling of `name` when it is a program the rules know
@@ -588,9 +790,9 @@ pub(crate) fn known_name(name: &str) -> Option<&'static str> {
 pub fn known_program_name(name: &str) -> Option<&'static str> {
     known_name(name).or_else(|| {
         KNOWN
-            .binary_search_by(|(k, _)| k.cmp(&name))
+            .binary_search_by(|(k, _)| k.as_str().cmp(name))
             .ok()
-            .map(|k| KNOWN[k].0)
+            .map(|k| KNOWN[k].0.as_str())
     })
 }
 

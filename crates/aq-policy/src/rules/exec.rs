@@ -188,7 +188,7 @@ fn command_input_sources(ctx: &Ctx, i: usize) -> Option<Vec<usize>> {
         .any(|cap| (0..texts.len()).any(|k| cap.option_value(&texts, k).is_some_and(is_stdin)));
     let reads_commands = loads_stdin
         || model.caps(Does::Exec).any(|cap| cap.via == Via::Stdin)
-            && match model.name {
+            && match model.name.as_str() {
                 // Ex mode reads commands; otherwise its input is text to edit.
                 "vim" => {
                     c.program() == Some("ex")

@@ -10,7 +10,7 @@
 //! longest match wins. Otherwise the last verb among the first words
 //! decides (`compute instances list`: noun, noun, verb).
 
-use aq_knowledge::programs::{self, Effect, Program, Sub};
+use aq_knowledge::programs::{self, Effect, Opts, Program, Sub};
 
 use super::Ctx;
 use crate::catalog::RuleId;
@@ -103,7 +103,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
     let builtin = program.filter(|p| p.default.is_some() || !p.subs.is_empty());
     // A policy file's `[program.NAME]`: its listed subcommands decide over
     // the built-in entry, its default only where neither lists one.
-    let user = [Some(name), program.map(|p| p.name)]
+    let user = [Some(name), program.map(|p| p.name.as_str())]
         .into_iter()
         .flatten()
         .find_map(|n| ctx.policy.programs.get(n).map(|u| (n, u)));
@@ -715,20 +715,24 @@ pub(crate) fn decide(p: &Program, args: &[&str]) -> Option<(Effect, String)> {
     }
     let words = sub_words(p, args);
     let found = find_sub(p, &words);
-    let (base, sub_opts, what): (Effect, &[(&str, Effect)], String) = if let Some(sub) = found {
+    let (base, sub_opts, what): (Effect, Opts, String) = if let Some(sub) = found {
         (
             sub.effect,
             sub.opts,
             format!("{} {}", p.name, sub.path.join(" ")),
         )
     } else if words.is_empty() {
-        (p.bare, &[], p.name.to_string())
+        (p.bare, Opts::default(), p.name.to_string())
     } else if let Some((w, e)) = p.verbs.then(|| last_verb(p, &words)).flatten() {
-        (e, &[], format!("{} … {w}", p.name))
+        (e, Opts::default(), format!("{} … {w}", p.name))
     } else if let Some((w, e)) = p.verbs.then(|| listed_nouns(args)).flatten() {
-        (e, &[], format!("{} … {w}", p.name))
+        (e, Opts::default(), format!("{} … {w}", p.name))
     } else {
-        (p.default?, &[], format!("{} {}", p.name, words[0]))
+        (
+            p.default?,
+            Opts::default(),
+            format!("{} {}", p.name, words[0]),
+        )
     };
     // `bazel run //api:push_image`: what the target's name says.
     let base = match (base, found) {
@@ -739,13 +743,13 @@ pub(crate) fn decide(p: &Program, args: &[&str]) -> Option<(Effect, String)> {
     // otherwise the strictest of the subcommand and its options.
     let mut effect = base;
     let mut lowered = None;
-    for (opt, e) in sub_opts.iter().chain(p.opts) {
+    for (opt, e) in sub_opts.iter().chain(p.opts.iter()) {
         if has_option(args, opt) {
             // `mkdocs serve -a 0.0.0.0:8000`: a listener for the network.
             let e = &match e {
                 Effect::Bind if binds_beyond_loopback(args, opt) => Effect::Serve,
                 Effect::Bind => continue,
-                e => *e,
+                e => e,
             };
             // `--dry-run`; and an option that sends a printed secret into a
             // file (`op inject -o F`) or narrows it to names (`doppler
@@ -913,7 +917,7 @@ fn binds_beyond_loopback(args: &[&str], opt: &str) -> bool {
 /// its name's words say push, publish, upload, deploy or release, it
 /// publishes; any other target is the project's local work.
 fn target_effect(words: &[&str], sub: &Sub) -> Effect {
-    let last = sub.path.last().copied().unwrap_or_default();
+    let last = sub.path.last().unwrap_or_default();
     let Some(target) = words
         .iter()
         .position(|w| *w == last)
@@ -942,7 +946,7 @@ fn find_sub(p: &Program, words: &[&str]) -> Option<&'static Sub> {
         // Build tools take several goals: `mvn clean deploy`.
         words.len()
     };
-    let subs: &'static [Sub] = p.subs;
+    let subs: &'static [Sub] = p.subs.all();
     for s in 0..starts {
         // `:lib:publish`: a Gradle task of a subproject, by its own name;
         // `core/publishSigned`, `Docker/publish`: sbt's task of a project.

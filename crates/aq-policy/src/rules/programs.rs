@@ -60,7 +60,7 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             format!("`{label}` runs `{}`", ctx.commands()[j].display()),
         ));
     }
-    let caps = ctx.model(i).map_or(&[][..], |p| p.caps);
+    let caps = ctx.model(i).map_or(&[][..], |p| p.caps.all());
     let texts: Vec<&str> = if caps.is_empty() {
         Vec::new()
     } else {
@@ -137,7 +137,7 @@ fn hidden_command(cap: &Cap, name: &str, texts: &[&str]) -> Option<String> {
         // A wrapper whose option is there to run a command (`nodemon --exec
         // CMD`, `hyperfine --prepare CMD`): that command is judged as if it
         // were on the line (aq-shell unwraps it), and is no surprise.
-        || cap.usual == ["*"]
+        || cap.usual.iter().eq(["*"])
     {
         // `-exec CMD ARGS`, `-- CMD`: the command is on the line and judged there.
         return None;
@@ -158,7 +158,7 @@ fn hidden_command(cap: &Cap, name: &str, texts: &[&str]) -> Option<String> {
         }
         let first = command.split_whitespace().next().unwrap_or("");
         let program = first.rsplit('/').next().unwrap_or(first);
-        if cap.usual.contains(&program) {
+        if cap.usual.contains(program) {
             continue;
         }
         let option = texts[k].split('=').next().unwrap_or(texts[k]);
