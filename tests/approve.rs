@@ -157,6 +157,56 @@ fn approve_once_lets_a_waiting_command_run() {
     );
 }
 
+/// While one shimmed command waits for a human, others run: one after
+/// another (the supervisor's workers are reused) and eight at once (each
+/// gets a worker of its own), none held up behind the ask.
+#[test]
+fn an_ask_waiting_for_a_human_holds_up_no_other_command() {
+    let env = Env::with_policy("approval_timeout_secs = 60", "");
+    workspace_with(
+        &env,
+        "chmod +x f &\n\
+         i=0; while [ $i -lt 20 ]; do ls >/dev/null || echo \"ls $i refused\"; i=$((i+1)); done\n\
+         pids=\"\"; for k in 1 2 3 4 5 6 7 8; do cat s.sh >/dev/null & pids=\"$pids $!\"; done\n\
+         for p in $pids; do wait $p || echo \"cat $p failed\"; done\n\
+         : > others.done\n\
+         wait\n\
+         echo \"script done\"\n",
+    );
+    let mut run = env.spawn(&["run", "--profile", "shims-only", "--", "sh", "s.sh"]);
+    let session = wait_for_pending(&env, &mut run, "chmod +x f");
+    let done = env.work().join("others.done");
+    let start = Instant::now();
+    while !done.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the other commands did not finish while the ask waited (session running: {})",
+            run.is_running()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(session.pending().len(), 1, "the ask still waits");
+    let Some(approve) = approve_once(&env, "o") else {
+        return;
+    };
+    approve.code(0).stdout_has("-> once");
+    let out = run.finish();
+    out.code(0)
+        .stdout_has("script done")
+        .stdout_lacks("refused")
+        .stdout_lacks("failed");
+    assert_eq!(mode(&env.work().join("f")), 0o755);
+    let shimmed = |program: &str| {
+        session
+            .decisions_for(program)
+            .into_iter()
+            .filter(|d| d["source"] == "shim" && d["decision"] == "allow")
+            .count()
+    };
+    assert_eq!(shimmed("ls"), 20, "{}", session.log_text());
+    assert_eq!(shimmed("cat"), 8, "{}", session.log_text());
+}
+
 #[test]
 fn approve_for_the_session_allows_the_same_command_again() {
     let env = Env::with_policy("approval_timeout_secs = 30", "");
