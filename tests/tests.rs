@@ -22,6 +22,7 @@ mod git_guard;
 mod grants;
 mod hook;
 mod learn;
+mod linkage;
 mod lint;
 mod managed;
 mod managed_red_team;
