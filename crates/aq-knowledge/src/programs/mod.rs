@@ -237,8 +237,8 @@ pub struct Sub {
 
 // The tables hold offsets into one text and one array per kind of list,
 // not pointers: a static table of `&str` is one relocation per string, and
-// the dynamic loader would write about 20,000 of them (400 KB of pages
-// copied) at every start of aq, the hook's included.
+// the dynamic loader wrote about 12,000 of them (380 KB of pages copied) at
+// every start of aq, the hook's included.
 
 /// A string of the tables: its offset and length in their text.
 #[derive(Clone, Copy, PartialEq, Eq)]
