@@ -13,8 +13,8 @@
 //! How: a linker script named `libgcc_s.so`, found first on the search
 //! path, that names the static unwinder (`libgcc_eh.a`) and `libgcc.a`
 //! instead. Panics still unwind (aq-shell catches brush-parser's) and
-//! backtraces still print. Where the C compiler has no `libgcc_eh.a`, or the
-//! build is already static, nothing changes.
+//! backtraces still print. Where the C compiler has no `libgcc_eh.a`, the
+//! build is already static, or it is a cross build, nothing changes.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,7 +26,13 @@ fn main() {
     let static_build = var("CARGO_CFG_TARGET_FEATURE")
         .split(',')
         .any(|f| f == "crt-static");
-    if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" || static_build
+    // Native builds only: a cross build's C compiler is not `cc`, and the
+    // host's archives would not link.
+    let native = var("TARGET") == var("HOST");
+    if var("CARGO_CFG_TARGET_OS") != "linux"
+        || var("CARGO_CFG_TARGET_ENV") != "gnu"
+        || static_build
+        || !native
     {
         return;
     }
