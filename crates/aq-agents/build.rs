@@ -45,8 +45,8 @@ fn main() {
             let code = match key.as_str() {
                 "title" => text_of(v, &who),
                 "xdg" => bool_of(v, &who),
-                "shadow" => map_of_lists(v, &who),
-                "seed" | "set_env" => map_of_text(v, &who),
+                "shadow" => map_of(v, &who, list_of_text),
+                "seed" | "set_env" => map_of(v, &who, text_of),
                 "api" => format!("Some({})", api(v, &who)),
                 "endpoints" => list_of_tables(v, &who, endpoint),
                 _ => list_of_text(v, &who),
@@ -81,24 +81,14 @@ fn list_of_text(v: &Value, who: &str) -> String {
     format!("vec![{}]", parts.join(", "))
 }
 
-fn map_of_text(v: &Value, who: &str) -> String {
+/// A table of the file as `BTreeMap::from([...])`, each value made by `each`.
+fn map_of(v: &Value, who: &str, each: fn(&Value, &str) -> String) -> String {
     let table = v
         .as_table()
         .unwrap_or_else(|| panic!("src/presets.toml: {who} is not a table"));
     let parts: Vec<String> = table
         .iter()
-        .map(|(k, v)| format!("(s({k:?}), {})", text_of(v, who)))
-        .collect();
-    format!("BTreeMap::from([{}])", parts.join(", "))
-}
-
-fn map_of_lists(v: &Value, who: &str) -> String {
-    let table = v
-        .as_table()
-        .unwrap_or_else(|| panic!("src/presets.toml: {who} is not a table"));
-    let parts: Vec<String> = table
-        .iter()
-        .map(|(k, v)| format!("(s({k:?}), {})", list_of_text(v, who)))
+        .map(|(k, v)| format!("(s({k:?}), {})", each(v, who)))
         .collect();
     format!("BTreeMap::from([{}])", parts.join(", "))
 }
@@ -155,7 +145,7 @@ fn api(v: &Value, who: &str) -> String {
         t.get("placeholder")
             .map_or("default_placeholder()".to_string(), |v| text_of(v, who)),
         t.get("seed")
-            .map_or("BTreeMap::new()".to_string(), |v| map_of_text(v, who)),
+            .map_or("BTreeMap::new()".to_string(), |v| map_of(v, who, text_of)),
         t.get("only_when_set")
             .map_or("false".to_string(), |v| bool_of(v, who)),
     )

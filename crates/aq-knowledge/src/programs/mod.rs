@@ -389,53 +389,48 @@ impl std::fmt::Debug for Opts {
     }
 }
 
-/// A program's subcommands (a run of the subcommands' array).
-#[derive(Clone, Copy)]
-pub struct Subs(u32, u32);
+/// A run of one of the tables' arrays, read as the slice it is: a
+/// program's subcommands ([`Subs`]) or capabilities ([`Caps`]).
+macro_rules! run_of {
+    ($(#[$doc:meta])* $name:ident, $item:ty, $array:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy)]
+        pub struct $name(u32, u32);
 
-impl Subs {
-    /// The subcommands, for as long as the program lives.
-    pub fn all(self) -> &'static [Sub] {
-        &SUBS[self.0 as usize..(self.0 + self.1) as usize]
-    }
+        impl $name {
+            /// The entries, for as long as the program lives.
+            pub fn all(self) -> &'static [$item] {
+                &$array[self.0 as usize..(self.0 + self.1) as usize]
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = [$item];
+            fn deref(&self) -> &'static [$item] {
+                self.all()
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(&**self, f)
+            }
+        }
+    };
 }
 
-impl std::ops::Deref for Subs {
-    type Target = [Sub];
-    fn deref(&self) -> &'static [Sub] {
-        self.all()
-    }
-}
-
-impl std::fmt::Debug for Subs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&**self, f)
-    }
-}
-
-/// A program's capabilities (a run of the capabilities' array).
-#[derive(Clone, Copy)]
-pub struct Caps(u32, u32);
-
-impl Caps {
-    /// The capabilities, for as long as the program lives.
-    pub fn all(self) -> &'static [Cap] {
-        &CAPS[self.0 as usize..(self.0 + self.1) as usize]
-    }
-}
-
-impl std::ops::Deref for Caps {
-    type Target = [Cap];
-    fn deref(&self) -> &'static [Cap] {
-        self.all()
-    }
-}
-
-impl std::fmt::Debug for Caps {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&**self, f)
-    }
-}
+run_of!(
+    /// A program's subcommands (a run of the subcommands' array).
+    Subs,
+    Sub,
+    SUBS
+);
+run_of!(
+    /// A program's capabilities (a run of the capabilities' array).
+    Caps,
+    Cap,
+    CAPS
+);
 
 pub mod places;
 
