@@ -43,6 +43,7 @@ mod report_html;
 mod run;
 mod sandbox;
 mod sandbox_profile;
+mod shim_program;
 mod soak;
 mod undo;
 mod verify;

@@ -25,8 +25,9 @@ pub struct SessionExecJudge {
     identifier: ToolIndex,
     /// Where the session can write, and the build outputs it trusts.
     places: Places,
-    /// Device and inode of the `aq` binary and of `aq-shim` beside it: an
-    /// exec of either is a shim, which asks the supervisor itself.
+    /// Device and inode of the `aq` binary, of `aq-shim` beside it and of
+    /// the shim program in the state directory: an exec of any is a shim,
+    /// which asks the supervisor itself.
     aq_binaries: Vec<(u64, u64)>,
     /// The agent preset of the session, and the processes that are the agent.
     agent: Option<AgentProcesses>,
@@ -129,10 +130,13 @@ impl SessionExecJudge {
             .filter(|d| d.is_absolute())
             .chain(["/usr/bin", "/bin", "/usr/sbin", "/sbin"].map(Into::into))
             .collect();
+        let tiny = crate::files::state_root()
+            .map(|state| aq_shim::tiny::path_in(&state.join(crate::run::SHIM_PROGRAM_DIR)));
         let aq_binaries = std::env::current_exe()
             .map(|aq| [aq_shim::entry::shim_target(&aq), aq])
             .into_iter()
             .flatten()
+            .chain(tiny)
             .filter_map(|p| std::fs::metadata(p).ok())
             .map(|m| (m.dev(), m.ino()))
             .collect();

@@ -223,6 +223,7 @@ impl Supervisor {
                 let _ = channel::write_answer(
                     &stream,
                     &self.refuse(format!("aq: refused: unreadable request ({e})\n")),
+                    &[],
                 );
                 return;
             }
@@ -243,7 +244,7 @@ impl Supervisor {
         {
             map.insert(pid, request.argv.clone());
         }
-        let _ = channel::write_answer(&stream, &answer);
+        let _ = channel::write_answer(&stream, &answer, &request.env);
     }
 
     /// Whether `pid` is a shim that was just allowed to run one of

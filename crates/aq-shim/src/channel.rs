@@ -16,33 +16,34 @@
 //! their children off. Connecting to a Unix socket is not a write that
 //! Landlock or the mount namespace controls, so it works from inside.
 //!
-//! The protocol is one JSON line each way per connection.
+//! The protocol is one frame each way per connection ([`crate::wire`]).
 
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use crate::wire;
 
-/// The socket's file name in the session directory.
-pub const SOCKET_NAME: &str = "supervisor.sock";
+pub use crate::wire::SOCKET_NAME;
 
 /// Longest request accepted (an argv of a few MiB is refused, not read forever).
-pub const MAX_REQUEST_BYTES: usize = 4 << 20;
+pub const MAX_REQUEST_BYTES: usize = wire::MAX_BODY;
 
-/// What a shim asks: may this run?
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What a shim asks, as the supervisor reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecRequest {
-    /// The program name (as shimmed) and its arguments.
+    /// The program name (as shimmed) and its arguments (not UTF-8: lossy).
     pub argv: Vec<String>,
     /// The shim's working directory.
     pub cwd: String,
-    /// The approval this process runs under (`AQ_GRANT`), if any.
+    /// The approval this process runs under (`AQ_GRANT`), if any and UTF-8.
     pub grant: Option<String>,
+    /// The names of the shim's environment variables, as bytes.
+    pub env: Vec<Vec<u8>>,
 }
 
-/// The supervisor's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The supervisor's decision on a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecAnswer {
     /// Run the real program.
     pub run: bool,
@@ -56,6 +57,23 @@ pub struct ExecAnswer {
     pub shim_dir: PathBuf,
     /// Secret-looking variables passed on anyway.
     pub env_pass: Vec<String>,
+}
+
+/// The answer as a shim reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// Run the real program.
+    pub run: bool,
+    /// When not running: the exit code to leave with.
+    pub exit_code: u8,
+    /// Printed on stderr when not running.
+    pub message: Vec<u8>,
+    /// Set as `AQ_GRANT` for the program.
+    pub grant: Option<Vec<u8>>,
+    /// The shim directory, left out when looking for the real program.
+    pub shim_dir: PathBuf,
+    /// Variables to remove from the program's environment.
+    pub drop: Vec<Vec<u8>>,
 }
 
 /// Where the socket is, as an address short enough for `sun_path` (108
@@ -79,47 +97,101 @@ pub fn bind(session_dir: &Path) -> io::Result<UnixListener> {
 }
 
 /// Ask the supervisor of the session in `session_dir` (shim side).
-pub fn ask(session_dir: &Path, request: &ExecRequest) -> io::Result<ExecAnswer> {
+pub fn ask(session_dir: &Path, request: &wire::Request<'_>) -> io::Result<Reply> {
+    use std::os::unix::ffi::OsStrExt;
     let (addr, _dir) = address(session_dir)?;
     let mut stream = UnixStream::connect(addr)?;
-    let mut line = serde_json::to_vec(request)?;
-    line.push(b'\n');
-    stream.write_all(&line)?;
-    let mut reader = BufReader::new(stream);
-    let mut answer = String::new();
-    reader.read_line(&mut answer)?;
-    serde_json::from_str(&answer).map_err(|e| {
+    stream.write_all(&request.encode())?;
+    let body = read_frame(&mut stream)?;
+    let bad = |e: wire::WireError| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!("bad answer from the supervisor: {e}"),
         )
+    };
+    let answer = wire::Answer::decode(&body).map_err(bad)?;
+    Ok(Reply {
+        run: answer.run,
+        exit_code: answer.exit_code,
+        message: answer.message.to_vec(),
+        grant: answer.grant.map(<[u8]>::to_vec),
+        shim_dir: PathBuf::from(std::ffi::OsStr::from_bytes(answer.shim_dir)),
+        drop: answer.drop.iter().map(|n| n.to_vec()).collect(),
     })
+}
+
+/// One frame's body, its header checked (a body over [`wire::MAX_BODY`] is
+/// refused before it is read).
+fn read_frame(mut stream: impl Read) -> io::Result<Vec<u8>> {
+    let mut header = [0u8; wire::HEADER_LEN];
+    stream.read_exact(&mut header)?;
+    let len = wire::body_len(&header)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+    let mut body = vec![0u8; len];
+    stream.read_exact(&mut body)?;
+    Ok(body)
 }
 
 /// Read one request (supervisor side), refusing anything over [`MAX_REQUEST_BYTES`].
 pub fn read_request(stream: &UnixStream) -> io::Result<ExecRequest> {
-    use std::io::Read;
-    let mut line = Vec::new();
-    BufReader::new(stream.take(MAX_REQUEST_BYTES as u64 + 1)).read_until(b'\n', &mut line)?;
-    if line.len() > MAX_REQUEST_BYTES {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "request too large",
-        ));
-    }
-    serde_json::from_slice(&line).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    let body = read_frame(stream)?;
+    let request = wire::Request::decode(&body)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Ok(ExecRequest {
+        argv: request.argv.iter().map(|a| text(a)).collect(),
+        cwd: text(request.cwd),
+        grant: request
+            .grant
+            .and_then(|g| std::str::from_utf8(g).ok())
+            .map(str::to_string),
+        env: request.env.iter().map(|n| n.to_vec()).collect(),
+    })
 }
 
-/// Write the answer (supervisor side).
-pub fn write_answer(mut stream: &UnixStream, answer: &ExecAnswer) -> io::Result<()> {
-    let mut line = serde_json::to_vec(answer)?;
-    line.push(b'\n');
-    stream.write_all(&line)
+/// Write the answer (supervisor side). `env` is the shim's variable names
+/// (from its request): the secret-looking ones the policy does not pass are
+/// named for the shim to remove.
+pub fn write_answer(
+    mut stream: &UnixStream,
+    answer: &ExecAnswer,
+    env: &[Vec<u8>],
+) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let drop: Vec<&[u8]> = env
+        .iter()
+        .filter(|name| {
+            let text = String::from_utf8_lossy(name);
+            !crate::env_scrub::to_remove([text.as_ref()], &answer.env_pass).is_empty()
+        })
+        .map(Vec::as_slice)
+        .collect();
+    let frame = wire::Answer {
+        run: answer.run,
+        exit_code: answer.exit_code,
+        message: answer.message.as_bytes(),
+        grant: answer.grant.as_deref().map(str::as_bytes),
+        shim_dir: answer.shim_dir.as_os_str().as_bytes(),
+        drop,
+    }
+    .encode();
+    stream.write_all(&frame)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn answer(run: bool, exit_code: u8, message: &str) -> ExecAnswer {
+        ExecAnswer {
+            run,
+            exit_code,
+            message: message.into(),
+            grant: None,
+            shim_dir: "/s".into(),
+            env_pass: vec!["OPENAI_API_KEY".into()],
+        }
+    }
 
     #[test]
     fn a_request_and_its_answer_cross_the_socket() {
@@ -128,29 +200,32 @@ mod tests {
         let server = std::thread::spawn(move || {
             let (stream, _) = listener.accept().unwrap();
             let req = read_request(&stream).unwrap();
-            write_answer(
-                &stream,
-                &ExecAnswer {
-                    run: req.argv[0] == "git",
-                    exit_code: 0,
-                    message: String::new(),
-                    grant: None,
-                    shim_dir: "/s".into(),
-                    env_pass: vec![],
-                },
-            )
-            .unwrap();
+            assert_eq!(req.argv, ["git", "status", "\u{fffd}"]);
+            assert_eq!(req.grant, None, "not UTF-8: no grant");
+            write_answer(&stream, &answer(req.argv[0] == "git", 0, ""), &req.env).unwrap();
         });
-        let answer = ask(
+        let reply = ask(
             dir.path(),
-            &ExecRequest {
-                argv: vec!["git".into(), "status".into()],
-                cwd: "/w".into(),
-                grant: None,
+            &wire::Request {
+                argv: vec![b"git", b"status", b"\xff"],
+                cwd: b"/w",
+                grant: Some(b"\xfe"),
+                env: vec![
+                    b"HOME",
+                    b"GITHUB_TOKEN",
+                    b"OPENAI_API_KEY",
+                    b"AWS_SECRET_ACCESS_KEY",
+                ],
             },
         )
         .unwrap();
-        assert!(answer.run);
+        assert!(reply.run);
+        assert_eq!(reply.shim_dir, Path::new("/s"));
+        // Secret-looking names are to be removed, but not one the policy passes.
+        assert_eq!(
+            reply.drop,
+            [b"GITHUB_TOKEN".to_vec(), b"AWS_SECRET_ACCESS_KEY".to_vec()]
+        );
         server.join().unwrap();
     }
 
@@ -164,25 +239,29 @@ mod tests {
         let server = std::thread::spawn(move || {
             let (stream, _) = listener.accept().unwrap();
             let _ = read_request(&stream).unwrap();
-            write_answer(
-                &stream,
-                &ExecAnswer {
-                    run: false,
-                    exit_code: 126,
-                    message: "no".into(),
-                    grant: None,
-                    shim_dir: "/s".into(),
-                    env_pass: vec![],
-                },
-            )
-            .unwrap();
+            write_answer(&stream, &answer(false, 126, "no"), &[]).unwrap();
         });
-        let req = ExecRequest {
-            argv: vec!["curl".into()],
-            cwd: "/".into(),
-            grant: None,
+        let req = wire::Request {
+            argv: vec![b"curl"],
+            cwd: b"/",
+            ..wire::Request::default()
         };
-        assert_eq!(ask(&long, &req).unwrap().exit_code, 126);
+        let reply = ask(&long, &req).unwrap();
+        assert_eq!((reply.exit_code, &reply.message[..]), (126, &b"no"[..]));
         server.join().unwrap();
+    }
+
+    #[test]
+    fn a_request_that_is_too_large_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = bind(dir.path()).unwrap();
+        let client = UnixStream::connect(dir.path().join(SOCKET_NAME)).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        let mut header = wire::MAGIC.to_vec();
+        header.extend_from_slice(&((MAX_REQUEST_BYTES + 1) as u32).to_le_bytes());
+        (&client).write_all(&header).unwrap();
+        let err = read_request(&server).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("too large"), "{err}");
     }
 }

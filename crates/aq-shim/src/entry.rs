@@ -9,16 +9,18 @@
 //! Any failure before the answer is known fails closed (exit 126).
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use crate::channel::{self, ExecAnswer, ExecRequest};
+use crate::channel::{self, Reply};
 use crate::error::ShimError;
+use crate::wire;
 
 /// The session directory, set by `aq run` for everything it starts.
-pub const ENV_SESSION_DIR: &str = "AQ_SESSION_DIR";
+pub const ENV_SESSION_DIR: &str = wire::ENV_SESSION_DIR;
 /// The approved request whose commands a child may run without asking.
-pub(crate) const ENV_GRANT: &str = "AQ_GRANT";
+pub(crate) const ENV_GRANT: &str = wire::ENV_GRANT;
 /// Exit code of a command the firewall refused.
 pub const EXIT_BLOCKED: u8 = aq_exit::ExitCode::Blocked.code();
 /// Exit code when the real program does not exist.
@@ -39,31 +41,30 @@ pub fn run(name: &str, args: Vec<OsString>) -> std::process::ExitCode {
 /// `None` when it is one of aq's own names: `aq`, `aq-…`, `agent-quarantine`
 /// (and test binaries).
 pub fn shim_name(argv0: &OsStr) -> Option<String> {
-    let name = Path::new(argv0).file_name()?.to_string_lossy().into_owned();
-    (name != "aq"
-        && !name.starts_with("aq-")
-        && !name.starts_with("integration-")
-        && name != "agent-quarantine")
-        .then_some(name)
+    wire::shim_name(argv0.as_bytes()).map(|n| String::from_utf8_lossy(n).into_owned())
 }
 
 fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, ShimError> {
     let dir = std::env::var_os(ENV_SESSION_DIR)
         .map(PathBuf::from)
         .ok_or(ShimError::NoSession)?;
-    let mut argv: Vec<String> = Vec::with_capacity(args.len() + 1);
-    argv.push(name.to_string());
-    argv.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
-    let request = ExecRequest {
-        argv,
-        cwd: std::env::current_dir()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default(),
-        grant: std::env::var(ENV_GRANT).ok(),
+    let cwd = std::env::current_dir()
+        .map(PathBuf::into_os_string)
+        .unwrap_or_default();
+    let grant = std::env::var_os(ENV_GRANT);
+    let names: Vec<OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+    let request = wire::Request {
+        argv: std::iter::once(name.as_bytes())
+            .chain(args.iter().map(|a| a.as_bytes()))
+            .collect(),
+        cwd: cwd.as_bytes(),
+        grant: grant.as_deref().map(OsStr::as_bytes),
+        env: names.iter().map(|n| n.as_bytes()).collect(),
     };
     let answer = channel::ask(&dir, &request).map_err(|source| ShimError::Supervisor { source })?;
     if !answer.run {
-        eprint!("{}", answer.message);
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(&answer.message);
         return Ok(answer.exit_code);
     }
     Ok(exec_real(name, &args, &answer))
@@ -71,7 +72,7 @@ fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, ShimError> {
 
 /// Replaces the shim with the real program; returns only when that failed,
 /// with the exit code to leave with (the reason is printed here).
-fn exec_real(name: &str, args: &[OsString], answer: &ExecAnswer) -> u8 {
+fn exec_real(name: &str, args: &[OsString], answer: &Reply) -> u8 {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let Some(real) = crate::find_real_program(OsStr::new(name), &path, &answer.shim_dir) else {
         eprintln!("aq: {name}: command not found");
@@ -80,10 +81,9 @@ fn exec_real(name: &str, args: &[OsString], answer: &ExecAnswer) -> u8 {
     let mut cmd = std::process::Command::new(&real);
     cmd.arg0(name).args(args);
     cmd.env_clear();
-    let (passed, _removed) = crate::env_scrub::scrub_env(std::env::vars_os(), &answer.env_pass);
-    cmd.envs(passed);
+    cmd.envs(std::env::vars_os().filter(|(k, _)| !answer.drop.iter().any(|d| d == k.as_bytes())));
     if let Some(g) = &answer.grant {
-        cmd.env(ENV_GRANT, g);
+        cmd.env(ENV_GRANT, OsStr::from_bytes(g));
     }
     let err = cmd.exec();
     eprintln!("aq: {name}: cannot run {}: {err}", real.display());
@@ -117,6 +117,12 @@ mod tests {
         for own in ["aq", "/usr/bin/aq", "aq-shim", "agent-quarantine"] {
             assert_eq!(shim_name(OsStr::new(own)), None, "{own}");
         }
+    }
+
+    #[test]
+    fn both_shims_leave_with_the_codes_aq_documents() {
+        assert_eq!(wire::EXIT_BLOCKED, EXIT_BLOCKED);
+        assert_eq!(wire::EXIT_NOT_FOUND, EXIT_NOT_FOUND);
     }
 
     #[test]

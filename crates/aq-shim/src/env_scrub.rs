@@ -1,29 +1,20 @@
 //! The environment shims pass on: secrets that commands do not need are
 //! removed by name; the user can let named variables through.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 
 /// Whether a variable name looks like it holds a secret (the rules' own
 /// definition, so what is scrubbed and what counts as printing a secret agree).
 pub use aq_knowledge::secret_names::is_secret_env_name as is_secret_name;
 
-/// Splits an environment into what is passed on and the names removed.
-/// `keep` lists names that pass even though they look secret.
-pub fn scrub_env<I>(env: I, keep: &[String]) -> (Vec<(OsString, OsString)>, Vec<String>)
-where
-    I: IntoIterator<Item = (OsString, OsString)>,
-{
-    let mut passed = Vec::new();
-    let mut removed = Vec::new();
-    for (k, v) in env {
-        let name = k.to_string_lossy();
-        if is_secret_name(&name) && !keep.iter().any(|n| n.as_str() == name) {
-            removed.push(name.into_owned());
-        } else {
-            passed.push((k, v));
-        }
-    }
-    (passed, removed)
+/// Which of a shim's variable `names` to remove before the program runs:
+/// those that look secret, less the names in `keep` (the policy's
+/// `env_pass`). The supervisor answers this; the shim only removes.
+pub fn to_remove<'a>(names: impl IntoIterator<Item = &'a str>, keep: &[String]) -> Vec<&'a str> {
+    names
+        .into_iter()
+        .filter(|name| is_secret_name(name) && !keep.iter().any(|k| k == name))
+        .collect()
 }
 
 /// Whether a variable is one the shims themselves use.
@@ -47,17 +38,9 @@ mod tests {
             "SSH_AUTH_SOCK",
             "HF_TOKEN",
             "CARGO_REGISTRY_TOKEN",
-        ]
-        .iter()
-        .map(|k| (OsString::from(k), OsString::from("x")));
-        let (passed, removed) = scrub_env(env, &["OPENAI_API_KEY".to_string()]);
-        let passed: Vec<String> = passed
-            .into_iter()
-            .map(|(k, _)| k.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(passed, ["OPENAI_API_KEY", "HOME", "PATH", "SSH_AUTH_SOCK"]);
+        ];
         assert_eq!(
-            removed,
+            to_remove(env, &["OPENAI_API_KEY".to_string()]),
             [
                 "GITHUB_TOKEN",
                 "AWS_SECRET_ACCESS_KEY",

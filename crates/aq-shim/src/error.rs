@@ -5,8 +5,6 @@
 use std::fmt;
 use std::io;
 
-use crate::entry::ENV_SESSION_DIR;
-
 /// Why a shim could not ask the session's supervisor.
 #[derive(Debug)]
 pub(crate) enum ShimError {
@@ -22,10 +20,7 @@ pub(crate) enum ShimError {
 impl fmt::Display for ShimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ShimError::NoSession => write!(
-                f,
-                "this is an agent-quarantine shim, but {ENV_SESSION_DIR} is not set; run commands through `aq run`"
-            ),
+            ShimError::NoSession => f.write_str(crate::wire::NO_SESSION),
             ShimError::Supervisor { source } => write!(
                 f,
                 "cannot reach the session's supervisor ({source}); refusing to run unchecked"

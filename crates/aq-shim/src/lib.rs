@@ -18,6 +18,8 @@
 
 #![deny(missing_docs)]
 
+extern crate alloc;
+
 pub mod approvals;
 pub mod channel;
 pub mod entry;
@@ -25,6 +27,8 @@ pub mod env_scrub;
 mod error;
 pub mod install;
 pub mod lookup;
+pub mod tiny;
+pub mod wire;
 
 pub use install::{DEFAULT_SHIMS, install_shims, shared_shims};
 pub use lookup::{find_real_program, is_program, program_dirs, programs_present};

@@ -62,6 +62,7 @@ use policy::resolve_policy;
 use profile::settle_profile;
 use ready::ready_workspace;
 use sandbox::plan_sandbox;
+pub(crate) use session::SHIM_PROGRAM_DIR;
 use session::{create_session, open_log};
 use supervise::start_supervisor;
 

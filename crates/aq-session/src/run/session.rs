@@ -173,9 +173,16 @@ fn install_shims(
         .into_iter()
         .chain(extra.iter().map(String::as_str))
         .collect();
-    let target = aq_shim::entry::shim_target(&aq_exe);
-    let shared = session::state_root()
-        .and_then(|state| aq_shim::shared_shims(&state.join("shims"), &target, names.clone()));
+    // The links point to the shim without a C library where this build has
+    // it (a copy kept in the state directory), else to `aq-shim`.
+    let state = session::state_root();
+    let target = state
+        .as_ref()
+        .ok()
+        .and_then(|state| aq_shim::tiny::install(&state.join(SHIM_PROGRAM_DIR)).ok())
+        .unwrap_or_else(|| aq_shim::entry::shim_target(&aq_exe));
+    let shared =
+        state.and_then(|state| aq_shim::shared_shims(&state.join("shims"), &target, names.clone()));
     match shared {
         Ok(made) => Ok(made),
         Err(_) => aq_shim::install_shims(&own, &target, names)
@@ -183,6 +190,9 @@ fn install_shims(
             .map_err(RunError::Shims),
     }
 }
+
+/// Where in aq's state the shim program without a C library is kept.
+pub(crate) const SHIM_PROGRAM_DIR: &str = "shim-program";
 
 /// The session's audit log, and what follows it.
 pub(super) struct SessionLog {
