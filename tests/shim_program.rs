@@ -189,3 +189,52 @@ fn the_small_shim_serves_an_unprivileged_user() {
     let meta = std::fs::metadata(link).unwrap();
     assert_eq!((meta.uid(), meta.mode() & 0o777), (uid, 0o755), "{out}");
 }
+
+#[test]
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn a_state_directory_mounted_noexec_gets_the_links_to_aq_shim() {
+    // The program could be written there but not run: every shimmed
+    // command would fail. The links point to `aq-shim` instead.
+    let env = Env::with_policy("", "");
+    let state = env.root().join("noexec-state");
+    std::fs::create_dir_all(&state).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "noexec,mode=0700", "aq-test-noexec"])
+        .arg(&state)
+        .output();
+    match mounted {
+        Ok(o) if o.status.success() => {}
+        other => {
+            aq_testkit::skip(&format!(
+                "cannot mount a noexec tmpfs (not root?): {other:?}"
+            ));
+            return;
+        }
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(&state);
+    env.write(
+        &env.work().join("s.sh"),
+        "git --version\nreadlink \"$(command -v git)\"\n",
+    );
+    let out = env.aq_with(
+        &[("XDG_STATE_HOME", state.to_str().unwrap())],
+        &["run", "-q", "--profile", "shims-only", "--", "sh", "s.sh"],
+    );
+    out.code(0).stdout_has("git version");
+    let link = out.stdout.lines().nth(1).unwrap_or_default();
+    assert!(link.ends_with("/aq-shim"), "{link}{}", out.dump());
+    assert!(
+        !state
+            .join("agent-quarantine/shim-program")
+            .read_dir()
+            .is_ok_and(|mut d| d
+                .any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("aq-shim-")))),
+        "the program was written where it cannot run"
+    );
+}

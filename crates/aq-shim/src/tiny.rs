@@ -62,6 +62,14 @@ pub fn install(dir: &Path) -> io::Result<PathBuf> {
             ),
         ));
     }
+    // A state directory on a file system mounted `noexec` could hold the
+    // program but not run it: every shimmed command would fail.
+    if mounted_noexec(dir)? {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is on a file system mounted noexec", dir.display()),
+        ));
+    }
     let path = path_in(dir);
     if holds(&path, program, uid)? {
         return Ok(path);
@@ -83,6 +91,26 @@ pub fn install(dir: &Path) -> io::Result<PathBuf> {
         return Err(e);
     }
     Ok(path)
+}
+
+/// Whether programs on the file system of `dir` may not run (`noexec`).
+#[cfg(target_os = "linux")]
+fn mounted_noexec(dir: &Path) -> io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())?;
+    // SAFETY: an all-zero statvfs is valid; the kernel fills it.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a valid statvfs.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.f_flag & libc::ST_NOEXEC != 0)
+}
+
+/// The program exists for Linux only: nothing to ask elsewhere.
+#[cfg(not(target_os = "linux"))]
+fn mounted_noexec(_dir: &Path) -> io::Result<bool> {
+    Ok(false)
 }
 
 /// Whether `path` is this user's copy of `program`, executable and not
