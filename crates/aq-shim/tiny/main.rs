@@ -394,18 +394,21 @@ fn exec_real(
 }
 
 /// Looks `name` up on `path` as `execvp` would, skipping `shim_dir` and any
-/// directory that is it (by device and inode), so a shim never finds
-/// itself, and the current directory (an empty entry or `.`), which the
-/// agent controls. The first executable regular file wins.
+/// directory that is it (by device and inode) and any file that is this
+/// program (a link to it elsewhere on `PATH`), so a shim never finds
+/// itself; and skipping entries that are not absolute (empty, `.`, `./`,
+/// `bin`: the current directory or under it, which the agent controls).
+/// The first executable regular file wins.
 fn find_real_program(name: &[u8], path: &[u8], shim_dir: &[u8]) -> Option<Vec<u8>> {
     let shim_id = stat(shim_dir).map(|s| s.id());
+    let own_id = stat(b"/proc/self/exe").map(|s| s.id());
     for dir in path.split(|&b| b == b':') {
-        if dir.is_empty() || dir == b"." || wire::same_path(dir, shim_dir) {
+        if !dir.starts_with(b"/") || wire::same_path(dir, shim_dir) {
             continue;
         }
         let candidate = join(dir, name);
         match stat(&candidate) {
-            Some(s) if s.is_file() && s.mode() & 0o111 != 0 => {}
+            Some(s) if s.is_file() && s.mode() & 0o111 != 0 && Some(s.id()) != own_id => {}
             _ => continue,
         }
         if shim_id.is_some() && stat(dir).map(|s| s.id()) == shim_id {
