@@ -472,7 +472,7 @@ fn the_shim_program_cannot_be_linked_into_the_workspace_and_rewritten() {
 // ---------------------------------------------------------------------
 
 /// `aq run` under the common soft limit of 1024 descriptors; the agent
-/// raises its own (the hard limit allows) and holds 1100 connections that
+/// raises its own (the hard limit allows) and holds 1200 connections that
 /// send nothing. Each holds one descriptor of the supervisor; past its
 /// limit, `accept` fails (EMFILE) and the loop `continue`s at once, so no
 /// later connection is accepted: every shim waits forever.
@@ -494,23 +494,25 @@ def hold(n):
             s.connect(SOCK)
             got.append(s)
     except OSError as e:
-        print('connect stopped', e, flush=True)
+        os.write(1, ('connect stopped %s\n' % e).encode())
     return got
-# Two processes, 550 each: a sandbox's own descriptor limit does not cap them.
+# Three processes, 400 each: a sandbox's own descriptor limit (512 a
+# process in strict) does not cap them. One write a line: the holders
+# print at once.
 r, w = os.pipe()
 holders = []
-for k in range(2):
+for k in range(3):
     pid = os.fork()
     if pid == 0:
         os.close(w)
-        got = hold(550)
-        print('holder', len(got), flush=True)
+        got = hold(400)
+        os.write(1, b'holder %d\n' % len(got))
         os.read(r, 1)
         os._exit(0)
     holders.append(pid)
 os.close(r)
 time.sleep(3)
-held = [0] * 1100
+held = [0] * 1200
 print('held', len(held), flush=True)
 def run(argv):
     try:
