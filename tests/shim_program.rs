@@ -238,3 +238,92 @@ fn a_state_directory_mounted_noexec_gets_the_links_to_aq_shim() {
         "the program was written where it cannot run"
     );
 }
+
+/// A real agent under `shims-only`: Claude Code's commands go through the
+/// shim program (no sandbox, no exec guard), driven by the fake model.
+#[test]
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn claude_code_works_through_the_shims_in_shims_only() {
+    use crate::real_agents::{Launch, launch};
+    // Claude Code refuses --dangerously-skip-permissions as root outside a
+    // sandbox: as the unprivileged user, as most people run it.
+    let Some(user) = crate::util::aqtest_ids() else {
+        aq_testkit::skip("no user aqtest (.ci/setup makes it)");
+        return;
+    };
+    let Some(run) = launch(&Launch {
+        user: Some(user),
+        dialect: "anthropic",
+        key_var: "ANTHROPIC_API_KEY",
+        base_url: Some(("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT")),
+        aq_args: &["--profile", "shims-only"],
+        command: &[
+            "claude",
+            "-p",
+            "do the task",
+            "--dangerously-skip-permissions",
+        ],
+        ..Launch::default()
+    }) else {
+        return;
+    };
+    let dump = run.out.dump();
+    run.out.code(0).stdout_has("All done.");
+    let work = run.env.work();
+    let bodies = run.model.bodies();
+    let session = run.env.only_session();
+    let decided = |argv0: &str| -> Vec<(String, String)> {
+        session
+            .decisions_for(argv0)
+            .iter()
+            .map(|d| {
+                (
+                    d["decision"].as_str().unwrap_or_default().to_string(),
+                    d["source"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    };
+    // Its commands went through the shims, and their output to the model.
+    assert!(
+        session.decisions_for("git").iter().any(|d| d["argv"]
+            == serde_json::json!(["git", "status", "--short"])
+            && d["source"] == "shim"
+            && d["decision"] == "allow"),
+        "{}",
+        session.log_text()
+    );
+    assert!(bodies.contains("listed-ok"), "{dump}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("out.txt"))
+            .ok()
+            .as_deref(),
+        Some("hello\n"),
+        "{dump}"
+    );
+    // The SSH key was refused by the cat shim, with the reason in the
+    // tool result, and never reached the model.
+    assert!(
+        decided("cat").contains(&("block".into(), "shim".into())),
+        "{}",
+        session.log_text()
+    );
+    assert!(bodies.contains("secret-read"), "{dump}\n{bodies}");
+    assert!(!bodies.contains("FAKE-KEY-MATERIAL"), "{dump}");
+    let stolen = std::fs::read_to_string(work.join("stolen.txt")).unwrap_or_default();
+    assert!(!stolen.contains("FAKE-KEY-MATERIAL"), "{stolen}");
+    // The key passed to the agent is removed from what its shims start.
+    let env_txt = std::fs::read_to_string(work.join("env.txt")).unwrap_or_default();
+    assert!(env_txt.contains("PATH="), "python3 ran: {env_txt}{dump}");
+    assert!(
+        !env_txt.contains(crate::real_agents::REAL_KEY),
+        "the key reached a command{dump}"
+    );
+    // The pipe's parts were judged one by one: `sh` reading a script from
+    // its input is not approved here (no one to ask), so nothing ran it.
+    assert!(
+        decided("sh").iter().any(|(d, s)| d == "ask" && s == "shim"),
+        "{}",
+        session.log_text()
+    );
+}
