@@ -31,4 +31,4 @@ pub mod tiny;
 pub mod wire;
 
 pub use install::{DEFAULT_SHIMS, install_shims, shared_shims};
-pub use lookup::{find_real_program, is_program, program_dirs, programs_present};
+pub use lookup::{find_command, find_real_program, is_program, program_dirs, programs_present};

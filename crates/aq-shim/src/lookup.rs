@@ -5,11 +5,25 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// Looks `name` up on `path` (a `PATH` value) as `execvp` would, skipping
-/// `shim_dir` and any directory that resolves to it, and any file that is
-/// the running shim itself, so a shim never finds itself. Returns the first
-/// executable regular file.
+/// Looks `name` up on `path` (a `PATH` value) as `execvp` would, for a
+/// shim: skipping `shim_dir` and any directory that resolves to it, and
+/// any file that is the running shim itself, so a shim never finds itself;
+/// and searching only absolute entries (an empty one, `.`, `./` or `bin`
+/// name the current directory or a place under it, which the agent
+/// controls). Returns the first executable regular file.
 pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<PathBuf> {
+    lookup(name, path, shim_dir, true)
+}
+
+/// The program of a command the user typed (`aq run -- CMD` without a
+/// sandbox), found as their shell would: relative `PATH` entries such as
+/// `node_modules/.bin` are searched (not an empty entry or `.`), the shim
+/// directory is not, and `aq` may run itself.
+pub fn find_command(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<PathBuf> {
+    lookup(name, path, shim_dir, false)
+}
+
+fn lookup(name: &OsStr, path: &OsStr, shim_dir: &Path, for_shim: bool) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     if name.as_bytes().contains(&b'/') {
         return Some(PathBuf::from(name));
@@ -18,14 +32,17 @@ pub fn find_real_program(name: &OsStr, path: &OsStr, shim_dir: &Path) -> Option<
     // is skipped too. One `stat` per PATH entry that holds the name.
     let shim_id = std::fs::metadata(shim_dir).ok().map(|m| (m.dev(), m.ino()));
     // A link to the shim in another directory would run it again, and again.
-    let own_id = std::fs::metadata("/proc/self/exe")
-        .ok()
+    let own_id = for_shim
+        .then(|| std::fs::metadata("/proc/self/exe").ok())
+        .flatten()
         .map(|m| (m.dev(), m.ino()));
     for dir in path.as_bytes().split(|&b| b == b':') {
-        // Only absolute entries: an empty one, `.`, `./` or `bin` name the
-        // current directory or a place under it, which a shim never
-        // searches: the agent controls it.
-        if !dir.starts_with(b"/") {
+        let skipped = if for_shim {
+            !dir.starts_with(b"/")
+        } else {
+            dir.is_empty() || dir == b"."
+        };
+        if skipped {
             continue;
         }
         let dir = Path::new(OsStr::from_bytes(dir));
@@ -117,6 +134,25 @@ mod tests {
         let found = find_real_program(OsStr::new("tool"), OsStr::new(&path), &shims).unwrap();
         assert_eq!(found, real.join("tool"));
         assert!(find_real_program(OsStr::new("nope"), OsStr::new(&path), &shims).is_none());
+        // A relative entry: a shim never searches it; the command the user
+        // typed is found there, as their shell would find it.
+        let cwd = std::env::current_dir().unwrap();
+        let rel = real
+            .strip_prefix(&cwd)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| {
+                Path::new(&"../".repeat(cwd.components().count()))
+                    .join(real.strip_prefix("/").unwrap())
+            });
+        let relative = format!("{}:{}", shims.display(), rel.display());
+        assert_eq!(
+            find_real_program(OsStr::new("tool"), OsStr::new(&relative), &shims),
+            None
+        );
+        assert_eq!(
+            find_command(OsStr::new("tool"), OsStr::new(&relative), &shims),
+            Some(rel.join("tool"))
+        );
         // The listing agrees with the lookup, and a non-executable file is no program.
         let plain = real.join("plain");
         std::fs::write(&plain, "data").unwrap();

@@ -206,7 +206,7 @@ fn run_child(command: &[String], dir: &Path, file: &SessionFile, shim_dir: &Path
     let resolved: PathBuf = if program.contains('/') {
         PathBuf::from(program)
     } else {
-        match aq_shim::find_real_program(program.as_ref(), &orig_path, shim_dir) {
+        match aq_shim::find_command(program.as_ref(), &orig_path, shim_dir) {
             Some(p) => p,
             None => {
                 eprintln!("aq: {program}: command not found");

@@ -260,7 +260,7 @@ fn exec_in_place(command: &[String]) -> RunError {
     use std::os::unix::process::CommandExt;
     let program = &command[0];
     let Some(real) =
-        aq_shim::find_real_program(program.as_ref(), &host_path(), Path::new("/nonexistent"))
+        aq_shim::find_command(program.as_ref(), &host_path(), Path::new("/nonexistent"))
     else {
         return RunError::NotFound {
             program: program.clone(),

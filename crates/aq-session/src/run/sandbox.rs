@@ -195,7 +195,7 @@ fn plan_for(inputs: SandboxInputs<'_>) -> Result<Planned, PlanError> {
     let resolved = if program.contains('/') {
         PathBuf::from(program)
     } else {
-        aq_shim::find_real_program(program.as_ref(), &orig_path, shim_dir.unwrap_or(dir))
+        aq_shim::find_command(program.as_ref(), &orig_path, shim_dir.unwrap_or(dir))
             .unwrap_or_else(|| PathBuf::from(program))
     };
     // The broker's listener: Linux's sandbox binds it on PROXY_PORT in its
