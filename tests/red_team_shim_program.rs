@@ -135,6 +135,58 @@ print('forged rc', attempt(True), flush=True)
     assert_eq!(blocks.len(), 2, "{blocks:?}");
 }
 
+/// The same attack as an unprivileged user (the rootless sandbox, its
+/// exec guard and its supervisor), as most people run `aq`.
+#[test]
+fn a_verdict_forged_for_ls_is_not_spent_on_bash_named_ls_as_a_user() {
+    let (root, aq, uid, gid) =
+        crate::util::user_scratch("aq-spend-", &["work", "home", "state", "config"]);
+    let r = root.path();
+    std::fs::write(
+        r.join("work/spend.py"),
+        format!(
+            r#"{FRAMES}
+PIPE = {PIPE:?}
+line = 'echo RAN-UNJUDGED; ' + PIPE
+def attempt(forge):
+    pid = os.fork()
+    if pid == 0:
+        if forge:
+            print('forged:', ask(request([b'ls', b'-c', line.encode()]), shut=False), flush=True)
+        try:
+            os.execv('/bin/bash', ['ls', '-c', line])
+        except OSError as e:
+            print('exec refused', e.errno, flush=True)
+        os._exit(126)
+    return os.waitpid(pid, 0)[1] >> 8
+print('uid', os.getuid(), flush=True)
+print('control rc', attempt(False), flush=True)
+print('forged rc', attempt(True), flush=True)
+"#
+        ),
+    )
+    .unwrap();
+    let out = crate::util::aq_as_user(
+        r,
+        &aq,
+        (uid, gid),
+        "work",
+        &["run", "--quiet", "--", "python3", "spend.py"],
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    let dump = format!("\n--- stdout:\n{stdout}\n--- stderr:\n{stderr}");
+    assert!(stdout.contains(&format!("uid {uid}")), "{dump}");
+    assert!(stdout.contains("control rc 126"), "{dump}");
+    assert!(stdout.contains("forged: run=1 exit=0"), "{dump}");
+    assert!(
+        stdout.contains("forged rc 126") && !stdout.contains("RAN-UNJUDGED"),
+        "bash ran a blocked -c string under a verdict for `ls`{dump}"
+    );
+}
+
 // ---------------------------------------------------------------------
 // 2. Hostile frames, then the supervisor must still judge (strict).
 // ---------------------------------------------------------------------
@@ -388,17 +440,7 @@ print('rc', os.waitpid(pid, 0)[1] >> 8, flush=True)
 fn shim_program(env: &Env) -> PathBuf {
     env.aq(&["run", "-q", "--profile", "shims-only", "--", "true"])
         .code(0);
-    let dir = env.state_home().join("agent-quarantine/shim-program");
-    std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("aq-shim-")
-        })
-        .expect("the shim program")
+    crate::shim_program::program_in(&env.state_home())
 }
 
 /// The genuine shim program needs no forged frame: the exec guard lets an

@@ -3,7 +3,7 @@
 //! it stands in for: the same commands through each, in one session, must
 //! come out the same, byte for byte, and as the shim contract says.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::util::Env;
 
@@ -47,6 +47,22 @@ fn sections(out: &str) -> (String, String, String) {
     (t.to_string(), format!("{s}\n"), last.to_string())
 }
 
+/// The shim program a session wrote into the state directory
+/// `state_home` (`$XDG_STATE_HOME`).
+pub(crate) fn program_in(state_home: &Path) -> PathBuf {
+    let programs = state_home.join("agent-quarantine/shim-program");
+    std::fs::read_dir(&programs)
+        .unwrap_or_else(|e| panic!("{}: {e}", programs.display()))
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("aq-shim-")
+        })
+        .expect("the shim program")
+}
+
 fn check(env: &Env, vars: &[(&str, &str)]) {
     env.write(&env.work().join("s.sh"), SCRIPT);
     env.write(&env.work().join("probe.py"), PROBE);
@@ -66,17 +82,7 @@ fn check(env: &Env, vars: &[(&str, &str)]) {
         .iter()
         .find(|(k, _)| *k == "XDG_STATE_HOME")
         .map_or(env.state_home(), |(_, v)| v.into());
-    let programs = state.join("agent-quarantine/shim-program");
-    let program = std::fs::read_dir(&programs)
-        .unwrap_or_else(|e| panic!("{}: {e}", programs.display()))
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("aq-shim-")
-        })
-        .expect("the program");
+    let program = program_in(&state);
     for (dir, target) in [
         ("t", program.as_path()),
         ("s", Path::new(env!("CARGO_BIN_EXE_aq-shim"))),

@@ -160,10 +160,7 @@ pub fn write_answer(
     use std::os::unix::ffi::OsStrExt;
     let drop: Vec<&[u8]> = env
         .iter()
-        .filter(|name| {
-            let text = String::from_utf8_lossy(name);
-            !crate::env_scrub::to_remove([text.as_ref()], &answer.env_pass).is_empty()
-        })
+        .filter(|name| crate::env_scrub::removes(&String::from_utf8_lossy(name), &answer.env_pass))
         .map(Vec::as_slice)
         .collect();
     let frame = wire::Answer {

@@ -7,14 +7,11 @@ use std::ffi::OsStr;
 /// definition, so what is scrubbed and what counts as printing a secret agree).
 pub use aq_knowledge::secret_names::is_secret_env_name as is_secret_name;
 
-/// Which of a shim's variable `names` to remove before the program runs:
-/// those that look secret, less the names in `keep` (the policy's
-/// `env_pass`). The supervisor answers this; the shim only removes.
-pub fn to_remove<'a>(names: impl IntoIterator<Item = &'a str>, keep: &[String]) -> Vec<&'a str> {
-    names
-        .into_iter()
-        .filter(|name| is_secret_name(name) && !keep.iter().any(|k| k == name))
-        .collect()
+/// Whether a shim removes the variable `name` before the program runs: it
+/// looks secret and is not in `keep` (the policy's `env_pass`). The
+/// supervisor answers this for each name a shim sends; the shim only removes.
+pub fn removes(name: &str, keep: &[String]) -> bool {
+    is_secret_name(name) && !keep.iter().any(|k| k == name)
 }
 
 /// Whether a variable is one the shims themselves use.
@@ -39,8 +36,12 @@ mod tests {
             "HF_TOKEN",
             "CARGO_REGISTRY_TOKEN",
         ];
+        let removed: Vec<&str> = env
+            .into_iter()
+            .filter(|n| removes(n, &["OPENAI_API_KEY".to_string()]))
+            .collect();
         assert_eq!(
-            to_remove(env, &["OPENAI_API_KEY".to_string()]),
+            removed,
             [
                 "GITHUB_TOKEN",
                 "AWS_SECRET_ACCESS_KEY",

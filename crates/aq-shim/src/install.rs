@@ -184,11 +184,10 @@ pub fn shared_shims<'a>(
 /// Whether `dir` is a directory of this user's that no one else may write,
 /// with a link to `aq_exe` for each of `names` and nothing else.
 fn holds_exactly(dir: &Path, aq_exe: &Path, names: &[&str]) -> io::Result<bool> {
-    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(dir)?;
     // SAFETY: getuid cannot fail and touches no memory of ours.
     let uid = unsafe { libc::getuid() };
-    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
+    if !meta.is_dir() || !owned_and_private(&meta, uid) {
         return Ok(false);
     }
     let mut seen = 0;
@@ -204,6 +203,13 @@ fn holds_exactly(dir: &Path, aq_exe: &Path, names: &[&str]) -> io::Result<bool> 
         seen += 1;
     }
     Ok(seen == names.len())
+}
+
+/// Whether `meta` is the user `uid`'s and no one else may write it (no
+/// group or other write bit): what aq trusts in its state directory.
+pub(crate) fn owned_and_private(meta: &std::fs::Metadata, uid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    meta.uid() == uid && meta.mode() & 0o022 == 0
 }
 
 /// A name a shim can have: not empty, no `/`, not `.`, `..` or `aq`.

@@ -39,7 +39,7 @@ pub fn path_in(dir: &Path) -> PathBuf {
 /// one else may write, in a directory no one else may write, with exactly
 /// these bytes. Fails where this build has no such program.
 pub fn install(dir: &Path) -> io::Result<PathBuf> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let Some(program) = PROGRAM else {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
@@ -53,7 +53,7 @@ pub fn install(dir: &Path) -> io::Result<PathBuf> {
     // SAFETY: getuid cannot fail and touches no memory of ours.
     let uid = unsafe { libc::getuid() };
     let meta = std::fs::symlink_metadata(dir)?;
-    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
+    if !meta.is_dir() || !crate::install::owned_and_private(&meta, uid) {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!(
@@ -130,8 +130,7 @@ fn holds(path: &Path, program: &[u8], uid: u32) -> io::Result<bool> {
     };
     let meta = file.metadata()?;
     if !meta.is_file()
-        || meta.uid() != uid
-        || meta.mode() & 0o022 != 0
+        || !crate::install::owned_and_private(&meta, uid)
         || meta.mode() & 0o100 == 0
         || meta.len() != program.len() as u64
     {
