@@ -260,3 +260,88 @@ fn a_wrapped_agent_starts_under_aq_run_and_runs_itself_inside_a_sandbox() {
         "alias ll='ls -l'\n"
     );
 }
+
+/// A preset's arguments and settings hand the agent's own confinement over
+/// to aq's sandbox (Codex's own sandbox off, Claude Code's `IS_SANDBOX=1`).
+/// In `shims-only` there is no sandbox of aq's: they are not applied, and
+/// the banner and the log claim no grants. The same stand-ins in `strict`
+/// are the positive control: there they are applied.
+#[test]
+fn without_the_sandbox_a_preset_does_not_switch_off_the_agents_own() {
+    let env = Env::new();
+    let bin = env.root().join("agent-bin");
+    for name in ["codex", "claude"] {
+        let path = bin.join(name);
+        env.write(
+            &path,
+            &format!("#!/bin/sh\necho \"{name} args:[$*] IS_SANDBOX:[$IS_SANDBOX]\"\n"),
+        );
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let codex = bin.join("codex").display().to_string();
+    let claude = bin.join("claude").display().to_string();
+
+    let out = env.aq(&[
+        "run",
+        "-v",
+        "--profile",
+        "shims-only",
+        "--",
+        &codex,
+        "exec",
+        "hi",
+    ]);
+    out.code(0)
+        .stdout_has("codex args:[exec hi]")
+        .stdout_lacks("danger-full-access")
+        .stderr_has("no kernel sandbox, so no paths are granted")
+        .stderr_has("not added without aq's sandbox: -c sandbox_mode=")
+        .stderr_lacks("state paths writable")
+        .stderr_lacks("aq's sandbox confines it instead");
+    // The caller's own value stays as it is.
+    let out = env.aq_with(
+        &[("IS_SANDBOX", "callers")],
+        &[
+            "run",
+            "-v",
+            "--profile",
+            "shims-only",
+            "--",
+            &claude,
+            "-p",
+            "hi",
+        ],
+    );
+    out.code(0)
+        .stdout_has("claude args:[-p hi] IS_SANDBOX:[callers]")
+        .stderr_lacks("IS_SANDBOX=1 lets");
+    for session in env.sessions() {
+        let start = &session.events_of("session_start")[0];
+        let grants = &start["grants"];
+        assert!(grants["agent"].is_string(), "{start}");
+        for field in ["env_set", "writable", "read_only"] {
+            let empty = grants[field].as_array().is_none_or(|a| a.is_empty());
+            assert!(empty, "shims-only claims {field}: {start}");
+        }
+    }
+
+    // Positive control: in strict the same presets apply both.
+    let before = env.sessions().len();
+    let out = env.aq(&["run", "-v", "--", &codex, "exec", "hi"]);
+    out.code(0)
+        .stdout_has("codex args:[-c sandbox_mode=\"danger-full-access\" ");
+    let out = env.aq_with(
+        &[("IS_SANDBOX", "callers")],
+        &["run", "-v", "--", &claude, "-p", "hi"],
+    );
+    out.code(0).stdout_has("IS_SANDBOX:[1]");
+    let strict = env.sessions();
+    assert_eq!(strict.len(), before + 2);
+    let claimed = strict.iter().any(|s| {
+        s.events_of("session_start")[0]["grants"]["env_set"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v == "IS_SANDBOX"))
+    });
+    assert!(claimed, "strict records the variable it sets");
+}

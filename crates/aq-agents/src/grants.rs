@@ -27,6 +27,10 @@ pub struct GrantInputs<'a> {
     /// The endpoints the agent's own configuration names
     /// ([`crate::endpoints::find`]).
     pub endpoints: &'a crate::endpoints::Found,
+    /// Whether the agent runs in aq's sandbox. A preset's arguments and
+    /// settings are made for it (Codex's own sandbox handed over to aq's):
+    /// without it (`shims-only`) they are not applied, only said.
+    pub sandboxed: bool,
 }
 
 /// The key proxy for one session.
@@ -228,7 +232,14 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
         }
     }
 
-    g.args.extend(preset.args.iter().cloned());
+    if inputs.sandboxed {
+        g.args.extend(preset.args.iter().cloned());
+    } else if !preset.args.is_empty() {
+        g.notes.push(format!(
+            "not added without aq's sandbox: {} (they hand the agent's own confinement over to aq's sandbox)",
+            preset.args.join(" ")
+        ));
+    }
     // Its own variables, as the user has them.
     for (k, v) in inputs.env {
         let name = k.to_string_lossy();
@@ -240,9 +251,11 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
             g.env_passed.push(name.into_owned());
         }
     }
-    for (k, v) in &preset.set_env {
-        g.env.push((k.into(), v.into()));
-        g.env_set.push(k.clone());
+    if inputs.sandboxed {
+        for (k, v) in &preset.set_env {
+            g.env.push((k.into(), v.into()));
+            g.env_set.push(k.clone());
+        }
     }
 
     // The keys: outside with the key proxy where the API allows it.
@@ -317,7 +330,7 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
                     g.keys_passed.push((*key).clone());
                 }
             }
-            if api.is_some() && !set_keys.is_empty() {
+            if api.is_some() && !set_keys.is_empty() && inputs.sandboxed {
                 g.notes.push(format!(
                     "{} passed to the agent itself: the key proxy needs a sandbox with its own network (network off or an allowlist); the exec guard removes it from what the agent runs",
                     g.keys_passed.join(", ")
@@ -405,6 +418,7 @@ mod tests {
                 key_proxy_port: Some(3129),
                 shadow_dir: None,
                 endpoints: &Default::default(),
+                sandboxed: true,
             },
         );
         assert!(home.path().join(".claude/projects").is_dir());
@@ -474,6 +488,7 @@ mod tests {
                 key_proxy_port: None,
                 shadow_dir: None,
                 endpoints: &Default::default(),
+                sandboxed: true,
             },
         );
         assert!(g.key_proxy.is_none());
@@ -499,6 +514,7 @@ mod tests {
             key_proxy_port: None,
             shadow_dir: None,
             endpoints: &Default::default(),
+            sandboxed: true,
         };
         let ignore = home.path().join(".config/opencode/.gitignore");
         let g = grant(set.get("opencode").unwrap(), &inputs);
@@ -561,6 +577,7 @@ mod tests {
                 key_proxy_port: None,
                 shadow_dir: None,
                 endpoints: &Default::default(),
+                sandboxed: true,
             },
         );
         assert!(
@@ -595,6 +612,7 @@ mod tests {
                 key_proxy_port: Some(3129),
                 shadow_dir: None,
                 endpoints: &Default::default(),
+                sandboxed: true,
             },
         );
         let augment = home.path().join(".augment");
@@ -641,6 +659,7 @@ mod tests {
             key_proxy_port: Some(3129),
             shadow_dir: None,
             endpoints: &found,
+            sandboxed: true,
         };
         let e = env(&[("GH_TOKEN", "gho_real")]);
         let g = grant(copilot, &inputs(&e));
@@ -669,5 +688,41 @@ mod tests {
         );
         assert!(g.env.iter().any(|(k, v)| k == "COPILOT_PROVIDER_API_KEY"
             && v == "sk-aq-key-proxy-placeholder"));
+    }
+
+    #[test]
+    fn without_the_sandbox_arguments_and_settings_are_said_not_applied() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let set = PresetSet::builtin();
+        for (name, sandboxed) in [("codex", false), ("claude", false), ("codex", true)] {
+            let g = grant(
+                set.get(name).unwrap(),
+                &GrantInputs {
+                    home: Some(home.path()),
+                    workspace: ws.path(),
+                    env: &env(&[("OPENAI_API_KEY", "sk-fake")]),
+                    key_proxy_port: None,
+                    shadow_dir: None,
+                    endpoints: &Default::default(),
+                    sandboxed,
+                },
+            );
+            let off = g.args.iter().any(|a| a.contains("danger-full-access"));
+            assert_eq!(off, sandboxed && name == "codex", "{name}: {:?}", g.args);
+            if !sandboxed {
+                assert!(g.env_set.is_empty(), "{name}: {:?}", g.env_set);
+                assert!(g.env.iter().all(|(k, _)| k != "IS_SANDBOX"), "{name}");
+            }
+            if name == "codex" && !sandboxed {
+                assert!(
+                    g.notes
+                        .iter()
+                        .any(|n| n.starts_with("not added without aq's sandbox")),
+                    "{:?}",
+                    g.notes
+                );
+            }
+        }
     }
 }

@@ -79,12 +79,29 @@ fn resolve_program(program: &str) -> Option<PathBuf> {
 }
 
 /// The session record of what was granted.
+/// Without aq's sandbox (`sandboxed` false) nothing is made writable or
+/// read-only, so the record names no paths.
 pub fn record(
     preset: Option<&Preset>,
     grants: &Grants,
     network_allow: &[String],
+    sandboxed: bool,
 ) -> aq_audit::SessionGrants {
     let show = |p: &PathBuf| p.display().to_string();
+    if !sandboxed {
+        return aq_audit::SessionGrants {
+            agent: preset.map(|p| p.name.clone()),
+            env_passed: grants.env_passed.clone(),
+            env_set: grants.env_set.clone(),
+            keys_outside: grants.keys_outside.clone(),
+            keys_passed: grants.keys_passed.clone(),
+            writable: Vec::new(),
+            read_only: Vec::new(),
+            network_allow: network_allow.to_vec(),
+            model_api: grants.key_proxy.as_ref().map(|k| k.upstream.clone()),
+            model_endpoints: Vec::new(),
+        };
+    }
     aq_audit::SessionGrants {
         agent: preset.map(|p| p.name.clone()),
         env_passed: grants.env_passed.clone(),
@@ -114,9 +131,18 @@ pub fn record(
     }
 }
 
-/// The banner lines for the preset.
-pub fn banner(chosen: &Chosen, grants: &Grants) -> Vec<String> {
+/// The banner lines for the preset. Without aq's sandbox (`sandboxed`
+/// false) its grants and notes, written for the sandbox, are not claimed.
+pub fn banner(chosen: &Chosen, grants: &Grants, sandboxed: bool) -> Vec<String> {
     let p = &chosen.preset;
+    if !sandboxed {
+        let mut lines = vec![format!(
+            "agent preset {} ({}, {}): no kernel sandbox, so no paths are granted and none of its settings are applied",
+            p.name, p.title, chosen.by,
+        )];
+        lines.extend(grants.notes.iter().cloned());
+        return lines;
+    }
     let mut lines = vec![format!(
         "agent preset {} ({}, {}): {} state paths writable, {} config files read-only",
         p.name,

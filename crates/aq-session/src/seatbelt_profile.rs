@@ -93,6 +93,8 @@ pub fn print(request: &Request<'_>) -> Result<String, SeatbeltProfileError> {
                     // No session copies: the files stay read-only.
                     shadow_dir: None,
                     endpoints: &Default::default(),
+                    // The profile printed is the sandbox's.
+                    sandboxed: true,
                 },
             )
         })

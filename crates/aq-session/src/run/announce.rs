@@ -114,7 +114,7 @@ pub(super) fn announce(
             policy.workspace.display()
         );
         if let Some(c) = &agent.chosen {
-            for line in crate::agent::banner(c, &session.grants) {
+            for line in crate::agent::banner(c, &session.grants, profile.sandbox) {
                 eprintln!("aq: {line}");
             }
             for line in &session.grants_record.model_endpoints {

@@ -69,6 +69,7 @@ pub(super) fn create_session(
                     key_proxy_port: settled.key_proxy_port,
                     shadow_dir: profile.sandbox.then(|| dir.join("shadow")).as_deref(),
                     endpoints: &agent.endpoints,
+                    sandboxed: profile.sandbox,
                 },
             )
         })
@@ -88,8 +89,12 @@ pub(super) fn create_session(
         .map_err(RunError::ApprovalQueue)?;
 
     let network_allow = settled.net.allowed();
-    let mut grants_record =
-        crate::agent::record(chosen.map(|c| &c.preset), &grants, &network_allow);
+    let mut grants_record = crate::agent::record(
+        chosen.map(|c| &c.preset),
+        &grants,
+        &network_allow,
+        profile.sandbox,
+    );
     // With the host's network (no namespace of the sandbox's own) every
     // endpoint is reached as it is outside: nothing to say.
     if settled.key_proxy_port.is_some() {
