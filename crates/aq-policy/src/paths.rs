@@ -31,6 +31,12 @@ const HOME_DIRS: &[(&str, &str)] = &[
     // zsh reads its startup files from `$ZDOTDIR`; most who set it use
     // this directory (and a file there is a startup file wherever it is).
     ("ZDOTDIR", "~/.config/zsh"),
+    // The session's own directory, which `aq run` names for the agent and
+    // the shims: its log and approvals are aq's, wherever the state is.
+    (
+        "AQ_SESSION_DIR",
+        "~/.local/state/agent-quarantine/sessions/this",
+    ),
 ];
 
 /// `path` with a leading [`HOME_DIRS`] variable replaced by its directory.

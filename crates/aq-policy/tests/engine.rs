@@ -962,3 +962,17 @@ fn round8_a_classes_hold() {
         0,
     );
 }
+
+/// aq's own session files through the variable `aq run` gives the agent
+/// (`$AQ_SESSION_DIR`): writes block as the literal path's do (without a
+/// sandbox, as in `shims-only`, the rule is what stands between the agent
+/// and its own approvals), reads stay allowed.
+#[test]
+fn session_dir_spellings_hold() {
+    check_corpus_with(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/session_dir.jsonl"),
+        100,
+        0,
+        0,
+    );
+}
