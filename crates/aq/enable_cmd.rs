@@ -119,6 +119,10 @@ pub fn run_enable(args: &EnableArgs) -> Result<ExitCode, String> {
     if args.status {
         return status();
     }
+    aq_session::answerer::refuse_inside_session_because(
+        "aq enable",
+        "where aq sits in the agents is the user's to change, from a terminal of their own",
+    )?;
     let Some(name) = &args.agent else {
         return Err(
             "name an agent (`aq enable claude --hook`), or ask `aq enable --status`".into(),
@@ -237,6 +241,10 @@ fn notes(agent: HookAgent, scope: Scope) -> Vec<&'static str> {
 }
 
 pub fn run_disable(args: &DisableArgs) -> Result<ExitCode, String> {
+    aq_session::answerer::refuse_inside_session_because(
+        "aq disable",
+        "where aq sits in the agents is the user's to change, from a terminal of their own",
+    )?;
     unwrap_launcher(&args.agent)?;
     let Some(agent) = HookAgent::parse(&args.agent) else {
         return Ok(ExitCode::Ok);

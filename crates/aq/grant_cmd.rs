@@ -6,18 +6,18 @@
 
 use aq_policy::grants::{self, Change, Grant, Target};
 use aq_session::in_force;
-use aq_shim::entry::ENV_SESSION_DIR;
 
 use crate::cli::GrantArgs;
 use crate::exit::ExitCode;
 
 pub fn run(args: &GrantArgs, allow: bool) -> Result<ExitCode, String> {
-    let verb = if allow { "allow" } else { "deny" };
-    if std::env::var_os(ENV_SESSION_DIR).is_some() {
-        return Err(format!(
-            "aq {verb} cannot run inside an aq session: grants are the user's, made in a terminal of their own"
-        ));
-    }
+    let verb = if allow { "aq allow" } else { "aq deny" };
+    // The variable, or a live session among this process's ancestors:
+    // without a sandbox (`shims-only`) the agent can unset the variable.
+    aq_session::answerer::refuse_inside_session_because(
+        verb,
+        "grants are the user's, made in a terminal of their own",
+    )?;
     if args.read_only && !(allow && args.path.is_some()) {
         return Err("--read-only goes with `aq allow PATH`".to_string());
     }

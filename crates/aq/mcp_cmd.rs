@@ -167,6 +167,14 @@ pub fn run(args: &McpRunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, St
 /// `aq mcp wrap` / `aq mcp unwrap`.
 pub fn run_wrap(args: &McpWrapArgs, unwrap: bool) -> Result<crate::exit::ExitCode, String> {
     use aq_agents::mcp_config::{self, McpClient};
+    aq_session::answerer::refuse_inside_session_because(
+        if unwrap {
+            "aq mcp unwrap"
+        } else {
+            "aq mcp wrap"
+        },
+        "how the agents start their MCP servers is the user's to change, from a terminal of their own",
+    )?;
     let client = McpClient::parse(&args.client).ok_or_else(|| {
         format!(
             "unknown client `{}`; one of: {}",

@@ -793,6 +793,11 @@ fn trust_target(args: &TrustArgs) -> Result<PathBuf, String> {
 
 /// `aq policy trust [FILE]`.
 pub fn run_trust(args: &TrustArgs) -> Result<ExitCode, String> {
+    // A trusted file may loosen every later session, strict ones too.
+    aq_session::answerer::refuse_inside_session_because(
+        "aq policy trust",
+        "trust is the user's, given in a terminal of their own",
+    )?;
     let path = trust_target(args)?;
     let text = policy_files::read_text(&path)?.ok_or_else(|| {
         format!(
