@@ -397,6 +397,11 @@ pub enum NetworkError {
         /// The profile.
         profile: String,
     },
+    /// `--net off` asked of a profile without the kernel sandbox.
+    OffWithoutSandbox {
+        /// The profile.
+        profile: String,
+    },
     /// An allowlist entry is invalid.
     Allowlist(aq_net::EntryError),
     /// A `--resolve` (or `[network] resolve`) pin is invalid.
@@ -417,6 +422,10 @@ impl fmt::Display for NetworkError {
                 f,
                 "`--net allow:` needs the kernel sandbox, and profile `{profile}` has none"
             ),
+            NetworkError::OffWithoutSandbox { profile } => write!(
+                f,
+                "`--net off` needs the kernel sandbox, and profile `{profile}` has none: its commands would have the host's network"
+            ),
             NetworkError::Allowlist(e) => write!(f, "network allowlist: {e}"),
             NetworkError::Resolve(e) => write!(f, "--resolve: {e}"),
         }
@@ -429,7 +438,8 @@ impl std::error::Error for NetworkError {
             NetworkError::Allowlist(e) | NetworkError::Resolve(e) => Some(e),
             NetworkError::EmptyAllow
             | NetworkError::UnknownValue { .. }
-            | NetworkError::AllowWithoutSandbox { .. } => None,
+            | NetworkError::AllowWithoutSandbox { .. }
+            | NetworkError::OffWithoutSandbox { .. } => None,
         }
     }
 }

@@ -144,6 +144,13 @@ pub fn decide(
         return Ok(NetPlan::Host);
     }
     if !broker {
+        // Off is a network namespace of the sandbox's: without one the
+        // command would have the host's, whatever the banner said.
+        if !profile.sandbox {
+            return Err(NetworkError::OffWithoutSandbox {
+                profile: profile.name.clone(),
+            });
+        }
         return Ok(NetPlan::Off);
     }
     if !profile.sandbox {
@@ -409,6 +416,15 @@ mod tests {
             )
             .is_err()
         );
+        // Off without a sandbox would be the host's network: refused.
+        assert!(matches!(
+            decide(Some("off"), &[], &profile("shims-only"), &none, None),
+            Err(NetworkError::OffWithoutSandbox { .. })
+        ));
+        assert!(matches!(
+            decide(None, &[], &profile("shims-only"), &none, None),
+            Ok(NetPlan::Host)
+        ));
         assert!(
             decide(
                 Some("allow:x.example.invalid"),
