@@ -59,6 +59,15 @@ pub const HOOK_SESSION_PREFIX: &str = "hook-";
 /// with fresh hashes, and the chain still verifies.
 pub const HOOK_CHAIN_CAVEAT: &str = "note: a hook session's chain is not keyed: it shows damage, not tampering (a rewrite with fresh hashes verifies); the record that resists tampering is a live export (aq audit export --all --follow, docs/export.md)";
 
+/// How a session's start record names the sandbox among its layers
+/// (`layers` of `session_start`): `kernel sandbox: ...` on Linux,
+/// `seatbelt sandbox: ...` on macOS.
+pub const SANDBOX_LAYERS: [&str; 2] = ["kernel sandbox", "seatbelt sandbox"];
+
+/// What an intact chain proves of the log of a session that ran without
+/// aq's sandbox (`shims-only`): the programs the agent ran could write it.
+pub const NO_SANDBOX_CHAIN_CAVEAT: &str = "note: this session ran without aq's sandbox, so the programs the agent ran could write its log, and the chain is not keyed: it shows damage, not tampering (a rewrite with fresh hashes verifies); the record that resists tampering is a live export (aq audit export --all --follow, docs/export.md)";
+
 /// The outcome of [`verify`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct VerifyReport {
@@ -78,6 +87,9 @@ pub struct VerifyReport {
     /// Hash of the last complete line: anchor it elsewhere to detect later
     /// edits of the end of the file.
     pub last_hash: Option<String>,
+    /// Line 1 is the start of a session without aq's sandbox: no
+    /// [`SANDBOX_LAYERS`] entry among its layers.
+    pub without_sandbox: bool,
 }
 
 /// A line that failed verification.
@@ -158,10 +170,14 @@ impl VerifyReport {
     /// What the report cannot promise, when the log is a hook session's
     /// ([`HOOK_CHAIN_CAVEAT`]).
     pub fn caveat(&self) -> Option<&'static str> {
-        self.session
+        if self
+            .session
             .as_deref()
             .is_some_and(|s| s.starts_with(HOOK_SESSION_PREFIX))
-            .then_some(HOOK_CHAIN_CAVEAT)
+        {
+            return Some(HOOK_CHAIN_CAVEAT);
+        }
+        self.without_sandbox.then_some(NO_SANDBOX_CHAIN_CAVEAT)
     }
 }
 
@@ -193,6 +209,7 @@ pub fn verify(mut reader: impl BufRead) -> io::Result<VerifyReport> {
         torn_tail: false,
         session: None,
         last_hash: None,
+        without_sandbox: false,
     };
     let mut buf = Vec::new();
     let mut prev_hash = GENESIS_PREV.to_string();
@@ -210,6 +227,9 @@ pub fn verify(mut reader: impl BufRead) -> io::Result<VerifyReport> {
             continue;
         }
         let number = report.lines;
+        if number == 1 {
+            report.without_sandbox = started_without_sandbox(line);
+        }
         let hash = hash_line(line);
         if let Some(problem) = check_line(line, number, &prev_hash, &mut report.session) {
             report.ok = false;
@@ -224,6 +244,23 @@ pub fn verify(mut reader: impl BufRead) -> io::Result<VerifyReport> {
         report.last_hash = Some(prev_hash);
     }
     Ok(report)
+}
+
+/// Whether `line` is a `session_start` whose layers name no sandbox.
+fn started_without_sandbox(line: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Start {
+        event: String,
+        #[serde(default)]
+        layers: Vec<String>,
+    }
+    serde_json::from_slice::<Start>(line).is_ok_and(|s| {
+        s.event == "session_start"
+            && !s
+                .layers
+                .iter()
+                .any(|l| SANDBOX_LAYERS.iter().any(|p| l.starts_with(p)))
+    })
 }
 
 fn check_line(
@@ -342,6 +379,25 @@ mod tests {
         assert!(HOOK_CHAIN_CAVEAT.contains("not keyed") && HOOK_CHAIN_CAVEAT.contains("export"));
         let run = verify(file(&chained(3)).as_bytes()).unwrap();
         assert_eq!(run.caveat(), None);
+    }
+
+    /// A session that started without aq's sandbox (no sandbox layer in
+    /// its `session_start`) gets the caveat; one with it does not.
+    #[test]
+    fn a_session_without_the_sandbox_says_its_log_was_within_reach() {
+        let start = |layers: &str| {
+            let line = format!(
+                r#"{{"seq":1,"ts":"t","session":"s","prev":"{GENESIS_PREV}","event":"session_start","layers":{layers}}}"#
+            );
+            verify(file(&[line]).as_bytes()).unwrap()
+        };
+        let shims = start(r#"["shims (51)"]"#);
+        assert!(shims.ok, "{shims}");
+        assert_eq!(shims.caveat(), Some(NO_SANDBOX_CHAIN_CAVEAT));
+        let kernel = start(r#"["kernel sandbox: namespaces user", "network off"]"#);
+        assert_eq!(kernel.caveat(), None);
+        let seatbelt = start(r#"["shims (3)", "seatbelt sandbox: files"]"#);
+        assert_eq!(seatbelt.caveat(), None);
     }
 
     #[test]

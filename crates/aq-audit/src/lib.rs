@@ -50,7 +50,8 @@ pub mod suggest;
 pub mod team_view;
 
 pub use chain::{
-    BadLine, ChainProblem, HOOK_CHAIN_CAVEAT, HOOK_SESSION_PREFIX, VerifyReport, hash_line, verify,
+    BadLine, ChainProblem, HOOK_CHAIN_CAVEAT, HOOK_SESSION_PREFIX, NO_SANDBOX_CHAIN_CAVEAT,
+    SANDBOX_LAYERS, VerifyReport, hash_line, verify,
 };
 pub use error::LastLineError;
 pub use event::{Event, EventBody, ExecIdentity, GENESIS_PREV, Record, SessionGrants};

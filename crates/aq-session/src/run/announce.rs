@@ -56,12 +56,14 @@ pub(super) fn announce(
     .unwrap_or_else(|| settled.net.note());
     match sandbox {
         Some(Planned::Kernel(s)) => {
-            layers.push(format!("kernel sandbox: {}", s.plan.enforced()));
+            let [kernel, _] = aq_audit::SANDBOX_LAYERS;
+            layers.push(format!("{kernel}: {}", s.plan.enforced()));
             layers.push(format!("network {net_note}"));
             layers.push(format!("limits: {}", limits_note(profile, &s.plan)));
         }
         Some(Planned::Seatbelt(_)) => {
-            layers.push(format!("seatbelt sandbox: {SEATBELT_ENFORCED}"));
+            let [_, seatbelt] = aq_audit::SANDBOX_LAYERS;
+            layers.push(format!("{seatbelt}: {SEATBELT_ENFORCED}"));
             layers.push(format!("network {net_note}"));
             layers.push(format!("limits: {SEATBELT_LIMITS}"));
         }
