@@ -545,6 +545,7 @@ impl HookSession {
                             policy_digest: String::new(),
                             wait_for_approver: false,
                             trusted_exec: Vec::new(),
+                            env_scrub: Vec::new(),
                         },
                     )
                 });

@@ -128,110 +128,17 @@ fn url_path(url: &str) -> &str {
 /// configuration, and works out its environment and key handling.
 pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
     let mut g = Grants::default();
-    let expand = |p: &str| -> Option<PathBuf> {
-        home_path(p, inputs.home, preset.xdg.then_some(inputs.env))
-    };
     // The key proxy's API, unless the agent speaks it only when asked to.
     let api = preset
         .api
         .as_ref()
         .filter(|api| !api.only_when_set || lookup(inputs.env, &api.base_url_env).is_some());
-    let api_seed = match (api, inputs.key_proxy_port) {
-        (Some(api), Some(_)) => Some(&api.seed),
-        _ => None,
-    };
-    for (entry, content) in preset.seed.iter().chain(api_seed.into_iter().flatten()) {
-        let Some(path) = expand(entry) else { continue };
-        if path.symlink_metadata().is_ok() {
-            continue;
-        }
-        let written = path
-            .parent()
-            .map_or(Ok(()), create_dir)
-            .and_then(|()| std::fs::write(&path, content));
-        match written {
-            Ok(()) => g.created.push(path),
-            Err(e) => g
-                .notes
-                .push(format!("{} could not be written ({e})", path.display())),
-        }
+    // What the sandbox binds: without it nothing is made, written or
+    // granted in the agent's files (a seed such as Kilo's migration marker
+    // would change how the agent behaves outside aq too).
+    if inputs.sandboxed {
+        grant_paths(preset, inputs, api, &mut g);
     }
-    for entry in &preset.state {
-        let Some(path) = expand(entry) else {
-            g.notes.push(format!("{entry}: no home directory"));
-            continue;
-        };
-        let existed = path.symlink_metadata().is_ok();
-        let made = if entry.ends_with('/') {
-            create_dir(&path)
-        } else {
-            create_file(&path)
-        };
-        match made {
-            Ok(()) => {
-                if !existed {
-                    g.created.push(path.clone());
-                }
-                g.writable.push(path);
-            }
-            Err(e) => g.notes.push(format!(
-                "{} could not be created ({e}): the agent cannot write it",
-                path.display()
-            )),
-        }
-    }
-    for (index, (entry, protect)) in preset.shadow.iter().enumerate() {
-        let Some(real) = expand(entry) else { continue };
-        match inputs.shadow_dir {
-            Some(dir) => match crate::shadow::make_copy(&real, dir, index) {
-                Ok(copy) => g.shadows.push(crate::shadow::ShadowFile {
-                    real,
-                    copy,
-                    protect: protect.clone(),
-                }),
-                Err(e) => {
-                    g.notes.push(format!(
-                        "{}: no session copy ({e}); it stays read-only",
-                        real.display()
-                    ));
-                    if real.exists() {
-                        g.read_only_home.push(real);
-                    }
-                }
-            },
-            None if real.exists() => g.read_only_home.push(real),
-            None => {}
-        }
-    }
-    for entry in &preset.config {
-        if entry.starts_with("~/") {
-            let Some(path) = expand(entry) else { continue };
-            // Missing inside a directory the agent may write: made now, so
-            // it can be bound read-only (else the agent could create it
-            // and plant what runs later, outside aq).
-            if path.symlink_metadata().is_err()
-                && g.writable.iter().any(|w| path.starts_with(w) && w.is_dir())
-            {
-                let made = if entry.ends_with('/') {
-                    create_dir(&path)
-                } else {
-                    create_file(&path)
-                };
-                if made.is_ok() {
-                    g.created.push(path.clone());
-                }
-            }
-            if path.symlink_metadata().is_ok() {
-                g.read_only_home.push(path);
-            }
-        } else {
-            let rel = PathBuf::from(entry.trim_end_matches('/'));
-            if inputs.workspace.join(&rel).symlink_metadata().is_ok() {
-                g.read_only_workspace.push(rel);
-            }
-        }
-    }
-
     if inputs.sandboxed {
         g.args.extend(preset.args.iter().cloned());
     } else if !preset.args.is_empty() {
@@ -352,6 +259,115 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
         }
     }
     g
+}
+
+/// The paths a sandboxed session grants: seeds written where missing, the
+/// agent's state made and writable, its shadowed files copied, its config
+/// (made where missing inside its state) read-only.
+fn grant_paths(
+    preset: &Preset,
+    inputs: &GrantInputs<'_>,
+    api: Option<&crate::preset::Api>,
+    g: &mut Grants,
+) {
+    let expand = |p: &str| -> Option<PathBuf> {
+        home_path(p, inputs.home, preset.xdg.then_some(inputs.env))
+    };
+    let api_seed = match (api, inputs.key_proxy_port) {
+        (Some(api), Some(_)) => Some(&api.seed),
+        _ => None,
+    };
+    for (entry, content) in preset.seed.iter().chain(api_seed.into_iter().flatten()) {
+        let Some(path) = expand(entry) else { continue };
+        if path.symlink_metadata().is_ok() {
+            continue;
+        }
+        let written = path
+            .parent()
+            .map_or(Ok(()), create_dir)
+            .and_then(|()| std::fs::write(&path, content));
+        match written {
+            Ok(()) => g.created.push(path),
+            Err(e) => g
+                .notes
+                .push(format!("{} could not be written ({e})", path.display())),
+        }
+    }
+    for entry in &preset.state {
+        let Some(path) = expand(entry) else {
+            g.notes.push(format!("{entry}: no home directory"));
+            continue;
+        };
+        let existed = path.symlink_metadata().is_ok();
+        let made = if entry.ends_with('/') {
+            create_dir(&path)
+        } else {
+            create_file(&path)
+        };
+        match made {
+            Ok(()) => {
+                if !existed {
+                    g.created.push(path.clone());
+                }
+                g.writable.push(path);
+            }
+            Err(e) => g.notes.push(format!(
+                "{} could not be created ({e}): the agent cannot write it",
+                path.display()
+            )),
+        }
+    }
+    for (index, (entry, protect)) in preset.shadow.iter().enumerate() {
+        let Some(real) = expand(entry) else { continue };
+        match inputs.shadow_dir {
+            Some(dir) => match crate::shadow::make_copy(&real, dir, index) {
+                Ok(copy) => g.shadows.push(crate::shadow::ShadowFile {
+                    real,
+                    copy,
+                    protect: protect.clone(),
+                }),
+                Err(e) => {
+                    g.notes.push(format!(
+                        "{}: no session copy ({e}); it stays read-only",
+                        real.display()
+                    ));
+                    if real.exists() {
+                        g.read_only_home.push(real);
+                    }
+                }
+            },
+            None if real.exists() => g.read_only_home.push(real),
+            None => {}
+        }
+    }
+    for entry in &preset.config {
+        if entry.starts_with("~/") {
+            let Some(path) = expand(entry) else { continue };
+            // Missing inside a directory the agent may write: made now, so
+            // it can be bound read-only (else the agent could create it
+            // and plant what runs later, outside aq).
+            if path.symlink_metadata().is_err()
+                && g.writable.iter().any(|w| path.starts_with(w) && w.is_dir())
+            {
+                let made = if entry.ends_with('/') {
+                    create_dir(&path)
+                } else {
+                    create_file(&path)
+                };
+                if made.is_ok() {
+                    g.created.push(path.clone());
+                }
+            }
+            if path.symlink_metadata().is_ok() {
+                g.read_only_home.push(path);
+            }
+        } else {
+            let rel = PathBuf::from(entry.trim_end_matches('/'));
+            if inputs.workspace.join(&rel).symlink_metadata().is_ok() {
+                g.read_only_workspace.push(rel);
+            }
+        }
+    }
 }
 
 fn create_dir(path: &Path) -> std::io::Result<()> {

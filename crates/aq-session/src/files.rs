@@ -47,6 +47,10 @@ pub struct SessionFile {
     /// asking (`[session] trusted_exec` in force).
     #[serde(default)]
     pub trusted_exec: Vec<String>,
+    /// Variables only the agent may hold (the keys passed to it), which
+    /// the shims remove whatever their names look like.
+    #[serde(default)]
+    pub env_scrub: Vec<String>,
 }
 
 /// The state directory root.

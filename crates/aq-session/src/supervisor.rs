@@ -282,6 +282,7 @@ impl Supervisor {
             grant: None,
             shim_dir: self.file.shim_dir.clone(),
             env_pass: self.file.env_pass.clone(),
+            env_scrub: self.file.env_scrub.clone(),
         }
     }
 
@@ -365,6 +366,7 @@ impl Supervisor {
             grant: None,
             shim_dir: self.file.shim_dir.clone(),
             env_pass: self.file.env_pass.clone(),
+            env_scrub: self.file.env_scrub.clone(),
         };
         // Before it runs: a checkpoint of the workspace as it is, always
         // for an approved ask or a rule of some risk.

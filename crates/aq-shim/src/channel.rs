@@ -57,6 +57,9 @@ pub struct ExecAnswer {
     pub shim_dir: PathBuf,
     /// Secret-looking variables passed on anyway.
     pub env_pass: Vec<String>,
+    /// Variables removed whatever their names look like (keys only the
+    /// agent may hold).
+    pub env_scrub: Vec<String>,
 }
 
 /// The answer as a shim reads it.
@@ -150,8 +153,8 @@ pub fn read_request(stream: &UnixStream) -> io::Result<ExecRequest> {
 }
 
 /// Write the answer (supervisor side). `env` is the shim's variable names
-/// (from its request): the secret-looking ones the policy does not pass are
-/// named for the shim to remove.
+/// (from its request): the secret-looking ones the policy does not pass,
+/// and those only the agent may hold, are named for the shim to remove.
 pub fn write_answer(
     mut stream: &UnixStream,
     answer: &ExecAnswer,
@@ -160,7 +163,11 @@ pub fn write_answer(
     use std::os::unix::ffi::OsStrExt;
     let drop: Vec<&[u8]> = env
         .iter()
-        .filter(|name| crate::env_scrub::removes(&String::from_utf8_lossy(name), &answer.env_pass))
+        .filter(|name| {
+            let name = String::from_utf8_lossy(name);
+            crate::env_scrub::removes(&name, &answer.env_pass)
+                || answer.env_scrub.iter().any(|s| *s == name)
+        })
         .map(Vec::as_slice)
         .collect();
     let frame = wire::Answer {
@@ -187,6 +194,7 @@ mod tests {
             grant: None,
             shim_dir: "/s".into(),
             env_pass: vec!["OPENAI_API_KEY".into()],
+            env_scrub: vec!["TOY_AUTH_CONTENT".into()],
         }
     }
 
@@ -212,16 +220,23 @@ mod tests {
                     b"GITHUB_TOKEN",
                     b"OPENAI_API_KEY",
                     b"AWS_SECRET_ACCESS_KEY",
+                    b"TOY_AUTH_CONTENT",
+                    b"TOY_MODE",
                 ],
             },
         )
         .unwrap();
         assert!(reply.run);
         assert_eq!(reply.shim_dir, Path::new("/s"));
-        // Secret-looking names are to be removed, but not one the policy passes.
+        // Secret-looking names are to be removed, but not one the policy
+        // passes; and a key only the agent may hold, whatever its name.
         assert_eq!(
             reply.drop,
-            [b"GITHUB_TOKEN".to_vec(), b"AWS_SECRET_ACCESS_KEY".to_vec()]
+            [
+                b"GITHUB_TOKEN".to_vec(),
+                b"AWS_SECRET_ACCESS_KEY".to_vec(),
+                b"TOY_AUTH_CONTENT".to_vec()
+            ]
         );
         server.join().unwrap();
     }

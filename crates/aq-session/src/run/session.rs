@@ -125,6 +125,7 @@ pub(super) fn create_session(
         policy_digest: crate::policy_files::digest(&policy_json),
         wait_for_approver: settings.wait_for_approver,
         trusted_exec: settings.trusted_exec.clone(),
+        env_scrub: grants.keys_passed.clone(),
     };
     session::write_file(&dir, &file).map_err(RunError::SessionFile)?;
     Ok(Session {
