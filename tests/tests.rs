@@ -39,6 +39,7 @@ mod red_team_network;
 mod red_team_round2;
 mod red_team_round3;
 mod red_team_shim_program;
+mod red_team_shims_only;
 mod red_team_walk_records;
 mod report_html;
 mod run;
