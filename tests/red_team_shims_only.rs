@@ -64,11 +64,14 @@ fn the_agent_cannot_approve_its_own_asks_through_the_session_directory() {
     assert_eq!(blocked.len(), 2, "{}", session.log_text());
 }
 
-/// With the variable unset, `aq allow` (and the other verbs that loosen aq
-/// or move it out of the agents) ran from the agent's shell, unjudged, and
-/// the grant outlived the session. They now also look for a live session
-/// among their ancestors. The same `aq allow` run by the user outside any
-/// session is the positive control.
+/// `aq allow` (and the other verbs that loosen aq or move it out of the
+/// agents) ran from the agent's shell with the variable unset, unjudged,
+/// and the grant outlived the session. Now `aq` is shimmed like the other
+/// programs (its loosening verbs are `guard-aq-files`; with the variable
+/// unset the shim refuses, having no session), and the verbs themselves
+/// refuse when a live session is among their ancestors, for `aq` reached by
+/// absolute path. The same `aq allow` run by the user outside any session
+/// is the positive control.
 #[test]
 fn the_agent_cannot_loosen_aq_for_later_sessions() {
     let env = Env::new();
@@ -79,10 +82,21 @@ fn the_agent_cannot_loosen_aq_for_later_sessions() {
         &env.work().join("agent-quarantine.toml"),
         "version = 1\n[session]\napproval_timeout_secs = 1\n",
     );
+    let verbs = [
+        "allow --command wget",
+        "deny --command wget",
+        "policy trust",
+        "disable claude",
+        "enable claude --hook",
+        "mcp wrap --client claude",
+    ];
+    let list = verbs.map(|v| format!("'{v}'")).join(" ");
     let agent = stand_in(
         &env,
         "claude",
-        "unset AQ_SESSION_DIR AQ_SESSION_ID\nfor verb in 'allow --command wget' 'deny --command wget' 'policy trust' 'disable claude' 'enable claude --hook' 'mcp wrap --client claude'; do\n  aq $verb; echo \"rc[$verb]=$?\"\ndone\n",
+        &format!(
+            "aq allow --command wget; echo \"rc[shim]=$?\"\nunset AQ_SESSION_DIR AQ_SESSION_ID\naq allow --command wget; echo \"rc[shim, unset]=$?\"\nfor verb in {list}; do\n  \"$AQ_BIN\" $verb; echo \"rc[$verb]=$?\"\ndone\n"
+        ),
     );
     let path = format!(
         "{}:{}",
@@ -90,22 +104,22 @@ fn the_agent_cannot_loosen_aq_for_later_sessions() {
         std::env::var("PATH").unwrap_or_default()
     );
     let out = env.aq_with(
-        &[("PATH", &path)],
+        &[("PATH", &path), ("AQ_BIN", crate::util::aq_exe())],
         &["run", "--profile", "shims-only", "--", &agent],
     );
-    out.code(0);
-    for verb in [
-        "allow --command wget",
-        "deny --command wget",
-        "policy trust",
-        "disable claude",
-        "enable claude --hook",
-        "mcp wrap --client claude",
-    ] {
+    out.code(0)
+        .stdout_has("rc[shim]=126")
+        .stdout_has("rc[shim, unset]=126");
+    for verb in verbs {
         out.stdout_has(&format!("rc[{verb}]=2"));
         let name = verb.split(" --").next().unwrap().replace(" claude", "");
         out.stderr_has(&format!("aq {name} cannot run inside an aq session"));
     }
+    let session = env.only_session();
+    let judged = session.events_of("command_decision").into_iter().any(|d| {
+        d["argv"][0] == "aq" && d["decision"] == "block" && d.to_string().contains("guard-aq-files")
+    });
+    assert!(judged, "{}", session.log_text());
     let policy = std::fs::read_to_string(env.user_policy()).unwrap_or_default();
     assert!(!policy.contains("wget"), "{policy}");
     // Positive control: the user, outside any session.

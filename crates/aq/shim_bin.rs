@@ -8,7 +8,7 @@
 fn main() -> std::process::ExitCode {
     let mut args = std::env::args_os();
     let argv0 = args.next().unwrap_or_default();
-    match aq_shim::entry::shim_name(&argv0) {
+    match aq_shim::entry::shim_program_name(&argv0) {
         Some(name) => aq_shim::entry::run(&name, args.collect()),
         None => {
             eprintln!("{}", aq_shim::wire::OWN_NAME);

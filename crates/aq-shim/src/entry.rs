@@ -44,6 +44,12 @@ pub fn shim_name(argv0: &OsStr) -> Option<String> {
     wire::shim_name(argv0.as_bytes()).map(|n| String::from_utf8_lossy(n).into_owned())
 }
 
+/// [`shim_name`] for the shim programs: `aq` included
+/// ([`wire::shim_program_name`]).
+pub fn shim_program_name(argv0: &OsStr) -> Option<String> {
+    wire::shim_program_name(argv0.as_bytes()).map(|n| String::from_utf8_lossy(n).into_owned())
+}
+
 fn judge_and_exec(name: &str, args: Vec<OsString>) -> Result<u8, ShimError> {
     let dir = std::env::var_os(ENV_SESSION_DIR)
         .map(PathBuf::from)

@@ -74,10 +74,13 @@ pub const DEFAULT_SHIMS: &[&str] = &[
     "mkdir",
     "ln",
     "dd",
+    // aq itself: its verbs that loosen it (`aq allow`, `aq policy trust`)
+    // are the agent switching its guard off.
+    "aq",
 ];
 
 /// Creates `dir` (mode 0700) with a symbolic link to `aq_exe` for every name
-/// in `names`. Names with a `/`, empty names and `aq` itself are refused.
+/// in `names`. Names with a `/`, empty names, `.` and `..` are refused.
 pub fn install_shims<'a>(
     dir: &Path,
     aq_exe: &Path,
@@ -212,9 +215,9 @@ pub(crate) fn owned_and_private(meta: &std::fs::Metadata, uid: u32) -> bool {
     meta.uid() == uid && meta.mode() & 0o022 == 0
 }
 
-/// A name a shim can have: not empty, no `/`, not `.`, `..` or `aq`.
+/// A name a shim can have: not empty, no `/`, not `.` or `..`.
 fn check_name(name: &str) -> io::Result<()> {
-    if name.is_empty() || name.contains('/') || name == "aq" || name == "." || name == ".." {
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("`{name}` cannot be a shim name"),

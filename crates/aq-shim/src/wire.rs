@@ -259,14 +259,7 @@ pub fn env_name(entry: &[u8]) -> Option<&[u8]> {
 /// `None` when it is one of aq's own names: `aq`, `aq-…`,
 /// `agent-quarantine` (and test binaries).
 pub fn shim_name(argv0: &[u8]) -> Option<&[u8]> {
-    let trimmed = match argv0.iter().rposition(|&b| b != b'/') {
-        Some(end) => &argv0[..=end],
-        None => return None,
-    };
-    let name = match trimmed.iter().rposition(|&b| b == b'/') {
-        Some(slash) => &trimmed[slash + 1..],
-        None => trimmed,
-    };
+    let name = last_component(argv0)?;
     let own = name == b"aq"
         || name.starts_with(b"aq-")
         || name.starts_with(b"integration-")
@@ -274,6 +267,27 @@ pub fn shim_name(argv0: &[u8]) -> Option<&[u8]> {
         || name == b"."
         || name == b"..";
     (!own).then_some(name)
+}
+
+/// The name a shim program (the one without a C library, `aq-shim`) was
+/// started as: [`shim_name`]'s, and also `aq`, whose link in the shim
+/// directory has `aq`'s own verbs judged (an agent's `aq allow` is the
+/// agent loosening its guard). `aq` itself never asks this.
+pub fn shim_program_name(argv0: &[u8]) -> Option<&[u8]> {
+    match last_component(argv0) {
+        Some(name) if name == b"aq" => Some(name),
+        _ => shim_name(argv0),
+    }
+}
+
+/// `argv[0]`'s last path component (trailing `/` ignored).
+fn last_component(argv0: &[u8]) -> Option<&[u8]> {
+    let end = argv0.iter().rposition(|&b| b != b'/')?;
+    let trimmed = &argv0[..=end];
+    Some(match trimmed.iter().rposition(|&b| b == b'/') {
+        Some(slash) => &trimmed[slash + 1..],
+        None => trimmed,
+    })
 }
 
 /// Whether two directory paths name the same path component by component
@@ -370,6 +384,17 @@ mod tests {
             b"/",
         ] {
             assert_eq!(shim_name(own), None, "{own:?}");
+        }
+        // A shim program named `aq` is the link that judges aq's verbs.
+        assert_eq!(shim_program_name(b"/s/aq"), Some(&b"aq"[..]));
+        assert_eq!(shim_program_name(b"/s/git"), Some(&b"git"[..]));
+        for own in [
+            &b"aq-shim"[..],
+            b"/x/aq-shim-0123",
+            b"agent-quarantine",
+            b"",
+        ] {
+            assert_eq!(shim_program_name(own), None, "{own:?}");
         }
         assert!(same_path(b"/a/b", b"/a//b/"));
         assert!(same_path(b"/a/./b", b"/a/b"));

@@ -280,7 +280,7 @@ unsafe fn c_str(p: *const u8) -> &'static [u8] {
 }
 
 fn run(args: &[&'static [u8]], env: &[&'static [u8]]) -> u8 {
-    let Some(name) = args.first().and_then(|a| wire::shim_name(a)) else {
+    let Some(name) = args.first().and_then(|a| wire::shim_program_name(a)) else {
         write_all(2, &cat(&[wire::OWN_NAME.as_bytes(), b"\n"]));
         return 2;
     };
