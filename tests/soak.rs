@@ -54,7 +54,10 @@ fn a_long_guarded_session_keeps_memory_and_descriptors_flat_and_loses_nothing() 
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20_000);
-    let warm = 1_000.min(execs / 2);
+    // Past the session's cache of allowed argvs (4,096, cleared when full,
+    // its table kept): each `/bin/true $i` is a new argv, so a shorter
+    // warm-up sampled the cache still filling, not a leak.
+    let warm = 6_000.min(execs / 2);
     let env = Env::with_policy("", "");
     let w = env.work();
     // Phase 1 (warm-up), a pause to sample, phase 2, a pause to sample.
@@ -84,10 +87,12 @@ fn a_long_guarded_session_keeps_memory_and_descriptors_flat_and_loses_nothing() 
         "soak: {execs} execs; aq: RSS {} KiB after {warm}, {} KiB after {execs}; descriptors {} then {}",
         early.0, late.0, early.1, late.1
     );
-    // Flat: the late sample within 4 MiB of the early one (allocator noise),
-    // and no descriptor more.
+    // Flat: the late sample within 6 MiB of the early one (allocator noise,
+    // and the argv cache refilling: bounded, each sample catches it at
+    // another point of its cycle), and no descriptor more. A leak of 450
+    // bytes an exec would cross it.
     assert!(
-        late.0 <= early.0 + 4096,
+        late.0 <= early.0 + 6 * 1024,
         "aq's memory grew from {} KiB to {} KiB over {} execs",
         early.0,
         late.0,
