@@ -138,8 +138,6 @@ pub fn grant(preset: &Preset, inputs: &GrantInputs<'_>) -> Grants {
     // would change how the agent behaves outside aq too).
     if inputs.sandboxed {
         grant_paths(preset, inputs, api, &mut g);
-    }
-    if inputs.sandboxed {
         g.args.extend(preset.args.iter().cloned());
     } else if !preset.args.is_empty() {
         g.notes.push(format!(

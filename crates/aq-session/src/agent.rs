@@ -79,29 +79,12 @@ fn resolve_program(program: &str) -> Option<PathBuf> {
 }
 
 /// The session record of what was granted.
-/// Without aq's sandbox (`sandboxed` false) nothing is made writable or
-/// read-only, so the record names no paths.
 pub fn record(
     preset: Option<&Preset>,
     grants: &Grants,
     network_allow: &[String],
-    sandboxed: bool,
 ) -> aq_audit::SessionGrants {
     let show = |p: &PathBuf| p.display().to_string();
-    if !sandboxed {
-        return aq_audit::SessionGrants {
-            agent: preset.map(|p| p.name.clone()),
-            env_passed: grants.env_passed.clone(),
-            env_set: grants.env_set.clone(),
-            keys_outside: grants.keys_outside.clone(),
-            keys_passed: grants.keys_passed.clone(),
-            writable: Vec::new(),
-            read_only: Vec::new(),
-            network_allow: network_allow.to_vec(),
-            model_api: grants.key_proxy.as_ref().map(|k| k.upstream.clone()),
-            model_endpoints: Vec::new(),
-        };
-    }
     aq_audit::SessionGrants {
         agent: preset.map(|p| p.name.clone()),
         env_passed: grants.env_passed.clone(),

@@ -89,12 +89,8 @@ pub(super) fn create_session(
         .map_err(RunError::ApprovalQueue)?;
 
     let network_allow = settled.net.allowed();
-    let mut grants_record = crate::agent::record(
-        chosen.map(|c| &c.preset),
-        &grants,
-        &network_allow,
-        profile.sandbox,
-    );
+    let mut grants_record =
+        crate::agent::record(chosen.map(|c| &c.preset), &grants, &network_allow);
     // With the host's network (no namespace of the sandbox's own) every
     // endpoint is reached as it is outside: nothing to say.
     if settled.key_proxy_port.is_some() {
