@@ -20,24 +20,9 @@ pub(crate) struct NormPath {
 
 /// Variables that name a directory under the home by default: a path
 /// starting with one (`$XDG_STATE_HOME/x`, `${XDG_CONFIG_HOME:-$HOME/.config}/x`)
-/// is read as starting with that directory.
-const HOME_DIRS: &[(&str, &str)] = &[
-    ("XDG_CONFIG_HOME", "~/.config"),
-    ("XDG_STATE_HOME", "~/.local/state"),
-    ("XDG_DATA_HOME", "~/.local/share"),
-    ("XDG_CACHE_HOME", "~/.cache"),
-    ("CLAUDE_CONFIG_DIR", "~/.claude"),
-    ("CODEX_HOME", "~/.codex"),
-    // zsh reads its startup files from `$ZDOTDIR`; most who set it use
-    // this directory (and a file there is a startup file wherever it is).
-    ("ZDOTDIR", "~/.config/zsh"),
-    // The session's own directory, which `aq run` names for the agent and
-    // the shims: its log and approvals are aq's, wherever the state is.
-    (
-        "AQ_SESSION_DIR",
-        "~/.local/state/agent-quarantine/sessions/this",
-    ),
-];
+/// is read as starting with that directory. The shell walker reads them so
+/// too wherever they go (`d=$XDG_STATE_HOME`).
+const HOME_DIRS: &[(&str, &str)] = aq_shell::HOME_DIR_VARS;
 
 /// `path` with a leading [`HOME_DIRS`] variable replaced by its directory.
 fn with_home_dirs(path: &str) -> Option<String> {

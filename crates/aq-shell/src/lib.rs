@@ -38,7 +38,7 @@ pub use model::{
     Analysis, Assignment, Code, Command, EvalKind, Evaluated, Input, Problem, ProblemKind,
     Redirect, RedirectKind, Word,
 };
-pub use walk::env_assignment;
+pub use walk::{HOME_DIR_VARS, env_assignment};
 pub use wrappers::{SHELLS, git_config_runs_program, is_runner_label, is_shell};
 
 /// Longest line the analyzer parses. Longer lines are reported as

@@ -76,6 +76,27 @@ pub(crate) struct Walker {
     calls_followed: usize,
 }
 
+/// Variables that name a directory under the home by default, and that
+/// directory: a line's use of one is read as that place wherever it goes
+/// (`d=$XDG_STATE_HOME; echo x >> "$d/..."`, `${AQ_SESSION_DIR%/}`), as
+/// `$HOME` is read as `~`. The session's own directory is among them: its
+/// log and approvals are aq's.
+pub const HOME_DIR_VARS: &[(&str, &str)] = &[
+    ("XDG_CONFIG_HOME", "~/.config"),
+    ("XDG_STATE_HOME", "~/.local/state"),
+    ("XDG_DATA_HOME", "~/.local/share"),
+    ("XDG_CACHE_HOME", "~/.cache"),
+    ("CLAUDE_CONFIG_DIR", "~/.claude"),
+    ("CODEX_HOME", "~/.codex"),
+    // zsh reads its startup files from `$ZDOTDIR`; most who set it use
+    // this directory (and a file there is a startup file wherever it is).
+    ("ZDOTDIR", "~/.config/zsh"),
+    (
+        "AQ_SESSION_DIR",
+        "~/.local/state/agent-quarantine/sessions/this",
+    ),
+];
+
 /// Most calls of the line's functions whose bodies are walked again with
 /// their arguments.
 const MAX_CALLS_FOLLOWED: usize = 16;
@@ -134,8 +155,23 @@ impl Walker {
 
     /// A variable's value; `None` when nothing is known of it (it may come
     /// from the environment).
+    /// A variable's value: as the line set it, else a home directory
+    /// variable's default ([`HOME_DIR_VARS`], built once rather than put in
+    /// every walker's globals).
     pub(crate) fn lookup(&self, name: &str) -> Option<Var> {
-        self.scopes.iter().rev().find_map(|s| s.get(name)).cloned()
+        static HOME_DIRS: std::sync::LazyLock<HashMap<&str, Var>> =
+            std::sync::LazyLock::new(|| {
+                HOME_DIR_VARS
+                    .iter()
+                    .map(|(name, dir)| (*name, Var::Scalar(Word::literal(*dir))))
+                    .collect()
+            });
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name))
+            .or_else(|| HOME_DIRS.get(name))
+            .cloned()
     }
 
     pub(crate) fn set_var(&mut self, name: &str, value: Word) {
