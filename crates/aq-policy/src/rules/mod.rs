@@ -706,21 +706,82 @@ pub(crate) fn from_current_dir(ctx: &Ctx, i: usize, w: &aq_shell::Word) -> Optio
     (only_pwd && !rest.contains('$') && cwd_before(ctx, i).is_none()).then(|| format!(".{rest}"))
 }
 
-/// The directory a command runs in, when an earlier `cd` on the line says so.
+/// The directory a command runs in, when an earlier `cd` on the line says
+/// so: a relative `cd` goes on from the one before it (`cd ~; cd .ssh`),
+/// or from `CDPATH` when the line sets it (`CDPATH=~ cd .ssh`), as bash
+/// goes.
 pub(crate) fn cwd_before(ctx: &Ctx, i: usize) -> Option<String> {
     let commands = ctx.commands();
     let depth = commands[i].depth;
-    commands[..i]
+    let earlier: Vec<&aq_shell::Command> =
+        commands[..i].iter().filter(|c| c.depth <= depth).collect();
+    let mut relative: Vec<String> = Vec::new();
+    for (k, c) in earlier.iter().enumerate().rev() {
+        if !matches!(c.program(), Some("cd" | "pushd")) {
+            continue;
+        }
+        let target = operands(c)
+            .first()
+            .map(|w| w.text.clone())
+            .unwrap_or_else(|| "~".to_string());
+        if target.starts_with(['/', '~', '$']) {
+            return Some(joined(&target, &relative));
+        }
+        relative.push(target);
+        let cdpath = c
+            .assignments
+            .iter()
+            .chain(earlier[..k].iter().flat_map(|e| e.assignments.iter()))
+            .find(|a| a.name == "CDPATH")
+            .map(|a| a.value.text.clone())
+            .or_else(|| earlier[..k].iter().rev().find_map(|e| exported_cdpath(e)));
+        if let Some(first) = cdpath.as_deref().and_then(|p| p.split(':').next())
+            && !first.is_empty()
+        {
+            return Some(joined(first, &relative));
+        }
+    }
+    // Only relative moves: from where the shell started, as written.
+    (!relative.is_empty()).then(|| {
+        relative.reverse();
+        relative.join("/")
+    })
+}
+
+/// `export CDPATH=VALUE`'s value.
+fn exported_cdpath(c: &aq_shell::Command) -> Option<String> {
+    if c.program() != Some("export") {
+        return None;
+    }
+    c.args()
         .iter()
-        .rev()
-        .filter(|c| c.depth <= depth)
-        .find(|c| matches!(c.program(), Some("cd" | "pushd")))
-        .map(|c| {
-            operands(c)
-                .first()
-                .map(|w| w.text.clone())
-                .unwrap_or_else(|| "~".to_string())
-        })
+        .find_map(|a| a.text.strip_prefix("CDPATH=").map(String::from))
+}
+
+/// `base` with the relative moves (latest first) applied, `.` and `..`
+/// resolved as bash's logical `cd` does.
+fn joined(base: &str, moves_latest_first: &[String]) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    let root = base.trim_end_matches('/');
+    let mut fixed = if root.is_empty() { "/" } else { root }.to_string();
+    for m in moves_latest_first.iter().rev() {
+        for part in m.split('/') {
+            match part {
+                "" | "." => {}
+                ".." if !parts.is_empty() && parts.last() != Some(&"..") => {
+                    parts.pop();
+                }
+                p => parts.push(p),
+            }
+        }
+    }
+    if parts.is_empty() {
+        return fixed;
+    }
+    if fixed != "/" {
+        fixed.push('/');
+    }
+    fixed + &parts.join("/")
 }
 
 /// The rules' hits on code found inside command `i` (a variable's value, a
