@@ -8,6 +8,14 @@ use aq_session::run::RunOptions;
 use crate::cli::RunArgs;
 
 pub fn run(args: &RunArgs, policy_flag: Option<&Path>) -> Result<ExitCode, String> {
+    if policy_flag.is_some() {
+        // A policy file passed this way may loosen the user's: inside a
+        // session that would be the agent's own choice.
+        aq_session::answerer::refuse_inside_session_because(
+            "aq run --policy",
+            "a policy file given on the command line has the power of the user's own",
+        )?;
+    }
     Ok(aq_session::run::run(&options(args), policy_flag)?)
 }
 

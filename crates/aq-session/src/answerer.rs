@@ -41,6 +41,12 @@ pub fn refuse_inside_session_because(verb: &str, because: &str) -> Result<(), An
         return refuse();
     }
     let ancestors = ancestors();
+    // An aq program among the ancestors: whatever the caller's variables
+    // say about where the state is (`XDG_STATE_HOME=/nonexistent` hid the
+    // session list below), it is inside an aq process's tree.
+    if ancestors.iter().any(|&pid| is_aq_program(pid)) {
+        return refuse();
+    }
     let sessions = files::list().unwrap_or_default();
     if let Some(dir) = sessions.last() {
         let probe = dir
@@ -85,6 +91,28 @@ pub fn require_terminal(verb: &str) -> Result<(), AnswererRefusal> {
 /// Who answers, as the log records it: `"<verb> on /dev/pts/3, uid 1000"`.
 pub fn answered_by(verb: &str) -> String {
     format!("{verb} on {}, uid {}", tty_name(), current_uid())
+}
+
+/// Whether process `pid` runs aq: the same file as this process, or a
+/// program named `aq` or `agent-quarantine`.
+fn is_aq_program(pid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
+        return false;
+    };
+    let named_aq = exe
+        .file_name()
+        .is_some_and(|n| n == "aq" || n == "agent-quarantine");
+    let same_file = || {
+        let (Ok(theirs), Ok(ours)) = (
+            std::fs::metadata(format!("/proc/{pid}/exe")),
+            std::fs::metadata("/proc/self/exe"),
+        ) else {
+            return false;
+        };
+        theirs.dev() == ours.dev() && theirs.ino() == ours.ino()
+    };
+    named_aq || same_file()
 }
 
 /// The pids above this process, nearest first.

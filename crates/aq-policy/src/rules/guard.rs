@@ -34,6 +34,19 @@ pub(crate) fn check(ctx: &mut Ctx, i: usize) {
             (RuleId::GuardAqFiles, "answers aq's asks from its console")
         }
         ["policy", "init" | "trust", ..] => (RuleId::GuardAqFiles, "writes or trusts a policy"),
+        // A session of its own under a policy file it chose, which may
+        // loosen what the user's allows.
+        ["run", ..]
+            if c.args()
+                .iter()
+                .take_while(|a| a.text != "--")
+                .any(|a| a.text == "--policy" || a.text.starts_with("--policy=")) =>
+        {
+            (
+                RuleId::GuardAqFiles,
+                "starts a session under a policy file of the agent's choosing",
+            )
+        }
         ["enable" | "disable", ..] => (
             RuleId::GuardAgentHooks,
             "changes where aq is installed in the agents",
