@@ -224,3 +224,97 @@ fn without_the_sandbox_the_agents_state_is_not_exempt_from_the_rules() {
     env.aq(&["run", "--", &qwen]).code(0).stdout_has("rc=0");
     assert!(instructions.exists());
 }
+
+/// Second round, against the fixes: a relative `cd` after the one that
+/// named the session's directory (or through `CDPATH`) was read from the
+/// workspace, so the approval was written and the ask ran.
+#[test]
+fn relative_moves_after_a_cd_do_not_reach_the_approvals_unjudged() {
+    let env = Env::new();
+    let agent = stand_in(
+        &env,
+        "claude",
+        "sh -c \"$CMD1\"; echo \"rc1=$?\"\nsh -c \"$CMD2\"; echo \"rc2=$?\"\nsh -c \"$ASK\"; echo \"rc3=$?\"\n",
+    );
+    let ask = "echo pwned >> ~/.profile_notes";
+    let line = format!(r#"printf '%s\n' '["sh","-c","{ask}"]' >> session-allow.jsonl"#);
+    let two_cds =
+        format!("mkdir -p \"$AQ_SESSION_DIR/approvals\"; cd $AQ_SESSION_DIR; cd approvals; {line}");
+    let cdpath = format!("CDPATH=$AQ_SESSION_DIR cd approvals && {line}");
+    let out = env.aq_with(
+        &[("CMD1", &two_cds), ("CMD2", &cdpath), ("ASK", ask)],
+        &["run", "--profile", "shims-only", "--", &agent],
+    );
+    out.code(0)
+        .stdout_has("rc1=126")
+        .stdout_has("rc2=126")
+        .stdout_has("rc3=126");
+    assert!(!home(&env).join(".profile_notes").exists());
+    let session = env.only_session();
+    assert!(!session.dir.join("approvals/session-allow.jsonl").exists());
+}
+
+/// Second round: the ancestry check listed sessions where the caller's
+/// `XDG_STATE_HOME` said, so `XDG_STATE_HOME=/nonexistent aq allow …`
+/// (by absolute path, past the shim) found none and wrote the grant; and a
+/// nested `aq run --policy FILE` ran the agent's commands under a policy
+/// it wrote. Now an aq program among the ancestors is enough, and `aq run
+/// --policy` is refused inside a session (and blocked by the rules).
+#[test]
+fn the_ancestry_check_and_nested_sessions_do_not_loosen_aq() {
+    let env = Env::new();
+    env.write(
+        &env.work().join("loose.toml"),
+        "version = 1\n[rules]\n\"fs-write-home\" = \"allow\"\n",
+    );
+    let agent = stand_in(
+        &env,
+        "claude",
+        "unset AQ_SESSION_DIR AQ_SESSION_ID\n\
+         XDG_STATE_HOME=/nonexistent \"$AQ_BIN\" allow --command curl; echo \"rc[allow]=$?\"\n\
+         XDG_STATE_HOME=/nonexistent \"$AQ_BIN\" run -q --profile shims-only --policy loose.toml -- true; echo \"rc[run]=$?\"\n",
+    );
+    let out = env.aq_with(
+        &[("AQ_BIN", crate::util::aq_exe())],
+        &["run", "--profile", "shims-only", "--", &agent],
+    );
+    out.code(0)
+        .stdout_has("rc[allow]=2")
+        .stdout_has("rc[run]=2")
+        .stderr_has("aq allow cannot run inside an aq session")
+        .stderr_has("aq run --policy cannot run inside an aq session");
+    let policy = std::fs::read_to_string(env.user_policy()).unwrap_or_default();
+    assert!(!policy.contains("curl"), "{policy}");
+    // Through the shim the rules block it first.
+    let agent = stand_in(
+        &env,
+        "claude",
+        "sh -c 'aq run -q --profile shims-only --policy loose.toml -- true'; echo \"rc[shim]=$?\"\n",
+    );
+    let bin = env.root().join("agent-bin");
+    std::os::unix::fs::symlink(crate::util::aq_exe(), bin.join("aq")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.aq_with(
+        &[("PATH", &path)],
+        &["run", "--profile", "shims-only", "--", &agent],
+    )
+    .code(0)
+    .stdout_has("rc[shim]=126")
+    .stderr_has("guard-aq-files");
+    // Control: the user's own `aq run --policy`, outside any session.
+    env.aq(&[
+        "run",
+        "-q",
+        "--profile",
+        "shims-only",
+        "--policy",
+        "loose.toml",
+        "--",
+        "true",
+    ])
+    .code(0);
+}
