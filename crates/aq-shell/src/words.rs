@@ -67,6 +67,44 @@ impl Walker {
         match c.program()? {
             "echo" => echo_output(&args).map(|t| t.trim_end_matches('\n').to_string()),
             "printf" => printf_output(&args).map(|t| t.trim_end_matches('\n').to_string()),
+            // `$(printenv AQ_SESSION_DIR)`: the variable's value, when the
+            // line knows it (`$HOME`, a home directory variable).
+            "printenv" => match args.as_slice() {
+                [name] if !name.starts_with('-') => match self.lookup(name)? {
+                    Var::Scalar(w) if !w.dynamic => Some(w.text),
+                    _ => None,
+                },
+                _ => None,
+            },
+            // `$(realpath "$AQ_SESSION_DIR")`, `$(readlink -f ~/x)`: the
+            // same place as far as the line can tell (links unknown).
+            "realpath" | "readlink" => {
+                let paths: Vec<&str> = args
+                    .iter()
+                    .copied()
+                    .filter(|a| !a.starts_with('-'))
+                    .collect();
+                let canonical = c.program() == Some("realpath")
+                    || args
+                        .iter()
+                        .any(|a| matches!(*a, "-f" | "-e" | "-m" | "--canonicalize"));
+                match paths.as_slice() {
+                    [p] if canonical && !p.is_empty() => Some(p.trim_end_matches('/').to_string()),
+                    _ => None,
+                }
+            }
+            // `$(dirname "$AQ_SESSION_DIR/x")`: the parent, as written.
+            "dirname" => match args.as_slice() {
+                [p] if !p.starts_with('-') => {
+                    let p = p.trim_end_matches('/');
+                    Some(match p.rsplit_once('/') {
+                        Some(("", _)) => "/".to_string(),
+                        Some((parent, _)) => parent.to_string(),
+                        None => ".".to_string(),
+                    })
+                }
+                _ => None,
+            },
             // `$(which nc)`, `$(command -v curl)`: the path of that program,
             // whose name is what decides.
             "which" | "type" | "command" | "whence" => {
