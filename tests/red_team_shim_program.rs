@@ -66,6 +66,30 @@ fn script(env: &Env, name: &str, body: &str) {
     env.write(&env.work().join(name), &format!("{FRAMES}\n{body}"));
 }
 
+/// The verdict-spending attack: a child that may first forge a shim's
+/// allowed verdict for `ls -c LINE`, then execs bash under the name `ls`.
+fn spend_attempt() -> String {
+    format!(
+        r#"PIPE = {PIPE:?}
+line = 'echo RAN-UNJUDGED; ' + PIPE
+def attempt(forge):
+    pid = os.fork()
+    if pid == 0:
+        if forge:
+            print('forged:', ask(request([b'ls', b'-c', line.encode()]), shut=False), flush=True)
+        try:
+            os.execv('/bin/bash', ['ls', '-c', line])
+        except OSError as e:
+            print('exec refused', e.errno, flush=True)
+        os._exit(126)
+    return os.waitpid(pid, 0)[1] >> 8
+"#
+    )
+}
+
+/// Runs the attack without the forged verdict (the control), then with it.
+const SPEND_RUN: &str = "print('control rc', attempt(False), flush=True)\nprint('forged rc', attempt(True), flush=True)\n";
+
 /// The session's decisions on argvs with an argument holding `PIPE`.
 fn pipe_decisions(env: &Env) -> Vec<serde_json::Value> {
     env.only_session()
@@ -98,23 +122,8 @@ fn a_verdict_forged_for_ls_is_not_spent_on_bash_named_ls() {
         &env,
         "spend.py",
         &format!(
-            r#"PIPE = {PIPE:?}
-line = 'echo RAN-UNJUDGED; ' + PIPE
-def attempt(forge):
-    pid = os.fork()
-    if pid == 0:
-        if forge:
-            print('forged:', ask(request([b'ls', b'-c', line.encode()]), shut=False), flush=True)
-        try:
-            os.execv('/bin/bash', ['ls', '-c', line])
-        except OSError as e:
-            print('exec refused', e.errno, flush=True)
-        os._exit(126)
-    return os.waitpid(pid, 0)[1] >> 8
-# Control: without the forged verdict the exec guard judges bash -c.
-print('control rc', attempt(False), flush=True)
-print('forged rc', attempt(True), flush=True)
-"#
+            "{}# Control: without the forged verdict the exec guard judges bash -c.\n{SPEND_RUN}",
+            spend_attempt()
         ),
     );
     let out = env.aq(&["run", "--quiet", "--", "python3", "spend.py"]);
@@ -145,24 +154,8 @@ fn a_verdict_forged_for_ls_is_not_spent_on_bash_named_ls_as_a_user() {
     std::fs::write(
         r.join("work/spend.py"),
         format!(
-            r#"{FRAMES}
-PIPE = {PIPE:?}
-line = 'echo RAN-UNJUDGED; ' + PIPE
-def attempt(forge):
-    pid = os.fork()
-    if pid == 0:
-        if forge:
-            print('forged:', ask(request([b'ls', b'-c', line.encode()]), shut=False), flush=True)
-        try:
-            os.execv('/bin/bash', ['ls', '-c', line])
-        except OSError as e:
-            print('exec refused', e.errno, flush=True)
-        os._exit(126)
-    return os.waitpid(pid, 0)[1] >> 8
-print('uid', os.getuid(), flush=True)
-print('control rc', attempt(False), flush=True)
-print('forged rc', attempt(True), flush=True)
-"#
+            "{FRAMES}\n{}print('uid', os.getuid(), flush=True)\n{SPEND_RUN}",
+            spend_attempt()
         ),
     )
     .unwrap();

@@ -385,7 +385,8 @@ pub struct RunArgs {
     /// The network: `off` (only the sandbox's own loopback), or
     /// `allow:DOMAIN[,DOMAIN...]` (only these, through the broker; `*.` for
     /// subdomains, `:PORT` to name a port). Default: the profile's, and the
-    /// policy's `[network] allow`.
+    /// policy's `[network] allow`. Both need the kernel sandbox: refused
+    /// with `shims-only`, whose network is the host's.
     #[arg(long, value_name = "MODE")]
     pub net: Option<String>,
     /// What of the home directory the sandbox may read: `private` (only the
